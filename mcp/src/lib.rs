@@ -1,0 +1,1 @@
+//! folio-mcp: the MCP server over folio-core (filled by the MCP issue).
