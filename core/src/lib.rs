@@ -1,1 +1,20 @@
-//! folio-core.
+//! folio-core: the live model of a folder of Markdown.
+//!
+//! Layers, from the bottom: [`document`] (rope text, byte-offset edits, line/column
+//! conversions), [`parse`] (elements, headings, links — parsing never fails), [`pointer`]
+//! (hashed semantic pointers), [`links`] (resolution and diagnostics), [`workspace`]
+//! (root, configuration, walking, path policy), [`chunk`] (search units), and the
+//! SQLite [`store`] with lexical [`search`], tied together by [`index`].
+//!
+//! This crate knows no protocol: it returns plain data with byte ranges; the LSP and
+//! MCP front ends convert to their wire types.
+
+pub mod chunk;
+pub mod document;
+pub mod links;
+pub mod parse;
+pub mod pointer;
+pub mod workspace;
+
+#[cfg(test)]
+pub(crate) mod fixture;

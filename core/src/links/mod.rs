@@ -1,0 +1,340 @@
+//! Link resolution across the workspace and the link diagnostics.
+//!
+//! Diagnostic codes are stable (DESIGN.md "Diagnostics"): the LSP, `folio check` and
+//! MCP `kb_links` all report these names.
+
+pub mod slug;
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use crate::parse::{Link, LinkKind, Parsed};
+use crate::workspace::Workspace;
+
+/// A stable diagnostic code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiagnosticCode {
+    /// A link to a relative path where no file or folder exists.
+    MissingFile,
+    /// A link fragment that names no heading or anchor of its target (own file or other file).
+    MissingHeading,
+    /// `[text][label]`, `[label][]` or `[^label]` whose label has no definition.
+    UndefinedReference,
+    /// A link reference or footnote definition no link uses.
+    UnusedDefinition,
+    /// A second definition of a label; CommonMark 4.7 uses the first.
+    DuplicateDefinition,
+    /// A wiki link whose target matches no document or file.
+    MissingWikiTarget,
+    /// A wiki link whose target matches several documents.
+    AmbiguousWikiTarget,
+}
+
+impl DiagnosticCode {
+    /// All codes, in a stable order.
+    pub const ALL: [DiagnosticCode; 7] = [
+        DiagnosticCode::MissingFile,
+        DiagnosticCode::MissingHeading,
+        DiagnosticCode::UndefinedReference,
+        DiagnosticCode::UnusedDefinition,
+        DiagnosticCode::DuplicateDefinition,
+        DiagnosticCode::MissingWikiTarget,
+        DiagnosticCode::AmbiguousWikiTarget,
+    ];
+
+    /// The code's name, e.g. `missing-file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticCode::MissingFile => "missing-file",
+            DiagnosticCode::MissingHeading => "missing-heading",
+            DiagnosticCode::UndefinedReference => "undefined-reference",
+            DiagnosticCode::UnusedDefinition => "unused-definition",
+            DiagnosticCode::DuplicateDefinition => "duplicate-definition",
+            DiagnosticCode::MissingWikiTarget => "missing-wiki-target",
+            DiagnosticCode::AmbiguousWikiTarget => "ambiguous-wiki-target",
+        }
+    }
+
+    /// Default severity: broken links are errors, ambiguity and unused or duplicate definitions warnings.
+    pub fn severity(self) -> Severity {
+        match self {
+            DiagnosticCode::MissingFile
+            | DiagnosticCode::MissingHeading
+            | DiagnosticCode::UndefinedReference
+            | DiagnosticCode::MissingWikiTarget => Severity::Error,
+            DiagnosticCode::UnusedDefinition
+            | DiagnosticCode::DuplicateDefinition
+            | DiagnosticCode::AmbiguousWikiTarget => Severity::Warning,
+        }
+    }
+}
+
+impl fmt::Display for DiagnosticCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DiagnosticCode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DiagnosticCode::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| format!("unknown diagnostic code `{s}` (known: {})", DiagnosticCode::ALL.map(|c| c.as_str()).join(", ")))
+    }
+}
+
+/// How serious a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A broken link.
+    Error,
+    /// Probably a mistake.
+    Warning,
+}
+
+/// One link problem in one document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Stable code.
+    pub code: DiagnosticCode,
+    /// Severity.
+    pub severity: Severity,
+    /// Bytes of the offending link or definition.
+    pub range: Range<usize>,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+/// Where a link leads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A URL with a scheme; not checked.
+    External,
+    /// A path outside the workspace root; not checked.
+    OutsideRoot,
+    /// A Markdown document of the workspace (KB-relative path), with the fragment if any.
+    Document {
+        /// KB-relative path.
+        path: String,
+        /// Fragment, if the link has one.
+        fragment: Option<String>,
+    },
+    /// Another file or a folder of the workspace.
+    File(String),
+    /// A reference to a link reference definition or footnote of the same document.
+    Definition(String),
+    /// Nothing matches.
+    Missing,
+    /// Several documents match a wiki link.
+    Ambiguous(Vec<String>),
+}
+
+/// Joins `rel` onto the folder of `from` (or the root when `rel` starts with `/`) and
+/// normalises `.` and `..`; `None` when the result would leave the root.
+pub fn join_relative(from: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    let rel = if let Some(abs) = rel.strip_prefix('/') {
+        abs
+    } else {
+        parts.extend(from.split('/'));
+        parts.pop();
+        rel
+    };
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Resolves one link of document `from`.
+pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
+    if link.external {
+        return Target::External;
+    }
+    match link.kind {
+        LinkKind::Reference | LinkKind::ImageReference | LinkKind::Footnote | LinkKind::UndefinedReference => {
+            return Target::Definition(link.label.clone().unwrap_or_default());
+        }
+        LinkKind::Wiki | LinkKind::WikiEmbed => return resolve_wiki(ws, from, link),
+        _ => {}
+    }
+    if link.dest.is_empty() {
+        return Target::Document { path: from.to_string(), fragment: link.fragment.clone() };
+    }
+    // A query string is not part of the path.
+    let dest = link.dest.split('?').next().unwrap_or("");
+    let Some(path) = join_relative(from, dest) else { return Target::OutsideRoot };
+    if ws.contains_document(&path) {
+        return Target::Document { path, fragment: link.fragment.clone() };
+    }
+    if ws.contains_other_path(&path) || path.is_empty() {
+        return Target::File(path);
+    }
+    // An extension-less link to a Markdown file (common in wikis and static site generators).
+    for ext in [".md", ".markdown"] {
+        let with_ext = format!("{path}{ext}");
+        if ws.contains_document(&with_ext) {
+            return Target::Document { path: with_ext, fragment: link.fragment.clone() };
+        }
+    }
+    Target::Missing
+}
+
+fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
+    if link.dest.is_empty() {
+        return Target::Document { path: from.to_string(), fragment: link.fragment.clone() };
+    }
+    let candidates = ws.wiki_candidates(from, &link.dest);
+    match candidates.len() {
+        0 => Target::Missing,
+        1 => {
+            let path = candidates.into_iter().next().expect("one candidate");
+            if ws.contains_document(&path) {
+                Target::Document { path, fragment: link.fragment.clone() }
+            } else {
+                Target::File(path)
+            }
+        }
+        _ => Target::Ambiguous(candidates),
+    }
+}
+
+/// Does `fragment` name a heading, anchor or block id of `target`?
+///
+/// Markdown links compare against GitHub slugs and HTML ids; wiki links also accept the
+/// heading text itself (`[[page#Some Heading]]`) and block ids (`[[page#^id]]`). An empty
+/// fragment and `top` always match (HTML: scroll to the top).
+pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensitive: bool) -> bool {
+    if fragment.is_empty() || fragment == "top" {
+        return true;
+    }
+    let eq = |a: &str, b: &str| if case_sensitive { a == b } else { a.to_lowercase() == b.to_lowercase() };
+    if let Some(block) = fragment.strip_prefix('^') {
+        return target.block_ids.iter().any(|(id, _)| eq(id, block));
+    }
+    let slug_of_fragment = slug::slug(fragment);
+    target.headings.iter().any(|h| {
+        eq(&h.slug, fragment) || (wiki && (eq(&h.text, fragment) || eq(&slug::slug(&h.text), &slug_of_fragment)))
+    }) || target.anchors.iter().any(|a| eq(&a.id, fragment))
+}
+
+/// All link diagnostics of document `path`, in source order, after silencing rules.
+pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
+    let Some(parsed) = ws.parsed(path) else { return Vec::new() };
+    let config = &ws.config().diagnostics;
+    let mut out = Vec::new();
+    let mut push = |code: DiagnosticCode, range: Range<usize>, message: String, target: Option<&str>| {
+        if config.is_silenced(code, target) {
+            return;
+        }
+        out.push(Diagnostic { code, severity: code.severity(), range, message });
+    };
+
+    // Definitions: duplicates and unused ones.
+    let mut seen: Vec<&str> = Vec::new();
+    for def in &parsed.definitions {
+        if seen.contains(&def.key.as_str()) {
+            push(
+                DiagnosticCode::DuplicateDefinition,
+                def.label_range.clone(),
+                format!("duplicate definition of `[{}]`; the first one is used (CommonMark 4.7)", def.label),
+                None,
+            );
+            continue;
+        }
+        seen.push(&def.key);
+        let used = parsed.links.iter().any(|l| {
+            matches!(l.kind, LinkKind::Reference | LinkKind::ImageReference) && l.label.as_deref() == Some(def.key.as_str())
+        });
+        if !used {
+            push(
+                DiagnosticCode::UnusedDefinition,
+                def.label_range.clone(),
+                format!("link reference definition `[{}]` is not used", def.label),
+                None,
+            );
+        }
+    }
+    for (label, range) in &parsed.footnote_definitions {
+        let used = parsed.links.iter().any(|l| l.kind == LinkKind::Footnote && l.label.as_deref() == Some(label.as_str()));
+        if !used {
+            push(DiagnosticCode::UnusedDefinition, range.clone(), format!("footnote `[^{label}]` is not used"), None);
+        }
+    }
+
+    for link in &parsed.links {
+        if link.kind == LinkKind::UndefinedReference {
+            let label = link.label.as_deref().unwrap_or("");
+            let defined = match label.strip_prefix('^') {
+                Some(f) => parsed.footnote_definitions.iter().any(|(l, _)| l == f),
+                None => parsed.definitions.iter().any(|d| d.key == label),
+            };
+            if !defined {
+                push(
+                    DiagnosticCode::UndefinedReference,
+                    link.range.clone(),
+                    format!("no definition for reference `[{label}]`"),
+                    None,
+                );
+            }
+            continue;
+        }
+        let range = link.dest_range.clone().unwrap_or(link.range.clone());
+        let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+        match resolve_link(ws, path, link) {
+            Target::Missing if wiki => push(
+                DiagnosticCode::MissingWikiTarget,
+                range,
+                format!("no document or file matches wiki link `[[{}]]`", link.dest),
+                Some(&link.dest),
+            ),
+            Target::Missing => {
+                let resolved = join_relative(path, link.dest.split('?').next().unwrap_or("")).unwrap_or_default();
+                push(
+                    DiagnosticCode::MissingFile,
+                    range,
+                    format!("file `{}` does not exist (resolved to `{resolved}`)", link.dest),
+                    Some(&resolved),
+                );
+            }
+            Target::Ambiguous(paths) => push(
+                DiagnosticCode::AmbiguousWikiTarget,
+                range,
+                format!("wiki link `[[{}]]` matches {} documents: {}", link.dest, paths.len(), paths.join(", ")),
+                Some(&link.dest),
+            ),
+            Target::Document { path: target_path, fragment: Some(fragment) } => {
+                let Some(target) = ws.parsed(&target_path) else { continue };
+                if !fragment_matches(&target, &fragment, wiki, config.fragment_case_sensitive) {
+                    let frag_range = link.fragment_range.clone().unwrap_or(range);
+                    let where_ = if target_path == path { "this document".to_string() } else { format!("`{target_path}`") };
+                    let target_desc = format!("{target_path}#{fragment}");
+                    push(
+                        DiagnosticCode::MissingHeading,
+                        frag_range,
+                        format!("no heading or anchor `#{fragment}` in {where_}"),
+                        Some(&target_desc),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort_by_key(|d| (d.range.start, d.code));
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,939 @@
+//! Markdown → elements, headings, links and other symbols of one document.
+//!
+//! Parsing never fails: broken Markdown is input, and whatever the parser cannot
+//! make sense of is kept as text. The parser is markdown-rs (CommonMark + GFM +
+//! frontmatter); its positions are UTF-8 byte offsets into the exact source, which
+//! is what every range here is. Wiki links, block ids and undefined references are
+//! found by our own scanner over the source, outside code, HTML and math.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use markdown::mdast::{self, Node};
+use regex::Regex;
+
+use crate::document::LineIndex;
+use crate::links::slug::Slugger;
+use crate::pointer::{Pointer, hash_bytes};
+
+/// The kind of a block element (DESIGN.md "Elements and semantic pointers").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementKind {
+    /// The whole document; its logical address is `document`.
+    Document,
+    /// YAML (`---`) or TOML (`+++`) frontmatter at the start of the file.
+    Frontmatter,
+    /// An ATX or setext heading (CommonMark 4.2, 4.3).
+    Heading,
+    /// A paragraph (CommonMark 4.8).
+    Paragraph,
+    /// A list item (CommonMark 5.2), nested lists included in its subtree.
+    ListItem,
+    /// A GFM table.
+    Table,
+    /// A block quote (CommonMark 5.1).
+    BlockQuote,
+    /// A fenced or indented code block (CommonMark 4.4, 4.5).
+    Code,
+    /// An HTML block (CommonMark 4.6).
+    Html,
+    /// A thematic break (CommonMark 4.1).
+    ThematicBreak,
+    /// A link reference definition (CommonMark 4.7).
+    Definition,
+    /// A GFM footnote definition.
+    FootnoteDefinition,
+    /// A math block (`$$`).
+    Math,
+}
+
+impl ElementKind {
+    /// The prefix of this kind's segment in a logical address (`p` in `1.p3`);
+    /// headings have none (`1.2`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            ElementKind::Document => "document",
+            ElementKind::Frontmatter => "frontmatter",
+            ElementKind::Heading => "",
+            ElementKind::Paragraph => "p",
+            ElementKind::ListItem => "li",
+            ElementKind::Table => "t",
+            ElementKind::BlockQuote => "q",
+            ElementKind::Code => "code",
+            ElementKind::Html => "html",
+            ElementKind::ThematicBreak => "hr",
+            ElementKind::Definition => "def",
+            ElementKind::FootnoteDefinition => "fn",
+            ElementKind::Math => "math",
+        }
+    }
+
+    /// The kind named by the last segment of a logical address, if any.
+    pub fn from_segment(segment: &str) -> Option<ElementKind> {
+        if segment == "document" {
+            return Some(ElementKind::Document);
+        }
+        if segment == "frontmatter" {
+            return Some(ElementKind::Frontmatter);
+        }
+        let digits = segment.trim_start_matches(|c: char| c.is_ascii_lowercase());
+        let prefix = &segment[..segment.len() - digits.len()];
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        ALL_KINDS.iter().copied().find(|k| k.prefix() == prefix && *k != ElementKind::Document)
+    }
+
+    /// The snake_case name used on the wire (`list_item`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElementKind::Document => "document",
+            ElementKind::Frontmatter => "frontmatter",
+            ElementKind::Heading => "heading",
+            ElementKind::Paragraph => "paragraph",
+            ElementKind::ListItem => "list_item",
+            ElementKind::Table => "table",
+            ElementKind::BlockQuote => "block_quote",
+            ElementKind::Code => "code",
+            ElementKind::Html => "html",
+            ElementKind::ThematicBreak => "thematic_break",
+            ElementKind::Definition => "definition",
+            ElementKind::FootnoteDefinition => "footnote_definition",
+            ElementKind::Math => "math",
+        }
+    }
+}
+
+const ALL_KINDS: [ElementKind; 13] = [
+    ElementKind::Document,
+    ElementKind::Frontmatter,
+    ElementKind::Heading,
+    ElementKind::Paragraph,
+    ElementKind::ListItem,
+    ElementKind::Table,
+    ElementKind::BlockQuote,
+    ElementKind::Code,
+    ElementKind::Html,
+    ElementKind::ThematicBreak,
+    ElementKind::Definition,
+    ElementKind::FootnoteDefinition,
+    ElementKind::Math,
+];
+
+/// One addressable block of a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Element {
+    /// What kind of block this is.
+    pub kind: ElementKind,
+    /// Logical address following heading nesting, e.g. `1.2.p3` or `li1`.
+    pub logical: String,
+    /// Bytes of the element itself, trailing line endings excluded.
+    pub range: Range<usize>,
+    /// Bytes the element owns: a heading's section (up to the next heading of the same
+    /// or a higher level), a list item with its nested lists, else `range`.
+    pub subtree: Range<usize>,
+    /// XxHash64 of the bytes in `range`.
+    pub self_hash: u64,
+    /// XxHash64 of the bytes in `subtree`.
+    pub subtree_hash: u64,
+    /// Heading level 1–6; 0 for other kinds.
+    pub level: u8,
+    /// Index (in [`Parsed::elements`]) of the heading or list item that owns this element.
+    pub parent: Option<usize>,
+    /// First line of `range`, 1-based.
+    pub start_line: u32,
+    /// Last line of `range`, 1-based, inclusive.
+    pub end_line: u32,
+}
+
+impl Element {
+    /// The concrete pointer `logical~selfHash~subtreeHash`.
+    pub fn pointer(&self) -> Pointer {
+        Pointer { logical: self.logical.clone(), self_hash: self.self_hash, subtree_hash: self.subtree_hash }
+    }
+}
+
+/// A heading with its anchor slug.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Heading {
+    /// Level 1–6.
+    pub level: u8,
+    /// Plain text of the heading (inline markup removed, a trailing `{#id}` removed).
+    pub text: String,
+    /// GitHub-compatible anchor slug, unique in the document (`-1`, `-2` for repeats).
+    pub slug: String,
+    /// An explicit id from a trailing `{#id}` attribute, if any.
+    pub custom_id: Option<String>,
+    /// Bytes of the heading line(s).
+    pub range: Range<usize>,
+    /// Bytes of the heading's text content.
+    pub text_range: Range<usize>,
+    /// Index of the heading's element in [`Parsed::elements`].
+    pub element: usize,
+}
+
+/// An HTML anchor: `<a name="x">` or any tag with `id="x"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    /// The id or name.
+    pub id: String,
+    /// Bytes of the HTML that declares it.
+    pub range: Range<usize>,
+}
+
+/// A link reference definition `[label]: destination` (CommonMark 4.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Definition {
+    /// The label as written.
+    pub label: String,
+    /// The label normalised for matching (CommonMark 4.7: whitespace collapsed, Unicode case fold).
+    pub key: String,
+    /// Bytes of the whole definition.
+    pub range: Range<usize>,
+    /// Bytes of the label text between the brackets.
+    pub label_range: Range<usize>,
+}
+
+/// How a link is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    /// `[text](dest)`.
+    Inline,
+    /// `![alt](dest)`.
+    Image,
+    /// `<https://…>` or a GFM literal autolink.
+    Autolink,
+    /// `[text][label]`, `[label][]` or `[label]` with a definition.
+    Reference,
+    /// `![alt][label]`.
+    ImageReference,
+    /// The destination of a link reference definition.
+    Definition,
+    /// `[[target]]` and its variants.
+    Wiki,
+    /// `![[target]]`.
+    WikiEmbed,
+    /// `[^label]`.
+    Footnote,
+    /// `[text][label]`, `[label][]` or `[^label]` whose label has no definition.
+    UndefinedReference,
+}
+
+/// One link of a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// How it is written.
+    pub kind: LinkKind,
+    /// Bytes of the whole link.
+    pub range: Range<usize>,
+    /// Bytes of the destination as written (for wiki links: the target part), if it has one.
+    pub dest_range: Option<Range<usize>>,
+    /// Destination: percent-decoded path or URL, fragment excluded (empty for `#frag` links).
+    pub dest: String,
+    /// Fragment after `#`, percent-decoded, without the `#`.
+    pub fragment: Option<String>,
+    /// Bytes of the fragment as written (after `#`), if any.
+    pub fragment_range: Option<Range<usize>>,
+    /// For references and footnotes: the normalised label.
+    pub label: Option<String>,
+    /// True when the destination has a URL scheme (`https:`, `mailto:`) or is protocol-relative.
+    pub external: bool,
+}
+
+/// Problems the parser noticed (never fatal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Bytes concerned.
+    pub range: Range<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Everything known about one document after parsing.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Block elements in source order; the first is always the `document` element.
+    pub elements: Vec<Element>,
+    /// Headings in source order.
+    pub headings: Vec<Heading>,
+    /// HTML anchors.
+    pub anchors: Vec<Anchor>,
+    /// Link reference definitions in source order.
+    pub definitions: Vec<Definition>,
+    /// GFM footnote definitions: (normalised label, bytes).
+    pub footnote_definitions: Vec<(String, Range<usize>)>,
+    /// Obsidian-style block ids (`^id` at the end of a block): (id, bytes).
+    pub block_ids: Vec<(String, Range<usize>)>,
+    /// Links in source order.
+    pub links: Vec<Link>,
+    /// Frontmatter parsed as YAML (or TOML), if present and well-formed.
+    pub frontmatter: Option<serde_json::Value>,
+    /// Problems noticed while parsing.
+    pub problems: Vec<Problem>,
+    /// Line index of the source.
+    pub lines: Option<LineIndex>,
+}
+
+impl Parsed {
+    /// The document title: frontmatter `title`, else the first level-1 heading, else the first heading.
+    pub fn title(&self) -> Option<String> {
+        if let Some(t) = self.frontmatter.as_ref().and_then(|f| f.get("title")).and_then(|v| v.as_str()) {
+            return Some(t.to_string());
+        }
+        self.headings
+            .iter()
+            .find(|h| h.level == 1)
+            .or_else(|| self.headings.first())
+            .map(|h| h.text.clone())
+    }
+
+    /// 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> u32 {
+        self.lines.as_ref().map_or(1, |l| l.line_of(offset) as u32 + 1)
+    }
+}
+
+/// Parses a document. Never fails; see [`Parsed::problems`].
+pub fn parse(text: &str) -> Parsed {
+    let mut options = markdown::ParseOptions::gfm();
+    options.constructs.frontmatter = true;
+    let lines = LineIndex::new(text);
+    let root = match markdown::to_mdast(text, &options) {
+        Ok(root) => root,
+        Err(message) => {
+            // markdown-rs only errors on MDX constructs, which are off; keep the text anyway.
+            let mut parsed = Parsed { lines: Some(lines), ..Parsed::default() };
+            parsed.elements.push(document_element(text, &parsed));
+            parsed.problems.push(Problem { range: 0..text.len(), message: message.to_string() });
+            return parsed;
+        }
+    };
+    let mut builder = Builder {
+        text,
+        lines,
+        parsed: Parsed::default(),
+        excluded: Vec::new(),
+        covered: Vec::new(),
+        slugger: Slugger::default(),
+    };
+    builder.parsed.elements.push(Element {
+        kind: ElementKind::Document,
+        logical: "document".into(),
+        range: 0..text.len(),
+        subtree: 0..text.len(),
+        self_hash: hash_bytes(text.as_bytes()),
+        subtree_hash: hash_bytes(text.as_bytes()),
+        level: 0,
+        parent: None,
+        start_line: 1,
+        end_line: builder.lines.len_lines() as u32,
+    });
+    if let Node::Root(root) = &root {
+        builder.blocks(&root.children);
+    }
+    builder.finish_sections();
+    builder.scan_text_constructs();
+    builder.parsed.links.sort_by_key(|l| l.range.start);
+    let mut parsed = builder.parsed;
+    parsed.lines = Some(builder.lines);
+    parsed
+}
+
+fn document_element(text: &str, parsed: &Parsed) -> Element {
+    Element {
+        kind: ElementKind::Document,
+        logical: "document".into(),
+        range: 0..text.len(),
+        subtree: 0..text.len(),
+        self_hash: hash_bytes(text.as_bytes()),
+        subtree_hash: hash_bytes(text.as_bytes()),
+        level: 0,
+        parent: None,
+        start_line: 1,
+        end_line: parsed.lines.as_ref().map_or(1, |l| l.len_lines() as u32),
+    }
+}
+
+/// A scope that numbers its children: the root, a heading or a list item.
+struct Scope {
+    element: Option<usize>,
+    logical: String,
+    level: u8,
+    counters: Vec<(&'static str, u32)>,
+}
+
+impl Scope {
+    fn next(&mut self, prefix: &'static str) -> u32 {
+        if let Some(c) = self.counters.iter_mut().find(|(p, _)| *p == prefix) {
+            c.1 += 1;
+            return c.1;
+        }
+        self.counters.push((prefix, 1));
+        1
+    }
+
+    fn child_logical(&self, segment: &str) -> String {
+        if self.logical.is_empty() { segment.to_string() } else { format!("{}.{}", self.logical, segment) }
+    }
+}
+
+struct Builder<'a> {
+    text: &'a str,
+    lines: LineIndex,
+    parsed: Parsed,
+    /// Ranges where nothing is a link: code, inline code, HTML, math, frontmatter.
+    excluded: Vec<Range<usize>>,
+    /// Ranges already claimed by links, references and definitions the parser found.
+    covered: Vec<Range<usize>>,
+    slugger: Slugger,
+}
+
+fn span(node_pos: Option<&markdown::unist::Position>) -> Range<usize> {
+    node_pos.map_or(0..0, |p| p.start.offset..p.end.offset)
+}
+
+impl Builder<'_> {
+    /// Trims trailing line endings and blanks so a block's bytes do not depend on what follows it.
+    fn trim_end(&self, range: Range<usize>) -> Range<usize> {
+        let bytes = self.text.as_bytes();
+        let mut end = range.end.min(bytes.len());
+        while end > range.start && matches!(bytes[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
+            end -= 1;
+        }
+        range.start..end
+    }
+
+    fn push_element(
+        &mut self,
+        kind: ElementKind,
+        logical: String,
+        range: Range<usize>,
+        subtree: Range<usize>,
+        level: u8,
+        parent: Option<usize>,
+    ) -> usize {
+        let bytes = self.text.as_bytes();
+        let self_hash = hash_bytes(&bytes[range.clone()]);
+        let subtree_hash = if subtree == range { self_hash } else { hash_bytes(&bytes[subtree.clone()]) };
+        let start_line = self.lines.line_of(range.start) as u32 + 1;
+        let end_line = self.lines.line_of(range.end.saturating_sub(1).max(range.start)) as u32 + 1;
+        self.parsed.elements.push(Element {
+            kind,
+            logical,
+            range,
+            subtree,
+            self_hash,
+            subtree_hash,
+            level,
+            parent,
+            start_line,
+            end_line,
+        });
+        self.parsed.elements.len() - 1
+    }
+
+    /// Walks the top-level blocks, numbering them under the heading that owns them.
+    fn blocks(&mut self, children: &[Node]) {
+        let mut stack: Vec<Scope> =
+            vec![Scope { element: None, logical: String::new(), level: 0, counters: Vec::new() }];
+        for node in children {
+            if let Node::Heading(h) = node {
+                while stack.len() > 1 && stack.last().is_some_and(|s| s.level >= h.depth) {
+                    stack.pop();
+                }
+                let parent = stack.last_mut().expect("root scope is never popped");
+                let n = parent.next("");
+                let logical = parent.child_logical(&n.to_string());
+                let parent_el = parent.element;
+                let range = self.trim_end(span(h.position.as_ref()));
+                // The section is fixed up in `finish_sections` once all headings are known.
+                let idx = self.push_element(ElementKind::Heading, logical.clone(), range.clone(), range.clone(), h.depth, parent_el);
+                self.heading(h, idx);
+                stack.push(Scope { element: Some(idx), logical, level: h.depth, counters: Vec::new() });
+                continue;
+            }
+            let scope = stack.last_mut().expect("root scope is never popped");
+            self.block(node, scope);
+        }
+    }
+
+    fn block(&mut self, node: &Node, scope: &mut Scope) {
+        let kind = match node {
+            Node::Paragraph(_) => ElementKind::Paragraph,
+            Node::Table(_) => ElementKind::Table,
+            Node::Blockquote(_) => ElementKind::BlockQuote,
+            Node::Code(_) => ElementKind::Code,
+            Node::Html(_) => ElementKind::Html,
+            Node::ThematicBreak(_) => ElementKind::ThematicBreak,
+            Node::Definition(_) => ElementKind::Definition,
+            Node::FootnoteDefinition(_) => ElementKind::FootnoteDefinition,
+            Node::Math(_) => ElementKind::Math,
+            Node::Yaml(_) | Node::Toml(_) => ElementKind::Frontmatter,
+            Node::List(list) => {
+                for item in &list.children {
+                    self.list_item(item, scope);
+                }
+                return;
+            }
+            other => {
+                // Any other flow node (none in GFM) is still scanned for links.
+                self.inline(other);
+                return;
+            }
+        };
+        let range = self.trim_end(span(node.position()));
+        let logical = if kind == ElementKind::Frontmatter {
+            "frontmatter".to_string()
+        } else {
+            let n = scope.next(kind.prefix());
+            scope.child_logical(&format!("{}{}", kind.prefix(), n))
+        };
+        self.push_element(kind, logical, range.clone(), range.clone(), 0, scope.element);
+        self.inline(node);
+    }
+
+    fn list_item(&mut self, node: &Node, scope: &mut Scope) {
+        let Node::ListItem(item) = node else {
+            self.inline(node);
+            return;
+        };
+        let subtree = self.trim_end(span(item.position.as_ref()));
+        // The item itself ends where its first nested list starts.
+        let own_end = item
+            .children
+            .iter()
+            .find_map(|c| if let Node::List(l) = c { l.position.as_ref().map(|p| p.start.offset) } else { None })
+            .unwrap_or(subtree.end);
+        let range = self.trim_end(subtree.start..own_end.max(subtree.start));
+        let n = scope.next("li");
+        let logical = scope.child_logical(&format!("li{n}"));
+        let idx = self.push_element(ElementKind::ListItem, logical.clone(), range, subtree, 0, scope.element);
+        let mut inner = Scope { element: Some(idx), logical, level: scope.level, counters: Vec::new() };
+        for child in &item.children {
+            match child {
+                Node::List(list) => {
+                    for sub in &list.children {
+                        self.list_item(sub, &mut inner);
+                    }
+                }
+                other => self.inline(other),
+            }
+        }
+    }
+
+    fn heading(&mut self, h: &mdast::Heading, element: usize) {
+        let range = self.parsed.elements[element].range.clone();
+        let mut text = String::new();
+        for child in &h.children {
+            collect_text(child, &mut text);
+        }
+        let text_range = match (h.children.first(), h.children.last()) {
+            (Some(first), Some(last)) => span(first.position()).start..span(last.position()).end,
+            _ => range.clone(),
+        };
+        let (text, custom_id) = split_custom_id(text.trim());
+        let slug = self.slugger.slug(&text);
+        if let Some(id) = &custom_id {
+            self.parsed.anchors.push(Anchor { id: id.clone(), range: range.clone() });
+        }
+        self.parsed.headings.push(Heading { level: h.depth, text, slug, custom_id, range, text_range, element });
+        for child in &h.children {
+            self.inline(child);
+        }
+    }
+
+    /// Sets each heading's section: up to the start of the line of the next heading of
+    /// the same or a higher level, or the end of the document.
+    fn finish_sections(&mut self) {
+        let heading_idx: Vec<usize> = (0..self.parsed.elements.len())
+            .filter(|&i| self.parsed.elements[i].kind == ElementKind::Heading)
+            .collect();
+        for (n, &i) in heading_idx.iter().enumerate() {
+            let level = self.parsed.elements[i].level;
+            let end = heading_idx[n + 1..]
+                .iter()
+                .find(|&&j| self.parsed.elements[j].level <= level)
+                .map(|&j| {
+                    let start = self.parsed.elements[j].range.start;
+                    self.lines.line_start(self.lines.line_of(start)).unwrap_or(start)
+                })
+                .unwrap_or(self.text.len());
+            let start = self.parsed.elements[i].range.start;
+            let subtree = self.trim_end(start..end);
+            let el = &mut self.parsed.elements[i];
+            el.subtree_hash = hash_bytes(&self.text.as_bytes()[subtree.clone()]);
+            el.subtree = subtree;
+        }
+    }
+
+    /// Collects links, images, anchors, definitions and footnotes inside a node.
+    fn inline(&mut self, node: &Node) {
+        let range = span(node.position());
+        match node {
+            Node::Code(_) | Node::InlineCode(_) | Node::Math(_) | Node::InlineMath(_) => {
+                self.excluded.push(range);
+                return;
+            }
+            Node::Yaml(y) => {
+                self.excluded.push(range.clone());
+                match serde_norway::from_str::<serde_json::Value>(&y.value) {
+                    Ok(v) if v.is_object() => self.parsed.frontmatter = Some(v),
+                    Ok(_) => {}
+                    Err(e) => self.parsed.problems.push(Problem { range, message: format!("frontmatter is not valid YAML: {e}") }),
+                }
+                return;
+            }
+            Node::Toml(t) => {
+                self.excluded.push(range.clone());
+                match toml::from_str::<serde_json::Value>(&t.value) {
+                    Ok(v) => self.parsed.frontmatter = Some(v),
+                    Err(e) => self.parsed.problems.push(Problem { range, message: format!("frontmatter is not valid TOML: {e}") }),
+                }
+                return;
+            }
+            Node::Html(h) => {
+                self.excluded.push(range.clone());
+                for id in html_anchor_ids(&h.value) {
+                    self.parsed.anchors.push(Anchor { id, range: range.clone() });
+                }
+                return;
+            }
+            Node::Link(l) => {
+                self.covered.push(range.clone());
+                let source = &self.text[range.clone()];
+                let autolink = source.starts_with('<') || !source.starts_with('[');
+                let dest_range = if autolink {
+                    let inner = if source.starts_with('<') { range.start + 1..range.end - 1 } else { range.clone() };
+                    Some(inner)
+                } else {
+                    inline_dest_range(self.text, &range, l.children.last().map(|c| span(c.position()).end))
+                };
+                let kind = if autolink { LinkKind::Autolink } else { LinkKind::Inline };
+                self.push_link(kind, range, dest_range, &l.url, None);
+            }
+            Node::Image(i) => {
+                self.covered.push(range.clone());
+                let dest_range = inline_dest_range(self.text, &range, None);
+                self.push_link(LinkKind::Image, range, dest_range, &i.url, None);
+                return;
+            }
+            Node::LinkReference(r) => {
+                self.covered.push(range.clone());
+                self.push_reference(LinkKind::Reference, range, r.label.as_deref().unwrap_or(&r.identifier));
+            }
+            Node::ImageReference(r) => {
+                self.covered.push(range.clone());
+                self.push_reference(LinkKind::ImageReference, range, r.label.as_deref().unwrap_or(&r.identifier));
+                return;
+            }
+            Node::Definition(d) => {
+                self.covered.push(range.clone());
+                let label = d.label.clone().unwrap_or_else(|| d.identifier.clone());
+                let source = &self.text[range.clone()];
+                let label_range = source
+                    .find('[')
+                    .and_then(|open| source.find("]:").map(|close| range.start + open + 1..range.start + close))
+                    .unwrap_or(range.clone());
+                let key = normalize_label(&label);
+                self.parsed.definitions.push(Definition { label, key, range: range.clone(), label_range });
+                let dest_range = definition_dest_range(self.text, &range);
+                self.push_link(LinkKind::Definition, range, dest_range, &d.url, None);
+                return;
+            }
+            Node::FootnoteReference(f) => {
+                self.covered.push(range.clone());
+                self.push_reference(LinkKind::Footnote, range, f.label.as_deref().unwrap_or(&f.identifier));
+                return;
+            }
+            Node::FootnoteDefinition(f) => {
+                let label_end = self.text[range.clone()].find("]:").map_or(range.start, |i| range.start + i + 2);
+                self.covered.push(range.start..label_end);
+                self.parsed.footnote_definitions.push((normalize_label(f.label.as_deref().unwrap_or(&f.identifier)), range.clone()));
+            }
+            _ => {}
+        }
+        if let Some(children) = node.children() {
+            for child in children {
+                self.inline(child);
+            }
+        }
+    }
+
+    fn push_reference(&mut self, kind: LinkKind, range: Range<usize>, identifier: &str) {
+        self.parsed.links.push(Link {
+            kind,
+            range,
+            dest_range: None,
+            dest: String::new(),
+            fragment: None,
+            fragment_range: None,
+            label: Some(normalize_label(identifier)),
+            external: false,
+        });
+    }
+
+    fn push_link(&mut self, kind: LinkKind, range: Range<usize>, dest_range: Option<Range<usize>>, url: &str, label: Option<String>) {
+        let external = has_scheme(url);
+        let (path, fragment) = match url.find('#') {
+            Some(i) if !external => (&url[..i], Some(&url[i + 1..])),
+            _ => (url, None),
+        };
+        let fragment_range = match (&dest_range, fragment) {
+            (Some(d), Some(_)) => self.text[d.clone()].find('#').map(|i| d.start + i + 1..d.end),
+            _ => None,
+        };
+        let dest = if external { url.to_string() } else { percent_decode(path) };
+        self.parsed.links.push(Link {
+            kind,
+            range,
+            dest_range,
+            dest,
+            fragment: fragment.map(percent_decode),
+            fragment_range,
+            label,
+            external,
+        });
+    }
+
+    fn is_free(&self, range: &Range<usize>) -> bool {
+        let overlaps = |r: &Range<usize>| r.start < range.end && range.start < r.end;
+        !self.excluded.iter().any(overlaps) && !self.covered.iter().any(overlaps)
+    }
+
+    /// Finds wiki links, block ids and undefined references in the source outside code,
+    /// HTML, math and links the parser already found.
+    fn scan_text_constructs(&mut self) {
+        let text = self.text;
+        for m in wiki_regex().captures_iter(text) {
+            let whole = m.get(0).expect("group 0 always matches");
+            let range = whole.start()..whole.end();
+            if !self.is_free(&range) || is_escaped(text, range.start) {
+                continue;
+            }
+            let embed = m.get(1).is_some();
+            let inner = m.get(2).expect("wiki regex has group 2");
+            let body = inner.as_str();
+            let target_part = body.split('|').next().unwrap_or("");
+            let (target, fragment) = match target_part.find('#') {
+                Some(i) => (&target_part[..i], Some(target_part[i + 1..].trim())),
+                None => (target_part, None),
+            };
+            let target_trimmed = target.trim();
+            let lead = target.len() - target.trim_start().len();
+            let dest_range = inner.start() + lead..inner.start() + lead + target_trimmed.len();
+            let fragment_range =
+                fragment.map(|f| inner.start() + target.len() + 1..inner.start() + target.len() + 1 + f.len());
+            self.covered.push(range.clone());
+            self.parsed.links.push(Link {
+                kind: if embed { LinkKind::WikiEmbed } else { LinkKind::Wiki },
+                range,
+                dest_range: Some(dest_range),
+                dest: target_trimmed.to_string(),
+                fragment: fragment.map(str::to_string),
+                fragment_range,
+                label: None,
+                external: false,
+            });
+        }
+        for m in block_id_regex().captures_iter(text) {
+            let id = m.get(1).expect("block id regex has group 1");
+            let range = id.start() - 1..id.end();
+            if self.is_free(&range) {
+                self.parsed.block_ids.push((id.as_str().to_string(), range));
+            }
+        }
+        for m in reference_regex().captures_iter(text) {
+            let whole = m.get(0).expect("group 0 always matches");
+            let range = whole.start()..whole.end();
+            if !self.is_free(&range) || is_escaped(text, range.start) {
+                continue;
+            }
+            // `a[0][1]` is code-like text, not a reference: require a non-word character before.
+            if text[..range.start].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == ']' || c == '!') {
+                continue;
+            }
+            let text_label = m.get(1).expect("group 1").as_str();
+            let label = m.get(2).map(|g| g.as_str()).filter(|l| !l.is_empty()).unwrap_or(text_label);
+            if label.trim().is_empty() {
+                continue;
+            }
+            self.push_undefined(range, label);
+        }
+        for m in footnote_regex().find_iter(text) {
+            let range = m.start()..m.end();
+            if !self.is_free(&range) || is_escaped(text, range.start) {
+                continue;
+            }
+            let label = &text[range.start + 2..range.end - 1];
+            self.push_undefined(range, &format!("^{label}"));
+        }
+    }
+
+    fn push_undefined(&mut self, range: Range<usize>, label: &str) {
+        self.covered.push(range.clone());
+        self.parsed.links.push(Link {
+            kind: LinkKind::UndefinedReference,
+            range,
+            dest_range: None,
+            dest: String::new(),
+            fragment: None,
+            fragment_range: None,
+            label: Some(normalize_label(label)),
+            external: false,
+        });
+    }
+}
+
+fn is_escaped(text: &str, at: usize) -> bool {
+    let preceding = text.as_bytes()[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+    preceding % 2 == 1
+}
+
+fn wiki_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(!)?\[\[([^\[\]\r\n]+)\]\]").expect("valid regex"))
+}
+
+fn block_id_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?m)[ \t]\^([A-Za-z0-9-]+)[ \t]*\r?$").expect("valid regex"))
+}
+
+fn reference_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\[([^\[\]\r\n]+)\]\[([^\[\]\r\n]*)\]").expect("valid regex"))
+}
+
+fn footnote_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\[\^[^\[\]\s]+\]").expect("valid regex"))
+}
+
+/// Normalises a link label for matching (CommonMark 4.7): trims, collapses inner
+/// whitespace to one space and case-folds (lower, upper, lower — as markdown-rs does,
+/// so `ß` matches `SS`).
+pub fn normalize_label(label: &str) -> String {
+    let collapsed = label.split_whitespace().collect::<Vec<_>>().join(" ");
+    collapsed.to_lowercase().to_uppercase().to_lowercase()
+}
+
+/// True when `url` starts with a URL scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":")
+/// or is protocol-relative (`//host`).
+pub fn has_scheme(url: &str) -> bool {
+    if url.starts_with("//") {
+        return true;
+    }
+    let Some(colon) = url.find(':') else { return false };
+    let scheme = &url[..colon];
+    // One letter would be a Windows drive; treat it as a path.
+    scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Percent-decodes a destination (RFC 3986); invalid UTF-8 after decoding keeps the input.
+pub fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8().map_or_else(|_| s.to_string(), |c| c.into_owned())
+}
+
+fn collect_text(node: &Node, out: &mut String) {
+    match node {
+        Node::Text(t) => out.push_str(&t.value),
+        Node::InlineCode(c) => out.push_str(&c.value),
+        Node::InlineMath(m) => out.push_str(&m.value),
+        Node::Image(i) => out.push_str(&i.alt),
+        Node::Break(_) => out.push(' '),
+        Node::Html(_) | Node::FootnoteReference(_) => {}
+        other => {
+            if let Some(children) = other.children() {
+                for c in children {
+                    collect_text(c, out);
+                }
+            }
+        }
+    }
+}
+
+/// Splits a trailing `{#id}` attribute (Pandoc, mdBook) off a heading's text.
+fn split_custom_id(text: &str) -> (String, Option<String>) {
+    if let Some(stripped) = text.strip_suffix('}')
+        && let Some(open) = stripped.rfind("{#")
+    {
+        let id = &stripped[open + 2..];
+        if !id.is_empty() && !id.contains(char::is_whitespace) {
+            return (stripped[..open].trim_end().to_string(), Some(id.to_string()));
+        }
+    }
+    (text.to_string(), None)
+}
+
+/// Ids declared by HTML: `id="…"` on any tag and `name="…"` on `<a>`.
+fn html_anchor_ids(html: &str) -> Vec<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r#"(?i)<(a|[a-z][a-z0-9]*)\b[^>]*?\s(id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))"#)
+            .expect("valid regex")
+    });
+    let mut ids = Vec::new();
+    for c in re.captures_iter(html) {
+        let tag = c.get(1).map_or("", |m| m.as_str());
+        let attr = c.get(2).map_or("", |m| m.as_str());
+        if attr.eq_ignore_ascii_case("name") && !tag.eq_ignore_ascii_case("a") {
+            continue;
+        }
+        if let Some(v) = c.get(3).or(c.get(4)).or(c.get(5)) {
+            ids.push(v.as_str().to_string());
+        }
+    }
+    ids
+}
+
+/// Bytes of the destination of an inline link or image, found after the `](`.
+fn inline_dest_range(text: &str, range: &Range<usize>, children_end: Option<usize>) -> Option<Range<usize>> {
+    let search_from = children_end.unwrap_or(range.start);
+    let rel = text[search_from..range.end].find("](")?;
+    let mut start = search_from + rel + 2;
+    let bytes = text.as_bytes();
+    while start < range.end && matches!(bytes[start], b' ' | b'\t' | b'\n' | b'\r') {
+        start += 1;
+    }
+    if bytes.get(start) == Some(&b'<') {
+        let close = text[start..range.end].find('>')?;
+        return Some(start + 1..start + close);
+    }
+    let mut end = start;
+    let mut depth = 0usize;
+    while end < range.end {
+        match bytes[end] {
+            b'\\' => end += 1,
+            b'(' => depth += 1,
+            b')' if depth == 0 => break,
+            b')' => depth -= 1,
+            b' ' | b'\t' | b'\n' | b'\r' => break,
+            _ => {}
+        }
+        end += 1;
+    }
+    Some(start..end.min(range.end))
+}
+
+/// Bytes of the destination of a link reference definition.
+fn definition_dest_range(text: &str, range: &Range<usize>) -> Option<Range<usize>> {
+    let source = &text[range.clone()];
+    let colon = source.find("]:")? + 2;
+    let rest = &source[colon..];
+    let lead = rest.len() - rest.trim_start().len();
+    let start = range.start + colon + lead;
+    let rest = &text[start..range.end];
+    if let Some(inner) = rest.strip_prefix('<') {
+        let close = inner.find('>')?;
+        return Some(start + 1..start + 1 + close);
+    }
+    let len = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    Some(start..start + len)
+}
+
+#[cfg(test)]
+mod tests;

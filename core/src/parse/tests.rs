@@ -1,0 +1,140 @@
+//! Parser tests: elements, logical addresses, headings, links, byte preservation.
+
+use super::*;
+
+fn summary(text: &str) -> Vec<String> {
+    let parsed = parse(text);
+    parsed
+        .elements
+        .iter()
+        .map(|e| format!("{} {} {}-{} {:?}", e.logical, e.kind.as_str(), e.start_line, e.end_line, &text[e.range.clone()]))
+        .collect()
+}
+
+#[test]
+fn logical_addresses_follow_heading_nesting() {
+    let text = "Lead.\n\n# One\n\nPara.\n\n## One.One\n\n- a\n  - a1\n- b\n\n| h |\n|---|\n| c |\n\n> quote\n\n## One.Two\n\n```\ncode\n```\n\n---\n\n# Two\n\n<div>x</div>\n";
+    assert_eq!(
+        summary(text),
+        vec![
+            format!("document document 1-30 {text:?}"),
+            "p1 paragraph 1-1 \"Lead.\"".to_string(),
+            "1 heading 3-3 \"# One\"".to_string(),
+            "1.p1 paragraph 5-5 \"Para.\"".to_string(),
+            "1.1 heading 7-7 \"## One.One\"".to_string(),
+            "1.1.li1 list_item 9-9 \"- a\"".to_string(),
+            "1.1.li1.li1 list_item 10-10 \"- a1\"".to_string(),
+            "1.1.li2 list_item 11-11 \"- b\"".to_string(),
+            "1.1.t1 table 13-15 \"| h |\\n|---|\\n| c |\"".to_string(),
+            "1.1.q1 block_quote 17-17 \"> quote\"".to_string(),
+            "1.2 heading 19-19 \"## One.Two\"".to_string(),
+            "1.2.code1 code 21-23 \"```\\ncode\\n```\"".to_string(),
+            "1.2.hr1 thematic_break 25-25 \"---\"".to_string(),
+            "2 heading 27-27 \"# Two\"".to_string(),
+            "2.html1 html 29-29 \"<div>x</div>\"".to_string(),
+        ]
+    );
+    let parsed = parse(text);
+    let one = &parsed.elements[2];
+    assert_eq!(&text[one.subtree.clone()], &text[text.find("# One").unwrap()..text.find("\n\n# Two").unwrap()]);
+    let li1 = &parsed.elements[5];
+    assert_eq!(&text[li1.subtree.clone()], "- a\n  - a1");
+    assert_ne!(li1.self_hash, li1.subtree_hash);
+}
+
+#[test]
+fn frontmatter_is_an_element_and_metadata() {
+    let text = "---\ntitle: Hello\ntags: [a, b]\n---\n# H\n";
+    let parsed = parse(text);
+    assert_eq!(parsed.elements[1].logical, "frontmatter");
+    assert_eq!(&text[parsed.elements[1].range.clone()], "---\ntitle: Hello\ntags: [a, b]\n---");
+    assert_eq!(parsed.frontmatter, Some(serde_json::json!({"title": "Hello", "tags": ["a", "b"]})));
+    assert_eq!(parsed.title().as_deref(), Some("Hello"));
+    let broken = parse("---\ntitle: [unclosed\n---\n# H\n");
+    assert_eq!(broken.frontmatter, None);
+    assert_eq!(broken.problems.len(), 1);
+    assert!(broken.problems[0].message.starts_with("frontmatter is not valid YAML"), "{:?}", broken.problems);
+    assert_eq!(broken.title().as_deref(), Some("H"));
+}
+
+#[test]
+fn bom_and_crlf_ranges_are_exact_source_bytes() {
+    let text = "\u{feff}# Title\r\n\r\nBody line\r\nsecond\r\n";
+    let parsed = parse(text);
+    let h = &parsed.elements[1];
+    assert_eq!(h.range, 3..10);
+    assert_eq!(&text[h.range.clone()], "# Title");
+    assert_eq!(&text[parsed.elements[2].range.clone()], "Body line\r\nsecond");
+    assert_eq!((parsed.elements[2].start_line, parsed.elements[2].end_line), (3, 4));
+    assert_eq!(parsed.headings[0].slug, "title");
+}
+
+#[test]
+fn headings_get_unique_slugs_and_custom_ids() {
+    let parsed = parse("# Intro\n## Intro\n### *Intro*\n## API: `get()` {#api}\nSetext\n===\n");
+    let slugs: Vec<(&str, &str)> = parsed.headings.iter().map(|h| (h.text.as_str(), h.slug.as_str())).collect();
+    assert_eq!(
+        slugs,
+        vec![("Intro", "intro"), ("Intro", "intro-1"), ("Intro", "intro-2"), ("API: get()", "api-get"), ("Setext", "setext")]
+    );
+    assert_eq!(parsed.anchors.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(), vec!["api"]);
+}
+
+#[test]
+fn link_kinds_ranges_and_destinations() {
+    let text = "[a](x.md#Frag \"t\") ![i](<p q.png>) <https://e.test> www.e.test [r][d] [[w|alias]] ![[e#h]] [^n]\n\n[d]: <y z.md>\n[^n]: note\n";
+    let parsed = parse(text);
+    let rows: Vec<String> = parsed
+        .links
+        .iter()
+        .map(|l| {
+            format!(
+                "{:?} {:?} dest={:?} frag={:?} dest_src={:?} ext={}",
+                l.kind,
+                &text[l.range.clone()],
+                l.dest,
+                l.fragment,
+                l.dest_range.clone().map(|r| &text[r]),
+                l.external
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            r#"Inline "[a](x.md#Frag \"t\")" dest="x.md" frag=Some("Frag") dest_src=Some("x.md#Frag") ext=false"#,
+            r#"Image "![i](<p q.png>)" dest="p q.png" frag=None dest_src=Some("p q.png") ext=false"#,
+            r#"Autolink "<https://e.test>" dest="https://e.test" frag=None dest_src=Some("https://e.test") ext=true"#,
+            r#"Autolink "www.e.test" dest="http://www.e.test" frag=None dest_src=Some("www.e.test") ext=true"#,
+            r#"Reference "[r][d]" dest="" frag=None dest_src=None ext=false"#,
+            r#"Wiki "[[w|alias]]" dest="w" frag=None dest_src=Some("w") ext=false"#,
+            r#"WikiEmbed "![[e#h]]" dest="e" frag=Some("h") dest_src=Some("e") ext=false"#,
+            r#"Footnote "[^n]" dest="" frag=None dest_src=None ext=false"#,
+            r#"Definition "[d]: <y z.md>" dest="y z.md" frag=None dest_src=Some("y z.md") ext=false"#,
+        ]
+    );
+    assert_eq!(parsed.definitions[0].key, "d");
+    assert_eq!(&text[parsed.definitions[0].label_range.clone()], "d");
+}
+
+#[test]
+fn broken_markdown_never_fails() {
+    for text in ["", "\n", "[", "[[", "]]", "```\nunclosed", "<div", "- \n  -", "| a |\n|", "\u{feff}", "\r\r\r", "#"] {
+        let parsed = parse(text);
+        assert_eq!(parsed.elements[0].kind, ElementKind::Document, "{text:?}");
+    }
+}
+
+#[test]
+fn element_kind_segments_round_trip() {
+    for kind in ALL_KINDS {
+        let segment = if kind == ElementKind::Document || kind == ElementKind::Frontmatter {
+            kind.prefix().to_string()
+        } else {
+            format!("{}3", kind.prefix())
+        };
+        assert_eq!(ElementKind::from_segment(&segment), Some(kind), "{segment}");
+    }
+    assert_eq!(ElementKind::from_segment("x3"), None);
+    assert_eq!(ElementKind::from_segment("p"), None);
+}

@@ -1,0 +1,167 @@
+//! `folio.toml`: the optional per-workspace configuration.
+//!
+//! Every field has a default, so an empty or missing file is a valid configuration.
+//! Unknown keys are rejected so a typo is reported instead of silently ignored.
+
+use std::path::Path;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+
+use crate::links::DiagnosticCode;
+
+/// Default size cap for indexed files: 16 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
+
+/// The name of the configuration file at the workspace root.
+pub const CONFIG_FILE: &str = "folio.toml";
+
+/// Errors reading `folio.toml`.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys or wrong types.
+    #[error("invalid {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong, from the TOML parser.
+        message: String,
+    },
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// `[index]`: what gets indexed.
+    pub index: IndexConfig,
+    /// `[diagnostics]`: what gets reported.
+    pub diagnostics: DiagnosticsConfig,
+    /// `[wiki]`: how wiki links resolve.
+    pub wiki: WikiConfig,
+}
+
+/// `[index]` settings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    /// Files larger than this many bytes are skipped (default 16 MiB).
+    pub max_file_size: u64,
+    /// Extra glob patterns (relative to the root) to leave out, on top of `.gitignore` and `.folioignore`.
+    pub exclude: Vec<String>,
+    /// Byte budget of one search chunk (default 1500 bytes); code blocks are never split.
+    pub chunk_bytes: usize,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude: Vec::new(), chunk_bytes: 1500 }
+    }
+}
+
+/// `[diagnostics]` settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiagnosticsConfig {
+    /// Codes never reported, e.g. `["unused-definition"]`.
+    pub silence: Vec<DiagnosticCode>,
+    /// Globs of link targets (KB-relative paths, `path#fragment` for headings, or wiki
+    /// names) whose problems are not reported.
+    pub silence_targets: Vec<String>,
+    /// Compare fragments with headings case-sensitively (default: case-insensitive, as GitHub).
+    pub fragment_case_sensitive: bool,
+    #[serde(skip)]
+    compiled_targets: Option<GlobSet>,
+}
+
+impl DiagnosticsConfig {
+    /// Compiles `silence_targets`; an invalid glob is an error naming it.
+    pub fn compile(&mut self) -> Result<(), String> {
+        let mut builder = GlobSetBuilder::new();
+        for glob in &self.silence_targets {
+            builder.add(Glob::new(glob).map_err(|e| format!("invalid glob `{glob}` in silence_targets: {e}"))?);
+        }
+        self.compiled_targets = Some(builder.build().map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    /// True when a problem with `code` on `target` must not be reported.
+    pub fn is_silenced(&self, code: DiagnosticCode, target: Option<&str>) -> bool {
+        if self.silence.contains(&code) {
+            return true;
+        }
+        match (target, &self.compiled_targets) {
+            (Some(t), Some(set)) => set.is_match(t),
+            _ => false,
+        }
+    }
+}
+
+/// How wiki link targets are matched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WikiStyle {
+    /// `[[name]]` matches a file whose name without extension is `name` (case-insensitive),
+    /// or a KB-relative path without extension.
+    #[default]
+    FileStem,
+    /// Like `file-stem`, and also a document whose title is `name`.
+    Title,
+}
+
+/// `[wiki]` settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WikiConfig {
+    /// Matching rule for wiki link targets.
+    pub style: WikiStyle,
+}
+
+impl Config {
+    /// Reads `<root>/folio.toml`; a missing file gives the defaults.
+    pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(source) => return Err(ConfigError::Io { path: path.display().to_string(), source }),
+        };
+        Config::from_toml(&text).map_err(|message| ConfigError::Invalid { path: path.display().to_string(), message })
+    }
+
+    /// Parses configuration text.
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        config.diagnostics.compile()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects_unknown_keys() {
+        let c = Config::from_toml(
+            "[index]\nmax_file_size = 1024\n[diagnostics]\nsilence = [\"unused-definition\"]\nsilence_targets = [\"vendor/**\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.index.max_file_size, 1024);
+        assert!(c.diagnostics.is_silenced(DiagnosticCode::UnusedDefinition, None));
+        assert!(c.diagnostics.is_silenced(DiagnosticCode::MissingFile, Some("vendor/x.md")));
+        assert!(!c.diagnostics.is_silenced(DiagnosticCode::MissingFile, Some("docs/x.md")));
+        let err = Config::from_toml("[index]\nmax_size = 1\n").unwrap_err();
+        assert!(err.contains("unknown field `max_size`"), "{err}");
+        let err = Config::from_toml("[diagnostics]\nsilence = [\"nope\"]\n").unwrap_err();
+        assert!(err.contains("unknown variant `nope`"), "{err}");
+    }
+}

@@ -1,0 +1,450 @@
+//! The workspace: its root, configuration, files on disk and the parsed model of every
+//! Markdown document in it.
+//!
+//! Walking honours `.gitignore`, `.ignore` and `.folioignore` (the `ignore` crate) and
+//! never enters `.git/` or `.folio/`. Markdown files are `.md` and `.markdown`. A file
+//! that is not valid UTF-8, looks binary, is over the size cap or cannot be read is
+//! skipped and reported with its reason — never a crash.
+
+pub mod config;
+pub mod path_policy;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use config::Config;
+
+use crate::document::Document;
+use crate::parse::{Parsed, parse};
+use crate::pointer::hash_bytes;
+
+/// Why a Markdown file was not loaded.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// Larger than the configured cap.
+    TooLarge {
+        /// Size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// Not valid UTF-8.
+    InvalidUtf8 {
+        /// Byte offset of the first invalid sequence.
+        at: usize,
+    },
+    /// Contains NUL bytes: a binary file with a Markdown name.
+    Binary,
+    /// A symbolic link; folio does not follow links.
+    Symlink,
+    /// Reading failed.
+    Unreadable {
+        /// The operating system's message.
+        message: String,
+    },
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::TooLarge { size, cap } => write!(f, "too large ({size} bytes; the cap is {cap} bytes)"),
+            SkipReason::InvalidUtf8 { at } => write!(f, "not valid UTF-8 (first invalid byte at offset {at})"),
+            SkipReason::Binary => write!(f, "binary content (NUL bytes)"),
+            SkipReason::Symlink => write!(f, "symbolic link (not followed)"),
+            SkipReason::Unreadable { message } => write!(f, "unreadable: {message}"),
+        }
+    }
+}
+
+/// A skipped file and why.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    /// KB-relative path.
+    pub path: String,
+    /// The reason.
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+/// Errors that stop a workspace from loading at all.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The root does not exist or is not a folder.
+    #[error("`{0}` does not exist or is not a folder")]
+    NoRoot(String),
+    /// `folio.toml` is unreadable or invalid.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+}
+
+/// The result of walking a root.
+#[derive(Clone, Debug, Default)]
+pub struct Scan {
+    /// KB-relative paths of Markdown files, sorted.
+    pub markdown: Vec<String>,
+    /// KB-relative paths of every other file and of every folder (the root is `""`).
+    pub other: Vec<String>,
+    /// Files skipped during the walk (symbolic links).
+    pub skipped: Vec<Skipped>,
+}
+
+/// True for `.md` and `.markdown` file names (ASCII case-insensitive).
+pub fn is_markdown(path: &str) -> bool {
+    let lower = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    lower.ends_with(".md") || lower.ends_with(".markdown")
+}
+
+/// The workspace root for `start`: the folder itself if given a folder that holds
+/// `folio.toml` or `.git`, else the nearest ancestor that does, else `start`'s folder.
+pub fn find_root(start: &Path) -> PathBuf {
+    let start_dir = if start.is_file() { start.parent().unwrap_or(start) } else { start };
+    let start_dir = start_dir.canonicalize().unwrap_or_else(|_| start_dir.to_path_buf());
+    for dir in start_dir.ancestors() {
+        if dir.join(config::CONFIG_FILE).is_file() || dir.join(".git").exists() {
+            return dir.to_path_buf();
+        }
+    }
+    start_dir
+}
+
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// Walks `root`, honouring ignore files and `[index].exclude`.
+pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
+    if !root.is_dir() {
+        return Err(WorkspaceError::NoRoot(root.display().to_string()));
+    }
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for glob in &config.index.exclude {
+        // An override glob prefixed with `!` excludes.
+        let _ = overrides.add(&format!("!{glob}"));
+    }
+    let _ = overrides.add("!.git/");
+    let _ = overrides.add("!.folio/");
+    let overrides = overrides.build().unwrap_or_else(|_| ignore::overrides::Override::empty());
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_global(false)
+        .require_git(false)
+        .add_custom_ignore_filename(".folioignore")
+        .overrides(overrides)
+        .follow_links(false)
+        .build_parallel();
+    let found = Mutex::new(Scan::default());
+    walker.run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else { return ignore::WalkState::Continue };
+            let Some(rel) = relative(root, entry.path()) else { return ignore::WalkState::Continue };
+            if rel == ".git" || rel == ".folio" {
+                return ignore::WalkState::Skip;
+            }
+            let Some(ft) = entry.file_type() else { return ignore::WalkState::Continue };
+            let mut scan = found.lock().expect("scan lock poisoned");
+            if ft.is_symlink() {
+                if is_markdown(&rel) {
+                    scan.skipped.push(Skipped { path: rel, reason: SkipReason::Symlink });
+                }
+            } else if ft.is_file() && is_markdown(&rel) {
+                scan.markdown.push(rel);
+            } else {
+                scan.other.push(rel);
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let mut scan = found.into_inner().expect("scan lock poisoned");
+    scan.markdown.sort();
+    scan.other.sort();
+    scan.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(scan)
+}
+
+/// Reads one Markdown file under the size cap, checking it is UTF-8 text.
+pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
+    let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable { message: e.to_string() })?;
+    if meta.len() > cap {
+        return Err(SkipReason::TooLarge { size: meta.len(), cap });
+    }
+    let bytes = std::fs::read(abs).map_err(|e| SkipReason::Unreadable { message: e.to_string() })?;
+    if bytes.len() as u64 > cap {
+        return Err(SkipReason::TooLarge { size: bytes.len() as u64, cap });
+    }
+    if bytes.contains(&0) {
+        return Err(SkipReason::Binary);
+    }
+    String::from_utf8(bytes).map_err(|e| SkipReason::InvalidUtf8 { at: e.utf8_error().valid_up_to() })
+}
+
+/// Where a document's current text comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The file on disk.
+    Disk,
+    /// An editor buffer that overrides the disk copy while open.
+    Editor,
+}
+
+/// One Markdown document of the workspace.
+#[derive(Clone, Debug)]
+pub struct DocEntry {
+    /// The live text.
+    pub doc: Document,
+    /// The parse of the current text.
+    pub parsed: Arc<Parsed>,
+    /// XxHash64 of the current text's bytes.
+    pub source_hash: u64,
+    /// Where the text comes from.
+    pub origin: Origin,
+}
+
+impl DocEntry {
+    /// Parses `text` into a new entry.
+    pub fn new(text: &str, version: i32, origin: Origin) -> DocEntry {
+        DocEntry {
+            doc: Document::new(text, version),
+            parsed: Arc::new(parse(text)),
+            source_hash: hash_bytes(text.as_bytes()),
+            origin,
+        }
+    }
+}
+
+/// Counts from loading a workspace.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    /// Markdown documents loaded.
+    pub loaded: usize,
+    /// Files skipped, with reasons.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The live model of every Markdown document under one root.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    config: Config,
+    docs: BTreeMap<String, DocEntry>,
+    other: HashSet<String>,
+    /// Lowercased file stem → Markdown paths.
+    by_stem: HashMap<String, Vec<String>>,
+    /// Lowercased file name → other file paths.
+    by_name: HashMap<String, Vec<String>>,
+}
+
+impl Workspace {
+    /// An empty workspace (for tests and single-file mode).
+    pub fn new(root: PathBuf, config: Config) -> Workspace {
+        Workspace { root, config, docs: BTreeMap::new(), other: HashSet::new(), by_stem: HashMap::new(), by_name: HashMap::new() }
+    }
+
+    /// Walks `root`, reads and parses every Markdown file (in parallel).
+    ///
+    /// Errors: the root is missing, or `folio.toml` is invalid. Unreadable files are skipped and reported.
+    pub fn load(root: &Path, config: Config) -> Result<(Workspace, LoadReport), WorkspaceError> {
+        let scan = scan(root, &config)?;
+        let cap = config.index.max_file_size;
+        let results = parallel_map(&scan.markdown, |rel| {
+            read_markdown(&root.join(rel), cap).map(|text| DocEntry::new(&text, 0, Origin::Disk))
+        });
+        let mut ws = Workspace::new(root.to_path_buf(), config);
+        let mut report = LoadReport { loaded: 0, skipped: scan.skipped };
+        for path in &scan.other {
+            ws.add_other(path);
+        }
+        for (path, result) in scan.markdown.into_iter().zip(results) {
+            match result {
+                Ok(entry) => {
+                    ws.insert(path, entry);
+                    report.loaded += 1;
+                }
+                Err(reason) => {
+                    // A skipped Markdown file still exists on disk: links to it are not broken.
+                    ws.add_other(&path);
+                    report.skipped.push(Skipped { path, reason });
+                }
+            }
+        }
+        report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok((ws, report))
+    }
+
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Replaces the configuration.
+    pub fn set_config(&mut self, config: Config) {
+        self.config = config;
+    }
+
+    /// Inserts or replaces a document.
+    pub fn insert(&mut self, path: String, entry: DocEntry) {
+        if !self.docs.contains_key(&path) {
+            self.by_stem.entry(stem_key(&path)).or_default().push(path.clone());
+        }
+        self.other.remove(&path);
+        self.docs.insert(path, entry);
+    }
+
+    /// Removes a document; returns it if it was there.
+    pub fn remove(&mut self, path: &str) -> Option<DocEntry> {
+        let entry = self.docs.remove(path)?;
+        if let Some(list) = self.by_stem.get_mut(&stem_key(path)) {
+            list.retain(|p| p != path);
+        }
+        Some(entry)
+    }
+
+    /// Records a non-Markdown file or a folder (link targets that are not documents).
+    pub fn add_other(&mut self, path: &str) {
+        if self.other.insert(path.to_string()) && !path.is_empty() {
+            let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+            self.by_name.entry(name).or_default().push(path.to_string());
+        }
+    }
+
+    /// The document at `path`.
+    pub fn get(&self, path: &str) -> Option<&DocEntry> {
+        self.docs.get(path)
+    }
+
+    /// The parse of the document at `path`.
+    pub fn parsed(&self, path: &str) -> Option<Arc<Parsed>> {
+        self.docs.get(path).map(|e| Arc::clone(&e.parsed))
+    }
+
+    /// True when `path` is a Markdown document of the workspace.
+    pub fn contains_document(&self, path: &str) -> bool {
+        self.docs.contains_key(path)
+    }
+
+    /// True when `path` is another file or a folder of the workspace.
+    pub fn contains_other_path(&self, path: &str) -> bool {
+        self.other.contains(path)
+    }
+
+    /// Document paths in sorted order.
+    pub fn document_paths(&self) -> impl Iterator<Item = &str> {
+        self.docs.keys().map(String::as_str)
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// True when there are no documents.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Paths a wiki link target may mean, best first; several means ambiguous.
+    ///
+    /// In order: a KB-relative path (with or without `.md`), a path relative to the linking
+    /// document's folder, then every document whose file stem matches the target's last
+    /// segment case-insensitively (and whose path ends with the target's folders, if it has
+    /// any), then other files by name (embeds of images), then (wiki style `title`) titles.
+    pub fn wiki_candidates(&self, from: &str, target: &str) -> Vec<String> {
+        let target = target.trim_start_matches('/');
+        let from_dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+        for base in ["", from_dir] {
+            let joined = if base.is_empty() { target.to_string() } else { format!("{base}/{target}") };
+            for candidate in [joined.clone(), format!("{joined}.md"), format!("{joined}.markdown")] {
+                if self.docs.contains_key(&candidate) {
+                    return vec![candidate];
+                }
+            }
+        }
+        let lower = target.to_lowercase();
+        let stem = stem_key(&lower);
+        let no_ext = lower.strip_suffix(".md").or_else(|| lower.strip_suffix(".markdown")).unwrap_or(&lower);
+        let mut found: Vec<String> = self
+            .by_stem
+            .get(&stem)
+            .map(|paths| {
+                paths
+                    .iter()
+                    .filter(|p| {
+                        let p_lower = p.to_lowercase();
+                        let p_no_ext = p_lower.rsplit_once('.').map_or(p_lower.as_str(), |(a, _)| a);
+                        !no_ext.contains('/') || p_no_ext == no_ext || p_no_ext.ends_with(&format!("/{no_ext}"))
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if found.is_empty() {
+            let name = lower.rsplit('/').next().unwrap_or(&lower);
+            if let Some(paths) = self.by_name.get(name) {
+                found = paths.clone();
+            }
+        }
+        if found.is_empty() && self.config.wiki.style == config::WikiStyle::Title {
+            found = self
+                .docs
+                .iter()
+                .filter(|(_, e)| e.parsed.title().is_some_and(|t| t.to_lowercase() == lower))
+                .map(|(p, _)| p.clone())
+                .collect();
+        }
+        found.sort();
+        found
+    }
+}
+
+fn stem_key(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if ext == "md" || ext == "markdown" => stem.to_string(),
+        _ => name,
+    }
+}
+
+/// Maps `f` over `items` on all cores, keeping order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<R>> = Vec::with_capacity(items.len());
+    slots.resize_with(items.len(), || None);
+    let slots = Mutex::new(slots);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut local = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= items.len() {
+                        break;
+                    }
+                    local.push((i, f(&items[i])));
+                    if local.len() >= 64 {
+                        let mut guard = slots.lock().expect("slots lock poisoned");
+                        for (i, r) in local.drain(..) {
+                            guard[i] = Some(r);
+                        }
+                    }
+                }
+                let mut guard = slots.lock().expect("slots lock poisoned");
+                for (i, r) in local.drain(..) {
+                    guard[i] = Some(r);
+                }
+            });
+        }
+    });
+    slots.into_inner().expect("slots lock poisoned").into_iter().map(|r| r.expect("every slot filled")).collect()
+}
