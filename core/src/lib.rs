@@ -1,1 +1,4 @@
 //! folio-core.
+
+pub mod search;
+pub mod store;
