@@ -366,4 +366,4 @@ fn is_not_a_database(err: &rusqlite::Error) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
