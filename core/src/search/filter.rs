@@ -40,7 +40,11 @@ impl PathFilter {
             if pattern.is_empty() {
                 return Err(format!("invalid path glob {raw:?}: the glob is empty"));
             }
-            let pattern = if pattern.ends_with('/') { format!("{pattern}**") } else { pattern.to_owned() };
+            let pattern = if pattern.ends_with('/') {
+                format!("{pattern}**")
+            } else {
+                pattern.to_owned()
+            };
             let glob = GlobBuilder::new(&pattern)
                 .literal_separator(true)
                 .build()
@@ -52,8 +56,16 @@ impl PathFilter {
                 n_include += 1;
             }
         }
-        let build = |builder: GlobSetBuilder| builder.build().map_err(|err| format!("invalid path globs: {err}"));
-        Ok(PathFilter { include: build(include)?, n_include, exclude: build(exclude)? })
+        let build = |builder: GlobSetBuilder| {
+            builder
+                .build()
+                .map_err(|err| format!("invalid path globs: {err}"))
+        };
+        Ok(PathFilter {
+            include: build(include)?,
+            n_include,
+            exclude: build(exclude)?,
+        })
     }
 
     /// True when `path` (KB-relative, `/`-separated) passes the filter.
@@ -70,11 +82,14 @@ pub(crate) fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(
         PATH_MATCH_FN,
         2,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_DIRECTONLY,
+        FunctionFlags::SQLITE_UTF8
+            | FunctionFlags::SQLITE_DETERMINISTIC
+            | FunctionFlags::SQLITE_DIRECTONLY,
         |ctx| {
             let filter = ctx.get_or_create_aux(1, |value| -> Result<PathFilter, String> {
                 let json = value.as_str().map_err(|err| err.to_string())?;
-                let globs: Vec<String> = serde_json::from_str(json).map_err(|err| err.to_string())?;
+                let globs: Vec<String> =
+                    serde_json::from_str(json).map_err(|err| err.to_string())?;
                 PathFilter::new(&globs)
             })?;
             let path: String = ctx.get(0)?;
@@ -90,11 +105,15 @@ pub fn validate_date(field: &str, value: &str) -> Result<(), String> {
     let digits_ok = bytes.len() == 10
         && bytes[4] == b'-'
         && bytes[7] == b'-'
-        && bytes.iter().enumerate().all(|(idx, b)| idx == 4 || idx == 7 || b.is_ascii_digit());
+        && bytes
+            .iter()
+            .enumerate()
+            .all(|(idx, b)| idx == 4 || idx == 7 || b.is_ascii_digit());
     if !digits_ok {
         return Err(err());
     }
-    let number = |range: std::ops::Range<usize>| value.get(range).and_then(|s| s.parse::<u32>().ok());
+    let number =
+        |range: std::ops::Range<usize>| value.get(range).and_then(|s| s.parse::<u32>().ok());
     let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
         return Err(err());
     };
@@ -160,10 +179,24 @@ mod tests {
         for ok in ["2024-02-29", "2000-02-29", "1999-12-31", "2025-01-01"] {
             assert_eq!(validate_date("date_from", ok), Ok(()), "{ok}");
         }
-        for bad in ["2023-02-29", "1900-02-29", "2024-13-01", "2024-00-10", "2024-04-31", "2024-1-01", "24-01-01", "2024/01/01", "", "2024-01-01T00", "２０２４-01-01"] {
+        for bad in [
+            "2023-02-29",
+            "1900-02-29",
+            "2024-13-01",
+            "2024-00-10",
+            "2024-04-31",
+            "2024-1-01",
+            "24-01-01",
+            "2024/01/01",
+            "",
+            "2024-01-01T00",
+            "２０２４-01-01",
+        ] {
             assert_eq!(
                 validate_date("date_from", bad),
-                Err(format!("date_from must be a date written YYYY-MM-DD, got {bad:?}")),
+                Err(format!(
+                    "date_from must be a date written YYYY-MM-DD, got {bad:?}"
+                )),
                 "{bad}"
             );
         }

@@ -65,7 +65,10 @@ impl Default for SearchQuery {
 impl SearchQuery {
     /// A query for `text` with no filters and the default limit.
     pub fn new(text: &str) -> SearchQuery {
-        SearchQuery { text: text.to_owned(), ..SearchQuery::default() }
+        SearchQuery {
+            text: text.to_owned(),
+            ..SearchQuery::default()
+        }
     }
 }
 
@@ -136,7 +139,11 @@ impl Store {
                 filter_applied: filters.applied,
             });
         };
-        let limit = if search.limit == 0 { DEFAULT_LIMIT } else { search.limit };
+        let limit = if search.limit == 0 {
+            DEFAULT_LIMIT
+        } else {
+            search.limit
+        };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
 
         let mut values = vec![Value::Text(match_expr)];
@@ -188,12 +195,15 @@ impl Store {
         let low_confidence = match chunk_ids.first() {
             None => true,
             Some(&best) => {
-                let included: Vec<&query::QueryTerm> = terms.iter().filter(|t| !t.excluded).collect();
+                let included: Vec<&query::QueryTerm> =
+                    terms.iter().filter(|t| !t.excluded).collect();
                 let mut n_matched = 0;
-                let mut stmt =
-                    conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2")?;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2",
+                )?;
                 for term in &included {
-                    let n: i64 = stmt.query_row(rusqlite::params![term.fts_expr(), best], |row| row.get(0))?;
+                    let n: i64 =
+                        stmt.query_row(rusqlite::params![term.fts_expr(), best], |row| row.get(0))?;
                     if n > 0 {
                         n_matched += 1;
                     }
@@ -201,7 +211,11 @@ impl Store {
                 n_matched * 2 < included.len()
             }
         };
-        Ok(SearchResults { results, low_confidence, filter_applied: filters.applied })
+        Ok(SearchResults {
+            results,
+            low_confidence,
+            filter_applied: filters.applied,
+        })
     }
 }
 
@@ -242,7 +256,11 @@ fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
         filters.add("path_globs", &clause, vec![Value::Text(json)]);
     }
     if let Some(category) = &search.category {
-        filters.add("category", "d.category = {}", vec![Value::Text(category.clone())]);
+        filters.add(
+            "category",
+            "d.category = {}",
+            vec![Value::Text(category.clone())],
+        );
     }
     if let Some(topic) = &search.topic {
         filters.add("topic", "d.topic = {}", vec![Value::Text(topic.clone())]);
@@ -250,16 +268,27 @@ fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     let tags_any = dedup(&search.tags_any);
     if !tags_any.is_empty() {
         let placeholders = vec!["{}"; tags_any.len()].join(", ");
-        let clause = format!("EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE value IN ({placeholders}))");
-        filters.add("tags_any", &clause, tags_any.into_iter().map(Value::Text).collect());
+        let clause = format!(
+            "EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE value IN ({placeholders}))"
+        );
+        filters.add(
+            "tags_any",
+            &clause,
+            tags_any.into_iter().map(Value::Text).collect(),
+        );
     }
     let tags_all = dedup(&search.tags_all);
     if !tags_all.is_empty() {
         let n = tags_all.len();
         let placeholders = vec!["{}"; n].join(", ");
-        let clause =
-            format!("(SELECT count(DISTINCT value) FROM json_each(d.tags_json) WHERE value IN ({placeholders})) = {n}");
-        filters.add("tags_all", &clause, tags_all.into_iter().map(Value::Text).collect());
+        let clause = format!(
+            "(SELECT count(DISTINCT value) FROM json_each(d.tags_json) WHERE value IN ({placeholders})) = {n}"
+        );
+        filters.add(
+            "tags_all",
+            &clause,
+            tags_all.into_iter().map(Value::Text).collect(),
+        );
     }
     if let Some(from) = &search.date_from {
         filter::validate_date("date_from", from).map_err(SearchError::InvalidArgument)?;
@@ -270,7 +299,9 @@ fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     if let (Some(from), Some(to)) = (&search.date_from, &search.date_to)
         && from > to
     {
-        return Err(SearchError::InvalidArgument(format!("date_from {from} is after date_to {to}")));
+        return Err(SearchError::InvalidArgument(format!(
+            "date_from {from} is after date_to {to}"
+        )));
     }
     if let Some(from) = &search.date_from {
         filters.add("date_from", "d.date >= {}", vec![Value::Text(from.clone())]);
@@ -297,7 +328,10 @@ fn split_heading_path(joined: &str) -> Vec<String> {
     if joined.is_empty() {
         return Vec::new();
     }
-    joined.split(HEADING_PATH_SEPARATOR).map(str::to_owned).collect()
+    joined
+        .split(HEADING_PATH_SEPARATOR)
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]

@@ -33,7 +33,11 @@ impl QueryTerm {
         let quoted = format!("\"{}\"", transformed.replace('"', "\"\""));
         let mut chars = self.text.chars();
         let single_cjk = matches!((chars.next(), chars.next()), (Some(c), None) if is_cjk(c));
-        if self.prefix || single_cjk { format!("{quoted} *") } else { quoted }
+        if self.prefix || single_cjk {
+            format!("{quoted} *")
+        } else {
+            quoted
+        }
     }
 }
 
@@ -73,7 +77,12 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
         }
         let text = text.trim().to_owned();
         if text.chars().any(char::is_alphanumeric) {
-            terms.push(QueryTerm { text, excluded, quoted, prefix });
+            terms.push(QueryTerm {
+                text,
+                excluded,
+                quoted,
+                prefix,
+            });
         }
     }
     terms
@@ -82,7 +91,11 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
 /// Builds the FTS5 `MATCH` expression for `terms`, or `None` when no term is
 /// included (an empty query, or one made only of exclusions, matches nothing).
 pub fn fts_match_expr(terms: &[QueryTerm]) -> Option<String> {
-    let included: Vec<String> = terms.iter().filter(|t| !t.excluded).map(QueryTerm::fts_expr).collect();
+    let included: Vec<String> = terms
+        .iter()
+        .filter(|t| !t.excluded)
+        .map(QueryTerm::fts_expr)
+        .collect();
     if included.is_empty() {
         return None;
     }
@@ -106,7 +119,10 @@ mod tests {
     fn expressions() {
         let cases: &[(&str, Option<&str>)] = &[
             ("rust search", Some(r#"("rust" OR "search")"#)),
-            (r#""exact phrase" other"#, Some(r#"("exact phrase" OR "other")"#)),
+            (
+                r#""exact phrase" other"#,
+                Some(r#"("exact phrase" OR "other")"#),
+            ),
             ("rust -python", Some(r#"("rust") NOT "python""#)),
             ("-python", None),
             ("", None),
@@ -132,8 +148,18 @@ mod tests {
         assert_eq!(
             parse_query(r#"-"two words" x*"#),
             vec![
-                QueryTerm { text: "two words".into(), excluded: true, quoted: true, prefix: false },
-                QueryTerm { text: "x".into(), excluded: false, quoted: false, prefix: true },
+                QueryTerm {
+                    text: "two words".into(),
+                    excluded: true,
+                    quoted: true,
+                    prefix: false
+                },
+                QueryTerm {
+                    text: "x".into(),
+                    excluded: false,
+                    quoted: false,
+                    prefix: true
+                },
             ]
         );
     }

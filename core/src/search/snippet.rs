@@ -49,7 +49,11 @@ pub fn needles_for(terms: &[super::query::QueryTerm]) -> Vec<String> {
     let mut res = Vec::new();
     for term in terms.iter().filter(|t| !t.excluded) {
         res.push(term.text.clone());
-        let words: Vec<&str> = term.text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> = term
+            .text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
         if words.len() > 1 {
             res.extend(words.iter().map(|w| w.to_string()));
         }
@@ -81,7 +85,9 @@ fn find_chars(haystack: &[char], needle: &[char]) -> Option<usize> {
     if needle.is_empty() || needle.len() > haystack.len() {
         return None;
     }
-    haystack.windows(needle.len()).position(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 #[cfg(test)]
@@ -94,7 +100,10 @@ mod tests {
 
     #[test]
     fn short_text_is_whole() {
-        assert_eq!(make_snippet("Hello,\n\n  World  ", &needles(&["world"])), "Hello, World");
+        assert_eq!(
+            make_snippet("Hello,\n\n  World  ", &needles(&["world"])),
+            "Hello, World"
+        );
     }
 
     #[test]
@@ -117,7 +126,14 @@ mod tests {
     fn cjk_hit() {
         let text = format!("{}全文検索の話です。{}", "あ".repeat(300), "い".repeat(300));
         let snippet = make_snippet(&text, &needles(&["検索"]));
-        assert_eq!(snippet, format!("…{}全文検索の話です。{}…", "あ".repeat(58), "い".repeat(133)));
+        assert_eq!(
+            snippet,
+            format!(
+                "…{}全文検索の話です。{}…",
+                "あ".repeat(58),
+                "い".repeat(133)
+            )
+        );
     }
 
     #[test]

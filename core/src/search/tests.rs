@@ -5,7 +5,11 @@ use crate::store::tests::{chunk, doc, index, search_paths};
 use crate::store::{ChunkRecord, DocRecord};
 
 fn paths(results: &SearchResults) -> Vec<&str> {
-    results.results.iter().map(|hit| hit.path.as_str()).collect()
+    results
+        .results
+        .iter()
+        .map(|hit| hit.path.as_str())
+        .collect()
 }
 
 fn upsert(store: &mut Store, record: &DocRecord, chunks: &[ChunkRecord]) {
@@ -19,9 +23,18 @@ fn multilingual_store() -> Store {
     index(
         &mut store,
         &[
-            ("en/engines.md", &["Search engines build an inverted index over text."]),
-            ("en/fox.md", &["The quick brown fox jumps over the lazy dog."]),
-            ("ja/kensaku.md", &["全文検索エンジンの仕組みについて説明します。"]),
+            (
+                "en/engines.md",
+                &["Search engines build an inverted index over text."],
+            ),
+            (
+                "en/fox.md",
+                &["The quick brown fox jumps over the lazy dog."],
+            ),
+            (
+                "ja/kensaku.md",
+                &["全文検索エンジンの仕組みについて説明します。"],
+            ),
             ("zh/fenci.md", &["中文分词是搜索引擎的基础。"]),
             ("ko/geomsaek.md", &["한국어 검색 엔진을 만듭니다."]),
         ],
@@ -48,8 +61,13 @@ fn two_character_cjk_queries() {
 #[test]
 fn cjk_hit_snippet_uses_original_text() {
     let store = multilingual_store();
-    let results = store.search_lexical(&SearchQuery::new("検索")).expect("search");
-    assert_eq!(results.results[0].snippet, "全文検索エンジンの仕組みについて説明します。");
+    let results = store
+        .search_lexical(&SearchQuery::new("検索"))
+        .expect("search");
+    assert_eq!(
+        results.results[0].snippet,
+        "全文検索エンジンの仕組みについて説明します。"
+    );
     assert!(!results.low_confidence);
 }
 
@@ -64,7 +82,10 @@ fn more_matching_terms_rank_higher() {
             ("none.md", &["nothing relevant in this chunk of words"]),
         ],
     );
-    assert_eq!(search_paths(&store, "rust sqlite"), vec!["two.md", "one.md"]);
+    assert_eq!(
+        search_paths(&store, "rust sqlite"),
+        vec!["two.md", "one.md"]
+    );
 }
 
 #[test]
@@ -73,24 +94,36 @@ fn heading_match_outranks_body_match() {
     upsert(
         &mut store,
         &doc("body.md", &["b"]),
-        &[chunk(0, &["Introduction"], "the tokenizer splits text into words")],
+        &[chunk(
+            0,
+            &["Introduction"],
+            "the tokenizer splits text into words",
+        )],
     );
     upsert(
         &mut store,
         &doc("heading.md", &["h"]),
         &[chunk(0, &["Tokenizer"], "this part splits text into words")],
     );
-    assert_eq!(search_paths(&store, "tokenizer"), vec!["heading.md", "body.md"]);
+    assert_eq!(
+        search_paths(&store, "tokenizer"),
+        vec!["heading.md", "body.md"]
+    );
 }
 
 #[test]
 fn excluded_terms_remove_chunks() {
     let mut store = Store::open_in_memory().expect("open");
-    index(&mut store, &[("a.md", &["rust and python"]), ("b.md", &["rust and go"])]);
+    index(
+        &mut store,
+        &[("a.md", &["rust and python"]), ("b.md", &["rust and go"])],
+    );
     assert_eq!(search_paths(&store, "rust -python"), vec!["b.md"]);
     assert_eq!(search_paths(&store, r#"rust -"and go""#), vec!["a.md"]);
     // Only exclusions: nothing, not everything.
-    let results = store.search_lexical(&SearchQuery::new("-python")).expect("search");
+    let results = store
+        .search_lexical(&SearchQuery::new("-python"))
+        .expect("search");
     assert_eq!(results.results, Vec::new());
     assert!(results.low_confidence);
 }
@@ -118,7 +151,9 @@ fn punctuation_never_errors() {
         ("", &[]),
     ];
     for (text, expected) in cases {
-        let results = store.search_lexical(&SearchQuery::new(text)).unwrap_or_else(|err| panic!("{text:?}: {err}"));
+        let results = store
+            .search_lexical(&SearchQuery::new(text))
+            .unwrap_or_else(|err| panic!("{text:?}: {err}"));
         assert_eq!(paths(&results), *expected, "query {text:?}");
     }
     assert_eq!(store.status().expect("status").n_chunks, 1);
@@ -133,10 +168,16 @@ fn hit_fields() {
         &record,
         &[
             chunk(0, &["Setup"], "Nothing to see."),
-            chunk(1, &["Setup", "Install"], "Run the   installer\nthen restart."),
+            chunk(
+                1,
+                &["Setup", "Install"],
+                "Run the   installer\nthen restart.",
+            ),
         ],
     );
-    let results = store.search_lexical(&SearchQuery::new("installer")).expect("search");
+    let results = store
+        .search_lexical(&SearchQuery::new("installer"))
+        .expect("search");
     assert_eq!(results.results.len(), 1);
     let hit = &results.results[0];
     assert_eq!(hit.path, "guide/setup.md");
@@ -153,18 +194,46 @@ fn hit_fields() {
 #[test]
 fn limit_and_low_confidence() {
     let mut store = Store::open_in_memory().expect("open");
-    index(&mut store, &[("a.md", &["rust one"]), ("b.md", &["rust two"]), ("c.md", &["rust three"])]);
+    index(
+        &mut store,
+        &[
+            ("a.md", &["rust one"]),
+            ("b.md", &["rust two"]),
+            ("c.md", &["rust three"]),
+        ],
+    );
     let mut query = SearchQuery::new("rust");
     query.limit = 2;
-    assert_eq!(store.search_lexical(&query).expect("search").results.len(), 2);
+    assert_eq!(
+        store.search_lexical(&query).expect("search").results.len(),
+        2
+    );
     query.limit = 0;
-    assert_eq!(store.search_lexical(&query).expect("search").results.len(), 3);
+    assert_eq!(
+        store.search_lexical(&query).expect("search").results.len(),
+        3
+    );
 
     // The best hit matches 1 of 3 terms: a minority.
-    assert!(store.search_lexical(&SearchQuery::new("rust zebra yak")).expect("search").low_confidence);
+    assert!(
+        store
+            .search_lexical(&SearchQuery::new("rust zebra yak"))
+            .expect("search")
+            .low_confidence
+    );
     // 1 of 2 is not a minority.
-    assert!(!store.search_lexical(&SearchQuery::new("rust zebra")).expect("search").low_confidence);
-    assert!(store.search_lexical(&SearchQuery::new("zebra")).expect("search").low_confidence);
+    assert!(
+        !store
+            .search_lexical(&SearchQuery::new("rust zebra"))
+            .expect("search")
+            .low_confidence
+    );
+    assert!(
+        store
+            .search_lexical(&SearchQuery::new("zebra"))
+            .expect("search")
+            .low_confidence
+    );
 }
 
 fn filter_store() -> Store {
@@ -180,12 +249,20 @@ fn filter_store() -> Store {
         let mut record = doc(path, &[path]);
         record.tags = tags.iter().map(|t| t.to_string()).collect();
         record.date = date.map(str::to_owned);
-        upsert(&mut store, &record, &[chunk(0, &[], "common words everywhere")]);
+        upsert(
+            &mut store,
+            &record,
+            &[chunk(0, &[], "common words everywhere")],
+        );
     }
     // A frontmatter category overrides the folder.
     let mut record = doc("misc/e.md", &["e"]);
     record.category = Some("notes".to_owned());
-    upsert(&mut store, &record, &[chunk(0, &[], "common words everywhere")]);
+    upsert(
+        &mut store,
+        &record,
+        &[chunk(0, &[], "common words everywhere")],
+    );
     store
 }
 
@@ -193,7 +270,10 @@ fn filtered(store: &Store, edit: impl FnOnce(&mut SearchQuery)) -> (Vec<String>,
     let mut query = SearchQuery::new("common");
     edit(&mut query);
     let results = store.search_lexical(&query).expect("search");
-    (results.results.into_iter().map(|hit| hit.path).collect(), results.filter_applied)
+    (
+        results.results.into_iter().map(|hit| hit.path).collect(),
+        results.filter_applied,
+    )
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -205,8 +285,12 @@ fn filters() {
     let store = filter_store();
     assert_eq!(filtered(&store, |_| {}).0.len(), 6);
     assert_eq!(
-        filtered(&store, |q| q.path_globs = strings(&["notes/**", "!notes/drafts/**"])),
-        (strings(&["notes/go/b.md", "notes/rust/a.md"]), strings(&["path_globs"]))
+        filtered(&store, |q| q.path_globs =
+            strings(&["notes/**", "!notes/drafts/**"])),
+        (
+            strings(&["notes/go/b.md", "notes/rust/a.md"]),
+            strings(&["path_globs"])
+        )
     );
     assert_eq!(
         filtered(&store, |q| q.path_globs = strings(&["!notes/"])).0,
@@ -214,7 +298,15 @@ fn filters() {
     );
     assert_eq!(
         filtered(&store, |q| q.category = Some("notes".into())),
-        (strings(&["misc/e.md", "notes/drafts/d.md", "notes/go/b.md", "notes/rust/a.md"]), strings(&["category"]))
+        (
+            strings(&[
+                "misc/e.md",
+                "notes/drafts/d.md",
+                "notes/go/b.md",
+                "notes/rust/a.md"
+            ]),
+            strings(&["category"])
+        )
     );
     assert_eq!(
         filtered(&store, |q| q.topic = Some("notes/rust".into())),
@@ -222,18 +314,27 @@ fn filters() {
     );
     assert_eq!(
         filtered(&store, |q| q.tags_any = strings(&["go", "db"])),
-        (strings(&["notes/drafts/d.md", "notes/go/b.md", "notes/rust/a.md"]), strings(&["tags_any"]))
+        (
+            strings(&["notes/drafts/d.md", "notes/go/b.md", "notes/rust/a.md"]),
+            strings(&["tags_any"])
+        )
     );
     assert_eq!(
         filtered(&store, |q| q.tags_all = strings(&["rust", "db", "rust"])),
-        (strings(&["notes/drafts/d.md", "notes/rust/a.md"]), strings(&["tags_all"]))
+        (
+            strings(&["notes/drafts/d.md", "notes/rust/a.md"]),
+            strings(&["tags_all"])
+        )
     );
     assert_eq!(
         filtered(&store, |q| {
             q.date_from = Some("2024-01-01".into());
             q.date_to = Some("2024-01-31".into());
         }),
-        (strings(&["notes/rust/a.md", "top.md"]), strings(&["date_from", "date_to"]))
+        (
+            strings(&["notes/rust/a.md", "top.md"]),
+            strings(&["date_from", "date_to"])
+        )
     );
     assert_eq!(
         filtered(&store, |q| q.date_to = Some("2023-12-31".into())).0,
@@ -245,7 +346,10 @@ fn filters() {
             q.tags_any = strings(&["rust"]);
             q.path_globs = strings(&["!**/drafts/**"]);
         }),
-        (strings(&["notes/rust/a.md"]), strings(&["path_globs", "category", "tags_any"]))
+        (
+            strings(&["notes/rust/a.md"]),
+            strings(&["path_globs", "category", "tags_any"])
+        )
     );
 }
 

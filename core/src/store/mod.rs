@@ -206,7 +206,9 @@ impl Store {
 
     /// The indexed documents: KB-relative path → source hash.
     pub fn documents(&self) -> Result<HashMap<String, String>, StoreError> {
-        let mut stmt = self.conn.prepare_cached("SELECT path, source_hash FROM documents")?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, source_hash FROM documents")?;
         let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
         let mut res = HashMap::new();
         for row in rows {
@@ -237,7 +239,9 @@ impl Store {
     /// Starts a write batch: one `BEGIN IMMEDIATE` transaction that ends with
     /// [`Batch::commit`]; dropping the batch without committing rolls it back.
     pub fn batch(&mut self) -> Result<Batch<'_>, StoreError> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         Ok(Batch { tx })
     }
 
@@ -258,9 +262,14 @@ impl Batch<'_> {
     /// chunks (and their FTS rows) with `chunks`.
     ///
     /// The document keeps its row id across updates.
-    pub fn upsert_document(&mut self, doc: &DocRecord, chunks: &[ChunkRecord]) -> Result<(), StoreError> {
-        let size = i64::try_from(doc.size)
-            .map_err(|_| StoreError::InvalidRecord(format!("size of {} is too large: {}", doc.path, doc.size)))?;
+    pub fn upsert_document(
+        &mut self,
+        doc: &DocRecord,
+        chunks: &[ChunkRecord],
+    ) -> Result<(), StoreError> {
+        let size = i64::try_from(doc.size).map_err(|_| {
+            StoreError::InvalidRecord(format!("size of {} is too large: {}", doc.path, doc.size))
+        })?;
         let tags_json = serde_json::to_string(&doc.tags)
             .map_err(|err| StoreError::InvalidRecord(format!("tags of {}: {err}", doc.path)))?;
         let doc_id: i64 = self.tx.prepare_cached(
@@ -290,16 +299,22 @@ impl Batch<'_> {
             |row| row.get(0),
         )?;
         // The delete trigger removes the old chunks' FTS rows.
-        self.tx.prepare_cached("DELETE FROM chunks WHERE doc_id = ?1")?.execute([doc_id])?;
+        self.tx
+            .prepare_cached("DELETE FROM chunks WHERE doc_id = ?1")?
+            .execute([doc_id])?;
         let mut insert_chunk = self.tx.prepare_cached(
             "INSERT INTO chunks (doc_id, seq, pointer, heading_path, start_line, end_line, text, content_hash)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
-        let mut insert_fts =
-            self.tx.prepare_cached("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?1, ?2, ?3)")?;
+        let mut insert_fts = self
+            .tx
+            .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?1, ?2, ?3)")?;
         for chunk in chunks {
             let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
-            let content_hash = format!("{:016x}", xxhash_rust::xxh64::xxh64(chunk.text.as_bytes(), 0));
+            let content_hash = format!(
+                "{:016x}",
+                xxhash_rust::xxh64::xxh64(chunk.text.as_bytes(), 0)
+            );
             insert_chunk.execute(params![
                 doc_id,
                 chunk.seq,
@@ -326,9 +341,14 @@ impl Batch<'_> {
         // Chunks go first so that the trigger removes their FTS rows even if
         // foreign keys were turned off on this connection.
         self.tx
-            .prepare_cached("DELETE FROM chunks WHERE doc_id IN (SELECT id FROM documents WHERE path = ?1)")?
+            .prepare_cached(
+                "DELETE FROM chunks WHERE doc_id IN (SELECT id FROM documents WHERE path = ?1)",
+            )?
             .execute([path])?;
-        let n = self.tx.prepare_cached("DELETE FROM documents WHERE path = ?1")?.execute([path])?;
+        let n = self
+            .tx
+            .prepare_cached("DELETE FROM documents WHERE path = ?1")?
+            .execute([path])?;
         Ok(n > 0)
     }
 
@@ -341,7 +361,11 @@ impl Batch<'_> {
 
 /// Writes `*` to the `.gitignore` at `path` unless a file is already there.
 fn write_gitignore(path: &Path) -> Result<(), StoreError> {
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
         Ok(mut file) => {
             use std::io::Write;
             file.write_all(b"*\n").map_err(|source| StoreError::Io {

@@ -10,7 +10,10 @@ pub(crate) fn doc(path: &str, texts: &[&str]) -> DocRecord {
     let folders = &folders[..folders.len().saturating_sub(1)];
     DocRecord {
         path: path.to_owned(),
-        source_hash: format!("{:016x}", xxhash_rust::xxh64::xxh64(texts.concat().as_bytes(), 0)),
+        source_hash: format!(
+            "{:016x}",
+            xxhash_rust::xxh64::xxh64(texts.concat().as_bytes(), 0)
+        ),
         size: texts.iter().map(|t| t.len() as u64).sum(),
         mtime_ms: 1_700_000_000_000,
         title: None,
@@ -39,9 +42,14 @@ pub(crate) fn chunk(seq: u32, headings: &[&str], text: &str) -> ChunkRecord {
 pub(crate) fn index(store: &mut Store, docs: &[(&str, &[&str])]) {
     let mut batch = store.batch().expect("batch");
     for (path, texts) in docs {
-        let chunks: Vec<ChunkRecord> =
-            texts.iter().enumerate().map(|(idx, text)| chunk(idx as u32, &[], text)).collect();
-        batch.upsert_document(&doc(path, texts), &chunks).expect("upsert");
+        let chunks: Vec<ChunkRecord> = texts
+            .iter()
+            .enumerate()
+            .map(|(idx, text)| chunk(idx as u32, &[], text))
+            .collect();
+        batch
+            .upsert_document(&doc(path, texts), &chunks)
+            .expect("upsert");
     }
     batch.commit().expect("commit");
 }
@@ -58,11 +66,15 @@ pub(crate) fn search_paths(store: &Store, text: &str) -> Vec<String> {
 }
 
 fn n_fts_rows(store: &Store) -> i64 {
-    store.conn().query_row("SELECT count(*) FROM chunks_fts", [], |row| row.get(0)).expect("count")
+    store
+        .conn()
+        .query_row("SELECT count(*) FROM chunks_fts", [], |row| row.get(0))
+        .expect("count")
 }
 
 fn data_version(conn: &Connection) -> i64 {
-    conn.query_row("PRAGMA data_version", [], |row| row.get(0)).expect("data_version")
+    conn.query_row("PRAGMA data_version", [], |row| row.get(0))
+        .expect("data_version")
 }
 
 #[test]
@@ -71,21 +83,33 @@ fn open_creates_folder_and_gitignore() {
     let db_path = dir.path().join(".folio/index.db");
     let store = Store::open(&db_path).expect("open");
     assert!(!store.was_rebuilt());
-    assert_eq!(std::fs::read_to_string(dir.path().join(".folio/.gitignore")).expect("read"), "*\n");
-    let mode: String = store.conn().query_row("PRAGMA journal_mode", [], |row| row.get(0)).expect("mode");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".folio/.gitignore")).expect("read"),
+        "*\n"
+    );
+    let mode: String = store
+        .conn()
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .expect("mode");
     assert_eq!(mode, "wal");
     drop(store);
 
     // An existing .gitignore is left as it is.
     std::fs::write(dir.path().join(".folio/.gitignore"), "custom\n").expect("write");
     Store::open(&db_path).expect("reopen");
-    assert_eq!(std::fs::read_to_string(dir.path().join(".folio/.gitignore")).expect("read"), "custom\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".folio/.gitignore")).expect("read"),
+        "custom\n"
+    );
 }
 
 #[test]
 fn documents_and_status() {
     let mut store = Store::open_in_memory().expect("open");
-    index(&mut store, &[("a.md", &["one", "two"]), ("b/c.md", &["three"])]);
+    index(
+        &mut store,
+        &[("a.md", &["one", "two"]), ("b/c.md", &["three"])],
+    );
     let docs = store.documents().expect("documents");
     let mut listed: Vec<(String, String)> = docs.into_iter().collect();
     listed.sort();
@@ -97,7 +121,10 @@ fn documents_and_status() {
         ]
     );
     let status = store.status().expect("status");
-    assert_eq!((status.n_documents, status.n_chunks, status.schema_version), (2, 3, SCHEMA_VERSION));
+    assert_eq!(
+        (status.n_documents, status.n_chunks, status.schema_version),
+        (2, 3, SCHEMA_VERSION)
+    );
     assert!(status.db_size_bytes > 0);
     assert_eq!(n_fts_rows(&store), 3);
 }
@@ -105,7 +132,13 @@ fn documents_and_status() {
 #[test]
 fn upsert_replaces_old_chunks() {
     let mut store = Store::open_in_memory().expect("open");
-    index(&mut store, &[("a.md", &["alpha words", "more alpha"]), ("b.md", &["alpha elsewhere"])]);
+    index(
+        &mut store,
+        &[
+            ("a.md", &["alpha words", "more alpha"]),
+            ("b.md", &["alpha elsewhere"]),
+        ],
+    );
     assert_eq!(search_paths(&store, "alpha"), vec!["a.md", "a.md", "b.md"]);
     index(&mut store, &[("a.md", &["beta words"])]);
     assert_eq!(search_paths(&store, "alpha"), vec!["b.md"]);
@@ -117,7 +150,10 @@ fn upsert_replaces_old_chunks() {
 #[test]
 fn remove_document_removes_chunks_and_fts_rows() {
     let mut store = Store::open_in_memory().expect("open");
-    index(&mut store, &[("a.md", &["gamma one", "gamma two"]), ("b.md", &["delta"])]);
+    index(
+        &mut store,
+        &[("a.md", &["gamma one", "gamma two"]), ("b.md", &["delta"])],
+    );
     assert_eq!(n_fts_rows(&store), 3);
     let mut batch = store.batch().expect("batch");
     assert!(batch.remove_document("a.md").expect("remove"));
@@ -134,7 +170,9 @@ fn dropped_batch_rolls_back() {
     let mut store = Store::open_in_memory().expect("open");
     {
         let mut batch = store.batch().expect("batch");
-        batch.upsert_document(&doc("a.md", &["x"]), &[chunk(0, &[], "epsilon")]).expect("upsert");
+        batch
+            .upsert_document(&doc("a.md", &["x"]), &[chunk(0, &[], "epsilon")])
+            .expect("upsert");
     }
     assert_eq!(store.status().expect("status").n_documents, 0);
     assert_eq!(search_paths(&store, "epsilon"), Vec::<String>::new());
@@ -147,14 +185,27 @@ fn persistence_across_reopen() {
     let query = SearchQuery::new("persist");
     let before = {
         let mut store = Store::open(&db_path).expect("open");
-        index(&mut store, &[("a.md", &["persist me", "other"]), ("b.md", &["persist persist"])]);
+        index(
+            &mut store,
+            &[
+                ("a.md", &["persist me", "other"]),
+                ("b.md", &["persist persist"]),
+            ],
+        );
         store.search_lexical(&query).expect("search")
     };
     let store = Store::open(&db_path).expect("reopen");
     assert!(!store.was_rebuilt());
     let after = store.search_lexical(&query).expect("search");
     assert_eq!(after, before);
-    assert_eq!(after.results.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), vec!["b.md", "a.md"]);
+    assert_eq!(
+        after
+            .results
+            .iter()
+            .map(|h| h.path.as_str())
+            .collect::<Vec<_>>(),
+        vec!["b.md", "a.md"]
+    );
     assert_eq!(store.documents().expect("documents").len(), 2);
 }
 
@@ -168,7 +219,11 @@ fn schema_version_mismatch_rebuilds() {
     }
     {
         let conn = Connection::open(&db_path).expect("raw open");
-        conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'", []).expect("update");
+        conn.execute(
+            "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+            [],
+        )
+        .expect("update");
     }
     let store = Store::open(&db_path).expect("reopen");
     assert!(store.was_rebuilt());
@@ -211,7 +266,10 @@ fn unreadable_version_and_foreign_schema_rebuild() {
 
     // A table without `meta` is a foreign schema, rebuilt too.
     let other_path = dir.path().join("other.db");
-    Connection::open(&other_path).expect("raw open").execute_batch("CREATE TABLE x (y)").expect("create");
+    Connection::open(&other_path)
+        .expect("raw open")
+        .execute_batch("CREATE TABLE x (y)")
+        .expect("create");
     assert!(Store::open(&other_path).expect("open").was_rebuilt());
 }
 
