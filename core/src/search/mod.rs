@@ -151,12 +151,12 @@ impl Store {
         values.push(Value::Integer(limit));
         let sql = format!(
             "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text,
-                    d.source_hash, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}) AS rank
+                    d.source_hash, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}) AS score_bm25
              FROM chunks_fts
              JOIN chunks c ON c.id = chunks_fts.rowid
              JOIN documents d ON d.id = c.doc_id
              WHERE chunks_fts MATCH ?1{where_sql}
-             ORDER BY rank, d.path, c.seq
+             ORDER BY score_bm25, d.path, c.seq
              LIMIT ?{limit_idx}",
             heading_weight = BM25_WEIGHTS.0,
             body_weight = BM25_WEIGHTS.1,
