@@ -11,9 +11,12 @@
 
 pub mod chunk;
 pub mod document;
+pub mod index;
 pub mod links;
 pub mod parse;
 pub mod pointer;
+pub mod search;
+pub mod store;
 pub mod workspace;
 
 #[cfg(test)]

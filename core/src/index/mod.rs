@@ -1,0 +1,235 @@
+//! The indexer: walk a root, parse what changed, write documents and chunks to the store.
+//!
+//! Incremental by content hash: a file whose XxHash64 matches the indexed one is not
+//! parsed and not written, so a no-op reindex writes no rows. Files that vanished, or
+//! that are now skipped (too large, not UTF-8, binary), are removed from the index.
+//! `force` re-parses and rewrites everything.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crate::chunk::chunks;
+use crate::parse::parse;
+use crate::pointer::{hash_bytes, hex};
+use crate::store::{ChunkRecord, DocRecord, Store, StoreError};
+use crate::workspace::{Config, Skipped, WorkspaceError, parallel_map, read_markdown, scan};
+
+/// Errors that stop indexing (a single bad file never does).
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The root is missing or its configuration is invalid.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    /// The index database failed.
+    #[error("index database: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// What an index run did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct IndexSummary {
+    /// Markdown files found by the walk.
+    pub files: usize,
+    /// Documents parsed and written.
+    pub indexed: usize,
+    /// Documents whose content hash matched the index (not written).
+    pub unchanged: usize,
+    /// Documents removed from the index (vanished or now skipped).
+    pub removed: usize,
+    /// Files skipped, with reasons.
+    pub skipped: Vec<Skipped>,
+    /// Chunks written.
+    pub chunks: usize,
+    /// True when the database had an incompatible schema and was rebuilt.
+    pub rebuilt: bool,
+    /// Wall-clock time in milliseconds.
+    pub elapsed_ms: u64,
+    /// The database file.
+    pub db_path: PathBuf,
+}
+
+/// Progress of a run: `done` of `total` files read.
+pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// The index file for `root`: `<root>/.folio/index.db`; when `<root>/.folio` cannot be
+/// created (a read-only folder), a folder under the user's cache
+/// (`$XDG_CACHE_HOME/folio/<hash of the root path>/index.db`, else `~/.cache/...`).
+pub fn default_db_path(root: &Path) -> PathBuf {
+    let local = root.join(".folio");
+    if local.is_dir() || std::fs::create_dir_all(&local).is_ok() {
+        // A folder we cannot write into is as good as none.
+        let probe = local.join(".folio-write-probe");
+        if std::fs::write(&probe, b"").is_ok() {
+            let _ = std::fs::remove_file(&probe);
+            return local.join("index.db");
+        }
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let key = hex(hash_bytes(root.to_string_lossy().as_bytes()));
+    cache.join("folio").join(key).join("index.db")
+}
+
+/// Category and topic from a KB-relative path: the first folder, and the first two folders.
+pub fn path_category_topic(path: &str) -> (Option<String>, Option<String>) {
+    let folders: Vec<&str> = path.split('/').collect();
+    let folders = &folders[..folders.len().saturating_sub(1)];
+    let category = folders.first().map(|s| s.to_string());
+    let topic = (folders.len() >= 2).then(|| folders[..2].join("/"));
+    (category, topic)
+}
+
+fn frontmatter_str(fm: Option<&serde_json::Value>, key: &str) -> Option<String> {
+    fm?.get(key).and_then(|v| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// Builds the store records of one document.
+pub fn records(path: &str, text: &str, size: u64, mtime_ms: i64, chunk_bytes: usize) -> (DocRecord, Vec<ChunkRecord>) {
+    let parsed = parse(text);
+    let fm = parsed.frontmatter.as_ref();
+    let (category, topic) = path_category_topic(path);
+    let tags = match fm.and_then(|f| f.get("tags")) {
+        Some(serde_json::Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        Some(serde_json::Value::String(s)) => s.split([',', ' ']).filter(|t| !t.is_empty()).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    // YAML reads an unquoted 2024-01-31 as a string; keep only well-formed dates.
+    let date = frontmatter_str(fm, "date").map(|d| d.chars().take(10).collect::<String>()).filter(|d| {
+        crate::search::filter::validate_date("date", d).is_ok()
+    });
+    let title = parsed.title().or_else(|| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        Some(name.rsplit_once('.').map_or(name, |(stem, _)| stem).to_string())
+    });
+    let doc = DocRecord {
+        path: path.to_string(),
+        source_hash: hex(hash_bytes(text.as_bytes())),
+        size,
+        mtime_ms,
+        title,
+        category: frontmatter_str(fm, "category").or(category),
+        topic: frontmatter_str(fm, "topic").or(topic),
+        tags,
+        date,
+        frontmatter_json: fm.map(|f| f.to_string()),
+    };
+    let chunk_records = chunks(text, &parsed, chunk_bytes)
+        .into_iter()
+        .map(|c| ChunkRecord {
+            seq: c.seq,
+            pointer: c.pointer,
+            heading_path: c.heading_path,
+            start_line: c.start_line,
+            end_line: c.end_line,
+            text: c.text,
+        })
+        .collect();
+    (doc, chunk_records)
+}
+
+enum FileOutcome {
+    Unchanged,
+    Changed(Box<(DocRecord, Vec<ChunkRecord>)>),
+    Skipped(Skipped),
+}
+
+/// Indexes `root` into the database at `db_path`.
+///
+/// Errors: the root is missing, the configuration is invalid, or the database fails.
+/// Files that cannot be indexed are listed in [`IndexSummary::skipped`].
+pub fn index_root(
+    root: &Path,
+    config: &Config,
+    db_path: &Path,
+    force: bool,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<IndexSummary, IndexError> {
+    let started = Instant::now();
+    let scan = scan(root, config)?;
+    let mut store = Store::open(db_path)?;
+    let indexed = store.documents()?;
+    let total = scan.markdown.len();
+    let done = AtomicUsize::new(0);
+    let cap = config.index.max_file_size;
+    let chunk_bytes = config.index.chunk_bytes.max(200);
+    let outcomes = parallel_map(&scan.markdown, |path| {
+        let abs = root.join(path);
+        let outcome = match read_markdown(&abs, cap) {
+            Err(reason) => FileOutcome::Skipped(Skipped { path: path.clone(), reason }),
+            Ok(text) => {
+                let hash = hex(hash_bytes(text.as_bytes()));
+                if !force && indexed.get(path) == Some(&hash) {
+                    FileOutcome::Unchanged
+                } else {
+                    let mtime_ms = std::fs::metadata(&abs)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_millis() as i64);
+                    FileOutcome::Changed(Box::new(records(path, &text, text.len() as u64, mtime_ms, chunk_bytes)))
+                }
+            }
+        };
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(p) = progress
+            && (n % 256 == 0 || n == total)
+        {
+            p(n, total);
+        }
+        outcome
+    });
+
+    let mut summary = IndexSummary {
+        files: total,
+        skipped: scan.skipped,
+        rebuilt: store.was_rebuilt(),
+        db_path: db_path.to_path_buf(),
+        ..IndexSummary::default()
+    };
+    let seen: std::collections::HashSet<&str> = scan
+        .markdown
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| !matches!(o, FileOutcome::Skipped(_)))
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let vanished: Vec<&String> = indexed.keys().filter(|p| !seen.contains(p.as_str())).collect();
+    let any_change = force || !vanished.is_empty() || outcomes.iter().any(|o| matches!(o, FileOutcome::Changed(_)));
+    if any_change {
+        let mut batch = store.batch()?;
+        for outcome in &outcomes {
+            if let FileOutcome::Changed(records) = outcome {
+                batch.upsert_document(&records.0, &records.1)?;
+            }
+        }
+        for path in &vanished {
+            if batch.remove_document(path)? {
+                summary.removed += 1;
+            }
+        }
+        batch.commit()?;
+    }
+    for outcome in outcomes {
+        match outcome {
+            FileOutcome::Unchanged => summary.unchanged += 1,
+            FileOutcome::Changed(records) => {
+                summary.indexed += 1;
+                summary.chunks += records.1.len();
+            }
+            FileOutcome::Skipped(s) => summary.skipped.push(s),
+        }
+    }
+    summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests;

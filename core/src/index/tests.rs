@@ -1,0 +1,151 @@
+//! Indexer tests on a real file system and a real SQLite file.
+
+use std::path::Path;
+
+use super::*;
+use crate::search::SearchQuery;
+
+fn write(root: &Path, path: &str, text: &[u8]) {
+    let abs = root.join(path);
+    std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+    std::fs::write(abs, text).unwrap();
+}
+
+/// Everything the index holds, in a comparable form.
+fn dump(db: &Path) -> Vec<(String, String, Vec<ChunkRecord>)> {
+    let store = Store::open(db).unwrap();
+    let mut docs: Vec<(String, String)> = store.documents().unwrap().into_iter().collect();
+    docs.sort();
+    docs.into_iter()
+        .map(|(path, hash)| {
+            let chunks = store.chunks_of(&path).unwrap();
+            (path, hash, chunks)
+        })
+        .collect()
+}
+
+fn corpus(root: &Path) {
+    write(root, "guide/install.md", b"# Install\n\nRun the installer.\n\n## Linux\n\nUse the package manager.\n");
+    write(root, "guide/ja/search.md", "# 検索\n\n全文検索の説明です。東京で開発しています。\n".as_bytes());
+    write(root, "ops/deploy.md", b"---\ntags: [release]\ndate: 2024-05-01\n---\n# Deploy\n\nShip it carefully.\n");
+    write(root, "README.markdown", b"# Readme\n\nSee [install](guide/install.md).\n");
+}
+
+#[test]
+fn incremental_index_equals_full_rebuild_and_noop_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    corpus(&root);
+    let db = root.join(".folio/index.db");
+    let config = Config::default();
+
+    let first = index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!((first.files, first.indexed, first.unchanged, first.removed), (4, 4, 0, 0));
+    assert_eq!(std::fs::read_to_string(root.join(".folio/.gitignore")).unwrap().trim(), "*");
+
+    // A no-op reindex parses nothing and leaves the database file byte-identical.
+    let before = std::fs::read(&db).unwrap();
+    let noop = index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!((noop.indexed, noop.unchanged, noop.removed, noop.chunks), (0, 4, 0, 0));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+
+    // Change one file, add one, delete one.
+    write(&root, "guide/install.md", b"# Install\n\nRun the new installer.\n");
+    write(&root, "ops/rollback.md", b"# Rollback\n\nRevert the release.\n");
+    std::fs::remove_file(root.join("README.markdown")).unwrap();
+    let incr = index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!((incr.indexed, incr.unchanged, incr.removed), (2, 2, 1));
+
+    // A fresh index of the same files holds exactly the same rows.
+    let fresh_db = dir.path().join("fresh/index.db");
+    index_root(&root, &config, &fresh_db, false, None).unwrap();
+    assert_eq!(dump(&db), dump(&fresh_db));
+
+    // Deleting `.folio/` and reindexing gives the same results again.
+    std::fs::remove_dir_all(root.join(".folio")).unwrap();
+    index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!(dump(&db), dump(&fresh_db));
+    let paths: Vec<String> = dump(&db).into_iter().map(|d| d.0).collect();
+    assert_eq!(paths, vec!["guide/install.md", "guide/ja/search.md", "ops/deploy.md", "ops/rollback.md"]);
+}
+
+#[test]
+fn cjk_two_character_query_finds_its_japanese_document() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let db = dir.path().join(".folio/index.db");
+    index_root(dir.path(), &Config::default(), &db, false, None).unwrap();
+    let store = Store::open(&db).unwrap();
+    for query in ["検索", "東京"] {
+        let hits = store.search_lexical(&SearchQuery::new(query)).unwrap();
+        let paths: Vec<&str> = hits.results.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(paths, vec!["guide/ja/search.md"], "{query}");
+    }
+    let hits = store.search_lexical(&SearchQuery::new("検索")).unwrap();
+    assert_eq!(hits.results[0].start_line, 1);
+    assert_eq!(hits.results[0].heading_path, vec!["検索".to_string()]);
+    assert_eq!(
+        hits.results[0].indexed_source_hash,
+        hex(hash_bytes("# 検索\n\n全文検索の説明です。東京で開発しています。\n".as_bytes()))
+    );
+}
+
+#[test]
+fn metadata_categories_tags_and_dates() {
+    let (doc, chunks) = records(
+        "ops/runbooks/deploy.md",
+        "---\ntitle: Deploying\ntags: [release, prod]\ndate: 2024-05-01\n---\n# Deploy\n\nShip.\n",
+        10,
+        0,
+        1500,
+    );
+    assert_eq!(doc.title.as_deref(), Some("Deploying"));
+    assert_eq!(doc.category.as_deref(), Some("ops"));
+    assert_eq!(doc.topic.as_deref(), Some("ops/runbooks"));
+    assert_eq!(doc.tags, vec!["release", "prod"]);
+    assert_eq!(doc.date.as_deref(), Some("2024-05-01"));
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(chunks[0].text, "# Deploy\n\nShip.");
+    assert_eq!((chunks[0].start_line, chunks[0].end_line), (6, 8));
+    let (plain, _) = records("top.md", "no heading\n", 11, 0, 1500);
+    assert_eq!((plain.title.as_deref(), plain.category, plain.topic), (Some("top"), None, None));
+    let (bad_date, _) = records("a/b.md", "---\ndate: yesterday\ncategory: custom\n---\n", 1, 0, 1500);
+    assert_eq!((bad_date.date, bad_date.category.as_deref(), bad_date.topic), (None, Some("custom"), None));
+}
+
+#[test]
+fn bad_files_are_skipped_with_reasons_and_the_rest_is_indexed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "good.md", b"# Good\n");
+    write(root, "latin1.md", b"caf\xe9\n");
+    write(root, "binary.md", b"\x89PNG\r\n\x1a\n\0\0\0");
+    write(root, "big.md", &vec![b'a'; 2048]);
+    write(root, "ignored/skip.md", b"# Ignored\n");
+    write(root, ".folioignore", b"ignored/\n");
+    std::os::unix::fs::symlink(root.join("good.md"), root.join("link.md")).unwrap();
+    let mut config = Config::default();
+    config.index.max_file_size = 1024;
+    let db = root.join(".folio/index.db");
+    let summary = index_root(root, &config, &db, false, None).unwrap();
+    let skipped: Vec<String> = summary.skipped.iter().map(|s| format!("{}: {}", s.path, s.reason)).collect();
+    assert_eq!(
+        skipped,
+        vec![
+            "big.md: too large (2048 bytes; the cap is 1024 bytes)",
+            "binary.md: binary content (NUL bytes)",
+            "latin1.md: not valid UTF-8 (first invalid byte at offset 3)",
+            "link.md: symbolic link (not followed)",
+        ]
+    );
+    assert_eq!((summary.files, summary.indexed), (4, 1));
+    let paths: Vec<String> = dump(&db).into_iter().map(|d| d.0).collect();
+    assert_eq!(paths, vec!["good.md"]);
+}
+
+#[test]
+fn a_missing_root_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = index_root(&dir.path().join("nope"), &Config::default(), &dir.path().join("db"), false, None).unwrap_err();
+    assert_eq!(err.to_string(), format!("`{}` does not exist or is not a folder", dir.path().join("nope").display()));
+}

@@ -1,0 +1,338 @@
+//! Lexical search over the index: FTS5 with BM25, filters and snippets.
+//!
+//! [`Store::search_lexical`] turns a [`SearchQuery`] into one SQL query over
+//! `chunks_fts`, with every filter applied in SQL so `LIMIT` counts only
+//! matching chunks. The query language is described in [`query`].
+//! Scores are `-bm25` with the heading path weighted 2.0 and the body 1.0, so
+//! higher is better.
+
+pub mod cjk;
+pub mod filter;
+pub mod query;
+pub mod snippet;
+
+use rusqlite::types::Value;
+
+use crate::store::{HEADING_PATH_SEPARATOR, Store, StoreError};
+
+pub(crate) use filter::register_functions;
+
+/// The number of results returned when [`SearchQuery::limit`] is 0.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// BM25 column weights: heading path, then body.
+const BM25_WEIGHTS: (f64, f64) = (2.0, 1.0);
+
+/// A lexical search request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// The query text; see [`query`] for the language.
+    pub text: String,
+    /// Maximum number of hits; 0 means [`DEFAULT_LIMIT`].
+    pub limit: usize,
+    /// Path globs; a `!`-prefixed glob excludes. See [`filter::PathFilter`].
+    pub path_globs: Vec<String>,
+    /// Only documents whose category (first folder) is exactly this.
+    pub category: Option<String>,
+    /// Only documents whose topic (first two folders, `a/b`) is exactly this.
+    pub topic: Option<String>,
+    /// Only documents with at least one of these tags (exact match).
+    pub tags_any: Vec<String>,
+    /// Only documents with all of these tags (exact match).
+    pub tags_all: Vec<String>,
+    /// Only documents dated on or after this `YYYY-MM-DD` date.
+    pub date_from: Option<String>,
+    /// Only documents dated on or before this `YYYY-MM-DD` date.
+    pub date_to: Option<String>,
+}
+
+impl Default for SearchQuery {
+    fn default() -> SearchQuery {
+        SearchQuery {
+            text: String::new(),
+            limit: DEFAULT_LIMIT,
+            path_globs: Vec::new(),
+            category: None,
+            topic: None,
+            tags_any: Vec::new(),
+            tags_all: Vec::new(),
+            date_from: None,
+            date_to: None,
+        }
+    }
+}
+
+impl SearchQuery {
+    /// A query for `text` with no filters and the default limit.
+    pub fn new(text: &str) -> SearchQuery {
+        SearchQuery {
+            text: text.to_owned(),
+            ..SearchQuery::default()
+        }
+    }
+}
+
+/// One matching chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// KB-relative path of the document.
+    pub path: String,
+    /// Pointer of the chunk's first element.
+    pub pointer: String,
+    /// Headings enclosing the chunk, outermost first.
+    pub heading_path: Vec<String>,
+    /// First line of the chunk, 1-based.
+    pub start_line: u32,
+    /// Last line of the chunk, 1-based, inclusive.
+    pub end_line: u32,
+    /// `-bm25`: higher is better; only comparable within one query.
+    pub score: f64,
+    /// About 200 characters of the chunk around the first query hit.
+    pub snippet: String,
+    /// The source hash of the document when it was indexed.
+    pub indexed_source_hash: String,
+}
+
+/// The answer to a [`SearchQuery`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchResults {
+    /// Hits, best first.
+    pub results: Vec<SearchHit>,
+    /// True when there are no results, or the best hit matches fewer than half
+    /// of the query's included terms.
+    pub low_confidence: bool,
+    /// Names of the filters that applied, in this order: `path_globs`,
+    /// `category`, `topic`, `tags_any`, `tags_all`, `date_from`, `date_to`.
+    pub filter_applied: Vec<String>,
+}
+
+/// A failure of a search.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The query is malformed: an invalid glob or date, for example.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The index could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for SearchError {
+    fn from(err: rusqlite::Error) -> SearchError {
+        SearchError::Store(StoreError::Sqlite(err))
+    }
+}
+
+impl Store {
+    /// Runs a lexical (FTS5, BM25) search.
+    ///
+    /// A query with no searchable term, or only `-excluded` terms, returns no
+    /// hits (with `low_confidence` set) rather than an error.
+    /// Invalid globs and dates give [`SearchError::InvalidArgument`].
+    pub fn search_lexical(&self, search: &SearchQuery) -> Result<SearchResults, SearchError> {
+        let filters = build_filters(search)?;
+        let terms = query::parse_query(&search.text);
+        let Some(match_expr) = query::fts_match_expr(&terms) else {
+            return Ok(SearchResults {
+                results: Vec::new(),
+                low_confidence: true,
+                filter_applied: filters.applied,
+            });
+        };
+        let limit = if search.limit == 0 {
+            DEFAULT_LIMIT
+        } else {
+            search.limit
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+
+        let mut values = vec![Value::Text(match_expr)];
+        values.extend(filters.values);
+        values.push(Value::Integer(limit));
+        let sql = format!(
+            "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text,
+                    d.source_hash, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}) AS score_bm25
+             FROM chunks_fts
+             JOIN chunks c ON c.id = chunks_fts.rowid
+             JOIN documents d ON d.id = c.doc_id
+             WHERE chunks_fts MATCH ?1{where_sql}
+             ORDER BY score_bm25, d.path, c.seq
+             LIMIT ?{limit_idx}",
+            heading_weight = BM25_WEIGHTS.0,
+            body_weight = BM25_WEIGHTS.1,
+            where_sql = filters.sql,
+            limit_idx = values.len(),
+        );
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let needles = snippet::needles_for(&terms);
+        let mut chunk_ids = Vec::new();
+        let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
+            let chunk_id: i64 = row.get(0)?;
+            let heading_path: String = row.get(3)?;
+            let text: String = row.get(6)?;
+            let bm25: f64 = row.get(8)?;
+            Ok((
+                chunk_id,
+                SearchHit {
+                    path: row.get(1)?,
+                    pointer: row.get(2)?,
+                    heading_path: split_heading_path(&heading_path),
+                    start_line: row.get(4)?,
+                    end_line: row.get(5)?,
+                    score: -bm25,
+                    snippet: snippet::make_snippet(&text, &needles),
+                    indexed_source_hash: row.get(7)?,
+                },
+            ))
+        })?;
+        let mut results = Vec::new();
+        for row in rows {
+            let (chunk_id, hit) = row?;
+            chunk_ids.push(chunk_id);
+            results.push(hit);
+        }
+        let low_confidence = match chunk_ids.first() {
+            None => true,
+            Some(&best) => {
+                let included: Vec<&query::QueryTerm> =
+                    terms.iter().filter(|t| !t.excluded).collect();
+                let mut n_matched = 0;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2",
+                )?;
+                for term in &included {
+                    let n: i64 =
+                        stmt.query_row(rusqlite::params![term.fts_expr(), best], |row| row.get(0))?;
+                    if n > 0 {
+                        n_matched += 1;
+                    }
+                }
+                n_matched * 2 < included.len()
+            }
+        };
+        Ok(SearchResults {
+            results,
+            low_confidence,
+            filter_applied: filters.applied,
+        })
+    }
+}
+
+/// The SQL of the active filters (each clause starting with ` AND `), their
+/// bound values (numbered from `?2`), and their names.
+#[derive(Debug, Default)]
+struct Filters {
+    sql: String,
+    values: Vec<Value>,
+    applied: Vec<String>,
+}
+
+impl Filters {
+    /// Adds a clause; `{}` in `clause` is replaced by the next parameter
+    /// number for each value in `values`, in order.
+    fn add(&mut self, name: &str, clause: &str, values: Vec<Value>) {
+        let mut clause = clause.to_owned();
+        for value in values {
+            // `?1` is the MATCH expression, so filter parameters start at 2.
+            let idx = self.values.len() + 2;
+            clause = clause.replacen("{}", &format!("?{idx}"), 1);
+            self.values.push(value);
+        }
+        self.sql.push_str(" AND ");
+        self.sql.push_str(&clause);
+        self.applied.push(name.to_owned());
+    }
+}
+
+/// Validates the filters of `search` and turns them into SQL.
+fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
+    let mut filters = Filters::default();
+    if !search.path_globs.is_empty() {
+        filter::PathFilter::new(&search.path_globs).map_err(SearchError::InvalidArgument)?;
+        let json = serde_json::to_string(&search.path_globs)
+            .map_err(|err| SearchError::InvalidArgument(format!("path_globs: {err}")))?;
+        let clause = format!("{}(d.path, {{}}) = 1", filter::PATH_MATCH_FN);
+        filters.add("path_globs", &clause, vec![Value::Text(json)]);
+    }
+    if let Some(category) = &search.category {
+        filters.add(
+            "category",
+            "d.category = {}",
+            vec![Value::Text(category.clone())],
+        );
+    }
+    if let Some(topic) = &search.topic {
+        filters.add("topic", "d.topic = {}", vec![Value::Text(topic.clone())]);
+    }
+    let tags_any = dedup(&search.tags_any);
+    if !tags_any.is_empty() {
+        let placeholders = vec!["{}"; tags_any.len()].join(", ");
+        let clause = format!(
+            "EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE value IN ({placeholders}))"
+        );
+        filters.add(
+            "tags_any",
+            &clause,
+            tags_any.into_iter().map(Value::Text).collect(),
+        );
+    }
+    let tags_all = dedup(&search.tags_all);
+    if !tags_all.is_empty() {
+        let n = tags_all.len();
+        let placeholders = vec!["{}"; n].join(", ");
+        let clause = format!(
+            "(SELECT count(DISTINCT value) FROM json_each(d.tags_json) WHERE value IN ({placeholders})) = {n}"
+        );
+        filters.add(
+            "tags_all",
+            &clause,
+            tags_all.into_iter().map(Value::Text).collect(),
+        );
+    }
+    if let Some(from) = &search.date_from {
+        filter::validate_date("date_from", from).map_err(SearchError::InvalidArgument)?;
+    }
+    if let Some(to) = &search.date_to {
+        filter::validate_date("date_to", to).map_err(SearchError::InvalidArgument)?;
+    }
+    if let (Some(from), Some(to)) = (&search.date_from, &search.date_to)
+        && from > to
+    {
+        return Err(SearchError::InvalidArgument(format!(
+            "date_from {from} is after date_to {to}"
+        )));
+    }
+    if let Some(from) = &search.date_from {
+        filters.add("date_from", "d.date >= {}", vec![Value::Text(from.clone())]);
+    }
+    if let Some(to) = &search.date_to {
+        filters.add("date_to", "d.date <= {}", vec![Value::Text(to.clone())]);
+    }
+    Ok(filters)
+}
+
+/// Removes duplicates from `items`, keeping the first occurrence's order.
+fn dedup(items: &[String]) -> Vec<String> {
+    let mut res: Vec<String> = Vec::new();
+    for item in items {
+        if !res.contains(item) {
+            res.push(item.clone());
+        }
+    }
+    res
+}
+
+/// Splits a stored heading path back into headings.
+fn split_heading_path(joined: &str) -> Vec<String> {
+    if joined.is_empty() {
+        return Vec::new();
+    }
+    joined
+        .split(HEADING_PATH_SEPARATOR)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,417 @@
+//! The SQLite index: documents, chunks and their FTS5 table.
+//!
+//! The index lives at `<root>/.folio/index.db` (WAL mode, 5 s busy timeout).
+//! It is derived data: a file with another or an unreadable schema version is
+//! dropped and rebuilt, never half-read, and [`Store::was_rebuilt`] says so.
+//! Only this module opens the database.
+//!
+//! Writes go through a [`Batch`], one transaction per batch:
+//!
+//! ```no_run
+//! # use folio_core::store::{Store, DocRecord, ChunkRecord, StoreError};
+//! # fn f(doc: &DocRecord, chunks: &[ChunkRecord]) -> Result<(), StoreError> {
+//! let mut store = Store::open(std::path::Path::new("kb/.folio/index.db"))?;
+//! let mut batch = store.batch()?;
+//! batch.upsert_document(doc, chunks)?;
+//! batch.remove_document("old/note.md")?;
+//! batch.commit()?;
+//! # Ok(()) }
+//! ```
+//!
+//! Incremental indexing is the caller's job: compare [`Store::documents`] with
+//! the files' hashes and upsert only what changed.
+//! Opening an up-to-date store and committing an empty batch write nothing.
+
+mod schema;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior, params};
+
+use crate::search::cjk::cjk_bigrams;
+
+pub use schema::SCHEMA_VERSION;
+
+/// The separator between headings in the stored `heading_path` column.
+pub const HEADING_PATH_SEPARATOR: &str = " > ";
+
+/// A failure of the index store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("index database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Reading or writing a file next to the database failed.
+    #[error("index file error at {path}: {source}")]
+    Io {
+        /// The file or folder the operation was about.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A record handed to the store cannot be stored as given.
+    #[error("invalid index record: {0}")]
+    InvalidRecord(String),
+}
+
+/// One Markdown document as the indexer hands it to the store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocRecord {
+    /// KB-relative path, `/`-separated, exactly as the workspace spells it.
+    pub path: String,
+    /// XxHash64 of the file's bytes, 16 lowercase hex digits.
+    pub source_hash: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// Modification time in milliseconds since the Unix epoch.
+    pub mtime_ms: i64,
+    /// Document title (first heading or frontmatter `title`).
+    pub title: Option<String>,
+    /// First folder of the path, or the frontmatter `category`.
+    pub category: Option<String>,
+    /// First two folders of the path (`a/b`), or the frontmatter `topic`.
+    pub topic: Option<String>,
+    /// Frontmatter tags, matched exactly (case-sensitive) by search filters.
+    pub tags: Vec<String>,
+    /// Frontmatter date, `YYYY-MM-DD`.
+    pub date: Option<String>,
+    /// The frontmatter as a JSON object, if the document has one.
+    pub frontmatter_json: Option<String>,
+}
+
+/// One search unit of a document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkRecord {
+    /// Position of the chunk in its document, from 0.
+    pub seq: u32,
+    /// The pointer of the chunk's first element: `logical~selfHash~subtreeHash`.
+    pub pointer: String,
+    /// The headings enclosing the chunk, outermost first.
+    pub heading_path: Vec<String>,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+    /// The chunk's original Markdown text.
+    pub text: String,
+}
+
+/// Counts and sizes reported by [`Store::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreStatus {
+    /// Number of indexed documents.
+    pub n_documents: u64,
+    /// Number of indexed chunks.
+    pub n_chunks: u64,
+    /// Size of the main database in bytes (page count × page size; the WAL
+    /// file is not included).
+    pub db_size_bytes: u64,
+    /// The schema version of the open database.
+    pub schema_version: u32,
+}
+
+/// An open index database.
+///
+/// A `Store` holds one SQLite connection; it is `Send` but not `Sync`.
+/// Two processes may open the same file: SQLite's locking and short
+/// transactions keep it consistent.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    db_path: Option<PathBuf>,
+    rebuilt: bool,
+}
+
+impl Store {
+    /// Opens or creates the index at `db_path` (normally
+    /// `<root>/.folio/index.db`).
+    ///
+    /// Creates the parent folder if missing and writes a `.gitignore`
+    /// containing `*` into it if absent.
+    /// A database with another or an unreadable schema version is dropped and
+    /// rebuilt; a file that is not a SQLite database at all is deleted and
+    /// created again. Both set [`Store::was_rebuilt`].
+    pub fn open(db_path: &Path) -> Result<Store, StoreError> {
+        if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+            write_gitignore(&parent.join(".gitignore"))?;
+        }
+        match Self::open_file(db_path) {
+            Err(StoreError::Sqlite(err)) if is_not_a_database(&err) => {
+                // The file is not an index we can read; the index is derived
+                // data, so it is replaced.
+                tracing::warn!(path = %db_path.display(), "index file unreadable, recreating it");
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut name = db_path.as_os_str().to_owned();
+                    name.push(suffix);
+                    let path = PathBuf::from(name);
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(source) => return Err(StoreError::Io { path, source }),
+                    }
+                }
+                let mut store = Self::open_file(db_path)?;
+                store.rebuilt = true;
+                Ok(store)
+            }
+            res => res,
+        }
+    }
+
+    /// Opens a private in-memory index, for tests.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        Self::init(conn, None)
+    }
+
+    fn open_file(db_path: &Path) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(db_path, flags)?;
+        Self::init(conn, Some(db_path.to_path_buf()))
+    }
+
+    fn init(mut conn: Connection, db_path: Option<PathBuf>) -> Result<Store, StoreError> {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        // Setting WAL on a database already in WAL mode writes nothing.
+        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let outcome = schema::ensure_schema(&mut conn)?;
+        crate::search::register_functions(&conn)?;
+        Ok(Store {
+            conn,
+            db_path,
+            rebuilt: outcome == schema::SchemaOutcome::Rebuilt,
+        })
+    }
+
+    /// True when opening found an incompatible or unreadable index and
+    /// rebuilt it empty; the caller should then reindex everything.
+    pub fn was_rebuilt(&self) -> bool {
+        self.rebuilt
+    }
+
+    /// The database file, or `None` for an in-memory store.
+    pub fn db_path(&self) -> Option<&Path> {
+        self.db_path.as_deref()
+    }
+
+    /// The indexed documents: KB-relative path → source hash.
+    pub fn documents(&self) -> Result<HashMap<String, String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, source_hash FROM documents")?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        let mut res = HashMap::new();
+        for row in rows {
+            let (path, hash) = row?;
+            res.insert(path, hash);
+        }
+        Ok(res)
+    }
+
+    /// The indexed chunks of `path` in order, as [`ChunkRecord`]s; empty when the path is not indexed.
+    pub fn chunks_of(&self, path: &str) -> Result<Vec<ChunkRecord>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text \
+             FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = ?1 ORDER BY c.seq",
+        )?;
+        let rows = stmt.query_map([path], |row| {
+            let heading: String = row.get(2)?;
+            Ok(ChunkRecord {
+                seq: row.get(0)?,
+                pointer: row.get(1)?,
+                heading_path: if heading.is_empty() {
+                    Vec::new()
+                } else {
+                    heading.split(HEADING_PATH_SEPARATOR).map(str::to_string).collect()
+                },
+                start_line: row.get(3)?,
+                end_line: row.get(4)?,
+                text: row.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Counts of documents and chunks, database size and schema version.
+    pub fn status(&self) -> Result<StoreStatus, StoreError> {
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            let n: i64 = self.conn.query_row(sql, [], |row| row.get(0))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        };
+        let n_documents = count("SELECT count(*) FROM documents")?;
+        let n_chunks = count("SELECT count(*) FROM chunks")?;
+        let page_count = count("PRAGMA page_count")?;
+        let page_size = count("PRAGMA page_size")?;
+        Ok(StoreStatus {
+            n_documents,
+            n_chunks,
+            db_size_bytes: page_count.saturating_mul(page_size),
+            schema_version: SCHEMA_VERSION,
+        })
+    }
+
+    /// Starts a write batch: one `BEGIN IMMEDIATE` transaction that ends with
+    /// [`Batch::commit`]; dropping the batch without committing rolls it back.
+    pub fn batch(&mut self) -> Result<Batch<'_>, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        Ok(Batch { tx })
+    }
+
+    /// The connection, for the search module.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// A write transaction over the store; see [`Store::batch`].
+#[derive(Debug)]
+pub struct Batch<'a> {
+    tx: Transaction<'a>,
+}
+
+impl Batch<'_> {
+    /// Inserts or replaces the document at `doc.path` and replaces all of its
+    /// chunks (and their FTS rows) with `chunks`.
+    ///
+    /// The document keeps its row id across updates.
+    pub fn upsert_document(
+        &mut self,
+        doc: &DocRecord,
+        chunks: &[ChunkRecord],
+    ) -> Result<(), StoreError> {
+        let size = i64::try_from(doc.size).map_err(|_| {
+            StoreError::InvalidRecord(format!("size of {} is too large: {}", doc.path, doc.size))
+        })?;
+        let tags_json = serde_json::to_string(&doc.tags)
+            .map_err(|err| StoreError::InvalidRecord(format!("tags of {}: {err}", doc.path)))?;
+        let doc_id: i64 = self.tx.prepare_cached(
+            "INSERT INTO documents
+                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (path) DO UPDATE SET
+                 source_hash = excluded.source_hash, size = excluded.size, mtime_ms = excluded.mtime_ms,
+                 title = excluded.title, category = excluded.category, topic = excluded.topic,
+                 tags_json = excluded.tags_json, date = excluded.date,
+                 frontmatter_json = excluded.frontmatter_json
+             RETURNING id",
+        )?
+        .query_row(
+            params![
+                doc.path,
+                doc.source_hash,
+                size,
+                doc.mtime_ms,
+                doc.title,
+                doc.category,
+                doc.topic,
+                tags_json,
+                doc.date,
+                doc.frontmatter_json,
+            ],
+            |row| row.get(0),
+        )?;
+        // The delete trigger removes the old chunks' FTS rows.
+        self.tx
+            .prepare_cached("DELETE FROM chunks WHERE doc_id = ?1")?
+            .execute([doc_id])?;
+        let mut insert_chunk = self.tx.prepare_cached(
+            "INSERT INTO chunks (doc_id, seq, pointer, heading_path, start_line, end_line, text, content_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        let mut insert_fts = self
+            .tx
+            .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?1, ?2, ?3)")?;
+        for chunk in chunks {
+            let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
+            let content_hash = format!(
+                "{:016x}",
+                xxhash_rust::xxh64::xxh64(chunk.text.as_bytes(), 0)
+            );
+            insert_chunk.execute(params![
+                doc_id,
+                chunk.seq,
+                chunk.pointer,
+                heading_path,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.text,
+                content_hash,
+            ])?;
+            let chunk_id = self.tx.last_insert_rowid();
+            insert_fts.execute(params![
+                chunk_id,
+                cjk_bigrams(&heading_path).as_ref(),
+                cjk_bigrams(&chunk.text).as_ref()
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Removes the document at `path` with its chunks and FTS rows.
+    /// Returns whether the document was indexed.
+    pub fn remove_document(&mut self, path: &str) -> Result<bool, StoreError> {
+        // Chunks go first so that the trigger removes their FTS rows even if
+        // foreign keys were turned off on this connection.
+        self.tx
+            .prepare_cached(
+                "DELETE FROM chunks WHERE doc_id IN (SELECT id FROM documents WHERE path = ?1)",
+            )?
+            .execute([path])?;
+        let n = self
+            .tx
+            .prepare_cached("DELETE FROM documents WHERE path = ?1")?
+            .execute([path])?;
+        Ok(n > 0)
+    }
+
+    /// Commits every change of the batch at once.
+    pub fn commit(self) -> Result<(), StoreError> {
+        self.tx.commit()?;
+        Ok(())
+    }
+}
+
+/// Writes `*` to the `.gitignore` at `path` unless a file is already there.
+fn write_gitignore(path: &Path) -> Result<(), StoreError> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(mut file) => {
+            use std::io::Write;
+            file.write_all(b"*\n").map_err(|source| StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// True for errors that mean the file is not a readable SQLite database.
+fn is_not_a_database(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,186 @@
+//! The SQLite schema of the index: creation, version check and rebuild.
+//!
+//! The schema is versioned by one row in `meta` (`key = 'schema_version'`).
+//! A database whose version is missing, unreadable or different from
+//! [`SCHEMA_VERSION`] is never read: every object in it is dropped and the
+//! schema is created again, because the index is derived data.
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+/// The schema version this build reads and writes.
+///
+/// Bump it whenever a table, column, tokenizer or the text transform given to
+/// FTS5 changes, so that old index files are rebuilt instead of half-read.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The DDL of schema version [`SCHEMA_VERSION`].
+///
+/// `chunks_fts` is a contentless FTS5 table (the text lives in `chunks`) whose
+/// rowid is `chunks.id`; `contentless_delete=1` lets rows be deleted by rowid.
+/// Its `heading` and `body` columns hold the CJK-bigram-transformed heading
+/// path and chunk text.
+/// The trigger keeps `chunks_fts` in step with every deletion from `chunks`,
+/// including the cascade from `documents`.
+const CREATE_SQL: &str = "
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE TABLE documents (
+    id INTEGER PRIMARY KEY,
+    path TEXT UNIQUE NOT NULL,
+    source_hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ms INTEGER NOT NULL,
+    title TEXT,
+    category TEXT,
+    topic TEXT,
+    tags_json TEXT NOT NULL DEFAULT '[]',
+    date TEXT,
+    frontmatter_json TEXT
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    pointer TEXT NOT NULL,
+    heading_path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    content_hash TEXT NOT NULL
+);
+CREATE INDEX chunks_doc_id ON chunks(doc_id, seq);
+CREATE INDEX documents_category ON documents(category);
+CREATE INDEX documents_topic ON documents(topic);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    heading,
+    body,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+";
+
+/// What [`ensure_schema`] found and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SchemaOutcome {
+    /// The schema was already at [`SCHEMA_VERSION`]; nothing was written.
+    Current,
+    /// The database was empty and the schema was created.
+    Created,
+    /// The database held another or an unreadable schema; it was dropped and
+    /// created again.
+    Rebuilt,
+}
+
+/// Reads the stored schema version: `Ok(None)` when the database has no
+/// `meta` table or no version row, `Ok(Some(None))` when the row is not a
+/// number.
+fn read_version(conn: &Connection) -> rusqlite::Result<Option<Option<u32>>> {
+    let has_meta: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_meta {
+        return Ok(None);
+    }
+    // Any failure to read the row (wrong columns, wrong type) counts as an
+    // unreadable version, which leads to a rebuild.
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT CAST(value AS TEXT) FROM meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()
+        .unwrap_or(None);
+    Ok(Some(value.and_then(|v| v.trim().parse::<u32>().ok())))
+}
+
+/// Returns the number of user objects (tables, views, triggers, indexes) in
+/// the database.
+fn n_user_objects(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+        [],
+        |row| row.get(0),
+    )
+}
+
+/// Brings the database to schema [`SCHEMA_VERSION`].
+///
+/// Reading the version first happens outside any write transaction, so an
+/// up-to-date database is opened without writing anything.
+/// Creation and rebuild run in one `BEGIN IMMEDIATE` transaction that checks
+/// the version again, so two processes opening the same new file do not both
+/// create the schema.
+pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOutcome> {
+    if read_version(conn)? == Some(Some(SCHEMA_VERSION)) {
+        return Ok(SchemaOutcome::Current);
+    }
+    // `foreign_keys` cannot change inside a transaction; it is off while
+    // tables are dropped so that dropping `documents` does not cascade row by
+    // row into `chunks`.
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let outcome = (|| {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let outcome = match read_version(&tx)? {
+            Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
+            None if n_user_objects(&tx)? == 0 => SchemaOutcome::Created,
+            _ => {
+                drop_everything(&tx)?;
+                SchemaOutcome::Rebuilt
+            }
+        };
+        tx.execute_batch(CREATE_SQL)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+            [SCHEMA_VERSION.to_string()],
+        )?;
+        tx.commit()?;
+        Ok(outcome)
+    })();
+    conn.pragma_update(None, "foreign_keys", true)?;
+    outcome
+}
+
+/// Drops every user table, view, trigger and index, leaving an empty schema.
+///
+/// FTS5 shadow tables disappear with their virtual table, so names are read
+/// again after each drop and dropped with `IF EXISTS`.
+fn drop_everything(conn: &Connection) -> rusqlite::Result<()> {
+    // Each round drops one object; the bound only guards against a schema
+    // that reports an object a `DROP` does not remove.
+    for _ in 0..10_000 {
+        let next: Option<(String, String)> = conn
+            .query_row(
+                "SELECT type, name FROM sqlite_schema
+                 WHERE name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'view', 'table')
+                 ORDER BY CASE type WHEN 'trigger' THEN 0 WHEN 'view' THEN 1 ELSE 2 END,
+                          CASE WHEN sql LIKE 'CREATE VIRTUAL%' THEN 0 ELSE 1 END
+                 LIMIT 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let Some((kind, name)) = next else {
+            return Ok(());
+        };
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        let sql = match kind.as_str() {
+            "trigger" => format!("DROP TRIGGER IF EXISTS {quoted}"),
+            "view" => format!("DROP VIEW IF EXISTS {quoted}"),
+            _ => format!("DROP TABLE IF EXISTS {quoted}"),
+        };
+        conn.execute_batch(&sql)?;
+    }
+    Err(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+        Some("the old index schema could not be dropped".to_owned()),
+    ))
+}
