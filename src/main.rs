@@ -1,1 +1,428 @@
-fn main() {}
+//! The `folio` command line: index, search, check, outline, status and bench.
+//!
+//! Exit codes: 0 success; 1 `folio check` found errors; 2 a fatal error (bad root,
+//! unreadable configuration, database failure, bad arguments); 3 the run completed but
+//! some files were skipped (each is listed on stderr with its reason).
+
+mod bench;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use folio_core::document::Encoding;
+use folio_core::index::{IndexSummary, default_db_path, index_root};
+use folio_core::links::{Severity, diagnostics};
+use folio_core::parse::parse;
+use folio_core::search::{SearchQuery, SearchResults};
+use folio_core::store::Store;
+use folio_core::workspace::{Config, Workspace, find_root};
+
+#[derive(Parser)]
+#[command(name = "folio", version, about = "A live knowledge base over a folder of Markdown.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct RootArgs {
+    /// Workspace root (default: the nearest folder above the current one with `folio.toml` or `.git`, else the current folder).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Index database file (default: `<root>/.folio/index.db`, or a cache folder when the root is read-only).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index the Markdown files under the root (incremental by content hash).
+    Index {
+        #[command(flatten)]
+        root: RootArgs,
+        /// Re-parse and rewrite every document.
+        #[arg(long)]
+        force: bool,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the index (BM25); indexes changed files first.
+    Search {
+        /// Query: words, "quoted phrases", -excluded words.
+        query: String,
+        #[command(flatten)]
+        root: RootArgs,
+        /// Maximum number of hits.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Path glob to include; prefix with `!` to exclude. Repeatable.
+        #[arg(long = "path", value_name = "GLOB")]
+        path_globs: Vec<String>,
+        /// Only documents of this category (first folder, or frontmatter `category`).
+        #[arg(long)]
+        category: Option<String>,
+        /// Only documents of this topic (first two folders, or frontmatter `topic`).
+        #[arg(long)]
+        topic: Option<String>,
+        /// Skip the incremental reindex before searching.
+        #[arg(long)]
+        no_reindex: bool,
+        /// Print results as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the elements of one Markdown file with their pointers.
+    Outline {
+        /// The Markdown file.
+        file: PathBuf,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every link of the workspace and print diagnostics.
+    Check {
+        #[command(flatten)]
+        root: RootArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Show what the index holds.
+    Status {
+        #[command(flatten)]
+        root: RootArgs,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure cold index, no-op reindex and search latency on one or more roots.
+    Bench {
+        /// Roots to measure (each is indexed into a temporary database).
+        #[arg(required = true)]
+        roots: Vec<PathBuf>,
+        /// Number of timed runs of each search query.
+        #[arg(long, default_value_t = 20)]
+        repeat: usize,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// `path:line:col: code: message` (1-based line; 1-based column in characters).
+    Text,
+    /// One JSON array of diagnostics.
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…,col=…,title=…::…`).
+    Github,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("FOLIO_LOG"))
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("folio: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Index { root, force, json } => cmd_index(&root, force, json),
+        Command::Search { query, root, limit, path_globs, category, topic, no_reindex, json } => {
+            let search = SearchQuery { text: query, limit, path_globs, category, topic, ..SearchQuery::default() };
+            cmd_search(&root, search, no_reindex, json)
+        }
+        Command::Outline { file, json } => cmd_outline(&file, json),
+        Command::Check { root, format } => cmd_check(&root, format),
+        Command::Status { root, json } => cmd_status(&root, json),
+        Command::Bench { roots, repeat, json } => bench::run(&roots, repeat, json),
+    }
+}
+
+struct Resolved {
+    root: PathBuf,
+    config: Config,
+    db: PathBuf,
+}
+
+fn resolve_root(args: &RootArgs) -> Result<Resolved> {
+    let root = match &args.root {
+        Some(dir) => {
+            if !dir.is_dir() {
+                bail!("root `{}` does not exist or is not a folder", dir.display());
+            }
+            dir.canonicalize().with_context(|| format!("cannot resolve `{}`", dir.display()))?
+        }
+        None => find_root(&std::env::current_dir().context("cannot read the current folder")?),
+    };
+    let config = Config::load(&root)?;
+    let db = args.db.clone().unwrap_or_else(|| default_db_path(&root));
+    Ok(Resolved { root, config, db })
+}
+
+fn run_index(r: &Resolved, force: bool, show_progress: bool) -> Result<IndexSummary> {
+    let bar = (show_progress && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} indexing {pos}/{len} files [{bar:30}] {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let progress = |done: usize, total: usize| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    };
+    let summary = index_root(&r.root, &r.config, &r.db, force, Some(&progress))
+        .with_context(|| format!("indexing `{}`", r.root.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(summary)
+}
+
+fn report_skipped(summary: &IndexSummary) {
+    for s in &summary.skipped {
+        eprintln!("folio: skipped {}: {}", s.path, s.reason);
+    }
+}
+
+fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
+    let r = resolve_root(args)?;
+    let summary = run_index(&r, force, true)?;
+    report_skipped(&summary);
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&summary)?)?;
+    } else {
+        writeln!(
+            out,
+            "indexed {} files ({} changed, {} unchanged, {} skipped, {} removed, {} chunks) in {} ms\nindex: {}",
+            summary.files,
+            summary.indexed,
+            summary.unchanged,
+            summary.skipped.len(),
+            summary.removed,
+            summary.chunks,
+            summary.elapsed_ms,
+            summary.db_path.display()
+        )?;
+        if summary.rebuilt {
+            writeln!(out, "note: the index had an incompatible schema and was rebuilt")?;
+        }
+    }
+    Ok(if summary.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+}
+
+fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool) -> Result<ExitCode> {
+    let r = resolve_root(args)?;
+    if !no_reindex || !r.db.exists() {
+        run_index(&r, false, true)?;
+    }
+    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let results = store.search_lexical(&search)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&results_json(&results))?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if results.results.is_empty() {
+        writeln!(out, "no results for `{}`", search.text)?;
+    }
+    for hit in &results.results {
+        let heading = if hit.heading_path.is_empty() { String::new() } else { format!(" — {}", hit.heading_path.join(" > ")) };
+        writeln!(out, "{}:{}-{}{}  (score {:.2})", hit.path, hit.start_line, hit.end_line, heading, hit.score)?;
+        writeln!(out, "    {}", hit.snippet)?;
+        writeln!(out, "    {}", hit.pointer)?;
+    }
+    if results.low_confidence && !results.results.is_empty() {
+        writeln!(out, "note: low confidence — the best hit matches few of the query's terms")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn results_json(results: &SearchResults) -> serde_json::Value {
+    let hits: Vec<serde_json::Value> = results
+        .results
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "path": h.path,
+                "pointer": h.pointer,
+                "heading_path": h.heading_path,
+                "start_line": h.start_line,
+                "end_line": h.end_line,
+                "score": h.score,
+                "snippet": h.snippet,
+                "indexedSourceHash": h.indexed_source_hash,
+            })
+        })
+        .collect();
+    serde_json::json!({ "results": hits, "low_confidence": results.low_confidence, "filter_applied": results.filter_applied })
+}
+
+fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!("`{}` is not valid UTF-8 (first invalid byte at offset {})", file.display(), e.utf8_error().valid_up_to())
+    })?;
+    let parsed = parse(&text);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let elements: Vec<serde_json::Value> = parsed
+            .elements
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "pointer": e.pointer().to_string(),
+                    "logical": e.logical,
+                    "kind": e.kind.as_str(),
+                    "level": e.level,
+                    "start_line": e.start_line,
+                    "end_line": e.end_line,
+                    "preview": preview(&text[e.range.clone()]),
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&elements)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for e in &parsed.elements {
+        let depth = e.logical.matches('.').count();
+        writeln!(
+            out,
+            "{:>5}-{:<5} {}{:<16} {}  {}",
+            e.start_line,
+            e.end_line,
+            "  ".repeat(depth),
+            e.kind.as_str(),
+            e.pointer(),
+            preview(&text[e.range.clone()])
+        )?;
+    }
+    for p in &parsed.problems {
+        eprintln!("folio: {}:{}: {}", file.display(), parsed.line_of(p.range.start), p.message);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// First line of an element, at most 60 characters.
+fn preview(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    if line.chars().count() > 60 { format!("{}…", line.chars().take(59).collect::<String>()) } else { line.to_string() }
+}
+
+fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
+    let r = resolve_root(args)?;
+    let (ws, report) = Workspace::load(&r.root, r.config.clone())?;
+    for s in &report.skipped {
+        eprintln!("folio: skipped {}: {}", s.path, s.reason);
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let (mut n_errors, mut n_warnings, mut n_files) = (0usize, 0usize, 0usize);
+    let mut json_items = Vec::new();
+    for path in ws.document_paths() {
+        let diags = diagnostics(&ws, path);
+        if diags.is_empty() {
+            continue;
+        }
+        n_files += 1;
+        let doc = &ws.get(path).expect("listed document exists").doc;
+        for d in diags {
+            let lc = doc.offset_to_line_col(d.range.start, Encoding::Utf32);
+            let (line, col) = (lc.line + 1, lc.col + 1);
+            let severity = match d.severity {
+                Severity::Error => {
+                    n_errors += 1;
+                    "error"
+                }
+                Severity::Warning => {
+                    n_warnings += 1;
+                    "warning"
+                }
+            };
+            match format {
+                Format::Text => writeln!(out, "{path}:{line}:{col}: {}: {}", d.code, d.message)?,
+                Format::Github => writeln!(
+                    out,
+                    "::{severity} file={path},line={line},col={col},title={}::{}",
+                    d.code,
+                    d.message.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+                )?,
+                Format::Json => json_items.push(serde_json::json!({
+                    "path": path, "line": line, "column": col, "code": d.code.as_str(),
+                    "severity": severity, "message": d.message,
+                })),
+            }
+        }
+    }
+    if let Format::Json = format {
+        writeln!(out, "{}", serde_json::to_string_pretty(&json_items)?)?;
+    }
+    out.flush()?;
+    eprintln!(
+        "folio: checked {} documents: {n_errors} errors, {n_warnings} warnings in {n_files} files{}",
+        ws.len(),
+        if report.skipped.is_empty() { String::new() } else { format!(", {} files skipped", report.skipped.len()) }
+    );
+    Ok(if n_errors > 0 {
+        ExitCode::from(1)
+    } else if !report.skipped.is_empty() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn cmd_status(args: &RootArgs, json: bool) -> Result<ExitCode> {
+    let r = resolve_root(args)?;
+    let mut out = std::io::stdout().lock();
+    if !r.db.exists() {
+        if json {
+            writeln!(out, "{}", serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false}))?;
+        } else {
+            writeln!(out, "root: {}\nindex: none yet (run `folio index`)", r.root.display())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let st = store.status()?;
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
+                "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
+            })
+        )?;
+    } else {
+        writeln!(
+            out,
+            "root: {}\nindex: {}\ndocuments: {}\nchunks: {}\nsize: {} bytes\nschema version: {}",
+            r.root.display(),
+            r.db.display(),
+            st.n_documents,
+            st.n_chunks,
+            st.db_size_bytes,
+            st.schema_version
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -46,7 +46,7 @@ pub fn chunks(text: &str, parsed: &Parsed, budget: usize) -> Vec<Chunk> {
         let mut cur = Some(i);
         while let Some(c) = cur {
             if elements[c].kind == ElementKind::Heading
-                && let Some(h) = parsed.headings.iter().find(|h| h.element == c)
+                && let Some(h) = parsed.headings.iter().find(|h| h.element == Some(c))
             {
                 path.push(h.text.clone());
             }

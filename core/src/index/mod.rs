@@ -52,18 +52,17 @@ pub struct IndexSummary {
 /// Progress of a run: `done` of `total` files read.
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-/// The index file for `root`: `<root>/.folio/index.db`; when `<root>/.folio` cannot be
-/// created (a read-only folder), a folder under the user's cache
-/// (`$XDG_CACHE_HOME/folio/<hash of the root path>/index.db`, else `~/.cache/...`).
+/// The index file for `root`: `<root>/.folio/index.db`, unless `<root>/.folio` does not
+/// exist and the root is read-only (no write permission bit set, so this holds even for
+/// root), then a folder under the user's cache:
+/// `$XDG_CACHE_HOME/folio/<hash of the root path>/index.db`, else `~/.cache/folio/...`.
+///
+/// Creates nothing; [`Store::open`] creates the folder when the index is first written.
 pub fn default_db_path(root: &Path) -> PathBuf {
     let local = root.join(".folio");
-    if local.is_dir() || std::fs::create_dir_all(&local).is_ok() {
-        // A folder we cannot write into is as good as none.
-        let probe = local.join(".folio-write-probe");
-        if std::fs::write(&probe, b"").is_ok() {
-            let _ = std::fs::remove_file(&probe);
-            return local.join("index.db");
-        }
+    let read_only = std::fs::metadata(root).map(|m| is_read_only(&m)).unwrap_or(false);
+    if local.is_dir() || !read_only {
+        return local.join("index.db");
     }
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
@@ -71,6 +70,17 @@ pub fn default_db_path(root: &Path) -> PathBuf {
         .unwrap_or_else(std::env::temp_dir);
     let key = hex(hash_bytes(root.to_string_lossy().as_bytes()));
     cache.join("folio").join(key).join("index.db")
+}
+
+#[cfg(unix)]
+fn is_read_only(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o222 == 0
+}
+
+#[cfg(not(unix))]
+fn is_read_only(meta: &std::fs::Metadata) -> bool {
+    meta.permissions().readonly()
 }
 
 /// Category and topic from a KB-relative path: the first folder, and the first two folders.

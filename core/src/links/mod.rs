@@ -182,9 +182,11 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     if ws.contains_other_path(&path) || path.is_empty() {
         return Target::File(path);
     }
-    // An extension-less link to a Markdown file (common in wikis and static site generators).
+    // An extension-less link to a Markdown file (wikis, static site generators), or a
+    // link to the `.html` page a book generator such as mdBook renders from `x.md`.
+    let stem = path.strip_suffix(".html").or_else(|| path.strip_suffix(".htm")).unwrap_or(&path);
     for ext in [".md", ".markdown"] {
-        let with_ext = format!("{path}{ext}");
+        let with_ext = format!("{stem}{ext}");
         if ws.contains_document(&with_ext) {
             return Target::Document { path: with_ext, fragment: link.fragment.clone() };
         }
@@ -198,7 +200,22 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
     }
     let candidates = ws.wiki_candidates(from, &link.dest);
     match candidates.len() {
-        0 => Target::Missing,
+        0 => {
+            // A definition with the wiki target's label (Foam's compatibility definitions) decides.
+            let key = crate::parse::normalize_label(&link.dest);
+            let parsed = ws.parsed(from);
+            let definition = parsed.as_ref().and_then(|p| {
+                let def = p.definitions.iter().find(|d| d.key == key)?;
+                p.links.iter().find(|l| l.kind == LinkKind::Definition && l.range == def.range).cloned()
+            });
+            match definition {
+                Some(def_link) => match resolve_link(ws, from, &def_link) {
+                    Target::Document { path, .. } => Target::Document { path, fragment: link.fragment.clone() },
+                    other => other,
+                },
+                None => Target::Missing,
+            }
+        }
         1 => {
             let path = candidates.into_iter().next().expect("one candidate");
             if ws.contains_document(&path) {
@@ -255,8 +272,14 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             continue;
         }
         seen.push(&def.key);
-        let used = parsed.links.iter().any(|l| {
-            matches!(l.kind, LinkKind::Reference | LinkKind::ImageReference) && l.label.as_deref() == Some(def.key.as_str())
+        // Foam writes a definition for each wiki link so other renderers can follow it:
+        // `[[daily]]` uses `[daily]: daily.md`.
+        let used = parsed.links.iter().any(|l| match l.kind {
+            LinkKind::Reference | LinkKind::ImageReference => l.label.as_deref() == Some(def.key.as_str()),
+            LinkKind::Wiki | LinkKind::WikiEmbed => {
+                l.label.as_deref() == Some(def.key.as_str()) || crate::parse::normalize_label(&l.dest) == def.key
+            }
+            _ => false,
         });
         if !used {
             push(

@@ -101,11 +101,15 @@ fn reference_labels_are_case_folded() {
     check(
         "
 //- /a.md
-[Foo Bar][] [x][FOO   bar] [y][straße] [z][STRASSE]
+[Foo Bar][] [x][FOO   bar] [y][straße] [z][STRASSE] [[Daily]] [[journal|alias]] [[b#Sec|Alias]]
 
+[b#sec|alias]: b.md#sec
 [foo bar]: b.md
 [Strasse]: b.md
+[daily]: b.md
+[journal]: b.md
 //- /b.md
+# Sec
 ",
         "",
     );
@@ -116,14 +120,14 @@ fn html_anchors_custom_ids_files_and_folders_are_targets() {
     check(
         r#"
 //- /a.md
-[a](b.md#old-name) [b](b.md#legacy) [c](b.md#custom) [d](img/pic.png) [e](img/) [f](img) [g](https://x.test/#nope) [h](b#custom)
+[a](b.md#old-name) [b](b.md#legacy) [c](b.md#custom) [d](img/pic.png) [e](img/) [f](img) [g](https://x.test/#nope) [h](b#custom) [i](b.html#legacy) [j](b.html#nope)
 //- /b.md
 <a id="old-name"></a>
 <a name="legacy"></a>
 ## Heading {#custom}
 //- /img/pic.png
 "#,
-        "",
+        "a.md:1:160: missing-heading: no heading or anchor `#nope` in `b.md`\n",
     );
 }
 

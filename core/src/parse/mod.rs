@@ -169,8 +169,10 @@ pub struct Heading {
     pub range: Range<usize>,
     /// Bytes of the heading's text content.
     pub text_range: Range<usize>,
-    /// Index of the heading's element in [`Parsed::elements`].
-    pub element: usize,
+    /// Index of the heading's element in [`Parsed::elements`]; `None` for a heading
+    /// nested in a container (block quote, list item), which has an anchor but is part
+    /// of its container's element.
+    pub element: Option<usize>,
 }
 
 /// An HTML anchor: `<a name="x">` or any tag with `id="x"`.
@@ -236,7 +238,8 @@ pub struct Link {
     pub fragment: Option<String>,
     /// Bytes of the fragment as written (after `#`), if any.
     pub fragment_range: Option<Range<usize>>,
-    /// For references and footnotes: the normalised label.
+    /// For references and footnotes: the normalised label; for wiki links: the normalised
+    /// text between the brackets (`target#heading|alias`).
     pub label: Option<String>,
     /// True when the destination has a URL scheme (`https:`, `mailto:`) or is protocol-relative.
     pub external: bool,
@@ -450,7 +453,7 @@ impl Builder<'_> {
                 let range = self.trim_end(span(h.position.as_ref()));
                 // The section is fixed up in `finish_sections` once all headings are known.
                 let idx = self.push_element(ElementKind::Heading, logical.clone(), range.clone(), range.clone(), h.depth, parent_el);
-                self.heading(h, idx);
+                self.heading(h, Some(idx));
                 stack.push(Scope { element: Some(idx), logical, level: h.depth, counters: Vec::new() });
                 continue;
             }
@@ -523,8 +526,11 @@ impl Builder<'_> {
         }
     }
 
-    fn heading(&mut self, h: &mdast::Heading, element: usize) {
-        let range = self.parsed.elements[element].range.clone();
+    fn heading(&mut self, h: &mdast::Heading, element: Option<usize>) {
+        let range = match element {
+            Some(i) => self.parsed.elements[i].range.clone(),
+            None => self.trim_end(span(h.position.as_ref())),
+        };
         let mut text = String::new();
         for child in &h.children {
             collect_text(child, &mut text);
@@ -647,6 +653,11 @@ impl Builder<'_> {
                 self.push_reference(LinkKind::Footnote, range, f.label.as_deref().unwrap_or(&f.identifier));
                 return;
             }
+            Node::Heading(h) => {
+                // A heading inside a block quote or list item still gets an anchor.
+                self.heading(h, None);
+                return;
+            }
             Node::FootnoteDefinition(f) => {
                 let label_end = self.text[range.clone()].find("]:").map_or(range.start, |i| range.start + i + 2);
                 self.covered.push(range.start..label_end);
@@ -709,7 +720,18 @@ impl Builder<'_> {
         for m in wiki_regex().captures_iter(text) {
             let whole = m.get(0).expect("group 0 always matches");
             let range = whole.start()..whole.end();
-            if !self.is_free(&range) || is_escaped(text, range.start) {
+            if is_escaped(text, range.start) {
+                continue;
+            }
+            let bracket_start = if m.get(1).is_some() { range.start + 1 } else { range.start };
+            // `[[x]]` where `[x]` has a definition (Foam writes one per wiki link) was parsed as a
+            // reference inside brackets: it is the wiki link that was meant.
+            let inner_ref = bracket_start + 1..range.end - 1;
+            if let Some(i) = self.parsed.links.iter().position(|l| l.kind == LinkKind::Reference && l.range == inner_ref) {
+                self.parsed.links.remove(i);
+                self.covered.retain(|r| *r != inner_ref);
+            }
+            if !self.is_free(&range) {
                 continue;
             }
             let embed = m.get(1).is_some();
@@ -733,7 +755,7 @@ impl Builder<'_> {
                 dest: target_trimmed.to_string(),
                 fragment: fragment.map(str::to_string),
                 fragment_range,
-                label: None,
+                label: Some(normalize_label(body)),
                 external: false,
             });
         }

@@ -71,13 +71,16 @@ fn bom_and_crlf_ranges_are_exact_source_bytes() {
 
 #[test]
 fn headings_get_unique_slugs_and_custom_ids() {
-    let parsed = parse("# Intro\n## Intro\n### *Intro*\n## API: `get()` {#api}\nSetext\n===\n");
+    let parsed = parse("# Intro\n## Intro\n> ### *Intro*\n\n## API: `get()` {#api}\nSetext\n===\n");
     let slugs: Vec<(&str, &str)> = parsed.headings.iter().map(|h| (h.text.as_str(), h.slug.as_str())).collect();
     assert_eq!(
         slugs,
         vec![("Intro", "intro"), ("Intro", "intro-1"), ("Intro", "intro-2"), ("API: get()", "api-get"), ("Setext", "setext")]
     );
     assert_eq!(parsed.anchors.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(), vec!["api"]);
+    // The heading inside the block quote has an anchor but no element of its own.
+    assert_eq!(parsed.headings[2].element, None);
+    assert_eq!(parsed.headings[1].element, Some(2));
 }
 
 #[test]
@@ -114,6 +117,9 @@ fn link_kinds_ranges_and_destinations() {
         ]
     );
     assert_eq!(parsed.definitions[0].key, "d");
+    // `[[d]]` with a definition of `[d]` is still a wiki link (Foam).
+    let foam = parse("[[d]]\n\n[d]: y.md\n");
+    assert_eq!(foam.links.iter().map(|l| l.kind).collect::<Vec<_>>(), vec![LinkKind::Wiki, LinkKind::Definition]);
     assert_eq!(&text[parsed.definitions[0].label_range.clone()], "d");
 }
 
