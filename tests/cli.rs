@@ -1,0 +1,236 @@
+//! End-to-end tests of the `folio` binary on slices of real corpora (tests/fixtures)
+//! and on bad input in temporary folders.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn folio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").output().expect("folio runs")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// Copies a fixture folder into a temporary folder so indexing writes nothing into the repository.
+fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(name), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `(path, line, code)` of every diagnostic `folio check --format json` reports.
+fn check_json(root: &Path) -> (Vec<(String, u64, String)>, i32) {
+    let out = folio(&["check", "--root", root.to_str().unwrap(), "--format", "json"]);
+    let items: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    let rows = items
+        .iter()
+        .map(|d| (d["path"].as_str().unwrap().to_string(), d["line"].as_u64().unwrap(), d["code"].as_str().unwrap().to_string()))
+        .collect();
+    (rows, out.status.code().unwrap())
+}
+
+fn row(path: &str, line: u64, code: &str) -> (String, u64, String) {
+    (path.to_string(), line, code.to_string())
+}
+
+/// Diagnostics verified by hand against the upstream files (see the comments).
+#[test]
+fn pinned_diagnostics_in_k8s_community() {
+    let (rows, code) = check_json(&fixture("k8s-community"));
+    assert_eq!(code, 1, "errors make `folio check` exit 1");
+    for pinned in [
+        // The definition on line 63 follows a paragraph line without a blank line, so it is a lazy
+        // continuation of the paragraph (a definition cannot interrupt a paragraph, CommonMark 4.7).
+        row("sig-network/annual-report-2025.md", 57, "undefined-reference"),
+        // sig-list.md has "Special Interest Groups" and "Working Groups" headings, no "master" lists.
+        row("communication/best-practices.md", 17, "missing-heading"),
+        row("communication/best-practices.md", 18, "missing-heading"),
+        // moderators.md has a "Discuss" heading, none whose slug is "discusskubernetesio".
+        row("communication/discuss-guidelines.md", 208, "missing-heading"),
+        // Only one "Moderators Pro Tempore" heading exists, so `-1` names nothing.
+        row("communication/moderators.md", 32, "missing-heading"),
+        // `[Developer's Guide]: …` is defined and never used.
+        row("README.md", 62, "unused-definition"),
+    ] {
+        assert!(rows.contains(&pinned), "missing {pinned:?} in {rows:#?}");
+    }
+    // The first "Moderators Pro Tempore" link is fine.
+    assert!(!rows.contains(&row("communication/moderators.md", 20, "missing-heading")));
+}
+
+#[test]
+fn pinned_diagnostics_in_rust_book() {
+    let (rows, _) = check_json(&fixture("rust-book"));
+    let not_missing_file: Vec<_> = rows.iter().filter(|r| r.2 != "missing-file").cloned().collect();
+    assert_eq!(
+        not_missing_file,
+        vec![
+            // ch17-03 has no heading "Working with Any Number of Futures" (it was renamed upstream).
+            row("ch17-05-traits-for-async.md", 540, "unused-definition"),
+            row("ch17-05-traits-for-async.md", 541, "unused-definition"),
+            row("ch17-05-traits-for-async.md", 541, "missing-heading"),
+            row("ch17-06-futures-tasks-threads.md", 103, "unused-definition"),
+            row("ch17-06-futures-tasks-threads.md", 104, "unused-definition"),
+            // ch17-04 has no "Composing Streams" heading.
+            row("ch17-06-futures-tasks-threads.md", 104, "missing-heading"),
+        ]
+    );
+    // `ch04-01-what-is-ownership.html#the-stack-and-the-heap` names a heading inside a block quote
+    // (`> ### The Stack and the Heap`) of the `.md` mdBook renders to that page: no diagnostic.
+    assert!(!rows.iter().any(|r| r.0 == "ch03-02-data-types.md" && r.1 == 383));
+    // `#wheres-the---operator`: "Where’s the `->` Operator?" (curly apostrophe) slugs to exactly that.
+    assert!(!rows.iter().any(|r| r.0 == "ch15-05-interior-mutability.md" && r.1 == 361));
+}
+
+#[test]
+fn pinned_diagnostics_in_foam_docs() {
+    let (rows, _) = check_json(&fixture("foam-docs"));
+    // No note is named cli-grep (the command's page is grep.md) and search.md has no definition for it.
+    assert!(rows.contains(&row("user/tools/cli/search.md", 11, "missing-wiki-target")), "{rows:#?}");
+    // `[[daily|CLI daily command]]` uses Foam's `[daily]: ../tools/cli/daily.md` definition.
+    assert!(!rows.iter().any(|r| r.0 == "user/features/daily-notes.md"), "{rows:#?}");
+}
+
+#[test]
+fn check_text_and_github_formats() {
+    let root = fixture("rust-book");
+    let out = folio(&["check", "--root", root.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines().any(|l| l
+            == "ch17-06-futures-tasks-threads.md:104:33: missing-heading: no heading or anchor `#composing-streams` in `ch17-04-streams.md`"),
+        "{text}"
+    );
+    let out = folio(&["check", "--root", root.to_str().unwrap(), "--format", "github"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines().any(|l| l
+            == "::warning file=ch17-05-traits-for-async.md,line=540,col=2,title=unused-definition::link reference definition `[first-async]` is not used"),
+        "{text}"
+    );
+}
+
+#[test]
+fn index_search_outline_and_status_on_a_corpus_slice() {
+    let dir = copy_fixture("rust-book");
+    let root = dir.path().to_str().unwrap();
+    let out = folio(&["index", "--root", root, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((summary["files"].as_u64(), summary["indexed"].as_u64(), summary["unchanged"].as_u64()), (Some(9), Some(9), Some(0)));
+    let again: serde_json::Value = serde_json::from_slice(&folio(&["index", "--root", root, "--json"]).stdout).unwrap();
+    assert_eq!((again["indexed"].as_u64(), again["unchanged"].as_u64()), (Some(0), Some(9)));
+
+    let out = folio(&["search", "interior mutability RefCell", "--root", root, "--limit", "3", "--json"]);
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hits = results["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 3);
+    assert!(hits.iter().all(|h| h["path"] == "ch15-05-interior-mutability.md"), "{results:#}");
+    let first = &hits[0];
+    for key in ["pointer", "heading_path", "start_line", "end_line", "score", "snippet", "indexedSourceHash"] {
+        assert!(first.get(key).is_some(), "hit lacks {key}: {first:#}");
+    }
+    let path_filtered: serde_json::Value = serde_json::from_slice(
+        &folio(&["search", "RefCell", "--root", root, "--path", "!ch15-*", "--json", "--no-reindex"]).stdout,
+    )
+    .unwrap();
+    assert!(path_filtered["results"].as_array().unwrap().iter().all(|h| h["path"] != "ch15-05-interior-mutability.md"));
+    assert_eq!(path_filtered["filter_applied"], serde_json::json!(["path_globs"]));
+
+    // The pointer of a hit is the pointer `folio outline` shows for that element.
+    let outline: serde_json::Value = serde_json::from_slice(
+        &folio(&["outline", dir.path().join("ch15-05-interior-mutability.md").to_str().unwrap(), "--json"]).stdout,
+    )
+    .unwrap();
+    let pointers: Vec<&str> = outline.as_array().unwrap().iter().map(|e| e["pointer"].as_str().unwrap()).collect();
+    assert!(pointers.contains(&first["pointer"].as_str().unwrap()));
+    assert_eq!(outline[1]["kind"], "heading");
+    assert_eq!(outline[1]["preview"], "## `RefCell<T>` and the Interior Mutability Pattern");
+
+    let status: serde_json::Value = serde_json::from_slice(&folio(&["status", "--root", root, "--json"]).stdout).unwrap();
+    assert_eq!(status["documents"], 9);
+    assert_eq!(status["schema_version"], 1);
+}
+
+#[test]
+fn a_missing_root_is_a_clear_error() {
+    let out = folio(&["check", "--root", "/definitely/not/here"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "folio: error: root `/definitely/not/here` does not exist or is not a folder\n");
+    let out = folio(&["outline", "/definitely/not/here.md"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("folio: error: cannot read `/definitely/not/here.md`"));
+}
+
+#[test]
+fn bad_files_are_reported_and_the_rest_is_indexed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("good.md"), "# Good\n\nSearchable text.\n").unwrap();
+    std::fs::write(root.join("latin1.md"), b"caf\xe9\n").unwrap();
+    std::fs::write(root.join("image.md"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    std::fs::write(root.join("huge.md"), vec![b'a'; 20 * 1024 * 1024]).unwrap();
+    std::fs::write(root.join("secret.md"), "# Secret\n").unwrap();
+    let out = run_unprivileged_with_unreadable(root, "secret.md", &["index", "--root", root.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            "folio: skipped huge.md: too large (20971520 bytes; the cap is 16777216 bytes)",
+            "folio: skipped image.md: binary content (NUL bytes)",
+            "folio: skipped latin1.md: not valid UTF-8 (first invalid byte at offset 3)",
+            "folio: skipped secret.md: unreadable: Permission denied (os error 13)",
+        ]
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("indexed 5 files (1 changed, 0 unchanged, 4 skipped, 0 removed, 1 chunks)"), "{stdout}");
+    let out = folio(&["search", "searchable", "--root", root.to_str().unwrap(), "--json", "--no-reindex"]);
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results["results"][0]["path"], "good.md");
+}
+
+/// Runs folio with `file` unreadable. As root, permission bits do not stop reads, so the
+/// command runs as `nobody` through `setpriv` (util-linux) with the folder opened up for it.
+fn run_unprivileged_with_unreadable(root: &Path, file: &str, args: &[&str]) -> Output {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.join(file), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let is_root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    if !is_root {
+        return folio(args);
+    }
+    let mut dir = Some(root);
+    while let Some(d) = dir {
+        let mode = std::fs::metadata(d).unwrap().permissions().mode();
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode | 0o755)).unwrap();
+        dir = d.parent().filter(|p| p.starts_with(std::env::temp_dir()) && *p != std::env::temp_dir());
+    }
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for entry in std::fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.ends_with(file) {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_folio")])
+        .args(args)
+        .env("HOME", root)
+        .output()
+        .expect("setpriv runs")
+}
