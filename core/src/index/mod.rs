@@ -189,7 +189,7 @@ pub fn index_root(
         };
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(p) = progress
-            && (n % 256 == 0 || n == total)
+            && (n.is_multiple_of(256) || n == total)
         {
             p(n, total);
         }
