@@ -307,8 +307,9 @@ pub fn parse(text: &str) -> Parsed {
         Ok(root) => root,
         Err(message) => {
             // markdown-rs only errors on MDX constructs, which are off; keep the text anyway.
-            let mut parsed = Parsed { lines: Some(lines), ..Parsed::default() };
-            parsed.elements.push(document_element(text, &parsed));
+            let mut parsed = Parsed::default();
+            parsed.elements.push(document_element(text, &lines));
+            parsed.lines = Some(lines);
             parsed.problems.push(Problem { range: 0..text.len(), message: message.to_string() });
             return parsed;
         }
@@ -321,18 +322,8 @@ pub fn parse(text: &str) -> Parsed {
         covered: Vec::new(),
         slugger: Slugger::default(),
     };
-    builder.parsed.elements.push(Element {
-        kind: ElementKind::Document,
-        logical: "document".into(),
-        range: 0..text.len(),
-        subtree: 0..text.len(),
-        self_hash: hash_bytes(text.as_bytes()),
-        subtree_hash: hash_bytes(text.as_bytes()),
-        level: 0,
-        parent: None,
-        start_line: 1,
-        end_line: builder.lines.len_lines() as u32,
-    });
+    let document = document_element(text, &builder.lines);
+    builder.parsed.elements.push(document);
     if let Node::Root(root) = &root {
         builder.blocks(&root.children);
     }
@@ -344,18 +335,19 @@ pub fn parse(text: &str) -> Parsed {
     parsed
 }
 
-fn document_element(text: &str, parsed: &Parsed) -> Element {
+fn document_element(text: &str, lines: &LineIndex) -> Element {
+    let hash = hash_bytes(text.as_bytes());
     Element {
         kind: ElementKind::Document,
         logical: "document".into(),
         range: 0..text.len(),
         subtree: 0..text.len(),
-        self_hash: hash_bytes(text.as_bytes()),
-        subtree_hash: hash_bytes(text.as_bytes()),
+        self_hash: hash,
+        subtree_hash: hash,
         level: 0,
         parent: None,
         start_line: 1,
-        end_line: parsed.lines.as_ref().map_or(1, |l| l.len_lines() as u32),
+        end_line: lines.len_lines() as u32,
     }
 }
 
