@@ -1,4 +1,4 @@
-//! The `folio` command line: index, search, check, outline, status and bench.
+//! The `folio` command line: index, search, check, outline, status, bench and lsp.
 //!
 //! Exit codes: 0 success; 1 `folio check` found errors; 2 a fatal error (bad root,
 //! unreadable configuration, database failure, bad arguments); 3 the run completed but
@@ -111,6 +111,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the language server over stdin/stdout (for VS Code, Neovim and other LSP clients).
+    Lsp {
+        /// Accepted for clients that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -149,6 +155,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, json } => cmd_status(&root, json),
         Command::Bench { roots, repeat, json } => bench::run(&roots, repeat, json),
+        Command::Lsp { stdio: _ } => {
+            folio_lsp::run_stdio()?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -283,53 +283,60 @@ fn encode_dest(path: &str) -> String {
 /// A link written without the `.md` extension stays without it; a wiki link that
 /// named the file by its stem gets the new stem.
 pub fn rename_file_edits(ws: &Workspace, old: &str, new: &str) -> WorkspaceEdits {
+    rename_files_edits(ws, &[(old.to_string(), new.to_string())])
+}
+
+/// [`rename_file_edits`] for several moves at once (a folder move): a link between two
+/// moved files is computed from both new locations.
+pub fn rename_files_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits {
     let mut edits = WorkspaceEdits::new();
+    let moved = |p: &str| -> Option<String> { moves.iter().find(|(o, _)| o == p).map(|(_, n)| n.clone()) };
     let strip_ext = |p: &str| -> String {
         p.strip_suffix(".md").or_else(|| p.strip_suffix(".markdown")).unwrap_or(p).to_string()
     };
     for from in ws.document_paths() {
-        let Some(parsed) = ws.parsed(from) else { continue };
-        let moved_doc = from == old;
+        let Some(entry) = ws.get(from) else { continue };
+        let parsed = &entry.parsed;
+        let new_from = moved(from);
         for link in &parsed.links {
             if link.external || link.dest.is_empty() {
                 continue;
             }
             let Some(dest_range) = link.dest_range.clone() else { continue };
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
-            let target = resolve_link(ws, from, link);
-            let target_path = match &target {
-                Target::Document { path, .. } | Target::File(path) => Some(path.as_str()),
-                _ => None,
+            let target_path = match resolve_link(ws, from, link) {
+                Target::Document { path, .. } | Target::File(path) => path,
+                _ => continue,
             };
-            let points_at_old = target_path == Some(old);
-            if !points_at_old && !moved_doc {
+            let new_target = moved(&target_path);
+            if new_target.is_none() && new_from.is_none() {
                 continue;
             }
-            // Where the link's target is after the move, and where the link is.
-            let new_target = if points_at_old { new.to_string() } else { target_path.map(str::to_string).unwrap_or_default() };
-            if new_target.is_empty() {
-                continue;
-            }
-            let new_from = if moved_doc { new } else { from };
+            let target_after = new_target.clone().unwrap_or(target_path.clone());
+            let from_after = new_from.as_deref().unwrap_or(from);
             let written_end = link.fragment_range.as_ref().map_or(dest_range.end, |f| f.start - 1);
-            let written = &ws.get(from).map(|e| e.doc.slice(dest_range.start..written_end).unwrap_or_default()).unwrap_or_default();
+            let written = entry.doc.slice(dest_range.start..written_end).unwrap_or_default();
             let replacement = if wiki {
-                if !points_at_old {
+                if new_target.is_none() {
                     continue;
                 }
-                if written.contains('/') { strip_ext(&new_target) } else { strip_ext(new_target.rsplit('/').next().unwrap_or(&new_target)) }
+                if written.contains('/') {
+                    strip_ext(&target_after)
+                } else {
+                    strip_ext(target_after.rsplit('/').next().unwrap_or(&target_after))
+                }
             } else {
-                if written.starts_with('/') && !points_at_old {
+                if written.starts_with('/') && new_target.is_none() {
                     continue;
                 }
-                let mut rel = if written.starts_with('/') { format!("/{new_target}") } else { relative_path(new_from, &new_target) };
-                let had_ext = written.ends_with(".md") || written.ends_with(".markdown") || !is_doc(&new_target);
+                let mut rel = if written.starts_with('/') { format!("/{target_after}") } else { relative_path(from_after, &target_after) };
+                let had_ext = written.ends_with(".md") || written.ends_with(".markdown") || !is_doc(&target_after);
                 if !had_ext {
                     rel = strip_ext(&rel);
                 }
                 encode_dest(&rel)
             };
-            if *written == replacement {
+            if written == replacement {
                 continue;
             }
             edits.entry(from.to_string()).or_default().push(TextEdit { range: dest_range.start..written_end, new_text: replacement });
