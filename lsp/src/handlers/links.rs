@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use anyhow::Result;
-use folio_core::links::navigate::destination;
+use folio_core::links::{Target, resolve_link};
 use folio_core::parse::LinkKind;
 use tower_lsp_server::ls_types::{DocumentLink, DocumentLinkParams, Uri};
 
@@ -31,9 +31,13 @@ pub fn document_link(s: &Session, params: &DocumentLinkParams) -> Result<Option<
         if link.dest.is_empty() && !matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed) {
             continue;
         }
-        let Some(dest) = destination(ws, &doc.path, link) else { continue };
-        let Some(uri) = s.uri(doc.root, &dest.path) else { continue };
-        out.push(DocumentLink { range, target: Some(uri), tooltip: Some(dest.path), data: None });
+        // A link with a broken anchor still leads to its file.
+        let path = match resolve_link(ws, &doc.path, link) {
+            Target::Document { path, .. } | Target::File(path) => path,
+            _ => continue,
+        };
+        let Some(uri) = s.uri(doc.root, &path) else { continue };
+        out.push(DocumentLink { range, target: Some(uri), tooltip: Some(path), data: None });
     }
     Ok(Some(out))
 }

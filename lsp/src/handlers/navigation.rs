@@ -46,7 +46,13 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
     let parsed = &c.entry.parsed;
     let include_declaration = params.context.include_declaration;
     let mut declaration: Option<(String, Range<usize>)> = None;
-    let refs: Vec<Reference> = if let Some(link) = link_at(parsed, c.offset) {
+    let refs: Vec<Reference> = if let Some(h) = heading_at(parsed, c.offset) {
+        declaration = Some((c.doc.path.clone(), parsed.headings[h].range.clone()));
+        references_to_heading(ws, &c.doc.path, h)
+    } else if let Some(d) = definition_at(parsed, c.offset) {
+        declaration = Some((c.doc.path.clone(), parsed.definitions[d].label_range.clone()));
+        references_to_definition(ws, &c.doc.path, d)
+    } else if let Some(link) = link_at(parsed, c.offset) {
         match destination(ws, &c.doc.path, link) {
             Some(Destination { path, range: Some(range) }) if range.is_empty() => {
                 references_to_document(ws, &path)
@@ -65,12 +71,6 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
             Some(Destination { path, range: None }) => references_to_document(ws, &path),
             None => Vec::new(),
         }
-    } else if let Some(h) = heading_at(parsed, c.offset) {
-        declaration = Some((c.doc.path.clone(), parsed.headings[h].range.clone()));
-        references_to_heading(ws, &c.doc.path, h)
-    } else if let Some(d) = definition_at(parsed, c.offset) {
-        declaration = Some((c.doc.path.clone(), parsed.definitions[d].label_range.clone()));
-        references_to_definition(ws, &c.doc.path, d)
     } else {
         references_to_document(ws, &c.doc.path)
     };

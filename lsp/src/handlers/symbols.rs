@@ -76,7 +76,15 @@ pub fn workspace_symbol(s: &Session, params: &WorkspaceSymbolParams) -> Result<O
             }
         }
     }
-    hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    // Best score first; then shorter names, files before their headings, path, position.
+    let is_heading = |k: &SymbolKind| *k != SymbolKind::FILE;
+    hits.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.len().cmp(&b.1.len()))
+            .then(is_heading(&a.5).cmp(&is_heading(&b.5)))
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
     hits.truncate(MAX_WORKSPACE_SYMBOLS);
     let mut out = Vec::with_capacity(hits.len());
     for (_, name, path, _, root_idx, kind, bytes) in hits {
