@@ -14,6 +14,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use folio_core::document::{Document, Encoding, TextEdit};
 use folio_core::links::graph::LinkGraph;
+use folio_core::parse::incremental::IncrementalParser;
 use folio_core::parse::{Parsed, parse};
 use folio_core::pointer::hash_bytes;
 use folio_core::workspace::config::{DiagnosticsConfig, WikiConfig};
@@ -76,6 +77,9 @@ pub struct Session {
     pub open: HashMap<PathBuf, i32>,
     /// The `folio` section of the client's settings, applied over each `folio.toml`.
     pub settings: Option<serde_json::Value>,
+    /// Per open document (absolute path): the cached blocks that let an edit re-parse
+    /// only the top-level blocks it touches.
+    pub parsers: HashMap<PathBuf, IncrementalParser>,
 }
 
 /// Headings, anchors, block ids and title: what links into a document can name.
@@ -240,9 +244,15 @@ impl Session {
     /// documents whose diagnostics may have changed: this one, plus the documents linking
     /// to it when it is new or what links can name in it (headings, anchors, title) changed.
     pub fn set_document(&mut self, doc: &DocRef, text: Document, origin: Origin) -> BTreeSet<DocRef> {
-        let root = &mut self.roots[doc.root];
         let source = text.text();
-        let parsed = Arc::new(parse(&source));
+        let parsed = parse(&source);
+        self.set_parsed_document(doc, text, &source, parsed, origin)
+    }
+
+    /// [`Session::set_document`] with the parse already made (`source` is the text).
+    fn set_parsed_document(&mut self, doc: &DocRef, text: Document, source: &str, parsed: Parsed, origin: Origin) -> BTreeSet<DocRef> {
+        let root = &mut self.roots[doc.root];
+        let parsed = Arc::new(parsed);
         let old_surface = root.ws.parsed(&doc.path).map(|p| surface(&p));
         let entry = DocEntry { doc: text, parsed: Arc::clone(&parsed), source_hash: hash_bytes(source.as_bytes()), origin };
         root.ws.insert(doc.path.clone(), entry);
@@ -272,7 +282,9 @@ impl Session {
                 None => return BTreeSet::new(),
             },
         };
-        self.set_document(&doc, Document::new(text, version), Origin::Editor)
+        let (parser, parsed) = IncrementalParser::new(text);
+        self.parsers.insert(abs.to_path_buf(), parser);
+        self.set_parsed_document(&doc, Document::new(text, version), text, parsed, Origin::Editor)
     }
 
     /// Finds or makes a root for a file opened outside every root: the nearest folder
@@ -306,7 +318,10 @@ impl Session {
     /// Applies `didChange` content changes in order, each against the previous result.
     pub fn did_change(&mut self, abs: &Path, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Result<BTreeSet<DocRef>> {
         let doc = self.locate(abs).context("change to a document that is not open")?;
-        let mut text = self.entry(&doc).context("change to a document that is not open")?.doc.clone();
+        let entry = self.entry(&doc).context("change to a document that is not open")?;
+        let mut text = entry.doc.clone();
+        let previous = Arc::clone(&entry.parsed);
+        let old_source = text.text();
         for change in changes {
             match change.range {
                 None => text = Document::new(&change.text, version),
@@ -318,12 +333,18 @@ impl Session {
         }
         text.set_version(version);
         self.open.insert(abs.to_path_buf(), version);
-        Ok(self.set_document(&doc, text, Origin::Editor))
+        let source = text.text();
+        let parsed = match self.parsers.get_mut(abs) {
+            Some(parser) => parser.update(&old_source, &source, &previous),
+            None => parse(&source),
+        };
+        Ok(self.set_parsed_document(&doc, text, &source, parsed, Origin::Editor))
     }
 
     /// Closes a document: the disk copy is current again (or the document is gone).
     pub fn did_close(&mut self, abs: &Path) -> BTreeSet<DocRef> {
         self.open.remove(abs);
+        self.parsers.remove(abs);
         let Some(doc) = self.locate(abs) else { return BTreeSet::new() };
         let affected = match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
             Ok(text) => self.set_document(&doc, Document::new(&text, 0), Origin::Disk),
