@@ -82,9 +82,13 @@ pub struct Session {
     pub parsers: HashMap<PathBuf, IncrementalParser>,
 }
 
-/// Headings, anchors, block ids and title: what links into a document can name.
-fn surface(parsed: &Parsed) -> (Vec<(String, String, Option<String>)>, Vec<String>, Vec<String>, Option<String>) {
-    (
+/// What links into a document can name: headings (slug, text, custom id), anchor ids,
+/// block ids and the title.
+#[derive(PartialEq, Eq)]
+struct Surface(Vec<(String, String, Option<String>)>, Vec<String>, Vec<String>, Option<String>);
+
+fn surface(parsed: &Parsed) -> Surface {
+    Surface(
         parsed.headings.iter().map(|h| (h.slug.clone(), h.text.clone(), h.custom_id.clone())).collect(),
         parsed.anchors.iter().map(|a| a.id.clone()).collect(),
         parsed.block_ids.iter().map(|(id, _)| id.clone()).collect(),

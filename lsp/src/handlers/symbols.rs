@@ -54,13 +54,15 @@ pub fn document_symbol(s: &Session, params: &DocumentSymbolParams) -> Result<Opt
     Ok(Some(DocumentSymbolResponse::Nested(roots)))
 }
 
+/// One match: (score, name, path, offset, root, kind, byte range).
+type Hit = (u32, String, String, usize, usize, SymbolKind, std::ops::Range<usize>);
+
 /// Fuzzy search over every heading and document title of every root.
 pub fn workspace_symbol(s: &Session, params: &WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
     let mut matcher = Matcher::new(MatcherConfig::DEFAULT);
     let pattern = Pattern::parse(&params.query, CaseMatching::Smart, Normalization::Smart);
     let mut buf = Vec::new();
-    // (score, name, path, offset, root, kind, byte range)
-    let mut hits: Vec<(u32, String, String, usize, usize, SymbolKind, std::ops::Range<usize>)> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
     for (root_idx, root) in s.roots.iter().enumerate() {
         for path in root.ws.document_paths() {
             let Some(parsed) = root.ws.parsed(path) else { continue };

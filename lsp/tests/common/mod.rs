@@ -167,10 +167,10 @@ impl Client {
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
         loop {
-            if let Some(response) = self.pump().await {
-                if response["id"] == id {
-                    return response;
-                }
+            if let Some(response) = self.pump().await
+                && response["id"] == id
+            {
+                return response;
             }
         }
     }
