@@ -131,3 +131,35 @@ fn a_panic_in_a_handler_becomes_an_error_for_that_request() {
     let ok = folio_lsp::server::guarded("test/method", || Ok(7)).unwrap();
     assert_eq!(ok, 7);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notify_watcher_sees_files_created_on_disk() {
+    // This client cannot register file watchers, so the server watches the root itself.
+    let mut c = Client::start(&[("a.md", "# A\n[n](new.md)\n")], Enc::Utf16, json!({})).await;
+    c.open("a.md").await;
+    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-file");
+    // Give the watcher a moment to be set up after `initialized`, then create the file.
+    c.call("workspace/symbol", json!({"query": ""})).await;
+    write_files(c.dir.path(), &[("new.md", "# New\n")]);
+    assert_eq!(c.diagnostics("a.md").await, json!([]));
+    assert!(!c.server_requests.iter().any(|(m, _)| m == "client/registerCapability"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folio_toml_configures_diagnostics() {
+    let mut c = Client::start(
+        &[
+            ("folio.toml", "[diagnostics]\nsilence = [\"missing-file\"]\nfragment_case_sensitive = true\n"),
+            ("a.md", "# Title\n[x](gone.md) [t](#Title) [w](#title)\n"),
+        ],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
+    c.open("a.md").await;
+    let d = c.diagnostics("a.md").await;
+    assert_eq!(
+        summarize(&d),
+        vec![("missing-heading".to_string(), range(1, 18, 1, 23), "no heading or anchor `#Title` in this document".to_string())]
+    );
+}
