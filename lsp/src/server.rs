@@ -79,7 +79,10 @@ impl Shared {
     fn mutate(&self, method: &str, f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>) -> (Batch, bool) {
         let mut session = self.lock();
         let affected = guarded(method, || f(&mut session)).unwrap_or_default();
-        let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && affected.len() > 1;
+        // A pulling client re-pulls the document it changed by itself; other documents
+        // whose diagnostics may have changed need a refresh request.
+        let others = if matches!(method, "didChange" | "didOpen") { affected.len() > 1 } else { !affected.is_empty() };
+        let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
         if session.flags.pull_diagnostics {
             return (Vec::new(), refresh);
         }

@@ -67,6 +67,28 @@ async fn pull_diagnostics_when_the_client_supports_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pulling_client_is_asked_to_refresh_when_a_linked_file_appears() {
+    let mut c = Client::start(
+        &[("a.md", "# A\n[b](b.md)\n")],
+        Enc::Utf16,
+        json!({
+            "textDocument": {"diagnostic": {"dynamicRegistration": false}},
+            "workspace": {"diagnostics": {"refreshSupport": true}, "didChangeWatchedFiles": {"dynamicRegistration": true}}
+        }),
+    )
+    .await;
+    c.open("a.md").await;
+    write_files(c.dir.path(), &[("b.md", "# B\n")]);
+    let b = c.uri("b.md");
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 1}]})).await;
+    // The refresh request arrives before the answer to a later request.
+    c.call("workspace/symbol", json!({"query": ""})).await;
+    assert!(c.server_requests.iter().any(|(m, _)| m == "workspace/diagnostic/refresh"), "{:?}", c.server_requests);
+    let r = c.call("textDocument/diagnostic", json!({"textDocument": {"uri": c.uri("a.md")}})).await;
+    assert_eq!(r["items"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bom_on_disk_is_not_counted_in_columns() {
     let mut c = Client::start(
         &[("a.md", "[b](b.md#beta-)\n"), ("b.md", "\u{feff}# Beta 😀\n[a](a.md)\n")],
