@@ -174,7 +174,9 @@ impl Session {
             Config::default()
         });
         let config = effective_config(&file_config, self.settings.as_ref())?;
+        let started = std::time::Instant::now();
         let (mut ws, report) = Workspace::load(&folder, config).with_context(|| format!("cannot load {}", folder.display()))?;
+        let loaded = started.elapsed();
         ws.add_other("");
         for skipped in &report.skipped {
             tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
@@ -185,7 +187,13 @@ impl Session {
                 graph.update(path, &parsed);
             }
         }
-        tracing::info!("loaded {} documents under {}", report.loaded, folder.display());
+        tracing::info!(
+            "loaded {} documents under {} (walk and parse {} ms, link index {} ms)",
+            report.loaded,
+            folder.display(),
+            loaded.as_millis(),
+            (started.elapsed() - loaded).as_millis()
+        );
         self.roots.push(Root { folder, ws, graph, file_config, single_file: false });
         let idx = self.roots.len() - 1;
         self.overlay_open_documents(idx);
