@@ -329,7 +329,13 @@ async fn folding_ranges(enc: Enc) {
 }
 
 async fn code_actions(enc: Enc) {
-    let mut c = start(enc).await;
+    let mut c = Client::start(
+        &[("a.md", A), ("b.md", B)],
+        enc,
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}}}),
+    )
+    .await;
+    c.open("a.md").await;
     let d = c.diagnostics("a.md").await;
     let (a, missing) = (c.uri("a.md"), c.uri("missing.md"));
     let r = c
@@ -351,6 +357,14 @@ async fn code_actions(enc: Enc) {
             },
         ])
     );
+    // A client that cannot create files gets only the anchor fix.
+    let mut c = start(enc).await;
+    let d = c.diagnostics("a.md").await;
+    let a = c.uri("a.md");
+    let r = c
+        .call("textDocument/codeAction", json!({"textDocument": {"uri": a}, "range": range(5, 0, 5, 43), "context": {"diagnostics": d}}))
+        .await;
+    assert_eq!(r.as_array().unwrap().iter().map(|x| x["title"].as_str().unwrap()).collect::<Vec<_>>(), ["Change anchor to `#beta-two`"]);
 }
 
 async fn workspace_symbols(enc: Enc) {

@@ -1,5 +1,6 @@
-//! `textDocument/codeAction`: create the file a link names when it is missing, and
-//! change a broken `#anchor` to the closest existing heading (Levenshtein similarity).
+//! `textDocument/codeAction`: create the file a link names when it is missing (for
+//! clients that apply `CreateFile` operations), and change a broken `#anchor` to the
+//! closest existing heading (Levenshtein similarity).
 
 use std::collections::HashMap;
 
@@ -33,7 +34,8 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
         }
         let Some(link) = entry.parsed.links.iter().find(|l| l.range.start <= d.range.start && d.range.end <= l.range.end) else { continue };
         match d.code {
-            DiagnosticCode::MissingFile => {
+            // Creating a file needs a client that applies `CreateFile` operations.
+            DiagnosticCode::MissingFile if s.flags.create_files && s.flags.document_changes => {
                 let Some(mut path) = join_relative(&doc.path, link.dest.split('?').next().unwrap_or("")) else { continue };
                 if !path.rsplit('/').next().unwrap_or(&path).contains('.') {
                     path.push_str(".md");
