@@ -239,6 +239,17 @@ async fn completion_after_incremental_change(enc: Enc) {
     let r = c.call("textDocument/completion", at(&c, "a.md", 9, enc.col(20, 22))).await;
     assert_eq!(r[0]["label"], "lbl");
     assert_eq!(r[0]["textEdit"]["range"], range(9, enc.col(19, 21), 9, enc.col(20, 22)));
+    // Anchors of this document after `](#`, with a partly typed anchor replaced.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 6}, "contentChanges": [
+            {"range": range(9, enc.col(20, 22), 9, enc.col(20, 22)), "text": "] [s](#se"}
+        ]}),
+    )
+    .await;
+    let r = c.call("textDocument/completion", at(&c, "a.md", 9, enc.col(29, 31))).await;
+    assert_eq!(r.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect::<Vec<_>>(), ["alpha", "set-up"]);
+    assert_eq!(r[1]["textEdit"], json!({"range": range(9, enc.col(27, 29), 9, enc.col(29, 31)), "newText": "set-up"}));
 }
 
 async fn rename_heading(enc: Enc) {
@@ -390,6 +401,18 @@ async fn configuration_silences_codes(enc: Enc) {
     .await;
     let d = c.diagnostics("a.md").await;
     assert_eq!(summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(), ["missing-file"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configuration_sets_the_wiki_style() {
+    let mut c = Client::start(&[("a.md", "[[Beta Two]]\n"), ("b.md", "# Beta Two\n")], Enc::Utf16, json!({})).await;
+    c.open("a.md").await;
+    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-wiki-target");
+    // With the title style, `[[Beta Two]]` names the document titled "Beta Two".
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"folio": {"wiki": {"style": "title"}}}})).await;
+    assert_eq!(c.diagnostics("a.md").await, json!([]));
+    let r = c.call("textDocument/definition", at(&c, "a.md", 0, 4)).await;
+    assert_eq!(r, json!({"uri": c.uri("b.md"), "range": range(0, 0, 0, 0)}));
 }
 
 async fn watched_files_update_dependents(enc: Enc) {
