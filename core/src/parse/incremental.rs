@@ -5,7 +5,7 @@
 //! boundary is a top-level block that starts in column 0 right after a blank line, so
 //! every container before it is closed and markdown-rs starts afresh there. After an
 //! edit, the chunks the changed bytes touch are parsed again on their own, the chunks
-//! after them only have their offsets shifted, and [`build`] makes the result from all
+//! after them only have their offsets shifted, and the parser's builder makes the result from all
 //! nodes, exactly as [`parse`] does from one root.
 //!
 //! Link reference and footnote definitions are document-wide, so a stub definition for
