@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::document::TextEdit;
-use crate::links::{Target, fragment_matches, join_relative, resolve_link, slug};
+use crate::links::{Target, resolve_link, slug};
 use crate::parse::{Heading, Link, LinkKind, Parsed, parse};
 use crate::workspace::Workspace;
 
@@ -50,7 +50,7 @@ pub fn fragment_range(target: &Parsed, fragment: &str, wiki: bool, case_sensitiv
     target.anchors.iter().find(|a| eq(&a.id, fragment)).map(|a| a.range.clone())
 }
 
-/// Does `fragment` name heading `h`? Same rules as [`fragment_matches`].
+/// Does `fragment` name heading `h`? Same rules as [`crate::links::fragment_matches`].
 pub fn heading_matches(h: &Heading, fragment: &str, wiki: bool, case_sensitive: bool) -> bool {
     let eq = |a: &str, b: &str| if case_sensitive { a == b } else { a.to_lowercase() == b.to_lowercase() };
     eq(&h.slug, fragment)
@@ -389,17 +389,6 @@ pub fn closest_heading(target: &Parsed, fragment: &str, min_similarity: f64) -> 
         .filter(|(s, _)| *s >= min_similarity)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, h)| h.slug.clone())
-}
-
-/// Joins a relative link destination onto the linking document, like [`join_relative`];
-/// re-exported here for front ends that complete paths.
-pub fn join(from: &str, rel: &str) -> Option<String> {
-    join_relative(from, rel)
-}
-
-/// Does `fragment` name something in `target`? Re-export of the diagnostics rule.
-pub fn fragment_exists(target: &Parsed, fragment: &str, wiki: bool, case_sensitive: bool) -> bool {
-    fragment_matches(target, fragment, wiki, case_sensitive)
 }
 
 #[cfg(test)]
