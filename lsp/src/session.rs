@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use folio_core::document::{Document, Encoding, TextEdit};
-use folio_core::links::graph::LinkGraph;
+use folio_core::links::graph::{LinkGraph, TargetKey, wiki_key};
 use folio_core::parse::incremental::IncrementalParser;
 use folio_core::parse::{Parsed, parse};
 use folio_core::pointer::hash_bytes;
-use folio_core::workspace::config::{DiagnosticsConfig, WikiConfig};
+use folio_core::workspace::config::{DiagnosticsConfig, WikiConfig, WikiStyle};
 use folio_core::workspace::path_policy::check_syntax;
 use folio_core::workspace::{Config, DocEntry, Origin, Workspace, find_root, is_markdown, read_markdown};
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
@@ -270,8 +270,17 @@ impl Session {
         root.ws.insert(doc.path.clone(), entry);
         root.graph.update(&doc.path, &parsed);
         let mut affected = BTreeSet::from([doc.clone()]);
-        if old_surface.as_ref() != Some(&surface(&parsed)) {
+        let new_surface = surface(&parsed);
+        if old_surface.as_ref() != Some(&new_surface) {
             affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            // With the `title` wiki style, `[[Old Title]]` and `[[New Title]]` links depend on the title too.
+            let old_title = old_surface.and_then(|s| s.3);
+            if root.ws.config().wiki.style == WikiStyle::Title && old_title != new_surface.3 {
+                for title in old_title.iter().chain(new_surface.3.iter()) {
+                    let key = TargetKey::Wiki(wiki_key(title));
+                    affected.extend(root.graph.dependents(&key).map(|path| DocRef { root: doc.root, path: path.to_string() }));
+                }
+            }
         }
         affected
     }

@@ -413,6 +413,15 @@ async fn configuration_sets_the_wiki_style() {
     assert_eq!(c.diagnostics("a.md").await, json!([]));
     let r = c.call("textDocument/definition", at(&c, "a.md", 0, 4)).await;
     assert_eq!(r, json!({"uri": c.uri("b.md"), "range": range(0, 0, 0, 0)}));
+    // Retitling b.md in the editor breaks the link; the linking document is re-checked.
+    c.open("b.md").await;
+    let b = c.uri("b.md");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": b, "version": 2}, "contentChanges": [{"range": range(0, 2, 0, 10), "text": "Gamma"}]}),
+    )
+    .await;
+    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-wiki-target");
 }
 
 async fn watched_files_update_dependents(enc: Enc) {
