@@ -185,3 +185,17 @@ async fn folio_toml_configures_diagnostics() {
         vec![("missing-heading".to_string(), range(1, 18, 1, 23), "no heading or anchor `#Title` in this document".to_string())]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_in_a_large_workspace_is_filtered_and_incomplete() {
+    let names: Vec<(String, String)> = (0..1005).map(|i| (format!("doc-{i:04}.md"), format!("# Doc {i}\n"))).collect();
+    let mut files: Vec<(&str, &str)> = names.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    files.push(("a.md", "see [[doc-100\n"));
+    let mut c = Client::start(&files, Enc::Utf16, json!({})).await;
+    c.open("a.md").await;
+    let r = c.call("textDocument/completion", json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 13)})).await;
+    assert_eq!(r["isIncomplete"], true);
+    let labels: Vec<&str> = r["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["doc-1000", "doc-1001", "doc-1002", "doc-1003", "doc-1004"]);
+    assert_eq!(r["items"][0]["textEdit"]["range"], range(0, 6, 0, 13));
+}

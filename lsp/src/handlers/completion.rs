@@ -13,12 +13,16 @@ use folio_core::links::join_relative;
 use folio_core::links::navigate::relative_path;
 use folio_core::parse::Parsed;
 use tower_lsp_server::ls_types::{
-    CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse, CompletionTextEdit, Position, TextEdit,
+    CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse, CompletionTextEdit, Position, TextEdit,
 };
 
 use super::cursor;
 use crate::convert;
 use crate::session::Session;
+
+/// The most items one answer holds; beyond it the list is filtered by the typed text
+/// and marked incomplete, so the client asks again as the user types.
+pub const MAX_ITEMS: usize = 1000;
 
 /// Characters that open a completion context.
 pub const TRIGGER_CHARACTERS: [&str; 4] = ["(", "#", "[", "/"];
@@ -112,6 +116,15 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
         return Ok(None);
     };
     let range = convert::range(&c.entry.doc, &replace, s.encoding);
+    // In a large workspace, send only what contains the typed text and let the client ask again.
+    let typed = c.entry.doc.slice(replace.clone()).unwrap_or_default().to_lowercase();
+    let incomplete = items.len() > MAX_ITEMS;
+    let mut items = items;
+    if incomplete {
+        items.retain(|i| i.label.to_lowercase().contains(&typed));
+        items.sort_by(|a, b| a.label.len().cmp(&b.label.len()).then(a.label.cmp(&b.label)));
+        items.truncate(MAX_ITEMS);
+    }
     let mut out: Vec<CompletionItem> = items
         .into_iter()
         .map(|item| CompletionItem {
@@ -124,6 +137,9 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
         })
         .collect();
     out.sort_by(|a, b| a.label.cmp(&b.label));
+    if incomplete {
+        return Ok(Some(CompletionResponse::List(CompletionList { is_incomplete: true, items: out })));
+    }
     Ok(Some(CompletionResponse::Array(out)))
 }
 
