@@ -6,18 +6,24 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod bridge;
 pub mod convert;
 pub mod handlers;
 pub mod server;
 pub mod session;
 
-pub use server::Backend;
+pub use server::{Backend, Options};
 use tower_lsp_server::{ClientSocket, LspService, Server};
 
 /// A language server service and its client socket, for in-process use (tests,
 /// benchmarks) or for [`serve`].
 pub fn service() -> (LspService<Backend>, ClientSocket) {
-    LspService::new(Backend::new)
+    service_with(Options::default())
+}
+
+/// [`service`] with [`Options`].
+pub fn service_with(options: Options) -> (LspService<Backend>, ClientSocket) {
+    LspService::new(move |client| Backend::with_options(client, options))
 }
 
 /// Serves LSP over any byte streams until the client sends `exit`.
@@ -29,13 +35,37 @@ where
     I: tokio::io::AsyncRead + Unpin,
     O: tokio::io::AsyncWrite,
 {
-    let (service, socket) = service();
+    serve_with(input, output, Options::default()).await;
+}
+
+/// [`serve`] with [`Options`]. The live-bridge sockets are removed when this returns
+/// (the client sent `exit` or closed the stream) or when the future is dropped.
+pub async fn serve_with<I, O>(input: I, output: O, options: Options)
+where
+    I: tokio::io::AsyncRead + Unpin,
+    O: tokio::io::AsyncWrite,
+{
+    let (service, socket) = service_with(options);
     Server::new(input, output, socket).concurrency_level(1).serve(service).await;
 }
 
-/// Runs the server over stdin and stdout on a new Tokio runtime.
+/// Runs the server over stdin and stdout on a new Tokio runtime, until the client
+/// sends `exit`, closes stdin, or the process gets SIGTERM or SIGINT. In each case the
+/// server is dropped before returning, which removes its live-bridge sockets.
 pub fn run_stdio() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    runtime.block_on(async {
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        tokio::select! {
+            () = serve(tokio::io::stdin(), tokio::io::stdout()) => {}
+            _ = terminate.recv() => tracing::info!("SIGTERM: stopping"),
+            _ = interrupt.recv() => tracing::info!("SIGINT: stopping"),
+        }
+        anyhow::Ok(())
+    })?;
+    // Reading stdin blocks a runtime thread that cannot be interrupted; do not wait for it.
+    runtime.shutdown_background();
     Ok(())
 }

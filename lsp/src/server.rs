@@ -19,6 +19,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+use crate::bridge::Endpoints;
 use crate::convert;
 use crate::handlers;
 use crate::session::{ClientFlags, DocRef, Session};
@@ -26,18 +27,32 @@ use crate::session::{ClientFlags, DocRef, Session};
 /// How long the file watcher waits for more events before reporting a batch.
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// The language server: the client handle, the session and (when the client cannot
-/// watch files for us) a `notify` watcher.
+/// Options of a server beyond what the client negotiates.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Where the live-bridge endpoints go; `None` is core `bridge::base_dir()`.
+    pub bridge_dir: Option<PathBuf>,
+}
+
+/// The language server: the client handle, the session, the live-bridge endpoints and
+/// (when the client cannot watch files for us) a `notify` watcher.
 pub struct Backend {
     shared: Shared,
     watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
+    endpoints: Mutex<Endpoints>,
 }
 
-/// What a background task (the file watcher) needs to update the model and publish.
+/// What a background task (the file watcher, a bridge connection) needs to update or
+/// read the model and talk to the client.
 #[derive(Clone)]
-struct Shared {
-    client: Client,
+pub(crate) struct Shared {
+    pub(crate) client: Client,
     session: Arc<Mutex<Session>>,
+    /// Bumped after every mutation of the session, so a bridge edit can wait for the
+    /// editor's `didChange`.
+    pub(crate) changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Held by a bridge edit from its version check to the editor's confirmation.
+    pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Diagnostics ready to publish: URI, items, version of the open buffer.
@@ -69,7 +84,7 @@ pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Session> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Session> {
         // A panic while holding the lock leaves the model as it was between mutations.
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -79,6 +94,7 @@ impl Shared {
     fn mutate(&self, method: &str, f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>) -> (Batch, bool) {
         let mut session = self.lock();
         let affected = guarded(method, || f(&mut session)).unwrap_or_default();
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
         // A pulling client re-pulls the document it changed by itself; other documents
         // whose diagnostics may have changed need a refresh request.
         let others = if matches!(method, "didChange" | "didOpen") { affected.len() > 1 } else { !affected.is_empty() };
@@ -124,7 +140,25 @@ impl Shared {
 impl Backend {
     /// A server talking to `client`.
     pub fn new(client: Client) -> Backend {
-        Backend { shared: Shared { client, session: Arc::new(Mutex::new(Session::default())) }, watcher: Mutex::new(None) }
+        Backend::with_options(client, Options::default())
+    }
+
+    /// A server talking to `client` with `options`.
+    pub fn with_options(client: Client, options: Options) -> Backend {
+        let shared = Shared {
+            client,
+            session: Arc::new(Mutex::new(Session::default())),
+            changes: Arc::new(tokio::sync::watch::channel(0).0),
+            edit_lock: Arc::new(tokio::sync::Mutex::new(())),
+        };
+        let base = options.bridge_dir.unwrap_or_else(folio_core::bridge::base_dir);
+        Backend { shared, watcher: Mutex::new(None), endpoints: Mutex::new(Endpoints::new(base)) }
+    }
+
+    /// Opens and closes bridge endpoints so there is one per root.
+    fn sync_endpoints(&self) {
+        let folders = self.shared.lock().root_folders();
+        self.endpoints.lock().unwrap_or_else(PoisonError::into_inner).sync(&folders, &self.shared);
     }
 
     fn request<T>(&self, method: &str, f: impl FnOnce(&Session) -> anyhow::Result<T>) -> Result<T> {
@@ -245,6 +279,7 @@ impl LanguageServer for Backend {
         guarded("initialize", || {
             session.encoding = convert::negotiate(params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
             session.flags = flags(&params.capabilities);
+            session.client_info = params.client_info.as_ref().map(|c| (c.name.clone(), c.version.clone()));
             if let Some(options) = &params.initialization_options {
                 session.apply_settings(Some(options.clone()))?;
             }
@@ -263,8 +298,11 @@ impl LanguageServer for Backend {
             }
             Ok(())
         })?;
+        let capabilities = capabilities(&session);
+        drop(session);
+        self.sync_endpoints();
         Ok(InitializeResult {
-            capabilities: capabilities(&session),
+            capabilities,
             server_info: Some(ServerInfo { name: "folio".to_string(), version: Some(env!("CARGO_PKG_VERSION").to_string()) }),
             offset_encoding: None,
         })
@@ -292,6 +330,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         self.watcher.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.endpoints.lock().unwrap_or_else(PoisonError::into_inner).clear();
         Ok(())
     }
 
@@ -306,6 +345,7 @@ impl LanguageServer for Backend {
             }
             Ok(affected)
         });
+        self.sync_endpoints();
         self.shared.publish(result).await;
     }
 
@@ -323,6 +363,7 @@ impl LanguageServer for Backend {
             let abs = convert::uri_to_path(&uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
             Ok(s.did_close(&abs))
         });
+        self.sync_endpoints();
         let pull = self.shared.lock().flags.pull_diagnostics;
         if !pull {
             // Diagnostics are published for open documents only.
@@ -369,6 +410,7 @@ impl LanguageServer for Backend {
             }
             Ok(s.all_documents().into_iter().filter(|d| s.is_open(d)).collect())
         });
+        self.sync_endpoints();
         if let Some(debouncer) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
             for folder in &added {
                 if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {

@@ -80,6 +80,8 @@ pub struct Session {
     /// Per open document (absolute path): the cached blocks that let an edit re-parse
     /// only the top-level blocks it touches.
     pub parsers: HashMap<PathBuf, IncrementalParser>,
+    /// The editor's name and version from `initialize` (`clientInfo`).
+    pub client_info: Option<(String, Option<String>)>,
 }
 
 /// What links into a document can name: headings (slug, text, custom id), anchor ids,
@@ -444,6 +446,13 @@ impl Session {
             self.roots[doc.root].ws.add_other(parent);
             rest = parent;
         }
+    }
+
+    /// The folders of every root (the live bridge opens one endpoint per folder).
+    pub fn root_folders(&self) -> Vec<PathBuf> {
+        let mut folders: Vec<PathBuf> = self.roots.iter().map(|r| r.folder.clone()).collect();
+        folders.dedup();
+        folders
     }
 
     /// Every document of every root.

@@ -28,6 +28,21 @@ impl Enc {
     }
 }
 
+/// How the client answers `workspace/applyEdit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyPolicy {
+    /// Answer `null` like any other server request.
+    Null,
+    /// Apply the edit: answer `applied: true`, then send the `didChange` it makes (as Neovim does).
+    Apply,
+    /// Answer `applied: true` without changing anything (as Neovim does for a newer buffer).
+    ClaimOnly,
+    /// Answer `applied: false`.
+    Refuse,
+    /// Never answer.
+    Silent,
+}
+
 /// A test workspace on disk plus a connected client.
 pub struct Client {
     writer: WriteHalf<DuplexStream>,
@@ -39,6 +54,10 @@ pub struct Client {
     pub server_requests: Vec<(String, Value)>,
     /// The workspace folder.
     pub dir: tempfile::TempDir,
+    /// How `workspace/applyEdit` is answered.
+    pub apply_policy: ApplyPolicy,
+    /// The version of each open document (by URI), as this client numbers them.
+    pub versions: std::collections::HashMap<String, i32>,
 }
 
 /// Writes files (`path`, text) under `dir`.
@@ -79,9 +98,14 @@ impl Client {
 
     /// Like [`Client::start`] with explicit workspace folders (JSON array or null).
     pub async fn start_with(dir: tempfile::TempDir, enc: Enc, extra_caps: Value, folders: Value) -> Client {
+        Client::start_opts(dir, enc, extra_caps, folders, folio_lsp::Options::default()).await
+    }
+
+    /// Like [`Client::start_with`] with server [`folio_lsp::Options`].
+    pub async fn start_opts(dir: tempfile::TempDir, enc: Enc, extra_caps: Value, folders: Value, options: folio_lsp::Options) -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 22);
         let (server_read, server_write) = tokio::io::split(server_side);
-        tokio::spawn(folio_lsp::serve(server_read, server_write));
+        tokio::spawn(folio_lsp::serve_with(server_read, server_write, options));
         let (reader, writer) = tokio::io::split(client_side);
         let mut client = Client {
             writer,
@@ -90,6 +114,8 @@ impl Client {
             notifications: Vec::new(),
             server_requests: Vec::new(),
             dir,
+            apply_policy: ApplyPolicy::Null,
+            versions: std::collections::HashMap::new(),
         };
         let encodings = match enc {
             Enc::Utf16 => json!(["utf-16"]),
@@ -98,7 +124,16 @@ impl Client {
         let mut caps = json!({"general": {"positionEncodings": encodings}});
         merge(&mut caps, &extra_caps);
         let result = client
-            .request("initialize", json!({"processId": null, "rootUri": null, "capabilities": caps, "workspaceFolders": folders}))
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": null,
+                    "capabilities": caps,
+                    "workspaceFolders": folders,
+                    "clientInfo": {"name": "test-editor", "version": "1.0"}
+                }),
+            )
             .await;
         let expected = match enc {
             Enc::Utf16 => "utf-16",
@@ -150,7 +185,12 @@ impl Client {
         let message = tokio::time::timeout(Duration::from_secs(20), self.read_message()).await.expect("timed out waiting for the server");
         if message.get("method").is_some() && message.get("id").is_some() {
             let id = message["id"].clone();
-            self.server_requests.push((message["method"].as_str().unwrap().to_string(), message["params"].clone()));
+            let method = message["method"].as_str().unwrap().to_string();
+            self.server_requests.push((method.clone(), message["params"].clone()));
+            if method == "workspace/applyEdit" && self.apply_policy != ApplyPolicy::Null {
+                self.answer_apply_edit(id, &message["params"]).await;
+                return None;
+            }
             self.send(json!({"jsonrpc": "2.0", "id": id, "result": null})).await;
             return None;
         }
@@ -159,6 +199,54 @@ impl Client {
             return None;
         }
         Some(message)
+    }
+
+    async fn answer_apply_edit(&mut self, id: Value, params: &Value) {
+        let applied = match self.apply_policy {
+            ApplyPolicy::Silent => return,
+            ApplyPolicy::Refuse => {
+                let answer = json!({"applied": false, "failureReason": "refused by the test client"});
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": answer})).await;
+                return;
+            }
+            ApplyPolicy::ClaimOnly => false,
+            ApplyPolicy::Apply | ApplyPolicy::Null => true,
+        };
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"applied": true}})).await;
+        if !applied {
+            return;
+        }
+        for change in params["edit"]["documentChanges"].as_array().unwrap() {
+            let uri = change["textDocument"]["uri"].as_str().unwrap().to_string();
+            assert_eq!(change["textDocument"]["version"], json!(self.versions[&uri]), "the edit carries the buffer's version");
+            // The edits are against the original text: as sequential content changes, apply them last to first.
+            let mut edits = change["edits"].as_array().unwrap().clone();
+            edits.reverse();
+            let changes: Vec<Value> = edits.iter().map(|e| json!({"range": e["range"], "text": e["newText"]})).collect();
+            self.change_uri(&uri, changes).await;
+        }
+    }
+
+    /// Sends `didChange` for a document with the next version.
+    pub async fn change_uri(&mut self, uri: &str, changes: Vec<Value>) {
+        let version = self.versions.get(uri).copied().unwrap_or(0) + 1;
+        self.versions.insert(uri.to_string(), version);
+        self.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}))
+            .await;
+    }
+
+    /// Sends `didChange` for a workspace file with the next version.
+    pub async fn change(&mut self, rel: &str, changes: Vec<Value>) {
+        let uri = self.uri(rel);
+        self.change_uri(&uri, changes).await;
+    }
+
+    /// Handles messages until the server has sent `workspace/applyEdit` and it is answered.
+    pub async fn serve_apply_edit(&mut self) {
+        let seen = self.server_requests.iter().filter(|(m, _)| m == "workspace/applyEdit").count();
+        while self.server_requests.iter().filter(|(m, _)| m == "workspace/applyEdit").count() == seen {
+            self.pump().await;
+        }
     }
 
     /// Sends a request and returns the whole response (`result` or `error`).
@@ -191,6 +279,7 @@ impl Client {
     pub async fn open(&mut self, rel: &str) {
         let text = std::fs::read_to_string(self.path(rel)).unwrap();
         let uri = self.uri(rel);
+        self.versions.insert(uri.clone(), 1);
         self.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}))
             .await;
     }

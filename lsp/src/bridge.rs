@@ -1,0 +1,393 @@
+//! The server side of the live bridge (core `bridge`): one Unix socket per root this
+//! language server serves, through which `folio mcp` reads open buffers and sends
+//! edits that reach the editor as `workspace/applyEdit` with a versioned
+//! `TextDocumentEdit`.
+//!
+//! Endpoints follow the session's roots ([`Endpoints::sync`] after every change of the
+//! roots); each socket is removed when its root goes away and when the server stops
+//! (dropping an [`Endpoint`] removes its file). A connection from another uid gets
+//! `ERR_FORBIDDEN` and is closed.
+//!
+//! Edits are serialised by one async lock: the version check, the request to the
+//! editor and the wait for the editor's `didChange` run as one step, so two bridge
+//! clients never interleave and each edit is checked against the buffer the previous
+//! one produced. An edit counts as applied only when the editor says so and its buffer,
+//! as reported by `didChange`, holds exactly the expected text.
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use folio_core::bridge::{
+    ApplyEditParams, ApplyEditResult, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_REFUSED, ERR_VERSION_CONFLICT,
+    ERR_VERSION_MISMATCH, HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION, ReadParams, ReadResult,
+};
+use folio_core::document::{Document, TextEdit as CoreEdit};
+use folio_core::workspace::path_policy::check_syntax;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tower_lsp_server::ls_types::{
+    ApplyWorkspaceEditParams, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit,
+    TextEdit, WorkspaceEdit, request::ApplyWorkspaceEdit,
+};
+
+use crate::convert;
+use crate::server::Shared;
+use crate::session::Session;
+
+/// How long the editor may take to answer `workspace/applyEdit`.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the editor may take, after saying it applied an edit, to report the change
+/// with `didChange` (Neovim debounces `didChange` by 150 ms).
+pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A JSON-RPC error: code and message.
+type RpcError = (i64, String);
+
+fn invalid_params(message: impl Into<String>) -> RpcError {
+    (-32602, message.into())
+}
+
+/// One listening socket and the task accepting on it.
+#[derive(Debug)]
+pub struct Endpoint {
+    /// The socket file.
+    pub socket: PathBuf,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// The endpoints of this server, one per root folder.
+#[derive(Debug)]
+pub struct Endpoints {
+    /// The folder holding every root's endpoints (normally core `bridge::base_dir`).
+    base: PathBuf,
+    open: HashMap<PathBuf, Endpoint>,
+}
+
+impl Endpoints {
+    /// No endpoints yet; sockets go under `base`.
+    pub fn new(base: PathBuf) -> Endpoints {
+        Endpoints { base, open: HashMap::new() }
+    }
+
+    /// The socket of the endpoint serving `folder`, if one is open.
+    pub fn socket(&self, folder: &Path) -> Option<&Path> {
+        self.open.get(folder).map(|e| e.socket.as_path())
+    }
+
+    /// Opens an endpoint for each root folder that has none and closes the endpoints of
+    /// folders that are no longer roots. Must run inside a Tokio runtime.
+    pub(crate) fn sync(&mut self, folders: &[PathBuf], shared: &Shared) {
+        self.open.retain(|folder, _| folders.contains(folder));
+        for folder in folders {
+            if self.open.contains_key(folder) {
+                continue;
+            }
+            match open_endpoint(&self.base, folder, shared) {
+                Ok(endpoint) => {
+                    tracing::info!("bridge for {} at {}", folder.display(), endpoint.socket.display());
+                    self.open.insert(folder.clone(), endpoint);
+                }
+                Err(e) => tracing::warn!("no bridge for {}: {e:#}", folder.display()),
+            }
+        }
+    }
+
+    /// Closes every endpoint (removing its socket).
+    pub fn clear(&mut self) {
+        self.open.clear();
+    }
+}
+
+fn open_endpoint(base: &Path, folder: &Path, shared: &Shared) -> anyhow::Result<Endpoint> {
+    let dir = folio_core::bridge::root_dir(base, folder);
+    folio_core::bridge::ensure_private_dir(base, &dir)?;
+    // Sockets of dead servers of this root are stale: remove them.
+    folio_core::bridge::live_endpoints(base, folder);
+    let socket = folio_core::bridge::socket_path(base, folder, std::process::id());
+    // The name holds our pid, so a file there is left over from a dead process that had it.
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)?;
+    // The folder is 0700 already; the socket itself is 0600 too.
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    let context = Arc::new(Context { shared: shared.clone(), root: folder.to_path_buf() });
+    let task = tokio::spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    tokio::spawn(serve_connection(stream, Arc::clone(&context)));
+                }
+                Err(e) => {
+                    tracing::warn!("bridge accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    });
+    Ok(Endpoint { socket, task })
+}
+
+/// What a connection needs: the server state and the root the endpoint serves.
+struct Context {
+    shared: Shared,
+    root: PathBuf,
+}
+
+fn answer(id: &Value, result: Result<Value, RpcError>) -> String {
+    let mut message = json!({"jsonrpc": "2.0", "id": id});
+    match result {
+        Ok(value) => message["result"] = value,
+        Err((code, text)) => message["error"] = json!({"code": code, "message": text}),
+    }
+    let mut line = message.to_string();
+    line.push('\n');
+    line
+}
+
+async fn serve_connection(stream: UnixStream, context: Arc<Context>) {
+    let peer = stream.peer_cred().map(|c| c.uid());
+    let ours = folio_core::bridge::current_uid();
+    let (read, mut write) = stream.into_split();
+    if peer.as_ref().ok() != Some(&ours) {
+        let who = peer.map_or_else(|e| format!("an unknown user ({e})"), |uid| format!("uid {uid}"));
+        tracing::warn!("bridge: refused a connection from {who}");
+        let message = format!("this folio bridge accepts only uid {ours}, not {who}");
+        let _ = write.write_all(answer(&Value::Null, Err((ERR_FORBIDDEN, message))).as_bytes()).await;
+        let _ = write.shutdown().await;
+        return;
+    }
+    let mut lines = BufReader::new(read).lines();
+    let mut greeted = false;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                let reply = answer(&Value::Null, Err((-32700, format!("parse error: {e}"))));
+                if write.write_all(reply.as_bytes()).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        // Notifications need no answer and the protocol has none.
+        let Some(id) = request.get("id").cloned() else { continue };
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        let result = match method {
+            "hello" => {
+                let result = hello(&context, params);
+                greeted = result.is_ok();
+                result
+            }
+            _ if !greeted => Err((-32600, "say `hello` first".to_string())),
+            "openDocuments" => Ok(json!(open_documents(&context.shared.lock(), &context.root))),
+            "read" => parse::<ReadParams>(params).and_then(|p| read_buffer(&context.shared.lock(), &context.root, &p.path)),
+            "applyEdit" => match parse::<ApplyEditParams>(params) {
+                Ok(p) => apply_edit(&context, p).await.map(|r| json!(r)),
+                Err(e) => Err(e),
+            },
+            other => Err((-32601, format!("unknown method `{other}`"))),
+        };
+        if write.write_all(answer(&id, result).as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params).map_err(|e| invalid_params(format!("invalid params: {e}")))
+}
+
+fn hello(context: &Context, params: Value) -> Result<Value, RpcError> {
+    let params: HelloParams = parse(params)?;
+    if params.protocol_version != PROTOCOL_VERSION {
+        return Err((
+            ERR_VERSION_MISMATCH,
+            format!(
+                "this folio lsp ({} {}) speaks bridge protocol {PROTOCOL_VERSION}, the client speaks {}; run the same folio version on both sides",
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+                params.protocol_version
+            ),
+        ));
+    }
+    let asked = Path::new(&params.root);
+    let asked = asked.canonicalize().unwrap_or_else(|_| asked.to_path_buf());
+    if asked != context.root {
+        return Err(invalid_params(format!("this endpoint serves {}, not {}", context.root.display(), params.root)));
+    }
+    let session = context.shared.lock();
+    let (editor, editor_version) = session.client_info.clone().unwrap_or_else(|| ("unknown editor".to_string(), None));
+    Ok(json!(HelloResult {
+        protocol_version: PROTOCOL_VERSION,
+        root: context.root.to_string_lossy().into_owned(),
+        editor,
+        editor_version,
+        pid: std::process::id(),
+    }))
+}
+
+/// The documents open in the editor under `root`, as KB-relative paths, sorted.
+pub fn open_documents(s: &Session, root: &Path) -> Vec<OpenDocument> {
+    let mut out: Vec<OpenDocument> = s
+        .open
+        .iter()
+        .filter_map(|(abs, version)| {
+            let rel = abs.strip_prefix(root).ok()?;
+            let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+            Some(OpenDocument { path: parts?.join("/"), version: *version })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// The absolute path of an open document, its version and its buffer.
+fn open_buffer(s: &Session, root: &Path, path: &str) -> Result<(PathBuf, i32, Document), RpcError> {
+    check_syntax(path).map_err(|e| invalid_params(format!("{path}: {e}")))?;
+    let mut abs = root.to_path_buf();
+    abs.extend(path.split('/'));
+    let not_open = || (ERR_NOT_OPEN, format!("{path} is not open in the editor"));
+    let version = *s.open.get(&abs).ok_or_else(not_open)?;
+    let doc = s.locate(&abs).ok_or_else(not_open)?;
+    let entry = s.entry(&doc).ok_or_else(not_open)?;
+    Ok((abs, version, entry.doc.clone()))
+}
+
+/// The buffer of an open document, unsaved changes included.
+pub fn read_buffer(s: &Session, root: &Path, path: &str) -> Result<Value, RpcError> {
+    let (_, version, doc) = open_buffer(s, root, path)?;
+    Ok(json!(ReadResult { version, text: doc.text() }))
+}
+
+/// The text `edits` (sorted, disjoint byte ranges of `doc`) produce, or why they are invalid.
+fn edited_text(doc: &Document, edits: &[ByteEdit]) -> Result<String, RpcError> {
+    let mut previous_end = 0;
+    for edit in edits {
+        if edit.start > edit.end || edit.start < previous_end {
+            return Err(invalid_params(format!(
+                "edits must be sorted and must not overlap (edit {}..{} after one ending at {previous_end})",
+                edit.start, edit.end
+            )));
+        }
+        previous_end = edit.end;
+    }
+    let mut result = doc.clone();
+    // From the last to the first, so each range still means the same bytes.
+    let reversed: Vec<CoreEdit> =
+        edits.iter().rev().map(|e| CoreEdit { range: e.start..e.end, new_text: e.new_text.clone() }).collect();
+    result.apply_edits(&reversed).map_err(|e| invalid_params(e.to_string()))?;
+    Ok(result.text())
+}
+
+/// An edit checked against the buffer, ready to send.
+struct Prepared {
+    abs: PathBuf,
+    before: String,
+    expected: String,
+    edit: WorkspaceEdit,
+}
+
+fn prepare(s: &Session, root: &Path, params: &ApplyEditParams) -> Result<Prepared, RpcError> {
+    let (abs, version, doc) = open_buffer(s, root, &params.path)?;
+    if version != params.version {
+        return Err((
+            ERR_VERSION_CONFLICT,
+            format!("{} is at version {version} in the editor, not {}; read it again", params.path, params.version),
+        ));
+    }
+    if !s.flags.document_changes {
+        return Err((ERR_REFUSED, "the editor does not accept versioned workspace edits (documentChanges)".to_string()));
+    }
+    let expected = edited_text(&doc, &params.edits)?;
+    let uri = convert::path_to_uri(&abs).ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
+    let edits = params
+        .edits
+        .iter()
+        .map(|e| OneOf::Left(TextEdit { range: convert::range(&doc, &(e.start..e.end), s.encoding), new_text: e.new_text.clone() }))
+        .collect();
+    let edit = WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version: Some(version) },
+            edits,
+        }])),
+        ..WorkspaceEdit::default()
+    };
+    Ok(Prepared { abs, before: doc.text(), expected, edit })
+}
+
+/// The version of the open buffer at `abs` and whether it holds `expected`.
+fn buffer_state(s: &Session, abs: &Path, expected: &str) -> Option<(i32, bool)> {
+    let version = *s.open.get(abs)?;
+    let doc = s.locate(abs)?;
+    let entry = s.entry(&doc)?;
+    Some((version, entry.doc.len_bytes() == expected.len() && entry.doc.text() == expected))
+}
+
+async fn apply_edit(context: &Context, params: ApplyEditParams) -> Result<ApplyEditResult, RpcError> {
+    let shared = &context.shared;
+    // One edit at a time, from the check to the editor's confirmation.
+    let _turn = shared.edit_lock.lock().await;
+    let mut changes = shared.changes.subscribe();
+    let prepared = prepare(&shared.lock(), &context.root, &params)?;
+    if prepared.expected == prepared.before {
+        return Ok(ApplyEditResult { applied: true, version: params.version, failure_reason: None });
+    }
+    let request = ApplyWorkspaceEditParams { label: params.label.clone(), edit: prepared.edit };
+    let response = tokio::time::timeout(ANSWER_TIMEOUT, shared.client.send_request::<ApplyWorkspaceEdit>(request))
+        .await
+        .map_err(|_| {
+            (
+                ERR_REFUSED,
+                format!("the editor did not answer workspace/applyEdit within {} ms", ANSWER_TIMEOUT.as_millis()),
+            )
+        })?
+        .map_err(|e| (ERR_REFUSED, format!("the editor failed workspace/applyEdit: {}", e.message)))?;
+    if !response.applied {
+        let version = shared.lock().open.get(&prepared.abs).copied().unwrap_or(params.version);
+        return Ok(ApplyEditResult {
+            applied: false,
+            version,
+            failure_reason: Some(response.failure_reason.unwrap_or_else(|| "the editor refused the edit".to_string())),
+        });
+    }
+    // The editor says it applied the edit; the answer is its buffer once `didChange`
+    // reports it (a client may skip an edit for a newer buffer and still say `applied`).
+    let deadline = tokio::time::Instant::now() + CONFIRM_TIMEOUT;
+    let mut last_version;
+    loop {
+        let state = buffer_state(&shared.lock(), &prepared.abs, &prepared.expected);
+        match state {
+            Some((version, true)) if version != params.version => {
+                return Ok(ApplyEditResult { applied: true, version, failure_reason: None });
+            }
+            Some((version, _)) => last_version = version,
+            None => return Err((ERR_VERSION_CONFLICT, format!("{} was closed while the edit was applied", params.path))),
+        }
+        match tokio::time::timeout_at(deadline, changes.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err((ERR_REFUSED, "the language server is shutting down".to_string())),
+            Err(_) => return Err((
+                ERR_VERSION_CONFLICT,
+                format!(
+                    "the editor said it applied the edit to {}, but within {} ms its buffer (version {last_version}) did not hold the result; it was changed concurrently or the edit was skipped",
+                    params.path,
+                    CONFIRM_TIMEOUT.as_millis()
+                ),
+            )),
+        }
+    }
+}
