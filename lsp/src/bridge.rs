@@ -309,9 +309,9 @@ fn prepare(s: &Session, root: &Path, params: &ApplyEditParams) -> Result<Prepare
             format!("{} is at version {version} in the editor, not {}; read it again", params.path, params.version),
         ));
     }
-    if !s.flags.document_changes {
-        return Err((ERR_REFUSED, "the editor does not accept versioned workspace edits (documentChanges)".to_string()));
-    }
+    // Sent as `documentChanges` even to a client that does not advertise them (Neovim
+    // 0.11 handles them, version check included, but does not say so): a client that
+    // ignored the edit and still said `applied` fails the confirmation below.
     let expected = edited_text(&doc, &params.edits)?;
     let uri = convert::path_to_uri(&abs).ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
     let edits = params
