@@ -11,6 +11,7 @@
 
 pub mod chunk;
 pub mod document;
+pub mod edit;
 pub mod index;
 pub mod links;
 pub mod parse;
