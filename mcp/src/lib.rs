@@ -11,6 +11,7 @@ pub mod kb;
 pub mod prompts;
 pub mod resources;
 pub mod server;
+pub mod transport;
 
 pub use kb::{Kb, Options};
 pub use server::{FolioServer, serve_stdio};

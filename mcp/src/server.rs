@@ -13,7 +13,7 @@ use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ClientRequest, ContentBlock, DiscoverRequestMethod, Implementation, ListResourceTemplatesResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, IntoContents, ClientRequest, ContentBlock, DiscoverRequestMethod, Implementation, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
@@ -58,9 +58,8 @@ async fn blocking<T: Send + 'static>(kb: &Arc<Kb>, f: impl FnOnce(&Kb) -> ToolRe
     }
 }
 
-type Out<T> = Result<Json<T>, ToolError>;
 
-async fn json<T: Serialize + Send + 'static>(kb: &Arc<Kb>, f: impl FnOnce(&Kb) -> ToolResult<T> + Send + 'static) -> Out<T> {
+async fn json<T: Serialize + Send + 'static>(kb: &Arc<Kb>, f: impl FnOnce(&Kb) -> ToolResult<T> + Send + 'static) -> Result<Json<T>, ToolError> {
     blocking(kb, f).await.map(Json)
 }
 
@@ -78,13 +77,13 @@ impl FolioServer {
 
     /// Index status: document and chunk counts, whether writes are allowed, and the progress and last result of the background reindex (`indexing`). Call with `{}`.
     #[tool(name = "kb_status", annotations(read_only_hint = true))]
-    async fn kb_status(&self) -> Out<crate::kb::status::StatusOutput> {
+    async fn kb_status(&self) -> Result<Json<crate::kb::status::StatusOutput>, ToolError> {
         json(&self.kb, |kb| kb.status()).await
     }
 
     /// Starts a background reindex (incremental by content hash; `force` rewrites everything), or joins the one already running, and returns at once. Poll kb_status for progress and the result.
     #[tool(name = "kb_reindex", annotations(read_only_hint = false, idempotent_hint = true))]
-    async fn kb_reindex(&self, Parameters(args): Parameters<ReindexArgs>) -> Out<crate::kb::status::ReindexOutput> {
+    async fn kb_reindex(&self, Parameters(args): Parameters<ReindexArgs>) -> Result<Json<crate::kb::status::ReindexOutput>, ToolError> {
         let kb = Arc::clone(&self.kb);
         match kb.start_reindex(args.force) {
             Ok(out) => Ok(Json(out)),
@@ -94,67 +93,67 @@ impl FolioServer {
 
     /// Lexical (BM25) search over the indexed Markdown chunks with filters (path globs, category, topic, tags, dates). Returns {results, low_confidence, filter_applied}; each hit has path, pointer, heading_path, start_line/end_line, snippet, indexedSourceHash and a kb://doc/ uri. The index may lag behind the files: read the source with kb_read before quoting or editing.
     #[tool(name = "kb_search", annotations(read_only_hint = true))]
-    async fn kb_search(&self, Parameters(args): Parameters<SearchArgs>) -> Out<crate::kb::search::SearchOutput> {
+    async fn kb_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<Json<crate::kb::search::SearchOutput>, ToolError> {
         json(&self.kb, move |kb| kb.search(&args)).await
     }
 
     /// Reads a Markdown document's current source (not the index): the whole file, or what one element owns when given a pointer (a heading: its section; a table: also its columns and rows). Paged by bytes (offset / next_offset). Returns the text, the file's sourceHash, and the elements in the page with their pointers for kb_patch.
     #[tool(name = "kb_read", annotations(read_only_hint = true))]
-    async fn kb_read(&self, Parameters(args): Parameters<ReadArgs>) -> Out<crate::kb::read::ReadOutput> {
+    async fn kb_read(&self, Parameters(args): Parameters<ReadArgs>) -> Result<Json<crate::kb::read::ReadOutput>, ToolError> {
         json(&self.kb, move |kb| kb.read(&args)).await
     }
 
     /// The heading tree of a Markdown document with each heading's pointer, level, slug and line range (from the current source).
     #[tool(name = "kb_outline", annotations(read_only_hint = true))]
-    async fn kb_outline(&self, Parameters(args): Parameters<OutlineArgs>) -> Out<crate::kb::read::OutlineOutput> {
+    async fn kb_outline(&self, Parameters(args): Parameters<OutlineArgs>) -> Result<Json<crate::kb::read::OutlineOutput>, ToolError> {
         json(&self.kb, move |kb| kb.outline(&args)).await
     }
 
     /// Lists Markdown files and other files (assets, not indexed) under the root, honouring .gitignore. `pathPrefix` is a folder or one exact file, never a partial name; `includeGlob` matches paths.
     #[tool(name = "kb_list_files", annotations(read_only_hint = true))]
-    async fn kb_list_files(&self, Parameters(args): Parameters<ListFilesArgs>) -> Out<crate::kb::files::ListFilesOutput> {
+    async fn kb_list_files(&self, Parameters(args): Parameters<ListFilesArgs>) -> Result<Json<crate::kb::files::ListFilesOutput>, ToolError> {
         json(&self.kb, move |kb| kb.list_files(&args)).await
     }
 
     /// Lists the indexed categories (first folder) and topics (first two folders) with document counts and, per topic, the folder tree below it. Use the names as kb_search `category` / `topic` filters. Call with `{}`.
     #[tool(name = "kb_list_topics", annotations(read_only_hint = true))]
-    async fn kb_list_topics(&self) -> Out<crate::kb::files::ListTopicsOutput> {
+    async fn kb_list_topics(&self) -> Result<Json<crate::kb::files::ListTopicsOutput>, ToolError> {
         json(&self.kb, |kb| kb.list_topics()).await
     }
 
     /// Links of a Markdown document: outgoing links with their resolution, incoming links from other documents, an optional walk up to depth 3, and broken links with stable diagnostic codes (missing-file, missing-heading, …).
     #[tool(name = "kb_links", annotations(read_only_hint = true))]
-    async fn kb_links(&self, Parameters(args): Parameters<LinksArgs>) -> Out<crate::kb::links::LinksOutput> {
+    async fn kb_links(&self, Parameters(args): Parameters<LinksArgs>) -> Result<Json<crate::kb::links::LinksOutput>, ToolError> {
         json(&self.kb, move |kb| kb.links(&args)).await
     }
 
     /// Structural edit of one Markdown file by element pointers (from kb_read / kb_outline / kb_search): replace_element (alias replace), replace_section, delete_section, replace_subtree, insert_before, insert_after, delete; pointer `document` inserts at the file's start or end. Pointers are checked by selfHash (and subtreeHash for section/subtree operations) and re-anchored if the element moved. All operations apply together or not at all; the result must keep every untouched element, list and heading level. Unchanged bytes stay as they were. Needs allow_writes.
     #[tool(name = "kb_patch", annotations(read_only_hint = false, destructive_hint = true))]
-    async fn kb_patch(&self, Parameters(args): Parameters<PatchArgs>) -> Out<crate::kb::edit::PatchOutput> {
+    async fn kb_patch(&self, Parameters(args): Parameters<PatchArgs>) -> Result<Json<crate::kb::edit::PatchOutput>, ToolError> {
         json(&self.kb, move |kb| kb.patch(&args)).await
     }
 
     /// Edits a GFM table by its pointer: update_cells, insert_row, delete_row, insert_column, delete_column, rename_column, set_alignment. Rows by `where {column, equals}` or rowIndex, columns by header or columnIndex. Values are literal text (escaped) unless valueFormat is `markdown`. Returns the table's new pointer. Needs allow_writes.
     #[tool(name = "kb_edit_table", annotations(read_only_hint = false, destructive_hint = true))]
-    async fn kb_edit_table(&self, Parameters(args): Parameters<EditTableArgs>) -> Out<crate::kb::edit::EditTableOutput> {
+    async fn kb_edit_table(&self, Parameters(args): Parameters<EditTableArgs>) -> Result<Json<crate::kb::edit::EditTableOutput>, ToolError> {
         json(&self.kb, move |kb| kb.edit_table(&args)).await
     }
 
     /// Creates a new Markdown file (fails with ALREADY_EXISTS if the path exists). Needs allow_writes.
     #[tool(name = "kb_create", annotations(read_only_hint = false, destructive_hint = false))]
-    async fn kb_create(&self, Parameters(args): Parameters<CreateArgs>) -> Out<crate::kb::edit::CreateOutput> {
+    async fn kb_create(&self, Parameters(args): Parameters<CreateArgs>) -> Result<Json<crate::kb::edit::CreateOutput>, ToolError> {
         json(&self.kb, move |kb| kb.create(&args)).await
     }
 
     /// Moves or renames a Markdown file and, unless update_links is false, rewrites the Markdown links that point at it in other documents (and its own relative links). Fails with ALREADY_EXISTS if the target exists. Needs allow_writes.
     #[tool(name = "kb_move", annotations(read_only_hint = false, destructive_hint = true))]
-    async fn kb_move(&self, Parameters(args): Parameters<MoveArgs>) -> Out<crate::kb::edit::MoveOutput> {
+    async fn kb_move(&self, Parameters(args): Parameters<MoveArgs>) -> Result<Json<crate::kb::edit::MoveOutput>, ToolError> {
         json(&self.kb, move |kb| kb.move_document(&args)).await
     }
 
     /// Deletes a Markdown file (optionally only if its sourceHash still matches). Links to it are not changed; check kb_links incoming first. Needs allow_writes.
     #[tool(name = "kb_delete", annotations(read_only_hint = false, destructive_hint = true))]
-    async fn kb_delete(&self, Parameters(args): Parameters<DeleteArgs>) -> Out<crate::kb::edit::DeleteOutput> {
+    async fn kb_delete(&self, Parameters(args): Parameters<DeleteArgs>) -> Result<Json<crate::kb::edit::DeleteOutput>, ToolError> {
         json(&self.kb, move |kb| kb.delete(&args)).await
     }
 
@@ -218,6 +217,21 @@ impl ServerHandler for FolioServer {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let mut response = self.tool_router.call(tcc).await?;
+        // Arguments that do not fit the schema come back from rmcp as plain text; give them
+        // the same `{code, message}` body as every other tool failure.
+        if let CallToolResponse::Complete(result) = &mut response
+            && result.is_error == Some(true)
+            && let Some(text) = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone())
+            && text.starts_with("failed to deserialize parameters")
+        {
+            result.content = ToolError::invalid(text).into_contents();
+        }
+        Ok(response)
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
@@ -295,8 +309,11 @@ pub async fn serve_stdio(options: Options) -> anyhow::Result<()> {
         tracing::warn!(error = %e.message, "initial reindex did not start");
     }
     let server = Served(FolioServer::new(kb));
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let (io, writer) = crate::transport::filtered(tokio::io::stdin(), tokio::io::stdout());
+    let running = server.serve(io).await?;
     let reason = running.waiting().await?;
+    // The writer ends when rmcp's output closes; wait so the last replies are flushed.
+    let _ = writer.await;
     tracing::info!(?reason, "folio mcp stopped");
     Ok(())
 }
