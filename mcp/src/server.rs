@@ -235,7 +235,7 @@ impl ServerHandler for FolioServer {
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
-        let groups = blocking(&self.kb, |kb| crate::resources::topic_groups(kb)).await.map_err(to_protocol)?;
+        let groups = blocking(&self.kb, crate::resources::topic_groups).await.map_err(to_protocol)?;
         let resources = groups
             .into_iter()
             .map(|g| {

@@ -81,9 +81,7 @@ fn ptr_of(kb: &Kb, path: &str, logical: &str) -> String {
 fn kb_status_reports_counts_and_the_last_reindex() {
     let (_dir, kb) = setup(false);
     let mut v = ok(kb.status());
-    for volatile in ["db_size_bytes"] {
-        v["index"][volatile] = json!(0);
-    }
+    v["index"]["db_size_bytes"] = json!(0);
     for volatile in ["finished_at_ms", "elapsed_ms"] {
         v["indexing"]["last"][volatile] = json!(0);
     }
