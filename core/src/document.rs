@@ -291,6 +291,18 @@ mod tests {
     }
 
     #[test]
+    fn mixed_line_endings_survive_edits_byte_for_byte() {
+        let original = "one\ntwo\r\nthree\rfour\n";
+        let mut doc = Document::new(original, 0);
+        assert_eq!(doc.len_lines(), 5);
+        // Replace "three" using a UTF-16 position, as an editor would send it.
+        let start = doc.line_col_to_offset(LineCol { line: 2, col: 0 }, Encoding::Utf16);
+        let end = doc.line_col_to_offset(LineCol { line: 2, col: 5 }, Encoding::Utf16);
+        doc.apply_edits(&[TextEdit { range: start..end, new_text: "3".into() }]).unwrap();
+        assert_eq!(doc.text().as_bytes(), b"one\ntwo\r\n3\rfour\n");
+    }
+
+    #[test]
     fn edits_apply_in_order_and_preserve_untouched_bytes() {
         let original = "\u{feff}# T\r\n\r\nbody\nmore\r\n";
         let mut doc = Document::new(original, 1);

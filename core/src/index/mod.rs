@@ -24,6 +24,24 @@ pub enum IndexError {
     /// The index database failed.
     #[error("index database: {0}")]
     Store(#[from] StoreError),
+    /// The database holds the index of another folder.
+    #[error("`{db}` is the index of `{recorded}`, not of `{root}`; use another --db, or --force to take it over")]
+    OtherRoot {
+        /// The database file.
+        db: String,
+        /// The root recorded in it.
+        recorded: String,
+        /// The root being indexed.
+        root: String,
+    },
+    /// The lock file next to the database could not be taken.
+    #[error("cannot lock `{path}`: {source}")]
+    Lock {
+        /// The lock file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 /// What an index run did.
@@ -163,7 +181,27 @@ pub fn index_root(
 ) -> Result<IndexSummary, IndexError> {
     let started = Instant::now();
     let scan = scan(root, config)?;
+    if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| IndexError::Lock { path: parent.display().to_string(), source })?;
+    }
+    // One indexer at a time per database: a second run waits, then finds the work done.
+    let lock_path = db_path.with_extension("lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .and_then(|f| f.lock().map(|()| f))
+        .map_err(|source| IndexError::Lock { path: lock_path.display().to_string(), source })?;
     let mut store = Store::open(db_path)?;
+    let root_str = root.to_string_lossy().into_owned();
+    let recorded = store.meta("root")?;
+    if let Some(recorded) = &recorded
+        && *recorded != root_str
+        && !force
+    {
+        return Err(IndexError::OtherRoot { db: db_path.display().to_string(), recorded: recorded.clone(), root: root_str });
+    }
     let indexed = store.documents()?;
     let total = scan.markdown.len();
     let done = AtomicUsize::new(0);
@@ -189,7 +227,7 @@ pub fn index_root(
         };
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(p) = progress
-            && (n % 256 == 0 || n == total)
+            && (n.is_multiple_of(256) || n == total)
         {
             p(n, total);
         }
@@ -211,9 +249,14 @@ pub fn index_root(
         .map(|(p, _)| p.as_str())
         .collect();
     let vanished: Vec<&String> = indexed.keys().filter(|p| !seen.contains(p.as_str())).collect();
-    let any_change = force || !vanished.is_empty() || outcomes.iter().any(|o| matches!(o, FileOutcome::Changed(_)));
+    let root_changed = recorded.as_deref() != Some(root_str.as_str());
+    let any_change =
+        force || root_changed || !vanished.is_empty() || outcomes.iter().any(|o| matches!(o, FileOutcome::Changed(_)));
     if any_change {
         let mut batch = store.batch()?;
+        if root_changed {
+            batch.set_meta("root", &root_str)?;
+        }
         for outcome in &outcomes {
             if let FileOutcome::Changed(records) = outcome {
                 batch.upsert_document(&records.0, &records.1)?;
@@ -238,6 +281,7 @@ pub fn index_root(
     }
     summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    drop(lock);
     Ok(summary)
 }
 

@@ -149,3 +149,44 @@ fn a_missing_root_is_an_error() {
     let err = index_root(&dir.path().join("nope"), &Config::default(), &dir.path().join("db"), false, None).unwrap_err();
     assert_eq!(err.to_string(), format!("`{}` does not exist or is not a folder", dir.path().join("nope").display()));
 }
+
+#[test]
+fn an_index_of_another_root_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    write(&a, "one.md", b"# One\n");
+    write(&b, "two.md", b"# Two\n");
+    let db = dir.path().join("shared.db");
+    index_root(&a, &Config::default(), &db, false, None).unwrap();
+    let err = index_root(&b, &Config::default(), &db, false, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` is the index of `{}`, not of `{}`; use another --db, or --force to take it over",
+            db.display(),
+            a.display(),
+            b.display()
+        )
+    );
+    let paths: Vec<String> = dump(&db).into_iter().map(|d| d.0).collect();
+    assert_eq!(paths, vec!["one.md"]);
+    let taken = index_root(&b, &Config::default(), &db, true, None).unwrap();
+    assert_eq!((taken.indexed, taken.removed), (1, 1));
+}
+
+#[test]
+fn concurrent_index_runs_wait_for_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let db = dir.path().join(".folio/index.db");
+    let summaries: Vec<IndexSummary> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| s.spawn(|| index_root(dir.path(), &Config::default(), &db, false, None).unwrap()))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    // Exactly one run did the work; the others waited and found nothing to do.
+    let mut indexed: Vec<usize> = summaries.iter().map(|s| s.indexed).collect();
+    indexed.sort();
+    assert_eq!(indexed, vec![0, 0, 4]);
+}

@@ -173,9 +173,14 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     if link.dest.is_empty() {
         return Target::Document { path: from.to_string(), fragment: link.fragment.clone() };
     }
-    // A query string is not part of the path.
-    let dest = link.dest.split('?').next().unwrap_or("");
-    let Some(path) = join_relative(from, dest) else { return Target::OutsideRoot };
+    let Some(path) = join_relative(from, &link.dest) else {
+        // Outside the root only the file system can tell (a `docs/` root may link to `../README.md`).
+        return if outside_root_path(ws.root(), from, &link.dest).is_some_and(|p| p.exists()) {
+            Target::OutsideRoot
+        } else {
+            Target::Missing
+        };
+    };
     if ws.contains_document(&path) {
         return Target::Document { path, fragment: link.fragment.clone() };
     }
@@ -191,7 +196,40 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
             return Target::Document { path: with_ext, fragment: link.fragment.clone() };
         }
     }
+    // Files the walk left out (ignored, excluded, symbolic links) still exist.
+    if !ws.root().as_os_str().is_empty() && std::fs::symlink_metadata(ws.root().join(&path)).is_ok() {
+        return Target::File(path);
+    }
     Target::Missing
+}
+
+/// The file-system path of a destination that leaves the root, joined lexically onto
+/// the root; `None` when it climbs above the file system's root.
+fn outside_root_path(root: &std::path::Path, from: &str, dest: &str) -> Option<std::path::PathBuf> {
+    let mut parts: Vec<String> = root.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let base = parts.len();
+    let rel = match dest.strip_prefix('/') {
+        Some(abs) => abs,
+        None => {
+            parts.extend(from.split('/').map(str::to_string));
+            parts.pop();
+            dest
+        }
+    };
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.len() <= 1 {
+                    return None;
+                }
+                parts.pop();
+            }
+            s => parts.push(s.to_string()),
+        }
+    }
+    let _ = base;
+    Some(parts.iter().collect())
 }
 
 fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
@@ -324,7 +362,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                 Some(&link.dest),
             ),
             Target::Missing => {
-                let resolved = join_relative(path, link.dest.split('?').next().unwrap_or("")).unwrap_or_default();
+                let resolved = join_relative(path, &link.dest).unwrap_or_else(|| "a path outside the root".to_string());
                 push(
                     DiagnosticCode::MissingFile,
                     range,

@@ -176,3 +176,32 @@ fn join_relative_normalises_and_refuses_to_leave_the_root() {
     assert_eq!(join_relative("docs/a.md", "/x/./y.md").as_deref(), Some("x/y.md"));
     assert_eq!(join_relative("docs/a.md", "../../b.md"), None);
 }
+
+#[test]
+fn disk_decides_for_links_outside_the_root_and_to_files_the_walk_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(dir.path().join("outside.md"), "# Outside\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "ignored.md\n").unwrap();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::write(root.join("ignored.md"), "# Ignored\n").unwrap();
+    std::fs::write(root.join("what?.md"), "# Q\n").unwrap();
+    std::fs::write(root.join("latin1.md"), b"caf\xe9\n").unwrap();
+    std::fs::write(
+        root.join("sub/a.md"),
+        "[a](../../outside.md) [b](../../missing.md) [c](../ignored.md) [d](../what%3F.md?x=1) [[latin1]] \
+         [e](../../../../../../../../../../../../etc/x.md)\n\n## Heading {#my-id}\n\n[f](#my-id) [g](#heading-my-id) [h](#heading)\n",
+    )
+    .unwrap();
+    let (ws, report) = Workspace::load(&root, Config::default()).unwrap();
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(
+        render(&ws),
+        "\
+sub/a.md:1:27: missing-file: file `../../missing.md` does not exist (resolved to `a path outside the root`)
+sub/a.md:1:102: missing-file: file `../../../../../../../../../../../../etc/x.md` does not exist (resolved to `a path outside the root`)
+sub/a.md:5:38: missing-heading: no heading or anchor `#heading` in this document
+"
+    );
+}

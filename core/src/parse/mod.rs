@@ -232,7 +232,8 @@ pub struct Link {
     pub range: Range<usize>,
     /// Bytes of the destination as written (for wiki links: the target part), if it has one.
     pub dest_range: Option<Range<usize>>,
-    /// Destination: percent-decoded path or URL, fragment excluded (empty for `#frag` links).
+    /// Destination: percent-decoded path or URL, fragment and query string excluded
+    /// (empty for `#frag` links).
     pub dest: String,
     /// Fragment after `#`, percent-decoded, without the `#`.
     pub fragment: Option<String>,
@@ -298,17 +299,96 @@ impl Parsed {
     }
 }
 
+/// Most container markers (`>`, list markers) at the start of one line that folio parses.
+pub const MAX_CONTAINER_MARKERS: usize = 100;
+/// Most columns of indentation before a list marker or `>` that folio parses.
+pub const MAX_CONTAINER_INDENT: usize = 256;
+/// Longest run of emphasis delimiters (`*`, `_`) or of `[` that folio parses.
+pub const MAX_DELIMITER_RUN: usize = 1000;
+
+/// Why `text` is too deeply nested to parse safely, if it is.
+///
+/// markdown-rs recurses once per level of nesting and takes time that grows faster than
+/// the nesting depth, so a small file with thousands of levels (`>>>>…`, `- - - …`,
+/// hundreds of indented list levels, `****…x****…`) would exhaust a thread's stack or
+/// take minutes. Real documents stay far below these limits; such a file is reported
+/// instead of parsed.
+pub fn nesting_problem(text: &str) -> Option<String> {
+    for (n, line) in text.lines().enumerate() {
+        let bytes = line.as_bytes();
+        let (mut i, mut col, mut markers) = (0usize, 0usize, 0usize);
+        loop {
+            while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+                col += if bytes[i] == b'\t' { 4 - col % 4 } else { 1 };
+                i += 1;
+            }
+            let Some(&b) = bytes.get(i) else { break };
+            let marker_len = match b {
+                b'>' => 1,
+                b'-' | b'*' | b'+' if matches!(bytes.get(i + 1), Some(b' ' | b'\t') | None) => 1,
+                b'0'..=b'9' => {
+                    let digits = bytes[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    match bytes.get(i + digits) {
+                        Some(b'.' | b')') if digits <= 9 && matches!(bytes.get(i + digits + 1), Some(b' ' | b'\t') | None) => digits + 1,
+                        _ => 0,
+                    }
+                }
+                _ => 0,
+            };
+            if marker_len == 0 {
+                break;
+            }
+            if col > MAX_CONTAINER_INDENT {
+                return Some(format!("line {} is indented {col} columns before a list marker or `>` (limit {MAX_CONTAINER_INDENT})", n + 1));
+            }
+            markers += 1;
+            if markers > MAX_CONTAINER_MARKERS {
+                return Some(format!("line {} opens more than {MAX_CONTAINER_MARKERS} nested block quotes or lists", n + 1));
+            }
+            i += marker_len;
+            col += marker_len;
+        }
+    }
+    let mut run = 0usize;
+    let mut prev = 0u8;
+    for &b in text.as_bytes() {
+        if matches!(b, b'*' | b'_' | b'[') && (b == prev || (b == b'[' && prev == b'!')) {
+            run += 1;
+        } else if matches!(b, b'*' | b'_' | b'[') {
+            run = 1;
+        } else if !(b == b'!' && prev == b'[') {
+            run = 0;
+        }
+        if run > MAX_DELIMITER_RUN {
+            return Some(format!("a run of more than {MAX_DELIMITER_RUN} `*`, `_` or `[` characters"));
+        }
+        prev = b;
+    }
+    None
+}
+
 /// Parses a document. Never fails; see [`Parsed::problems`].
+///
+/// A document that [`nesting_problem`] rejects gets only its `document` element and
+/// one problem saying why it was not parsed.
 pub fn parse(text: &str) -> Parsed {
     let mut options = markdown::ParseOptions::gfm();
     options.constructs.frontmatter = true;
     let lines = LineIndex::new(text);
+    if let Some(reason) = nesting_problem(text) {
+        let mut parsed = Parsed::default();
+        parsed.elements.push(document_element(text, &lines));
+        parsed.lines = Some(lines);
+        parsed.problems.push(Problem { range: 0..text.len(), message: format!("not parsed: {reason}") });
+        return parsed;
+    }
     let root = match markdown::to_mdast(text, &options) {
         Ok(root) => root,
         Err(message) => {
             // markdown-rs only errors on MDX constructs, which are off; keep the text anyway.
-            let mut parsed = Parsed { lines: Some(lines), ..Parsed::default() };
-            parsed.elements.push(document_element(text, &parsed));
+            let mut parsed = Parsed::default();
+            parsed.elements.push(document_element(text, &lines));
+            parsed.lines = Some(lines);
             parsed.problems.push(Problem { range: 0..text.len(), message: message.to_string() });
             return parsed;
         }
@@ -321,18 +401,8 @@ pub fn parse(text: &str) -> Parsed {
         covered: Vec::new(),
         slugger: Slugger::default(),
     };
-    builder.parsed.elements.push(Element {
-        kind: ElementKind::Document,
-        logical: "document".into(),
-        range: 0..text.len(),
-        subtree: 0..text.len(),
-        self_hash: hash_bytes(text.as_bytes()),
-        subtree_hash: hash_bytes(text.as_bytes()),
-        level: 0,
-        parent: None,
-        start_line: 1,
-        end_line: builder.lines.len_lines() as u32,
-    });
+    let document = document_element(text, &builder.lines);
+    builder.parsed.elements.push(document);
     if let Node::Root(root) = &root {
         builder.blocks(&root.children);
     }
@@ -344,18 +414,19 @@ pub fn parse(text: &str) -> Parsed {
     parsed
 }
 
-fn document_element(text: &str, parsed: &Parsed) -> Element {
+fn document_element(text: &str, lines: &LineIndex) -> Element {
+    let hash = hash_bytes(text.as_bytes());
     Element {
         kind: ElementKind::Document,
         logical: "document".into(),
         range: 0..text.len(),
         subtree: 0..text.len(),
-        self_hash: hash_bytes(text.as_bytes()),
-        subtree_hash: hash_bytes(text.as_bytes()),
+        self_hash: hash,
+        subtree_hash: hash,
         level: 0,
         parent: None,
         start_line: 1,
-        end_line: parsed.lines.as_ref().map_or(1, |l| l.len_lines() as u32),
+        end_line: lines.len_lines() as u32,
     }
 }
 
@@ -539,8 +610,9 @@ impl Builder<'_> {
             (Some(first), Some(last)) => span(first.position()).start..span(last.position()).end,
             _ => range.clone(),
         };
+        // GitHub slugs the whole text (it has no `{#id}` syntax); mdBook and Pandoc use the id.
+        let slug = self.slugger.slug(text.trim());
         let (text, custom_id) = split_custom_id(text.trim());
-        let slug = self.slugger.slug(&text);
         if let Some(id) = &custom_id {
             self.parsed.anchors.push(Anchor { id: id.clone(), range: range.clone() });
         }
@@ -691,6 +763,9 @@ impl Builder<'_> {
             Some(i) if !external => (&url[..i], Some(&url[i + 1..])),
             _ => (url, None),
         };
+        // A query string is not part of the path; it is split off before percent-decoding,
+        // so `what%3F.md` names the file `what?.md`.
+        let path = if external { path } else { path.split('?').next().unwrap_or("") };
         let fragment_range = match (&dest_range, fragment) {
             (Some(d), Some(_)) => self.text[d.clone()].find('#').map(|i| d.start + i + 1..d.end),
             _ => None,

@@ -75,7 +75,7 @@ fn headings_get_unique_slugs_and_custom_ids() {
     let slugs: Vec<(&str, &str)> = parsed.headings.iter().map(|h| (h.text.as_str(), h.slug.as_str())).collect();
     assert_eq!(
         slugs,
-        vec![("Intro", "intro"), ("Intro", "intro-1"), ("Intro", "intro-2"), ("API: get()", "api-get"), ("Setext", "setext")]
+        vec![("Intro", "intro"), ("Intro", "intro-1"), ("Intro", "intro-2"), ("API: get()", "api-get-api"), ("Setext", "setext")]
     );
     assert_eq!(parsed.anchors.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(), vec!["api"]);
     // The heading inside the block quote has an anchor but no element of its own.
@@ -143,4 +143,24 @@ fn element_kind_segments_round_trip() {
     }
     assert_eq!(ElementKind::from_segment("x3"), None);
     assert_eq!(ElementKind::from_segment("p"), None);
+}
+
+#[test]
+fn pathological_nesting_is_reported_not_parsed() {
+    let cases = [
+        (">".repeat(3200) + " x\n", "line 1 opens more than 100 nested block quotes or lists"),
+        ("- ".repeat(500) + "x\n", "line 1 opens more than 100 nested block quotes or lists"),
+        ((0..200).map(|k| format!("{}- x\n", "  ".repeat(k))).collect::<String>(), "line 130 is indented 258 columns before a list marker or `>` (limit 256)"),
+        ("*".repeat(6400) + "x" + &"*".repeat(6400), "a run of more than 1000 `*`, `_` or `[` characters"),
+        ("![".repeat(2000) + "x", "a run of more than 1000 `*`, `_` or `[` characters"),
+    ];
+    for (text, reason) in cases {
+        let parsed = parse(&text);
+        assert_eq!(parsed.elements.len(), 1);
+        assert_eq!(parsed.problems[0].message, format!("not parsed: {reason}"));
+    }
+    // Ordinary nesting parses.
+    for ok in [">".repeat(100) + " x", "- ".repeat(100) + "x", "*".repeat(1000) + "x" + &"*".repeat(1000), "---\n***\n___\n".into()] {
+        assert_eq!(nesting_problem(&ok), None, "{ok:.40}");
+    }
 }

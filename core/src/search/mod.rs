@@ -20,6 +20,9 @@ pub(crate) use filter::register_functions;
 /// The number of results returned when [`SearchQuery::limit`] is 0.
 pub const DEFAULT_LIMIT: usize = 10;
 
+/// Most distinct terms one query may have (each costs a `MATCH` and a BM25 lookup).
+pub const MAX_TERMS: usize = 64;
+
 /// BM25 column weights: heading path, then body.
 const BM25_WEIGHTS: (f64, f64) = (2.0, 1.0);
 
@@ -132,6 +135,12 @@ impl Store {
     pub fn search_lexical(&self, search: &SearchQuery) -> Result<SearchResults, SearchError> {
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
+        if terms.len() > MAX_TERMS {
+            return Err(SearchError::InvalidArgument(format!(
+                "the query has {} distinct terms; at most {MAX_TERMS} are allowed",
+                terms.len()
+            )));
+        }
         let Some(match_expr) = query::fts_match_expr(&terms) else {
             return Ok(SearchResults {
                 results: Vec::new(),

@@ -41,7 +41,8 @@ impl QueryTerm {
     }
 }
 
-/// Splits `input` into terms; terms without a letter or digit are dropped.
+/// Splits `input` into terms; terms without a letter or digit, and repeats of a term
+/// (compared case-insensitively), are dropped.
 pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     let mut terms = Vec::new();
     let mut chars = input.chars().peekable();
@@ -76,7 +77,10 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
             prefix = true;
         }
         let text = text.trim().to_owned();
-        if text.chars().any(char::is_alphanumeric) {
+        let duplicate = terms.iter().any(|t: &QueryTerm| {
+            t.text.to_lowercase() == text.to_lowercase() && t.excluded == excluded && t.prefix == prefix
+        });
+        if text.chars().any(char::is_alphanumeric) && !duplicate {
             terms.push(QueryTerm {
                 text,
                 excluded,

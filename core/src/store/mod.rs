@@ -31,11 +31,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior, params};
 
 use crate::search::cjk::cjk_bigrams;
 
-pub use schema::SCHEMA_VERSION;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 /// The separator between headings in the stored `heading_path` column.
 pub const HEADING_PATH_SEPARATOR: &str = " > ";
@@ -57,6 +57,9 @@ pub enum StoreError {
     /// A record handed to the store cannot be stored as given.
     #[error("invalid index record: {0}")]
     InvalidRecord(String),
+    /// The file exists and is not a folio index; folio refuses to overwrite it.
+    #[error("`{0}` is not a folio index (another file or database is there); refusing to overwrite it")]
+    NotAnIndex(PathBuf),
 }
 
 /// One Markdown document as the indexer hands it to the store.
@@ -137,17 +140,26 @@ impl Store {
     /// rebuilt; a file that is not a SQLite database at all is deleted and
     /// created again. Both set [`Store::was_rebuilt`].
     pub fn open(db_path: &Path) -> Result<Store, StoreError> {
+        let owned_folder = is_folio_folder(db_path);
         if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
-            write_gitignore(&parent.join(".gitignore"))?;
+            // Only folio's own folder is hidden from git; a user's folder never is.
+            if parent.file_name().is_some_and(|n| n == ".folio") {
+                write_gitignore(&parent.join(".gitignore"))?;
+            }
         }
-        match Self::open_file(db_path) {
-            Err(StoreError::Sqlite(err)) if is_not_a_database(&err) => {
-                // The file is not an index we can read; the index is derived
-                // data, so it is replaced.
+        if let Ok(meta) = std::fs::metadata(db_path)
+            && !meta.is_file()
+        {
+            return Err(StoreError::NotAnIndex(db_path.to_path_buf()));
+        }
+        match Self::open_file(db_path, owned_folder) {
+            Err(StoreError::Sqlite(err)) if is_not_a_database(&err) && owned_folder => {
+                // An unreadable file in folio's own folder is a broken index;
+                // the index is derived data, so it is replaced.
                 tracing::warn!(path = %db_path.display(), "index file unreadable, recreating it");
                 for suffix in ["", "-wal", "-shm"] {
                     let mut name = db_path.as_os_str().to_owned();
@@ -159,9 +171,12 @@ impl Store {
                         Err(source) => return Err(StoreError::Io { path, source }),
                     }
                 }
-                let mut store = Self::open_file(db_path)?;
+                let mut store = Self::open_file(db_path, owned_folder)?;
                 store.rebuilt = true;
                 Ok(store)
+            }
+            Err(StoreError::Sqlite(err)) if is_not_a_database(&err) => {
+                Err(StoreError::NotAnIndex(db_path.to_path_buf()))
             }
             res => res,
         }
@@ -173,12 +188,17 @@ impl Store {
         Self::init(conn, None)
     }
 
-    fn open_file(db_path: &Path) -> Result<Store, StoreError> {
+    fn open_file(db_path: &Path, owned_folder: bool) -> Result<Store, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(db_path, flags)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        // Refuse, before writing anything, a database folio did not create.
+        if !owned_folder && schema::ownership(&conn)? == schema::Ownership::Foreign {
+            return Err(StoreError::NotAnIndex(db_path.to_path_buf()));
+        }
         Self::init(conn, Some(db_path.to_path_buf()))
     }
 
@@ -205,6 +225,14 @@ impl Store {
     /// The database file, or `None` for an in-memory store.
     pub fn db_path(&self) -> Option<&Path> {
         self.db_path.as_deref()
+    }
+
+    /// A `meta` value, if set.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0))
+            .optional()?)
     }
 
     /// The indexed documents: KB-relative path → source hash.
@@ -379,6 +407,15 @@ impl Batch<'_> {
         Ok(n > 0)
     }
 
+    /// Sets a `meta` value (e.g. `root`, the folder this index belongs to).
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
+    }
+
     /// Commits every change of the batch at once.
     pub fn commit(self) -> Result<(), StoreError> {
         self.tx.commit()?;
@@ -409,6 +446,14 @@ fn write_gitignore(path: &Path) -> Result<(), StoreError> {
 }
 
 /// True for errors that mean the file is not a readable SQLite database.
+/// True for a database file inside folio's own folders: `<root>/.folio/` or the
+/// cache layout `…/folio/<key>/`, where folio may replace a broken file.
+fn is_folio_folder(db_path: &Path) -> bool {
+    let parent = db_path.parent();
+    parent.and_then(Path::file_name).is_some_and(|n| n == ".folio")
+        || parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == "folio")
+}
+
 fn is_not_a_database(err: &rusqlite::Error) -> bool {
     matches!(
         err.sqlite_error_code(),

@@ -13,6 +13,31 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// FTS5 changes, so that old index files are rebuilt instead of half-read.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
+///
+/// It tells a folio index apart from any other SQLite file, so folio never
+/// drops the tables of a database it did not create.
+pub const APPLICATION_ID: i32 = 0x666F_6C69;
+
+/// What an existing database file is, before anything is written to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ownership {
+    /// Empty, or marked with [`APPLICATION_ID`].
+    Folio,
+    /// A SQLite database with tables that folio did not create.
+    Foreign,
+}
+
+/// Tells whether the database on `conn` is folio's (or empty) without writing.
+pub(crate) fn ownership(conn: &Connection) -> rusqlite::Result<Ownership> {
+    let id: i32 = conn.query_row("PRAGMA application_id", [], |row| row.get(0))?;
+    if id == APPLICATION_ID || n_user_objects(conn)? == 0 {
+        Ok(Ownership::Folio)
+    } else {
+        Ok(Ownership::Foreign)
+    }
+}
+
 /// The DDL of schema version [`SCHEMA_VERSION`].
 ///
 /// `chunks_fts` is a contentless FTS5 table (the text lives in `chunks`) whose
@@ -142,6 +167,7 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
             [SCHEMA_VERSION.to_string()],
         )?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
         tx.commit()?;
         Ok(outcome)
     })();

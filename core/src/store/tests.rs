@@ -240,7 +240,8 @@ fn schema_version_mismatch_rebuilds() {
 #[test]
 fn unreadable_version_and_foreign_schema_rebuild() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db_path = dir.path().join("index.db");
+    std::fs::create_dir(dir.path().join(".folio")).expect("mkdir");
+    let db_path = dir.path().join(".folio/index.db");
     {
         let conn = Connection::open(&db_path).expect("raw open");
         conn.execute_batch(
@@ -264,8 +265,8 @@ fn unreadable_version_and_foreign_schema_rebuild() {
     assert_eq!(names, Vec::<String>::new());
     assert_eq!(store.status().expect("status").n_documents, 0);
 
-    // A table without `meta` is a foreign schema, rebuilt too.
-    let other_path = dir.path().join("other.db");
+    // A table without `meta` in folio's own folder is a foreign schema, rebuilt too.
+    let other_path = dir.path().join(".folio/other.db");
     Connection::open(&other_path)
         .expect("raw open")
         .execute_batch("CREATE TABLE x (y)")
@@ -276,12 +277,45 @@ fn unreadable_version_and_foreign_schema_rebuild() {
 #[test]
 fn garbage_file_is_replaced() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db_path = dir.path().join("index.db");
+    std::fs::create_dir(dir.path().join(".folio")).expect("mkdir");
+    let db_path = dir.path().join(".folio/index.db");
     std::fs::write(&db_path, vec![0x42u8; 8192]).expect("write");
     let mut store = Store::open(&db_path).expect("open");
     assert!(store.was_rebuilt());
     index(&mut store, &[("a.md", &["theta"])]);
     assert_eq!(search_paths(&store, "theta"), vec!["a.md"]);
+}
+
+#[test]
+fn files_outside_folio_folders_that_are_not_indexes_are_never_overwritten() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A user's note given as the database.
+    let note = dir.path().join("precious.md");
+    std::fs::write(&note, "# Precious\n\nDo not lose me.\n").expect("write");
+    assert!(matches!(Store::open(&note), Err(StoreError::NotAnIndex(p)) if p == note));
+    assert_eq!(std::fs::read_to_string(&note).expect("read"), "# Precious\n\nDo not lose me.\n");
+    // Another application's SQLite database keeps its tables.
+    let app = dir.path().join("app.sqlite");
+    Connection::open(&app)
+        .expect("raw open")
+        .execute_batch("CREATE TABLE customers (name TEXT); INSERT INTO customers VALUES ('ada');")
+        .expect("create");
+    assert!(matches!(Store::open(&app), Err(StoreError::NotAnIndex(_))));
+    let n: i64 = Connection::open(&app)
+        .expect("raw open")
+        .query_row("SELECT count(*) FROM customers", [], |row| row.get(0))
+        .expect("customers survive");
+    assert_eq!(n, 1);
+    // A folder is not a database either.
+    assert!(matches!(Store::open(dir.path()), Err(StoreError::NotAnIndex(_))));
+    // A new file outside `.folio/` works, is marked as folio's, and gets no `.gitignore` beside it.
+    let custom = dir.path().join("custom.db");
+    let store = Store::open(&custom).expect("new index");
+    let id: i32 = store.conn().query_row("PRAGMA application_id", [], |row| row.get(0)).expect("id");
+    assert_eq!(id, schema::APPLICATION_ID);
+    drop(store);
+    assert!(!dir.path().join(".gitignore").exists());
+    assert!(!Store::open(&custom).expect("reopen").was_rebuilt());
 }
 
 #[test]

@@ -40,6 +40,11 @@ pub enum SkipReason {
     Binary,
     /// A symbolic link; folio does not follow links.
     Symlink,
+    /// Nested too deeply to parse safely (see [`crate::parse::nesting_problem`]).
+    TooDeeplyNested {
+        /// Where and how.
+        detail: String,
+    },
     /// Reading failed.
     Unreadable {
         /// The operating system's message.
@@ -54,6 +59,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::InvalidUtf8 { at } => write!(f, "not valid UTF-8 (first invalid byte at offset {at})"),
             SkipReason::Binary => write!(f, "binary content (NUL bytes)"),
             SkipReason::Symlink => write!(f, "symbolic link (not followed)"),
+            SkipReason::TooDeeplyNested { detail } => write!(f, "nested too deeply to parse: {detail}"),
             SkipReason::Unreadable { message } => write!(f, "unreadable: {message}"),
         }
     }
@@ -166,9 +172,13 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
     Ok(scan)
 }
 
-/// Reads one Markdown file under the size cap, checking it is UTF-8 text.
+/// Reads one Markdown file under the size cap, checking it is a regular file of UTF-8
+/// text without NUL bytes that is not nested too deeply to parse.
 pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
     let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable { message: e.to_string() })?;
+    if !meta.is_file() {
+        return Err(SkipReason::Unreadable { message: "not a regular file".into() });
+    }
     if meta.len() > cap {
         return Err(SkipReason::TooLarge { size: meta.len(), cap });
     }
@@ -179,7 +189,11 @@ pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
     if bytes.contains(&0) {
         return Err(SkipReason::Binary);
     }
-    String::from_utf8(bytes).map_err(|e| SkipReason::InvalidUtf8 { at: e.utf8_error().valid_up_to() })
+    let text = String::from_utf8(bytes).map_err(|e| SkipReason::InvalidUtf8 { at: e.utf8_error().valid_up_to() })?;
+    match crate::parse::nesting_problem(&text) {
+        Some(detail) => Err(SkipReason::TooDeeplyNested { detail }),
+        None => Ok(text),
+    }
 }
 
 /// Where a document's current text comes from.
@@ -387,9 +401,12 @@ impl Workspace {
             })
             .unwrap_or_default();
         if found.is_empty() {
+            // Other files by name (embeds), including Markdown files that were skipped.
             let name = lower.rsplit('/').next().unwrap_or(&lower);
-            if let Some(paths) = self.by_name.get(name) {
-                found = paths.clone();
+            for candidate in [name.to_string(), format!("{name}.md"), format!("{name}.markdown")] {
+                if let Some(paths) = self.by_name.get(&candidate) {
+                    found.extend(paths.iter().cloned());
+                }
             }
         }
         if found.is_empty() && self.config.wiki.style == config::WikiStyle::Title {
@@ -425,7 +442,9 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
     let slots = Mutex::new(slots);
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| {
+            // Parsing recurses per nesting level; give workers the main thread's stack size.
+            let builder = std::thread::Builder::new().stack_size(8 * 1024 * 1024);
+            let spawned = builder.spawn_scoped(s, || {
                 let mut local = Vec::new();
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -445,6 +464,7 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
                     guard[i] = Some(r);
                 }
             });
+            spawned.expect("spawning a worker thread");
         }
     });
     slots.into_inner().expect("slots lock poisoned").into_iter().map(|r| r.expect("every slot filled")).collect()
