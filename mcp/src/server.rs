@@ -317,3 +317,37 @@ pub async fn serve_stdio(options: Options) -> anyhow::Result<()> {
     tracing::info!(?reason, "folio mcp stopped");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_fails_that_call_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = Arc::new(Kb::open(Options { root: dir.path().into(), db: None, allow_writes: false }).unwrap());
+        let res: ToolResult<()> = blocking(&kb, |_| panic!("boom")).await;
+        assert_eq!(
+            serde_json::to_value(res.unwrap_err()).unwrap(),
+            serde_json::json!({"code": "INTERNAL", "message": "internal error: the tool panicked (this is a bug in folio)"})
+        );
+        // The next call works.
+        assert!(blocking(&kb, |kb| kb.status()).await.is_ok());
+    }
+
+    #[test]
+    fn every_tool_has_an_output_schema_and_described_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = Arc::new(Kb::open(Options { root: dir.path().into(), db: None, allow_writes: false }).unwrap());
+        let server = FolioServer::new(kb);
+        let tools = server.tool_router.list_all();
+        assert_eq!(tools.len(), 14);
+        for t in &tools {
+            assert!(t.output_schema.is_some(), "{}", t.name);
+            let schema = serde_json::to_value(&*t.input_schema).unwrap();
+            for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+                assert!(prop.get("description").is_some() || prop.get("$ref").is_some() || prop.get("allOf").is_some() || prop.get("anyOf").is_some(), "{}.{name}", t.name);
+            }
+        }
+    }
+}
