@@ -19,6 +19,7 @@ use super::{ErrorCode, Kb, ToolError, ToolResult};
 
 /// One patch operation.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchOperation {
     /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items).
@@ -32,6 +33,7 @@ pub struct PatchOperation {
 
 /// `kb_patch` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchArgs {
     /// KB-relative path of the Markdown document.
@@ -71,6 +73,7 @@ pub struct PatchOutput {
 
 /// Selects a row by a column's exact displayed value.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct WhereEq {
     /// Column header.
@@ -81,6 +84,7 @@ pub struct WhereEq {
 
 /// One cell update.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct CellUpdate {
     /// Row by value (preferred when unique).
@@ -101,6 +105,7 @@ pub struct CellUpdate {
 
 /// `kb_edit_table` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct EditTableArgs {
     /// KB-relative path of the Markdown document.
@@ -168,6 +173,7 @@ pub struct EditTableOutput {
 
 /// `kb_create` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
     /// KB-relative path of the new Markdown file (.md or .markdown); missing folders are created.
@@ -197,6 +203,7 @@ pub struct CreateOutput {
 
 /// `kb_move` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveArgs {
     /// KB-relative path of the Markdown document to move.
@@ -245,6 +252,7 @@ pub struct MoveOutput {
 
 /// `kb_delete` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
     /// KB-relative path of the Markdown document to delete.

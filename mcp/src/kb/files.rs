@@ -15,6 +15,7 @@ pub const DOWNLOAD_CAP: u64 = 25 * 1024 * 1024;
 
 /// `kb_list_files` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
     /// A folder (`books` or `books/`: everything under it) or one exact file (`books/a.md`); not a partial name. Default: the whole root.
@@ -88,6 +89,7 @@ pub struct ListTopicsOutput {
 
 /// `kb_download_file` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct DownloadArgs {
     /// KB-relative path of any regular file in the knowledge base (at most 25 MiB).

@@ -13,6 +13,7 @@ use super::{Kb, ToolError, ToolResult};
 
 /// `kb_links` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct LinksArgs {
     /// KB-relative path of the Markdown document.

@@ -13,6 +13,7 @@ pub const DEFAULT_MAX_BYTES: usize = 20_000;
 
 /// `kb_read` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
     /// KB-relative path of a Markdown document, `/`-separated, exactly as search returns it.
@@ -121,6 +122,7 @@ pub struct ReadOutput {
 
 /// `kb_outline` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct OutlineArgs {
     /// KB-relative path of a Markdown document.

@@ -8,6 +8,7 @@ use super::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
 
 /// `kb_search` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words and "quoted phrases" (all must match); prefix a word with `-` to exclude it. Two-character Japanese/Chinese/Korean queries work.

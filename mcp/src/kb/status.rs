@@ -93,6 +93,7 @@ pub struct StatusOutput {
 
 /// `kb_reindex` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ReindexArgs {
     /// Re-parse and rewrite every document instead of only changed ones (default false).
