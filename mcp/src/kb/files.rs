@@ -190,8 +190,7 @@ impl Kb {
 
     /// `kb_list_topics`.
     pub fn list_topics(&self) -> ToolResult<ListTopicsOutput> {
-        let store = self.open_store()?;
-        let catalog = store.catalog().map_err(ToolError::internal)?;
+        let catalog = self.with_store(|store| store.catalog().map_err(ToolError::internal))?;
         let mut root_count = 0;
         let mut categories: BTreeMap<String, usize> = BTreeMap::new();
         let mut topics: BTreeMap<String, (String, usize, Vec<Vec<String>>)> = BTreeMap::new();

@@ -151,6 +151,8 @@ pub struct Kb {
     reindex: Arc<Mutex<status::ReindexState>>,
     /// Serialises writes so two edits of one file cannot interleave.
     write_lock: Mutex<()>,
+    /// A connection kept open for reads (search, status, catalog).
+    read_store: Mutex<Option<Store>>,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -182,6 +184,7 @@ impl Kb {
             allow_writes: options.allow_writes,
             reindex: Arc::new(Mutex::new(status::ReindexState::default())),
             write_lock: Mutex::new(()),
+            read_store: Mutex::new(None),
         })
     }
 
@@ -211,8 +214,17 @@ impl Kb {
         }
     }
 
-    fn open_store(&self) -> ToolResult<Store> {
-        Store::open(&self.db_path).map_err(ToolError::internal)
+    /// Runs `f` on the kept-open read connection (opened on first use, reopened after an error).
+    pub(crate) fn with_store<T>(&self, f: impl FnOnce(&Store) -> ToolResult<T>) -> ToolResult<T> {
+        let mut guard = self.read_store.lock().map_err(ToolError::internal)?;
+        if guard.is_none() {
+            *guard = Some(Store::open(&self.db_path).map_err(ToolError::internal)?);
+        }
+        let res = f(guard.as_ref().expect("opened above"));
+        if matches!(&res, Err(e) if e.code == ErrorCode::Internal) {
+            *guard = None;
+        }
+        res
     }
 
     /// Resolves an existing Markdown document and reads it.

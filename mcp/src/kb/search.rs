@@ -110,10 +110,11 @@ impl Kb {
             date_from: args.date_from.clone(),
             date_to: args.date_to.clone(),
         };
-        let store = self.open_store()?;
-        let res = store.search_lexical(&query).map_err(|e| match e {
-            SearchError::InvalidArgument(m) => ToolError::invalid(m),
-            other => ToolError::internal(other),
+        let res = self.with_store(|store| {
+            store.search_lexical(&query).map_err(|e| match e {
+                SearchError::InvalidArgument(m) => ToolError::invalid(m),
+                other => ToolError::internal(other),
+            })
         })?;
         Ok(SearchOutput {
             results: res

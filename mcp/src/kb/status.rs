@@ -130,8 +130,7 @@ impl ReindexState {
 impl Kb {
     /// `kb_status`.
     pub fn status(&self) -> ToolResult<StatusOutput> {
-        let store = self.open_store()?;
-        let s = store.status().map_err(ToolError::internal)?;
+        let s = self.with_store(|store| store.status().map_err(ToolError::internal))?;
         let indexing = self.reindex.lock().map_err(ToolError::internal)?.view();
         Ok(StatusOutput {
             root: self.root.display().to_string(),
