@@ -40,6 +40,12 @@ pub struct SearchArgs {
     /// Only documents with frontmatter `date` on or before this day (`YYYY-MM-DD`).
     #[serde(default)]
     pub date_to: Option<String>,
+    /// Frontmatter fields to require: key → accepted values; the document's value (string, number, or any item of a list) must equal one of them, e.g. {"status": ["published"]}.
+    #[serde(default)]
+    pub fields: std::collections::BTreeMap<String, Vec<String>>,
+    /// Frontmatter fields to exclude: key → values; documents whose value equals one of them are left out (documents without the key stay).
+    #[serde(default)]
+    pub fields_not: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One hit.
@@ -73,7 +79,7 @@ pub struct SearchOutput {
     pub results: Vec<Hit>,
     /// True when there are no hits or the best hit matches fewer than half of the query's terms: say so instead of guessing.
     pub low_confidence: bool,
-    /// Filters that applied, by name.
+    /// Filters that applied, by name (path_globs, category, topic, tags_any, tags_all, date_from, date_to, fields, fields_not).
     pub filter_applied: Vec<String>,
     /// The mode that ran (`lexical`).
     pub mode: String,
@@ -109,6 +115,8 @@ impl Kb {
             tags_all: args.tags_all.clone(),
             date_from: args.date_from.clone(),
             date_to: args.date_to.clone(),
+            fields: args.fields.clone().into_iter().collect(),
+            fields_not: args.fields_not.clone().into_iter().collect(),
         };
         let res = self.with_store(|store| {
             store.search_lexical(&query).map_err(|e| match e {

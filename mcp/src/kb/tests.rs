@@ -148,6 +148,16 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     // Nothing found: low confidence, not an error.
     let v = ok(kb.search(&SearchArgs { query: "zebra".into(), category: Some("docs".into()), ..SearchArgs::default() }));
     assert_eq!(v, json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical"}));
+    // Frontmatter fields, required and excluded.
+    let fields = |key: &str, v: &str| std::collections::BTreeMap::from([(key.to_string(), vec![v.to_string()])]);
+    let v = ok(kb.search(&SearchArgs { query: "widget".into(), fields: fields("title", "Guide"), ..SearchArgs::default() }));
+    let paths: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!((paths, &v["filter_applied"]), (vec!["docs/guide.md", "docs/guide.md"], &json!(["fields"])));
+    let v = ok(kb.search(&SearchArgs { query: "widget".into(), fields: fields("tags", "setup"), fields_not: fields("title", "Guide"), ..SearchArgs::default() }));
+    assert_eq!((v["results"].as_array().unwrap().len(), &v["filter_applied"]), (0, &json!(["fields", "fields_not"])));
+    let v = ok(kb.search(&SearchArgs { query: "home".into(), fields_not: fields("title", "Guide"), ..SearchArgs::default() }));
+    assert_eq!(v["results"][0]["path"], json!("index.md"), "documents without the key stay");
+    assert_eq!(err(kb.search(&SearchArgs { query: "x".into(), fields: fields("a\"b", "1"), ..SearchArgs::default() }))["code"], "INVALID_ARGUMENT");
     // Bad dates and modes.
     assert_eq!(err(kb.search(&SearchArgs { query: "x".into(), date_from: Some("2026-1-1".into()), ..SearchArgs::default() }))["code"], "INVALID_ARGUMENT");
     assert_eq!(err(kb.search(&SearchArgs { query: "x".into(), mode: Some("hybrid".into()), ..SearchArgs::default() }))["code"], "NOT_CONFIGURED");
