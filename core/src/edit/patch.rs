@@ -175,7 +175,7 @@ fn plan_op(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp) -> Result<(Plan
     let indent = line_indent(text, el.range.start);
     let plan = match op.kind {
         PatchKind::ReplaceElement => {
-            let md = indent_rest(&markdown()?, eol, indent);
+            let md = markdown()?;
             plan(TextEdit { range: el.range.clone(), new_text: md }, Expect::One(el.kind, el.level), 0, true)
         }
         PatchKind::ReplaceSection => {
@@ -189,7 +189,7 @@ fn plan_op(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp) -> Result<(Plan
         }
         PatchKind::ReplaceSubtree => {
             require(kind == ElementKind::ListItem, "replace_subtree needs a list item pointer (use replace_section for headings)")?;
-            let md = indent_rest(&markdown()?, eol, indent);
+            let md = markdown()?;
             plan(TextEdit { range: el.subtree.clone(), new_text: md }, Expect::Items, 0, true)
         }
         PatchKind::Delete => {
@@ -197,7 +197,7 @@ fn plan_op(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp) -> Result<(Plan
             plan(TextEdit { range: deletion_range(text, range), new_text: String::new() }, Expect::Any, 0, false)
         }
         PatchKind::InsertBefore | PatchKind::InsertAfter => {
-            let md = indent_rest(&markdown()?, eol, indent);
+            let md = markdown()?;
             let item = kind == ElementKind::ListItem;
             let sep = if item { eol.to_string() } else { format!("{eol}{eol}") };
             let expect = if item { Expect::Items } else { Expect::Any };
@@ -257,14 +257,6 @@ fn line_indent(text: &str, offset: usize) -> &str {
     let line_start = text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1);
     let before = &text[line_start..offset];
     if before.chars().all(|c| c == ' ' || c == '\t') { before } else { "" }
-}
-
-/// Indents every line after the first by `indent` (the first line lands after existing indentation).
-fn indent_rest(md: &str, eol: &str, indent: &str) -> String {
-    if indent.is_empty() {
-        return md.to_string();
-    }
-    md.split(eol).collect::<Vec<_>>().join(&format!("{eol}{indent}"))
 }
 
 /// Widens an element's range for deletion: its indentation, its line ending and the
