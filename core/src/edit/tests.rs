@@ -267,6 +267,18 @@ fn identity_patches_on_real_files_change_nothing() {
                     assert!(matches!(err, EditError::InvalidArgument(_) | EditError::Conflict(_)), "{err}");
                 }
             }
+            let whole = match e.kind {
+                crate::parse::ElementKind::Heading => Some(PatchKind::ReplaceSection),
+                crate::parse::ElementKind::ListItem => Some(PatchKind::ReplaceSubtree),
+                _ => None,
+            };
+            if let Some(kind) = whole {
+                let sub = text[e.subtree.clone()].to_string();
+                match apply_patch(&text, &[op(kind, &p, Some(&sub))]) {
+                    Ok(out) => assert_eq!(out.text, text, "{} {} {kind:?}", path.display(), e.logical),
+                    Err(_) => n_refused += 1,
+                }
+            }
             if i % (3 * stride) == 0 {
                 for kind in [PatchKind::InsertAfter, PatchKind::InsertBefore, PatchKind::Delete] {
                     let _ = apply_patch(&text, &[op(kind, &p, Some("Inserted paragraph."))]);
