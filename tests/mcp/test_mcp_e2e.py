@@ -175,3 +175,31 @@ def test_server_discover_malformed_requests_and_version_negotiation(kb):
         proc.stdin.close()
         proc.wait(timeout=10)
     assert proc.returncode == 0
+
+
+async def test_table_edit_and_download(kb):
+    async with Client(server(kb, "--allow-writes"), mode="auto") as client:
+        doc = (await client.call_tool("kb_read", {"path": "sig-list.md", "max_bytes": 200000})).structured_content
+        table = next(e for e in doc["elements"] if e["kind"] == "table")
+        read = (await client.call_tool("kb_read", {"path": "sig-list.md", "pointer": table["pointer"]})).structured_content
+        columns = [c["name"] for c in read["table"]["columns"]]
+        first = read["table"]["rows"][0]["cells"][0]
+        res = await client.call_tool("kb_edit_table", {
+            "path": "sig-list.md", "pointer": table["pointer"], "action": "update_cells",
+            "updates": [{"rowIndex": 0, "column": columns[-1], "value": "edited | by *test*"}]})
+        assert not res.is_error, res.content[0].text
+        out = res.structured_content
+        assert out["table"]["rows"][0]["cells"][0] == first
+        assert out["table"]["rows"][0]["cells"][-1] == "edited | by *test*"  # reads back as written
+        assert "edited \\| by \\*test\\*" in (kb / "sig-list.md").read_text()
+
+        import base64
+        import hashlib
+        res = await client.call_tool("kb_download_file", {"path": "LICENSE"})
+        assert not res.is_error
+        blob = res.content[0].resource
+        data = base64.b64decode(blob.blob)
+        assert data == (kb / "LICENSE").read_bytes()
+        meta = res.structured_content
+        assert meta == {"path": "LICENSE", "mimeType": "application/octet-stream", "bytes": len(data),
+                        "sha256": hashlib.sha256(data).hexdigest()}

@@ -93,8 +93,19 @@ fn split_cells(line: &str) -> Vec<String> {
     cells
 }
 
+/// A cell's text with backslash escapes of ASCII punctuation removed (CommonMark 2.4),
+/// so a literal value written by an edit reads back as given.
 fn display(cell: &str) -> String {
-    cell.replace("\\|", "|")
+    let mut out = String::with_capacity(cell.len());
+    let mut chars = cell.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| n.is_ascii_punctuation()) {
+            out.push(chars.next().expect("peeked"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn alignment_of(delim: &str) -> Alignment {
