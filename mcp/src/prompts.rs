@@ -79,7 +79,9 @@ Do not stop at the first search.\n\
 pub fn whats_new(since: Option<&str>) -> String {
     let since_text = match since {
         Some(s) => format!("since {s}"),
-        None => "in the last 30 days (compute the date 30 days before today as YYYY-MM-DD)".to_string(),
+        None => {
+            "in the last 30 days (compute the date 30 days before today as YYYY-MM-DD)".to_string()
+        }
     };
     format!(
         "Give an overview of the documents dated {since_text}.\n\n\
@@ -90,7 +92,10 @@ Say in your answer that `date_from` filters on the frontmatter `date` an author 
 
 /// `find_gaps`.
 pub fn find_gaps(topic: Option<&str>) -> String {
-    let scope = topic.map_or_else(|| "the whole knowledge base".to_string(), |t| format!("the topic `{t}`"));
+    let scope = topic.map_or_else(
+        || "the whole knowledge base".to_string(),
+        |t| format!("the topic `{t}`"),
+    );
     format!(
         "Find gaps in {scope}.\n\n\
 1. kb_list_topics to see what exists and how many documents each group has.\n\

@@ -37,11 +37,17 @@ pub fn topic_groups(kb: &Kb) -> ToolResult<Vec<TopicGroup>> {
             _ => {}
         }
     }
-    Ok(groups.into_iter().map(|(prefix, count)| TopicGroup { prefix, count }).collect())
+    Ok(groups
+        .into_iter()
+        .map(|(prefix, count)| TopicGroup { prefix, count })
+        .collect())
 }
 
 fn decode(s: &str) -> ToolResult<String> {
-    percent_decode_str(s).decode_utf8().map(|c| c.into_owned()).map_err(|_| ToolError::invalid("the URI is not valid percent-encoded UTF-8"))
+    percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| ToolError::invalid("the URI is not valid percent-encoded UTF-8"))
 }
 
 /// Reads a `kb://` resource as Markdown text.
@@ -52,12 +58,23 @@ pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
         let store = folio_core::store::Store::open(&kb_db(kb)).map_err(ToolError::internal)?;
         let indexed = store.documents().map_err(ToolError::internal)?;
         if !indexed.contains_key(&path) {
-            return Err(ToolError::new(ErrorCode::NotFound, format!("`{path}` is not an indexed document")));
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("`{path}` is not an indexed document"),
+            ));
         }
-        let args = crate::kb::read::ReadArgs { path, pointer: None, offset: None, max_bytes: Some(200_000) };
+        let args = crate::kb::read::ReadArgs {
+            path,
+            pointer: None,
+            offset: None,
+            max_bytes: Some(200_000),
+        };
         return kb.read(&args).map(|r| r.text);
     }
-    if let Some(rest) = uri.strip_prefix("kb://topic/").or_else(|| (uri == "kb://topic").then_some("")) {
+    if let Some(rest) = uri
+        .strip_prefix("kb://topic/")
+        .or_else(|| (uri == "kb://topic").then_some(""))
+    {
         let prefix = decode(rest.trim_end_matches('/'))?;
         let store = folio_core::store::Store::open(&kb_db(kb)).map_err(ToolError::internal)?;
         let catalog = store.catalog().map_err(ToolError::internal)?;
@@ -70,17 +87,32 @@ pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
             })
             .collect();
         if docs.is_empty() {
-            return Err(ToolError::new(ErrorCode::NotFound, format!("no indexed documents in topic group `{prefix}`")));
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no indexed documents in topic group `{prefix}`"),
+            ));
         }
-        let title = if prefix.is_empty() { "All documents".to_string() } else { format!("Documents in `{prefix}`") };
+        let title = if prefix.is_empty() {
+            "All documents".to_string()
+        } else {
+            format!("Documents in `{prefix}`")
+        };
         let mut out = format!("# {title}\n\n");
         for d in docs {
             let name = d.title.clone().unwrap_or_else(|| d.path.clone());
-            out.push_str(&format!("- [{}]({}) — `{}`\n", name.replace(['[', ']'], ""), doc_uri(&d.path), d.path));
+            out.push_str(&format!(
+                "- [{}]({}) — `{}`\n",
+                name.replace(['[', ']'], ""),
+                doc_uri(&d.path),
+                d.path
+            ));
         }
         return Ok(out);
     }
-    Err(ToolError::new(ErrorCode::NotFound, format!("unknown resource `{uri}`; folio serves kb://doc/<path> and kb://topic/<prefix>")))
+    Err(ToolError::new(
+        ErrorCode::NotFound,
+        format!("unknown resource `{uri}`; folio serves kb://doc/<path> and kb://topic/<prefix>"),
+    ))
 }
 
 fn kb_db(kb: &Kb) -> std::path::PathBuf {

@@ -22,12 +22,23 @@ pub fn reply_to_malformed(line: &str) -> Option<String> {
     let (code, message, id) = match serde_json::from_str::<serde_json::Value>(line) {
         Err(e) => (-32700, format!("Parse error: {e}"), serde_json::Value::Null),
         Ok(v) => {
-            let id = v.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(serde_json::Value::Null);
+            let id = v
+                .get("id")
+                .filter(|id| id.is_string() || id.is_number())
+                .cloned()
+                .unwrap_or(serde_json::Value::Null);
             // A response to a request the server never sent needs no answer.
-            if v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some()) && !v.is_array() {
+            if v.get("method").is_none()
+                && (v.get("result").is_some() || v.get("error").is_some())
+                && !v.is_array()
+            {
                 return None;
             }
-            let why = if v.is_array() { "batches are not supported" } else { "not a valid JSON-RPC 2.0 request or notification" };
+            let why = if v.is_array() {
+                "batches are not supported"
+            } else {
+                "not a valid JSON-RPC 2.0 request or notification"
+            };
             (-32600, format!("Invalid Request: {why}"), id)
         }
     };
@@ -60,7 +71,9 @@ where
                     }
                 }
                 None => {
-                    if to_server.write_all(line.as_bytes()).await.is_err() || to_server.write_all(b"\n").await.is_err() {
+                    if to_server.write_all(line.as_bytes()).await.is_err()
+                        || to_server.write_all(b"\n").await.is_err()
+                    {
                         break;
                     }
                 }
@@ -81,7 +94,10 @@ where
 
     let writer = tokio::spawn(async move {
         while let Some(line) = rx.recv().await {
-            if output.write_all(line.as_bytes()).await.is_err() || output.write_all(b"\n").await.is_err() || output.flush().await.is_err() {
+            if output.write_all(line.as_bytes()).await.is_err()
+                || output.write_all(b"\n").await.is_err()
+                || output.flush().await.is_err()
+            {
                 break;
             }
         }
@@ -96,15 +112,28 @@ mod tests {
     #[test]
     fn malformed_lines_get_errors_and_valid_ones_pass() {
         assert_eq!(
-            reply_to_malformed("{bad json").map(|r| serde_json::from_str::<serde_json::Value>(&r).unwrap()["error"]["code"].clone()),
+            reply_to_malformed("{bad json").map(|r| serde_json::from_str::<serde_json::Value>(&r)
+                .unwrap()["error"]["code"]
+                .clone()),
             Some(serde_json::json!(-32700))
         );
-        let r: serde_json::Value = serde_json::from_str(&reply_to_malformed(r#"{"id": 7, "foo": 1}"#).unwrap()).unwrap();
+        let r: serde_json::Value =
+            serde_json::from_str(&reply_to_malformed(r#"{"id": 7, "foo": 1}"#).unwrap()).unwrap();
         assert_eq!(r["id"], 7);
         assert_eq!(r["error"]["code"], -32600);
-        assert!(reply_to_malformed("[1,2]").unwrap().contains("batches are not supported"));
-        assert_eq!(reply_to_malformed(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), None);
-        assert_eq!(reply_to_malformed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), None);
+        assert!(
+            reply_to_malformed("[1,2]")
+                .unwrap()
+                .contains("batches are not supported")
+        );
+        assert_eq!(
+            reply_to_malformed(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            None
+        );
+        assert_eq!(
+            reply_to_malformed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            None
+        );
         assert_eq!(reply_to_malformed(""), None);
     }
 }

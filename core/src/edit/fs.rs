@@ -11,8 +11,13 @@ use std::path::Path;
 ///
 /// The new file keeps the permissions of the file it replaces.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".folio-write-").tempfile_in(dir)?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".folio-write-")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Ok(meta) = std::fs::metadata(path) {
@@ -29,7 +34,9 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".folio-write-").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".folio-write-")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     // `persist_noclobber` fails if the target appeared meanwhile.
@@ -49,7 +56,10 @@ pub fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
         Err(_) => {
             if to.exists() {
-                return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "target exists"));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "target exists",
+                ));
             }
             std::fs::rename(from, to)?;
         }
@@ -76,7 +86,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.md");
         create_new(&p, b"one").unwrap();
-        assert_eq!(create_new(&p, b"two").unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(
+            create_new(&p, b"two").unwrap_err().kind(),
+            std::io::ErrorKind::AlreadyExists
+        );
         write_atomic(&p, b"three").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"three");
         let q = dir.path().join("sub/b.md");
@@ -84,7 +97,10 @@ mod tests {
         assert!(!p.exists());
         assert_eq!(std::fs::read(&q).unwrap(), b"three");
         // No temp files are left behind.
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 }

@@ -60,10 +60,14 @@ pub fn apply_edits(text: &str, edits: &[TextEdit]) -> Result<String, EditError> 
     let mut pos = 0;
     for e in edits {
         if e.range.start < pos || e.range.end > text.len() || e.range.start > e.range.end {
-            return Err(EditError::InvalidArgument("operations overlap or reach outside the document".into()));
+            return Err(EditError::InvalidArgument(
+                "operations overlap or reach outside the document".into(),
+            ));
         }
         if !text.is_char_boundary(e.range.start) || !text.is_char_boundary(e.range.end) {
-            return Err(EditError::InvalidArgument("edit range splits a character".into()));
+            return Err(EditError::InvalidArgument(
+                "edit range splits a character".into(),
+            ));
         }
         out.push_str(&text[pos..e.range.start]);
         out.push_str(&e.new_text);
@@ -105,7 +109,14 @@ pub(crate) enum Expect {
 /// Checks that `new` (the parse of the edited text) keeps every element of `old` that the
 /// edits did not touch, list membership and parent items, and that each edit region holds
 /// what it promised. `regions` pairs each edit index with its expectation.
-pub(crate) fn verify(old_text: &str, old: &Parsed, new: &Parsed, new_text: &str, edits: &[TextEdit], expects: &[Expect]) -> Result<(), EditError> {
+pub(crate) fn verify(
+    old_text: &str,
+    old: &Parsed,
+    new: &Parsed,
+    new_text: &str,
+    edits: &[TextEdit],
+    expects: &[Expect],
+) -> Result<(), EditError> {
     let touched = |r: &Range<usize>| {
         edits.iter().any(|e| {
             if e.range.is_empty() {
@@ -132,7 +143,9 @@ pub(crate) fn verify(old_text: &str, old: &Parsed, new: &Parsed, new_text: &str,
             continue;
         }
         let start = map_offset(edits, e.range.start);
-        let found = new_at.get(&(start, e.kind)).copied().filter(|&j| new.elements[j].self_hash == e.self_hash && new.elements[j].level == e.level);
+        let found = new_at.get(&(start, e.kind)).copied().filter(|&j| {
+            new.elements[j].self_hash == e.self_hash && new.elements[j].level == e.level
+        });
         let Some(j) = found else {
             return Err(EditError::Conflict(format!(
                 "the edit would change element {} ({}) that it does not target; nothing was written",
@@ -142,7 +155,10 @@ pub(crate) fn verify(old_text: &str, old: &Parsed, new: &Parsed, new_text: &str,
         };
         old_to_new.insert(i, j);
         if e.kind == ElementKind::ListItem {
-            let (Some(&lo), Some(&ln)) = (lists_old.get(&e.range.start), lists_new.get(&new.elements[j].range.start)) else {
+            let (Some(&lo), Some(&ln)) = (
+                lists_old.get(&e.range.start),
+                lists_new.get(&new.elements[j].range.start),
+            ) else {
                 continue;
             };
             if *list_map.entry(lo).or_insert(ln) != ln || *list_back.entry(ln).or_insert(lo) != lo {
@@ -159,14 +175,20 @@ pub(crate) fn verify(old_text: &str, old: &Parsed, new: &Parsed, new_text: &str,
         if e.kind != ElementKind::ListItem {
             continue;
         }
-        let old_parent = e.parent.filter(|&p| old.elements[p].kind == ElementKind::ListItem);
-        let new_parent = new.elements[j].parent.filter(|&p| new.elements[p].kind == ElementKind::ListItem);
+        let old_parent = e
+            .parent
+            .filter(|&p| old.elements[p].kind == ElementKind::ListItem);
+        let new_parent = new.elements[j]
+            .parent
+            .filter(|&p| new.elements[p].kind == ElementKind::ListItem);
         let ok = match (old_parent, new_parent) {
             (None, None) => true,
             (Some(op), Some(np)) => match old_to_new.get(&op) {
                 Some(&mapped) => mapped == np,
                 // The parent was edited: the new parent must start where the old one did.
-                None => new.elements[np].range.start == map_offset(edits, old.elements[op].range.start),
+                None => {
+                    new.elements[np].range.start == map_offset(edits, old.elements[op].range.start)
+                }
             },
             _ => false,
         };
@@ -189,35 +211,78 @@ pub(crate) fn verify(old_text: &str, old: &Parsed, new: &Parsed, new_text: &str,
         let inside: Vec<&crate::parse::Element> = new
             .elements
             .iter()
-            .filter(|e| e.kind != ElementKind::Document && e.range.start >= start && e.range.start < end.max(start + 1))
+            .filter(|e| {
+                e.kind != ElementKind::Document
+                    && e.range.start >= start
+                    && e.range.start < end.max(start + 1)
+            })
             .collect();
-        let bad = |msg: String| Err(EditError::InvalidArgument(format!("{msg}; nothing was written")));
+        let bad = |msg: String| {
+            Err(EditError::InvalidArgument(format!(
+                "{msg}; nothing was written"
+            )))
+        };
         match expect {
             Expect::Any => {}
             Expect::One(kind, level) => {
                 // Children kept from the old list item are outside the region.
-                let own: Vec<_> = inside.iter().filter(|e| e.range.end <= end || e.range.start == start).collect();
+                let own: Vec<_> = inside
+                    .iter()
+                    .filter(|e| e.range.end <= end || e.range.start == start)
+                    .collect();
                 if own.len() != 1 || own[0].kind != *kind || own[0].level != *level {
                     let found: Vec<String> = own
                         .iter()
-                        .map(|e| if e.kind == ElementKind::Heading { format!("heading level {}", e.level) } else { e.kind.as_str().to_string() })
+                        .map(|e| {
+                            if e.kind == ElementKind::Heading {
+                                format!("heading level {}", e.level)
+                            } else {
+                                e.kind.as_str().to_string()
+                            }
+                        })
                         .collect();
-                    let want = if *kind == ElementKind::Heading { format!("heading level {level}") } else { kind.as_str().to_string() };
-                    return bad(format!("the replacement must be exactly one {want}, but it parses as [{}]", found.join(", ")));
+                    let want = if *kind == ElementKind::Heading {
+                        format!("heading level {level}")
+                    } else {
+                        kind.as_str().to_string()
+                    };
+                    return bad(format!(
+                        "the replacement must be exactly one {want}, but it parses as [{}]",
+                        found.join(", ")
+                    ));
                 }
             }
             Expect::Section(level) => {
-                let Some(first) = inside.first() else { return bad("the replacement section is empty".into()) };
-                if first.kind != ElementKind::Heading || first.level != *level || first.range.start != start {
-                    return bad(format!("a replacement section must start with a level-{level} heading"));
+                let Some(first) = inside.first() else {
+                    return bad("the replacement section is empty".into());
+                };
+                if first.kind != ElementKind::Heading
+                    || first.level != *level
+                    || first.range.start != start
+                {
+                    return bad(format!(
+                        "a replacement section must start with a level-{level} heading"
+                    ));
                 }
-                if inside.iter().skip(1).any(|e| e.kind == ElementKind::Heading && e.level <= *level) {
-                    return bad(format!("headings inside a replacement section must be deeper than level {level}"));
+                if inside
+                    .iter()
+                    .skip(1)
+                    .any(|e| e.kind == ElementKind::Heading && e.level <= *level)
+                {
+                    return bad(format!(
+                        "headings inside a replacement section must be deeper than level {level}"
+                    ));
                 }
             }
             Expect::Items => {
-                let first_ok = inside.first().is_some_and(|e| e.kind == ElementKind::ListItem);
-                let all_items = inside.iter().all(|e| e.kind == ElementKind::ListItem || e.parent.is_some_and(|p| new.elements[p].kind == ElementKind::ListItem));
+                let first_ok = inside
+                    .first()
+                    .is_some_and(|e| e.kind == ElementKind::ListItem);
+                let all_items = inside.iter().all(|e| {
+                    e.kind == ElementKind::ListItem
+                        || e.parent
+                            .is_some_and(|p| new.elements[p].kind == ElementKind::ListItem)
+                });
                 if !first_ok || !all_items {
                     return bad("the Markdown must be list items matching the target's indentation and marker".into());
                 }

@@ -92,7 +92,9 @@ struct Planned {
 /// would change elements outside the targets.
 pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditError> {
     if ops.is_empty() {
-        return Err(EditError::InvalidArgument("operations must not be empty".into()));
+        return Err(EditError::InvalidArgument(
+            "operations must not be empty".into(),
+        ));
     }
     let parsed = parse(text);
     let eol = dominant_eol(text);
@@ -100,8 +102,13 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
     let mut reanchored = Vec::new();
     for (op_index, op) in ops.iter().enumerate() {
         let (plan, moved) = plan_op(text, &parsed, eol, op).map_err(|e| match e {
-            EditError::InvalidArgument(m) => EditError::InvalidArgument(format!("operation {op_index} ({}): {m}", op.kind.as_str())),
-            EditError::Conflict(m) => EditError::Conflict(format!("operation {op_index} ({}): {m}", op.kind.as_str())),
+            EditError::InvalidArgument(m) => EditError::InvalidArgument(format!(
+                "operation {op_index} ({}): {m}",
+                op.kind.as_str()
+            )),
+            EditError::Conflict(m) => {
+                EditError::Conflict(format!("operation {op_index} ({}): {m}", op.kind.as_str()))
+            }
         })?;
         planned.push(Planned { op_index, ..plan });
         reanchored.push(moved);
@@ -148,12 +155,22 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
     })
 }
 
-fn plan_op(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp) -> Result<(Planned, bool), EditError> {
+fn plan_op(
+    text: &str,
+    parsed: &Parsed,
+    eol: &str,
+    op: &PatchOp,
+) -> Result<(Planned, bool), EditError> {
     let markdown = || -> Result<String, EditError> {
-        let md = op.markdown.as_deref().ok_or_else(|| EditError::InvalidArgument("`markdown` is required".into()))?;
+        let md = op
+            .markdown
+            .as_deref()
+            .ok_or_else(|| EditError::InvalidArgument("`markdown` is required".into()))?;
         let md = md.trim_end_matches(['\n', '\r']);
         if md.trim().is_empty() {
-            return Err(EditError::InvalidArgument("`markdown` must not be empty; use a delete operation".into()));
+            return Err(EditError::InvalidArgument(
+                "`markdown` must not be empty; use a delete operation".into(),
+            ));
         }
         // New lines take the document's line ending; existing bytes are not touched.
         Ok(md.replace("\r\n", "\n").replace('\n', eol))
@@ -161,63 +178,156 @@ fn plan_op(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp) -> Result<(Plan
     if op.pointer == "document" || op.pointer.starts_with("document~") {
         return plan_document(text, parsed, eol, op, markdown()?).map(|p| (p, false));
     }
-    let pointer = Pointer::parse(&op.pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
+    let pointer =
+        Pointer::parse(&op.pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
     let kind = pointer.kind().unwrap_or(ElementKind::Document);
     let check_subtree = match op.kind {
         PatchKind::ReplaceSection | PatchKind::DeleteSection | PatchKind::ReplaceSubtree => true,
         PatchKind::Delete => kind == ElementKind::ListItem,
         _ => false,
     };
-    let resolution = resolve(parsed, &pointer, check_subtree).map_err(|e| EditError::Conflict(e.to_string()))?;
+    let resolution =
+        resolve(parsed, &pointer, check_subtree).map_err(|e| EditError::Conflict(e.to_string()))?;
     let moved = matches!(resolution, Resolution::Reanchored(_));
     let el = &parsed.elements[resolution.index()];
-    let plan = |edit: TextEdit, expect: Expect, content_offset: usize, produces: bool| Planned { op_index: 0, edit, expect, content_offset, produces };
+    let plan = |edit: TextEdit, expect: Expect, content_offset: usize, produces: bool| Planned {
+        op_index: 0,
+        edit,
+        expect,
+        content_offset,
+        produces,
+    };
     let indent = line_indent(text, el.range.start);
     let plan = match op.kind {
         PatchKind::ReplaceElement => {
             let md = markdown()?;
-            plan(TextEdit { range: el.range.clone(), new_text: md }, Expect::One(el.kind, el.level), 0, true)
+            plan(
+                TextEdit {
+                    range: el.range.clone(),
+                    new_text: md,
+                },
+                Expect::One(el.kind, el.level),
+                0,
+                true,
+            )
         }
         PatchKind::ReplaceSection => {
-            require(kind == ElementKind::Heading, "replace_section needs a heading pointer")?;
+            require(
+                kind == ElementKind::Heading,
+                "replace_section needs a heading pointer",
+            )?;
             let md = markdown()?;
-            plan(TextEdit { range: el.subtree.clone(), new_text: md }, Expect::Section(el.level), 0, true)
+            plan(
+                TextEdit {
+                    range: el.subtree.clone(),
+                    new_text: md,
+                },
+                Expect::Section(el.level),
+                0,
+                true,
+            )
         }
         PatchKind::DeleteSection => {
-            require(kind == ElementKind::Heading, "delete_section needs a heading pointer")?;
-            plan(TextEdit { range: deletion_range(text, el.subtree.clone()), new_text: String::new() }, Expect::Any, 0, false)
+            require(
+                kind == ElementKind::Heading,
+                "delete_section needs a heading pointer",
+            )?;
+            plan(
+                TextEdit {
+                    range: deletion_range(text, el.subtree.clone()),
+                    new_text: String::new(),
+                },
+                Expect::Any,
+                0,
+                false,
+            )
         }
         PatchKind::ReplaceSubtree => {
-            require(kind == ElementKind::ListItem, "replace_subtree needs a list item pointer (use replace_section for headings)")?;
+            require(
+                kind == ElementKind::ListItem,
+                "replace_subtree needs a list item pointer (use replace_section for headings)",
+            )?;
             let md = markdown()?;
-            plan(TextEdit { range: el.subtree.clone(), new_text: md }, Expect::Items, 0, true)
+            plan(
+                TextEdit {
+                    range: el.subtree.clone(),
+                    new_text: md,
+                },
+                Expect::Items,
+                0,
+                true,
+            )
         }
         PatchKind::Delete => {
-            let range = if kind == ElementKind::ListItem { el.subtree.clone() } else { el.range.clone() };
-            plan(TextEdit { range: deletion_range(text, range), new_text: String::new() }, Expect::Any, 0, false)
+            let range = if kind == ElementKind::ListItem {
+                el.subtree.clone()
+            } else {
+                el.range.clone()
+            };
+            plan(
+                TextEdit {
+                    range: deletion_range(text, range),
+                    new_text: String::new(),
+                },
+                Expect::Any,
+                0,
+                false,
+            )
         }
         PatchKind::InsertBefore | PatchKind::InsertAfter => {
             let md = markdown()?;
             let item = kind == ElementKind::ListItem;
-            let sep = if item { eol.to_string() } else { format!("{eol}{eol}") };
+            let sep = if item {
+                eol.to_string()
+            } else {
+                format!("{eol}{eol}")
+            };
             let expect = if item { Expect::Items } else { Expect::Any };
             if op.kind == PatchKind::InsertBefore {
                 // At the element's first byte: the indentation before it stays in front of the new text.
                 let new_text = format!("{md}{sep}{indent}");
-                plan(TextEdit { range: el.range.start..el.range.start, new_text }, expect, 0, true)
+                plan(
+                    TextEdit {
+                        range: el.range.start..el.range.start,
+                        new_text,
+                    },
+                    expect,
+                    0,
+                    true,
+                )
             } else {
                 let at = if item { el.subtree.end } else { el.range.end };
                 let new_text = format!("{sep}{indent}{md}");
                 let offset = sep.len() + indent.len();
-                plan(TextEdit { range: at..at, new_text }, expect, offset, true)
+                plan(
+                    TextEdit {
+                        range: at..at,
+                        new_text,
+                    },
+                    expect,
+                    offset,
+                    true,
+                )
             }
         }
     };
     Ok((plan, moved))
 }
 
-fn plan_document(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp, md: String) -> Result<Planned, EditError> {
-    let planned = |edit: TextEdit, content_offset: usize| Planned { op_index: 0, edit, expect: Expect::Any, content_offset, produces: true };
+fn plan_document(
+    text: &str,
+    parsed: &Parsed,
+    eol: &str,
+    op: &PatchOp,
+    md: String,
+) -> Result<Planned, EditError> {
+    let planned = |edit: TextEdit, content_offset: usize| Planned {
+        op_index: 0,
+        edit,
+        expect: Expect::Any,
+        content_offset,
+        produces: true,
+    };
     match op.kind {
         PatchKind::InsertBefore => {
             // After a BOM and after frontmatter: both must stay first.
@@ -249,14 +359,22 @@ fn plan_document(text: &str, parsed: &Parsed, eol: &str, op: &PatchOp, md: Strin
 }
 
 fn require(ok: bool, message: &str) -> Result<(), EditError> {
-    if ok { Ok(()) } else { Err(EditError::InvalidArgument(message.into())) }
+    if ok {
+        Ok(())
+    } else {
+        Err(EditError::InvalidArgument(message.into()))
+    }
 }
 
 /// The whitespace between the start of `offset`'s line and `offset`, if only whitespace.
 fn line_indent(text: &str, offset: usize) -> &str {
     let line_start = text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1);
     let before = &text[line_start..offset];
-    if before.chars().all(|c| c == ' ' || c == '\t') { before } else { "" }
+    if before.chars().all(|c| c == ' ' || c == '\t') {
+        before
+    } else {
+        ""
+    }
 }
 
 /// Widens an element's range for deletion: its indentation, its line ending and the
@@ -288,7 +406,9 @@ fn deletion_range(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<
         let trimmed = before.trim_end_matches(['\n', '\r', ' ', '\t']);
         if !trimmed.is_empty() {
             let after_content = trimmed.len();
-            let first_break = if bytes.get(after_content) == Some(&b'\r') && bytes.get(after_content + 1) == Some(&b'\n') {
+            let first_break = if bytes.get(after_content) == Some(&b'\r')
+                && bytes.get(after_content + 1) == Some(&b'\n')
+            {
                 after_content + 2
             } else {
                 after_content + 1
@@ -298,4 +418,3 @@ fn deletion_range(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<
     }
     start..end
 }
-

@@ -18,7 +18,11 @@ pub fn relative_path(from: &str, target: &str) -> String {
     let from_dir: Vec<&str> = from.split('/').collect();
     let from_dir = &from_dir[..from_dir.len() - 1];
     let target_parts: Vec<&str> = target.split('/').collect();
-    let common = from_dir.iter().zip(&target_parts).take_while(|(a, b)| a == b).count();
+    let common = from_dir
+        .iter()
+        .zip(&target_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
     let mut parts: Vec<&str> = vec![".."; from_dir.len() - common];
     parts.extend(&target_parts[common..]);
     parts.join("/")
@@ -31,7 +35,11 @@ fn stem(path: &str) -> &str {
 
 /// Writes `target` in the style of `old` (the path part of a destination as written).
 fn styled(old: &str, linking_doc: &str, target: &str) -> String {
-    let mut new = if old.starts_with('/') { format!("/{target}") } else { relative_path(linking_doc, target) };
+    let mut new = if old.starts_with('/') {
+        format!("/{target}")
+    } else {
+        relative_path(linking_doc, target)
+    };
     if old.starts_with("./") && !new.starts_with("../") {
         new = format!("./{new}");
     }
@@ -62,7 +70,10 @@ fn path_part(text: &str, link: &Link) -> Option<std::ops::Range<usize>> {
 }
 
 fn rewritable(kind: LinkKind) -> bool {
-    matches!(kind, LinkKind::Inline | LinkKind::Image | LinkKind::Definition)
+    matches!(
+        kind,
+        LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+    )
 }
 
 /// The edits, per document (KB-relative path, as the workspace holds it before the
@@ -82,7 +93,9 @@ pub fn move_edits(ws: &Workspace, from: &str, to: &str) -> BTreeMap<String, Vec<
                 Target::File(path) => Some(path.as_str()),
                 _ => None,
             };
-            let Some(target_path) = target_path else { continue };
+            let Some(target_path) = target_path else {
+                continue;
+            };
             let points_at_moved = target_path == from;
             if doc != from && !points_at_moved {
                 continue;
@@ -91,27 +104,43 @@ pub fn move_edits(ws: &Workspace, from: &str, to: &str) -> BTreeMap<String, Vec<
             let new_target = if points_at_moved { to } else { target_path };
             let linking_doc = if doc == from { to } else { doc };
             if rewritable(link.kind) {
-                let Some(range) = path_part(&text, link) else { continue };
+                let Some(range) = path_part(&text, link) else {
+                    continue;
+                };
                 let old = &text[range.clone()];
                 if link.dest.is_empty() {
                     continue;
                 }
                 let new = styled(old, linking_doc, new_target);
                 if new != old {
-                    edits.push(TextEdit { range, new_text: new });
+                    edits.push(TextEdit {
+                        range,
+                        new_text: new,
+                    });
                 }
-            } else if matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed) && points_at_moved && stem(from) != stem(to) {
-                let Some(d) = link.dest_range.clone() else { continue };
+            } else if matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed)
+                && points_at_moved
+                && stem(from) != stem(to)
+            {
+                let Some(d) = link.dest_range.clone() else {
+                    continue;
+                };
                 let old = &text[d.clone()];
                 let end = old.find(['#', '|']).unwrap_or(old.len());
                 let written = &old[..end];
                 let new = if written.contains('/') {
-                    let t = to.strip_suffix(".md").or_else(|| to.strip_suffix(".markdown")).unwrap_or(to);
+                    let t = to
+                        .strip_suffix(".md")
+                        .or_else(|| to.strip_suffix(".markdown"))
+                        .unwrap_or(to);
                     t.to_string()
                 } else {
                     stem(to).to_string()
                 };
-                edits.push(TextEdit { range: d.start..d.start + end, new_text: new });
+                edits.push(TextEdit {
+                    range: d.start..d.start + end,
+                    new_text: new,
+                });
             }
         }
         if !edits.is_empty() {
@@ -145,14 +174,25 @@ mod tests {
              //- /docs/guide.md\n# Setup\n\nBack to [index](../index.md) and [self](#setup).\n",
         );
         let edits = move_edits(&ws, "docs/guide.md", "manual/start.md");
-        let apply = |path: &str| apply_edits(&ws.get(path).unwrap().doc.text(), &edits[path]).unwrap();
-        assert_eq!(apply("index.md"), "See [guide](manual/start.md#setup) and [again][g].\n\n[g]: ./manual/start.md\n");
-        assert_eq!(apply("docs/other.md"), "[up](../manual/start) and [[start]] and [ext](https://x.org/guide.md)\n");
+        let apply =
+            |path: &str| apply_edits(&ws.get(path).unwrap().doc.text(), &edits[path]).unwrap();
+        assert_eq!(
+            apply("index.md"),
+            "See [guide](manual/start.md#setup) and [again][g].\n\n[g]: ./manual/start.md\n"
+        );
+        assert_eq!(
+            apply("docs/other.md"),
+            "[up](../manual/start) and [[start]] and [ext](https://x.org/guide.md)\n"
+        );
         // From manual/ the moved file's `../index.md` still reaches index.md: nothing to change.
         assert!(!edits.contains_key("docs/guide.md"));
         let edits = move_edits(&ws, "docs/guide.md", "guide.md");
         assert_eq!(
-            apply_edits(&ws.get("docs/guide.md").unwrap().doc.text(), &edits["docs/guide.md"]).unwrap(),
+            apply_edits(
+                &ws.get("docs/guide.md").unwrap().doc.text(),
+                &edits["docs/guide.md"]
+            )
+            .unwrap(),
             "# Setup\n\nBack to [index](index.md) and [self](#setup).\n"
         );
     }

@@ -129,11 +129,22 @@ fn delimiter(a: Alignment) -> String {
 
 impl Grid {
     fn parse(source: &str) -> Grid {
-        let original: Vec<String> = source.lines().map(|l| l.trim_end_matches('\r').to_string()).collect();
-        let indent: String = original.get(1).map(|l| l.chars().take_while(|c| *c == ' ').collect()).unwrap_or_default();
+        let original: Vec<String> = source
+            .lines()
+            .map(|l| l.trim_end_matches('\r').to_string())
+            .collect();
+        let indent: String = original
+            .get(1)
+            .map(|l| l.chars().take_while(|c| *c == ' ').collect())
+            .unwrap_or_default();
         let lines: Vec<Vec<String>> = original.iter().map(|l| split_cells(l)).collect();
         let dirty = vec![false; lines.len()];
-        Grid { lines, dirty, original, indent }
+        Grid {
+            lines,
+            dirty,
+            original,
+            indent,
+        }
     }
 
     fn width(&self) -> usize {
@@ -142,11 +153,19 @@ impl Grid {
 
     fn view(&self) -> TableView {
         let width = self.width();
-        let aligns: Vec<Alignment> = self.lines.get(1).map(|d| d.iter().map(|c| alignment_of(c)).collect()).unwrap_or_default();
+        let aligns: Vec<Alignment> = self
+            .lines
+            .get(1)
+            .map(|d| d.iter().map(|c| alignment_of(c)).collect())
+            .unwrap_or_default();
         let columns = self.lines[0]
             .iter()
             .enumerate()
-            .map(|(index, name)| Column { name: display(name), index, alignment: aligns.get(index).copied().unwrap_or(Alignment::None) })
+            .map(|(index, name)| Column {
+                name: display(name),
+                index,
+                alignment: aligns.get(index).copied().unwrap_or(Alignment::None),
+            })
             .collect();
         let rows = self.lines[2..]
             .iter()
@@ -219,11 +238,20 @@ pub enum TableAction {
     /// Set cells; all updates apply together.
     UpdateCells(Vec<(RowSelector, ColumnSelector, String)>),
     /// Insert a row at `at` (default: at the end); values by column name, or in column order.
-    InsertRow { at: Option<usize>, by_name: Vec<(String, String)>, in_order: Vec<String> },
+    InsertRow {
+        at: Option<usize>,
+        by_name: Vec<(String, String)>,
+        in_order: Vec<String>,
+    },
     /// Delete a row.
     DeleteRow(RowSelector),
     /// Insert a column at `at` (default: at the end) with a default value for every row.
-    InsertColumn { name: String, at: Option<usize>, alignment: Alignment, default: String },
+    InsertColumn {
+        name: String,
+        at: Option<usize>,
+        alignment: Alignment,
+        default: String,
+    },
     /// Delete a column.
     DeleteColumn(ColumnSelector),
     /// Rename a column.
@@ -252,14 +280,19 @@ pub struct TableOutcome {
 /// Escapes a value for a cell.
 pub fn escape_cell(value: &str, format: ValueFormat) -> Result<String, EditError> {
     if value.contains(['\n', '\r']) {
-        return Err(EditError::InvalidArgument("a table cell cannot hold a line break".into()));
+        return Err(EditError::InvalidArgument(
+            "a table cell cannot hold a line break".into(),
+        ));
     }
     let mut out = String::with_capacity(value.len());
     let mut prev_backslash = false;
     for c in value.chars() {
         match format {
             ValueFormat::Text => {
-                if matches!(c, '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '~' | '!' | '&' | '#') {
+                if matches!(
+                    c,
+                    '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '~' | '!' | '&' | '#'
+                ) {
                     out.push('\\');
                 }
             }
@@ -278,35 +311,70 @@ pub fn escape_cell(value: &str, format: ValueFormat) -> Result<String, EditError
 fn column_index(grid: &Grid, sel: &ColumnSelector) -> Result<usize, EditError> {
     let view = grid.view();
     if let Some(name) = &sel.name {
-        let hits: Vec<usize> = view.columns.iter().filter(|c| &c.name == name).map(|c| c.index).collect();
+        let hits: Vec<usize> = view
+            .columns
+            .iter()
+            .filter(|c| &c.name == name)
+            .map(|c| c.index)
+            .collect();
         return match hits.as_slice() {
             [i] => Ok(*i),
-            [] => Err(EditError::InvalidArgument(format!("no column named `{name}`"))),
-            _ => Err(EditError::InvalidArgument(format!("several columns are named `{name}`; use columnIndex"))),
+            [] => Err(EditError::InvalidArgument(format!(
+                "no column named `{name}`"
+            ))),
+            _ => Err(EditError::InvalidArgument(format!(
+                "several columns are named `{name}`; use columnIndex"
+            ))),
         };
     }
     match sel.index {
         Some(i) if i < view.columns.len() => Ok(i),
-        Some(i) => Err(EditError::InvalidArgument(format!("column index {i} is out of range (the table has {} columns)", view.columns.len()))),
-        None => Err(EditError::InvalidArgument("name a column (`column`) or give `columnIndex`".into())),
+        Some(i) => Err(EditError::InvalidArgument(format!(
+            "column index {i} is out of range (the table has {} columns)",
+            view.columns.len()
+        ))),
+        None => Err(EditError::InvalidArgument(
+            "name a column (`column`) or give `columnIndex`".into(),
+        )),
     }
 }
 
 fn row_index(grid: &Grid, sel: &RowSelector) -> Result<usize, EditError> {
     let view = grid.view();
     if let Some((col, value)) = &sel.where_eq {
-        let c = column_index(grid, &ColumnSelector { name: Some(col.clone()), index: None })?;
-        let hits: Vec<usize> = view.rows.iter().filter(|r| &r.cells[c] == value).map(|r| r.index).collect();
+        let c = column_index(
+            grid,
+            &ColumnSelector {
+                name: Some(col.clone()),
+                index: None,
+            },
+        )?;
+        let hits: Vec<usize> = view
+            .rows
+            .iter()
+            .filter(|r| &r.cells[c] == value)
+            .map(|r| r.index)
+            .collect();
         return match hits.as_slice() {
             [i] => Ok(*i),
-            [] => Err(EditError::InvalidArgument(format!("no row has `{col}` equal to `{value}`"))),
-            _ => Err(EditError::InvalidArgument(format!("{} rows have `{col}` equal to `{value}`; use rowIndex", hits.len()))),
+            [] => Err(EditError::InvalidArgument(format!(
+                "no row has `{col}` equal to `{value}`"
+            ))),
+            _ => Err(EditError::InvalidArgument(format!(
+                "{} rows have `{col}` equal to `{value}`; use rowIndex",
+                hits.len()
+            ))),
         };
     }
     match sel.index {
         Some(i) if i < view.rows.len() => Ok(i),
-        Some(i) => Err(EditError::InvalidArgument(format!("row index {i} is out of range (the table has {} rows)", view.rows.len()))),
-        None => Err(EditError::InvalidArgument("select a row with `where` or `rowIndex`".into())),
+        Some(i) => Err(EditError::InvalidArgument(format!(
+            "row index {i} is out of range (the table has {} rows)",
+            view.rows.len()
+        ))),
+        None => Err(EditError::InvalidArgument(
+            "select a row with `where` or `rowIndex`".into(),
+        )),
     }
 }
 
@@ -315,11 +383,18 @@ fn row_index(grid: &Grid, sel: &RowSelector) -> Result<usize, EditError> {
 /// Errors: [`EditError::Conflict`] when the table changed since it was read;
 /// [`EditError::InvalidArgument`] for a pointer that is not a table, unknown rows or
 /// columns, or values with line breaks.
-pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: ValueFormat) -> Result<TableOutcome, EditError> {
+pub fn edit_table(
+    text: &str,
+    pointer: &str,
+    action: &TableAction,
+    format: ValueFormat,
+) -> Result<TableOutcome, EditError> {
     let parsed = parse(text);
     let p = Pointer::parse(pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
     if p.kind() != Some(ElementKind::Table) {
-        return Err(EditError::InvalidArgument(format!("`{pointer}` is not a table pointer (tN)")));
+        return Err(EditError::InvalidArgument(format!(
+            "`{pointer}` is not a table pointer (tN)"
+        )));
     }
     let resolution = resolve(&parsed, &p, false).map_err(|e| EditError::Conflict(e.to_string()))?;
     let el = &parsed.elements[resolution.index()];
@@ -327,17 +402,25 @@ pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: Value
     let mut grid = Grid::parse(&text[el.range.clone()]);
     let width = grid.width();
     if grid.lines.len() < 2 || grid.lines.iter().skip(2).any(|r| r.len() > width) {
-        return Err(EditError::InvalidArgument("this table has rows with extra cells and cannot be edited safely".into()));
+        return Err(EditError::InvalidArgument(
+            "this table has rows with extra cells and cannot be edited safely".into(),
+        ));
     }
     let esc = |v: &str| escape_cell(v, format);
     match action {
         TableAction::UpdateCells(updates) => {
             if updates.is_empty() {
-                return Err(EditError::InvalidArgument("`updates` must not be empty".into()));
+                return Err(EditError::InvalidArgument(
+                    "`updates` must not be empty".into(),
+                ));
             }
             let mut planned = Vec::new();
             for (row, col, value) in updates {
-                planned.push((row_index(&grid, row)?, column_index(&grid, col)?, esc(value)?));
+                planned.push((
+                    row_index(&grid, row)?,
+                    column_index(&grid, col)?,
+                    esc(value)?,
+                ));
             }
             for (r, c, v) in planned {
                 let line = &mut grid.lines[r + 2];
@@ -346,16 +429,29 @@ pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: Value
                 grid.dirty[r + 2] = true;
             }
         }
-        TableAction::InsertRow { at, by_name, in_order } => {
+        TableAction::InsertRow {
+            at,
+            by_name,
+            in_order,
+        } => {
             let mut cells = vec![String::new(); width];
             if !by_name.is_empty() {
                 for (name, v) in by_name {
-                    let c = column_index(&grid, &ColumnSelector { name: Some(name.clone()), index: None })?;
+                    let c = column_index(
+                        &grid,
+                        &ColumnSelector {
+                            name: Some(name.clone()),
+                            index: None,
+                        },
+                    )?;
                     cells[c] = esc(v)?;
                 }
             } else {
                 if in_order.len() > width {
-                    return Err(EditError::InvalidArgument(format!("{} values for {width} columns", in_order.len())));
+                    return Err(EditError::InvalidArgument(format!(
+                        "{} values for {width} columns",
+                        in_order.len()
+                    )));
                 }
                 for (i, v) in in_order.iter().enumerate() {
                     cells[i] = esc(v)?;
@@ -364,7 +460,9 @@ pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: Value
             let n_rows = grid.lines.len() - 2;
             let at = at.unwrap_or(n_rows);
             if at > n_rows {
-                return Err(EditError::InvalidArgument(format!("row index {at} is out of range (0..={n_rows})")));
+                return Err(EditError::InvalidArgument(format!(
+                    "row index {at} is out of range (0..={n_rows})"
+                )));
             }
             grid.lines.insert(at + 2, cells);
             grid.dirty.insert(at + 2, true);
@@ -376,10 +474,17 @@ pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: Value
             grid.dirty.remove(r + 2);
             grid.original.remove(r + 2);
         }
-        TableAction::InsertColumn { name, at, alignment, default } => {
+        TableAction::InsertColumn {
+            name,
+            at,
+            alignment,
+            default,
+        } => {
             let at = at.unwrap_or(width);
             if at > width {
-                return Err(EditError::InvalidArgument(format!("column index {at} is out of range (0..={width})")));
+                return Err(EditError::InvalidArgument(format!(
+                    "column index {at} is out of range (0..={width})"
+                )));
             }
             let name = escape_cell(name, ValueFormat::Text)?;
             let default = esc(default)?;
@@ -397,7 +502,9 @@ pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: Value
         TableAction::DeleteColumn(sel) => {
             let c = column_index(&grid, sel)?;
             if width == 1 {
-                return Err(EditError::InvalidArgument("cannot delete the only column; delete the table with kb_patch".into()));
+                return Err(EditError::InvalidArgument(
+                    "cannot delete the only column; delete the table with kb_patch".into(),
+                ));
             }
             for line in grid.lines.iter_mut() {
                 line.resize(width, String::new());
@@ -418,16 +525,33 @@ pub fn edit_table(text: &str, pointer: &str, action: &TableAction, format: Value
         }
     }
     let rendered = grid.render(eol);
-    let rendered = rendered.strip_prefix(grid.indent.as_str()).unwrap_or(&rendered).to_string();
-    let edit = TextEdit { range: el.range.clone(), new_text: rendered };
+    let rendered = rendered
+        .strip_prefix(grid.indent.as_str())
+        .unwrap_or(&rendered)
+        .to_string();
+    let edit = TextEdit {
+        range: el.range.clone(),
+        new_text: rendered,
+    };
     let new_text = apply_edits(text, std::slice::from_ref(&edit))?;
     let new_parsed = parse(&new_text);
-    verify(text, &parsed, &new_parsed, &new_text, std::slice::from_ref(&edit), &[Expect::One(ElementKind::Table, 0)])?;
+    verify(
+        text,
+        &parsed,
+        &new_parsed,
+        &new_text,
+        std::slice::from_ref(&edit),
+        &[Expect::One(ElementKind::Table, 0)],
+    )?;
     let new_el = new_parsed
         .elements
         .iter()
         .find(|e| e.kind == ElementKind::Table && e.range.start == el.range.start)
-        .ok_or_else(|| EditError::Conflict("the edited table no longer parses as a table; nothing was written".into()))?;
+        .ok_or_else(|| {
+            EditError::Conflict(
+                "the edited table no longer parses as a table; nothing was written".into(),
+            )
+        })?;
     let table = read_table(&new_text[new_el.range.clone()]);
     Ok(TableOutcome {
         pointer: new_el.pointer().to_string(),

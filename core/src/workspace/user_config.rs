@@ -38,9 +38,13 @@ impl UserConfig {
     ///
     /// Errors: the file exists but is unreadable or not valid TOML (message).
     pub fn load() -> Result<UserConfig, String> {
-        let Some(path) = Self::path() else { return Ok(UserConfig::default()) };
+        let Some(path) = Self::path() else {
+            return Ok(UserConfig::default());
+        };
         match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| format!("invalid {}: {e}", path.display())),
+            Ok(text) => {
+                toml::from_str(&text).map_err(|e| format!("invalid {}: {e}", path.display()))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserConfig::default()),
             Err(e) => Err(format!("cannot read {}: {e}", path.display())),
         }

@@ -6,11 +6,12 @@
 
 use folio_core::edit::fs::{create_new, move_file, write_atomic};
 use folio_core::edit::relink::move_edits;
-use folio_core::edit::table::{Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table};
+use folio_core::edit::table::{
+    Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
+};
 use folio_core::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
 use folio_core::pointer::{hash_bytes, hex};
 use folio_core::workspace::path_policy::{check_syntax, resolve_new};
-use folio_core::workspace::Workspace;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -288,7 +289,9 @@ fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<
         if now != expected {
             return Err(ToolError::new(
                 ErrorCode::Conflict,
-                format!("`{path}` changed since it was read (sourceHash is now {now}); read it again"),
+                format!(
+                    "`{path}` changed since it was read (sourceHash is now {now}); read it again"
+                ),
             ));
         }
     }
@@ -304,7 +307,11 @@ impl Kb {
         let ops: Vec<PatchOp> = args
             .operations
             .iter()
-            .map(|o| PatchOp { kind: o.kind.into(), pointer: o.pointer.clone(), markdown: o.markdown.clone() })
+            .map(|o| PatchOp {
+                kind: o.kind.into(),
+                pointer: o.pointer.clone(),
+                markdown: o.markdown.clone(),
+            })
             .collect();
         let outcome = apply_patch(&text, &ops)?;
         write_atomic(&abs, outcome.text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
@@ -317,7 +324,11 @@ impl Kb {
                 .iter()
                 .zip(outcome.new_pointers)
                 .zip(outcome.reanchored)
-                .map(|((op, pointer), reanchored)| PatchOpResult { kind: op.kind.as_str().into(), pointer, reanchored })
+                .map(|((op, pointer), reanchored)| PatchOpResult {
+                    kind: op.kind.as_str().into(),
+                    pointer,
+                    reanchored,
+                })
                 .collect(),
             index_synchronized,
             applied_to: "disk".into(),
@@ -356,7 +367,10 @@ impl Kb {
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
         let abs = resolve_new(&self.root, &args.path)?;
         if std::fs::symlink_metadata(&abs).is_ok() {
-            return Err(ToolError::new(ErrorCode::AlreadyExists, format!("`{}` already exists", args.path)));
+            return Err(ToolError::new(
+                ErrorCode::AlreadyExists,
+                format!("`{}` already exists", args.path),
+            ));
         }
         let text = args.markdown.clone().unwrap_or_default();
         create_new(&abs, text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
@@ -380,23 +394,53 @@ impl Kb {
         let (from_abs, text) = self.read_document(&args.source_path)?;
         let to_abs = resolve_new(&self.root, &args.target_path)?;
         if std::fs::symlink_metadata(&to_abs).is_ok() {
-            return Err(ToolError::new(ErrorCode::AlreadyExists, format!("`{}` already exists", args.target_path)));
+            return Err(ToolError::new(
+                ErrorCode::AlreadyExists,
+                format!("`{}` already exists", args.target_path),
+            ));
         }
-        check_expected(&args.source_path, &text, args.expected_source_hash.as_deref())?;
+        check_expected(
+            &args.source_path,
+            &text,
+            args.expected_source_hash.as_deref(),
+        )?;
         // Plan every link edit before touching anything.
         let mut plans: Vec<(String, std::path::PathBuf, String, usize)> = Vec::new();
         let mut moved_text = text.clone();
         if args.update_links.unwrap_or(true) {
-            let (ws, _) = Workspace::load(&self.root, self.config.clone()).map_err(ToolError::internal)?;
-            for (doc, edits) in move_edits(&ws, &args.source_path, &args.target_path) {
+            let planned = self.with_workspace(|ws| {
+                let mut out = Vec::new();
+                for (doc, edits) in move_edits(ws, &args.source_path, &args.target_path) {
+                    let Some(entry) = ws.get(&doc) else { continue };
+                    out.push((doc, entry.doc.text(), edits));
+                }
+                Ok(out)
+            })?;
+            for (doc, known, edits) in planned {
                 if doc == args.source_path {
+                    if known != text {
+                        return Err(ToolError::new(
+                            ErrorCode::Conflict,
+                            format!("`{doc}` changed while the move was planned; try again"),
+                        ));
+                    }
                     moved_text = apply_edits(&text, &edits)?;
-                    plans.push((args.target_path.clone(), to_abs.clone(), moved_text.clone(), edits.len()));
+                    plans.push((
+                        args.target_path.clone(),
+                        to_abs.clone(),
+                        moved_text.clone(),
+                        edits.len(),
+                    ));
                     continue;
                 }
-                let Some(entry) = ws.get(&doc) else { continue };
-                let new = apply_edits(&entry.doc.text(), &edits)?;
-                let abs = folio_core::workspace::path_policy::resolve_existing(&self.root, &doc)?;
+                let (abs, now) = self.read_document(&doc)?;
+                if now != known {
+                    return Err(ToolError::new(
+                        ErrorCode::Conflict,
+                        format!("`{doc}` changed while the move was planned; try again"),
+                    ));
+                }
+                let new = apply_edits(&now, &edits)?;
                 plans.push((doc, abs, new, edits.len()));
             }
         }
@@ -405,7 +449,10 @@ impl Kb {
         let mut updated_links = Vec::new();
         for (doc, abs, new_text, n) in &plans {
             write_atomic(abs, new_text.as_bytes()).map_err(|e| io_error(doc, e))?;
-            updated_links.push(UpdatedDocument { path: doc.clone(), links: *n });
+            updated_links.push(UpdatedDocument {
+                path: doc.clone(),
+                links: *n,
+            });
         }
         let mut synced = self.sync_document(&args.source_path, None);
         synced &= self.sync_document(&args.target_path, Some(&moved_text));
@@ -433,31 +480,57 @@ impl Kb {
         std::fs::remove_file(&abs).map_err(|e| io_error(&args.path, e))?;
         tracing::info!(path = %args.path, "deleted");
         let index_synchronized = self.sync_document(&args.path, None);
-        Ok(DeleteOutput { path: args.path.clone(), deleted: true, index_synchronized })
+        Ok(DeleteOutput {
+            path: args.path.clone(),
+            deleted: true,
+            index_synchronized,
+        })
     }
 }
 
 fn column_selector(args: &EditTableArgs) -> ColumnSelector {
-    ColumnSelector { name: args.column.clone(), index: args.column_index }
+    ColumnSelector {
+        name: args.column.clone(),
+        index: args.column_index,
+    }
 }
 
 fn table_action(args: &EditTableArgs) -> ToolResult<TableAction> {
-    let row = |w: &Option<WhereEq>, i: Option<usize>| RowSelector { where_eq: w.as_ref().map(|w| (w.column.clone(), w.equals.clone())), index: i };
+    let row = |w: &Option<WhereEq>, i: Option<usize>| RowSelector {
+        where_eq: w.as_ref().map(|w| (w.column.clone(), w.equals.clone())),
+        index: i,
+    };
     Ok(match args.action.as_str() {
         "update_cells" => TableAction::UpdateCells(
             args.updates
                 .iter()
-                .map(|u| (row(&u.where_eq, u.row_index), ColumnSelector { name: u.column.clone(), index: u.column_index }, u.value.clone()))
+                .map(|u| {
+                    (
+                        row(&u.where_eq, u.row_index),
+                        ColumnSelector {
+                            name: u.column.clone(),
+                            index: u.column_index,
+                        },
+                        u.value.clone(),
+                    )
+                })
                 .collect(),
         ),
         "insert_row" => TableAction::InsertRow {
             at: args.row_index,
-            by_name: args.cells.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            by_name: args
+                .cells
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             in_order: args.values.clone(),
         },
         "delete_row" => TableAction::DeleteRow(row(&args.where_eq, args.row_index)),
         "insert_column" => TableAction::InsertColumn {
-            name: args.name.clone().ok_or_else(|| ToolError::invalid("insert_column needs `name`"))?,
+            name: args
+                .name
+                .clone()
+                .ok_or_else(|| ToolError::invalid("insert_column needs `name`"))?,
             at: args.column_index,
             alignment: args.alignment.map_or(Alignment::None, Alignment::from),
             default: args.default.clone().unwrap_or_default(),
@@ -465,11 +538,15 @@ fn table_action(args: &EditTableArgs) -> ToolResult<TableAction> {
         "delete_column" => TableAction::DeleteColumn(column_selector(args)),
         "rename_column" => TableAction::RenameColumn(
             column_selector(args),
-            args.name.clone().ok_or_else(|| ToolError::invalid("rename_column needs `name` (the new header)"))?,
+            args.name
+                .clone()
+                .ok_or_else(|| ToolError::invalid("rename_column needs `name` (the new header)"))?,
         ),
         "set_alignment" => TableAction::SetAlignment(
             column_selector(args),
-            args.alignment.map(Alignment::from).ok_or_else(|| ToolError::invalid("set_alignment needs `alignment`"))?,
+            args.alignment
+                .map(Alignment::from)
+                .ok_or_else(|| ToolError::invalid("set_alignment needs `alignment`"))?,
         ),
         other => {
             return Err(ToolError::invalid(format!(

@@ -119,7 +119,11 @@ pub struct Download {
 }
 
 fn glob_matcher(glob: &str) -> ToolResult<globset::GlobMatcher> {
-    let pattern = if glob.contains('/') { glob.to_string() } else { format!("**/{glob}") };
+    let pattern = if glob.contains('/') {
+        glob.to_string()
+    } else {
+        format!("**/{glob}")
+    };
     globset::GlobBuilder::new(&pattern)
         .literal_separator(true)
         .build()
@@ -129,7 +133,10 @@ fn glob_matcher(glob: &str) -> ToolResult<globset::GlobMatcher> {
 
 /// MIME type by extension.
 pub fn mime_type(path: &str) -> &'static str {
-    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
     match ext.as_str() {
         "md" | "markdown" => "text/markdown",
         "txt" => "text/plain",
@@ -164,7 +171,11 @@ impl Kb {
         let limit = args.limit.unwrap_or(1000).clamp(1, 10_000);
         let scanned = scan(&self.root, &self.config).map_err(ToolError::internal)?;
         let mut files = Vec::new();
-        let candidates = scanned.markdown.iter().map(|p| (p, true)).chain(scanned.other.iter().map(|p| (p, false)));
+        let candidates = scanned
+            .markdown
+            .iter()
+            .map(|p| (p, true))
+            .chain(scanned.other.iter().map(|p| (p, false)));
         for (path, markdown) in candidates {
             if let Some(prefix) = &prefix
                 && !(path == prefix || path.starts_with(&format!("{prefix}/")))
@@ -176,11 +187,17 @@ impl Kb {
             {
                 continue;
             }
-            let Ok(meta) = std::fs::symlink_metadata(self.root.join(path)) else { continue };
+            let Ok(meta) = std::fs::symlink_metadata(self.root.join(path)) else {
+                continue;
+            };
             if !meta.is_file() {
                 continue;
             }
-            files.push(FileEntry { path: path.clone(), kind: if markdown { "markdown" } else { "asset" }.into(), bytes: meta.len() });
+            files.push(FileEntry {
+                path: path.clone(),
+                kind: if markdown { "markdown" } else { "asset" }.into(),
+                bytes: meta.len(),
+            });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let truncated = files.len() > limit;
@@ -200,7 +217,9 @@ impl Kb {
                 Some(c) => *categories.entry(c.clone()).or_default() += 1,
             }
             if let (Some(c), Some(t)) = (&doc.category, &doc.topic) {
-                let entry = topics.entry(t.clone()).or_insert_with(|| (c.clone(), 0, Vec::new()));
+                let entry = topics
+                    .entry(t.clone())
+                    .or_insert_with(|| (c.clone(), 0, Vec::new()));
                 entry.1 += 1;
                 // Folders of the document's own path after its second segment.
                 let folders: Vec<String> = doc.path.split('/').map(str::to_string).collect();
@@ -211,16 +230,43 @@ impl Kb {
         }
         let mut out = Vec::new();
         if root_count > 0 {
-            out.push(TopicEntry { kind: "root".into(), category: String::new(), topic: None, document_count: root_count, uri: super::topic_uri(""), children: Vec::new() });
+            out.push(TopicEntry {
+                kind: "root".into(),
+                category: String::new(),
+                topic: None,
+                document_count: root_count,
+                uri: super::topic_uri(""),
+                children: Vec::new(),
+            });
         }
         for (c, n) in &categories {
-            out.push(TopicEntry { kind: "category".into(), category: c.clone(), topic: None, document_count: *n, uri: super::topic_uri(c), children: Vec::new() });
+            out.push(TopicEntry {
+                kind: "category".into(),
+                category: c.clone(),
+                topic: None,
+                document_count: *n,
+                uri: super::topic_uri(c),
+                children: Vec::new(),
+            });
         }
         for (t, (c, n, dirs)) in topics {
-            out.push(TopicEntry { kind: "topic".into(), category: c, uri: super::topic_uri(&t), topic: Some(t), document_count: n, children: tree(&dirs) });
+            out.push(TopicEntry {
+                kind: "topic".into(),
+                category: c,
+                uri: super::topic_uri(&t),
+                topic: Some(t),
+                document_count: n,
+                children: tree(&dirs),
+            });
         }
-        out.sort_by(|a, b| (a.topic.as_deref().unwrap_or(&a.category), &a.kind).cmp(&(b.topic.as_deref().unwrap_or(&b.category), &b.kind)));
-        Ok(ListTopicsOutput { topics: out, total_documents: catalog.len() })
+        out.sort_by(|a, b| {
+            (a.topic.as_deref().unwrap_or(&a.category), &a.kind)
+                .cmp(&(b.topic.as_deref().unwrap_or(&b.category), &b.kind))
+        });
+        Ok(ListTopicsOutput {
+            topics: out,
+            total_documents: catalog.len(),
+        })
     }
 
     /// `kb_download_file`.
@@ -228,15 +274,29 @@ impl Kb {
         let abs = resolve_existing(&self.root, &args.path)?;
         let size = std::fs::metadata(&abs).map_err(ToolError::internal)?.len();
         if size > DOWNLOAD_CAP {
-            return Err(ToolError::invalid(format!("`{}` is {size} bytes; kb_download_file returns at most 25 MiB", args.path)));
+            return Err(ToolError::invalid(format!(
+                "`{}` is {size} bytes; kb_download_file returns at most 25 MiB",
+                args.path
+            )));
         }
         let data = std::fs::read(&abs).map_err(ToolError::internal)?;
         if data.len() as u64 > DOWNLOAD_CAP {
-            return Err(ToolError::new(ErrorCode::InvalidArgument, "the file grew past 25 MiB while being read"));
+            return Err(ToolError::new(
+                ErrorCode::InvalidArgument,
+                "the file grew past 25 MiB while being read",
+            ));
         }
-        let sha256 = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
+        let sha256 = Sha256::digest(&data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         Ok(Download {
-            meta: DownloadOutput { path: args.path.clone(), mime_type: mime_type(&args.path).into(), bytes: data.len() as u64, sha256 },
+            meta: DownloadOutput {
+                path: args.path.clone(),
+                mime_type: mime_type(&args.path).into(),
+                bytes: data.len() as u64,
+                sha256,
+            },
             data,
         })
     }
@@ -257,6 +317,10 @@ fn tree(dirs: &[Vec<String>]) -> Vec<TopicNode> {
     }
     groups
         .into_iter()
-        .map(|(segment, rests)| TopicNode { segment, file_count: rests.len(), children: tree(&rests) })
+        .map(|(segment, rests)| TopicNode {
+            segment,
+            file_count: rests.len(),
+            children: tree(&rests),
+        })
         .collect()
 }

@@ -1,6 +1,6 @@
 //! `kb_links`: outgoing and incoming links, a depth-limited walk, and broken links.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use folio_core::links::{Target, diagnostics, resolve_link};
 use folio_core::parse::LinkKind;
@@ -104,37 +104,46 @@ pub struct LinksOutput {
 }
 
 fn kind_name(kind: LinkKind) -> String {
-    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
-fn outgoing_docs(ws: &Workspace, path: &str) -> BTreeSet<String> {
-    let Some(parsed) = ws.parsed(path) else { return BTreeSet::new() };
-    parsed
-        .links
-        .iter()
-        .filter_map(|l| match resolve_link(ws, path, l) {
-            Target::Document { path: p, .. } if p != path => Some(p),
-            _ => None,
-        })
-        .collect()
+/// An incoming link: source document, line, kind, fragment.
+type Incoming = (String, u32, String, Option<String>);
+
+/// Resolved document-to-document links of the whole workspace, computed once per call.
+#[derive(Default)]
+struct Graph {
+    outgoing: HashMap<String, BTreeSet<String>>,
+    incoming: HashMap<String, Vec<Incoming>>,
 }
 
-fn incoming_docs(ws: &Workspace, path: &str) -> Vec<(String, u32, String, Option<String>)> {
-    let mut out = Vec::new();
+fn graph(ws: &Workspace) -> Graph {
+    let mut g = Graph::default();
     for source in ws.document_paths() {
-        if source == path {
+        let Some(parsed) = ws.parsed(source) else {
             continue;
-        }
-        let Some(parsed) = ws.parsed(source) else { continue };
+        };
         for l in &parsed.links {
-            if let Target::Document { path: p, fragment } = resolve_link(ws, source, l)
-                && p == path
+            if let Target::Document { path, fragment } = resolve_link(ws, source, l)
+                && path != source
             {
-                out.push((source.to_string(), parsed.line_of(l.range.start), kind_name(l.kind), fragment));
+                g.outgoing
+                    .entry(source.to_string())
+                    .or_default()
+                    .insert(path.clone());
+                g.incoming.entry(path).or_default().push((
+                    source.to_string(),
+                    parsed.line_of(l.range.start),
+                    kind_name(l.kind),
+                    fragment,
+                ));
             }
         }
     }
-    out
+    g
 }
 
 impl Kb {
@@ -145,7 +154,11 @@ impl Kb {
             "both" => (true, true),
             "outgoing" => (true, false),
             "incoming" => (false, true),
-            other => return Err(ToolError::invalid(format!("unknown direction `{other}`; use outgoing, incoming or both"))),
+            other => {
+                return Err(ToolError::invalid(format!(
+                    "unknown direction `{other}`; use outgoing, incoming or both"
+                )));
+            }
         };
         let depth = args.depth.unwrap_or(1);
         if !(1..=3).contains(&depth) {
@@ -153,67 +166,126 @@ impl Kb {
         }
         resolve_existing(&self.root, &args.path)?;
         Kb::check_markdown_name(&args.path)?;
-        let (ws, _) = Workspace::load(&self.root, self.config.clone()).map_err(ToolError::internal)?;
-        let parsed = ws.parsed(&args.path).ok_or_else(|| ToolError::new(super::ErrorCode::UnsupportedFormat, format!("`{}` could not be loaded as Markdown", args.path)))?;
-        let mut outgoing = Vec::new();
-        if out_on {
-            for l in &parsed.links {
-                let (status, target, fragment) = match resolve_link(&ws, &args.path, l) {
-                    Target::External => ("external", None, None),
-                    Target::OutsideRoot => ("outside_root", None, None),
-                    Target::Document { path, fragment } => ("document", Some(path), fragment),
-                    Target::File(p) => ("file", Some(p), None),
-                    Target::Definition(_) => ("definition", None, None),
-                    Target::Missing => ("missing", None, l.fragment.clone()),
-                    Target::Ambiguous(_) => ("ambiguous", None, l.fragment.clone()),
-                };
-                if status == "external" && !args.include_external {
-                    continue;
-                }
-                outgoing.push(OutgoingLink { line: parsed.line_of(l.range.start), kind: kind_name(l.kind), status: status.into(), target, fragment, dest: l.dest.clone() });
-            }
-        }
-        let incoming = if in_on {
-            incoming_docs(&ws, &args.path)
-                .into_iter()
-                .map(|(source, line, kind, fragment)| IncomingLink { source, line, kind, fragment })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let mut walk = Vec::new();
-        if depth > 1 {
-            let mut seen: BTreeSet<String> = BTreeSet::from([args.path.clone()]);
-            let mut queue: VecDeque<(String, usize)> = VecDeque::from([(args.path.clone(), 0)]);
-            while let Some((doc, d)) = queue.pop_front() {
-                if d == depth {
-                    continue;
-                }
-                let mut next: Vec<(String, &str)> = Vec::new();
-                if out_on {
-                    next.extend(outgoing_docs(&ws, &doc).into_iter().map(|p| (p, "outgoing")));
-                }
-                if in_on {
-                    let sources: BTreeSet<String> = incoming_docs(&ws, &doc).into_iter().map(|x| x.0).collect();
-                    next.extend(sources.into_iter().map(|p| (p, "incoming")));
-                }
-                for (p, dir) in next {
-                    if seen.insert(p.clone()) {
-                        walk.push(WalkNode { path: p.clone(), depth: d + 1, via: doc.clone(), direction: dir.into() });
-                        queue.push_back((p, d + 1));
-                    }
-                }
-            }
-        }
-        let broken = diagnostics(&ws, &args.path)
-            .into_iter()
-            .map(|d| BrokenLink {
-                code: d.code.as_str().into(),
-                severity: serde_json::to_value(d.severity).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
-                line: parsed.line_of(d.range.start),
-                message: d.message,
-            })
-            .collect();
-        Ok(LinksOutput { path: args.path.clone(), outgoing, incoming, walk, broken })
+        self.with_workspace(|ws| links_in(ws, args, out_on, in_on, depth))
     }
+}
+
+fn links_in(
+    ws: &Workspace,
+    args: &LinksArgs,
+    out_on: bool,
+    in_on: bool,
+    depth: usize,
+) -> ToolResult<LinksOutput> {
+    let parsed = ws.parsed(&args.path).ok_or_else(|| {
+        ToolError::new(
+            super::ErrorCode::UnsupportedFormat,
+            format!("`{}` could not be loaded as Markdown", args.path),
+        )
+    })?;
+    let mut outgoing = Vec::new();
+    if out_on {
+        for l in &parsed.links {
+            let (status, target, fragment) = match resolve_link(ws, &args.path, l) {
+                Target::External => ("external", None, None),
+                Target::OutsideRoot => ("outside_root", None, None),
+                Target::Document { path, fragment } => ("document", Some(path), fragment),
+                Target::File(p) => ("file", Some(p), None),
+                Target::Definition(_) => ("definition", None, None),
+                Target::Missing => ("missing", None, l.fragment.clone()),
+                Target::Ambiguous(_) => ("ambiguous", None, l.fragment.clone()),
+            };
+            if status == "external" && !args.include_external {
+                continue;
+            }
+            outgoing.push(OutgoingLink {
+                line: parsed.line_of(l.range.start),
+                kind: kind_name(l.kind),
+                status: status.into(),
+                target,
+                fragment,
+                dest: l.dest.clone(),
+            });
+        }
+    }
+    let g = if in_on || depth > 1 {
+        graph(ws)
+    } else {
+        Graph::default()
+    };
+    let incoming = if in_on {
+        g.incoming
+            .get(&args.path)
+            .into_iter()
+            .flatten()
+            .map(|(source, line, kind, fragment)| IncomingLink {
+                source: source.clone(),
+                line: *line,
+                kind: kind.clone(),
+                fragment: fragment.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut walk = Vec::new();
+    if depth > 1 {
+        let mut seen: BTreeSet<String> = BTreeSet::from([args.path.clone()]);
+        let mut queue: VecDeque<(String, usize)> = VecDeque::from([(args.path.clone(), 0)]);
+        while let Some((doc, d)) = queue.pop_front() {
+            if d == depth {
+                continue;
+            }
+            let mut next: Vec<(String, &str)> = Vec::new();
+            if out_on {
+                next.extend(
+                    g.outgoing
+                        .get(&doc)
+                        .into_iter()
+                        .flatten()
+                        .map(|p| (p.clone(), "outgoing")),
+                );
+            }
+            if in_on {
+                let sources: BTreeSet<&String> = g
+                    .incoming
+                    .get(&doc)
+                    .into_iter()
+                    .flatten()
+                    .map(|x| &x.0)
+                    .collect();
+                next.extend(sources.into_iter().map(|p| (p.clone(), "incoming")));
+            }
+            for (p, dir) in next {
+                if seen.insert(p.clone()) {
+                    walk.push(WalkNode {
+                        path: p.clone(),
+                        depth: d + 1,
+                        via: doc.clone(),
+                        direction: dir.into(),
+                    });
+                    queue.push_back((p, d + 1));
+                }
+            }
+        }
+    }
+    let broken = diagnostics(ws, &args.path)
+        .into_iter()
+        .map(|d| BrokenLink {
+            code: d.code.as_str().into(),
+            severity: serde_json::to_value(d.severity)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            line: parsed.line_of(d.range.start),
+            message: d.message,
+        })
+        .collect();
+    Ok(LinksOutput {
+        path: args.path.clone(),
+        outgoing,
+        incoming,
+        walk,
+        broken,
+    })
 }

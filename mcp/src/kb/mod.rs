@@ -8,6 +8,7 @@
 pub mod edit;
 pub mod files;
 pub mod links;
+pub mod model;
 pub mod read;
 pub mod search;
 pub mod status;
@@ -60,7 +61,10 @@ pub struct ToolError {
 impl ToolError {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ToolError {
-        ToolError { code, message: message.into() }
+        ToolError {
+            code,
+            message: message.into(),
+        }
     }
 
     /// `INVALID_ARGUMENT`.
@@ -100,7 +104,11 @@ impl From<folio_core::edit::EditError> for ToolError {
 pub fn portable_schema(schema: &mut schemars::Schema) {
     if let Some(obj) = schema.as_object_mut() {
         if let Some(serde_json::Value::Array(types)) = obj.get("type") {
-            let non_null: Vec<serde_json::Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+            let non_null: Vec<serde_json::Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("null"))
+                .cloned()
+                .collect();
             if non_null.len() == 1 && non_null.len() < types.len() {
                 obj.insert("type".into(), non_null[0].clone());
             }
@@ -109,7 +117,11 @@ pub fn portable_schema(schema: &mut schemars::Schema) {
             obj.remove("default");
         }
         if let Some(serde_json::Value::Array(any)) = obj.get("anyOf") {
-            let non_null: Vec<serde_json::Value> = any.iter().filter(|s| s.get("type").and_then(|t| t.as_str()) != Some("null")).cloned().collect();
+            let non_null: Vec<serde_json::Value> = any
+                .iter()
+                .filter(|s| s.get("type").and_then(|t| t.as_str()) != Some("null"))
+                .cloned()
+                .collect();
             if non_null.len() == 1 && non_null.len() < any.len() {
                 obj.remove("anyOf");
                 if let serde_json::Value::Object(inner) = &non_null[0] {
@@ -153,10 +165,17 @@ pub struct Kb {
     write_lock: Mutex<()>,
     /// A connection kept open for reads (search, status, catalog).
     read_store: Mutex<Option<Store>>,
+    /// The parsed workspace, for links and moves.
+    model: Mutex<Option<model::Model>>,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
-const URI_KEEP: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+const URI_KEEP: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
 
 /// `kb://doc/<percent-encoded path>`.
 pub fn doc_uri(path: &str) -> String {
@@ -173,7 +192,10 @@ impl Kb {
     ///
     /// Errors: the root is missing or `folio.toml` is invalid.
     pub fn open(options: Options) -> anyhow::Result<Kb> {
-        let root = options.root.canonicalize().map_err(|e| anyhow::anyhow!("root {}: {e}", options.root.display()))?;
+        let root = options
+            .root
+            .canonicalize()
+            .map_err(|e| anyhow::anyhow!("root {}: {e}", options.root.display()))?;
         anyhow::ensure!(root.is_dir(), "root {} is not a folder", root.display());
         let config = Config::load(&root)?;
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
@@ -185,6 +207,7 @@ impl Kb {
             reindex: Arc::new(Mutex::new(status::ReindexState::default())),
             write_lock: Mutex::new(()),
             read_store: Mutex::new(None),
+            model: Mutex::new(None),
         })
     }
 
@@ -231,13 +254,25 @@ impl Kb {
     pub(crate) fn read_document(&self, path: &str) -> ToolResult<(PathBuf, String)> {
         let abs = resolve_existing(&self.root, path)?;
         if !is_markdown(path) {
-            return Err(ToolError::new(ErrorCode::UnsupportedFormat, format!("`{path}` is not a Markdown file (.md, .markdown)")));
+            return Err(ToolError::new(
+                ErrorCode::UnsupportedFormat,
+                format!("`{path}` is not a Markdown file (.md, .markdown)"),
+            ));
         }
-        let text = read_markdown(&abs, self.config.index.max_file_size).map_err(|reason| match reason {
-            SkipReason::TooLarge { .. } => ToolError::invalid(format!("`{path}`: {reason}")),
-            SkipReason::Unreadable { .. } => ToolError::internal(format!("`{path}`: {reason}")),
-            _ => ToolError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
-        })?;
+        let text =
+            read_markdown(&abs, self.config.index.max_file_size).map_err(
+                |reason| match reason {
+                    SkipReason::TooLarge { .. } => {
+                        ToolError::invalid(format!("`{path}`: {reason}"))
+                    }
+                    SkipReason::Unreadable { .. } => {
+                        ToolError::internal(format!("`{path}`: {reason}"))
+                    }
+                    _ => {
+                        ToolError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}"))
+                    }
+                },
+            )?;
         Ok((abs, text))
     }
 
@@ -245,7 +280,10 @@ impl Kb {
     pub(crate) fn check_markdown_name(path: &str) -> ToolResult<()> {
         check_syntax(path)?;
         if !is_markdown(path) {
-            return Err(ToolError::new(ErrorCode::UnsupportedFormat, format!("`{path}` is not a Markdown file (.md, .markdown)")));
+            return Err(ToolError::new(
+                ErrorCode::UnsupportedFormat,
+                format!("`{path}` is not a Markdown file (.md, .markdown)"),
+            ));
         }
         Ok(())
     }

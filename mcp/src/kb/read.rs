@@ -83,10 +83,20 @@ impl From<TableView> for TableInfo {
                 .map(|c| ColumnInfo {
                     name: c.name,
                     index: c.index,
-                    alignment: serde_json::to_value(c.alignment).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                    alignment: serde_json::to_value(c.alignment)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
                 })
                 .collect(),
-            rows: t.rows.into_iter().map(|r| RowInfo { index: r.index, cells: r.cells }).collect(),
+            rows: t
+                .rows
+                .into_iter()
+                .map(|r| RowInfo {
+                    index: r.index,
+                    cells: r.cells,
+                })
+                .collect(),
         }
     }
 }
@@ -175,7 +185,8 @@ pub(crate) fn element_info(e: &folio_core::parse::Element) -> ElementInfo {
 /// Resolves a pointer string against a parse, as an MCP error on failure.
 pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> ToolResult<(usize, bool)> {
     let p = Pointer::parse(pointer).map_err(|e| ToolError::invalid(e.to_string()))?;
-    let r = resolve(parsed, &p, false).map_err(|e| ToolError::new(ErrorCode::Conflict, e.to_string()))?;
+    let r = resolve(parsed, &p, false)
+        .map_err(|e| ToolError::new(ErrorCode::Conflict, e.to_string()))?;
     Ok((r.index(), matches!(r, Resolution::Reanchored(_))))
 }
 
@@ -184,20 +195,33 @@ impl Kb {
     pub fn read(&self, args: &ReadArgs) -> ToolResult<ReadOutput> {
         let (_, text) = self.read_document(&args.path)?;
         let parsed = parse(&text);
-        let (range, pointer, reanchored, table) = match args.pointer.as_deref().filter(|p| *p != "document") {
-            None => (0..text.len(), None, false, None),
-            Some(p) => {
-                let (i, moved) = resolve_pointer(&parsed, p)?;
-                let e = &parsed.elements[i];
-                let table = (e.kind == ElementKind::Table).then(|| TableInfo::from(read_table(&text[e.range.clone()])));
-                (e.subtree.clone(), Some(e.pointer().to_string()), moved, table)
-            }
-        };
+        let (range, pointer, reanchored, table) =
+            match args.pointer.as_deref().filter(|p| *p != "document") {
+                None => (0..text.len(), None, false, None),
+                Some(p) => {
+                    let (i, moved) = resolve_pointer(&parsed, p)?;
+                    let e = &parsed.elements[i];
+                    let table = (e.kind == ElementKind::Table)
+                        .then(|| TableInfo::from(read_table(&text[e.range.clone()])));
+                    (
+                        e.subtree.clone(),
+                        Some(e.pointer().to_string()),
+                        moved,
+                        table,
+                    )
+                }
+            };
         let selected = &text[range.clone()];
-        let max = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).clamp(1, 200_000);
+        let max = args
+            .max_bytes
+            .unwrap_or(DEFAULT_MAX_BYTES)
+            .clamp(1, 200_000);
         let offset = args.offset.unwrap_or(0);
         if offset > selected.len() || !selected.is_char_boundary(offset) {
-            return Err(ToolError::invalid(format!("offset {offset} is not a character boundary within 0..={}", selected.len())));
+            return Err(ToolError::invalid(format!(
+                "offset {offset} is not a character boundary within 0..={}",
+                selected.len()
+            )));
         }
         let mut end = (offset + max).min(selected.len());
         if end < selected.len() {
@@ -216,7 +240,11 @@ impl Kb {
         let elements = parsed
             .elements
             .iter()
-            .filter(|e| e.kind != ElementKind::Document && e.range.start >= page_start && e.range.start < page_end.max(page_start + 1))
+            .filter(|e| {
+                e.kind != ElementKind::Document
+                    && e.range.start >= page_start
+                    && e.range.start < page_end.max(page_start + 1)
+            })
             .map(element_info)
             .collect();
         Ok(ReadOutput {

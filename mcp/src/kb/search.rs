@@ -93,10 +93,16 @@ impl Kb {
             Some(m @ ("semantic" | "hybrid")) => {
                 return Err(ToolError::new(
                     ErrorCode::NotConfigured,
-                    format!("search mode `{m}` needs an embedder, which this server does not have; use `lexical`"),
+                    format!(
+                        "search mode `{m}` needs an embedder, which this server does not have; use `lexical`"
+                    ),
                 ));
             }
-            Some(m) => return Err(ToolError::invalid(format!("unknown search mode `{m}`; use lexical, semantic or hybrid"))),
+            Some(m) => {
+                return Err(ToolError::invalid(format!(
+                    "unknown search mode `{m}`; use lexical, semantic or hybrid"
+                )));
+            }
         }
         if args.query.trim().is_empty() {
             return Err(ToolError::invalid("`query` must not be empty"));

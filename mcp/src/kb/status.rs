@@ -111,7 +111,9 @@ pub struct ReindexOutput {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl ReindexState {
@@ -155,7 +157,10 @@ impl Kb {
                 state.rerun = true;
                 state.force = true;
             }
-            return Ok(ReindexOutput { started: false, indexing: state.view() });
+            return Ok(ReindexOutput {
+                started: false,
+                indexing: state.view(),
+            });
         }
         state.running = true;
         state.force = force;
@@ -169,7 +174,10 @@ impl Kb {
             .name("folio-reindex".into())
             .spawn(move || kb.run_reindex(force))
             .map_err(ToolError::internal)?;
-        Ok(ReindexOutput { started: true, indexing: view })
+        Ok(ReindexOutput {
+            started: true,
+            indexing: view,
+        })
     }
 
     /// Runs a pass on this thread (and any pass requested meanwhile).
@@ -185,11 +193,23 @@ impl Kb {
             let started = std::time::Instant::now();
             // A panic in the indexer must not leave the state "running" forever.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                index_root(&self.root, &self.config, &self.db_path, force, Some(&progress))
+                index_root(
+                    &self.root,
+                    &self.config,
+                    &self.db_path,
+                    force,
+                    Some(&progress),
+                )
             }));
             let last = match result {
                 Ok(Ok(summary)) => {
-                    tracing::info!(indexed = summary.indexed, unchanged = summary.unchanged, removed = summary.removed, ms = summary.elapsed_ms, "reindex finished");
+                    tracing::info!(
+                        indexed = summary.indexed,
+                        unchanged = summary.unchanged,
+                        removed = summary.removed,
+                        ms = summary.elapsed_ms,
+                        "reindex finished"
+                    );
                     LastRun {
                         ok: true,
                         finished_at_ms: now_ms(),
@@ -205,7 +225,9 @@ impl Kb {
                 Ok(Err(err)) => failed(started, err.to_string()),
                 Err(_) => failed(started, "the indexer panicked".into()),
             };
-            let Ok(mut s) = self.reindex.lock() else { return };
+            let Ok(mut s) = self.reindex.lock() else {
+                return;
+            };
             s.last = Some(last);
             if s.rerun {
                 s.rerun = false;
@@ -223,7 +245,10 @@ impl Kb {
         {
             let mut s = self.reindex.lock().map_err(ToolError::internal)?;
             if s.running {
-                return Err(ToolError::new(super::ErrorCode::Busy, "a reindex is already running"));
+                return Err(ToolError::new(
+                    super::ErrorCode::Busy,
+                    "a reindex is already running",
+                ));
             }
             s.running = true;
             s.force = force;
@@ -231,12 +256,15 @@ impl Kb {
         }
         self.run_reindex(force);
         let s = self.reindex.lock().map_err(ToolError::internal)?;
-        s.last.clone().ok_or_else(|| ToolError::internal("reindex left no result"))
+        s.last
+            .clone()
+            .ok_or_else(|| ToolError::internal("reindex left no result"))
     }
 
     /// Writes the index rows of one document after an edit. Returns whether the index is
     /// now known to match the file (false while a background pass runs: it will be redone).
     pub(crate) fn sync_document(&self, path: &str, text: Option<&str>) -> bool {
+        self.invalidate(path);
         if let Ok(mut s) = self.reindex.lock()
             && s.running
         {
@@ -248,7 +276,13 @@ impl Kb {
             let mut batch = store.batch()?;
             match text {
                 Some(text) => {
-                    let (doc, chunks) = records(path, text, text.len() as u64, now_ms() as i64, self.config.index.chunk_bytes.max(200));
+                    let (doc, chunks) = records(
+                        path,
+                        text,
+                        text.len() as u64,
+                        now_ms() as i64,
+                        self.config.index.chunk_bytes.max(200),
+                    );
                     batch.upsert_document(&doc, &chunks)?;
                 }
                 None => {

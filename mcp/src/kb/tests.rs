@@ -31,7 +31,14 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Kb>) {
     std::fs::write(root.join("docs/guide.md"), GUIDE).unwrap();
     std::fs::write(root.join("docs/more/other.md"), OTHER).unwrap();
     std::fs::write(root.join("docs/logo.png"), b"\x89PNG\r\n\x1a\nfake").unwrap();
-    let kb = Arc::new(Kb::open(Options { root: root.to_path_buf(), db: None, allow_writes }).unwrap());
+    let kb = Arc::new(
+        Kb::open(Options {
+            root: root.to_path_buf(),
+            db: None,
+            allow_writes,
+        })
+        .unwrap(),
+    );
     let last = kb.reindex_blocking(false).unwrap();
     assert!(last.ok, "{last:?}");
     (dir, kb)
@@ -74,7 +81,13 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 fn ptr_of(kb: &Kb, path: &str, logical: &str) -> String {
     let text = std::fs::read_to_string(kb.root().join(path)).unwrap();
-    folio_core::parse::parse(&text).elements.iter().find(|e| e.logical == logical).unwrap().pointer().to_string()
+    folio_core::parse::parse(&text)
+        .elements
+        .iter()
+        .find(|e| e.logical == logical)
+        .unwrap()
+        .pointer()
+        .to_string()
 }
 
 #[test]
@@ -115,13 +128,21 @@ fn kb_reindex_starts_or_joins_and_reports_in_status() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let last = kb.status().unwrap().indexing.last.unwrap();
-    assert_eq!((last.ok, last.files, last.indexed, last.unchanged), (true, 3, 0, 3));
+    assert_eq!(
+        (last.ok, last.files, last.indexed, last.unchanged),
+        (true, 3, 0, 3)
+    );
 }
 
 #[test]
 fn kb_search_returns_hits_with_uri_and_filters() {
     let (_dir, kb) = setup(false);
-    let mut v = ok(kb.search(&SearchArgs { query: "widget".into(), tags_any: vec!["setup".into()], limit: Some(1), ..SearchArgs::default() }));
+    let mut v = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        tags_any: vec!["setup".into()],
+        limit: Some(1),
+        ..SearchArgs::default()
+    }));
     assert!(v["results"][0]["score"].as_f64().unwrap() > 0.0);
     v["results"][0]["score"] = json!(1.0);
     let guide_ptr = ptr_of(&kb, "docs/guide.md", "1");
@@ -144,29 +165,95 @@ fn kb_search_returns_hits_with_uri_and_filters() {
             "mode": "lexical"
         })
     );
-    assert!(v["results"][0]["snippet"].as_str().unwrap().contains("widget"));
+    assert!(
+        v["results"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("widget")
+    );
     // Nothing found: low confidence, not an error.
-    let v = ok(kb.search(&SearchArgs { query: "zebra".into(), category: Some("docs".into()), ..SearchArgs::default() }));
-    assert_eq!(v, json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical"}));
+    let v = ok(kb.search(&SearchArgs {
+        query: "zebra".into(),
+        category: Some("docs".into()),
+        ..SearchArgs::default()
+    }));
+    assert_eq!(
+        v,
+        json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical"})
+    );
     // Frontmatter fields, required and excluded.
-    let fields = |key: &str, v: &str| std::collections::BTreeMap::from([(key.to_string(), vec![v.to_string()])]);
-    let v = ok(kb.search(&SearchArgs { query: "widget".into(), fields: fields("title", "Guide"), ..SearchArgs::default() }));
-    let paths: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
-    assert_eq!((paths, &v["filter_applied"]), (vec!["docs/guide.md", "docs/guide.md"], &json!(["fields"])));
-    let v = ok(kb.search(&SearchArgs { query: "widget".into(), fields: fields("tags", "setup"), fields_not: fields("title", "Guide"), ..SearchArgs::default() }));
-    assert_eq!((v["results"].as_array().unwrap().len(), &v["filter_applied"]), (0, &json!(["fields", "fields_not"])));
-    let v = ok(kb.search(&SearchArgs { query: "home".into(), fields_not: fields("title", "Guide"), ..SearchArgs::default() }));
-    assert_eq!(v["results"][0]["path"], json!("index.md"), "documents without the key stay");
-    assert_eq!(err(kb.search(&SearchArgs { query: "x".into(), fields: fields("a\"b", "1"), ..SearchArgs::default() }))["code"], "INVALID_ARGUMENT");
+    let fields = |key: &str, v: &str| {
+        std::collections::BTreeMap::from([(key.to_string(), vec![v.to_string()])])
+    };
+    let v = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        fields: fields("title", "Guide"),
+        ..SearchArgs::default()
+    }));
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        (paths, &v["filter_applied"]),
+        (vec!["docs/guide.md", "docs/guide.md"], &json!(["fields"]))
+    );
+    let v = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        fields: fields("tags", "setup"),
+        fields_not: fields("title", "Guide"),
+        ..SearchArgs::default()
+    }));
+    assert_eq!(
+        (v["results"].as_array().unwrap().len(), &v["filter_applied"]),
+        (0, &json!(["fields", "fields_not"]))
+    );
+    let v = ok(kb.search(&SearchArgs {
+        query: "home".into(),
+        fields_not: fields("title", "Guide"),
+        ..SearchArgs::default()
+    }));
+    assert_eq!(
+        v["results"][0]["path"],
+        json!("index.md"),
+        "documents without the key stay"
+    );
+    assert_eq!(
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            fields: fields("a\"b", "1"),
+            ..SearchArgs::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
     // Bad dates and modes.
-    assert_eq!(err(kb.search(&SearchArgs { query: "x".into(), date_from: Some("2026-1-1".into()), ..SearchArgs::default() }))["code"], "INVALID_ARGUMENT");
-    assert_eq!(err(kb.search(&SearchArgs { query: "x".into(), mode: Some("hybrid".into()), ..SearchArgs::default() }))["code"], "NOT_CONFIGURED");
+    assert_eq!(
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            date_from: Some("2026-1-1".into()),
+            ..SearchArgs::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            mode: Some("hybrid".into()),
+            ..SearchArgs::default()
+        }))["code"],
+        "NOT_CONFIGURED"
+    );
 }
 
 #[test]
 fn kb_read_whole_document_by_pointer_and_paged() {
     let (_dir, kb) = setup(false);
-    let v = ok(kb.read(&ReadArgs { path: "index.md".into(), ..ReadArgs::default() }));
+    let v = ok(kb.read(&ReadArgs {
+        path: "index.md".into(),
+        ..ReadArgs::default()
+    }));
     assert_eq!(
         v,
         json!({
@@ -184,7 +271,11 @@ fn kb_read_whole_document_by_pointer_and_paged() {
     );
     // A table pointer: the table's text plus columns and rows.
     let t = ptr_of(&kb, "docs/guide.md", "1.2.t1");
-    let v = ok(kb.read(&ReadArgs { path: "docs/guide.md".into(), pointer: Some(t.clone()), ..ReadArgs::default() }));
+    let v = ok(kb.read(&ReadArgs {
+        path: "docs/guide.md".into(),
+        pointer: Some(t.clone()),
+        ..ReadArgs::default()
+    }));
     let table_src = "| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 20 |";
     assert_eq!(
         v,
@@ -204,22 +295,53 @@ fn kb_read_whole_document_by_pointer_and_paged() {
         })
     );
     // Pages end at line breaks and chain by next_offset.
-    let p1 = ok(kb.read(&ReadArgs { path: "docs/guide.md".into(), max_bytes: Some(40), ..ReadArgs::default() }));
+    let p1 = ok(kb.read(&ReadArgs {
+        path: "docs/guide.md".into(),
+        max_bytes: Some(40),
+        ..ReadArgs::default()
+    }));
     assert_eq!(p1["text"], json!("---\ntitle: Guide\ntags: [setup]\n"));
     assert_eq!(p1["next_offset"], json!(31));
-    let p2 = ok(kb.read(&ReadArgs { path: "docs/guide.md".into(), offset: Some(31), max_bytes: Some(17), ..ReadArgs::default() }));
+    let p2 = ok(kb.read(&ReadArgs {
+        path: "docs/guide.md".into(),
+        offset: Some(31),
+        max_bytes: Some(17),
+        ..ReadArgs::default()
+    }));
     assert_eq!(p2["text"], json!("date: 2026-01-15\n"));
     // A stale pointer is a conflict; a malformed one an invalid argument; a non-Markdown file unsupported.
     let stale = format!("1.p1~{0}~{0}", h("nothing like this"));
-    assert_eq!(err(kb.read(&ReadArgs { path: "index.md".into(), pointer: Some(stale), ..ReadArgs::default() }))["code"], "CONFLICT");
-    assert_eq!(err(kb.read(&ReadArgs { path: "index.md".into(), pointer: Some("1.p1".into()), ..ReadArgs::default() }))["code"], "INVALID_ARGUMENT");
-    assert_eq!(err(kb.read(&ReadArgs { path: "docs/logo.png".into(), ..ReadArgs::default() }))["code"], "UNSUPPORTED_FORMAT");
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "index.md".into(),
+            pointer: Some(stale),
+            ..ReadArgs::default()
+        }))["code"],
+        "CONFLICT"
+    );
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "index.md".into(),
+            pointer: Some("1.p1".into()),
+            ..ReadArgs::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "docs/logo.png".into(),
+            ..ReadArgs::default()
+        }))["code"],
+        "UNSUPPORTED_FORMAT"
+    );
 }
 
 #[test]
 fn kb_outline_nests_headings() {
     let (_dir, kb) = setup(false);
-    let v = ok(kb.outline(&OutlineArgs { path: "docs/guide.md".into() }));
+    let v = ok(kb.outline(&OutlineArgs {
+        path: "docs/guide.md".into(),
+    }));
     assert_eq!(
         v,
         json!({
@@ -241,17 +363,68 @@ fn kb_outline_nests_headings() {
 fn kb_list_files_prefix_is_a_folder_or_one_file() {
     let (_dir, kb) = setup(false);
     let list = |prefix: Option<&str>, glob: Option<&str>| {
-        let v = ok(kb.list_files(&ListFilesArgs { path_prefix: prefix.map(String::from), include_glob: glob.map(String::from), limit: None }));
-        v["files"].as_array().unwrap().iter().map(|f| format!("{}:{}", f["kind"].as_str().unwrap(), f["path"].as_str().unwrap())).collect::<Vec<_>>()
+        let v = ok(kb.list_files(&ListFilesArgs {
+            path_prefix: prefix.map(String::from),
+            include_glob: glob.map(String::from),
+            limit: None,
+        }));
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}",
+                    f["kind"].as_str().unwrap(),
+                    f["path"].as_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
     };
-    assert_eq!(list(Some("docs/"), None), ["markdown:docs/guide.md", "asset:docs/logo.png", "markdown:docs/more/other.md"]);
-    assert_eq!(list(Some("docs/guide.md"), None), ["markdown:docs/guide.md"]);
-    assert!(list(Some("docs/gui"), None).is_empty(), "a partial name is not a prefix");
-    assert_eq!(list(None, Some("*.md")), ["markdown:docs/guide.md", "markdown:docs/more/other.md", "markdown:index.md"]);
-    assert_eq!(list(Some("docs"), Some("other.md")), ["markdown:docs/more/other.md"]);
-    let v = ok(kb.list_files(&ListFilesArgs { path_prefix: Some("docs/guide.md".into()), include_glob: None, limit: None }));
-    assert_eq!(v, json!({"files": [{"path": "docs/guide.md", "kind": "markdown", "bytes": GUIDE.len()}], "truncated": false}));
-    assert_eq!(err(kb.list_files(&ListFilesArgs { path_prefix: Some("../".into()), ..ListFilesArgs::default() }))["code"], "INVALID_PATH");
+    assert_eq!(
+        list(Some("docs/"), None),
+        [
+            "markdown:docs/guide.md",
+            "asset:docs/logo.png",
+            "markdown:docs/more/other.md"
+        ]
+    );
+    assert_eq!(
+        list(Some("docs/guide.md"), None),
+        ["markdown:docs/guide.md"]
+    );
+    assert!(
+        list(Some("docs/gui"), None).is_empty(),
+        "a partial name is not a prefix"
+    );
+    assert_eq!(
+        list(None, Some("*.md")),
+        [
+            "markdown:docs/guide.md",
+            "markdown:docs/more/other.md",
+            "markdown:index.md"
+        ]
+    );
+    assert_eq!(
+        list(Some("docs"), Some("other.md")),
+        ["markdown:docs/more/other.md"]
+    );
+    let v = ok(kb.list_files(&ListFilesArgs {
+        path_prefix: Some("docs/guide.md".into()),
+        include_glob: None,
+        limit: None,
+    }));
+    assert_eq!(
+        v,
+        json!({"files": [{"path": "docs/guide.md", "kind": "markdown", "bytes": GUIDE.len()}], "truncated": false})
+    );
+    assert_eq!(
+        err(kb.list_files(&ListFilesArgs {
+            path_prefix: Some("../".into()),
+            ..ListFilesArgs::default()
+        }))["code"],
+        "INVALID_PATH"
+    );
 }
 
 #[test]
@@ -273,7 +446,12 @@ fn kb_list_topics_counts_and_tree() {
 #[test]
 fn kb_links_outgoing_incoming_walk_and_broken() {
     let (_dir, kb) = setup(false);
-    let v = ok(kb.links(&LinksArgs { path: "index.md".into(), direction: None, depth: Some(2), include_external: false }));
+    let v = ok(kb.links(&LinksArgs {
+        path: "index.md".into(),
+        direction: None,
+        depth: Some(2),
+        include_external: false,
+    }));
     assert_eq!(
         v,
         json!({
@@ -290,7 +468,12 @@ fn kb_links_outgoing_incoming_walk_and_broken() {
             "broken": [{"code": "missing-file", "severity": "error", "line": 3, "message": v["broken"][0]["message"]}]
         })
     );
-    assert!(v["broken"][0]["message"].as_str().unwrap().contains("nope.md"));
+    assert!(
+        v["broken"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope.md")
+    );
 }
 
 #[test]
@@ -298,12 +481,39 @@ fn writes_are_refused_when_read_only_without_touching_disk() {
     let (dir, kb) = setup(false);
     let before = snapshot(dir.path());
     let p = ptr_of(&kb, "index.md", "1.p1");
-    let patch = PatchArgs { path: "index.md".into(), operations: vec![PatchOperation { kind: PatchKindArg::Delete, pointer: p, markdown: None }] };
+    let patch = PatchArgs {
+        path: "index.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::Delete,
+            pointer: p,
+            markdown: None,
+        }],
+    };
     let denied = json!({"code": "PERMISSION_DENIED", "message": "this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in ~/.config/folio/config.toml"});
     assert_eq!(err(kb.patch(&patch)), denied);
-    assert_eq!(err(kb.create(&CreateArgs { path: "new.md".into(), markdown: None })), denied);
-    assert_eq!(err(kb.delete(&DeleteArgs { path: "index.md".into(), expected_source_hash: None })), denied);
-    assert_eq!(err(kb.move_document(&MoveArgs { source_path: "index.md".into(), target_path: "x.md".into(), expected_source_hash: None, update_links: None })), denied);
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "new.md".into(),
+            markdown: None
+        })),
+        denied
+    );
+    assert_eq!(
+        err(kb.delete(&DeleteArgs {
+            path: "index.md".into(),
+            expected_source_hash: None
+        })),
+        denied
+    );
+    assert_eq!(
+        err(kb.move_document(&MoveArgs {
+            source_path: "index.md".into(),
+            target_path: "x.md".into(),
+            expected_source_hash: None,
+            update_links: None
+        })),
+        denied
+    );
     assert_eq!(snapshot(dir.path()), before);
 }
 
@@ -313,10 +523,17 @@ fn kb_patch_replaces_and_reports_new_pointers() {
     let p = ptr_of(&kb, "docs/guide.md", "1.p1");
     let v = ok(kb.patch(&PatchArgs {
         path: "docs/guide.md".into(),
-        operations: vec![PatchOperation { kind: PatchKindArg::Replace, pointer: p, markdown: Some("Install the widget *second*.".into()) }],
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::Replace,
+            pointer: p,
+            markdown: Some("Install the widget *second*.".into()),
+        }],
     }));
     let new_text = GUIDE.replace("Install the widget first.", "Install the widget *second*.");
-    assert_eq!(std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(), new_text);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        new_text
+    );
     assert_eq!(
         v,
         json!({
@@ -328,7 +545,10 @@ fn kb_patch_replaces_and_reports_new_pointers() {
         })
     );
     // The index already has the new text.
-    let hits = ok(kb.search(&SearchArgs { query: "second".into(), ..SearchArgs::default() }));
+    let hits = ok(kb.search(&SearchArgs {
+        query: "second".into(),
+        ..SearchArgs::default()
+    }));
     assert_eq!(hits["results"][0]["indexedSourceHash"], json!(h(&new_text)));
 }
 
@@ -336,11 +556,28 @@ fn kb_patch_replaces_and_reports_new_pointers() {
 fn kb_patch_conflict_when_the_element_changed_leaves_the_file() {
     let (dir, kb) = setup(true);
     let p = ptr_of(&kb, "index.md", "1.p1");
-    std::fs::write(dir.path().join("index.md"), INDEX.replace("See the", "Read the")).unwrap();
+    std::fs::write(
+        dir.path().join("index.md"),
+        INDEX.replace("See the", "Read the"),
+    )
+    .unwrap();
     let before = snapshot(dir.path());
-    let e = err(kb.patch(&PatchArgs { path: "index.md".into(), operations: vec![PatchOperation { kind: PatchKindArg::ReplaceElement, pointer: p.clone(), markdown: Some("x".into()) }] }));
+    let e = err(kb.patch(&PatchArgs {
+        path: "index.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::ReplaceElement,
+            pointer: p.clone(),
+            markdown: Some("x".into()),
+        }],
+    }));
     assert_eq!(e["code"], "CONFLICT");
-    assert_eq!(e["message"], json!(format!("operation 0 (replace_element): element {p} changed or no longer exists (no paragraph with selfHash {})", &p[5..21])));
+    assert_eq!(
+        e["message"],
+        json!(format!(
+            "operation 0 (replace_element): element {p} changed or no longer exists (no paragraph with selfHash {})",
+            &p[5..21]
+        ))
+    );
     assert_eq!(snapshot(dir.path()), before);
 }
 
@@ -350,9 +587,25 @@ fn kb_patch_reanchors_after_an_insertion_above() {
     let p = ptr_of(&kb, "docs/guide.md", "1.p1");
     let moved = GUIDE.replace("# Guide\n\n", "# Guide\n\nA new first paragraph.\n\n");
     std::fs::write(dir.path().join("docs/guide.md"), &moved).unwrap();
-    let v = ok(kb.patch(&PatchArgs { path: "docs/guide.md".into(), operations: vec![PatchOperation { kind: PatchKindArg::Delete, pointer: p, markdown: None }] }));
-    assert_eq!(v["operations"], json!([{"kind": "delete", "pointer": null, "reanchored": true}]));
-    assert_eq!(std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(), GUIDE.replace("Install the widget first.\n\n", "A new first paragraph.\n\n"));
+    let v = ok(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::Delete,
+            pointer: p,
+            markdown: None,
+        }],
+    }));
+    assert_eq!(
+        v["operations"],
+        json!([{"kind": "delete", "pointer": null, "reanchored": true}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        GUIDE.replace(
+            "Install the widget first.\n\n",
+            "A new first paragraph.\n\n"
+        )
+    );
 }
 
 #[test]
@@ -360,11 +613,22 @@ fn kb_patch_multi_op_request_fails_atomically() {
     let (dir, kb) = setup(true);
     let before = snapshot(dir.path());
     let ops = vec![
-        PatchOperation { kind: PatchKindArg::ReplaceElement, pointer: ptr_of(&kb, "docs/guide.md", "1.p1"), markdown: Some("Fine.".into()) },
+        PatchOperation {
+            kind: PatchKindArg::ReplaceElement,
+            pointer: ptr_of(&kb, "docs/guide.md", "1.p1"),
+            markdown: Some("Fine.".into()),
+        },
         // A level-3 heading where a level-2 heading was: refused, so nothing is written.
-        PatchOperation { kind: PatchKindArg::ReplaceElement, pointer: ptr_of(&kb, "docs/guide.md", "1.1"), markdown: Some("### Steps".into()) },
+        PatchOperation {
+            kind: PatchKindArg::ReplaceElement,
+            pointer: ptr_of(&kb, "docs/guide.md", "1.1"),
+            markdown: Some("### Steps".into()),
+        },
     ];
-    let e = err(kb.patch(&PatchArgs { path: "docs/guide.md".into(), operations: ops }));
+    let e = err(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: ops,
+    }));
     assert_eq!(
         e,
         json!({"code": "INVALID_ARGUMENT", "message": "the replacement must be exactly one heading level 2, but it parses as [heading level 3]; nothing was written"})
@@ -381,23 +645,53 @@ fn kb_patch_section_replace_keeps_nested_headings_and_list_item_keeps_children()
     let v = ok(kb.patch(&PatchArgs {
         path: "docs/guide.md".into(),
         operations: vec![
-            PatchOperation { kind: PatchKindArg::ReplaceElement, pointer: one, markdown: Some("- ONE".into()) },
-            PatchOperation { kind: PatchKindArg::InsertAfter, pointer: ptr_of(&kb, "docs/guide.md", "1.2.t1"), markdown: Some("Prices change.".into()) },
+            PatchOperation {
+                kind: PatchKindArg::ReplaceElement,
+                pointer: one,
+                markdown: Some("- ONE".into()),
+            },
+            PatchOperation {
+                kind: PatchKindArg::InsertAfter,
+                pointer: ptr_of(&kb, "docs/guide.md", "1.2.t1"),
+                markdown: Some("Prices change.".into()),
+            },
         ],
     }));
     let text = std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap();
-    assert_eq!(text, GUIDE.replace("- one\n", "- ONE\n").replace("| Gadget | 20 |\n", "| Gadget | 20 |\n\nPrices change.\n"));
-    assert_eq!(v["operations"][1]["pointer"], json!(format!("1.2.p1~{0}~{0}", h("Prices change."))));
+    assert_eq!(
+        text,
+        GUIDE
+            .replace("- one\n", "- ONE\n")
+            .replace("| Gadget | 20 |\n", "| Gadget | 20 |\n\nPrices change.\n")
+    );
+    assert_eq!(
+        v["operations"][1]["pointer"],
+        json!(format!("1.2.p1~{0}~{0}", h("Prices change.")))
+    );
     // The old section pointer is stale now (its subtree changed): CONFLICT.
-    let e = err(kb.patch(&PatchArgs { path: "docs/guide.md".into(), operations: vec![PatchOperation { kind: PatchKindArg::ReplaceSection, pointer: steps, markdown: Some("## Steps".into()) }] }));
+    let e = err(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::ReplaceSection,
+            pointer: steps,
+            markdown: Some("## Steps".into()),
+        }],
+    }));
     assert_eq!(e["code"], "CONFLICT");
     let steps = ptr_of(&kb, "docs/guide.md", "1.1");
     ok(kb.patch(&PatchArgs {
         path: "docs/guide.md".into(),
-        operations: vec![PatchOperation { kind: PatchKindArg::ReplaceSection, pointer: steps, markdown: Some("## Steps\n\nJust one.\n\n### Detail\n\nNested.".into()) }],
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::ReplaceSection,
+            pointer: steps,
+            markdown: Some("## Steps\n\nJust one.\n\n### Detail\n\nNested.".into()),
+        }],
     }));
     let text = std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap();
-    assert!(text.contains("## Steps\n\nJust one.\n\n### Detail\n\nNested.\n\n## Prices\n"), "{text}");
+    assert!(
+        text.contains("## Steps\n\nJust one.\n\n### Detail\n\nNested.\n\n## Prices\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -408,7 +702,16 @@ fn kb_edit_table_updates_cells_and_columns() {
         path: "docs/guide.md".into(),
         pointer: t,
         action: "update_cells".into(),
-        updates: vec![CellUpdate { where_eq: Some(WhereEq { column: "Item".into(), equals: "Gadget".into() }), row_index: None, column: Some("Price".into()), column_index: None, value: "25 | sale".into() }],
+        updates: vec![CellUpdate {
+            where_eq: Some(WhereEq {
+                column: "Item".into(),
+                equals: "Gadget".into(),
+            }),
+            row_index: None,
+            column: Some("Price".into()),
+            column_index: None,
+            value: "25 | sale".into(),
+        }],
         where_eq: None,
         row_index: None,
         column: None,
@@ -422,7 +725,10 @@ fn kb_edit_table_updates_cells_and_columns() {
     };
     let v = ok(kb.edit_table(&args));
     let new_text = GUIDE.replace("| Gadget | 20 |", "| Gadget | 25 \\| sale |");
-    assert_eq!(std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(), new_text);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        new_text
+    );
     let table_src = "| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 25 \\| sale |";
     assert_eq!(
         v,
@@ -440,25 +746,66 @@ fn kb_edit_table_updates_cells_and_columns() {
         })
     );
     // Insert a column with the returned pointer, then the old pointer conflicts.
-    let insert = EditTableArgs { pointer: v["pointer"].as_str().unwrap().into(), action: "insert_column".into(), name: Some("Unit".into()), default: Some("pc".into()), alignment: Some(AlignmentArg::Center), column_index: Some(1), updates: vec![], ..args.clone() };
+    let insert = EditTableArgs {
+        pointer: v["pointer"].as_str().unwrap().into(),
+        action: "insert_column".into(),
+        name: Some("Unit".into()),
+        default: Some("pc".into()),
+        alignment: Some(AlignmentArg::Center),
+        column_index: Some(1),
+        updates: vec![],
+        ..args.clone()
+    };
     ok(kb.edit_table(&insert));
-    assert!(std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap().contains("| Item | Unit | Price |\n| :----- | :---: | ------: |\n| Widget | pc | 10 |\n"));
+    assert!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md"))
+            .unwrap()
+            .contains(
+                "| Item | Unit | Price |\n| :----- | :---: | ------: |\n| Widget | pc | 10 |\n"
+            )
+    );
     assert_eq!(err(kb.edit_table(&insert))["code"], "CONFLICT");
-    assert_eq!(err(kb.edit_table(&EditTableArgs { action: "explode".into(), ..args }))["code"], "INVALID_ARGUMENT");
+    assert_eq!(
+        err(kb.edit_table(&EditTableArgs {
+            action: "explode".into(),
+            ..args
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
 }
 
 #[test]
 fn kb_create_move_updates_links_and_delete() {
     let (dir, kb) = setup(true);
-    let v = ok(kb.create(&CreateArgs { path: "notes/new.md".into(), markdown: Some("# New\n\nSee [guide](../docs/guide.md).\n".into()) }));
+    let v = ok(kb.create(&CreateArgs {
+        path: "notes/new.md".into(),
+        markdown: Some("# New\n\nSee [guide](../docs/guide.md).\n".into()),
+    }));
     assert_eq!(
         v,
         json!({"path": "notes/new.md", "sourceHash": h("# New\n\nSee [guide](../docs/guide.md).\n"), "bytes": 38, "indexSynchronized": true, "appliedTo": "disk"})
     );
-    assert_eq!(err(kb.create(&CreateArgs { path: "notes/new.md".into(), markdown: None })), json!({"code": "ALREADY_EXISTS", "message": "`notes/new.md` already exists"}));
-    assert_eq!(err(kb.create(&CreateArgs { path: "notes/new.txt".into(), markdown: None }))["code"], "UNSUPPORTED_FORMAT");
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "notes/new.md".into(),
+            markdown: None
+        })),
+        json!({"code": "ALREADY_EXISTS", "message": "`notes/new.md` already exists"})
+    );
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "notes/new.txt".into(),
+            markdown: None
+        }))["code"],
+        "UNSUPPORTED_FORMAT"
+    );
 
-    let v = ok(kb.move_document(&MoveArgs { source_path: "docs/guide.md".into(), target_path: "manual/guide.md".into(), expected_source_hash: Some(h(GUIDE)), update_links: None }));
+    let v = ok(kb.move_document(&MoveArgs {
+        source_path: "docs/guide.md".into(),
+        target_path: "manual/guide.md".into(),
+        expected_source_hash: Some(h(GUIDE)),
+        update_links: None,
+    }));
     assert_eq!(
         v,
         json!({
@@ -475,24 +822,60 @@ fn kb_create_move_updates_links_and_delete() {
         })
     );
     let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
-    assert_eq!(read("index.md"), "# Home\n\nSee the [guide](manual/guide.md#steps) and [missing](nope.md).\n");
-    assert_eq!(read("docs/more/other.md"), "# Other\n\nBack [home](../../index.md), [guide](../../manual/guide.md).\n");
-    assert_eq!(read("notes/new.md"), "# New\n\nSee [guide](../manual/guide.md).\n");
+    assert_eq!(
+        read("index.md"),
+        "# Home\n\nSee the [guide](manual/guide.md#steps) and [missing](nope.md).\n"
+    );
+    assert_eq!(
+        read("docs/more/other.md"),
+        "# Other\n\nBack [home](../../index.md), [guide](../../manual/guide.md).\n"
+    );
+    assert_eq!(
+        read("notes/new.md"),
+        "# New\n\nSee [guide](../manual/guide.md).\n"
+    );
     assert!(!dir.path().join("docs/guide.md").exists());
     // The index follows: the old path is gone, the new one is there.
-    let hits = ok(kb.search(&SearchArgs { query: "widget".into(), ..SearchArgs::default() }));
+    let hits = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        ..SearchArgs::default()
+    }));
     assert_eq!(hits["results"][0]["path"], json!("manual/guide.md"));
 
-    assert_eq!(err(kb.delete(&DeleteArgs { path: "index.md".into(), expected_source_hash: Some(h("stale")) }))["code"], "CONFLICT");
-    assert_eq!(ok(kb.delete(&DeleteArgs { path: "notes/new.md".into(), expected_source_hash: None })), json!({"path": "notes/new.md", "deleted": true, "indexSynchronized": true}));
+    assert_eq!(
+        err(kb.delete(&DeleteArgs {
+            path: "index.md".into(),
+            expected_source_hash: Some(h("stale"))
+        }))["code"],
+        "CONFLICT"
+    );
+    assert_eq!(
+        ok(kb.delete(&DeleteArgs {
+            path: "notes/new.md".into(),
+            expected_source_hash: None
+        })),
+        json!({"path": "notes/new.md", "deleted": true, "indexSynchronized": true})
+    );
     assert!(!dir.path().join("notes/new.md").exists());
-    assert_eq!(err(kb.move_document(&MoveArgs { source_path: "index.md".into(), target_path: "docs/more/other.md".into(), expected_source_hash: None, update_links: None }))["code"], "ALREADY_EXISTS");
+    assert_eq!(
+        err(kb.move_document(&MoveArgs {
+            source_path: "index.md".into(),
+            target_path: "docs/more/other.md".into(),
+            expected_source_hash: None,
+            update_links: None
+        }))["code"],
+        "ALREADY_EXISTS"
+    );
 }
 
 #[test]
 fn kb_download_file_returns_bytes_and_sha256() {
     let (_dir, kb) = setup(false);
-    let d = kb.download(&DownloadArgs { path: "docs/logo.png".into() }).unwrap();
+    let d = kb
+        .download(&DownloadArgs {
+            path: "docs/logo.png".into(),
+        })
+        .unwrap();
     assert_eq!(d.data, b"\x89PNG\r\n\x1a\nfake");
     assert_eq!(
         serde_json::to_value(&d.meta).unwrap(),
@@ -511,65 +894,190 @@ fn every_path_policy_rejection_is_invalid_path_or_not_found_and_touches_nothing(
     std::fs::create_dir_all(root.join(".git")).unwrap();
     std::fs::write(root.join(".git/config.md"), "x").unwrap();
     let invalid = [
-        "", "/etc/passwd", "a\\b.md", "a\u{0}.md", "a\n.md", "c:/x.md", "note.md:secret", "a/../index.md", "./index.md", "docs//guide.md", "docs/",
-        "CON", "docs/nul.md", "com1.md", "docs./guide.md", "docs /guide.md", "a?.md", "a*.md", ".git/config.md", ".folio/index.db",
+        "",
+        "/etc/passwd",
+        "a\\b.md",
+        "a\u{0}.md",
+        "a\n.md",
+        "c:/x.md",
+        "note.md:secret",
+        "a/../index.md",
+        "./index.md",
+        "docs//guide.md",
+        "docs/",
+        "CON",
+        "docs/nul.md",
+        "com1.md",
+        "docs./guide.md",
+        "docs /guide.md",
+        "a?.md",
+        "a*.md",
+        ".git/config.md",
+        ".folio/index.db",
     ];
-    let not_found = ["INDEX.md", "docs/Guide.md", "linkdir/guide.md", "link.md", "hard.md", "missing.md", "docs"];
+    let not_found = [
+        "INDEX.md",
+        "docs/Guide.md",
+        "linkdir/guide.md",
+        "link.md",
+        "hard.md",
+        "missing.md",
+        "docs",
+    ];
     let before = snapshot(root);
     let codes = |path: &str| -> Vec<String> {
         let p = path.to_string();
         let pointer = ptr_of(&kb, "index.md", "1.p1");
         let results = vec![
-            err(kb.read(&ReadArgs { path: p.clone(), ..ReadArgs::default() })),
+            err(kb.read(&ReadArgs {
+                path: p.clone(),
+                ..ReadArgs::default()
+            })),
             err(kb.outline(&OutlineArgs { path: p.clone() })),
-            err(kb.links(&LinksArgs { path: p.clone(), direction: None, depth: None, include_external: false })),
-            err(kb.download(&DownloadArgs { path: p.clone() }).map(|d| d.meta)),
-            err(kb.patch(&PatchArgs { path: p.clone(), operations: vec![PatchOperation { kind: PatchKindArg::Delete, pointer, markdown: None }] })),
-            err(kb.delete(&DeleteArgs { path: p.clone(), expected_source_hash: None })),
-            err(kb.move_document(&MoveArgs { source_path: p.clone(), target_path: "moved.md".into(), expected_source_hash: None, update_links: None })),
+            err(kb.links(&LinksArgs {
+                path: p.clone(),
+                direction: None,
+                depth: None,
+                include_external: false,
+            })),
+            err(kb
+                .download(&DownloadArgs { path: p.clone() })
+                .map(|d| d.meta)),
+            err(kb.patch(&PatchArgs {
+                path: p.clone(),
+                operations: vec![PatchOperation {
+                    kind: PatchKindArg::Delete,
+                    pointer,
+                    markdown: None,
+                }],
+            })),
+            err(kb.delete(&DeleteArgs {
+                path: p.clone(),
+                expected_source_hash: None,
+            })),
+            err(kb.move_document(&MoveArgs {
+                source_path: p.clone(),
+                target_path: "moved.md".into(),
+                expected_source_hash: None,
+                update_links: None,
+            })),
         ];
-        results.into_iter().map(|v| v["code"].as_str().unwrap().to_string()).collect()
+        results
+            .into_iter()
+            .map(|v| v["code"].as_str().unwrap().to_string())
+            .collect()
     };
     for path in invalid {
-        assert!(codes(path).iter().all(|c| c == "INVALID_PATH"), "{path:?}: {:?}", codes(path));
+        assert!(
+            codes(path).iter().all(|c| c == "INVALID_PATH"),
+            "{path:?}: {:?}",
+            codes(path)
+        );
         // Targets of create and move go through the same policy.
-        assert_eq!(err(kb.create(&CreateArgs { path: path.into(), markdown: Some("x".into()) }))["code"], "INVALID_PATH", "{path:?}");
-        let mv = MoveArgs { source_path: "index.md".into(), target_path: path.into(), expected_source_hash: None, update_links: None };
-        assert_eq!(err(kb.move_document(&mv))["code"], "INVALID_PATH", "{path:?}");
+        assert_eq!(
+            err(kb.create(&CreateArgs {
+                path: path.into(),
+                markdown: Some("x".into())
+            }))["code"],
+            "INVALID_PATH",
+            "{path:?}"
+        );
+        let mv = MoveArgs {
+            source_path: "index.md".into(),
+            target_path: path.into(),
+            expected_source_hash: None,
+            update_links: None,
+        };
+        assert_eq!(
+            err(kb.move_document(&mv))["code"],
+            "INVALID_PATH",
+            "{path:?}"
+        );
     }
     for path in not_found {
-        assert!(codes(path).iter().all(|c| c == "NOT_FOUND"), "{path:?}: {:?}", codes(path));
+        assert!(
+            codes(path).iter().all(|c| c == "NOT_FOUND"),
+            "{path:?}: {:?}",
+            codes(path)
+        );
     }
     // New files are not created through a symbolic link to a folder.
-    assert_eq!(err(kb.create(&CreateArgs { path: "linkdir/new.md".into(), markdown: None }))["code"], "NOT_FOUND");
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "linkdir/new.md".into(),
+            markdown: None
+        }))["code"],
+        "NOT_FOUND"
+    );
     assert_eq!(snapshot(root), before);
 }
 
 #[test]
 fn resources_serve_indexed_documents_and_topic_groups() {
     let (dir, kb) = setup(false);
-    assert_eq!(crate::resources::read(&kb, "kb://doc/docs/guide.md").unwrap(), GUIDE);
+    assert_eq!(
+        crate::resources::read(&kb, "kb://doc/docs/guide.md").unwrap(),
+        GUIDE
+    );
     assert_eq!(
         crate::resources::read(&kb, "kb://topic/docs").unwrap(),
         "# Documents in `docs`\n\n- [Guide](kb://doc/docs/guide.md) — `docs/guide.md`\n- [Other](kb://doc/docs/more/other.md) — `docs/more/other.md`\n"
     );
-    let groups: Vec<(String, usize)> = crate::resources::topic_groups(&kb).unwrap().into_iter().map(|g| (g.prefix, g.count)).collect();
-    assert_eq!(groups, vec![("".into(), 3), ("docs".into(), 2), ("docs/more".into(), 1)]);
+    let groups: Vec<(String, usize)> = crate::resources::topic_groups(&kb)
+        .unwrap()
+        .into_iter()
+        .map(|g| (g.prefix, g.count))
+        .collect();
+    assert_eq!(
+        groups,
+        vec![("".into(), 3), ("docs".into(), 2), ("docs/more".into(), 1)]
+    );
     // Only indexed documents: a new file is not served until it is indexed.
     std::fs::write(dir.path().join("late.md"), "# Late\n").unwrap();
-    assert_eq!(serde_json::to_value(crate::resources::read(&kb, "kb://doc/late.md").unwrap_err()).unwrap()["code"], "NOT_FOUND");
-    assert_eq!(serde_json::to_value(crate::resources::read(&kb, "kb://doc/..%2Findex.md").unwrap_err()).unwrap()["code"], "INVALID_PATH");
+    assert_eq!(
+        serde_json::to_value(crate::resources::read(&kb, "kb://doc/late.md").unwrap_err()).unwrap()
+            ["code"],
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        serde_json::to_value(crate::resources::read(&kb, "kb://doc/..%2Findex.md").unwrap_err())
+            .unwrap()["code"],
+        "INVALID_PATH"
+    );
     // Percent-encoding keeps `/` and encodes the rest.
-    assert_eq!(doc_uri("a b/日本.md"), "kb://doc/a%20b/%E6%97%A5%E6%9C%AC.md");
+    assert_eq!(
+        doc_uri("a b/日本.md"),
+        "kb://doc/a%20b/%E6%97%A5%E6%9C%AC.md"
+    );
 }
 
 #[test]
 fn prompts_tell_the_model_how_to_combine_tools() {
     let s = crate::prompts::summarize_topic("networking");
-    for needle in ["kb_list_topics", "kb_search", "kb_read", "low_confidence", "cite the path"] {
+    for needle in [
+        "kb_list_topics",
+        "kb_search",
+        "kb_read",
+        "low_confidence",
+        "cite the path",
+    ] {
         assert!(s.contains(needle), "{needle}");
     }
     assert!(crate::prompts::deep_dive("q").contains("kb_links"));
     assert!(crate::prompts::whats_new(None).contains("not on when files changed"));
     assert!(crate::prompts::find_gaps(Some("t")).contains("Do not write the missing content"));
+}
+
+#[test]
+fn kb_links_sees_edits_made_by_other_programs() {
+    let (dir, kb) = setup(false);
+    let args = LinksArgs { path: "index.md".into(), direction: Some("incoming".into()), depth: None, include_external: false };
+    let sources = |v: Value| -> Vec<String> { v["incoming"].as_array().unwrap().iter().map(|i| i["source"].as_str().unwrap().to_string()).collect() };
+    assert_eq!(sources(ok(kb.links(&args))), ["docs/more/other.md"]);
+    std::fs::write(dir.path().join("new.md"), "# New\n\n[home](index.md)\n").unwrap();
+    assert_eq!(sources(ok(kb.links(&args))), ["docs/more/other.md", "new.md"]);
+    std::fs::write(dir.path().join("new.md"), "# New\n\nno link any more, and longer\n").unwrap();
+    assert_eq!(sources(ok(kb.links(&args))), ["docs/more/other.md"]);
+    std::fs::remove_file(dir.path().join("docs/more/other.md")).unwrap();
+    assert!(sources(ok(kb.links(&args))).is_empty());
 }
