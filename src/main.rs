@@ -133,10 +133,19 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("FOLIO_LOG"))
+    use tracing_subscriber::prelude::*;
+    // rmcp logs whole requests and responses (document text) at debug level: never below info.
+    let no_wire = tracing_subscriber::filter::filter_fn(|meta| {
+        !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::EnvFilter::from_env("FOLIO_LOG"))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_filter(no_wire),
+        )
         .init();
     let cli = Cli::parse();
     match run(cli) {

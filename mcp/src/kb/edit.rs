@@ -273,6 +273,9 @@ pub struct DeleteOutput {
     /// True when the search index no longer holds it.
     #[serde(rename = "indexSynchronized")]
     pub index_synchronized: bool,
+    /// `disk`.
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
 }
 
 fn io_error(path: &str, err: std::io::Error) -> ToolError {
@@ -484,6 +487,7 @@ impl Kb {
             path: args.path.clone(),
             deleted: true,
             index_synchronized,
+            applied_to: "disk".into(),
         })
     }
 }

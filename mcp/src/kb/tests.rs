@@ -854,7 +854,7 @@ fn kb_create_move_updates_links_and_delete() {
             path: "notes/new.md".into(),
             expected_source_hash: None
         })),
-        json!({"path": "notes/new.md", "deleted": true, "indexSynchronized": true})
+        json!({"path": "notes/new.md", "deleted": true, "indexSynchronized": true, "appliedTo": "disk"})
     );
     assert!(!dir.path().join("notes/new.md").exists());
     assert_eq!(
