@@ -18,7 +18,8 @@ use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::parse;
 use folio_core::search::{SearchQuery, SearchResults};
 use folio_core::store::Store;
-use folio_core::workspace::{Config, Workspace, find_root};
+use folio_core::workspace::config::DEFAULT_MAX_FILE_SIZE;
+use folio_core::workspace::{Config, Workspace, find_root, read_markdown};
 
 #[derive(Parser)]
 #[command(name = "folio", version, about = "A live knowledge base over a folder of Markdown.")]
@@ -56,9 +57,9 @@ enum Command {
         query: String,
         #[command(flatten)]
         root: RootArgs,
-        /// Maximum number of hits.
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
+        /// Maximum number of hits (1–1000).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        limit: u16,
         /// Path glob to include; prefix with `!` to exclude. Repeatable.
         #[arg(long = "path", value_name = "GLOB")]
         path_globs: Vec<String>,
@@ -113,9 +114,9 @@ enum Command {
         /// Roots to measure (each is indexed into a temporary database).
         #[arg(required = true)]
         roots: Vec<PathBuf>,
-        /// Number of timed runs of each search query.
-        #[arg(long, default_value_t = 20)]
-        repeat: usize,
+        /// Number of timed runs of each search query (1–10000).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=10000))]
+        repeat: u16,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -150,24 +151,48 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // A closed pipe (`folio search … | head`) is the reader's choice, not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("folio: error: {err:#}");
+            eprintln!("folio: error: {}", error_chain(&err));
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// The error and its causes joined with `: `, leaving out a cause whose text the message
+/// already contains (library errors often repeat their source).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Index { root, force, json } => cmd_index(&root, force, json),
         Command::Search { query, root, limit, path_globs, category, topic, no_reindex, json } => {
-            let search = SearchQuery { text: query, limit, path_globs, category, topic, ..SearchQuery::default() };
+            let search =
+                SearchQuery { text: query, limit: usize::from(limit), path_globs, category, topic, ..SearchQuery::default() };
             cmd_search(&root, search, no_reindex, json)
         }
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, json } => cmd_status(&root, json),
-        Command::Bench { roots, repeat, json } => bench::run(&roots, repeat, json),
+        Command::Bench { roots, repeat, json } => bench::run(&roots, usize::from(repeat), json),
         Command::Mcp { root, allow_writes } => cmd_mcp(&root, allow_writes),
     }
 }
@@ -230,6 +255,9 @@ fn report_skipped(summary: &IndexSummary) {
     for s in &summary.skipped {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
+    if summary.files == 0 {
+        eprintln!("folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude");
+    }
 }
 
 fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
@@ -262,7 +290,8 @@ fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
 fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
     if !no_reindex || !r.db.exists() {
-        run_index(&r, false, true)?;
+        let summary = run_index(&r, false, true)?;
+        report_skipped(&summary);
     }
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let results = store.search_lexical(&search)?;
@@ -272,7 +301,9 @@ fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool
         return Ok(ExitCode::SUCCESS);
     }
     if results.results.is_empty() {
-        writeln!(out, "no results for `{}`", search.text)?;
+        let shown: String = search.text.chars().take(80).collect();
+        let ellipsis = if shown.len() < search.text.len() { "…" } else { "" };
+        writeln!(out, "no results for `{shown}{ellipsis}`")?;
     }
     for hit in &results.results {
         let heading = if hit.heading_path.is_empty() { String::new() } else { format!(" — {}", hit.heading_path.join(" > ")) };
@@ -307,10 +338,9 @@ fn results_json(results: &SearchResults) -> serde_json::Value {
 }
 
 fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!("`{}` is not valid UTF-8 (first invalid byte at offset {})", file.display(), e.utf8_error().valid_up_to())
-    })?;
+    // The same checks as indexing: a regular file, under the size cap, UTF-8 text, no NUL bytes.
+    let text = read_markdown(file, DEFAULT_MAX_FILE_SIZE)
+        .map_err(|reason| anyhow::anyhow!("cannot outline `{}`: {reason}", file.display()))?;
     let parsed = parse(&text);
     let mut out = std::io::stdout().lock();
     if json {
@@ -363,6 +393,9 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
     for s in &report.skipped {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
+    if ws.is_empty() {
+        eprintln!("folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude");
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (mut n_errors, mut n_warnings, mut n_files) = (0usize, 0usize, 0usize);
     let mut json_items = Vec::new();
@@ -375,7 +408,9 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
         let doc = &ws.get(path).expect("listed document exists").doc;
         for d in diags {
             let lc = doc.offset_to_line_col(d.range.start, Encoding::Utf32);
-            let (line, col) = (lc.line + 1, lc.col + 1);
+            // Editors do not show a byte order mark, so it is not a column.
+            let bom = u32::from(lc.line == 0 && doc.slice(0..3).as_deref() == Some("\u{feff}"));
+            let (line, col) = (lc.line + 1, lc.col + 1 - bom);
             let severity = match d.severity {
                 Severity::Error => {
                     n_errors += 1;

@@ -173,7 +173,10 @@ fn a_missing_root_is_a_clear_error() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "folio: error: root `/definitely/not/here` does not exist or is not a folder\n");
     let out = folio(&["outline", "/definitely/not/here.md"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("folio: error: cannot read `/definitely/not/here.md`"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "folio: error: cannot outline `/definitely/not/here.md`: unreadable: No such file or directory (os error 2)\n"
+    );
 }
 
 #[test]
@@ -233,4 +236,45 @@ fn run_unprivileged_with_unreadable(root: &Path, file: &str, args: &[&str]) -> O
         .env("HOME", root)
         .output()
         .expect("setpriv runs")
+}
+
+#[test]
+fn a_file_that_is_not_an_index_is_never_used_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.md"), "# Note\n").unwrap();
+    let db = dir.path().join("note.md");
+    let out = folio(&["index", "--root", dir.path().to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "folio: error: indexing `{}`: index database: `{}` is not a folio index (another file or database is there); refusing to overwrite it\n",
+            dir.path().display(),
+            db.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "# Note\n");
+    assert!(!dir.path().join(".gitignore").exists());
+}
+
+#[test]
+fn search_reports_skipped_files_and_survives_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.md"), "# Good\n\nalpha beta\n").unwrap();
+    std::fs::write(dir.path().join("bad.md"), b"\xff\xfe").unwrap();
+    let out = folio(&["search", "alpha", "--root", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "folio: skipped bad.md: not valid UTF-8 (first invalid byte at offset 0)\n");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("good.md:1-3 — Good"));
+    // The reader goes away before folio has written everything: no panic, no error.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(["outline", dir.path().join("good.md").to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }

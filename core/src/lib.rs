@@ -9,6 +9,7 @@
 //! This crate knows no protocol: it returns plain data with byte ranges; the LSP and
 //! MCP front ends convert to their wire types.
 
+pub mod bridge;
 pub mod chunk;
 pub mod document;
 pub mod edit;

@@ -141,6 +141,9 @@ impl Config {
     pub fn from_toml(text: &str) -> Result<Config, String> {
         let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         config.diagnostics.compile()?;
+        for glob in &config.index.exclude {
+            Glob::new(glob).map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;
+        }
         Ok(config)
     }
 }
@@ -161,6 +164,8 @@ mod tests {
         assert!(!c.diagnostics.is_silenced(DiagnosticCode::MissingFile, Some("docs/x.md")));
         let err = Config::from_toml("[index]\nmax_size = 1\n").unwrap_err();
         assert!(err.contains("unknown field `max_size`"), "{err}");
+        let err = Config::from_toml("[index]\nexclude = [\"[\"]\n").unwrap_err();
+        assert!(err.starts_with("invalid glob `[` in [index].exclude"), "{err}");
         let err = Config::from_toml("[diagnostics]\nsilence = [\"nope\"]\n").unwrap_err();
         assert!(err.contains("unknown variant `nope`"), "{err}");
     }

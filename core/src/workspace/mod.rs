@@ -123,13 +123,16 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
 }
 
 /// Walks `root`, honouring ignore files and `[index].exclude`.
+///
+/// `.gitignore` files count only inside a git repository, as git scopes them;
+/// `.ignore` and `.folioignore` count everywhere.
 pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
     if !root.is_dir() {
         return Err(WorkspaceError::NoRoot(root.display().to_string()));
     }
     let mut overrides = ignore::overrides::OverrideBuilder::new(root);
     for glob in &config.index.exclude {
-        // An override glob prefixed with `!` excludes.
+        // An override glob prefixed with `!` excludes; `Config` validated the globs.
         let _ = overrides.add(&format!("!{glob}"));
     }
     let _ = overrides.add("!.git/");
@@ -138,7 +141,6 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .git_global(false)
-        .require_git(false)
         .add_custom_ignore_filename(".folioignore")
         .overrides(overrides)
         .follow_links(false)
