@@ -83,6 +83,8 @@ pub struct SearchOutput {
     pub filter_applied: Vec<String>,
     /// The mode that ran (`lexical`).
     pub mode: String,
+    /// True while a reindex runs: results may miss files not indexed yet (see kb_status).
+    pub indexing: bool,
 }
 
 impl Kb {
@@ -149,6 +151,7 @@ impl Kb {
             low_confidence: res.low_confidence,
             filter_applied: res.filter_applied,
             mode: "lexical".into(),
+            indexing: self.reindex_running(),
         })
     }
 }

@@ -240,6 +240,11 @@ impl Kb {
         }
     }
 
+    /// Whether a background pass is running.
+    pub(crate) fn reindex_running(&self) -> bool {
+        self.reindex.lock().map(|s| s.running).unwrap_or(false)
+    }
+
     /// Runs a pass and waits for it (startup in tests, the CLI).
     pub fn reindex_blocking(&self, force: bool) -> ToolResult<LastRun> {
         {

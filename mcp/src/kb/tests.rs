@@ -162,7 +162,8 @@ fn kb_search_returns_hits_with_uri_and_filters() {
             }],
             "low_confidence": false,
             "filter_applied": ["tags_any"],
-            "mode": "lexical"
+            "mode": "lexical",
+            "indexing": false
         })
     );
     assert!(
@@ -179,7 +180,7 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     }));
     assert_eq!(
         v,
-        json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical"})
+        json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical", "indexing": false})
     );
     // Frontmatter fields, required and excluded.
     let fields = |key: &str, v: &str| {
