@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use folio_core::workspace::path_policy::{check_syntax, resolve_existing};
-use folio_core::workspace::{is_markdown, scan};
+use folio_core::workspace::scan;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -299,11 +299,6 @@ impl Kb {
             },
             data,
         })
-    }
-
-    /// Whether `path` is a Markdown file name.
-    pub fn is_markdown_name(path: &str) -> bool {
-        is_markdown(path)
     }
 }
 

@@ -1072,13 +1072,47 @@ fn prompts_tell_the_model_how_to_combine_tools() {
 #[test]
 fn kb_links_sees_edits_made_by_other_programs() {
     let (dir, kb) = setup(false);
-    let args = LinksArgs { path: "index.md".into(), direction: Some("incoming".into()), depth: None, include_external: false };
-    let sources = |v: Value| -> Vec<String> { v["incoming"].as_array().unwrap().iter().map(|i| i["source"].as_str().unwrap().to_string()).collect() };
+    let args = LinksArgs {
+        path: "index.md".into(),
+        direction: Some("incoming".into()),
+        depth: None,
+        include_external: false,
+    };
+    let sources = |v: Value| -> Vec<String> {
+        v["incoming"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["source"].as_str().unwrap().to_string())
+            .collect()
+    };
     assert_eq!(sources(ok(kb.links(&args))), ["docs/more/other.md"]);
     std::fs::write(dir.path().join("new.md"), "# New\n\n[home](index.md)\n").unwrap();
-    assert_eq!(sources(ok(kb.links(&args))), ["docs/more/other.md", "new.md"]);
-    std::fs::write(dir.path().join("new.md"), "# New\n\nno link any more, and longer\n").unwrap();
+    assert_eq!(
+        sources(ok(kb.links(&args))),
+        ["docs/more/other.md", "new.md"]
+    );
+    std::fs::write(
+        dir.path().join("new.md"),
+        "# New\n\nno link any more, and longer\n",
+    )
+    .unwrap();
     assert_eq!(sources(ok(kb.links(&args))), ["docs/more/other.md"]);
     std::fs::remove_file(dir.path().join("docs/more/other.md")).unwrap();
     assert!(sources(ok(kb.links(&args))).is_empty());
+}
+
+#[test]
+fn kb_list_topics_builds_the_folder_tree_below_a_topic() {
+    let (dir, kb) = setup(false);
+    std::fs::create_dir_all(dir.path().join("docs/more/deep/er")).unwrap();
+    std::fs::write(dir.path().join("docs/more/deep/a.md"), "# A\n").unwrap();
+    std::fs::write(dir.path().join("docs/more/deep/er/b.md"), "# B\n").unwrap();
+    kb.reindex_blocking(false).unwrap();
+    let v = ok(kb.list_topics());
+    assert_eq!(
+        v["topics"][2],
+        json!({"kind": "topic", "category": "docs", "topic": "docs/more", "document_count": 3, "uri": "kb://topic/docs/more",
+               "children": [{"segment": "deep", "file_count": 2, "children": [{"segment": "er", "file_count": 1, "children": []}]}]})
+    );
 }
