@@ -10,6 +10,9 @@ use percent_encoding::percent_decode_str;
 
 use crate::kb::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
 
+/// Largest document a `kb://doc/` read returns whole.
+pub const MAX_RESOURCE_BYTES: usize = 4 * 1024 * 1024;
+
 /// A topic group: the root, a category or a topic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TopicGroup {
@@ -63,13 +66,14 @@ pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
                 format!("`{path}` is not an indexed document"),
             ));
         }
-        let args = crate::kb::read::ReadArgs {
-            path,
-            pointer: None,
-            offset: None,
-            max_bytes: Some(200_000),
-        };
-        return kb.read(&args).map(|r| r.text);
+        let (_, text) = kb.read_document(&path)?;
+        if text.len() > MAX_RESOURCE_BYTES {
+            return Err(ToolError::invalid(format!(
+                "`{path}` is {} bytes; resources return at most 4 MiB, page through it with kb_read",
+                text.len()
+            )));
+        }
+        return Ok(text);
     }
     if let Some(rest) = uri
         .strip_prefix("kb://topic/")
