@@ -240,6 +240,14 @@ impl Kb {
         }
     }
 
+    /// Marks a pass as running without starting one (tests of joining).
+    #[cfg(test)]
+    pub(crate) fn pretend_running(&self, running: bool) {
+        let mut s = self.reindex.lock().expect("reindex state");
+        s.running = running;
+        s.rerun = false;
+    }
+
     /// Whether a background pass is running.
     pub(crate) fn reindex_running(&self) -> bool {
         self.reindex.lock().map(|s| s.running).unwrap_or(false)

@@ -118,10 +118,26 @@ fn kb_status_reports_counts_and_the_last_reindex() {
 #[test]
 fn kb_reindex_starts_or_joins_and_reports_in_status() {
     let (_dir, kb) = setup(false);
-    let first = ok(kb.start_reindex(false));
-    assert_eq!(first["started"], json!(true));
-    // Wait for the background pass.
-    for _ in 0..200 {
+    // While a pass runs, a call joins it instead of starting another.
+    kb.pretend_running(true);
+    let joined = ok(kb.start_reindex(true));
+    assert_eq!(
+        (&joined["started"], &joined["indexing"]["state"]),
+        (&json!(false), &json!("running"))
+    );
+    kb.pretend_running(false);
+
+    let mut first = ok(kb.start_reindex(true));
+    assert!(first["indexing"]["started_at_ms"].as_u64().unwrap() > 0);
+    first["indexing"]["started_at_ms"] = json!(0);
+    assert_eq!(first["indexing"]["last"]["ok"], json!(true));
+    first["indexing"]["last"] = json!(null);
+    assert_eq!(
+        first,
+        json!({"started": true, "indexing": {"state": "running", "force": true, "done": 0, "total": 0, "started_at_ms": 0, "last": null}})
+    );
+    // Wait for the background pass; its result lands in kb_status.
+    for _ in 0..500 {
         if kb.status().unwrap().indexing.state == "idle" {
             break;
         }
@@ -130,7 +146,7 @@ fn kb_reindex_starts_or_joins_and_reports_in_status() {
     let last = kb.status().unwrap().indexing.last.unwrap();
     assert_eq!(
         (last.ok, last.files, last.indexed, last.unchanged),
-        (true, 3, 0, 3)
+        (true, 3, 3, 0)
     );
 }
 
