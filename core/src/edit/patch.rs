@@ -334,7 +334,10 @@ fn plan_document(
             let mut at = if text.starts_with('\u{feff}') { 3 } else { 0 };
             if let Some(fm) = parsed.elements.iter().find(|e| e.kind == ElementKind::Frontmatter) {
                 at = fm.range.end;
-                return Ok(planned(TextEdit { range: at..at, new_text: format!("{eol}{eol}{md}") }, 2 * eol.len()));
+                // A blank line before and, when something follows, after the new blocks.
+                let tail = if text[at..].trim().is_empty() { "" } else { eol };
+                let new_text = format!("{eol}{eol}{md}{tail}");
+                return Ok(planned(TextEdit { range: at..at, new_text }, 2 * eol.len()));
             }
             let rest_empty = text[at..].trim().is_empty();
             let new_text = if rest_empty { format!("{md}{eol}") } else { format!("{md}{eol}{eol}") };

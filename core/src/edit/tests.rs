@@ -252,7 +252,7 @@ fn document_pointer_inserts_at_start_and_end() {
             &[op(PatchKind::InsertBefore, "document", Some("lead"))]
         )
         .unwrap(),
-        "---\ntitle: x\n---\n\nlead\n# T\n\nbody"
+        "---\ntitle: x\n---\n\nlead\n\n# T\n\nbody"
     );
     assert_eq!(
         patch(text, &[op(PatchKind::InsertAfter, "document", Some("end"))]).unwrap(),
