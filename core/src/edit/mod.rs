@@ -52,6 +52,12 @@ pub fn dominant_eol(text: &str) -> &'static str {
     if crlf > lf { "\r\n" } else { "\n" }
 }
 
+/// The first byte at or after `offset` that is not a space or tab.
+pub(crate) fn content_start(text: &str, offset: usize) -> usize {
+    let rest = &text.as_bytes()[offset.min(text.len())..];
+    offset + rest.iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
+}
+
 /// Applies sorted, disjoint edits (against `text`) and returns the new text.
 ///
 /// Errors: [`EditError::InvalidArgument`] when two edits overlap or a range is out of bounds.
@@ -212,9 +218,8 @@ pub(crate) fn verify(
             .elements
             .iter()
             .filter(|e| {
-                e.kind != ElementKind::Document
-                    && e.range.start >= start
-                    && e.range.start < end.max(start + 1)
+                let at = content_start(new_text, e.range.start);
+                e.kind != ElementKind::Document && at >= start && at < end.max(start + 1)
             })
             .collect();
         let bad = |msg: String| {
@@ -258,7 +263,7 @@ pub(crate) fn verify(
                 };
                 if first.kind != ElementKind::Heading
                     || first.level != *level
-                    || first.range.start != start
+                    || content_start(new_text, first.range.start) != start
                 {
                     return bad(format!(
                         "a replacement section must start with a level-{level} heading"

@@ -8,7 +8,7 @@ use crate::document::TextEdit;
 use crate::parse::{ElementKind, Parsed, parse};
 use crate::pointer::{Pointer, Resolution, hash_bytes, hex, resolve};
 
-use super::{EditError, Expect, apply_edits, dominant_eol, verify};
+use super::{EditError, Expect, apply_edits, content_start, dominant_eol, verify};
 
 /// What a patch operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -143,7 +143,7 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
         new_pointers[p.op_index] = new_parsed
             .elements
             .iter()
-            .find(|e| e.kind != ElementKind::Document && e.range.start == at)
+            .find(|e| e.kind != ElementKind::Document && content_start(&new_text, e.range.start) == at)
             .map(|e| e.pointer().to_string());
     }
     Ok(PatchOutcome {
@@ -197,13 +197,23 @@ fn plan_op(
         content_offset,
         produces,
     };
-    let indent = line_indent(text, el.range.start);
+    // markdown-rs starts some indented blocks (a list item after a paragraph, say) at the
+    // line start: the element's own first byte is after that indentation.
+    let start = content_start(text, el.range.start).min(el.range.end);
+    let indent = line_indent(text, start);
+    // Markdown copied from kb_read starts with that indentation too: it is already in the file.
+    let lead = start - el.range.start;
+    let markdown = || -> Result<String, EditError> {
+        let md = markdown()?;
+        let n = md.bytes().take(lead).take_while(|b| matches!(b, b' ' | b'\t')).count();
+        Ok(md[n..].to_string())
+    };
     let plan = match op.kind {
         PatchKind::ReplaceElement => {
             let md = markdown()?;
             plan(
                 TextEdit {
-                    range: el.range.clone(),
+                    range: start..el.range.end,
                     new_text: md,
                 },
                 Expect::One(el.kind, el.level),
@@ -219,7 +229,7 @@ fn plan_op(
             let md = markdown()?;
             plan(
                 TextEdit {
-                    range: el.subtree.clone(),
+                    range: start..el.subtree.end,
                     new_text: md,
                 },
                 Expect::Section(el.level),
@@ -250,7 +260,7 @@ fn plan_op(
             let md = markdown()?;
             plan(
                 TextEdit {
-                    range: el.subtree.clone(),
+                    range: start..el.subtree.end,
                     new_text: md,
                 },
                 Expect::Items,
@@ -288,7 +298,7 @@ fn plan_op(
                 let new_text = format!("{md}{sep}{indent}");
                 plan(
                     TextEdit {
-                        range: el.range.start..el.range.start,
+                        range: start..start,
                         new_text,
                     },
                     expect,

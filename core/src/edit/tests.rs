@@ -231,6 +231,23 @@ fn list_item_replace_keeps_children() {
 }
 
 #[test]
+fn items_whose_range_starts_at_the_line_start_keep_their_indentation() {
+    // After a paragraph, markdown-rs starts this indented item at the line start.
+    let text = "1. Q\n\n  Para\n  - a\n  - b\n";
+    let a = ptr(text, "li2");
+    let a_el = parse(text).elements.into_iter().find(|e| e.logical == "li2").unwrap();
+    assert_eq!(&text[a_el.range.clone()], "  - a", "the shape this test is about");
+    assert_eq!(patch(text, &[op(PatchKind::InsertAfter, &a, Some("- a2"))]).unwrap(), "1. Q\n\n  Para\n  - a\n  - a2\n  - b\n");
+    assert_eq!(patch(text, &[op(PatchKind::InsertBefore, &a, Some("- a0"))]).unwrap(), "1. Q\n\n  Para\n  - a0\n  - a\n  - b\n");
+    // As written, or as kb_read shows it (with the indentation): the same result.
+    for md in ["- A", "  - A"] {
+        let out = apply_patch(text, &[op(PatchKind::ReplaceElement, &a, Some(md))]).unwrap();
+        assert_eq!(out.text, "1. Q\n\n  Para\n  - A\n  - b\n");
+        assert!(out.new_pointers[0].is_some());
+    }
+}
+
+#[test]
 fn untouched_structure_is_protected() {
     let text = "# T\n\npara\n\n- a\n- b\n";
     // An unclosed fence would swallow the list.
