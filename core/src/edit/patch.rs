@@ -143,7 +143,9 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
         new_pointers[p.op_index] = new_parsed
             .elements
             .iter()
-            .find(|e| e.kind != ElementKind::Document && content_start(&new_text, e.range.start) == at)
+            .find(|e| {
+                e.kind != ElementKind::Document && content_start(&new_text, e.range.start) == at
+            })
             .map(|e| e.pointer().to_string());
     }
     Ok(PatchOutcome {
@@ -205,7 +207,11 @@ fn plan_op(
     let lead = start - el.range.start;
     let markdown = || -> Result<String, EditError> {
         let md = markdown()?;
-        let n = md.bytes().take(lead).take_while(|b| matches!(b, b' ' | b'\t')).count();
+        let n = md
+            .bytes()
+            .take(lead)
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
         Ok(md[n..].to_string())
     };
     let plan = match op.kind {
@@ -294,20 +300,42 @@ fn plan_op(
             };
             let expect = if item { Expect::Items } else { Expect::Any };
             if op.kind == PatchKind::InsertBefore {
-                // At the element's first byte: the indentation before it stays in front of the new text.
-                let new_text = format!("{md}{sep}{indent}");
-                plan(
-                    TextEdit {
-                        range: start..start,
-                        new_text,
-                    },
-                    expect,
-                    0,
-                    true,
-                )
+                let line_start = start - indent.len();
+                let at_line_start =
+                    line_start > 0 && matches!(text.as_bytes()[line_start - 1], b'\n' | b'\r');
+                if !item && at_line_start && !previous_line_blank(text, line_start) {
+                    // A text line right above: start with a blank line so the new blocks do not join it.
+                    let new_text = format!("{eol}{indent}{md}{sep}");
+                    plan(
+                        TextEdit {
+                            range: line_start..line_start,
+                            new_text,
+                        },
+                        expect,
+                        eol.len() + indent.len(),
+                        true,
+                    )
+                } else {
+                    // At the element's first byte: its indentation stays in front of the new text.
+                    plan(
+                        TextEdit {
+                            range: start..start,
+                            new_text: format!("{md}{sep}{indent}"),
+                        },
+                        expect,
+                        0,
+                        true,
+                    )
+                }
             } else {
                 let at = if item { el.subtree.end } else { el.range.end };
-                let new_text = format!("{sep}{indent}{md}");
+                // A block needs a blank line from a text line just below it too.
+                let tail = if !item && !next_line_blank(text, at) {
+                    eol
+                } else {
+                    ""
+                };
+                let new_text = format!("{sep}{indent}{md}{tail}");
                 let offset = sep.len() + indent.len();
                 plan(
                     TextEdit {
@@ -369,6 +397,26 @@ fn plan_document(
             "the `document` pointer only takes insert_before (start of file) and insert_after (end of file)".into(),
         )),
     }
+}
+
+/// Is the line before the one starting at `line_start` blank (or is there none)?
+fn previous_line_blank(text: &str, line_start: usize) -> bool {
+    let before = text[..line_start].trim_end_matches(['\n', '\r']);
+    let prev = before
+        .rfind(['\n', '\r'])
+        .map_or(before, |i| &before[i + 1..]);
+    before.is_empty() || prev.trim().is_empty()
+}
+
+/// Is the line after the one holding `offset` blank (or is there none)?
+fn next_line_blank(text: &str, offset: usize) -> bool {
+    let rest = &text[offset..];
+    let Some(i) = rest.find('\n') else {
+        return true;
+    };
+    let next = &rest[i + 1..];
+    let line = next.split('\n').next().unwrap_or("");
+    line.trim().is_empty()
 }
 
 fn require(ok: bool, message: &str) -> Result<(), EditError> {

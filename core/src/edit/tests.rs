@@ -522,3 +522,18 @@ fn identity_patches_on_real_files_change_nothing() {
         n_ok + n_refused
     );
 }
+
+#[test]
+fn inserted_blocks_do_not_join_adjacent_text() {
+    let text = "[a]: https://a.example\n[b]: https://b.example\n";
+    let a = ptr(text, "def1");
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertAfter, &a, Some("New paragraph."))]).unwrap(),
+        "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
+    );
+    let b = ptr(text, "def2");
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertBefore, &b, Some("New paragraph."))]).unwrap(),
+        "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
+    );
+}
