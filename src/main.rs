@@ -1,10 +1,11 @@
-//! The `folio` command line: index, search, check, outline, status, bench and the MCP server (`folio mcp`).
+//! The `folio` command line: index, search, check, outline, status, bench, lsp, bench-lsp and mcp.
 //!
 //! Exit codes: 0 success; 1 `folio check` found errors; 2 a fatal error (bad root,
 //! unreadable configuration, database failure, bad arguments); 3 the run completed but
 //! some files were skipped (each is listed on stderr with its reason).
 
 mod bench;
+mod bench_lsp;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -121,6 +122,33 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the language server: initialize → first workspace/symbol, RSS, and didChange → publishDiagnostics.
+    BenchLsp {
+        /// Root for the startup figures (workspace/symbol and RSS).
+        #[arg(long, value_name = "DIR")]
+        symbols_root: PathBuf,
+        /// The workspace/symbol query.
+        #[arg(long, default_value = "tar")]
+        query: String,
+        /// Root for the keystroke figures.
+        #[arg(long, value_name = "DIR")]
+        edit_root: PathBuf,
+        /// The document edited (absolute, or relative to --edit-root).
+        #[arg(long, value_name = "FILE")]
+        edit_file: PathBuf,
+        /// Number of timed edits.
+        #[arg(long, default_value_t = 40)]
+        edits: usize,
+        /// Number of startup runs.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
+    /// Run the language server over stdin/stdout (for VS Code, Neovim and other LSP clients).
+    Lsp {
+        /// Accepted for clients that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -193,6 +221,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, json } => cmd_status(&root, json),
         Command::Bench { roots, repeat, json } => bench::run(&roots, usize::from(repeat), json),
+        Command::BenchLsp { symbols_root, query, edit_root, edit_file, edits, repeat } => {
+            bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat)
+        }
+        Command::Lsp { stdio: _ } => {
+            folio_lsp::run_stdio()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Mcp { root, allow_writes } => cmd_mcp(&root, allow_writes),
     }
 }

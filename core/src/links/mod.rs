@@ -3,6 +3,8 @@
 //! Diagnostic codes are stable (DESIGN.md "Diagnostics"): the LSP, `folio check` and
 //! MCP `kb_links` all report these names.
 
+pub mod graph;
+pub mod navigate;
 pub mod slug;
 
 use std::fmt;

@@ -367,32 +367,51 @@ pub fn nesting_problem(text: &str) -> Option<String> {
     None
 }
 
+/// The markdown-rs options: CommonMark + GFM, frontmatter only where a document starts.
+pub(crate) fn parse_options(frontmatter: bool) -> markdown::ParseOptions {
+    let mut options = markdown::ParseOptions::gfm();
+    options.constructs.frontmatter = frontmatter;
+    options
+}
+
+/// markdown-rs, with a panic inside it turned into an error: markdown-rs 1.0 panics
+/// ("Cannot push to non-parent") on some inputs, e.g. two copies of a file with YAML
+/// frontmatter one after the other, and parsing must never fail.
+pub(crate) fn to_mdast(text: &str, frontmatter: bool) -> Result<Node, String> {
+    let options = parse_options(frontmatter);
+    // The options hold no state a panic could leave half-updated.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| markdown::to_mdast(text, &options))) {
+        Ok(result) => result.map_err(|m| m.to_string()),
+        Err(_) => Err("markdown-rs could not parse this document (internal panic); it is kept as plain text".to_string()),
+    }
+}
+
 /// Parses a document. Never fails; see [`Parsed::problems`].
 ///
 /// A document that [`nesting_problem`] rejects gets only its `document` element and
 /// one problem saying why it was not parsed.
 pub fn parse(text: &str) -> Parsed {
-    let mut options = markdown::ParseOptions::gfm();
-    options.constructs.frontmatter = true;
-    let lines = LineIndex::new(text);
     if let Some(reason) = nesting_problem(text) {
-        let mut parsed = Parsed::default();
-        parsed.elements.push(document_element(text, &lines));
-        parsed.lines = Some(lines);
-        parsed.problems.push(Problem { range: 0..text.len(), message: format!("not parsed: {reason}") });
-        return parsed;
+        return unparsed(text, format!("not parsed: {reason}"));
     }
-    let root = match markdown::to_mdast(text, &options) {
+    let root = match to_mdast(text, true) {
         Ok(root) => root,
         Err(message) => {
-            // markdown-rs only errors on MDX constructs, which are off; keep the text anyway.
-            let mut parsed = Parsed::default();
-            parsed.elements.push(document_element(text, &lines));
-            parsed.lines = Some(lines);
-            parsed.problems.push(Problem { range: 0..text.len(), message: message.to_string() });
-            return parsed;
+            // markdown-rs only errors on MDX constructs (off) or panics; keep the text anyway.
+            return unparsed(text, message);
         }
     };
+    match &root {
+        Node::Root(root) => build(text, root.children.iter()),
+        _ => build(text, std::iter::empty()),
+    }
+}
+
+/// Builds the parse result of `text` from its top-level mdast nodes (positions are byte
+/// offsets into `text`). [`parse`] passes the children of one root; the incremental
+/// parser passes the nodes of several separately parsed chunks.
+pub(crate) fn build<'n>(text: &str, nodes: impl IntoIterator<Item = &'n Node>) -> Parsed {
+    let lines = LineIndex::new(text);
     let mut builder = Builder {
         text,
         lines,
@@ -403,14 +422,22 @@ pub fn parse(text: &str) -> Parsed {
     };
     let document = document_element(text, &builder.lines);
     builder.parsed.elements.push(document);
-    if let Node::Root(root) = &root {
-        builder.blocks(&root.children);
-    }
+    builder.blocks(nodes);
     builder.finish_sections();
     builder.scan_text_constructs();
     builder.parsed.links.sort_by_key(|l| l.range.start);
     let mut parsed = builder.parsed;
     parsed.lines = Some(builder.lines);
+    parsed
+}
+
+/// A parse holding only the `document` element and one problem.
+fn unparsed(text: &str, message: String) -> Parsed {
+    let lines = LineIndex::new(text);
+    let mut parsed = Parsed::default();
+    parsed.elements.push(document_element(text, &lines));
+    parsed.lines = Some(lines);
+    parsed.problems.push(Problem { range: 0..text.len(), message });
     parsed
 }
 
@@ -509,7 +536,7 @@ impl Builder<'_> {
     }
 
     /// Walks the top-level blocks, numbering them under the heading that owns them.
-    fn blocks(&mut self, children: &[Node]) {
+    fn blocks<'n>(&mut self, children: impl IntoIterator<Item = &'n Node>) {
         let mut stack: Vec<Scope> =
             vec![Scope { element: None, logical: String::new(), level: 0, counters: Vec::new() }];
         for node in children {
@@ -1031,6 +1058,8 @@ fn definition_dest_range(text: &str, range: &Range<usize>) -> Option<Range<usize
     let len = rest.find(char::is_whitespace).unwrap_or(rest.len());
     Some(start..start + len)
 }
+
+pub mod incremental;
 
 #[cfg(test)]
 mod tests;

@@ -332,6 +332,18 @@ impl Workspace {
         }
     }
 
+    /// Forgets a non-Markdown file or a folder that no longer exists; returns true if it was known.
+    pub fn remove_other(&mut self, path: &str) -> bool {
+        if !self.other.remove(path) {
+            return false;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+        if let Some(list) = self.by_name.get_mut(&name) {
+            list.retain(|p| p != path);
+        }
+        true
+    }
+
     /// The document at `path`.
     pub fn get(&self, path: &str) -> Option<&DocEntry> {
         self.docs.get(path)

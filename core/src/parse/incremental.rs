@@ -1,0 +1,374 @@
+//! Incremental re-parsing: after an edit, parse again only the top-level blocks the
+//! edit touches, and rebuild the [`Parsed`] result from the cached blocks.
+//!
+//! The document's top-level mdast nodes are kept in chunks of whole blocks. A chunk
+//! boundary is a top-level block that starts in column 0 right after a blank line, so
+//! every container before it is closed and markdown-rs starts afresh there. After an
+//! edit, the chunks the changed bytes touch are parsed again on their own, the chunks
+//! after them only have their offsets shifted, and the parser's builder makes the result from all
+//! nodes, exactly as [`parse`] does from one root.
+//!
+//! Link reference and footnote definitions are document-wide, so a stub definition for
+//! each label of the rest of the document is appended to the re-parsed text, in the
+//! place of the block that follows it in the document (and the stubs' nodes dropped). Whenever a re-parse could differ from a whole-document parse — the
+//! edited text has or had a definition, the chunk no longer ends with a blank line, or
+//! it ends inside an unclosed fence, math block or raw HTML block — the whole document
+//! is parsed again instead. A test compares the result with [`parse`] after random
+//! edits of real files.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use markdown::mdast::Node;
+use regex::Regex;
+
+use super::{Parsed, build, nesting_problem, parse, to_mdast};
+
+/// A chunk is closed once it holds at least this many bytes and a boundary follows.
+pub const MIN_CHUNK_BYTES: usize = 8 * 1024;
+
+/// Whole top-level blocks from `range.start` to `range.end`, positions absolute.
+#[derive(Clone, Debug)]
+struct Chunk {
+    range: Range<usize>,
+    nodes: Vec<Node>,
+}
+
+/// Counts of how updates were made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Updates that parsed only the touched chunks.
+    pub partial: usize,
+    /// Updates that parsed the whole document.
+    pub full: usize,
+}
+
+/// The cached top-level blocks of one document.
+#[derive(Clone, Debug, Default)]
+pub struct IncrementalParser {
+    chunks: Vec<Chunk>,
+    /// How updates were made so far.
+    pub stats: Stats,
+}
+
+fn span(node: &Node) -> Range<usize> {
+    node.position().map_or(0..0, |p| p.start.offset..p.end.offset)
+}
+
+fn shift(node: &mut Node, delta: isize) {
+    if let Some(pos) = node.position_mut() {
+        pos.start.offset = (pos.start.offset as isize + delta) as usize;
+        pos.end.offset = (pos.end.offset as isize + delta) as usize;
+    }
+    if let Some(children) = node.children_mut() {
+        for child in children {
+            shift(child, delta);
+        }
+    }
+}
+
+/// True when a top-level block may start a chunk at `at`: column 0, not blank, and the
+/// line before it is blank.
+fn is_boundary(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes();
+    if at == 0 || at >= bytes.len() || bytes[at - 1] != b'\n' || matches!(bytes[at], b' ' | b'\t' | b'\n' | b'\r') {
+        return false;
+    }
+    let before = &text[..at - 1];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    before[line_start..].trim().is_empty() && line_start > 0
+}
+
+/// Groups top-level nodes (absolute positions) covering `range` into chunks.
+fn chunk(text: &str, range: Range<usize>, nodes: Vec<Node>) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    let mut current = Chunk { range: range.start..range.start, nodes: Vec::new() };
+    for node in nodes {
+        let start = span(&node).start;
+        if !current.nodes.is_empty() && start - current.range.start >= MIN_CHUNK_BYTES && is_boundary(text, start) {
+            current.range.end = start;
+            let next = Chunk { range: start..start, nodes: Vec::new() };
+            chunks.push(std::mem::replace(&mut current, next));
+        }
+        current.nodes.push(node);
+    }
+    current.range.end = range.end;
+    chunks.push(current);
+    chunks
+}
+
+/// Lines that may hold a link reference or footnote definition, in any container.
+fn may_define(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?m)^[ \t>*+\-0-9.)]*\[[^\]]*\]:").expect("valid regex")).is_match(text)
+}
+
+fn ends_with_blank_line(text: &str) -> bool {
+    let trimmed = text.trim_end_matches([' ', '\t']);
+    let Some(body) = trimmed.strip_suffix('\n') else { return false };
+    let body = body.strip_suffix('\r').unwrap_or(body);
+    let last_line = body.rsplit('\n').next().unwrap_or(body);
+    last_line.trim().is_empty()
+}
+
+/// True when a top-level node is a fence, math block or raw HTML block (CommonMark
+/// types 1–5) whose closing line is missing, so it would swallow what follows.
+fn is_unclosed(node: &Node, text: &str) -> bool {
+    let source = &text[span(node)];
+    let first = source.lines().next().unwrap_or("").trim_start();
+    let last = source.lines().last().unwrap_or("").trim();
+    let _ = first.len();
+    match node {
+        Node::Code(_) => {
+            let fence: String = first.chars().take_while(|&c| c == '`' || c == '~').collect();
+            if fence.len() < 3 {
+                return false;
+            }
+            let fence_char = fence.chars().next().unwrap_or('`');
+            source.lines().count() < 2 || !(last.len() >= fence.len() && last.chars().all(|c| c == fence_char))
+        }
+        Node::Math(_) => source.lines().count() < 2 || !last.starts_with("$$"),
+        Node::Html(_) => {
+            let trimmed = source.trim_start();
+            let lower = trimmed.to_ascii_lowercase();
+            if ["<script", "<pre", "<style", "<textarea"].iter().any(|t| lower.starts_with(t)) {
+                return !["</script>", "</pre>", "</style>", "</textarea>"].iter().any(|e| lower.contains(e));
+            }
+            let (opener, end) = if trimmed.starts_with("<!--") {
+                ("<!--", "-->")
+            } else if trimmed.starts_with("<?") {
+                ("<?", "?>")
+            } else if trimmed.starts_with("<![CDATA[") {
+                ("<![CDATA[", "]]>")
+            } else if trimmed.starts_with("<!") {
+                ("<!", ">")
+            } else {
+                return false;
+            };
+            !trimmed[opener.len()..].contains(end)
+        }
+        _ => false,
+    }
+}
+
+impl IncrementalParser {
+    /// Parses `text` whole and caches its top-level blocks.
+    pub fn new(text: &str) -> (IncrementalParser, Parsed) {
+        if nesting_problem(text).is_some() {
+            return (IncrementalParser::default(), parse(text));
+        }
+        match to_mdast(text, true) {
+            Ok(Node::Root(root)) => {
+                let parsed = build(text, root.children.iter());
+                let chunks = chunk(text, 0..text.len(), root.children);
+                (IncrementalParser { chunks, stats: Stats::default() }, parsed)
+            }
+            _ => (IncrementalParser::default(), parse(text)),
+        }
+    }
+
+    /// Number of cached chunks.
+    pub fn n_chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The parse of `new_text`, given the previous text and its parse (made by this parser).
+    pub fn update(&mut self, old_text: &str, new_text: &str, previous: &Parsed) -> Parsed {
+        if let Some(parsed) = self.try_update(old_text, new_text, previous) {
+            self.stats.partial += 1;
+            return parsed;
+        }
+        let stats = self.stats;
+        let (fresh, parsed) = IncrementalParser::new(new_text);
+        *self = fresh;
+        self.stats = Stats { full: stats.full + 1, ..stats };
+        parsed
+    }
+
+    fn try_update(&mut self, old_text: &str, new_text: &str, previous: &Parsed) -> Option<Parsed> {
+        if self.chunks.is_empty() || self.chunks.last().map(|c| c.range.end) != Some(old_text.len()) {
+            return None;
+        }
+        let (old_b, new_b) = (old_text.as_bytes(), new_text.as_bytes());
+        let prefix = old_b.iter().zip(new_b).take_while(|(a, b)| a == b).count();
+        let max_suffix = old_b.len().min(new_b.len()) - prefix;
+        let suffix = old_b.iter().rev().zip(new_b.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+        let old_end = old_b.len() - suffix;
+        let delta = new_b.len() as isize - old_b.len() as isize;
+
+        let find = |at: usize| self.chunks.iter().position(|c| c.range.start <= at && at < c.range.end).unwrap_or(self.chunks.len() - 1);
+        let mut first = find(prefix);
+        if first > 0 && prefix == self.chunks[first].range.start {
+            first -= 1;
+        }
+        let mut last = find(old_end).max(first);
+        if last > first && old_end == self.chunks[last].range.start {
+            last -= 1;
+        }
+        let region_start = self.chunks[first].range.start;
+        let region_old_end = self.chunks[last].range.end;
+        let region_new_end = (region_old_end as isize + delta) as usize;
+        let region_old = old_text.get(region_start..region_old_end)?;
+        let region_new = new_text.get(region_start..region_new_end)?;
+        let is_last = last == self.chunks.len() - 1;
+        if nesting_problem(region_new).is_some() {
+            return None;
+        }
+        if may_define(region_old) || may_define(region_new) || (!is_last && !ends_with_blank_line(region_new)) {
+            return None;
+        }
+        if !is_last && !is_boundary(new_text, region_new_end) {
+            return None;
+        }
+
+        // The region alone, then a stub for every definition label of the rest of the document.
+        let mut source = region_new.to_string();
+        let mut stubs = String::new();
+        for def in &previous.definitions {
+            stubs.push_str(&format!("[{}]: x\n\n", old_text.get(def.label_range.clone())?));
+        }
+        for (_, range) in &previous.footnote_definitions {
+            let written = old_text.get(range.clone())?;
+            let close = written.find("]:")?;
+            stubs.push_str(&format!("{}]: x\n\n", &written[..close]));
+        }
+        // In the document a column-0 block follows the region's closing blank line; a
+        // stub (or a placeholder paragraph) takes its place so block ends come out the same.
+        if !is_last && stubs.is_empty() {
+            stubs.push_str("x\n");
+        }
+        if !stubs.is_empty() {
+            if !ends_with_blank_line(&source) {
+                source.push_str("\n\n");
+            }
+            source.push_str(&stubs);
+        }
+        let root = to_mdast(&source, region_start == 0).ok()?;
+        let Node::Root(root) = root else { return None };
+        let mut nodes: Vec<Node> = root.children.into_iter().filter(|n| span(n).start < region_new.len()).collect();
+        if nodes.iter().any(|n| span(n).end > region_new.len()) {
+            return None;
+        }
+        if !is_last && nodes.last().is_some_and(|n| is_unclosed(n, region_new)) {
+            return None;
+        }
+        for node in &mut nodes {
+            shift(node, region_start as isize);
+        }
+        if delta != 0 {
+            for chunk in &mut self.chunks[last + 1..] {
+                chunk.range = (chunk.range.start as isize + delta) as usize..(chunk.range.end as isize + delta) as usize;
+                for node in &mut chunk.nodes {
+                    shift(node, delta);
+                }
+            }
+        }
+        let replacement = chunk(new_text, region_start..region_new_end, nodes);
+        self.chunks.splice(first..=last, replacement);
+        Some(build(new_text, self.chunks.iter().flat_map(|c| c.nodes.iter())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small xorshift64* generator: seeded, reproducible.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn same(a: &Parsed, b: &Parsed) -> bool {
+        a.elements == b.elements
+            && a.headings == b.headings
+            && a.anchors == b.anchors
+            && a.definitions == b.definitions
+            && a.footnote_definitions == b.footnote_definitions
+            && a.block_ids == b.block_ids
+            && a.links == b.links
+            && a.frontmatter == b.frontmatter
+            && a.problems == b.problems
+    }
+
+    const SNIPPETS: &[&str] = &[
+        "x", "\n", "\n\n", "# H\n", "- item\n", "    code\n", "```\n", "```rust\nfn x() {}\n```\n", "~~~\n", "$$\n", "<!--\n", "-->",
+        "<div>\n", "[a](b.md#c)", "[[w]]", "[r][lbl]", "\n[lbl]: x.md\n", "[^n]", "> q\n", "| a |\n|---|\n", "😀", "---\n", "\t",
+        "1. one\n", "*", "`", "[", "]",
+    ];
+
+    /// Real files with fences, lists, tables, HTML and definitions, edited at random;
+    /// after every edit the incremental parse equals a whole-document parse.
+    #[test]
+    fn random_edits_of_real_files_match_a_full_parse() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut files = Vec::new();
+        for dir in ["k8s-community/communication", "k8s-community", "rust-book"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "md") {
+                    files.push(std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        assert!(files.len() >= 5, "fixture files found: {}", files.len());
+        let mut rng = Rng(0x1ce_b00c_f00d);
+        let mut stats = Stats::default();
+        for (n, original) in files.iter().enumerate() {
+            // Every other file with CRLF line endings.
+            let converted;
+            let original = if n % 2 == 1 {
+                converted = original.replace('\n', "\r\n");
+                &converted
+            } else {
+                original
+            };
+            // Make every file large enough to hold several chunks: more copies of its body
+            // (frontmatter only once, as markdown-rs panics on a second one; see `to_mdast`).
+            let body = match original.strip_prefix("---\n").and_then(|rest| rest.find("\n---\n").map(|i| &rest[i + 5..])) {
+                Some(body) => body,
+                None => match original.strip_prefix("---\r\n").and_then(|rest| rest.find("\r\n---\r\n").map(|i| &rest[i + 7..])) {
+                    Some(body) => body,
+                    None => original.as_str(),
+                },
+            };
+            let mut text = format!("{original}\n\n{}", body.repeat(1 + 3 * MIN_CHUNK_BYTES / body.len().max(1)));
+            let (mut parser, mut parsed) = IncrementalParser::new(&text);
+            for step in 0..30 {
+                let mut at = rng.below(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let mut end = (at + rng.below(40)).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let insert = if rng.below(3) == 0 { "" } else { SNIPPETS[rng.below(SNIPPETS.len())] };
+                let mut next = text.clone();
+                next.replace_range(at..end, insert);
+                let incremental = parser.update(&text, &next, &parsed);
+                let full = parse(&next);
+                assert!(same(&incremental, &full), "step {step}: edit {at}..{end} -> {insert:?} differs from a full parse");
+                text = next;
+                parsed = incremental;
+            }
+            stats.partial += parser.stats.partial;
+            stats.full += parser.stats.full;
+        }
+        // Many random edits touch a definition-like line or a chunk's closing blank line and
+        // fall back to a full parse; a good share must still be partial.
+        eprintln!("incremental parse stats: {stats:?}");
+        assert!(stats.partial * 5 >= stats.full, "{stats:?}");
+    }
+}

@@ -1,0 +1,433 @@
+//! The `LanguageServer` implementation: dispatch only.
+//!
+//! Notifications that change the model run their mutation synchronously under the
+//! session lock before their first `.await`, and the stdio server runs with a
+//! concurrency level of 1, so document changes apply strictly in the order received.
+//! Requests compute under the lock inside `catch_unwind`: a panic becomes an
+//! internal error for that one request and the server keeps running.
+
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use serde_json::json;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use crate::convert;
+use crate::handlers;
+use crate::session::{ClientFlags, DocRef, Session};
+
+/// How long the file watcher waits for more events before reporting a batch.
+const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
+
+/// The language server: the client handle, the session and (when the client cannot
+/// watch files for us) a `notify` watcher.
+pub struct Backend {
+    shared: Shared,
+    watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
+}
+
+/// What a background task (the file watcher) needs to update the model and publish.
+#[derive(Clone)]
+struct Shared {
+    client: Client,
+    session: Arc<Mutex<Session>>,
+}
+
+/// Diagnostics ready to publish: URI, items, version of the open buffer.
+type Batch = Vec<(Uri, Vec<Diagnostic>, Option<i32>)>;
+
+/// The message of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
+}
+
+/// Runs `f`, turning an error or a panic into a JSON-RPC internal error naming `method`.
+pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => {
+            tracing::warn!("{method}: {err:#}");
+            Err(Error { code: ErrorCode::InternalError, message: format!("{method}: {err:#}").into(), data: None })
+        }
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            tracing::error!("{method} panicked: {message}");
+            Err(Error { code: ErrorCode::InternalError, message: format!("{method} failed: internal error ({message})").into(), data: None })
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Session> {
+        // A panic while holding the lock leaves the model as it was between mutations.
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Applies a mutation and computes the diagnostics to publish for the open
+    /// documents it affected, all before any `.await`.
+    fn mutate(&self, method: &str, f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>) -> (Batch, bool) {
+        let mut session = self.lock();
+        let affected = guarded(method, || f(&mut session)).unwrap_or_default();
+        // A pulling client re-pulls the document it changed by itself; other documents
+        // whose diagnostics may have changed need a refresh request.
+        let others = if matches!(method, "didChange" | "didOpen") { affected.len() > 1 } else { !affected.is_empty() };
+        let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
+        if session.flags.pull_diagnostics {
+            return (Vec::new(), refresh);
+        }
+        let batch = guarded(method, || {
+            let mut batch = Batch::new();
+            for doc in session.open_among(&affected) {
+                let Some(uri) = session.uri(doc.root, &doc.path) else { continue };
+                let version = session.open.get(&session.abs_path(doc.root, &doc.path)).copied();
+                batch.push((uri, handlers::diagnostics::for_document(&session, &doc), version));
+            }
+            Ok(batch)
+        })
+        .unwrap_or_default();
+        (batch, refresh)
+    }
+
+    async fn publish(&self, (batch, refresh): (Batch, bool)) {
+        for (uri, items, version) in batch {
+            self.client.publish_diagnostics(uri, items, version).await;
+        }
+        if refresh {
+            let _ = self.client.workspace_diagnostic_refresh().await;
+        }
+    }
+
+    /// Handles files that changed on disk.
+    async fn files_changed(&self, events: Vec<(PathBuf, bool)>) {
+        let result = self.mutate("didChangeWatchedFiles", |s| {
+            let mut affected = BTreeSet::new();
+            for (abs, exists) in &events {
+                affected.extend(s.file_event(abs, *exists));
+            }
+            Ok(affected)
+        });
+        self.publish(result).await;
+    }
+}
+
+impl Backend {
+    /// A server talking to `client`.
+    pub fn new(client: Client) -> Backend {
+        Backend { shared: Shared { client, session: Arc::new(Mutex::new(Session::default())) }, watcher: Mutex::new(None) }
+    }
+
+    fn request<T>(&self, method: &str, f: impl FnOnce(&Session) -> anyhow::Result<T>) -> Result<T> {
+        let session = self.shared.lock();
+        guarded(method, || f(&session))
+    }
+
+    /// Starts the `notify` watcher over every root (for clients that cannot watch files).
+    fn start_watcher(&self) {
+        let shared = self.shared.clone();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
+        let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
+            let Ok(events) = result else { return };
+            let mut paths: Vec<(PathBuf, bool)> = Vec::new();
+            for event in events {
+                for path in &event.paths {
+                    if !paths.iter().any(|(p, _)| p == path) {
+                        paths.push((path.clone(), path.exists()));
+                    }
+                }
+            }
+            if !paths.is_empty() {
+                let _ = tx.send(paths);
+            }
+        });
+        let mut debouncer = match debouncer {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!("cannot start the file watcher: {e}");
+                return;
+            }
+        };
+        for root in self.shared.lock().roots.iter().filter(|r| !r.single_file) {
+            if let Err(e) = debouncer.watch(&root.folder, RecursiveMode::Recursive) {
+                tracing::warn!("cannot watch {}: {e}", root.folder.display());
+            }
+        }
+        tokio::spawn(async move {
+            while let Some(paths) = rx.recv().await {
+                shared.files_changed(paths).await;
+            }
+        });
+        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
+    }
+}
+
+fn flags(caps: &ClientCapabilities) -> ClientFlags {
+    let td = caps.text_document.as_ref();
+    let ws = caps.workspace.as_ref();
+    ClientFlags {
+        pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some(),
+        diagnostic_refresh: ws.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false),
+        watched_files_dynamic: ws
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false),
+        create_files: ws
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.resource_operations.as_ref())
+            .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create)),
+        document_changes: ws.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false),
+    }
+}
+
+/// The server's capabilities; diagnostics are advertised for pull only when the client pulls.
+pub fn capabilities(s: &Session) -> ServerCapabilities {
+    let all_files = FileOperationRegistrationOptions {
+        filters: vec![FileOperationFilter {
+            scheme: Some("file".to_string()),
+            pattern: FileOperationPattern { glob: "**/*".to_string(), matches: None, options: None },
+        }],
+    };
+    ServerCapabilities {
+        position_encoding: Some(convert::encoding_kind(s.encoding)),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+            open_close: Some(true),
+            change: Some(TextDocumentSyncKind::INCREMENTAL),
+            ..TextDocumentSyncOptions::default()
+        })),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(handlers::completion::TRIGGER_CHARACTERS.iter().map(|c| c.to_string()).collect()),
+            ..CompletionOptions::default()
+        }),
+        rename_provider: Some(OneOf::Right(RenameOptions { prepare_provider: Some(true), work_done_progress_options: Default::default() })),
+        document_link_provider: Some(DocumentLinkOptions { resolve_provider: Some(false), work_done_progress_options: Default::default() }),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..CodeActionOptions::default()
+        })),
+        diagnostic_provider: s.flags.pull_diagnostics.then(|| {
+            DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                identifier: Some("folio".to_string()),
+                inter_file_dependencies: true,
+                workspace_diagnostics: false,
+                work_done_progress_options: Default::default(),
+            })
+        }),
+        workspace: Some(WorkspaceServerCapabilities {
+            workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                supported: Some(true),
+                change_notifications: Some(OneOf::Left(true)),
+            }),
+            file_operations: Some(WorkspaceFileOperationsServerCapabilities { will_rename: Some(all_files), ..Default::default() }),
+        }),
+        ..ServerCapabilities::default()
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let mut session = self.shared.lock();
+        guarded("initialize", || {
+            session.encoding = convert::negotiate(params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
+            session.flags = flags(&params.capabilities);
+            if let Some(options) = &params.initialization_options {
+                session.apply_settings(Some(options.clone()))?;
+            }
+            let mut folders: Vec<PathBuf> =
+                params.workspace_folders.iter().flatten().filter_map(|f| convert::uri_to_path(&f.uri)).collect();
+            #[allow(deprecated)]
+            if folders.is_empty()
+                && let Some(root) = params.root_uri.as_ref().and_then(convert::uri_to_path)
+            {
+                folders.push(root);
+            }
+            for folder in folders {
+                if let Err(e) = session.add_root(&folder) {
+                    tracing::warn!("{e:#}");
+                }
+            }
+            Ok(())
+        })?;
+        Ok(InitializeResult {
+            capabilities: capabilities(&session),
+            server_info: Some(ServerInfo { name: "folio".to_string(), version: Some(env!("CARGO_PKG_VERSION").to_string()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let dynamic = self.shared.lock().flags.watched_files_dynamic;
+        if dynamic {
+            let options = DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![FileSystemWatcher { glob_pattern: GlobPattern::String("**/*".to_string()), kind: None }],
+            };
+            let registration = Registration {
+                id: "folio-watched-files".to_string(),
+                method: "workspace/didChangeWatchedFiles".to_string(),
+                register_options: Some(json!(options)),
+            };
+            if let Err(e) = self.shared.client.register_capability(vec![registration]).await {
+                tracing::warn!("client refused to watch files ({e}); using notify");
+                self.start_watcher();
+            }
+        } else {
+            self.start_watcher();
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.watcher.lock().unwrap_or_else(PoisonError::into_inner).take();
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let result = self.shared.mutate("didOpen", |s| {
+            let abs = convert::uri_to_path(&doc.uri).ok_or_else(|| anyhow::anyhow!("not a file URI: {}", doc.uri.as_str()))?;
+            let before = s.roots.len();
+            let affected = s.did_open(&abs, &doc.text, doc.version);
+            if s.roots.len() > before {
+                tracing::info!("opened {} in a new root", abs.display());
+            }
+            Ok(affected)
+        });
+        self.shared.publish(result).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let result = self.shared.mutate("didChange", |s| {
+            let abs = convert::uri_to_path(&params.text_document.uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
+            s.did_change(&abs, params.text_document.version, &params.content_changes)
+        });
+        self.shared.publish(result).await;
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let (batch, refresh) = self.shared.mutate("didClose", |s| {
+            let abs = convert::uri_to_path(&uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
+            Ok(s.did_close(&abs))
+        });
+        let pull = self.shared.lock().flags.pull_diagnostics;
+        if !pull {
+            // Diagnostics are published for open documents only.
+            self.shared.client.publish_diagnostics(uri, Vec::new(), None).await;
+        }
+        self.shared.publish((batch, refresh)).await;
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let events = params
+            .changes
+            .iter()
+            .filter_map(|e| {
+                let abs = convert::uri_to_path(&e.uri)?;
+                let exists = e.typ != FileChangeType::DELETED && abs.exists();
+                Some((abs, exists))
+            })
+            .collect();
+        self.shared.files_changed(events).await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let result = self.shared.mutate("didChangeConfiguration", |s| {
+            let settings = if params.settings.is_null() { None } else { Some(params.settings.clone()) };
+            s.apply_settings(settings)?;
+            Ok(s.all_documents())
+        });
+        self.shared.publish(result).await;
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let mut added = Vec::new();
+        let result = self.shared.mutate("didChangeWorkspaceFolders", |s| {
+            for removed in &params.event.removed {
+                if let Some(folder) = convert::uri_to_path(&removed.uri) {
+                    s.remove_root(&folder);
+                }
+            }
+            for folder in &params.event.added {
+                if let Some(path) = convert::uri_to_path(&folder.uri) {
+                    let idx = s.add_root(&path)?;
+                    added.push(s.roots[idx].folder.clone());
+                }
+            }
+            Ok(s.all_documents().into_iter().filter(|d| s.is_open(d)).collect())
+        });
+        if let Some(debouncer) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+            for folder in &added {
+                if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
+                    tracing::warn!("cannot watch {}: {e}", folder.display());
+                }
+            }
+        }
+        self.shared.publish(result).await;
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+        self.request("textDocument/documentSymbol", |s| handlers::symbols::document_symbol(s, &params))
+    }
+
+    async fn symbol(&self, params: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
+        self.request("workspace/symbol", |s| handlers::symbols::workspace_symbol(s, &params))
+    }
+
+    async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
+        self.request("textDocument/diagnostic", |s| handlers::diagnostics::pull(s, &params))
+    }
+
+    async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+        self.request("textDocument/definition", |s| handlers::navigation::definition(s, &params))
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        self.request("textDocument/references", |s| handlers::navigation::references(s, &params))
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        self.request("textDocument/hover", |s| handlers::navigation::hover(s, &params))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        self.request("textDocument/completion", |s| handlers::completion::completion(s, &params))
+    }
+
+    async fn prepare_rename(&self, params: TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> {
+        self.request("textDocument/prepareRename", |s| handlers::rename::prepare_rename(s, &params))
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        self.request("textDocument/rename", |s| handlers::rename::rename(s, &params))
+    }
+
+    async fn will_rename_files(&self, params: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
+        self.request("workspace/willRenameFiles", |s| handlers::rename::will_rename_files(s, &params))
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        self.request("textDocument/documentLink", |s| handlers::links::document_link(s, &params))
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        self.request("textDocument/foldingRange", |s| handlers::folding::folding_range(s, &params))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        self.request("textDocument/codeAction", |s| handlers::actions::code_action(s, &params))
+    }
+}

@@ -1,0 +1,462 @@
+//! The server's state: the negotiated encoding, the client's capabilities, one core
+//! [`Workspace`] and [`LinkGraph`] per root, and which documents the editor has open.
+//!
+//! Every mutation (open, change, close, file events, configuration) runs to completion
+//! synchronously under the session lock before the handler's first `.await`, so
+//! changes apply strictly in the order received. Each mutation returns the documents
+//! whose diagnostics may have changed; the reverse link index keeps that set to the
+//! edited document plus the documents that link to what changed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use folio_core::document::{Document, Encoding, TextEdit};
+use folio_core::links::graph::{LinkGraph, TargetKey, wiki_key};
+use folio_core::parse::incremental::IncrementalParser;
+use folio_core::parse::{Parsed, parse};
+use folio_core::pointer::hash_bytes;
+use folio_core::workspace::config::{DiagnosticsConfig, WikiConfig, WikiStyle};
+use folio_core::workspace::path_policy::check_syntax;
+use folio_core::workspace::{Config, DocEntry, Origin, Workspace, find_root, is_markdown, read_markdown};
+use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
+
+use crate::convert;
+
+/// What the client said it can do, reduced to the flags the server uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientFlags {
+    /// `textDocument/diagnostic` is supported: diagnostics are pulled, not pushed.
+    pub pull_diagnostics: bool,
+    /// `workspace/diagnostic/refresh` is supported.
+    pub diagnostic_refresh: bool,
+    /// `workspace/didChangeWatchedFiles` may be registered dynamically.
+    pub watched_files_dynamic: bool,
+    /// Workspace edits may create files (`resourceOperations` has `create`).
+    pub create_files: bool,
+    /// Workspace edits may use `documentChanges`.
+    pub document_changes: bool,
+}
+
+/// One workspace root and its model.
+#[derive(Debug)]
+pub struct Root {
+    /// The root folder (absolute).
+    pub folder: PathBuf,
+    /// The live model of its documents.
+    pub ws: Workspace,
+    /// Which documents link to which targets.
+    pub graph: LinkGraph,
+    /// The configuration read from `folio.toml`, before client settings.
+    pub file_config: Config,
+    /// True for the folder of a lone file opened without a workspace: only that folder's
+    /// own entries are known and the root goes away when its last document closes.
+    pub single_file: bool,
+}
+
+/// A document named by its root and KB-relative path.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocRef {
+    /// Index into [`Session::roots`].
+    pub root: usize,
+    /// KB-relative path.
+    pub path: String,
+}
+
+/// The whole server state.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// The negotiated position encoding.
+    pub encoding: Encoding,
+    /// The client's capabilities.
+    pub flags: ClientFlags,
+    /// The roots, in the order they were added.
+    pub roots: Vec<Root>,
+    /// Documents open in the editor (absolute paths) and their versions.
+    pub open: HashMap<PathBuf, i32>,
+    /// The `folio` section of the client's settings, applied over each `folio.toml`.
+    pub settings: Option<serde_json::Value>,
+    /// Per open document (absolute path): the cached blocks that let an edit re-parse
+    /// only the top-level blocks it touches.
+    pub parsers: HashMap<PathBuf, IncrementalParser>,
+}
+
+/// What links into a document can name: headings (slug, text, custom id), anchor ids,
+/// block ids and the title.
+#[derive(PartialEq, Eq)]
+struct Surface(Vec<(String, String, Option<String>)>, Vec<String>, Vec<String>, Option<String>);
+
+fn surface(parsed: &Parsed) -> Surface {
+    Surface(
+        parsed.headings.iter().map(|h| (h.slug.clone(), h.text.clone(), h.custom_id.clone())).collect(),
+        parsed.anchors.iter().map(|a| a.id.clone()).collect(),
+        parsed.block_ids.iter().map(|(id, _)| id.clone()).collect(),
+        parsed.title(),
+    )
+}
+
+/// Applies the client's settings (`{"folio": {"diagnostics": {…}, "wiki": {…}}}`, the
+/// `folio` key optional) over a configuration read from `folio.toml`.
+pub fn effective_config(file: &Config, settings: Option<&serde_json::Value>) -> Result<Config> {
+    let mut config = file.clone();
+    let Some(settings) = settings else { return Ok(config) };
+    let section = settings.get("folio").unwrap_or(settings);
+    if let Some(d) = section.get("diagnostics") {
+        let mut diagnostics: DiagnosticsConfig = serde_json::from_value(d.clone()).context("invalid folio.diagnostics settings")?;
+        diagnostics.compile().map_err(anyhow::Error::msg)?;
+        config.diagnostics = diagnostics;
+    }
+    if let Some(w) = section.get("wiki") {
+        config.wiki = serde_json::from_value::<WikiConfig>(w.clone()).context("invalid folio.wiki settings")?;
+    }
+    Ok(config)
+}
+
+impl Session {
+    /// The root and KB-relative path of an absolute path: the innermost root holding
+    /// it, and only when the relative path passes the path policy.
+    pub fn locate(&self, abs: &Path) -> Option<DocRef> {
+        let (idx, root) = self
+            .roots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| abs.starts_with(&r.folder))
+            .max_by_key(|(_, r)| r.folder.as_os_str().len())?;
+        let rel = abs.strip_prefix(&root.folder).ok()?;
+        let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+        let path = parts?.join("/");
+        if path.is_empty() || check_syntax(&path).is_err() {
+            return None;
+        }
+        if path.split('/').any(|seg| seg == ".git" || seg == ".folio") {
+            return None;
+        }
+        Some(DocRef { root: idx, path })
+    }
+
+    /// [`Session::locate`] for a `file:` URI.
+    pub fn locate_uri(&self, uri: &Uri) -> Option<DocRef> {
+        self.locate(&convert::uri_to_path(uri)?)
+    }
+
+    /// The entry of a document.
+    pub fn entry(&self, doc: &DocRef) -> Option<&DocEntry> {
+        self.roots.get(doc.root)?.ws.get(&doc.path)
+    }
+
+    /// The absolute path of a KB-relative path of a root.
+    pub fn abs_path(&self, root: usize, path: &str) -> PathBuf {
+        let mut abs = self.roots[root].folder.clone();
+        abs.extend(path.split('/').filter(|s| !s.is_empty()));
+        abs
+    }
+
+    /// The URI of a KB-relative path of a root.
+    pub fn uri(&self, root: usize, path: &str) -> Option<Uri> {
+        convert::path_to_uri(&self.abs_path(root, path))
+    }
+
+    /// True when the editor has the document open.
+    pub fn is_open(&self, doc: &DocRef) -> bool {
+        self.open.contains_key(&self.abs_path(doc.root, &doc.path))
+    }
+
+    /// Adds a root folder (loading every document under it); returns its index.
+    /// Adding a folder twice returns the existing root.
+    pub fn add_root(&mut self, folder: &Path) -> Result<usize> {
+        let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+        if let Some(i) = self.roots.iter().position(|r| r.folder == folder && !r.single_file) {
+            return Ok(i);
+        }
+        let file_config = Config::load(&folder).unwrap_or_else(|e| {
+            tracing::warn!("{e}; using the default configuration");
+            Config::default()
+        });
+        let config = effective_config(&file_config, self.settings.as_ref())?;
+        let started = std::time::Instant::now();
+        let (mut ws, report) = Workspace::load(&folder, config).with_context(|| format!("cannot load {}", folder.display()))?;
+        let loaded = started.elapsed();
+        ws.add_other("");
+        for skipped in &report.skipped {
+            tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
+        }
+        let mut graph = LinkGraph::default();
+        for path in ws.document_paths() {
+            if let Some(parsed) = ws.parsed(path) {
+                graph.update(path, &parsed);
+            }
+        }
+        tracing::info!(
+            "loaded {} documents under {} (walk and parse {} ms, link index {} ms)",
+            report.loaded,
+            folder.display(),
+            loaded.as_millis(),
+            (started.elapsed() - loaded).as_millis()
+        );
+        self.roots.push(Root { folder, ws, graph, file_config, single_file: false });
+        let idx = self.roots.len() - 1;
+        self.overlay_open_documents(idx);
+        Ok(idx)
+    }
+
+    /// Re-applies the buffers of open documents that now fall under root `idx`.
+    fn overlay_open_documents(&mut self, idx: usize) {
+        let open: Vec<PathBuf> = self.open.keys().cloned().collect();
+        for abs in open {
+            let Some(doc) = self.locate(&abs) else { continue };
+            if doc.root != idx {
+                continue;
+            }
+            // The buffer is kept in whichever root held it before; copy it over.
+            let buffer = self
+                .roots
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != idx)
+                .find_map(|(_, r)| {
+                    let rel = abs.strip_prefix(&r.folder).ok()?.to_str()?.replace('\\', "/");
+                    r.ws.get(&rel).filter(|e| e.origin == Origin::Editor).map(|e| e.doc.clone())
+                });
+            if let Some(buffer) = buffer {
+                self.set_document(&doc, buffer, Origin::Editor);
+            }
+        }
+    }
+
+    /// Removes the root at `folder`, if any.
+    pub fn remove_root(&mut self, folder: &Path) {
+        let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+        self.roots.retain(|r| r.folder != folder);
+    }
+
+    /// Recomputes every root's configuration from its `folio.toml` and the client settings.
+    pub fn apply_settings(&mut self, settings: Option<serde_json::Value>) -> Result<()> {
+        let mut configs = Vec::new();
+        for root in &self.roots {
+            configs.push(effective_config(&root.file_config, settings.as_ref())?);
+        }
+        for (root, config) in self.roots.iter_mut().zip(configs) {
+            root.ws.set_config(config);
+        }
+        self.settings = settings;
+        Ok(())
+    }
+
+    /// Re-reads `folio.toml` of the root at `idx`.
+    pub fn reload_file_config(&mut self, idx: usize) -> Result<()> {
+        let root = &mut self.roots[idx];
+        root.file_config = Config::load(&root.folder)?;
+        let config = effective_config(&root.file_config, self.settings.as_ref())?;
+        self.roots[idx].ws.set_config(config);
+        Ok(())
+    }
+
+    /// Replaces a document's text, reparses it and updates the link graph. Returns the
+    /// documents whose diagnostics may have changed: this one, plus the documents linking
+    /// to it when it is new or what links can name in it (headings, anchors, title) changed.
+    pub fn set_document(&mut self, doc: &DocRef, text: Document, origin: Origin) -> BTreeSet<DocRef> {
+        let source = text.text();
+        let parsed = parse(&source);
+        self.set_parsed_document(doc, text, &source, parsed, origin)
+    }
+
+    /// [`Session::set_document`] with the parse already made (`source` is the text).
+    fn set_parsed_document(&mut self, doc: &DocRef, text: Document, source: &str, parsed: Parsed, origin: Origin) -> BTreeSet<DocRef> {
+        let root = &mut self.roots[doc.root];
+        let parsed = Arc::new(parsed);
+        let old_surface = root.ws.parsed(&doc.path).map(|p| surface(&p));
+        let entry = DocEntry { doc: text, parsed: Arc::clone(&parsed), source_hash: hash_bytes(source.as_bytes()), origin };
+        root.ws.insert(doc.path.clone(), entry);
+        root.graph.update(&doc.path, &parsed);
+        let mut affected = BTreeSet::from([doc.clone()]);
+        let new_surface = surface(&parsed);
+        if old_surface.as_ref() != Some(&new_surface) {
+            affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            // With the `title` wiki style, `[[Old Title]]` and `[[New Title]]` links depend on the title too.
+            let old_title = old_surface.and_then(|s| s.3);
+            if root.ws.config().wiki.style == WikiStyle::Title && old_title != new_surface.3 {
+                for title in old_title.iter().chain(new_surface.3.iter()) {
+                    let key = TargetKey::Wiki(wiki_key(title));
+                    affected.extend(root.graph.dependents(&key).map(|path| DocRef { root: doc.root, path: path.to_string() }));
+                }
+            }
+        }
+        affected
+    }
+
+    /// Removes a document (deleted on disk); returns the documents that linked to it.
+    pub fn remove_document(&mut self, doc: &DocRef) -> BTreeSet<DocRef> {
+        let root = &mut self.roots[doc.root];
+        root.ws.remove(&doc.path);
+        root.graph.remove(&doc.path);
+        root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }).collect()
+    }
+
+    /// Opens a document in the editor: its buffer overrides the disk copy.
+    pub fn did_open(&mut self, abs: &Path, text: &str, version: i32) -> BTreeSet<DocRef> {
+        self.open.insert(abs.to_path_buf(), version);
+        let doc = match self.locate(abs) {
+            Some(doc) => doc,
+            None => match self.add_root_for_file(abs) {
+                Some(doc) => doc,
+                None => return BTreeSet::new(),
+            },
+        };
+        let (parser, parsed) = IncrementalParser::new(text);
+        self.parsers.insert(abs.to_path_buf(), parser);
+        self.set_parsed_document(&doc, Document::new(text, version), text, parsed, Origin::Editor)
+    }
+
+    /// Finds or makes a root for a file opened outside every root: the nearest folder
+    /// with `folio.toml` or `.git`, else the file's own folder in single-file mode.
+    fn add_root_for_file(&mut self, abs: &Path) -> Option<DocRef> {
+        let folder = abs.parent()?.to_path_buf();
+        let found = find_root(&folder);
+        let has_marker = found.join(folio_core::workspace::config::CONFIG_FILE).is_file() || found.join(".git").exists();
+        if has_marker {
+            if let Err(e) = self.add_root(&found) {
+                tracing::warn!("{e:#}");
+            }
+        } else {
+            let folder = folder.canonicalize().unwrap_or(folder);
+            let config = effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
+            let mut ws = Workspace::new(folder.clone(), config);
+            ws.add_other("");
+            if let Ok(entries) = std::fs::read_dir(&folder) {
+                for entry in entries.flatten() {
+                    if let Some(name) = entry.file_name().to_str() {
+                        ws.add_other(name);
+                    }
+                }
+            }
+            tracing::info!("single-file mode in {}", folder.display());
+            self.roots.push(Root { folder, ws, graph: LinkGraph::default(), file_config: Config::default(), single_file: true });
+        }
+        self.locate(abs)
+    }
+
+    /// Applies `didChange` content changes in order, each against the previous result.
+    pub fn did_change(&mut self, abs: &Path, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Result<BTreeSet<DocRef>> {
+        let doc = self.locate(abs).context("change to a document that is not open")?;
+        let entry = self.entry(&doc).context("change to a document that is not open")?;
+        let mut text = entry.doc.clone();
+        let previous = Arc::clone(&entry.parsed);
+        let old_source = text.text();
+        for change in changes {
+            match change.range {
+                None => text = Document::new(&change.text, version),
+                Some(r) => {
+                    let bytes = convert::byte_range(&text, r, self.encoding);
+                    text.apply_edits(&[TextEdit { range: bytes, new_text: change.text.clone() }])?;
+                }
+            }
+        }
+        text.set_version(version);
+        self.open.insert(abs.to_path_buf(), version);
+        let source = text.text();
+        let parsed = match self.parsers.get_mut(abs) {
+            Some(parser) => parser.update(&old_source, &source, &previous),
+            None => parse(&source),
+        };
+        Ok(self.set_parsed_document(&doc, text, &source, parsed, Origin::Editor))
+    }
+
+    /// Closes a document: the disk copy is current again (or the document is gone).
+    pub fn did_close(&mut self, abs: &Path) -> BTreeSet<DocRef> {
+        self.open.remove(abs);
+        self.parsers.remove(abs);
+        let Some(doc) = self.locate(abs) else { return BTreeSet::new() };
+        let affected = match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
+            Ok(text) => self.set_document(&doc, Document::new(&text, 0), Origin::Disk),
+            Err(_) => self.remove_document(&doc),
+        };
+        let root = &self.roots[doc.root];
+        if root.single_file && !self.open.keys().any(|p| p.starts_with(&root.folder)) {
+            let folder = root.folder.clone();
+            self.roots.retain(|r| r.folder != folder || !r.single_file);
+            return BTreeSet::new();
+        }
+        affected
+    }
+
+    /// A file changed on disk (created, modified or deleted; `exists` says which).
+    /// Open documents keep their buffer.
+    pub fn file_event(&mut self, abs: &Path, exists: bool) -> BTreeSet<DocRef> {
+        let Some(doc) = self.locate(abs) else { return BTreeSet::new() };
+        if doc.path == folio_core::workspace::config::CONFIG_FILE {
+            if let Err(e) = self.reload_file_config(doc.root) {
+                tracing::warn!("{e:#}");
+            }
+            return self.all_documents();
+        }
+        if self.open.contains_key(abs) {
+            return BTreeSet::new();
+        }
+        let mut affected = BTreeSet::new();
+        if exists && abs.is_dir() {
+            self.roots[doc.root].ws.add_other(&doc.path);
+            affected.extend(self.roots[doc.root].graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            return affected;
+        }
+        if is_markdown(&doc.path) && exists {
+            match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
+                Ok(text) => {
+                    let unchanged = self.entry(&doc).is_some_and(|e| e.source_hash == hash_bytes(text.as_bytes()));
+                    if !unchanged {
+                        affected.extend(self.set_document(&doc, Document::new(&text, 0), Origin::Disk));
+                    }
+                }
+                Err(reason) => {
+                    tracing::info!("skipped {}: {reason}", doc.path);
+                    affected.extend(self.remove_document(&doc));
+                    self.roots[doc.root].ws.add_other(&doc.path);
+                }
+            }
+            self.add_parent_folders(&doc);
+        } else if exists {
+            let root = &mut self.roots[doc.root];
+            if !root.ws.contains_other_path(&doc.path) {
+                root.ws.add_other(&doc.path);
+                affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            }
+            self.add_parent_folders(&doc);
+        } else {
+            // Deleted: a document, another file, or a folder with everything under it.
+            let prefix = format!("{}/", doc.path);
+            let under: Vec<String> =
+                self.roots[doc.root].ws.document_paths().filter(|p| *p == doc.path || p.starts_with(&prefix)).map(str::to_string).collect();
+            for path in under {
+                affected.extend(self.remove_document(&DocRef { root: doc.root, path }));
+            }
+            let root = &mut self.roots[doc.root];
+            if root.ws.remove_other(&doc.path) {
+                affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            }
+        }
+        affected.retain(|d| self.entry(d).is_some());
+        affected
+    }
+
+    fn add_parent_folders(&mut self, doc: &DocRef) {
+        let mut rest = doc.path.as_str();
+        while let Some((parent, _)) = rest.rsplit_once('/') {
+            self.roots[doc.root].ws.add_other(parent);
+            rest = parent;
+        }
+    }
+
+    /// Every document of every root.
+    pub fn all_documents(&self) -> BTreeSet<DocRef> {
+        let mut out = BTreeSet::new();
+        for (i, root) in self.roots.iter().enumerate() {
+            out.extend(root.ws.document_paths().map(|p| DocRef { root: i, path: p.to_string() }));
+        }
+        out
+    }
+
+    /// The open documents among `docs`.
+    pub fn open_among(&self, docs: &BTreeSet<DocRef>) -> Vec<DocRef> {
+        docs.iter().filter(|d| self.is_open(d)).cloned().collect()
+    }
+}
