@@ -1,4 +1,4 @@
-//! The `folio` command line: index, search, check, outline, status, bench, lsp and bench-lsp.
+//! The `folio` command line: index, search, check, outline, status, bench, lsp, bench-lsp and mcp.
 //!
 //! Exit codes: 0 success; 1 `folio check` found errors; 2 a fatal error (bad root,
 //! unreadable configuration, database failure, bad arguments); 3 the run completed but
@@ -101,6 +101,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the knowledge base to AI agents over MCP (stdio): search, read, structural edits, links, prompts, resources.
+    Mcp {
+        #[command(flatten)]
+        root: RootArgs,
+        /// Enable the writing tools (kb_patch, kb_edit_table, kb_create, kb_move, kb_delete). Also on when
+        /// `[mcp] allow_writes = true` is in the user's ~/.config/folio/config.toml; a workspace's folio.toml cannot turn it on.
+        #[arg(long)]
+        allow_writes: bool,
+    },
     /// Measure cold index, no-op reindex and search latency on one or more roots.
     Bench {
         /// Roots to measure (each is indexed into a temporary database).
@@ -153,9 +162,19 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("FOLIO_LOG"))
+    use tracing_subscriber::prelude::*;
+    // rmcp logs whole requests and responses (document text) at debug level: never below info.
+    let no_wire = tracing_subscriber::filter::filter_fn(|meta| {
+        !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::EnvFilter::from_env("FOLIO_LOG"))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_filter(no_wire),
+        )
         .init();
     let cli = Cli::parse();
     match run(cli) {
@@ -209,7 +228,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             folio_lsp::run_stdio()?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Mcp { root, allow_writes } => cmd_mcp(&root, allow_writes),
     }
+}
+
+fn cmd_mcp(args: &RootArgs, allow_writes: bool) -> Result<ExitCode> {
+    let r = resolve_root(args)?;
+    let user = folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
+    let options = folio_mcp::Options { root: r.root, db: Some(r.db), allow_writes: allow_writes || user.mcp.allow_writes };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the async runtime")?;
+    runtime.block_on(folio_mcp::serve_stdio(options))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 struct Resolved {

@@ -1,7 +1,7 @@
 //! folio-core: the live model of a folder of Markdown.
 //!
 //! Layers, from the bottom: [`document`] (rope text, byte-offset edits, line/column
-//! conversions), [`parse`] (elements, headings, links — parsing never fails), [`pointer`]
+//! conversions), [`parse`] (elements, headings, links — parsing never fails), [`pointer`](mod@pointer)
 //! (hashed semantic pointers), [`links`] (resolution and diagnostics), [`workspace`]
 //! (root, configuration, walking, path policy), [`chunk`] (search units), and the
 //! SQLite [`store`] with lexical [`search`], tied together by [`index`].
@@ -12,6 +12,7 @@
 pub mod bridge;
 pub mod chunk;
 pub mod document;
+pub mod edit;
 pub mod index;
 pub mod links;
 pub mod parse;

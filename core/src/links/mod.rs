@@ -364,6 +364,11 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                 Some(&link.dest),
             ),
             Target::Missing => {
+                // The path only: a fragment is not what is missing.
+                let range = match &link.fragment_range {
+                    Some(f) if f.start > range.start => range.start..f.start - 1,
+                    _ => range,
+                };
                 let resolved = join_relative(path, &link.dest).unwrap_or_else(|| "a path outside the root".to_string());
                 push(
                     DiagnosticCode::MissingFile,

@@ -47,6 +47,12 @@ pub struct SearchQuery {
     pub date_from: Option<String>,
     /// Only documents dated on or before this `YYYY-MM-DD` date.
     pub date_to: Option<String>,
+    /// Frontmatter fields: for each `(key, values)`, the document's `key` (a string,
+    /// number or list) must equal one of `values`. Keys are letters, digits, `_` and `-`.
+    pub fields: Vec<(String, Vec<String>)>,
+    /// Frontmatter fields that exclude: for each `(key, values)`, the document's `key`
+    /// must not equal any of `values` (documents without the key stay).
+    pub fields_not: Vec<(String, Vec<String>)>,
 }
 
 impl Default for SearchQuery {
@@ -61,6 +67,8 @@ impl Default for SearchQuery {
             tags_all: Vec::new(),
             date_from: None,
             date_to: None,
+            fields: Vec::new(),
+            fields_not: Vec::new(),
         }
     }
 }
@@ -105,7 +113,8 @@ pub struct SearchResults {
     /// of the query's included terms.
     pub low_confidence: bool,
     /// Names of the filters that applied, in this order: `path_globs`,
-    /// `category`, `topic`, `tags_any`, `tags_all`, `date_from`, `date_to`.
+    /// `category`, `topic`, `tags_any`, `tags_all`, `date_from`, `date_to`,
+    /// then `fields` and `fields_not`.
     pub filter_applied: Vec<String>,
 }
 
@@ -318,6 +327,28 @@ fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     if let Some(to) = &search.date_to {
         filters.add("date_to", "d.date <= {}", vec![Value::Text(to.clone())]);
     }
+    for (name, negate, list) in [("fields", false, &search.fields), ("fields_not", true, &search.fields_not)] {
+        for (key, values) in list {
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return Err(SearchError::InvalidArgument(format!(
+                    "{name}: `{key}` is not a frontmatter key (letters, digits, `_` and `-` only)"
+                )));
+            }
+            let values = dedup(values);
+            if values.is_empty() {
+                return Err(SearchError::InvalidArgument(format!("{name}: `{key}` needs at least one value")));
+            }
+            let placeholders = vec!["{}"; values.len()].join(", ");
+            let clause = format!(
+                "{}EXISTS (SELECT 1 FROM json_each(d.frontmatter_json, {{}}) WHERE CAST(value AS TEXT) IN ({placeholders}))",
+                if negate { "NOT " } else { "" }
+            );
+            let mut params = vec![Value::Text(format!("$.\"{key}\""))];
+            params.extend(values.into_iter().map(Value::Text));
+            filters.add(name, &clause, params);
+        }
+    }
+    filters.applied.dedup();
     Ok(filters)
 }
 

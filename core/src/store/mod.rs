@@ -22,7 +22,10 @@
 //! the files' hashes and upsert only what changed.
 //! Opening an up-to-date store and committing an empty batch write nothing.
 
+mod catalog;
 mod schema;
+
+pub use catalog::CatalogEntry;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

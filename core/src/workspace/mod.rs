@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod path_policy;
+pub mod user_config;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,539 @@
+//! Tests of patch operations and table edits against exact expected text.
+
+use super::table::{
+    Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table, read_table,
+};
+use super::*;
+use crate::parse::parse;
+
+fn ptr(text: &str, logical: &str) -> String {
+    parse(text)
+        .elements
+        .iter()
+        .find(|e| e.logical == logical)
+        .unwrap_or_else(|| panic!("no {logical}"))
+        .pointer()
+        .to_string()
+}
+
+fn op(kind: PatchKind, pointer: &str, markdown: Option<&str>) -> PatchOp {
+    PatchOp {
+        kind,
+        pointer: pointer.to_string(),
+        markdown: markdown.map(str::to_string),
+    }
+}
+
+fn patch(text: &str, ops: &[PatchOp]) -> Result<String, EditError> {
+    apply_patch(text, ops).map(|o| o.text)
+}
+
+#[test]
+fn replace_element_keeps_everything_else_byte_for_byte() {
+    let text = "\u{feff}# T\r\n\r\nold para\r\n\r\ntail  \r\n";
+    let out = apply_patch(
+        text,
+        &[op(
+            PatchKind::ReplaceElement,
+            &ptr(text, "1.p1"),
+            Some("new\npara\n"),
+        )],
+    )
+    .unwrap();
+    assert_eq!(out.text, "\u{feff}# T\r\n\r\nnew\r\npara\r\n\r\ntail  \r\n");
+    assert_eq!(out.new_pointers, vec![Some(ptr(&out.text, "1.p1"))]);
+    assert_eq!(out.reanchored, vec![false]);
+    // The `replace` alias deserialises to replace_element.
+    let kind: PatchKind = serde_json::from_str("\"replace\"").unwrap();
+    assert_eq!(kind, PatchKind::ReplaceElement);
+}
+
+#[test]
+fn conflict_when_the_element_changed() {
+    let before = "# T\n\nalpha\n";
+    let p = ptr(before, "1.p1");
+    let now = "# T\n\nalpha, edited elsewhere\n";
+    let err = apply_patch(now, &[op(PatchKind::ReplaceElement, &p, Some("beta"))]).unwrap_err();
+    assert_eq!(err.code(), "CONFLICT");
+    assert!(
+        err.to_string().contains("changed or no longer exists"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reanchors_after_an_insertion_above() {
+    let before = "# T\n\nalpha\n\nbeta\n";
+    let p = ptr(before, "1.p2");
+    let now = "# T\n\ninserted\n\nalpha\n\nbeta\n";
+    let out = apply_patch(now, &[op(PatchKind::ReplaceElement, &p, Some("BETA"))]).unwrap();
+    assert_eq!(out.text, "# T\n\ninserted\n\nalpha\n\nBETA\n");
+    assert_eq!(out.reanchored, vec![true]);
+    assert!(out.new_pointers[0].as_deref().unwrap().starts_with("1.p3~"));
+}
+
+#[test]
+fn multi_op_request_fails_atomically() {
+    let text = "# T\n\nalpha\n\nbeta\n";
+    let good = op(PatchKind::ReplaceElement, &ptr(text, "1.p1"), Some("ALPHA"));
+    // The second operation's replacement is two paragraphs: the whole request fails.
+    let bad = op(
+        PatchKind::ReplaceElement,
+        &ptr(text, "1.p2"),
+        Some("one\n\ntwo"),
+    );
+    let err = apply_patch(text, &[good.clone(), bad]).unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    assert!(err.to_string().contains("exactly one paragraph"), "{err}");
+    // Overlapping operations fail too.
+    let overlap = op(PatchKind::ReplaceSection, &ptr(text, "1"), Some("# X"));
+    assert_eq!(
+        apply_patch(text, &[good.clone(), overlap])
+            .unwrap_err()
+            .code(),
+        "INVALID_ARGUMENT"
+    );
+    // And both good ones together succeed.
+    let good2 = op(PatchKind::InsertAfter, &ptr(text, "1.p2"), Some("gamma"));
+    assert_eq!(
+        patch(text, &[good, good2]).unwrap(),
+        "# T\n\nALPHA\n\nbeta\n\ngamma\n"
+    );
+}
+
+#[test]
+fn section_replace_keeps_nested_headings_and_checks_the_subtree() {
+    let text = "# A\n\nintro\n\n## B\n\nb body\n\n### B1\n\nb1 body\n\n## C\n\nc body\n";
+    let b = ptr(text, "1.1");
+    let out = patch(
+        text,
+        &[op(
+            PatchKind::ReplaceSection,
+            &b,
+            Some("## B\n\nnew body\n\n### B1\n\nnew b1\n\n### B2\n\nmore"),
+        )],
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "# A\n\nintro\n\n## B\n\nnew body\n\n### B1\n\nnew b1\n\n### B2\n\nmore\n\n## C\n\nc body\n"
+    );
+    // A replacement that starts with a different level, or lifts a heading, is refused.
+    let err = patch(text, &[op(PatchKind::ReplaceSection, &b, Some("### B"))]).unwrap_err();
+    assert!(err.to_string().contains("level-2 heading"), "{err}");
+    let err = patch(
+        text,
+        &[op(PatchKind::ReplaceSection, &b, Some("## B\n\n## D"))],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("deeper"), "{err}");
+    // An edit inside the section since the read: the subtreeHash no longer matches.
+    let edited = text.replace("b1 body", "b1 body, changed");
+    assert_eq!(
+        patch(&edited, &[op(PatchKind::ReplaceSection, &b, Some("## B"))])
+            .unwrap_err()
+            .code(),
+        "CONFLICT"
+    );
+    // delete_section removes the heading and everything it owns.
+    assert_eq!(
+        patch(text, &[op(PatchKind::DeleteSection, &b, None)]).unwrap(),
+        "# A\n\nintro\n\n## C\n\nc body\n"
+    );
+    // Replacing only the heading keeps the body; a level change is refused.
+    assert_eq!(
+        patch(text, &[op(PatchKind::ReplaceElement, &b, Some("## Bee"))]).unwrap(),
+        "# A\n\nintro\n\n## Bee\n\nb body\n\n### B1\n\nb1 body\n\n## C\n\nc body\n"
+    );
+    assert!(
+        patch(text, &[op(PatchKind::ReplaceElement, &b, Some("# Bee"))])
+            .unwrap_err()
+            .to_string()
+            .contains("heading level 2")
+    );
+}
+
+#[test]
+fn list_item_replace_keeps_children() {
+    let text = "# L\n\n- one\n  - one.a\n  - one.b\n- two\n";
+    let one = ptr(text, "1.li1");
+    let out = apply_patch(text, &[op(PatchKind::ReplaceElement, &one, Some("- ONE"))]).unwrap();
+    assert_eq!(out.text, "# L\n\n- ONE\n  - one.a\n  - one.b\n- two\n");
+    assert!(
+        out.new_pointers[0]
+            .as_deref()
+            .unwrap()
+            .starts_with("1.li1~")
+    );
+    // replace_subtree replaces the item with its children (checks subtreeHash).
+    assert_eq!(
+        patch(
+            text,
+            &[op(
+                PatchKind::ReplaceSubtree,
+                &one,
+                Some("- ONE\n  - only child")
+            )]
+        )
+        .unwrap(),
+        "# L\n\n- ONE\n  - only child\n- two\n"
+    );
+    // Inserting a sibling after an item goes after its children; a nested item keeps its indentation.
+    assert_eq!(
+        patch(
+            text,
+            &[op(PatchKind::InsertAfter, &one, Some("- one and a half"))]
+        )
+        .unwrap(),
+        "# L\n\n- one\n  - one.a\n  - one.b\n- one and a half\n- two\n"
+    );
+    let a = ptr(text, "1.li1.li1");
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertBefore, &a, Some("- one.0"))]).unwrap(),
+        "# L\n\n- one\n  - one.0\n  - one.a\n  - one.b\n- two\n"
+    );
+    // Lines after the first are written as given: they carry the file's indentation, as kb_read shows it.
+    let nested = "- a\n  - b first line\n    b second line\n- c\n";
+    let b = ptr(nested, "li1.li1");
+    assert_eq!(
+        patch(
+            nested,
+            &[op(
+                PatchKind::ReplaceElement,
+                &b,
+                Some("- b first line\n    b second line")
+            )]
+        )
+        .unwrap(),
+        nested
+    );
+    assert_eq!(
+        patch(
+            nested,
+            &[op(PatchKind::InsertAfter, &b, Some("- b2\n    more"))]
+        )
+        .unwrap(),
+        "- a\n  - b first line\n    b second line\n  - b2\n    more\n- c\n"
+    );
+    // Deleting an item takes its children and its line.
+    assert_eq!(
+        patch(text, &[op(PatchKind::Delete, &one, None)]).unwrap(),
+        "# L\n\n- two\n"
+    );
+    // A paragraph where an item was is refused: it would change the list around it.
+    let two = ptr(text, "1.li2");
+    assert_eq!(
+        patch(text, &[op(PatchKind::ReplaceElement, &two, Some("plain"))])
+            .unwrap_err()
+            .code(),
+        "CONFLICT"
+    );
+}
+
+#[test]
+fn items_whose_range_starts_at_the_line_start_keep_their_indentation() {
+    // After a paragraph, markdown-rs starts this indented item at the line start.
+    let text = "1. Q\n\n  Para\n  - a\n  - b\n";
+    let a = ptr(text, "li2");
+    let a_el = parse(text).elements.into_iter().find(|e| e.logical == "li2").unwrap();
+    assert_eq!(&text[a_el.range.clone()], "  - a", "the shape this test is about");
+    assert_eq!(patch(text, &[op(PatchKind::InsertAfter, &a, Some("- a2"))]).unwrap(), "1. Q\n\n  Para\n  - a\n  - a2\n  - b\n");
+    assert_eq!(patch(text, &[op(PatchKind::InsertBefore, &a, Some("- a0"))]).unwrap(), "1. Q\n\n  Para\n  - a0\n  - a\n  - b\n");
+    // As written, or as kb_read shows it (with the indentation): the same result.
+    for md in ["- A", "  - A"] {
+        let out = apply_patch(text, &[op(PatchKind::ReplaceElement, &a, Some(md))]).unwrap();
+        assert_eq!(out.text, "1. Q\n\n  Para\n  - A\n  - b\n");
+        assert!(out.new_pointers[0].is_some());
+    }
+}
+
+#[test]
+fn untouched_structure_is_protected() {
+    let text = "# T\n\npara\n\n- a\n- b\n";
+    // An unclosed fence would swallow the list.
+    let err = patch(
+        text,
+        &[op(PatchKind::InsertAfter, &ptr(text, "1.p1"), Some("```"))],
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "CONFLICT");
+    assert!(err.to_string().contains("does not target"), "{err}");
+}
+
+#[test]
+fn document_pointer_inserts_at_start_and_end() {
+    let text = "---\ntitle: x\n---\n# T\n\nbody";
+    assert_eq!(
+        patch(
+            text,
+            &[op(PatchKind::InsertBefore, "document", Some("lead"))]
+        )
+        .unwrap(),
+        "---\ntitle: x\n---\n\nlead\n\n# T\n\nbody"
+    );
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertAfter, "document", Some("end"))]).unwrap(),
+        "---\ntitle: x\n---\n# T\n\nbody\n\nend\n"
+    );
+    assert_eq!(
+        patch("", &[op(PatchKind::InsertAfter, "document", Some("# New"))]).unwrap(),
+        "# New\n"
+    );
+    assert_eq!(
+        patch("a\n", &[op(PatchKind::InsertBefore, "document", Some("b"))]).unwrap(),
+        "b\n\na\n"
+    );
+    assert_eq!(
+        patch("a\n", &[op(PatchKind::Delete, "document", None)])
+            .unwrap_err()
+            .code(),
+        "INVALID_ARGUMENT"
+    );
+}
+
+#[test]
+fn delete_heading_keeps_its_body_and_end_of_file_deletes_tidy() {
+    let text = "# A\n\nbody\n\n## B\n\nlast\n";
+    assert_eq!(
+        patch(text, &[op(PatchKind::Delete, &ptr(text, "1.1"), None)]).unwrap(),
+        "# A\n\nbody\n\nlast\n"
+    );
+    assert_eq!(
+        patch(text, &[op(PatchKind::Delete, &ptr(text, "1.1.p1"), None)]).unwrap(),
+        "# A\n\nbody\n\n## B\n"
+    );
+}
+
+fn table_text() -> &'static str {
+    "# Prices\n\n| Product | Price |\n|:--------|------:|\n| Chicken | 10 |\n| Beef | 20 |\n\nafter\n"
+}
+
+#[test]
+fn table_read_and_update_cells() {
+    let text = table_text();
+    let t = ptr(text, "1.t1");
+    let el = parse(text)
+        .elements
+        .into_iter()
+        .find(|e| e.logical == "1.t1")
+        .unwrap();
+    let view = read_table(&text[el.range.clone()]);
+    assert_eq!(
+        serde_json::to_value(&view).unwrap(),
+        serde_json::json!({
+            "columns": [
+                {"name": "Product", "index": 0, "alignment": "left"},
+                {"name": "Price", "index": 1, "alignment": "right"}
+            ],
+            "rows": [
+                {"index": 0, "cells": ["Chicken", "10"]},
+                {"index": 1, "cells": ["Beef", "20"]}
+            ]
+        })
+    );
+    let sel = |c: &str, v: &str| RowSelector {
+        where_eq: Some((c.into(), v.into())),
+        index: None,
+    };
+    let col = |n: &str| ColumnSelector {
+        name: Some(n.into()),
+        index: None,
+    };
+    let out = edit_table(
+        text,
+        &t,
+        &TableAction::UpdateCells(vec![(
+            sel("Product", "Chicken"),
+            col("Price"),
+            "12 | *cheap*".into(),
+        )]),
+        ValueFormat::Text,
+    )
+    .unwrap();
+    assert_eq!(
+        out.text,
+        "# Prices\n\n| Product | Price |\n|:--------|------:|\n| Chicken | 12 \\| \\*cheap\\* |\n| Beef | 20 |\n\nafter\n"
+    );
+    assert_eq!(out.table.rows[0].cells, vec!["Chicken", "12 | *cheap*"]);
+    let out = edit_table(
+        text,
+        &t,
+        &TableAction::UpdateCells(vec![(
+            RowSelector {
+                where_eq: None,
+                index: Some(1),
+            },
+            col("Price"),
+            "*21*".into(),
+        )]),
+        ValueFormat::Markdown,
+    )
+    .unwrap();
+    assert!(out.text.contains("| Beef | *21* |"));
+    // Unknown rows fail without changes.
+    let err = edit_table(
+        text,
+        &t,
+        &TableAction::UpdateCells(vec![(sel("Product", "Fish"), col("Price"), "1".into())]),
+        ValueFormat::Text,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+}
+
+#[test]
+fn table_rows_columns_and_alignment() {
+    let text = table_text();
+    let t = ptr(text, "1.t1");
+    let col = |n: &str| ColumnSelector {
+        name: Some(n.into()),
+        index: None,
+    };
+    let run = |a: TableAction| edit_table(text, &t, &a, ValueFormat::Text).unwrap().text;
+    assert_eq!(
+        run(TableAction::InsertRow {
+            at: Some(1),
+            by_name: vec![("Product".into(), "Lamb".into())],
+            in_order: vec![]
+        }),
+        "# Prices\n\n| Product | Price |\n|:--------|------:|\n| Chicken | 10 |\n| Lamb |  |\n| Beef | 20 |\n\nafter\n"
+    );
+    assert_eq!(
+        run(TableAction::DeleteRow(RowSelector {
+            where_eq: Some(("Product".into(), "Beef".into())),
+            index: None
+        })),
+        "# Prices\n\n| Product | Price |\n|:--------|------:|\n| Chicken | 10 |\n\nafter\n"
+    );
+    assert_eq!(
+        run(TableAction::InsertColumn {
+            name: "Unit".into(),
+            at: Some(1),
+            alignment: Alignment::Center,
+            default: "kg".into()
+        }),
+        "# Prices\n\n| Product | Unit | Price |\n| :-------- | :---: | ------: |\n| Chicken | kg | 10 |\n| Beef | kg | 20 |\n\nafter\n"
+    );
+    assert_eq!(
+        run(TableAction::DeleteColumn(col("Price"))),
+        "# Prices\n\n| Product |\n| :-------- |\n| Chicken |\n| Beef |\n\nafter\n"
+    );
+    assert_eq!(
+        run(TableAction::RenameColumn(col("Price"), "Cost".into())),
+        "# Prices\n\n| Product | Cost |\n|:--------|------:|\n| Chicken | 10 |\n| Beef | 20 |\n\nafter\n"
+    );
+    assert_eq!(
+        run(TableAction::SetAlignment(col("Product"), Alignment::None)),
+        "# Prices\n\n| Product | Price |\n| --- | ------: |\n| Chicken | 10 |\n| Beef | 20 |\n\nafter\n"
+    );
+    // A stale table pointer is a conflict.
+    let edited = text.replace("| Beef | 20 |", "| Beef | 25 |");
+    assert_eq!(
+        edit_table(
+            &edited,
+            &t,
+            &TableAction::DeleteColumn(col("Price")),
+            ValueFormat::Text
+        )
+        .unwrap_err()
+        .code(),
+        "CONFLICT"
+    );
+}
+
+/// Every element of the repository's real fixture files can be replaced by itself
+/// (identity edits must pass verification and change nothing), and inserting or deleting
+/// around any element never panics.
+#[test]
+fn identity_patches_on_real_files_change_nothing() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut files = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 20, "fixtures found: {}", files.len());
+    let (mut n_ok, mut n_refused) = (0, 0);
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.len() > 40_000 {
+            continue;
+        }
+        let parsed = parse(&text);
+        // About 12 elements per file, spread over it (each patch parses the file four times).
+        let stride = (parsed.elements.len() / 12).max(1);
+        for (i, e) in parsed.elements.iter().enumerate().filter(|(i, e)| {
+            i % stride == 0 && !matches!(e.kind, crate::parse::ElementKind::Document)
+        }) {
+            let own = text[e.range.clone()].to_string();
+            let p = e.pointer().to_string();
+            let res = apply_patch(&text, &[op(PatchKind::ReplaceElement, &p, Some(&own))]);
+            match res {
+                Ok(out) => {
+                    assert_eq!(out.text, text, "{} {}", path.display(), e.logical);
+                    n_ok += 1;
+                }
+                // Elements whose bytes do not stand alone (an item's text continued by a lazy line) may be refused, never damaged.
+                Err(err) => {
+                    n_refused += 1;
+                    assert!(
+                        matches!(err, EditError::InvalidArgument(_) | EditError::Conflict(_)),
+                        "{err}"
+                    );
+                }
+            }
+            let whole = match e.kind {
+                crate::parse::ElementKind::Heading => Some(PatchKind::ReplaceSection),
+                crate::parse::ElementKind::ListItem => Some(PatchKind::ReplaceSubtree),
+                _ => None,
+            };
+            if let Some(kind) = whole {
+                let sub = text[e.subtree.clone()].to_string();
+                match apply_patch(&text, &[op(kind, &p, Some(&sub))]) {
+                    Ok(out) => {
+                        assert_eq!(out.text, text, "{} {} {kind:?}", path.display(), e.logical)
+                    }
+                    Err(_) => n_refused += 1,
+                }
+            }
+            if i % (3 * stride) == 0 {
+                for kind in [
+                    PatchKind::InsertAfter,
+                    PatchKind::InsertBefore,
+                    PatchKind::Delete,
+                ] {
+                    let _ = apply_patch(&text, &[op(kind, &p, Some("Inserted paragraph."))]);
+                }
+            }
+        }
+    }
+    // Nearly everything round-trips.
+    assert!(
+        n_refused * 50 < n_ok,
+        "{n_refused} refused of {}",
+        n_ok + n_refused
+    );
+}
+
+#[test]
+fn inserted_blocks_do_not_join_adjacent_text() {
+    let text = "[a]: https://a.example\n[b]: https://b.example\n";
+    let a = ptr(text, "def1");
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertAfter, &a, Some("New paragraph."))]).unwrap(),
+        "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
+    );
+    let b = ptr(text, "def2");
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertBefore, &b, Some("New paragraph."))]).unwrap(),
+        "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
+    );
+}

@@ -1,0 +1,52 @@
+//! The user's own configuration: `$XDG_CONFIG_HOME/folio/config.toml`, else
+//! `~/.config/folio/config.toml`.
+//!
+//! It holds what a workspace must not decide for itself (DESIGN.md "Config"): a
+//! `folio.toml` inside a workspace cannot turn writes on, but the user can.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// The user's configuration; every field defaults to the safe choice.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct UserConfig {
+    /// `[mcp]` settings.
+    pub mcp: UserMcpConfig,
+}
+
+/// `[mcp]` in the user's configuration.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct UserMcpConfig {
+    /// Let `folio mcp` write (patch, create, move, delete) without `--allow-writes`.
+    pub allow_writes: bool,
+}
+
+impl UserConfig {
+    /// The file's location, if a home or config folder is known.
+    pub fn path() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        Some(base.join("folio").join("config.toml"))
+    }
+
+    /// Reads the file; a missing file gives the defaults.
+    ///
+    /// Errors: the file exists but is unreadable or not valid TOML (message).
+    pub fn load() -> Result<UserConfig, String> {
+        let Some(path) = Self::path() else {
+            return Ok(UserConfig::default());
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                toml::from_str(&text).map_err(|e| format!("invalid {}: {e}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserConfig::default()),
+            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+}

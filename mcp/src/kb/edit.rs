@@ -1,0 +1,632 @@
+//! Writing tools: `kb_patch`, `kb_edit_table`, `kb_create`, `kb_move`, `kb_delete`.
+//!
+//! Each checks `allow_writes` first, then the path policy, computes the edit in core
+//! (`folio_core::edit`), and writes atomically. The index rows of the changed files are
+//! updated right after, and `indexSynchronized` says whether that is confirmed.
+
+use folio_core::edit::fs::{create_new, move_file, write_atomic};
+use folio_core::edit::relink::move_edits;
+use folio_core::edit::table::{
+    Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
+};
+use folio_core::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
+use folio_core::pointer::{hash_bytes, hex};
+use folio_core::workspace::path_policy::{check_syntax, resolve_new};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::read::TableInfo;
+use super::{ErrorCode, Kb, ToolError, ToolResult};
+
+/// One patch operation.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchOperation {
+    /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items).
+    pub kind: PatchKindArg,
+    /// Concrete pointer `logical~selfHash~subtreeHash` from kb_read, kb_outline or kb_search; or `document` with insert_before (start of file, after frontmatter) / insert_after (end of file).
+    pub pointer: String,
+    /// The new Markdown (replace and insert operations). A replacement must parse as the same kind of element (a heading: same level); list items must match the target's marker style.
+    #[serde(default)]
+    pub markdown: Option<String>,
+}
+
+/// `kb_patch` arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchArgs {
+    /// KB-relative path of the Markdown document.
+    pub path: String,
+    /// Operations, applied together: all succeed or nothing is written. Always an array, even for one operation.
+    pub operations: Vec<PatchOperation>,
+}
+
+/// What one operation produced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PatchOpResult {
+    /// The operation kind.
+    pub kind: String,
+    /// Pointer of the element it produced or replaced; null for deletions.
+    pub pointer: Option<String>,
+    /// True when the given pointer had moved and was re-anchored by kind + selfHash.
+    pub reanchored: bool,
+}
+
+/// `kb_patch` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PatchOutput {
+    /// The document.
+    pub path: String,
+    /// XxHash64 of the file after the edit.
+    #[serde(rename = "sourceHash")]
+    pub source_hash: String,
+    /// Per operation, in request order.
+    pub operations: Vec<PatchOpResult>,
+    /// True when the search index already reflects the new file.
+    #[serde(rename = "indexSynchronized")]
+    pub index_synchronized: bool,
+    /// Where the edit landed: `disk` (no editor bridge yet).
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
+}
+
+/// Selects a row by a column's exact displayed value.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct WhereEq {
+    /// Column header.
+    pub column: String,
+    /// Exact, case-sensitive cell text.
+    pub equals: String,
+}
+
+/// One cell update.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct CellUpdate {
+    /// Row by value (preferred when unique).
+    #[serde(default, rename = "where")]
+    pub where_eq: Option<WhereEq>,
+    /// Row by 0-based data row index.
+    #[serde(default, rename = "rowIndex")]
+    pub row_index: Option<usize>,
+    /// Column by header (preferred when unique).
+    #[serde(default)]
+    pub column: Option<String>,
+    /// Column by 0-based index.
+    #[serde(default, rename = "columnIndex")]
+    pub column_index: Option<usize>,
+    /// The new cell value.
+    pub value: String,
+}
+
+/// `kb_edit_table` arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct EditTableArgs {
+    /// KB-relative path of the Markdown document.
+    pub path: String,
+    /// Current table pointer `…tN~selfHash~subtreeHash` from kb_read / kb_outline.
+    pub pointer: String,
+    /// update_cells, insert_row, delete_row, insert_column, delete_column, rename_column or set_alignment.
+    pub action: String,
+    /// update_cells: the updates, applied together.
+    #[serde(default)]
+    pub updates: Vec<CellUpdate>,
+    /// delete_row: the row by value.
+    #[serde(default, rename = "where")]
+    pub where_eq: Option<WhereEq>,
+    /// delete_row: the row by 0-based index; insert_row: where to insert (default: at the end).
+    #[serde(default, rename = "rowIndex")]
+    pub row_index: Option<usize>,
+    /// delete_column, rename_column, set_alignment: the column by header.
+    #[serde(default)]
+    pub column: Option<String>,
+    /// delete_column, rename_column, set_alignment: the column by 0-based index; insert_column: where to insert (default: at the end).
+    #[serde(default, rename = "columnIndex")]
+    pub column_index: Option<usize>,
+    /// insert_row: values by column header.
+    #[serde(default)]
+    pub cells: std::collections::BTreeMap<String, String>,
+    /// insert_row: values in column order (instead of `cells`).
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// insert_column: the header; rename_column: the new header.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// insert_column: value for every existing row (default empty).
+    #[serde(default)]
+    pub default: Option<String>,
+    /// insert_column, set_alignment: none, left, center or right.
+    #[serde(default)]
+    pub alignment: Option<AlignmentArg>,
+    /// `text` (default): values are literal and Markdown punctuation is escaped; `markdown`: values are inline Markdown (pipes still escaped).
+    #[serde(default, rename = "valueFormat")]
+    pub value_format: Option<ValueFormatArg>,
+}
+
+/// `kb_edit_table` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct EditTableOutput {
+    /// The document.
+    pub path: String,
+    /// The table's new pointer; reuse it for the next edit.
+    pub pointer: String,
+    /// XxHash64 of the file after the edit.
+    #[serde(rename = "sourceHash")]
+    pub source_hash: String,
+    /// True when the given pointer had moved and was re-anchored.
+    pub reanchored: bool,
+    /// The table after the edit.
+    pub table: TableInfo,
+    /// True when the search index already reflects the new file.
+    #[serde(rename = "indexSynchronized")]
+    pub index_synchronized: bool,
+    /// `disk`.
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
+}
+
+/// `kb_create` arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateArgs {
+    /// KB-relative path of the new Markdown file (.md or .markdown); missing folders are created.
+    pub path: String,
+    /// The file's Markdown content (default empty).
+    #[serde(default)]
+    pub markdown: Option<String>,
+}
+
+/// `kb_create` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CreateOutput {
+    /// The new document.
+    pub path: String,
+    /// XxHash64 of its content.
+    #[serde(rename = "sourceHash")]
+    pub source_hash: String,
+    /// Size in bytes.
+    pub bytes: usize,
+    /// True when the search index already holds it.
+    #[serde(rename = "indexSynchronized")]
+    pub index_synchronized: bool,
+    /// `disk`.
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
+}
+
+/// `kb_move` arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveArgs {
+    /// KB-relative path of the Markdown document to move.
+    #[serde(rename = "sourcePath")]
+    pub source_path: String,
+    /// New KB-relative path (.md or .markdown); must not exist. Missing folders are created.
+    #[serde(rename = "targetPath")]
+    pub target_path: String,
+    /// sourceHash from kb_read; the move fails with CONFLICT if the file changed since.
+    #[serde(default, rename = "expectedSourceHash")]
+    pub expected_source_hash: Option<String>,
+    /// Rewrite Markdown links in other documents that point at the moved file, and the moved file's own relative links (default true).
+    #[serde(default)]
+    pub update_links: Option<bool>,
+}
+
+/// Links rewritten in one document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UpdatedDocument {
+    /// The document (under its new path if it is the moved one).
+    pub path: String,
+    /// Number of links rewritten.
+    pub links: usize,
+}
+
+/// `kb_move` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MoveOutput {
+    /// The old path.
+    #[serde(rename = "previousPath")]
+    pub previous_path: String,
+    /// The new path.
+    pub path: String,
+    /// XxHash64 of the moved file now.
+    #[serde(rename = "sourceHash")]
+    pub source_hash: String,
+    /// Documents whose links were rewritten.
+    pub updated_links: Vec<UpdatedDocument>,
+    /// True when the search index already reflects every change.
+    #[serde(rename = "indexSynchronized")]
+    pub index_synchronized: bool,
+    /// `disk`.
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
+}
+
+/// `kb_delete` arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// KB-relative path of the Markdown document to delete.
+    pub path: String,
+    /// sourceHash from kb_read; the delete fails with CONFLICT if the file changed since.
+    #[serde(default, rename = "expectedSourceHash")]
+    pub expected_source_hash: Option<String>,
+}
+
+/// `kb_delete` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DeleteOutput {
+    /// The deleted document.
+    pub path: String,
+    /// Always true on success.
+    pub deleted: bool,
+    /// True when the search index no longer holds it.
+    #[serde(rename = "indexSynchronized")]
+    pub index_synchronized: bool,
+    /// `disk`.
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
+}
+
+fn io_error(path: &str, err: std::io::Error) -> ToolError {
+    if err.kind() == std::io::ErrorKind::AlreadyExists {
+        ToolError::new(ErrorCode::AlreadyExists, format!("`{path}` already exists"))
+    } else {
+        ToolError::internal(format!("`{path}`: {err}"))
+    }
+}
+
+fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<()> {
+    if let Some(expected) = expected {
+        let now = hex(hash_bytes(text.as_bytes()));
+        if now != expected {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "`{path}` changed since it was read (sourceHash is now {now}); read it again"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Kb {
+    /// `kb_patch`.
+    pub fn patch(&self, args: &PatchArgs) -> ToolResult<PatchOutput> {
+        self.require_writes()?;
+        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let (abs, text) = self.read_document(&args.path)?;
+        let ops: Vec<PatchOp> = args
+            .operations
+            .iter()
+            .map(|o| PatchOp {
+                kind: o.kind.into(),
+                pointer: o.pointer.clone(),
+                markdown: o.markdown.clone(),
+            })
+            .collect();
+        let outcome = apply_patch(&text, &ops)?;
+        write_atomic(&abs, outcome.text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
+        tracing::info!(path = %args.path, operations = ops.len(), "patched");
+        let index_synchronized = self.sync_document(&args.path, Some(&outcome.text));
+        Ok(PatchOutput {
+            path: args.path.clone(),
+            source_hash: outcome.source_hash,
+            operations: ops
+                .iter()
+                .zip(outcome.new_pointers)
+                .zip(outcome.reanchored)
+                .map(|((op, pointer), reanchored)| PatchOpResult {
+                    kind: op.kind.as_str().into(),
+                    pointer,
+                    reanchored,
+                })
+                .collect(),
+            index_synchronized,
+            applied_to: "disk".into(),
+        })
+    }
+
+    /// `kb_edit_table`.
+    pub fn edit_table(&self, args: &EditTableArgs) -> ToolResult<EditTableOutput> {
+        self.require_writes()?;
+        let action = table_action(args)?;
+        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let (abs, text) = self.read_document(&args.path)?;
+        let format = match args.value_format {
+            Some(ValueFormatArg::Markdown) => ValueFormat::Markdown,
+            _ => ValueFormat::Text,
+        };
+        let outcome = edit_table(&text, &args.pointer, &action, format)?;
+        write_atomic(&abs, outcome.text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
+        tracing::info!(path = %args.path, action = %args.action, "table edited");
+        let index_synchronized = self.sync_document(&args.path, Some(&outcome.text));
+        Ok(EditTableOutput {
+            path: args.path.clone(),
+            pointer: outcome.pointer,
+            source_hash: outcome.source_hash,
+            reanchored: outcome.reanchored,
+            table: outcome.table.into(),
+            index_synchronized,
+            applied_to: "disk".into(),
+        })
+    }
+
+    /// `kb_create`.
+    pub fn create(&self, args: &CreateArgs) -> ToolResult<CreateOutput> {
+        self.require_writes()?;
+        Kb::check_markdown_name(&args.path)?;
+        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let abs = resolve_new(&self.root, &args.path)?;
+        if std::fs::symlink_metadata(&abs).is_ok() {
+            return Err(ToolError::new(
+                ErrorCode::AlreadyExists,
+                format!("`{}` already exists", args.path),
+            ));
+        }
+        let text = args.markdown.clone().unwrap_or_default();
+        create_new(&abs, text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
+        tracing::info!(path = %args.path, "created");
+        let index_synchronized = self.sync_document(&args.path, Some(&text));
+        Ok(CreateOutput {
+            path: args.path.clone(),
+            source_hash: hex(hash_bytes(text.as_bytes())),
+            bytes: text.len(),
+            index_synchronized,
+            applied_to: "disk".into(),
+        })
+    }
+
+    /// `kb_move`.
+    pub fn move_document(&self, args: &MoveArgs) -> ToolResult<MoveOutput> {
+        self.require_writes()?;
+        check_syntax(&args.source_path)?;
+        Kb::check_markdown_name(&args.target_path)?;
+        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let (from_abs, text) = self.read_document(&args.source_path)?;
+        let to_abs = resolve_new(&self.root, &args.target_path)?;
+        if std::fs::symlink_metadata(&to_abs).is_ok() {
+            return Err(ToolError::new(
+                ErrorCode::AlreadyExists,
+                format!("`{}` already exists", args.target_path),
+            ));
+        }
+        check_expected(
+            &args.source_path,
+            &text,
+            args.expected_source_hash.as_deref(),
+        )?;
+        // Plan every link edit before touching anything.
+        let mut plans: Vec<(String, std::path::PathBuf, String, usize)> = Vec::new();
+        let mut moved_text = text.clone();
+        if args.update_links.unwrap_or(true) {
+            let planned = self.with_workspace(|ws| {
+                let mut out = Vec::new();
+                for (doc, edits) in move_edits(ws, &args.source_path, &args.target_path) {
+                    let Some(entry) = ws.get(&doc) else { continue };
+                    out.push((doc, entry.doc.text(), edits));
+                }
+                Ok(out)
+            })?;
+            for (doc, known, edits) in planned {
+                if doc == args.source_path {
+                    if known != text {
+                        return Err(ToolError::new(
+                            ErrorCode::Conflict,
+                            format!("`{doc}` changed while the move was planned; try again"),
+                        ));
+                    }
+                    moved_text = apply_edits(&text, &edits)?;
+                    plans.push((
+                        args.target_path.clone(),
+                        to_abs.clone(),
+                        moved_text.clone(),
+                        edits.len(),
+                    ));
+                    continue;
+                }
+                let (abs, now) = self.read_document(&doc)?;
+                if now != known {
+                    return Err(ToolError::new(
+                        ErrorCode::Conflict,
+                        format!("`{doc}` changed while the move was planned; try again"),
+                    ));
+                }
+                let new = apply_edits(&now, &edits)?;
+                plans.push((doc, abs, new, edits.len()));
+            }
+        }
+        move_file(&from_abs, &to_abs).map_err(|e| io_error(&args.target_path, e))?;
+        tracing::info!(from = %args.source_path, to = %args.target_path, "moved");
+        let mut updated_links = Vec::new();
+        for (doc, abs, new_text, n) in &plans {
+            write_atomic(abs, new_text.as_bytes()).map_err(|e| io_error(doc, e))?;
+            updated_links.push(UpdatedDocument {
+                path: doc.clone(),
+                links: *n,
+            });
+        }
+        let mut synced = self.sync_document(&args.source_path, None);
+        synced &= self.sync_document(&args.target_path, Some(&moved_text));
+        for (doc, _, new_text, _) in &plans {
+            if doc != &args.target_path {
+                synced &= self.sync_document(doc, Some(new_text));
+            }
+        }
+        Ok(MoveOutput {
+            previous_path: args.source_path.clone(),
+            path: args.target_path.clone(),
+            source_hash: hex(hash_bytes(moved_text.as_bytes())),
+            updated_links,
+            index_synchronized: synced,
+            applied_to: "disk".into(),
+        })
+    }
+
+    /// `kb_delete`.
+    pub fn delete(&self, args: &DeleteArgs) -> ToolResult<DeleteOutput> {
+        self.require_writes()?;
+        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let (abs, text) = self.read_document(&args.path)?;
+        check_expected(&args.path, &text, args.expected_source_hash.as_deref())?;
+        std::fs::remove_file(&abs).map_err(|e| io_error(&args.path, e))?;
+        tracing::info!(path = %args.path, "deleted");
+        let index_synchronized = self.sync_document(&args.path, None);
+        Ok(DeleteOutput {
+            path: args.path.clone(),
+            deleted: true,
+            index_synchronized,
+            applied_to: "disk".into(),
+        })
+    }
+}
+
+fn column_selector(args: &EditTableArgs) -> ColumnSelector {
+    ColumnSelector {
+        name: args.column.clone(),
+        index: args.column_index,
+    }
+}
+
+fn table_action(args: &EditTableArgs) -> ToolResult<TableAction> {
+    let row = |w: &Option<WhereEq>, i: Option<usize>| RowSelector {
+        where_eq: w.as_ref().map(|w| (w.column.clone(), w.equals.clone())),
+        index: i,
+    };
+    Ok(match args.action.as_str() {
+        "update_cells" => TableAction::UpdateCells(
+            args.updates
+                .iter()
+                .map(|u| {
+                    (
+                        row(&u.where_eq, u.row_index),
+                        ColumnSelector {
+                            name: u.column.clone(),
+                            index: u.column_index,
+                        },
+                        u.value.clone(),
+                    )
+                })
+                .collect(),
+        ),
+        "insert_row" => TableAction::InsertRow {
+            at: args.row_index,
+            by_name: args
+                .cells
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            in_order: args.values.clone(),
+        },
+        "delete_row" => TableAction::DeleteRow(row(&args.where_eq, args.row_index)),
+        "insert_column" => TableAction::InsertColumn {
+            name: args
+                .name
+                .clone()
+                .ok_or_else(|| ToolError::invalid("insert_column needs `name`"))?,
+            at: args.column_index,
+            alignment: args.alignment.map_or(Alignment::None, Alignment::from),
+            default: args.default.clone().unwrap_or_default(),
+        },
+        "delete_column" => TableAction::DeleteColumn(column_selector(args)),
+        "rename_column" => TableAction::RenameColumn(
+            column_selector(args),
+            args.name
+                .clone()
+                .ok_or_else(|| ToolError::invalid("rename_column needs `name` (the new header)"))?,
+        ),
+        "set_alignment" => TableAction::SetAlignment(
+            column_selector(args),
+            args.alignment
+                .map(Alignment::from)
+                .ok_or_else(|| ToolError::invalid("set_alignment needs `alignment`"))?,
+        ),
+        other => {
+            return Err(ToolError::invalid(format!(
+                "unknown action `{other}`; use update_cells, insert_row, delete_row, insert_column, delete_column, rename_column or set_alignment"
+            )));
+        }
+    })
+}
+
+/// Patch operation kinds on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchKindArg {
+    /// Replace exactly one element.
+    ReplaceElement,
+    /// Deprecated alias of replace_element.
+    Replace,
+    /// Replace a heading and its section.
+    ReplaceSection,
+    /// Delete a heading and its section.
+    DeleteSection,
+    /// Replace a list item with its nested items.
+    ReplaceSubtree,
+    /// Insert before an element.
+    InsertBefore,
+    /// Insert after an element.
+    InsertAfter,
+    /// Delete one element.
+    Delete,
+}
+
+impl From<PatchKindArg> for PatchKind {
+    fn from(k: PatchKindArg) -> PatchKind {
+        match k {
+            PatchKindArg::ReplaceElement | PatchKindArg::Replace => PatchKind::ReplaceElement,
+            PatchKindArg::ReplaceSection => PatchKind::ReplaceSection,
+            PatchKindArg::DeleteSection => PatchKind::DeleteSection,
+            PatchKindArg::ReplaceSubtree => PatchKind::ReplaceSubtree,
+            PatchKindArg::InsertBefore => PatchKind::InsertBefore,
+            PatchKindArg::InsertAfter => PatchKind::InsertAfter,
+            PatchKindArg::Delete => PatchKind::Delete,
+        }
+    }
+}
+
+/// Column alignment on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AlignmentArg {
+    /// `---`
+    None,
+    /// `:--`
+    Left,
+    /// `:-:`
+    Center,
+    /// `--:`
+    Right,
+}
+
+impl From<AlignmentArg> for Alignment {
+    fn from(a: AlignmentArg) -> Alignment {
+        match a {
+            AlignmentArg::None => Alignment::None,
+            AlignmentArg::Left => Alignment::Left,
+            AlignmentArg::Center => Alignment::Center,
+            AlignmentArg::Right => Alignment::Right,
+        }
+    }
+}
+
+/// How table values are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueFormatArg {
+    /// Literal text; Markdown punctuation is escaped.
+    Text,
+    /// Inline Markdown; only pipes are escaped.
+    Markdown,
+}

@@ -1,0 +1,291 @@
+//! `kb_links`: outgoing and incoming links, a depth-limited walk, and broken links.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use folio_core::links::{Target, diagnostics, resolve_link};
+use folio_core::parse::LinkKind;
+use folio_core::workspace::Workspace;
+use folio_core::workspace::path_policy::resolve_existing;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Kb, ToolError, ToolResult};
+
+/// `kb_links` arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct LinksArgs {
+    /// KB-relative path of the Markdown document.
+    pub path: String,
+    /// `outgoing`, `incoming` or `both` (default).
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// Walk depth over resolved document links, 1–3 (default 1: direct links only).
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// Include links to URLs (default false).
+    #[serde(default)]
+    pub include_external: bool,
+}
+
+/// One outgoing link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutgoingLink {
+    /// Line of the link, 1-based.
+    pub line: u32,
+    /// inline, image, autolink, reference, image_reference, definition, wiki, wiki_embed, footnote.
+    pub kind: String,
+    /// `document`, `file`, `external`, `definition`, `outside_root`, `missing` or `ambiguous`.
+    pub status: String,
+    /// The resolved KB-relative path (documents and files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The fragment after `#`, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragment: Option<String>,
+    /// The destination as written (decoded).
+    pub dest: String,
+}
+
+/// One incoming link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IncomingLink {
+    /// The linking document.
+    pub source: String,
+    /// Line in the linking document, 1-based.
+    pub line: u32,
+    /// How the link is written.
+    pub kind: String,
+    /// The fragment, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragment: Option<String>,
+}
+
+/// A document reached by the walk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct WalkNode {
+    /// The document.
+    pub path: String,
+    /// Links followed from the start (1 = direct).
+    pub depth: usize,
+    /// The document it was reached from.
+    pub via: String,
+    /// `outgoing` (it is linked to) or `incoming` (it links here).
+    pub direction: String,
+}
+
+/// A broken link or reference problem in the document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct BrokenLink {
+    /// Stable code: missing-file, missing-heading, undefined-reference, unused-definition, duplicate-definition, missing-wiki-target, ambiguous-wiki-target.
+    pub code: String,
+    /// `error` or `warning`.
+    pub severity: String,
+    /// Line, 1-based.
+    pub line: u32,
+    /// Explanation.
+    pub message: String,
+}
+
+/// `kb_links` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LinksOutput {
+    /// The document.
+    pub path: String,
+    /// Its links, in source order (with `direction` outgoing or both).
+    pub outgoing: Vec<OutgoingLink>,
+    /// Links from other documents to it (with `direction` incoming or both).
+    pub incoming: Vec<IncomingLink>,
+    /// Documents reached within `depth` (depth ≥ 2), breadth first.
+    pub walk: Vec<WalkNode>,
+    /// Diagnostics of the document's links.
+    pub broken: Vec<BrokenLink>,
+}
+
+fn kind_name(kind: LinkKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// An incoming link: source document, line, kind, fragment.
+type Incoming = (String, u32, String, Option<String>);
+
+/// Resolved document-to-document links of the whole workspace, computed once per call.
+#[derive(Default)]
+struct Graph {
+    outgoing: HashMap<String, BTreeSet<String>>,
+    incoming: HashMap<String, Vec<Incoming>>,
+}
+
+fn graph(ws: &Workspace) -> Graph {
+    let mut g = Graph::default();
+    for source in ws.document_paths() {
+        let Some(parsed) = ws.parsed(source) else {
+            continue;
+        };
+        for l in &parsed.links {
+            if let Target::Document { path, fragment } = resolve_link(ws, source, l)
+                && path != source
+            {
+                g.outgoing
+                    .entry(source.to_string())
+                    .or_default()
+                    .insert(path.clone());
+                g.incoming.entry(path).or_default().push((
+                    source.to_string(),
+                    parsed.line_of(l.range.start),
+                    kind_name(l.kind),
+                    fragment,
+                ));
+            }
+        }
+    }
+    g
+}
+
+impl Kb {
+    /// `kb_links`.
+    pub fn links(&self, args: &LinksArgs) -> ToolResult<LinksOutput> {
+        let direction = args.direction.as_deref().unwrap_or("both");
+        let (out_on, in_on) = match direction {
+            "both" => (true, true),
+            "outgoing" => (true, false),
+            "incoming" => (false, true),
+            other => {
+                return Err(ToolError::invalid(format!(
+                    "unknown direction `{other}`; use outgoing, incoming or both"
+                )));
+            }
+        };
+        let depth = args.depth.unwrap_or(1);
+        if !(1..=3).contains(&depth) {
+            return Err(ToolError::invalid("`depth` must be 1, 2 or 3"));
+        }
+        resolve_existing(&self.root, &args.path)?;
+        Kb::check_markdown_name(&args.path)?;
+        self.with_workspace(|ws| links_in(ws, args, out_on, in_on, depth))
+    }
+}
+
+fn links_in(
+    ws: &Workspace,
+    args: &LinksArgs,
+    out_on: bool,
+    in_on: bool,
+    depth: usize,
+) -> ToolResult<LinksOutput> {
+    let parsed = ws.parsed(&args.path).ok_or_else(|| {
+        ToolError::new(
+            super::ErrorCode::UnsupportedFormat,
+            format!("`{}` could not be loaded as Markdown", args.path),
+        )
+    })?;
+    let mut outgoing = Vec::new();
+    if out_on {
+        for l in &parsed.links {
+            let (status, target, fragment) = match resolve_link(ws, &args.path, l) {
+                Target::External => ("external", None, None),
+                Target::OutsideRoot => ("outside_root", None, None),
+                Target::Document { path, fragment } => ("document", Some(path), fragment),
+                Target::File(p) => ("file", Some(p), None),
+                Target::Definition(_) => ("definition", None, None),
+                Target::Missing => ("missing", None, l.fragment.clone()),
+                Target::Ambiguous(_) => ("ambiguous", None, l.fragment.clone()),
+            };
+            if status == "external" && !args.include_external {
+                continue;
+            }
+            outgoing.push(OutgoingLink {
+                line: parsed.line_of(l.range.start),
+                kind: kind_name(l.kind),
+                status: status.into(),
+                target,
+                fragment,
+                dest: l.dest.clone(),
+            });
+        }
+    }
+    let g = if in_on || depth > 1 {
+        graph(ws)
+    } else {
+        Graph::default()
+    };
+    let incoming = if in_on {
+        g.incoming
+            .get(&args.path)
+            .into_iter()
+            .flatten()
+            .map(|(source, line, kind, fragment)| IncomingLink {
+                source: source.clone(),
+                line: *line,
+                kind: kind.clone(),
+                fragment: fragment.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut walk = Vec::new();
+    if depth > 1 {
+        let mut seen: BTreeSet<String> = BTreeSet::from([args.path.clone()]);
+        let mut queue: VecDeque<(String, usize)> = VecDeque::from([(args.path.clone(), 0)]);
+        while let Some((doc, d)) = queue.pop_front() {
+            if d == depth {
+                continue;
+            }
+            let mut next: Vec<(String, &str)> = Vec::new();
+            if out_on {
+                next.extend(
+                    g.outgoing
+                        .get(&doc)
+                        .into_iter()
+                        .flatten()
+                        .map(|p| (p.clone(), "outgoing")),
+                );
+            }
+            if in_on {
+                let sources: BTreeSet<&String> = g
+                    .incoming
+                    .get(&doc)
+                    .into_iter()
+                    .flatten()
+                    .map(|x| &x.0)
+                    .collect();
+                next.extend(sources.into_iter().map(|p| (p.clone(), "incoming")));
+            }
+            for (p, dir) in next {
+                if seen.insert(p.clone()) {
+                    walk.push(WalkNode {
+                        path: p.clone(),
+                        depth: d + 1,
+                        via: doc.clone(),
+                        direction: dir.into(),
+                    });
+                    queue.push_back((p, d + 1));
+                }
+            }
+        }
+    }
+    let broken = diagnostics(ws, &args.path)
+        .into_iter()
+        .map(|d| BrokenLink {
+            code: d.code.as_str().into(),
+            severity: serde_json::to_value(d.severity)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            line: parsed.line_of(d.range.start),
+            message: d.message,
+        })
+        .collect();
+    Ok(LinksOutput {
+        path: args.path.clone(),
+        outgoing,
+        incoming,
+        walk,
+        broken,
+    })
+}

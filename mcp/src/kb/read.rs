@@ -1,0 +1,313 @@
+//! `kb_read` and `kb_outline`: the current source, parsed directly (not the index).
+
+use folio_core::edit::table::{TableView, read_table};
+use folio_core::parse::{ElementKind, Parsed, parse};
+use folio_core::pointer::{Pointer, Resolution, hash_bytes, hex, resolve};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{ErrorCode, Kb, ToolError, ToolResult};
+
+/// Default page size of `kb_read` in bytes.
+pub const DEFAULT_MAX_BYTES: usize = 20_000;
+
+/// `kb_read` arguments.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// KB-relative path of a Markdown document, `/`-separated, exactly as search returns it.
+    pub path: String,
+    /// Concrete pointer `logical~selfHash~subtreeHash` from kb_search, kb_read or kb_outline; reads what the element owns (a heading: its whole section). Omit to read the whole document.
+    #[serde(default)]
+    pub pointer: Option<String>,
+    /// Byte offset into the selected text to start from (use `next_offset` of the previous page). Default 0.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Maximum bytes of text to return (default 20000, at most 200000); pages end at a line break.
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+}
+
+/// One element in the returned text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ElementInfo {
+    /// Concrete pointer for kb_patch / kb_read.
+    pub pointer: String,
+    /// Element kind: heading, paragraph, list_item, table, block_quote, code, html, thematic_break, frontmatter, definition, footnote_definition, math.
+    pub kind: String,
+    /// Heading level (headings only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<u8>,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+}
+
+/// A table's structured projection (with a table pointer).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TableInfo {
+    /// Columns: name, index and alignment (none, left, center, right).
+    pub columns: Vec<ColumnInfo>,
+    /// Data rows: 0-based index and displayed cell texts.
+    pub rows: Vec<RowInfo>,
+}
+
+/// One table column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ColumnInfo {
+    /// Header text.
+    pub name: String,
+    /// 0-based index.
+    pub index: usize,
+    /// none, left, center or right.
+    pub alignment: String,
+}
+
+/// One table row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RowInfo {
+    /// 0-based data row index.
+    pub index: usize,
+    /// Cell texts as displayed.
+    pub cells: Vec<String>,
+}
+
+impl From<TableView> for TableInfo {
+    fn from(t: TableView) -> TableInfo {
+        TableInfo {
+            columns: t
+                .columns
+                .into_iter()
+                .map(|c| ColumnInfo {
+                    name: c.name,
+                    index: c.index,
+                    alignment: serde_json::to_value(c.alignment)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            rows: t
+                .rows
+                .into_iter()
+                .map(|r| RowInfo {
+                    index: r.index,
+                    cells: r.cells,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `kb_read` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReadOutput {
+    /// The document's path.
+    pub path: String,
+    /// XxHash64 of the whole file as it is now (16 hex digits).
+    #[serde(rename = "sourceHash")]
+    pub source_hash: String,
+    /// The element read, with its current pointer (absent for whole-document reads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// True when the given pointer's address had moved and it was re-anchored by kind + selfHash.
+    pub reanchored: bool,
+    /// The text of this page.
+    pub text: String,
+    /// Byte offset of this page in the selected text.
+    pub offset: usize,
+    /// Offset of the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// Bytes of the selected text (element or document).
+    pub total_bytes: usize,
+    /// Elements that start in this page, with their pointers.
+    pub elements: Vec<ElementInfo>,
+    /// Columns and rows when the pointer names a table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableInfo>,
+}
+
+/// `kb_outline` arguments.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct OutlineArgs {
+    /// KB-relative path of a Markdown document.
+    pub path: String,
+}
+
+/// One heading of an outline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutlineHeading {
+    /// Concrete pointer of the heading (use with replace_section and kb_read).
+    pub pointer: String,
+    /// Level 1–6.
+    pub level: u8,
+    /// Heading text.
+    pub text: String,
+    /// GitHub-style anchor slug.
+    pub slug: String,
+    /// Line of the heading, 1-based.
+    pub start_line: u32,
+    /// Last line of its section, 1-based.
+    pub end_line: u32,
+    /// Headings nested under this one.
+    pub children: Vec<OutlineHeading>,
+}
+
+/// `kb_outline` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutlineOutput {
+    /// The document's path.
+    pub path: String,
+    /// XxHash64 of the file.
+    #[serde(rename = "sourceHash")]
+    pub source_hash: String,
+    /// Document title (frontmatter `title`, else the first level-1 heading).
+    pub title: Option<String>,
+    /// Top-level headings with their nested headings.
+    pub headings: Vec<OutlineHeading>,
+}
+
+pub(crate) fn element_info(e: &folio_core::parse::Element) -> ElementInfo {
+    ElementInfo {
+        pointer: e.pointer().to_string(),
+        kind: e.kind.as_str().to_string(),
+        level: (e.kind == ElementKind::Heading).then_some(e.level),
+        start_line: e.start_line,
+        end_line: e.end_line,
+    }
+}
+
+/// Resolves a pointer string against a parse, as an MCP error on failure.
+pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> ToolResult<(usize, bool)> {
+    let p = Pointer::parse(pointer).map_err(|e| ToolError::invalid(e.to_string()))?;
+    let r = resolve(parsed, &p, false)
+        .map_err(|e| ToolError::new(ErrorCode::Conflict, e.to_string()))?;
+    Ok((r.index(), matches!(r, Resolution::Reanchored(_))))
+}
+
+impl Kb {
+    /// `kb_read`.
+    pub fn read(&self, args: &ReadArgs) -> ToolResult<ReadOutput> {
+        let (_, text) = self.read_document(&args.path)?;
+        let parsed = parse(&text);
+        let (range, pointer, reanchored, table) =
+            match args.pointer.as_deref().filter(|p| *p != "document") {
+                None => (0..text.len(), None, false, None),
+                Some(p) => {
+                    let (i, moved) = resolve_pointer(&parsed, p)?;
+                    let e = &parsed.elements[i];
+                    let table = (e.kind == ElementKind::Table)
+                        .then(|| TableInfo::from(read_table(&text[e.range.clone()])));
+                    (
+                        e.subtree.clone(),
+                        Some(e.pointer().to_string()),
+                        moved,
+                        table,
+                    )
+                }
+            };
+        let selected = &text[range.clone()];
+        let max = args
+            .max_bytes
+            .unwrap_or(DEFAULT_MAX_BYTES)
+            .clamp(1, 200_000);
+        let offset = args.offset.unwrap_or(0);
+        if offset > selected.len() || !selected.is_char_boundary(offset) {
+            return Err(ToolError::invalid(format!(
+                "offset {offset} is not a character boundary within 0..={}",
+                selected.len()
+            )));
+        }
+        let mut end = (offset + max).min(selected.len());
+        if end < selected.len() {
+            // End the page after a line break when there is one; else at a character boundary.
+            match selected[offset..end].rfind('\n') {
+                Some(i) => end = offset + i + 1,
+                None => {
+                    while !selected.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                }
+            }
+        }
+        let page_start = range.start + offset;
+        let page_end = range.start + end;
+        let elements = parsed
+            .elements
+            .iter()
+            .filter(|e| {
+                e.kind != ElementKind::Document
+                    && e.range.start >= page_start
+                    && e.range.start < page_end.max(page_start + 1)
+            })
+            .map(element_info)
+            .collect();
+        Ok(ReadOutput {
+            path: args.path.clone(),
+            source_hash: hex(hash_bytes(text.as_bytes())),
+            pointer,
+            reanchored,
+            text: selected[offset..end].to_string(),
+            offset,
+            next_offset: (end < selected.len()).then_some(end),
+            total_bytes: selected.len(),
+            elements,
+            table,
+        })
+    }
+
+    /// `kb_outline`.
+    pub fn outline(&self, args: &OutlineArgs) -> ToolResult<OutlineOutput> {
+        let (_, text) = self.read_document(&args.path)?;
+        let parsed = parse(&text);
+        let mut flat: Vec<OutlineHeading> = Vec::new();
+        for h in &parsed.headings {
+            let Some(i) = h.element else { continue };
+            let e = &parsed.elements[i];
+            flat.push(OutlineHeading {
+                pointer: e.pointer().to_string(),
+                level: h.level,
+                text: h.text.clone(),
+                slug: h.slug.clone(),
+                start_line: e.start_line,
+                end_line: parsed.line_of(e.subtree.end.saturating_sub(1).max(e.subtree.start)),
+                children: Vec::new(),
+            });
+        }
+        Ok(OutlineOutput {
+            path: args.path.clone(),
+            source_hash: hex(hash_bytes(text.as_bytes())),
+            title: parsed.title(),
+            headings: nest(flat),
+        })
+    }
+}
+
+/// Nests a flat list of headings by level.
+fn nest(flat: Vec<OutlineHeading>) -> Vec<OutlineHeading> {
+    let mut roots: Vec<OutlineHeading> = Vec::new();
+    let mut stack: Vec<OutlineHeading> = Vec::new();
+    for h in flat {
+        while stack.last().is_some_and(|top| top.level >= h.level) {
+            let done = stack.pop().expect("checked");
+            attach(&mut stack, &mut roots, done);
+        }
+        stack.push(h);
+    }
+    while let Some(done) = stack.pop() {
+        attach(&mut stack, &mut roots, done);
+    }
+    roots
+}
+
+fn attach(stack: &mut [OutlineHeading], roots: &mut Vec<OutlineHeading>, h: OutlineHeading) {
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(h),
+        None => roots.push(h),
+    }
+}

@@ -1,0 +1,157 @@
+//! `kb_search`: lexical search over the index, with filters.
+
+use folio_core::search::{SearchError, SearchQuery};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
+
+/// `kb_search` arguments.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words and "quoted phrases" (all must match); prefix a word with `-` to exclude it. Two-character Japanese/Chinese/Korean queries work.
+    pub query: String,
+    /// Maximum hits, 1–100 (default 10).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// `lexical` (default). `semantic` and `hybrid` need an embedder and return NOT_CONFIGURED.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Path globs to include (`docs/**`); a glob starting with `!` excludes.
+    #[serde(default)]
+    pub path_globs: Vec<String>,
+    /// Only this category: the first folder of the path (or frontmatter `category`). See kb_list_topics.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Only this topic: the first two folders, `a/b` (or frontmatter `topic`). See kb_list_topics.
+    #[serde(default)]
+    pub topic: Option<String>,
+    /// Only documents whose frontmatter `tags` contain at least one of these.
+    #[serde(default)]
+    pub tags_any: Vec<String>,
+    /// Only documents whose frontmatter `tags` contain all of these.
+    #[serde(default)]
+    pub tags_all: Vec<String>,
+    /// Only documents with frontmatter `date` on or after this day (`YYYY-MM-DD`; the author's date, not the file time).
+    #[serde(default)]
+    pub date_from: Option<String>,
+    /// Only documents with frontmatter `date` on or before this day (`YYYY-MM-DD`).
+    #[serde(default)]
+    pub date_to: Option<String>,
+    /// Frontmatter fields to require: key → accepted values; the document's value (string, number, or any item of a list) must equal one of them, e.g. {"status": ["published"]}.
+    #[serde(default)]
+    pub fields: std::collections::BTreeMap<String, Vec<String>>,
+    /// Frontmatter fields to exclude: key → values; documents whose value equals one of them are left out (documents without the key stay).
+    #[serde(default)]
+    pub fields_not: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// One hit.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Hit {
+    /// KB-relative path of the document.
+    pub path: String,
+    /// Pointer of the chunk's first element (for kb_read / kb_patch; may be stale if the file changed since indexing).
+    pub pointer: String,
+    /// Headings above the chunk, outermost first.
+    pub heading_path: Vec<String>,
+    /// First line of the chunk, 1-based.
+    pub start_line: u32,
+    /// Last line of the chunk, 1-based, inclusive.
+    pub end_line: u32,
+    /// BM25 score (higher is better; comparable within one query only).
+    pub score: f64,
+    /// About 200 characters around the first match.
+    pub snippet: String,
+    /// Source hash of the document when indexed; compare with kb_read's sourceHash.
+    #[serde(rename = "indexedSourceHash")]
+    pub indexed_source_hash: String,
+    /// `kb://doc/<path>` resource of the document.
+    pub uri: String,
+}
+
+/// `kb_search` output.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SearchOutput {
+    /// Hits, best first.
+    pub results: Vec<Hit>,
+    /// True when there are no hits or the best hit matches fewer than half of the query's terms: say so instead of guessing.
+    pub low_confidence: bool,
+    /// Filters that applied, by name (path_globs, category, topic, tags_any, tags_all, date_from, date_to, fields, fields_not).
+    pub filter_applied: Vec<String>,
+    /// The mode that ran (`lexical`).
+    pub mode: String,
+    /// True while a reindex runs: results may miss files not indexed yet (see kb_status).
+    pub indexing: bool,
+}
+
+impl Kb {
+    /// `kb_search`.
+    pub fn search(&self, args: &SearchArgs) -> ToolResult<SearchOutput> {
+        match args.mode.as_deref() {
+            None | Some("lexical") => {}
+            Some(m @ ("semantic" | "hybrid")) => {
+                return Err(ToolError::new(
+                    ErrorCode::NotConfigured,
+                    format!(
+                        "search mode `{m}` needs an embedder, which this server does not have; use `lexical`"
+                    ),
+                ));
+            }
+            Some(m) => {
+                return Err(ToolError::invalid(format!(
+                    "unknown search mode `{m}`; use lexical, semantic or hybrid"
+                )));
+            }
+        }
+        if args.query.trim().is_empty() {
+            return Err(ToolError::invalid("`query` must not be empty"));
+        }
+        let limit = args.limit.unwrap_or(10);
+        if !(1..=100).contains(&limit) {
+            return Err(ToolError::invalid("`limit` must be between 1 and 100"));
+        }
+        let query = SearchQuery {
+            text: args.query.clone(),
+            limit,
+            path_globs: args.path_globs.clone(),
+            category: args.category.clone(),
+            topic: args.topic.clone(),
+            tags_any: args.tags_any.clone(),
+            tags_all: args.tags_all.clone(),
+            date_from: args.date_from.clone(),
+            date_to: args.date_to.clone(),
+            fields: args.fields.clone().into_iter().collect(),
+            fields_not: args.fields_not.clone().into_iter().collect(),
+        };
+        let res = self.with_store(|store| {
+            store.search_lexical(&query).map_err(|e| match e {
+                SearchError::InvalidArgument(m) => ToolError::invalid(m),
+                other => ToolError::internal(other),
+            })
+        })?;
+        Ok(SearchOutput {
+            results: res
+                .results
+                .into_iter()
+                .map(|h| Hit {
+                    uri: doc_uri(&h.path),
+                    path: h.path,
+                    pointer: h.pointer,
+                    heading_path: h.heading_path,
+                    start_line: h.start_line,
+                    end_line: h.end_line,
+                    score: h.score,
+                    snippet: h.snippet,
+                    indexed_source_hash: h.indexed_source_hash,
+                })
+                .collect(),
+            low_confidence: res.low_confidence,
+            filter_applied: res.filter_applied,
+            mode: "lexical".into(),
+            indexing: self.reindex_running(),
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! `kb_status` and `kb_reindex`: the one background reindex and what the index holds.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use folio_core::index::{index_root, records};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Kb, ToolError, ToolResult};
+
+/// The background reindex: at most one runs at a time.
+#[derive(Clone, Debug, Default)]
+pub struct ReindexState {
+    running: bool,
+    force: bool,
+    started_at_ms: u64,
+    done: usize,
+    total: usize,
+    /// Another run was asked for while this one ran (a write landed meanwhile).
+    rerun: bool,
+    last: Option<LastRun>,
+}
+
+/// The outcome of the last finished reindex.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LastRun {
+    /// True when the run completed.
+    pub ok: bool,
+    /// When it finished (milliseconds since the Unix epoch).
+    pub finished_at_ms: u64,
+    /// Wall-clock time of the run in milliseconds.
+    pub elapsed_ms: u64,
+    /// Markdown files found.
+    pub files: usize,
+    /// Documents parsed and written.
+    pub indexed: usize,
+    /// Documents whose content hash matched (not written).
+    pub unchanged: usize,
+    /// Documents removed from the index.
+    pub removed: usize,
+    /// Files skipped (too large, not UTF-8, binary, symbolic links).
+    pub skipped: usize,
+    /// The error, when the run failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Progress and last result of indexing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Indexing {
+    /// `running` or `idle`.
+    pub state: String,
+    /// Whether the running pass re-parses everything.
+    pub force: bool,
+    /// Files read so far by the running pass.
+    pub done: usize,
+    /// Files the running pass will read.
+    pub total: usize,
+    /// When the running pass started (milliseconds since the Unix epoch), 0 when idle.
+    pub started_at_ms: u64,
+    /// The last finished pass, if any.
+    pub last: Option<LastRun>,
+}
+
+/// What the index holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IndexCounts {
+    /// Indexed documents.
+    pub documents: u64,
+    /// Indexed chunks.
+    pub chunks: u64,
+    /// Database size in bytes.
+    pub db_size_bytes: u64,
+    /// Schema version of the database.
+    pub schema_version: u32,
+}
+
+/// `kb_status` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StatusOutput {
+    /// Absolute path of the knowledge base root.
+    pub root: String,
+    /// Whether writing tools are enabled.
+    pub allow_writes: bool,
+    /// Search modes available: `lexical` (semantic and hybrid need an embedder, not configured).
+    pub search_modes: Vec<String>,
+    /// Index contents.
+    pub index: IndexCounts,
+    /// Reindex progress and last result.
+    pub indexing: Indexing,
+}
+
+/// `kb_reindex` arguments.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::kb::portable_schema)]
+#[serde(deny_unknown_fields)]
+pub struct ReindexArgs {
+    /// Re-parse and rewrite every document instead of only changed ones (default false).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `kb_reindex` output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReindexOutput {
+    /// True when this call started a new pass; false when it joined the running one.
+    pub started: bool,
+    /// Progress right now; poll `kb_status` for the result.
+    pub indexing: Indexing,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl ReindexState {
+    fn view(&self) -> Indexing {
+        Indexing {
+            state: if self.running { "running" } else { "idle" }.into(),
+            force: self.running && self.force,
+            done: if self.running { self.done } else { 0 },
+            total: if self.running { self.total } else { 0 },
+            started_at_ms: if self.running { self.started_at_ms } else { 0 },
+            last: self.last.clone(),
+        }
+    }
+}
+
+impl Kb {
+    /// `kb_status`.
+    pub fn status(&self) -> ToolResult<StatusOutput> {
+        let s = self.with_store(|store| store.status().map_err(ToolError::internal))?;
+        let indexing = self.reindex.lock().map_err(ToolError::internal)?.view();
+        Ok(StatusOutput {
+            root: self.root.display().to_string(),
+            allow_writes: self.allow_writes,
+            search_modes: vec!["lexical".into()],
+            index: IndexCounts {
+                documents: s.n_documents,
+                chunks: s.n_chunks,
+                db_size_bytes: s.db_size_bytes,
+                schema_version: s.schema_version,
+            },
+            indexing,
+        })
+    }
+
+    /// `kb_reindex`: starts a background pass, or joins the running one; returns at once.
+    pub fn start_reindex(self: &Arc<Self>, force: bool) -> ToolResult<ReindexOutput> {
+        let mut state = self.reindex.lock().map_err(ToolError::internal)?;
+        if state.running {
+            if force && !state.force {
+                // The running pass skips unchanged files; a forced pass follows it.
+                state.rerun = true;
+                state.force = true;
+            }
+            return Ok(ReindexOutput {
+                started: false,
+                indexing: state.view(),
+            });
+        }
+        state.running = true;
+        state.force = force;
+        state.done = 0;
+        state.total = 0;
+        state.started_at_ms = now_ms();
+        let view = state.view();
+        drop(state);
+        let kb = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("folio-reindex".into())
+            .spawn(move || kb.run_reindex(force))
+            .map_err(ToolError::internal)?;
+        Ok(ReindexOutput {
+            started: true,
+            indexing: view,
+        })
+    }
+
+    /// Runs a pass on this thread (and any pass requested meanwhile).
+    fn run_reindex(&self, mut force: bool) {
+        loop {
+            let state = Arc::clone(&self.reindex);
+            let progress = move |done: usize, total: usize| {
+                if let Ok(mut s) = state.lock() {
+                    s.done = done;
+                    s.total = total;
+                }
+            };
+            let started = std::time::Instant::now();
+            // A panic in the indexer must not leave the state "running" forever.
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                index_root(
+                    &self.root,
+                    &self.config,
+                    &self.db_path,
+                    force,
+                    Some(&progress),
+                )
+            }));
+            let last = match result {
+                Ok(Ok(summary)) => {
+                    tracing::info!(
+                        indexed = summary.indexed,
+                        unchanged = summary.unchanged,
+                        removed = summary.removed,
+                        ms = summary.elapsed_ms,
+                        "reindex finished"
+                    );
+                    LastRun {
+                        ok: true,
+                        finished_at_ms: now_ms(),
+                        elapsed_ms: summary.elapsed_ms,
+                        files: summary.files,
+                        indexed: summary.indexed,
+                        unchanged: summary.unchanged,
+                        removed: summary.removed,
+                        skipped: summary.skipped.len(),
+                        error: None,
+                    }
+                }
+                Ok(Err(err)) => failed(started, err.to_string()),
+                Err(_) => failed(started, "the indexer panicked".into()),
+            };
+            let Ok(mut s) = self.reindex.lock() else {
+                return;
+            };
+            s.last = Some(last);
+            if s.rerun {
+                s.rerun = false;
+                force = s.force;
+                s.started_at_ms = now_ms();
+                continue;
+            }
+            s.running = false;
+            return;
+        }
+    }
+
+    /// Marks a pass as running without starting one (tests of joining).
+    #[cfg(test)]
+    pub(crate) fn pretend_running(&self, running: bool) {
+        let mut s = self.reindex.lock().expect("reindex state");
+        s.running = running;
+        s.rerun = false;
+    }
+
+    /// Whether a background pass is running.
+    pub(crate) fn reindex_running(&self) -> bool {
+        self.reindex.lock().map(|s| s.running).unwrap_or(false)
+    }
+
+    /// Runs a pass and waits for it (startup in tests, the CLI).
+    pub fn reindex_blocking(&self, force: bool) -> ToolResult<LastRun> {
+        {
+            let mut s = self.reindex.lock().map_err(ToolError::internal)?;
+            if s.running {
+                return Err(ToolError::new(
+                    super::ErrorCode::Busy,
+                    "a reindex is already running",
+                ));
+            }
+            s.running = true;
+            s.force = force;
+            s.started_at_ms = now_ms();
+        }
+        self.run_reindex(force);
+        let s = self.reindex.lock().map_err(ToolError::internal)?;
+        s.last
+            .clone()
+            .ok_or_else(|| ToolError::internal("reindex left no result"))
+    }
+
+    /// Writes the index rows of one document after an edit. Returns whether the index is
+    /// now known to match the file (false while a background pass runs: it will be redone).
+    pub(crate) fn sync_document(&self, path: &str, text: Option<&str>) -> bool {
+        self.invalidate(path);
+        if let Ok(mut s) = self.reindex.lock()
+            && s.running
+        {
+            s.rerun = true;
+            return false;
+        }
+        let result = (|| -> Result<(), folio_core::store::StoreError> {
+            let mut store = folio_core::store::Store::open(&self.db_path)?;
+            let mut batch = store.batch()?;
+            match text {
+                Some(text) => {
+                    let (doc, chunks) = records(
+                        path,
+                        text,
+                        text.len() as u64,
+                        now_ms() as i64,
+                        self.config.index.chunk_bytes.max(200),
+                    );
+                    batch.upsert_document(&doc, &chunks)?;
+                }
+                None => {
+                    batch.remove_document(path)?;
+                }
+            }
+            batch.commit()
+        })();
+        match result {
+            Ok(()) => true,
+            Err(err) => {
+                tracing::warn!(error = %err, "index update after an edit failed");
+                false
+            }
+        }
+    }
+}
+
+fn failed(started: std::time::Instant, error: String) -> LastRun {
+    tracing::warn!(%error, "reindex failed");
+    LastRun {
+        ok: false,
+        finished_at_ms: now_ms(),
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        files: 0,
+        indexed: 0,
+        unchanged: 0,
+        removed: 0,
+        skipped: 0,
+        error: Some(error),
+    }
+}

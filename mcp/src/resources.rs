@@ -1,0 +1,124 @@
+//! Resources: `kb://topic/<prefix>` (listed) and `kb://doc/<path>` (template).
+//!
+//! Both come from the index: a document is served only if it is indexed, and then
+//! through the same path policy as kb_read. Paths in URIs are percent-encoded with `/`
+//! kept.
+
+use std::collections::BTreeMap;
+
+use percent_encoding::percent_decode_str;
+
+use crate::kb::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
+
+/// Largest document a `kb://doc/` read returns whole.
+pub const MAX_RESOURCE_BYTES: usize = 4 * 1024 * 1024;
+
+/// A topic group: the root, a category or a topic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicGroup {
+    /// `""` (root), `cat` or `cat/topic`.
+    pub prefix: String,
+    /// Indexed documents in the group.
+    pub count: usize,
+}
+
+/// Every topic group of the index, sorted by prefix.
+pub fn topic_groups(kb: &Kb) -> ToolResult<Vec<TopicGroup>> {
+    let topics = kb.list_topics()?;
+    let mut groups: BTreeMap<String, usize> = BTreeMap::new();
+    groups.insert(String::new(), topics.total_documents);
+    for t in topics.topics {
+        match t.kind.as_str() {
+            "category" => {
+                groups.insert(t.category, t.document_count);
+            }
+            "topic" => {
+                if let Some(topic) = t.topic {
+                    groups.insert(topic, t.document_count);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(prefix, count)| TopicGroup { prefix, count })
+        .collect())
+}
+
+fn decode(s: &str) -> ToolResult<String> {
+    percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| ToolError::invalid("the URI is not valid percent-encoded UTF-8"))
+}
+
+/// Reads a `kb://` resource as Markdown text.
+pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
+    if let Some(rest) = uri.strip_prefix("kb://doc/") {
+        let path = decode(rest)?;
+        folio_core::workspace::path_policy::check_syntax(&path)?;
+        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(ToolError::internal)?;
+        let indexed = store.documents().map_err(ToolError::internal)?;
+        if !indexed.contains_key(&path) {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("`{path}` is not an indexed document"),
+            ));
+        }
+        let (_, text) = kb.read_document(&path)?;
+        if text.len() > MAX_RESOURCE_BYTES {
+            return Err(ToolError::invalid(format!(
+                "`{path}` is {} bytes; resources return at most 4 MiB, page through it with kb_read",
+                text.len()
+            )));
+        }
+        return Ok(text);
+    }
+    if let Some(rest) = uri
+        .strip_prefix("kb://topic/")
+        .or_else(|| (uri == "kb://topic").then_some(""))
+    {
+        let prefix = decode(rest.trim_end_matches('/'))?;
+        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(ToolError::internal)?;
+        let catalog = store.catalog().map_err(ToolError::internal)?;
+        let docs: Vec<_> = catalog
+            .iter()
+            .filter(|d| match prefix.as_str() {
+                "" => true,
+                p if p.contains('/') => d.topic.as_deref() == Some(p),
+                p => d.category.as_deref() == Some(p),
+            })
+            .collect();
+        if docs.is_empty() {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no indexed documents in topic group `{prefix}`"),
+            ));
+        }
+        let title = if prefix.is_empty() {
+            "All documents".to_string()
+        } else {
+            format!("Documents in `{prefix}`")
+        };
+        let mut out = format!("# {title}\n\n");
+        for d in docs {
+            let name = d.title.clone().unwrap_or_else(|| d.path.clone());
+            out.push_str(&format!(
+                "- [{}]({}) — `{}`\n",
+                name.replace(['[', ']'], ""),
+                doc_uri(&d.path),
+                d.path
+            ));
+        }
+        return Ok(out);
+    }
+    Err(ToolError::new(
+        ErrorCode::NotFound,
+        format!("unknown resource `{uri}`; folio serves kb://doc/<path> and kb://topic/<prefix>"),
+    ))
+}
+
+fn kb_db(kb: &Kb) -> std::path::PathBuf {
+    kb.db_path().to_path_buf()
+}

@@ -1,0 +1,523 @@
+//! The rmcp server: tool router, prompts, resources, and the stdio entry point.
+//!
+//! Tool bodies are one line each: they run the matching [`Kb`] method on a blocking
+//! thread. A panic there fails that one call with an `INTERNAL` tool error; the server
+//! keeps running. `server/discover` (sent by newer clients before `initialize`) is
+//! answered with -32601 so they fall back to `initialize`, where protocol versions newer
+//! than 2025-11-25 are negotiated down.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::handler::server::router::prompt::PromptRouter;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
+    DiscoverRequestMethod, Implementation, IntoContents, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{
+    ErrorData, Json, RoleServer, ServerHandler, Service, ServiceExt, prompt, prompt_handler,
+    prompt_router, tool, tool_handler, tool_router,
+};
+use serde::Serialize;
+
+use crate::kb::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, PatchArgs};
+use crate::kb::files::{DownloadArgs, ListFilesArgs};
+use crate::kb::links::LinksArgs;
+use crate::kb::read::{OutlineArgs, ReadArgs};
+use crate::kb::search::SearchArgs;
+use crate::kb::status::ReindexArgs;
+use crate::kb::{ErrorCode, Kb, Options, ToolError, ToolResult};
+use crate::prompts;
+
+impl rmcp::model::IntoContents for ToolError {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        let json = serde_json::to_string(&self).unwrap_or_else(|_| {
+            format!("{{\"code\":\"INTERNAL\",\"message\":{:?}}}", self.message)
+        });
+        vec![ContentBlock::text(json)]
+    }
+}
+
+/// The folio MCP server.
+#[derive(Clone)]
+pub struct FolioServer {
+    kb: Arc<Kb>,
+    tool_router: ToolRouter<FolioServer>,
+    prompt_router: PromptRouter<FolioServer>,
+}
+
+/// Runs `f` on a blocking thread; a panic becomes an `INTERNAL` tool error.
+async fn blocking<T: Send + 'static>(
+    kb: &Arc<Kb>,
+    f: impl FnOnce(&Kb) -> ToolResult<T> + Send + 'static,
+) -> ToolResult<T> {
+    let kb = Arc::clone(kb);
+    match tokio::task::spawn_blocking(move || f(&kb)).await {
+        Ok(res) => res,
+        Err(err) if err.is_panic() => {
+            tracing::error!("a tool panicked; the call failed and the server goes on");
+            Err(ToolError::new(
+                ErrorCode::Internal,
+                "internal error: the tool panicked (this is a bug in folio)",
+            ))
+        }
+        Err(err) => Err(ToolError::internal(err)),
+    }
+}
+
+async fn json<T: Serialize + Send + 'static>(
+    kb: &Arc<Kb>,
+    f: impl FnOnce(&Kb) -> ToolResult<T> + Send + 'static,
+) -> Result<Json<T>, ToolError> {
+    blocking(kb, f).await.map(Json)
+}
+
+#[tool_router(router = tool_router)]
+impl FolioServer {
+    /// A server over `kb`.
+    pub fn new(kb: Arc<Kb>) -> FolioServer {
+        FolioServer {
+            kb,
+            tool_router: Self::tool_router(),
+            prompt_router: Self::prompt_router(),
+        }
+    }
+
+    /// The knowledge base.
+    pub fn kb(&self) -> &Arc<Kb> {
+        &self.kb
+    }
+
+    /// Index status: document and chunk counts, whether writes are allowed, and the progress and last result of the background reindex (`indexing`). Call with `{}`.
+    #[tool(name = "kb_status", annotations(read_only_hint = true))]
+    async fn kb_status(&self) -> Result<Json<crate::kb::status::StatusOutput>, ToolError> {
+        json(&self.kb, |kb| kb.status()).await
+    }
+
+    /// Starts a background reindex (incremental by content hash; `force` rewrites everything), or joins the one already running, and returns at once. Poll kb_status for progress and the result.
+    #[tool(
+        name = "kb_reindex",
+        annotations(read_only_hint = false, idempotent_hint = true)
+    )]
+    async fn kb_reindex(
+        &self,
+        Parameters(args): Parameters<ReindexArgs>,
+    ) -> Result<Json<crate::kb::status::ReindexOutput>, ToolError> {
+        let kb = Arc::clone(&self.kb);
+        match kb.start_reindex(args.force) {
+            Ok(out) => Ok(Json(out)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Lexical (BM25) search over the indexed Markdown chunks with filters (path globs, category, topic, tags, dates). Returns {results, low_confidence, filter_applied}; each hit has path, pointer, heading_path, start_line/end_line, snippet, indexedSourceHash and a kb://doc/ uri. The index may lag behind the files: read the source with kb_read before quoting or editing.
+    #[tool(name = "kb_search", annotations(read_only_hint = true))]
+    async fn kb_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<Json<crate::kb::search::SearchOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.search(&args)).await
+    }
+
+    /// Reads a Markdown document's current source (not the index): the whole file, or what one element owns when given a pointer (a heading: its section; a table: also its columns and rows). Paged by bytes (offset / next_offset). Returns the text, the file's sourceHash, and the elements in the page with their pointers for kb_patch.
+    #[tool(name = "kb_read", annotations(read_only_hint = true))]
+    async fn kb_read(
+        &self,
+        Parameters(args): Parameters<ReadArgs>,
+    ) -> Result<Json<crate::kb::read::ReadOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.read(&args)).await
+    }
+
+    /// The heading tree of a Markdown document with each heading's pointer, level, slug and line range (from the current source).
+    #[tool(name = "kb_outline", annotations(read_only_hint = true))]
+    async fn kb_outline(
+        &self,
+        Parameters(args): Parameters<OutlineArgs>,
+    ) -> Result<Json<crate::kb::read::OutlineOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.outline(&args)).await
+    }
+
+    /// Lists Markdown files and other files (assets, not indexed) under the root, honouring .gitignore. `pathPrefix` is a folder or one exact file, never a partial name; `includeGlob` matches paths.
+    #[tool(name = "kb_list_files", annotations(read_only_hint = true))]
+    async fn kb_list_files(
+        &self,
+        Parameters(args): Parameters<ListFilesArgs>,
+    ) -> Result<Json<crate::kb::files::ListFilesOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.list_files(&args)).await
+    }
+
+    /// Lists the indexed categories (first folder) and topics (first two folders) with document counts and, per topic, the folder tree below it. Use the names as kb_search `category` / `topic` filters. Call with `{}`.
+    #[tool(name = "kb_list_topics", annotations(read_only_hint = true))]
+    async fn kb_list_topics(&self) -> Result<Json<crate::kb::files::ListTopicsOutput>, ToolError> {
+        json(&self.kb, |kb| kb.list_topics()).await
+    }
+
+    /// Links of a Markdown document: outgoing links with their resolution, incoming links from other documents, an optional walk up to depth 3, and broken links with stable diagnostic codes (missing-file, missing-heading, …).
+    #[tool(name = "kb_links", annotations(read_only_hint = true))]
+    async fn kb_links(
+        &self,
+        Parameters(args): Parameters<LinksArgs>,
+    ) -> Result<Json<crate::kb::links::LinksOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.links(&args)).await
+    }
+
+    /// Structural edit of one Markdown file by element pointers (from kb_read / kb_outline / kb_search): replace_element (alias replace), replace_section, delete_section, replace_subtree, insert_before, insert_after, delete; pointer `document` inserts at the file's start or end. Pointers are checked by selfHash (and subtreeHash for section/subtree operations) and re-anchored if the element moved. All operations apply together or not at all; the result must keep every untouched element, list and heading level. Unchanged bytes stay as they were. Needs allow_writes.
+    #[tool(
+        name = "kb_patch",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn kb_patch(
+        &self,
+        Parameters(args): Parameters<PatchArgs>,
+    ) -> Result<Json<crate::kb::edit::PatchOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.patch(&args)).await
+    }
+
+    /// Edits a GFM table by its pointer: update_cells, insert_row, delete_row, insert_column, delete_column, rename_column, set_alignment. Rows by `where {column, equals}` or rowIndex, columns by header or columnIndex. Values are literal text (escaped) unless valueFormat is `markdown`. Returns the table's new pointer. Needs allow_writes.
+    #[tool(
+        name = "kb_edit_table",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn kb_edit_table(
+        &self,
+        Parameters(args): Parameters<EditTableArgs>,
+    ) -> Result<Json<crate::kb::edit::EditTableOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.edit_table(&args)).await
+    }
+
+    /// Creates a new Markdown file (fails with ALREADY_EXISTS if the path exists). Needs allow_writes.
+    #[tool(
+        name = "kb_create",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn kb_create(
+        &self,
+        Parameters(args): Parameters<CreateArgs>,
+    ) -> Result<Json<crate::kb::edit::CreateOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.create(&args)).await
+    }
+
+    /// Moves or renames a Markdown file and, unless update_links is false, rewrites the Markdown links that point at it in other documents (and its own relative links). Fails with ALREADY_EXISTS if the target exists. Needs allow_writes.
+    #[tool(
+        name = "kb_move",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn kb_move(
+        &self,
+        Parameters(args): Parameters<MoveArgs>,
+    ) -> Result<Json<crate::kb::edit::MoveOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.move_document(&args)).await
+    }
+
+    /// Deletes a Markdown file (optionally only if its sourceHash still matches). Links to it are not changed; check kb_links incoming first. Needs allow_writes.
+    #[tool(
+        name = "kb_delete",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn kb_delete(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+    ) -> Result<Json<crate::kb::edit::DeleteOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.delete(&args)).await
+    }
+
+    /// Returns any regular file of the knowledge base (at most 25 MiB) as an embedded binary resource, followed by {path, mimeType, bytes, sha256}.
+    #[tool(
+        name = "kb_download_file",
+        annotations(read_only_hint = true),
+        output_schema = rmcp::handler::server::tool::schema_for_type::<crate::kb::files::DownloadOutput>()
+    )]
+    async fn kb_download_file(
+        &self,
+        Parameters(args): Parameters<DownloadArgs>,
+    ) -> Result<CallToolResult, ToolError> {
+        let d = blocking(&self.kb, move |kb| kb.download(&args)).await?;
+        use base64::Engine;
+        let blob = base64::engine::general_purpose::STANDARD.encode(&d.data);
+        let uri = crate::kb::doc_uri(&d.meta.path).replacen("kb://doc/", "kb://file/", 1);
+        let meta = serde_json::to_value(&d.meta).map_err(ToolError::internal)?;
+        let mut result = CallToolResult::structured(meta.clone());
+        result.content = vec![
+            ContentBlock::resource(
+                ResourceContents::blob(blob, uri).with_mime_type(d.meta.mime_type.clone()),
+            ),
+            ContentBlock::text(meta.to_string()),
+        ];
+        Ok(result)
+    }
+}
+
+#[prompt_router]
+impl FolioServer {
+    /// Summarise what the knowledge base says about a topic, citing paths.
+    #[prompt(name = "summarize_topic")]
+    async fn summarize_topic(
+        &self,
+        Parameters(args): Parameters<prompts::TopicArgs>,
+    ) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            prompts::summarize_topic(&args.topic),
+        )]
+    }
+
+    /// Answer a question thoroughly: search, follow links, read sources, search again with new vocabulary.
+    #[prompt(name = "deep_dive")]
+    async fn deep_dive(
+        &self,
+        Parameters(args): Parameters<prompts::QuestionArgs>,
+    ) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            prompts::deep_dive(&args.question),
+        )]
+    }
+
+    /// Survey documents dated since a day (frontmatter `date`, default 30 days ago).
+    #[prompt(name = "whats_new")]
+    async fn whats_new(
+        &self,
+        Parameters(args): Parameters<prompts::SinceArgs>,
+    ) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            prompts::whats_new(args.since.as_deref()),
+        )]
+    }
+
+    /// Find what the knowledge base is missing or thin on, without writing the content.
+    #[prompt(name = "find_gaps")]
+    async fn find_gaps(
+        &self,
+        Parameters(args): Parameters<prompts::OptionalTopicArgs>,
+    ) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            prompts::find_gaps(args.topic.as_deref()),
+        )]
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
+impl ServerHandler for FolioServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("folio", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .with_instructions(prompts::INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let mut response = self.tool_router.call(tcc).await?;
+        // Arguments that do not fit the schema come back from rmcp as plain text; give them
+        // the same `{code, message}` body as every other tool failure.
+        if let CallToolResponse::Complete(result) = &mut response
+            && result.is_error == Some(true)
+            && let Some(text) = result
+                .content
+                .first()
+                .and_then(|c| c.as_text())
+                .map(|t| t.text.clone())
+            && text.starts_with("failed to deserialize parameters")
+        {
+            result.content = ToolError::invalid(text).into_contents();
+        }
+        Ok(response)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let groups = blocking(&self.kb, crate::resources::topic_groups)
+            .await
+            .map_err(to_protocol)?;
+        let resources = groups
+            .into_iter()
+            .map(|g| {
+                let name = if g.prefix.is_empty() {
+                    "(root)".to_string()
+                } else {
+                    g.prefix.clone()
+                };
+                Resource::new(crate::kb::topic_uri(&g.prefix), name)
+                    .with_description(format!(
+                        "{} indexed documents under `{}`",
+                        g.count,
+                        if g.prefix.is_empty() { "/" } else { &g.prefix }
+                    ))
+                    .with_mime_type("text/markdown")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let t = ResourceTemplate::new("kb://doc/{+path}", "document")
+            .with_description("One indexed Markdown document by its KB-relative path (percent-encoded, `/` kept).")
+            .with_mime_type("text/markdown");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![t]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.clone();
+        let res = blocking(&self.kb, move |kb| crate::resources::read(kb, &uri))
+            .await
+            .map_err(to_protocol)?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(res, request.uri).with_mime_type("text/markdown"),
+        ])
+        .into())
+    }
+}
+
+fn to_protocol(err: ToolError) -> ErrorData {
+    match err.code {
+        ErrorCode::NotFound | ErrorCode::InvalidPath => {
+            ErrorData::resource_not_found(err.message, None)
+        }
+        ErrorCode::InvalidArgument | ErrorCode::UnsupportedFormat => {
+            ErrorData::invalid_params(err.message, None)
+        }
+        _ => ErrorData::internal_error(err.message, None),
+    }
+}
+
+/// The served handler: [`FolioServer`] plus the answer -32601 to `server/discover`.
+#[derive(Clone)]
+pub struct Served(pub FolioServer);
+
+impl Service<RoleServer> for Served {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ServerResult, ErrorData> {
+        if matches!(request, ClientRequest::DiscoverRequest(_)) {
+            return Err(ErrorData::method_not_found::<DiscoverRequestMethod>());
+        }
+        self.0.handle_request(request, context).await
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        <FolioServer as Service<RoleServer>>::handle_notification(&self.0, notification, context)
+            .await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&self.0)
+    }
+}
+
+/// Serves MCP over stdin/stdout until the client disconnects.
+///
+/// Starts an incremental reindex in the background first; tools answer meanwhile.
+pub async fn serve_stdio(options: Options) -> anyhow::Result<()> {
+    let kb = Arc::new(Kb::open(options)?);
+    tracing::info!(root = %kb.root().display(), allow_writes = kb.allow_writes(), "folio mcp starting");
+    if let Err(e) = kb.start_reindex(false) {
+        tracing::warn!(error = %e.message, "initial reindex did not start");
+    }
+    let server = Served(FolioServer::new(kb));
+    let (io, writer) = crate::transport::filtered(tokio::io::stdin(), tokio::io::stdout());
+    let running = server.serve(io).await?;
+    let reason = running.waiting().await?;
+    // The writer ends when rmcp's output closes; wait so the last replies are flushed.
+    let _ = writer.await;
+    tracing::info!(?reason, "folio mcp stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_fails_that_call_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = Arc::new(
+            Kb::open(Options {
+                root: dir.path().into(),
+                db: None,
+                allow_writes: false,
+            })
+            .unwrap(),
+        );
+        let res: ToolResult<()> = blocking(&kb, |_| panic!("boom")).await;
+        assert_eq!(
+            serde_json::to_value(res.unwrap_err()).unwrap(),
+            serde_json::json!({"code": "INTERNAL", "message": "internal error: the tool panicked (this is a bug in folio)"})
+        );
+        // The next call works.
+        assert!(blocking(&kb, |kb| kb.status()).await.is_ok());
+    }
+
+    #[test]
+    fn every_tool_has_an_output_schema_and_described_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = Arc::new(
+            Kb::open(Options {
+                root: dir.path().into(),
+                db: None,
+                allow_writes: false,
+            })
+            .unwrap(),
+        );
+        let server = FolioServer::new(kb);
+        let tools = server.tool_router.list_all();
+        assert_eq!(tools.len(), 14);
+        for t in &tools {
+            assert!(t.output_schema.is_some(), "{}", t.name);
+            let schema = serde_json::to_value(&*t.input_schema).unwrap();
+            for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+                assert!(
+                    prop.get("description").is_some()
+                        || prop.get("$ref").is_some()
+                        || prop.get("allOf").is_some()
+                        || prop.get("anyOf").is_some(),
+                    "{}.{name}",
+                    t.name
+                );
+            }
+        }
+    }
+}
