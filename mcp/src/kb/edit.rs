@@ -4,7 +4,7 @@
 //! (`folio_core::edit`), and writes atomically. The index rows of the changed files are
 //! updated right after, and `indexSynchronized` says whether that is confirmed.
 
-use folio_core::edit::fs::{create_new, move_file, write_atomic};
+use folio_core::edit::fs::{create_new, move_file};
 use folio_core::edit::relink::move_edits;
 use folio_core::edit::table::{
     Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
@@ -15,6 +15,7 @@ use folio_core::workspace::path_policy::{check_syntax, resolve_new};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::live::{Buffer, Landed};
 use super::read::TableInfo;
 use super::{ErrorCode, Kb, ToolError, ToolResult};
 
@@ -67,9 +68,12 @@ pub struct PatchOutput {
     /// True when the search index already reflects the new file.
     #[serde(rename = "indexSynchronized")]
     pub index_synchronized: bool,
-    /// Where the edit landed: `disk` (no editor bridge yet).
+    /// Where the edit landed: `editor` (the buffer of a document open in an editor running `folio lsp`; the file changes when the editor saves) or `disk`.
     #[serde(rename = "appliedTo")]
     pub applied_to: String,
+    /// The editor that received the edit (its LSP client name), when `appliedTo` is `editor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 /// Selects a row by a column's exact displayed value.
@@ -167,9 +171,12 @@ pub struct EditTableOutput {
     /// True when the search index already reflects the new file.
     #[serde(rename = "indexSynchronized")]
     pub index_synchronized: bool,
-    /// `disk`.
+    /// Where the edit landed: `editor` (the buffer of a document open in an editor running `folio lsp`; the file changes when the editor saves) or `disk`.
     #[serde(rename = "appliedTo")]
     pub applied_to: String,
+    /// The editor that received the edit (its LSP client name), when `appliedTo` is `editor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 /// `kb_create` arguments.
@@ -197,9 +204,12 @@ pub struct CreateOutput {
     /// True when the search index already holds it.
     #[serde(rename = "indexSynchronized")]
     pub index_synchronized: bool,
-    /// `disk`.
+    /// Where the edit landed: `editor` (the buffer of a document open in an editor running `folio lsp`; the file changes when the editor saves) or `disk`.
     #[serde(rename = "appliedTo")]
     pub applied_to: String,
+    /// The editor that received the edit (its LSP client name), when `appliedTo` is `editor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 /// `kb_move` arguments.
@@ -228,6 +238,12 @@ pub struct UpdatedDocument {
     pub path: String,
     /// Number of links rewritten.
     pub links: usize,
+    /// Where this document's edit landed: `editor` (open in an editor: its buffer) or `disk`.
+    #[serde(rename = "appliedTo")]
+    pub applied_to: String,
+    /// The editor that received the edit, when `appliedTo` is `editor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 /// `kb_move` output.
@@ -246,9 +262,12 @@ pub struct MoveOutput {
     /// True when the search index already reflects every change.
     #[serde(rename = "indexSynchronized")]
     pub index_synchronized: bool,
-    /// `disk`.
+    /// Where the edit landed: `editor` (the buffer of a document open in an editor running `folio lsp`; the file changes when the editor saves) or `disk`.
     #[serde(rename = "appliedTo")]
     pub applied_to: String,
+    /// The editor that received the edit (its LSP client name), when `appliedTo` is `editor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 /// `kb_delete` arguments.
@@ -273,9 +292,12 @@ pub struct DeleteOutput {
     /// True when the search index no longer holds it.
     #[serde(rename = "indexSynchronized")]
     pub index_synchronized: bool,
-    /// `disk`.
+    /// Where the edit landed: `editor` (the buffer of a document open in an editor running `folio lsp`; the file changes when the editor saves) or `disk`.
     #[serde(rename = "appliedTo")]
     pub applied_to: String,
+    /// The editor that received the edit (its LSP client name), when `appliedTo` is `editor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 fn io_error(path: &str, err: std::io::Error) -> ToolError {
@@ -284,6 +306,19 @@ fn io_error(path: &str, err: std::io::Error) -> ToolError {
     } else {
         ToolError::internal(format!("`{path}`: {err}"))
     }
+}
+
+/// `CONFLICT` for a file operation on a document open in an editor: the bridge carries
+/// text edits only, and moving or deleting the file behind the editor would strand its
+/// buffer (and its unsaved changes).
+fn open_in_editor(path: &str, buffer: &Buffer, what: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "`{path}` is open in {} (folio lsp); it cannot be {what} behind the editor's back. Close it there (or save and close), then try again; nothing was changed",
+            buffer.editor
+        ),
+    )
 }
 
 fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<()> {
@@ -302,11 +337,24 @@ fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<
 }
 
 impl Kb {
+    /// Brings the index and the cached model up to date after a write: a disk write is
+    /// indexed now; an edit in an editor is not (the index follows the disk, and the
+    /// editor decides when to save), so it returns false.
+    fn after_write(&self, path: &str, landed: &Landed, text: Option<&str>) -> bool {
+        match landed {
+            Landed::Disk => self.sync_document(path, text),
+            Landed::Editor(_) => {
+                self.invalidate(path);
+                false
+            }
+        }
+    }
+
     /// `kb_patch`.
     pub fn patch(&self, args: &PatchArgs) -> ToolResult<PatchOutput> {
         self.require_writes()?;
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
-        let (abs, text) = self.read_document(&args.path)?;
+        let (abs, text, buffer) = self.read_live(&args.path)?;
         let ops: Vec<PatchOp> = args
             .operations
             .iter()
@@ -317,9 +365,9 @@ impl Kb {
             })
             .collect();
         let outcome = apply_patch(&text, &ops)?;
-        write_atomic(&abs, outcome.text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
-        tracing::info!(path = %args.path, operations = ops.len(), "patched");
-        let index_synchronized = self.sync_document(&args.path, Some(&outcome.text));
+        let landed = self.write_text(&args.path, &abs, buffer.as_ref(), &outcome.text, "kb_patch")?;
+        tracing::info!(path = %args.path, operations = ops.len(), landed = ?landed, "patched");
+        let index_synchronized = self.after_write(&args.path, &landed, Some(&outcome.text));
         Ok(PatchOutput {
             path: args.path.clone(),
             source_hash: outcome.source_hash,
@@ -334,7 +382,8 @@ impl Kb {
                 })
                 .collect(),
             index_synchronized,
-            applied_to: "disk".into(),
+            applied_to: landed.applied_to(),
+            editor: landed.editor(),
         })
     }
 
@@ -343,15 +392,15 @@ impl Kb {
         self.require_writes()?;
         let action = table_action(args)?;
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
-        let (abs, text) = self.read_document(&args.path)?;
+        let (abs, text, buffer) = self.read_live(&args.path)?;
         let format = match args.value_format {
             Some(ValueFormatArg::Markdown) => ValueFormat::Markdown,
             _ => ValueFormat::Text,
         };
         let outcome = edit_table(&text, &args.pointer, &action, format)?;
-        write_atomic(&abs, outcome.text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
-        tracing::info!(path = %args.path, action = %args.action, "table edited");
-        let index_synchronized = self.sync_document(&args.path, Some(&outcome.text));
+        let landed = self.write_text(&args.path, &abs, buffer.as_ref(), &outcome.text, "kb_edit_table")?;
+        tracing::info!(path = %args.path, action = %args.action, landed = ?landed, "table edited");
+        let index_synchronized = self.after_write(&args.path, &landed, Some(&outcome.text));
         Ok(EditTableOutput {
             path: args.path.clone(),
             pointer: outcome.pointer,
@@ -359,7 +408,8 @@ impl Kb {
             reanchored: outcome.reanchored,
             table: outcome.table.into(),
             index_synchronized,
-            applied_to: "disk".into(),
+            applied_to: landed.applied_to(),
+            editor: landed.editor(),
         })
     }
 
@@ -385,6 +435,7 @@ impl Kb {
             bytes: text.len(),
             index_synchronized,
             applied_to: "disk".into(),
+            editor: None,
         })
     }
 
@@ -394,7 +445,10 @@ impl Kb {
         check_syntax(&args.source_path)?;
         Kb::check_markdown_name(&args.target_path)?;
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
-        let (from_abs, text) = self.read_document(&args.source_path)?;
+        let (from_abs, text, source_buffer) = self.read_live(&args.source_path)?;
+        if let Some(buffer) = source_buffer {
+            return Err(open_in_editor(&args.source_path, &buffer, "moved"));
+        }
         let to_abs = resolve_new(&self.root, &args.target_path)?;
         if std::fs::symlink_metadata(&to_abs).is_ok() {
             return Err(ToolError::new(
@@ -407,11 +461,15 @@ impl Kb {
             &text,
             args.expected_source_hash.as_deref(),
         )?;
-        // Plan every link edit before touching anything.
-        let mut plans: Vec<(String, std::path::PathBuf, String, usize)> = Vec::new();
+        // Plan every link edit before touching anything; documents open in an editor are
+        // planned against their buffers.
+        let buffers = self.buffers()?;
+        let mut plans: Vec<(String, std::path::PathBuf, String, usize, Option<Buffer>)> = Vec::new();
         let mut moved_text = text.clone();
         if args.update_links.unwrap_or(true) {
-            let planned = self.with_workspace(|ws| {
+            let overlay: std::collections::HashMap<String, String> =
+                buffers.iter().map(|(path, b)| (path.clone(), b.text.clone())).collect();
+            let planned = self.with_workspace_overlay(&overlay, |ws| {
                 let mut out = Vec::new();
                 for (doc, edits) in move_edits(ws, &args.source_path, &args.target_path) {
                     let Some(entry) = ws.get(&doc) else { continue };
@@ -433,10 +491,11 @@ impl Kb {
                         to_abs.clone(),
                         moved_text.clone(),
                         edits.len(),
+                        None,
                     ));
                     continue;
                 }
-                let (abs, now) = self.read_document(&doc)?;
+                let (abs, now, buffer) = self.read_live(&doc)?;
                 if now != known {
                     return Err(ToolError::new(
                         ErrorCode::Conflict,
@@ -444,24 +503,38 @@ impl Kb {
                     ));
                 }
                 let new = apply_edits(&now, &edits)?;
-                plans.push((doc, abs, new, edits.len()));
+                plans.push((doc, abs, new, edits.len(), buffer));
             }
         }
-        move_file(&from_abs, &to_abs).map_err(|e| io_error(&args.target_path, e))?;
-        tracing::info!(from = %args.source_path, to = %args.target_path, "moved");
+        // Editors first: a refusal there stops the move before anything else changed.
         let mut updated_links = Vec::new();
-        for (doc, abs, new_text, n) in &plans {
-            write_atomic(abs, new_text.as_bytes()).map_err(|e| io_error(doc, e))?;
+        for (doc, abs, new_text, n, buffer) in plans.iter().filter(|p| p.4.is_some()) {
+            let landed = self.write_text(doc, abs, buffer.as_ref(), new_text, "kb_move")?;
             updated_links.push(UpdatedDocument {
                 path: doc.clone(),
                 links: *n,
+                applied_to: landed.applied_to(),
+                editor: landed.editor(),
             });
         }
+        move_file(&from_abs, &to_abs).map_err(|e| io_error(&args.target_path, e))?;
+        tracing::info!(from = %args.source_path, to = %args.target_path, "moved");
+        for (doc, abs, new_text, n, _) in plans.iter().filter(|p| p.4.is_none()) {
+            self.write_text(doc, abs, None, new_text, "kb_move")?;
+            updated_links.push(UpdatedDocument {
+                path: doc.clone(),
+                links: *n,
+                applied_to: Landed::Disk.applied_to(),
+                editor: None,
+            });
+        }
+        updated_links.sort_by(|a, b| a.path.cmp(&b.path));
         let mut synced = self.sync_document(&args.source_path, None);
         synced &= self.sync_document(&args.target_path, Some(&moved_text));
-        for (doc, _, new_text, _) in &plans {
+        for (doc, _, new_text, _, buffer) in &plans {
             if doc != &args.target_path {
-                synced &= self.sync_document(doc, Some(new_text));
+                let landed = buffer.as_ref().map_or(Landed::Disk, |b| Landed::Editor(b.editor.clone()));
+                synced &= self.after_write(doc, &landed, Some(new_text));
             }
         }
         Ok(MoveOutput {
@@ -471,6 +544,7 @@ impl Kb {
             updated_links,
             index_synchronized: synced,
             applied_to: "disk".into(),
+            editor: None,
         })
     }
 
@@ -478,7 +552,10 @@ impl Kb {
     pub fn delete(&self, args: &DeleteArgs) -> ToolResult<DeleteOutput> {
         self.require_writes()?;
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
-        let (abs, text) = self.read_document(&args.path)?;
+        let (abs, text, buffer) = self.read_live(&args.path)?;
+        if let Some(buffer) = buffer {
+            return Err(open_in_editor(&args.path, &buffer, "deleted"));
+        }
         check_expected(&args.path, &text, args.expected_source_hash.as_deref())?;
         std::fs::remove_file(&abs).map_err(|e| io_error(&args.path, e))?;
         tracing::info!(path = %args.path, "deleted");
@@ -488,6 +565,7 @@ impl Kb {
             deleted: true,
             index_synchronized,
             applied_to: "disk".into(),
+            editor: None,
         })
     }
 }

@@ -8,6 +8,7 @@
 pub mod edit;
 pub mod files;
 pub mod links;
+pub mod live;
 pub mod model;
 pub mod read;
 pub mod search;
@@ -167,6 +168,8 @@ pub struct Kb {
     read_store: Mutex<Option<Store>>,
     /// The parsed workspace, for links and moves.
     model: Mutex<Option<model::Model>>,
+    /// Where editors' `folio lsp` bridge endpoints are (core `bridge::base_dir`).
+    bridge_dir: PathBuf,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -208,6 +211,7 @@ impl Kb {
             write_lock: Mutex::new(()),
             read_store: Mutex::new(None),
             model: Mutex::new(None),
+            bridge_dir: folio_core::bridge::base_dir(),
         })
     }
 
@@ -250,8 +254,25 @@ impl Kb {
         res
     }
 
-    /// Resolves an existing Markdown document and reads it.
+    /// Resolves an existing Markdown document and reads it: from the editor's buffer
+    /// when an editor has it open (unsaved changes included), else from disk.
     pub(crate) fn read_document(&self, path: &str) -> ToolResult<(PathBuf, String)> {
+        let (abs, text, _) = self.read_live(path)?;
+        Ok((abs, text))
+    }
+
+    /// [`Kb::read_document`], also returning the editor buffer the text came from.
+    pub(crate) fn read_live(&self, path: &str) -> ToolResult<(PathBuf, String, Option<live::Buffer>)> {
+        let abs = self.resolve_markdown(path)?;
+        if let Some(buffer) = self.buffer(path)? {
+            return Ok((abs, buffer.text.clone(), Some(buffer)));
+        }
+        let text = self.read_disk(path, &abs)?;
+        Ok((abs, text, None))
+    }
+
+    /// Resolves an existing Markdown document (path policy, then the file must exist).
+    pub(crate) fn resolve_markdown(&self, path: &str) -> ToolResult<PathBuf> {
         let abs = resolve_existing(&self.root, path)?;
         if !is_markdown(path) {
             return Err(ToolError::new(
@@ -259,8 +280,13 @@ impl Kb {
                 format!("`{path}` is not a Markdown file (.md, .markdown)"),
             ));
         }
+        Ok(abs)
+    }
+
+    /// The text of a document on disk.
+    pub(crate) fn read_disk(&self, path: &str, abs: &Path) -> ToolResult<String> {
         let text =
-            read_markdown(&abs, self.config.index.max_file_size).map_err(
+            read_markdown(abs, self.config.index.max_file_size).map_err(
                 |reason| match reason {
                     SkipReason::TooLarge { .. } => {
                         ToolError::invalid(format!("`{path}`: {reason}"))
@@ -273,7 +299,7 @@ impl Kb {
                     }
                 },
             )?;
-        Ok((abs, text))
+        Ok(text)
     }
 
     /// Checks that `path` names a Markdown file, syntax only.

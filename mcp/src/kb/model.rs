@@ -94,6 +94,28 @@ impl Kb {
         f(&guard.as_ref().expect("loaded above").ws)
     }
 
+    /// [`Kb::with_workspace`] with some documents' text replaced (editor buffers, by
+    /// path). Those documents are re-read from disk on the next use.
+    pub(crate) fn with_workspace_overlay<T>(
+        &self,
+        overlay: &HashMap<String, String>,
+        f: impl FnOnce(&Workspace) -> ToolResult<T>,
+    ) -> ToolResult<T> {
+        if overlay.is_empty() {
+            return self.with_workspace(f);
+        }
+        self.with_workspace(|_| Ok(()))?;
+        let mut guard = self.model.lock().map_err(ToolError::internal)?;
+        let model = guard.as_mut().expect("loaded above");
+        for (path, text) in overlay {
+            if model.ws.get(path).is_some() {
+                model.ws.insert(path.clone(), DocEntry::new(text, 0, Origin::Editor));
+                model.stamps.remove(path);
+            }
+        }
+        f(&model.ws)
+    }
+
     /// Forgets what is known about `path` so the next use re-reads it.
     pub(crate) fn invalidate(&self, path: &str) {
         if let Ok(mut guard) = self.model.lock()

@@ -4,6 +4,9 @@ use folio_core::search::{SearchError, SearchQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use folio_core::parse::{Parsed, parse};
+
+use super::read::resolve_pointer;
 use super::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
 
 /// `kb_search` arguments.
@@ -70,6 +73,10 @@ pub struct Hit {
     pub indexed_source_hash: String,
     /// `kb://doc/<path>` resource of the document.
     pub uri: String,
+    /// Set when the document is open in this editor (running `folio lsp`): the pointer
+    /// and lines are then those of the editor's buffer, unsaved changes included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editor: Option<String>,
 }
 
 /// `kb_search` output.
@@ -132,8 +139,7 @@ impl Kb {
                 other => ToolError::internal(other),
             })
         })?;
-        Ok(SearchOutput {
-            results: res
+        let hits: Vec<Hit> = res
                 .results
                 .into_iter()
                 .map(|h| Hit {
@@ -146,12 +152,59 @@ impl Kb {
                     score: h.score,
                     snippet: h.snippet,
                     indexed_source_hash: h.indexed_source_hash,
+                    editor: None,
                 })
-                .collect(),
+                .collect();
+        Ok(SearchOutput {
+            results: self.live_hits(hits)?,
             low_confidence: res.low_confidence,
             filter_applied: res.filter_applied,
             mode: "lexical".into(),
             indexing: self.reindex_running(),
         })
+    }
+
+    /// Checks hits in documents open in an editor against the buffer: a hit whose
+    /// element is still there gets the buffer's pointer and lines (shifted by as many
+    /// lines as the element moved), a hit whose element is gone from the buffer is dropped.
+    fn live_hits(&self, hits: Vec<Hit>) -> ToolResult<Vec<Hit>> {
+        if hits.is_empty() {
+            return Ok(hits);
+        }
+        let buffers = self.buffers()?;
+        if buffers.is_empty() {
+            return Ok(hits);
+        }
+        let mut parsed: std::collections::HashMap<String, (Parsed, Option<Parsed>)> = std::collections::HashMap::new();
+        let mut out = Vec::with_capacity(hits.len());
+        for mut hit in hits {
+            let Some(buffer) = buffers.get(&hit.path) else {
+                out.push(hit);
+                continue;
+            };
+            let (live, disk) = parsed.entry(hit.path.clone()).or_insert_with(|| {
+                let disk = self
+                    .resolve_markdown(&hit.path)
+                    .and_then(|abs| self.read_disk(&hit.path, &abs))
+                    .ok()
+                    .map(|t| parse(&t));
+                (parse(&buffer.text), disk)
+            });
+            let Ok((i, _)) = resolve_pointer(live, &hit.pointer) else { continue };
+            let element = &live.elements[i];
+            let old_start = disk
+                .as_ref()
+                .and_then(|d| resolve_pointer(d, &hit.pointer).ok())
+                .map(|(j, _)| disk.as_ref().expect("parsed").elements[j].start_line)
+                .unwrap_or(element.start_line);
+            let shift = i64::from(element.start_line) - i64::from(old_start);
+            let moved = |line: u32| u32::try_from((i64::from(line) + shift).max(1)).unwrap_or(line);
+            hit.start_line = moved(hit.start_line);
+            hit.end_line = moved(hit.end_line).max(hit.start_line);
+            hit.pointer = element.pointer().to_string();
+            hit.editor = Some(buffer.editor.clone());
+            out.push(hit);
+        }
+        Ok(out)
     }
 }

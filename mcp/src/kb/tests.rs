@@ -830,9 +830,9 @@ fn kb_create_move_updates_links_and_delete() {
             "path": "manual/guide.md",
             "sourceHash": h(GUIDE),
             "updated_links": [
-                {"path": "docs/more/other.md", "links": 1},
-                {"path": "index.md", "links": 1},
-                {"path": "notes/new.md", "links": 1}
+                {"path": "docs/more/other.md", "links": 1, "appliedTo": "disk"},
+                {"path": "index.md", "links": 1, "appliedTo": "disk"},
+                {"path": "notes/new.md", "links": 1, "appliedTo": "disk"}
             ],
             "indexSynchronized": true,
             "appliedTo": "disk"
