@@ -208,9 +208,13 @@ impl Backend {
 fn flags(caps: &ClientCapabilities) -> ClientFlags {
     let td = caps.text_document.as_ref();
     let ws = caps.workspace.as_ref();
+    let diagnostic_refresh = ws.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false);
     ClientFlags {
-        pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some(),
-        diagnostic_refresh: ws.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false),
+        // Pull only from a client that can be asked to pull again: without
+        // `workspace/diagnostic/refresh` (Neovim 0.11) a change to another file (a link
+        // target edited on disk, say) could not reach its diagnostics, so those clients get pushes.
+        pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some() && diagnostic_refresh,
+        diagnostic_refresh,
         watched_files_dynamic: ws
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|d| d.dynamic_registration)

@@ -52,7 +52,10 @@ async fn pull_diagnostics_when_the_client_supports_them() {
     let mut c = Client::start(
         &[("a.md", "# A\n[b](b.md)\n")],
         Enc::Utf16,
-        json!({"textDocument": {"diagnostic": {"dynamicRegistration": false}}}),
+        json!({
+            "textDocument": {"diagnostic": {"dynamicRegistration": false}},
+            "workspace": {"diagnostics": {"refreshSupport": true}}
+        }),
     )
     .await;
     c.open("a.md").await;
@@ -64,6 +67,23 @@ async fn pull_diagnostics_when_the_client_supports_them() {
     // Nothing is pushed to a pulling client.
     c.call("workspace/symbol", json!({"query": ""})).await;
     assert!(!c.notifications.iter().any(|n| n["method"] == "textDocument/publishDiagnostics"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_pulls_but_cannot_refresh_gets_pushes() {
+    let mut c = Client::start(
+        &[("a.md", "# A\n[b](b.md)\n")],
+        Enc::Utf16,
+        json!({"textDocument": {"diagnostic": {"dynamicRegistration": false}}}),
+    )
+    .await;
+    c.open("a.md").await;
+    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-file");
+    // Another file appears on disk: the open document's diagnostics are pushed again.
+    write_files(c.dir.path(), &[("b.md", "# B\n")]);
+    let b = c.uri("b.md");
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 1}]})).await;
+    assert_eq!(c.diagnostics("a.md").await, json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

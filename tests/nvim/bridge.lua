@@ -71,14 +71,18 @@ function ops.write()
   return ops.state({})
 end
 
--- Opens another file in a window of its own (attached to the server through the autocommand-less
--- explicit attach) and returns its buffer state.
+-- Edits another file in the current window (attached to the server explicitly: there
+-- are no filetype autocommands with -u NONE) and returns its buffer state.
 function ops.open(a)
-  local cur = vim.api.nvim_get_current_win()
-  vim.cmd('split ' .. vim.fn.fnameescape(root .. '/' .. a.path))
+  vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/' .. a.path))
   vim.lsp.buf_attach_client(0, client_id)
-  vim.api.nvim_set_current_win(cur)
-  return ops.state({ path = a.path })
+  return ops.state({})
+end
+
+-- Deletes the buffer of a file (closing the document in the server).
+function ops.close(a)
+  vim.api.nvim_buf_delete(buf_for(a.path), { force = true })
+  return {}
 end
 
 -- Diagnostics of a file's buffer: { {lnum, code}, ... } sorted.
