@@ -79,7 +79,7 @@ impl Kb {
     }
 
     fn connect(&self, endpoint: &Path) -> ToolResult<BridgeClient> {
-        BridgeClient::connect(endpoint, &self.root, BRIDGE_TIMEOUT).map_err(|e| match e {
+        BridgeClient::connect(endpoint, &self.root, self.bridge_timeout).map_err(|e| match e {
             BridgeError::Remote { .. } => ToolError::new(ErrorCode::Internal, format!("editor bridge: {e}")),
             other => unreachable_bridge(&other),
         })
@@ -209,7 +209,160 @@ pub fn minimal_edit(old: &str, new: &str) -> Option<ByteEdit> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixListener;
+    use std::sync::{Arc, Mutex};
+
+    use folio_core::bridge::{ensure_private_dir, root_dir, socket_path};
+    use serde_json::{Value, json};
+
+    use super::super::edit::{DeleteArgs, MoveArgs, PatchArgs, PatchKindArg, PatchOperation};
+    use super::super::read::ReadArgs;
+    use super::super::{Kb, Options};
     use super::*;
+
+    /// What the fake editor does with `applyEdit`.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Answer {
+        Apply,
+        Refuse,
+        Conflict,
+        Silent,
+    }
+
+    /// A fake `folio lsp` endpoint for `root` under `base` with `open` buffers; records
+    /// the `applyEdit` params it gets.
+    fn fake_editor(base: &Path, root: &Path, open: &[(&str, &str)], answer: Answer) -> Arc<Mutex<Vec<Value>>> {
+        ensure_private_dir(base, &root_dir(base, root)).unwrap();
+        let listener = UnixListener::bind(socket_path(base, root, 1)).unwrap();
+        let open: Vec<(String, String)> = open.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let (open, record) = (open.clone(), Arc::clone(&record));
+                std::thread::spawn(move || {
+                    let mut writer = stream.try_clone().unwrap();
+                    for line in BufReader::new(stream).lines() {
+                        let Ok(line) = line else { break };
+                        let request: Value = serde_json::from_str(&line).unwrap();
+                        let params = &request["params"];
+                        let result = match request["method"].as_str().unwrap() {
+                            "hello" => json!({"protocolVersion": 1, "root": params["root"], "editor": "FakeEd", "editorVersion": null, "pid": 1}),
+                            "openDocuments" => json!(open.iter().map(|(p, _)| json!({"path": p, "version": 7})).collect::<Vec<_>>()),
+                            "read" => match open.iter().find(|(p, _)| params["path"] == p.as_str()) {
+                                Some((_, text)) => json!({"version": 7, "text": text}),
+                                None => json!({"code": folio_core::bridge::ERR_NOT_OPEN, "message": "not open"}),
+                            },
+                            "applyEdit" => {
+                                record.lock().unwrap().push(params.clone());
+                                match answer {
+                                    Answer::Apply => json!({"applied": true, "version": 8, "failureReason": null}),
+                                    Answer::Refuse => json!({"applied": false, "version": 7, "failureReason": "no"}),
+                                    Answer::Conflict => json!({"code": ERR_VERSION_CONFLICT, "message": "at version 9"}),
+                                    Answer::Silent => continue,
+                                }
+                            }
+                            _ => json!(null),
+                        };
+                        let mut reply = json!({"jsonrpc": "2.0", "id": request["id"]});
+                        if result.get("code").is_some() {
+                            reply["error"] = result;
+                        } else {
+                            reply["result"] = result;
+                        }
+                        writeln!(writer, "{reply}").unwrap();
+                    }
+                });
+            }
+        });
+        seen
+    }
+
+    const A: &str = "# A\n\nFirst paragraph.\n\nSee [b](b.md).\n";
+    const B: &str = "# B\n\nBack to [a](a.md).\n";
+
+    /// A knowledge base with a.md and b.md, its bridge folder, and a fake editor with `open` buffers.
+    fn setup(open: &[(&str, &str)], answer: Answer) -> (tempfile::TempDir, tempfile::TempDir, Kb, Arc<Mutex<Vec<Value>>>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), A).unwrap();
+        std::fs::write(dir.path().join("b.md"), B).unwrap();
+        let run = tempfile::tempdir().unwrap();
+        let mut kb = Kb::open(Options { root: dir.path().to_path_buf(), db: None, allow_writes: true }).unwrap();
+        kb.bridge_dir = run.path().join("folio");
+        kb.bridge_timeout = Duration::from_millis(300);
+        let seen = fake_editor(&kb.bridge_dir, kb.root(), open, answer);
+        (dir, run, kb, seen)
+    }
+
+    fn patch_first_paragraph(kb: &Kb, text: &str) -> ToolResult<super::super::edit::PatchOutput> {
+        let parsed = folio_core::parse::parse(text);
+        let para = parsed.elements.iter().find(|e| e.kind == folio_core::parse::ElementKind::Paragraph).unwrap();
+        kb.patch(&PatchArgs {
+            path: "a.md".into(),
+            operations: vec![PatchOperation {
+                kind: PatchKindArg::ReplaceElement,
+                pointer: para.pointer().to_string(),
+                markdown: Some("Patched.".into()),
+            }],
+        })
+    }
+
+    #[test]
+    fn an_open_document_is_read_from_the_buffer_and_patched_through_the_editor() {
+        let buffer = "# A\n\nUnsaved paragraph.\n\nSee [b](b.md).\n";
+        let (dir, _run, kb, seen) = setup(&[("a.md", buffer)], Answer::Apply);
+        let read = kb.read(&ReadArgs { path: "a.md".into(), ..ReadArgs::default() }).unwrap();
+        assert_eq!(read.text, buffer);
+        let out = patch_first_paragraph(&kb, buffer).unwrap();
+        assert_eq!((out.applied_to.as_str(), out.editor.as_deref()), ("editor", Some("FakeEd")));
+        let start = buffer.find("Unsaved").unwrap();
+        assert_eq!(
+            seen.lock().unwrap()[0],
+            json!({"path": "a.md", "version": 7, "label": "folio kb_patch",
+                   "edits": [{"start": start, "end": start + "Unsaved paragraph".len(), "newText": "Patched"}]})
+        );
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), A, "the disk copy is the editor's");
+        // b.md is not open: it goes to disk.
+        let b = kb.buffer("b.md").unwrap();
+        assert_eq!(b, None);
+    }
+
+    #[test]
+    fn a_refusal_or_a_moved_buffer_is_a_conflict_and_a_silent_bridge_is_busy() {
+        for (answer, code) in [(Answer::Refuse, ErrorCode::Conflict), (Answer::Conflict, ErrorCode::Conflict), (Answer::Silent, ErrorCode::Busy)] {
+            let (dir, _run, kb, seen) = setup(&[("a.md", A)], answer);
+            let err = patch_first_paragraph(&kb, A).unwrap_err();
+            assert_eq!(err.code, code, "{}", err.message);
+            assert!(err.message.contains("nothing was changed"), "{}", err.message);
+            assert_eq!(seen.lock().unwrap().len(), 1);
+            assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), A);
+        }
+    }
+
+    #[test]
+    fn moving_updates_links_in_open_buffers_through_the_editor_and_open_documents_stay() {
+        let (dir, _run, kb, seen) = setup(&[("b.md", B)], Answer::Apply);
+        // b.md itself is open: it is neither moved nor deleted behind the editor's back.
+        let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
+        let moving_b = MoveArgs { source_path: "b.md".into(), target_path: "c.md".into(), expected_source_hash: None, update_links: None };
+        assert_eq!(kb.move_document(&moving_b).unwrap_err().code, ErrorCode::Conflict);
+        assert!(dir.path().join("b.md").exists());
+        // Moving a.md rewrites the link in the open b.md through the editor.
+        let out = kb
+            .move_document(&MoveArgs { source_path: "a.md".into(), target_path: "docs/a.md".into(), expected_source_hash: None, update_links: None })
+            .unwrap();
+        let updated = serde_json::to_value(&out.updated_links).unwrap();
+        assert_eq!(updated, json!([{"path": "b.md", "links": 1, "appliedTo": "editor", "editor": "FakeEd"}, {"path": "docs/a.md", "links": 1, "appliedTo": "disk"}]));
+        let edit = &seen.lock().unwrap()[0];
+        assert_eq!((edit["path"].as_str(), edit["version"].as_i64()), (Some("b.md"), Some(7)));
+        // The one minimal replacement: `[a](a.md)` becomes `[a](docs/a.md)`.
+        assert_eq!(edit["edits"][0]["newText"], "docs/");
+        assert_eq!(std::fs::read_to_string(dir.path().join("b.md")).unwrap(), B);
+        assert!(dir.path().join("docs/a.md").exists());
+    }
 
     fn apply(old: &str, edit: &ByteEdit) -> String {
         format!("{}{}{}", &old[..edit.start], edit.new_text, &old[edit.end..])

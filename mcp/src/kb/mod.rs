@@ -170,6 +170,8 @@ pub struct Kb {
     model: Mutex<Option<model::Model>>,
     /// Where editors' `folio lsp` bridge endpoints are (core `bridge::base_dir`).
     bridge_dir: PathBuf,
+    /// How long a bridge call may take ([`live::BRIDGE_TIMEOUT`]).
+    bridge_timeout: std::time::Duration,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -212,6 +214,7 @@ impl Kb {
             read_store: Mutex::new(None),
             model: Mutex::new(None),
             bridge_dir: folio_core::bridge::base_dir(),
+            bridge_timeout: live::BRIDGE_TIMEOUT,
         })
     }
 
