@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use folio_core::bridge::{
     ApplyEditParams, ApplyEditResult, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_REFUSED, ERR_VERSION_CONFLICT,
-    ERR_VERSION_MISMATCH, HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION, ReadParams, ReadResult,
+    ERR_VERSION_MISMATCH, FileOperationParams, FileOperationResult, HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION,
+    ReadParams, ReadResult,
 };
 use folio_core::document::{Document, TextEdit as CoreEdit};
 use folio_core::workspace::path_policy::check_syntax;
@@ -30,8 +31,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tower_lsp_server::ls_types::{
-    ApplyWorkspaceEditParams, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit,
-    TextEdit, WorkspaceEdit, request::ApplyWorkspaceEdit,
+    ApplyWorkspaceEditParams, DeleteFile, DocumentChangeOperation, DocumentChanges, OneOf,
+    OptionalVersionedTextDocumentIdentifier, RenameFile, ResourceOp, TextDocumentEdit, TextEdit, WorkspaceEdit,
+    request::ApplyWorkspaceEdit,
 };
 
 use crate::convert;
@@ -199,6 +201,13 @@ async fn serve_connection(stream: UnixStream, context: Arc<Context>) {
                 Ok(p) => apply_edit(&context, p).await.map(|r| json!(r)),
                 Err(e) => Err(e),
             },
+            "deleteFile" | "renameFile" => match parse::<FileOperationParams>(params) {
+                Ok(p) if (method == "renameFile") != p.new_path.is_some() => {
+                    Err(invalid_params("`newPath` is required by renameFile and refused by deleteFile"))
+                }
+                Ok(p) => file_operation(&context, p).await.map(|r| json!(r)),
+                Err(e) => Err(e),
+            },
             other => Err((-32601, format!("unknown method `{other}`"))),
         };
         if write.write_all(answer(&id, result).as_bytes()).await.is_err() {
@@ -346,16 +355,7 @@ async fn apply_edit(context: &Context, params: ApplyEditParams) -> Result<ApplyE
     if prepared.expected == prepared.before {
         return Ok(ApplyEditResult { applied: true, version: params.version, failure_reason: None });
     }
-    let request = ApplyWorkspaceEditParams { label: params.label.clone(), edit: prepared.edit };
-    let response = tokio::time::timeout(ANSWER_TIMEOUT, shared.client.send_request::<ApplyWorkspaceEdit>(request))
-        .await
-        .map_err(|_| {
-            (
-                ERR_REFUSED,
-                format!("the editor did not answer workspace/applyEdit within {} ms", ANSWER_TIMEOUT.as_millis()),
-            )
-        })?
-        .map_err(|e| (ERR_REFUSED, format!("the editor failed workspace/applyEdit: {}", e.message)))?;
+    let response = send_edit(shared, prepared.edit, params.label.clone()).await?;
     if !response.applied {
         let version = shared.lock().open.get(&prepared.abs).copied().unwrap_or(params.version);
         return Ok(ApplyEditResult {
@@ -388,6 +388,98 @@ async fn apply_edit(context: &Context, params: ApplyEditParams) -> Result<ApplyE
                     CONFIRM_TIMEOUT.as_millis()
                 ),
             )),
+        }
+    }
+}
+
+/// Sends a workspace edit and waits for the editor's answer ([`ANSWER_TIMEOUT`]).
+async fn send_edit(
+    shared: &Shared,
+    edit: WorkspaceEdit,
+    label: Option<String>,
+) -> Result<tower_lsp_server::ls_types::ApplyWorkspaceEditResponse, RpcError> {
+    let request = ApplyWorkspaceEditParams { label, edit };
+    tokio::time::timeout(ANSWER_TIMEOUT, shared.client.send_request::<ApplyWorkspaceEdit>(request))
+        .await
+        .map_err(|_| {
+            (ERR_REFUSED, format!("the editor did not answer workspace/applyEdit within {} ms", ANSWER_TIMEOUT.as_millis()))
+        })?
+        .map_err(|e| (ERR_REFUSED, format!("the editor failed workspace/applyEdit: {}", e.message)))
+}
+
+/// Deletes or renames the file of an open document through the editor (LSP resource
+/// operations), after checking the buffer's version. Resource operations carry no
+/// version, so the check is the server's; the answer counts as done only once the
+/// editor closed the old document (`didClose`) and the file system shows the result.
+async fn file_operation(context: &Context, params: FileOperationParams) -> Result<FileOperationResult, RpcError> {
+    let shared = &context.shared;
+    let _turn = shared.edit_lock.lock().await;
+    let mut changes = shared.changes.subscribe();
+    let (abs, target, op) = {
+        let s = shared.lock();
+        let (abs, version, _) = open_buffer(&s, &context.root, &params.path)?;
+        if version != params.version {
+            return Err((
+                ERR_VERSION_CONFLICT,
+                format!("{} is at version {version} in the editor, not {}; read it again", params.path, params.version),
+            ));
+        }
+        let uri = convert::path_to_uri(&abs).ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
+        match &params.new_path {
+            None => {
+                if !s.flags.delete_files {
+                    return Err((ERR_REFUSED, "the editor cannot delete files through LSP (resourceOperations)".to_string()));
+                }
+                (abs, None, ResourceOp::Delete(DeleteFile { uri, options: None, annotation_id: None }))
+            }
+            Some(new_path) => {
+                if !s.flags.rename_files {
+                    return Err((ERR_REFUSED, "the editor cannot rename files through LSP (resourceOperations)".to_string()));
+                }
+                check_syntax(new_path).map_err(|e| invalid_params(format!("{new_path}: {e}")))?;
+                let mut new_abs = context.root.clone();
+                new_abs.extend(new_path.split('/'));
+                if std::fs::symlink_metadata(&new_abs).is_ok() {
+                    return Err(invalid_params(format!("{new_path} already exists")));
+                }
+                let new_uri =
+                    convert::path_to_uri(&new_abs).ok_or_else(|| invalid_params(format!("no URI for {}", new_abs.display())))?;
+                (abs, Some(new_abs), ResourceOp::Rename(RenameFile { old_uri: uri, new_uri, options: None, annotation_id: None }))
+            }
+        }
+    };
+    let edit = WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(vec![DocumentChangeOperation::Op(op)])),
+        ..WorkspaceEdit::default()
+    };
+    let response = send_edit(shared, edit, None).await?;
+    if !response.applied {
+        return Ok(FileOperationResult {
+            applied: false,
+            failure_reason: Some(response.failure_reason.unwrap_or_else(|| "the editor refused the operation".to_string())),
+        });
+    }
+    let deadline = tokio::time::Instant::now() + CONFIRM_TIMEOUT;
+    loop {
+        let closed = !shared.lock().open.contains_key(&abs);
+        let on_disk = !abs.exists() && target.as_ref().is_none_or(|t| t.exists());
+        if closed && on_disk {
+            return Ok(FileOperationResult { applied: true, failure_reason: None });
+        }
+        // The file system has no notification here; poll it along with the session changes.
+        match tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + Duration::from_millis(50)), changes.changed()).await {
+            Ok(Err(_)) => return Err((ERR_REFUSED, "the language server is shutting down".to_string())),
+            _ if tokio::time::Instant::now() >= deadline => {
+                return Err((
+                    ERR_VERSION_CONFLICT,
+                    format!(
+                        "the editor said it did the operation on {}, but within {} ms it did not (closed: {closed}, file system: {on_disk})",
+                        params.path,
+                        CONFIRM_TIMEOUT.as_millis()
+                    ),
+                ));
+            }
+            _ => {}
         }
     }
 }

@@ -208,6 +208,11 @@ impl Backend {
 fn flags(caps: &ClientCapabilities) -> ClientFlags {
     let td = caps.text_document.as_ref();
     let ws = caps.workspace.as_ref();
+    let resource_operation = |kind: ResourceOperationKind| {
+        ws.and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.resource_operations.as_ref())
+            .is_some_and(|ops| ops.contains(&kind))
+    };
     let diagnostic_refresh = ws.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false);
     ClientFlags {
         // Pull only from a client that can be asked to pull again: without
@@ -219,10 +224,9 @@ fn flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|d| d.dynamic_registration)
             .unwrap_or(false),
-        create_files: ws
-            .and_then(|w| w.workspace_edit.as_ref())
-            .and_then(|e| e.resource_operations.as_ref())
-            .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create)),
+        create_files: resource_operation(ResourceOperationKind::Create),
+        delete_files: resource_operation(ResourceOperationKind::Delete),
+        rename_files: resource_operation(ResourceOperationKind::Rename),
         document_changes: ws.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false),
     }
 }

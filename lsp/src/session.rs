@@ -37,6 +37,10 @@ pub struct ClientFlags {
     pub create_files: bool,
     /// Workspace edits may use `documentChanges`.
     pub document_changes: bool,
+    /// Workspace edits may delete files (`resourceOperations` has `delete`).
+    pub delete_files: bool,
+    /// Workspace edits may rename files (`resourceOperations` has `rename`).
+    pub rename_files: bool,
 }
 
 /// One workspace root and its model.

@@ -32,7 +32,7 @@ impl Bridged {
         common::write_files(dir.path(), files);
         let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
         let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")) };
-        let caps = json!({"workspace": {"workspaceEdit": {"documentChanges": true}}});
+        let caps = json!({"workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]}}});
         let mut c = Client::start_opts(dir, enc, caps, folders, options).await;
         c.apply_policy = ApplyPolicy::Apply;
         Bridged { c, base_dir }
@@ -312,4 +312,49 @@ async fn another_protocol_version_gets_a_clear_error() {
     assert_eq!(answer.1["error"]["code"], ERR_VERSION_MISMATCH);
     let message = answer.1["error"]["message"].as_str().unwrap();
     assert!(message.contains("speaks bridge protocol 1, the client speaks 99"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_deletes_and_renames_open_documents() {
+    let mut t = Bridged::start(&[("a.md", "# A\n"), ("b.md", "# B\n")], Enc::Utf16).await;
+    t.c.open("a.md").await;
+    t.c.open("b.md").await;
+    // A moved version is refused before anything is sent.
+    let (code, _) = remote_code(t.bridge(|b| b.delete_file("a.md", 5)).await.unwrap());
+    assert_eq!(code, ERR_VERSION_CONFLICT);
+    let handle = t.bridge(|b| b.delete_file("a.md", 1));
+    t.c.serve_apply_edit().await;
+    let result = handle.await.unwrap().unwrap();
+    assert!(result.applied, "{result:?}");
+    let (_, params) = t.c.server_requests.last().unwrap();
+    assert_eq!(params["edit"]["documentChanges"], json!([{"kind": "delete", "uri": t.c.uri("a.md")}]));
+    assert!(!t.c.path("a.md").exists());
+
+    let handle = t.bridge(|b| b.rename_file("b.md", 1, "c.md"));
+    t.c.serve_apply_edit().await;
+    let result = handle.await.unwrap().unwrap();
+    assert!(result.applied, "{result:?}");
+    assert!(t.c.path("c.md").exists() && !t.c.path("b.md").exists());
+    let open = t.bridge(|b| b.open_documents()).await.unwrap().unwrap();
+    assert_eq!(open, vec![OpenDocument { path: "c.md".to_string(), version: 1 }]);
+    // A path the policy refuses, and an existing target.
+    assert_eq!(remote_code(t.bridge(|b| b.rename_file("c.md", 1, "../x.md")).await.unwrap()).0, -32602);
+    std::fs::write(t.c.path("d.md"), "# D\n").unwrap();
+    assert_eq!(remote_code(t.bridge(|b| b.rename_file("c.md", 1, "d.md")).await.unwrap()).0, -32602);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_without_file_operations_is_not_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_files(dir.path(), &[("a.md", "# A\n")]);
+    let base_dir = tempfile::tempdir().unwrap();
+    let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")) };
+    let c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, options).await;
+    let mut t = Bridged { c, base_dir };
+    t.c.open("a.md").await;
+    t.c.call("workspace/symbol", json!({"query": ""})).await;
+    let (code, message) = remote_code(t.bridge(|b| b.delete_file("a.md", 1)).await.unwrap());
+    assert_eq!(code, folio_core::bridge::ERR_REFUSED, "{message}");
+    assert!(t.c.path("a.md").exists());
 }

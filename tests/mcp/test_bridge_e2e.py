@@ -213,3 +213,32 @@ async def test_a_file_not_open_is_patched_on_disk_and_neovim_diagnostics_follow(
 
 async def _async(value):
     return value
+
+
+async def test_kb_move_and_kb_delete_of_an_open_document_go_through_neovim(kb, nvim):
+    async with Client(mcp_server(kb, nvim), mode="auto") as client:
+        # With unsaved changes, neither is allowed: deleting would drop them, renaming would save them.
+        nvim.run("set_line", line=12, text="Unsaved work.")
+        await read_when(client, FILE, "Unsaved work.")
+        res = await call(client, "kb_delete", {"path": FILE})
+        assert res["error"] and res["code"] == "CONFLICT" and "unsaved changes in Neovim" in res["message"], res
+        assert (kb / FILE).exists()
+        nvim.run("undo")
+        await read_when(client, FILE, "responsible for moderating")
+
+        # Saved: Neovim renames the file and its buffer follows; links elsewhere are rewritten on disk.
+        res = await call(client, "kb_move", {"sourcePath": FILE, "targetPath": "communication/mods.md"})
+        assert not res["error"], res
+        assert (res["appliedTo"], res["editor"]) == ("editor", "Neovim")
+        assert not (kb / FILE).exists() and (kb / "communication/mods.md").exists()
+        assert nvim.run("state")["name"] == str(kb / "communication/mods.md")
+        assert "./mods.md#slack" in (kb / "communication/moderation.md").read_text()
+        moved = [d for d in res["updated_links"] if d["path"] == "communication/moderation.md"]
+        assert moved and moved[0]["appliedTo"] == "disk"
+
+        # And Neovim deletes it, buffer and file.
+        res = await call(client, "kb_delete", {"path": "communication/mods.md"})
+        assert not res["error"], res
+        assert (res["appliedTo"], res["editor"]) == ("editor", "Neovim")
+        assert not (kb / "communication/mods.md").exists()
+        assert nvim.expr(f"bufexists('{kb / 'communication/mods.md'}')") == "0"

@@ -13,6 +13,8 @@
 //! | `openDocuments` | none | `[`[`OpenDocument`]`]` |
 //! | `read` | [`ReadParams`] | [`ReadResult`] |
 //! | `applyEdit` | [`ApplyEditParams`] | [`ApplyEditResult`] |
+//! | `deleteFile` | [`FileOperationParams`] | [`FileOperationResult`] |
+//! | `renameFile` | [`FileOperationParams`] with `newPath` | [`FileOperationResult`] |
 //!
 //! Edits are UTF-8 byte ranges into the buffer text at the given version; the server
 //! converts them to the editor's positions and sends `workspace/applyEdit` with a
@@ -134,6 +136,30 @@ pub struct ApplyEditResult {
     /// The buffer's version after the edit (unchanged when not applied).
     pub version: i32,
     /// Why the editor did not apply it, if it says.
+    pub failure_reason: Option<String>,
+}
+
+/// `deleteFile` and `renameFile` parameters: a file operation on an open document,
+/// done by the editor (LSP `DeleteFile` / `RenameFile` resource operations).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileOperationParams {
+    /// KB-relative path of the open document.
+    pub path: String,
+    /// The buffer version the operation was decided against.
+    pub version: i32,
+    /// The new KB-relative path (`renameFile` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_path: Option<String>,
+}
+
+/// `deleteFile` and `renameFile` result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileOperationResult {
+    /// True when the editor did it.
+    pub applied: bool,
+    /// Why the editor did not, if it says.
     pub failure_reason: Option<String>,
 }
 
@@ -319,6 +345,18 @@ impl BridgeClient {
     /// Asks the editor to apply edits to the buffer at `params.version`.
     pub fn apply_edit(&mut self, params: &ApplyEditParams) -> Result<ApplyEditResult, BridgeError> {
         self.request("applyEdit", Some(serde_json::to_value(params).expect("serialisable")))
+    }
+
+    /// Asks the editor to delete the file of an open document (and its buffer).
+    pub fn delete_file(&mut self, path: &str, version: i32) -> Result<FileOperationResult, BridgeError> {
+        let params = FileOperationParams { path: path.to_string(), version, new_path: None };
+        self.request("deleteFile", Some(serde_json::to_value(params).expect("serialisable")))
+    }
+
+    /// Asks the editor to rename the file of an open document (its buffer follows).
+    pub fn rename_file(&mut self, path: &str, version: i32, new_path: &str) -> Result<FileOperationResult, BridgeError> {
+        let params = FileOperationParams { path: path.to_string(), version, new_path: Some(new_path.to_string()) };
+        self.request("renameFile", Some(serde_json::to_value(params).expect("serialisable")))
     }
 
     /// Sends one request and reads its answer.

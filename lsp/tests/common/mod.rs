@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -217,6 +218,29 @@ impl Client {
             return;
         }
         for change in params["edit"]["documentChanges"].as_array().unwrap() {
+            // File operations: done on disk, and the buffer closed (and reopened under the new name).
+            match change["kind"].as_str() {
+                Some("delete") => {
+                    let uri = change["uri"].as_str().unwrap().to_string();
+                    std::fs::remove_file(tower_lsp_server::ls_types::Uri::from_str(&uri).unwrap().to_file_path().unwrap()).unwrap();
+                    self.versions.remove(&uri);
+                    self.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
+                    continue;
+                }
+                Some("rename") => {
+                    let (old, new) = (change["oldUri"].as_str().unwrap().to_string(), change["newUri"].as_str().unwrap().to_string());
+                    let path = |u: &str| tower_lsp_server::ls_types::Uri::from_str(u).unwrap().to_file_path().unwrap().into_owned();
+                    std::fs::rename(path(&old), path(&new)).unwrap();
+                    let text = std::fs::read_to_string(path(&new)).unwrap();
+                    self.versions.remove(&old);
+                    self.versions.insert(new.clone(), 1);
+                    self.notify("textDocument/didClose", json!({"textDocument": {"uri": old}})).await;
+                    self.notify("textDocument/didOpen", json!({"textDocument": {"uri": new, "languageId": "markdown", "version": 1, "text": text}}))
+                        .await;
+                    continue;
+                }
+                _ => {}
+            }
             let uri = change["textDocument"]["uri"].as_str().unwrap().to_string();
             assert_eq!(change["textDocument"]["version"], json!(self.versions[&uri]), "the edit carries the buffer's version");
             // The edits are against the original text: as sequential content changes, apply them last to first.

@@ -308,19 +308,6 @@ fn io_error(path: &str, err: std::io::Error) -> ToolError {
     }
 }
 
-/// `CONFLICT` for a file operation on a document open in an editor: the bridge carries
-/// text edits only, and moving or deleting the file behind the editor would strand its
-/// buffer (and its unsaved changes).
-fn open_in_editor(path: &str, buffer: &Buffer, what: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::Conflict,
-        format!(
-            "`{path}` is open in {} (folio lsp); it cannot be {what} behind the editor's back. Close it there (or save and close), then try again; nothing was changed",
-            buffer.editor
-        ),
-    )
-}
-
 fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<()> {
     if let Some(expected) = expected {
         let now = hex(hash_bytes(text.as_bytes()));
@@ -348,6 +335,22 @@ impl Kb {
                 false
             }
         }
+    }
+
+    /// Refuses (`CONFLICT`) a file operation on an open document whose buffer has unsaved
+    /// changes: deleting would drop them and renaming would save them, neither of which
+    /// the agent may decide for the user.
+    fn require_saved(&self, path: &str, abs: &std::path::Path, buffer: &Buffer, what: &str) -> ToolResult<()> {
+        if self.read_disk(path, abs)? != buffer.text {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "`{path}` has unsaved changes in {}; it cannot be {what} until they are saved or reverted there. Nothing was changed",
+                    buffer.editor
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `kb_patch`.
@@ -446,8 +449,8 @@ impl Kb {
         Kb::check_markdown_name(&args.target_path)?;
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
         let (from_abs, text, source_buffer) = self.read_live(&args.source_path)?;
-        if let Some(buffer) = source_buffer {
-            return Err(open_in_editor(&args.source_path, &buffer, "moved"));
+        if let Some(buffer) = &source_buffer {
+            self.require_saved(&args.source_path, &from_abs, buffer, "moved")?;
         }
         let to_abs = resolve_new(&self.root, &args.target_path)?;
         if std::fs::symlink_metadata(&to_abs).is_ok() {
@@ -517,9 +520,34 @@ impl Kb {
                 editor: landed.editor(),
             });
         }
-        move_file(&from_abs, &to_abs).map_err(|e| io_error(&args.target_path, e))?;
-        tracing::info!(from = %args.source_path, to = %args.target_path, "moved");
+        let landed = match &source_buffer {
+            // The moved document is open: its own link rewrites go into its buffer, then
+            // the editor renames it (Neovim writes the buffer under the new name).
+            Some(buffer) => {
+                let version = if moved_text == text {
+                    buffer.version
+                } else {
+                    self.apply_to_buffer(&args.source_path, buffer, &moved_text, "kb_move")?
+                };
+                self.file_operation(&args.source_path, buffer, version, Some(&args.target_path))?
+            }
+            None => {
+                move_file(&from_abs, &to_abs).map_err(|e| io_error(&args.target_path, e))?;
+                Landed::Disk
+            }
+        };
+        tracing::info!(from = %args.source_path, to = %args.target_path, landed = ?landed, "moved");
         for (doc, abs, new_text, n, _) in plans.iter().filter(|p| p.4.is_none()) {
+            if landed != Landed::Disk && doc == &args.target_path {
+                // Written by the editor with the rename.
+                updated_links.push(UpdatedDocument {
+                    path: doc.clone(),
+                    links: *n,
+                    applied_to: landed.applied_to(),
+                    editor: landed.editor(),
+                });
+                continue;
+            }
             self.write_text(doc, abs, None, new_text, "kb_move")?;
             updated_links.push(UpdatedDocument {
                 path: doc.clone(),
@@ -543,8 +571,8 @@ impl Kb {
             source_hash: hex(hash_bytes(moved_text.as_bytes())),
             updated_links,
             index_synchronized: synced,
-            applied_to: "disk".into(),
-            editor: None,
+            applied_to: landed.applied_to(),
+            editor: landed.editor(),
         })
     }
 
@@ -553,19 +581,25 @@ impl Kb {
         self.require_writes()?;
         let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
         let (abs, text, buffer) = self.read_live(&args.path)?;
-        if let Some(buffer) = buffer {
-            return Err(open_in_editor(&args.path, &buffer, "deleted"));
-        }
         check_expected(&args.path, &text, args.expected_source_hash.as_deref())?;
-        std::fs::remove_file(&abs).map_err(|e| io_error(&args.path, e))?;
-        tracing::info!(path = %args.path, "deleted");
+        let landed = match &buffer {
+            Some(buffer) => {
+                self.require_saved(&args.path, &abs, buffer, "deleted")?;
+                self.file_operation(&args.path, buffer, buffer.version, None)?
+            }
+            None => {
+                std::fs::remove_file(&abs).map_err(|e| io_error(&args.path, e))?;
+                Landed::Disk
+            }
+        };
+        tracing::info!(path = %args.path, landed = ?landed, "deleted");
         let index_synchronized = self.sync_document(&args.path, None);
         Ok(DeleteOutput {
             path: args.path.clone(),
             deleted: true,
             index_synchronized,
-            applied_to: "disk".into(),
-            editor: None,
+            applied_to: landed.applied_to(),
+            editor: landed.editor(),
         })
     }
 }

@@ -160,6 +160,13 @@ impl Kb {
                 .map_err(|e| ToolError::internal(format!("`{path}`: {e}")))?;
             return Ok(Landed::Disk);
         };
+        self.apply_to_buffer(path, buffer, new, label)?;
+        Ok(Landed::Editor(buffer.editor.clone()))
+    }
+
+    /// Sends the edit turning `buffer.text` into `new` to the editor; returns the
+    /// buffer's version after it.
+    pub(crate) fn apply_to_buffer(&self, path: &str, buffer: &Buffer, new: &str, label: &str) -> ToolResult<i32> {
         let mut client = self.connect(&buffer.endpoint)?;
         let params = ApplyEditParams {
             path: path.to_string(),
@@ -169,7 +176,7 @@ impl Kb {
         };
         let editor = &buffer.editor;
         match client.apply_edit(&params) {
-            Ok(result) if result.applied => Ok(Landed::Editor(editor.clone())),
+            Ok(result) if result.applied => Ok(result.version),
             Ok(result) => Err(ToolError::new(
                 ErrorCode::Conflict,
                 format!(
@@ -177,15 +184,41 @@ impl Kb {
                     result.failure_reason.as_deref().unwrap_or("no reason given")
                 ),
             )),
-            Err(BridgeError::Remote { code: ERR_VERSION_CONFLICT | ERR_NOT_OPEN | ERR_REFUSED, message, .. }) => {
-                Err(ToolError::new(
-                    ErrorCode::Conflict,
-                    format!("`{path}` is open in {editor} and the edit could not be applied there: {message}; nothing was changed, read it again"),
-                ))
-            }
-            Err(e @ BridgeError::Remote { .. }) => Err(ToolError::internal(format!("editor bridge: {e}"))),
-            Err(e) => Err(unreachable_bridge(&e)),
+            Err(e) => Err(bridge_failure(path, editor, e)),
         }
+    }
+
+    /// Deletes (`new_path` none) or renames the file of an open document through its
+    /// editor, at buffer `version`. Only for a buffer without unsaved changes (the
+    /// caller checks): Neovim drops the buffer when it deletes, and saves it when it renames.
+    pub(crate) fn file_operation(&self, path: &str, buffer: &Buffer, version: i32, new_path: Option<&str>) -> ToolResult<Landed> {
+        let mut client = self.connect(&buffer.endpoint)?;
+        let editor = &buffer.editor;
+        let result = match new_path {
+            None => client.delete_file(path, version),
+            Some(new_path) => client.rename_file(path, version, new_path),
+        };
+        match result {
+            Ok(r) if r.applied => Ok(Landed::Editor(editor.clone())),
+            Ok(r) => Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("{editor} refused to {} `{path}` ({}); nothing was changed", if new_path.is_some() { "rename" } else { "delete" }, r.failure_reason.as_deref().unwrap_or("no reason given")),
+            )),
+            Err(e) => Err(bridge_failure(path, editor, e)),
+        }
+    }
+}
+
+/// A failed bridge call as a tool error: the editor refused or the buffer moved
+/// (`CONFLICT`), the bridge did not answer (`BUSY`), or something else (`INTERNAL`).
+fn bridge_failure(path: &str, editor: &str, err: BridgeError) -> ToolError {
+    match err {
+        BridgeError::Remote { code: ERR_VERSION_CONFLICT | ERR_NOT_OPEN | ERR_REFUSED, message, .. } => ToolError::new(
+            ErrorCode::Conflict,
+            format!("`{path}` is open in {editor} and the change could not be made there: {message}; nothing was changed, read it again"),
+        ),
+        e @ BridgeError::Remote { .. } => ToolError::internal(format!("editor bridge: {e}")),
+        e => unreachable_bridge(&e),
     }
 }
 
@@ -255,6 +288,12 @@ mod tests {
                                 Some((_, text)) => json!({"version": 7, "text": text}),
                                 None => json!({"code": folio_core::bridge::ERR_NOT_OPEN, "message": "not open"}),
                             },
+                            method @ ("deleteFile" | "renameFile") => {
+                                let mut call = params.clone();
+                                call["method"] = json!(method);
+                                record.lock().unwrap().push(call);
+                                json!({"applied": answer == Answer::Apply, "failureReason": null})
+                            }
                             "applyEdit" => {
                                 record.lock().unwrap().push(params.clone());
                                 match answer {
@@ -342,26 +381,52 @@ mod tests {
     }
 
     #[test]
-    fn moving_updates_links_in_open_buffers_through_the_editor_and_open_documents_stay() {
+    fn moving_updates_links_in_open_buffers_through_the_editor() {
         let (dir, _run, kb, seen) = setup(&[("b.md", B)], Answer::Apply);
-        // b.md itself is open: it is neither moved nor deleted behind the editor's back.
-        let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
-        assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
-        let moving_b = MoveArgs { source_path: "b.md".into(), target_path: "c.md".into(), expected_source_hash: None, update_links: None };
-        assert_eq!(kb.move_document(&moving_b).unwrap_err().code, ErrorCode::Conflict);
-        assert!(dir.path().join("b.md").exists());
         // Moving a.md rewrites the link in the open b.md through the editor.
         let out = kb
             .move_document(&MoveArgs { source_path: "a.md".into(), target_path: "docs/a.md".into(), expected_source_hash: None, update_links: None })
             .unwrap();
         let updated = serde_json::to_value(&out.updated_links).unwrap();
         assert_eq!(updated, json!([{"path": "b.md", "links": 1, "appliedTo": "editor", "editor": "FakeEd"}, {"path": "docs/a.md", "links": 1, "appliedTo": "disk"}]));
+        assert_eq!(out.applied_to, "disk");
         let edit = &seen.lock().unwrap()[0];
         assert_eq!((edit["path"].as_str(), edit["version"].as_i64()), (Some("b.md"), Some(7)));
         // The one minimal replacement: `[a](a.md)` becomes `[a](docs/a.md)`.
         assert_eq!(edit["edits"][0]["newText"], "docs/");
         assert_eq!(std::fs::read_to_string(dir.path().join("b.md")).unwrap(), B);
         assert!(dir.path().join("docs/a.md").exists());
+    }
+
+    #[test]
+    fn open_documents_are_moved_and_deleted_by_the_editor_only_when_saved() {
+        // With unsaved changes: refused, nothing sent.
+        let (dir, _run, kb, seen) = setup(&[("b.md", "# B, unsaved\n")], Answer::Apply);
+        let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
+        assert!(err.message.contains("unsaved changes in FakeEd"), "{}", err.message);
+        let moving_b = MoveArgs { source_path: "b.md".into(), target_path: "c.md".into(), expected_source_hash: None, update_links: None };
+        assert_eq!(kb.move_document(&moving_b).unwrap_err().code, ErrorCode::Conflict);
+        assert!(seen.lock().unwrap().is_empty());
+        assert!(dir.path().join("b.md").exists());
+        drop((dir, kb));
+
+        // Saved: the editor does it (the fake editor only records it).
+        let (_dir, _run, kb, seen) = setup(&[("b.md", B)], Answer::Apply);
+        let out = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap();
+        assert_eq!((out.applied_to.as_str(), out.editor.as_deref()), ("editor", Some("FakeEd")));
+        let out = kb.move_document(&moving_b).unwrap();
+        assert_eq!((out.applied_to.as_str(), out.editor.as_deref()), ("editor", Some("FakeEd")));
+        let calls = seen.lock().unwrap().clone();
+        assert_eq!(calls[0], json!({"method": "deleteFile", "path": "b.md", "version": 7}));
+        // b.md links to a.md with `a.md`, unchanged by the move to the same folder: only the rename.
+        assert_eq!(calls[1], json!({"method": "renameFile", "path": "b.md", "version": 7, "newPath": "c.md"}));
+
+        // A refusal is a conflict.
+        let (dir, _run, kb, _) = setup(&[("b.md", B)], Answer::Refuse);
+        let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
+        assert!(dir.path().join("b.md").exists());
     }
 
     fn apply(old: &str, edit: &ByteEdit) -> String {
