@@ -132,6 +132,15 @@ async def test_kb_patch_lands_in_the_neovim_buffer_and_undo_reverts_it(kb, nvim)
         assert doc["text"] == nvim.text(), "kb_read returns the unsaved buffer"
         outline = await call(client, "kb_outline", {"path": FILE})
         assert outline["headings"][0]["text"] == "Community Moderators (draft)"
+        # Search hits in the open document are checked against the buffer.
+        async def indexed():
+            status = await call(client, "kb_status", {})
+            return status["indexing"]["state"] == "idle" and status["indexing"]["last"]
+        await wait_for("the index", indexed, timeout=60)
+        hits = (await call(client, "kb_search", {"query": "moderators time zone", "limit": 20}))["results"]
+        mine = [h for h in hits if h["path"] == FILE]
+        assert mine and all(h["editor"] == "Neovim" for h in mine), hits
+        assert all("editor" not in h for h in hits if h["path"] != FILE)
 
         para = paragraph_at(doc, 12)
         res = await call(client, "kb_patch", {"path": FILE, "operations": [

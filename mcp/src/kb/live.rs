@@ -429,6 +429,27 @@ mod tests {
         assert!(dir.path().join("b.md").exists());
     }
 
+    #[test]
+    fn search_hits_in_open_documents_are_checked_against_the_buffer() {
+        use super::super::search::SearchArgs;
+        let search = |kb: &Kb| kb.search(&SearchArgs { query: "paragraph".into(), ..SearchArgs::default() }).unwrap().results;
+        // Two lines inserted above everything: the hit moves down by two lines.
+        let (_dir, _run, kb, _) = setup(&[("a.md", &format!("Intro.\n\n{A}"))], Answer::Apply);
+        kb.reindex_blocking(false).unwrap();
+        let hits = search(&kb);
+        assert_eq!(hits.len(), 1);
+        let line = hits[0].start_line;
+        assert_eq!(hits[0].editor.as_deref(), Some("FakeEd"));
+        let (_dir, _run, kb, _) = setup(&[], Answer::Apply);
+        kb.reindex_blocking(false).unwrap();
+        let on_disk = search(&kb);
+        assert_eq!((on_disk[0].start_line + 2, on_disk[0].editor.as_deref()), (line, None));
+        // The element is gone from the buffer: the hit is dropped.
+        let (_dir, _run, kb, _) = setup(&[("a.md", "")], Answer::Apply);
+        kb.reindex_blocking(false).unwrap();
+        assert!(search(&kb).is_empty());
+    }
+
     fn apply(old: &str, edit: &ByteEdit) -> String {
         format!("{}{}{}", &old[..edit.start], edit.new_text, &old[edit.end..])
     }
