@@ -12,7 +12,10 @@
 //! editor and the wait for the editor's `didChange` run as one step, so two bridge
 //! clients never interleave and each edit is checked against the buffer the previous
 //! one produced. An edit counts as applied only when the editor says so and its buffer,
-//! as reported by `didChange`, holds exactly the expected text.
+//! as reported by `didChange`, holds exactly the expected text. File operations on open
+//! documents (`deleteFile`, `renameFile`) go the same way as LSP resource operations and
+//! count as done once the editor closed the document and the file system shows it.
+//! See docs/bridge.md.
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
