@@ -38,6 +38,13 @@ impl Bridged {
         Bridged { c, base_dir }
     }
 
+    /// Opens a file and waits until the server has processed it: the bridge is another
+    /// channel, so a bridge request could otherwise overtake the `didOpen`.
+    async fn open(&mut self, rel: &str) {
+        self.c.open(rel).await;
+        self.c.call("workspace/symbol", json!({"query": ""})).await;
+    }
+
     fn base(&self) -> PathBuf {
         self.base_dir.path().join("folio")
     }
@@ -99,7 +106,7 @@ fn mode(path: &Path) -> u32 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_sees_the_unsaved_buffer_and_open_documents_are_listed() {
     let mut t = Bridged::start(&[("a.md", "# A\n\ntext\n"), ("b.md", "# B\n")], Enc::Utf16).await;
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     t.c.change("a.md", vec![json!({"range": range(2, 0, 2, 4), "text": "unsaved"})]).await;
     // A request after the notification: the change has been applied.
     t.c.call("workspace/symbol", json!({"query": ""})).await;
@@ -118,7 +125,7 @@ async fn read_sees_the_unsaved_buffer_and_open_documents_are_listed() {
 async fn an_edit_reaches_the_editor_as_a_versioned_document_edit() {
     let text = "# Café 😀\n\nold 😀 line\n";
     let mut t = Bridged::start(&[("a.md", text)], Enc::Utf16).await;
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     let old = text.find("old").unwrap();
     let line = text.find("line").unwrap();
     let result = t.apply(edit("a.md", 1, &[(old, old + 3, "new"), (line, line + 4, "row")]), true).await.unwrap();
@@ -144,7 +151,7 @@ async fn an_edit_reaches_the_editor_as_a_versioned_document_edit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moved_version_is_refused_and_nothing_changes() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf8).await;
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     t.c.change("a.md", vec![json!({"range": range(0, 3, 0, 3), "text": "!"})]).await;
     t.c.call("workspace/symbol", json!({"query": ""})).await;
     let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "B")]), false).await);
@@ -161,7 +168,7 @@ async fn a_moved_version_is_refused_and_nothing_changes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusing_editor_leaves_the_buffer_unchanged() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf16).await;
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     t.c.apply_policy = ApplyPolicy::Refuse;
     let result = t.apply(edit("a.md", 1, &[(2, 3, "B")]), true).await.unwrap();
     assert_eq!(
@@ -174,7 +181,7 @@ async fn a_refusing_editor_leaves_the_buffer_unchanged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_that_says_applied_but_does_not_change_the_buffer_is_a_conflict() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf16).await;
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     t.c.apply_policy = ApplyPolicy::ClaimOnly;
     let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "B")]), true).await);
     assert_eq!(code, ERR_VERSION_CONFLICT);
@@ -185,7 +192,7 @@ async fn an_editor_that_says_applied_but_does_not_change_the_buffer_is_a_conflic
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_editor_gives_an_error_after_a_timeout() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf16).await;
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     t.c.apply_policy = ApplyPolicy::Silent;
     let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "B")]), true).await);
     assert_eq!(code, folio_core::bridge::ERR_REFUSED);
@@ -317,8 +324,8 @@ async fn another_protocol_version_gets_a_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editor_deletes_and_renames_open_documents() {
     let mut t = Bridged::start(&[("a.md", "# A\n"), ("b.md", "# B\n")], Enc::Utf16).await;
-    t.c.open("a.md").await;
-    t.c.open("b.md").await;
+    t.open("a.md").await;
+    t.open("b.md").await;
     // A moved version is refused before anything is sent.
     let (code, _) = remote_code(t.bridge(|b| b.delete_file("a.md", 5)).await.unwrap());
     assert_eq!(code, ERR_VERSION_CONFLICT);
@@ -335,6 +342,8 @@ async fn the_editor_deletes_and_renames_open_documents() {
     let result = handle.await.unwrap().unwrap();
     assert!(result.applied, "{result:?}");
     assert!(t.c.path("c.md").exists() && !t.c.path("b.md").exists());
+    // The fake editor's didOpen for the new name follows its didClose.
+    t.c.call("workspace/symbol", json!({"query": ""})).await;
     let open = t.bridge(|b| b.open_documents()).await.unwrap().unwrap();
     assert_eq!(open, vec![OpenDocument { path: "c.md".to_string(), version: 1 }]);
     // A path the policy refuses, and an existing target.
@@ -352,7 +361,7 @@ async fn an_editor_without_file_operations_is_not_asked() {
     let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")) };
     let c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, options).await;
     let mut t = Bridged { c, base_dir };
-    t.c.open("a.md").await;
+    t.open("a.md").await;
     t.c.call("workspace/symbol", json!({"query": ""})).await;
     let (code, message) = remote_code(t.bridge(|b| b.delete_file("a.md", 1)).await.unwrap());
     assert_eq!(code, folio_core::bridge::ERR_REFUSED, "{message}");

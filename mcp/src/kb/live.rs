@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use folio_core::bridge::{
     ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_NOT_OPEN, ERR_REFUSED, ERR_VERSION_CONFLICT,
-    live_endpoints,
+    ERR_VERSION_MISMATCH, live_endpoints,
 };
 use folio_core::edit::fs::write_atomic;
 
@@ -85,6 +85,21 @@ impl Kb {
         })
     }
 
+    /// [`Kb::connect`] for discovery: an endpoint speaking another protocol version (a
+    /// `folio lsp` of another folio release) is skipped with a warning, so its documents
+    /// count as not open, as without the bridge.
+    fn discover(&self, endpoint: &Path) -> ToolResult<Option<BridgeClient>> {
+        match BridgeClient::connect(endpoint, &self.root, self.bridge_timeout) {
+            Ok(client) => Ok(Some(client)),
+            Err(BridgeError::Remote { code: ERR_VERSION_MISMATCH, message, .. }) => {
+                tracing::warn!(endpoint = %endpoint.display(), "skipping an editor bridge: {message}");
+                Ok(None)
+            }
+            Err(e @ BridgeError::Remote { .. }) => Err(ToolError::new(ErrorCode::Internal, format!("editor bridge: {e}"))),
+            Err(other) => Err(unreachable_bridge(&other)),
+        }
+    }
+
     /// The editor buffer of `path` when an editor has it open (the first editor found
     /// when several do).
     ///
@@ -92,7 +107,7 @@ impl Kb {
     /// without its answer the disk copy may be stale.
     pub(crate) fn buffer(&self, path: &str) -> ToolResult<Option<Buffer>> {
         for endpoint in self.endpoints() {
-            let mut client = self.connect(&endpoint)?;
+            let Some(mut client) = self.discover(&endpoint)? else { continue };
             let open = client.open_documents().map_err(|e| unreachable_bridge(&e))?;
             if !open.iter().any(|d| d.path == path) {
                 continue;
@@ -118,7 +133,7 @@ impl Kb {
     pub(crate) fn buffers(&self) -> ToolResult<std::collections::HashMap<String, Buffer>> {
         let mut out = std::collections::HashMap::new();
         for endpoint in self.endpoints() {
-            let mut client = self.connect(&endpoint)?;
+            let Some(mut client) = self.discover(&endpoint)? else { continue };
             for doc in client.open_documents().map_err(|e| unreachable_bridge(&e))? {
                 if out.contains_key(&doc.path) {
                     continue;
@@ -261,6 +276,8 @@ mod tests {
         Refuse,
         Conflict,
         Silent,
+        /// Answer `hello` with a protocol version mismatch.
+        OldProtocol,
     }
 
     /// A fake `folio lsp` endpoint for `root` under `base` with `open` buffers; records
@@ -282,6 +299,9 @@ mod tests {
                         let request: Value = serde_json::from_str(&line).unwrap();
                         let params = &request["params"];
                         let result = match request["method"].as_str().unwrap() {
+                            "hello" if answer == Answer::OldProtocol => {
+                                json!({"code": folio_core::bridge::ERR_VERSION_MISMATCH, "message": "protocol 0"})
+                            }
                             "hello" => json!({"protocolVersion": 1, "root": params["root"], "editor": "FakeEd", "editorVersion": null, "pid": 1}),
                             "openDocuments" => json!(open.iter().map(|(p, _)| json!({"path": p, "version": 7})).collect::<Vec<_>>()),
                             "read" => match open.iter().find(|(p, _)| params["path"] == p.as_str()) {
@@ -300,7 +320,7 @@ mod tests {
                                     Answer::Apply => json!({"applied": true, "version": 8, "failureReason": null}),
                                     Answer::Refuse => json!({"applied": false, "version": 7, "failureReason": "no"}),
                                     Answer::Conflict => json!({"code": ERR_VERSION_CONFLICT, "message": "at version 9"}),
-                                    Answer::Silent => continue,
+                                    Answer::Silent | Answer::OldProtocol => continue,
                                 }
                             }
                             _ => json!(null),
@@ -427,6 +447,17 @@ mod tests {
         let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
         assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
         assert!(dir.path().join("b.md").exists());
+    }
+
+    #[test]
+    fn an_editor_bridge_of_another_protocol_version_is_skipped() {
+        let (dir, _run, kb, seen) = setup(&[("a.md", "# Unsaved\n")], Answer::OldProtocol);
+        let read = kb.read(&ReadArgs { path: "a.md".into(), ..ReadArgs::default() }).unwrap();
+        assert_eq!(read.text, A);
+        let out = patch_first_paragraph(&kb, A).unwrap();
+        assert_eq!((out.applied_to.as_str(), out.editor), ("disk", None));
+        assert!(seen.lock().unwrap().is_empty());
+        assert!(std::fs::read_to_string(dir.path().join("a.md")).unwrap().contains("Patched."));
     }
 
     #[test]
