@@ -70,6 +70,9 @@ enum Command {
         /// Only documents of this topic (first two folders, or frontmatter `topic`).
         #[arg(long)]
         topic: Option<String>,
+        /// Only documents whose quality score is at least this (0–1; stubs score low).
+        #[arg(long, value_name = "SCORE")]
+        min_quality: Option<f64>,
         /// Skip the incremental reindex before searching.
         #[arg(long)]
         no_reindex: bool,
@@ -212,9 +215,16 @@ fn error_chain(err: &anyhow::Error) -> String {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Index { root, force, json } => cmd_index(&root, force, json),
-        Command::Search { query, root, limit, path_globs, category, topic, no_reindex, json } => {
-            let search =
-                SearchQuery { text: query, limit: usize::from(limit), path_globs, category, topic, ..SearchQuery::default() };
+        Command::Search { query, root, limit, path_globs, category, topic, min_quality, no_reindex, json } => {
+            let search = SearchQuery {
+                text: query,
+                limit: usize::from(limit),
+                path_globs,
+                category,
+                topic,
+                min_quality,
+                ..SearchQuery::default()
+            };
             cmd_search(&root, search, no_reindex, json)
         }
         Command::Outline { file, json } => cmd_outline(&file, json),

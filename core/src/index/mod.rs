@@ -147,6 +147,7 @@ pub fn records(path: &str, text: &str, size: u64, mtime_ms: i64, chunk_bytes: us
         tags,
         date,
         frontmatter_json: fm.map(|f| f.to_string()),
+        quality: quality_score(text, &parsed),
     };
     let chunk_records = chunks(text, &parsed, chunk_bytes)
         .into_iter()
@@ -160,6 +161,45 @@ pub fn records(path: &str, text: &str, size: u64, mtime_ms: i64, chunk_bytes: us
         })
         .collect();
     (doc, chunk_records)
+}
+
+/// Body words at which a document counts as complete (quality 1.0).
+pub const FULL_QUALITY_WORDS: usize = 100;
+
+/// A document's quality score in `[0, 1]`, for `min_quality` filters.
+///
+/// A frontmatter `quality` number in `[0, 1]` wins. Otherwise the score grows with the
+/// words of the body — everything but headings, frontmatter and HTML, a CJK character
+/// counting as half a word — reaching 1.0 at [`FULL_QUALITY_WORDS`] words; a body of
+/// fewer than 30 words holding a placeholder (`TODO`, `TBD`, `WIP`, `FIXME`,
+/// "coming soon") is a stub and scores at most 0.1.
+pub fn quality_score(text: &str, parsed: &crate::parse::Parsed) -> f64 {
+    use crate::parse::ElementKind;
+    if let Some(q) = parsed.frontmatter.as_ref().and_then(|f| f.get("quality")).and_then(serde_json::Value::as_f64)
+        && (0.0..=1.0).contains(&q)
+    {
+        return q;
+    }
+    let mut words = 0.0f64;
+    let mut body = String::new();
+    for e in &parsed.elements {
+        let top = e.parent.is_none_or(|p| parsed.elements[p].kind == ElementKind::Heading);
+        if !top || matches!(e.kind, ElementKind::Document | ElementKind::Heading | ElementKind::Frontmatter | ElementKind::Html) {
+            continue;
+        }
+        let range = if e.kind == ElementKind::ListItem { e.subtree.clone() } else { e.range.clone() };
+        let chunk = &text[range];
+        for token in chunk.split_whitespace() {
+            let cjk = token.chars().filter(|&c| crate::search::cjk::is_cjk(c)).count();
+            words += if cjk > 0 { cjk as f64 / 2.0 } else { 1.0 };
+        }
+        body.push_str(chunk);
+        body.push('\n');
+    }
+    let lower = body.to_lowercase();
+    let placeholder = ["todo", "tbd", "wip", "fixme", "coming soon"].iter().any(|p| lower.contains(p));
+    let score = (words / FULL_QUALITY_WORDS as f64).min(1.0);
+    if placeholder && words < 30.0 { score.min(0.1) } else { score }
 }
 
 enum FileOutcome {

@@ -190,3 +190,37 @@ fn concurrent_index_runs_wait_for_each_other() {
     indexed.sort();
     assert_eq!(indexed, vec![0, 0, 4]);
 }
+
+#[test]
+fn quality_scores_stubs_low_and_frontmatter_wins() {
+    let score = |text: &str| quality_score(text, &crate::parse::parse(text));
+    assert_eq!(score("# Title\n\nTODO\n"), 0.01);
+    assert_eq!(score("# Title\n\nComing soon: the whole guide.\n"), 0.05);
+    assert_eq!(score(&format!("# Title\n\n{}\n", "word ".repeat(50))), 0.5);
+    assert_eq!(score(&format!("# Title\n\n- {}\n  - nested item\n", "word ".repeat(200))), 1.0);
+    // Ten CJK characters count as five words.
+    assert_eq!(score("# 見出し\n\n東京都の天気予報です\n"), 0.05);
+    assert_eq!(score("---\nquality: 0.8\n---\nTODO\n"), 0.8);
+}
+
+#[test]
+fn min_quality_filters_stubs_out_of_search() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "full.md", format!("# Deploy\n\n{}\n", "deploy the service carefully ".repeat(30)).as_bytes());
+    write(dir.path(), "stub.md", b"# Deploy\n\nTODO: write the deploy guide.\n");
+    let db = dir.path().join(".folio/index.db");
+    index_root(dir.path(), &Config::default(), &db, false, None).unwrap();
+    let store = Store::open(&db).unwrap();
+    let paths = |min_quality| {
+        let q = SearchQuery { min_quality, ..SearchQuery::new("deploy") };
+        let r = store.search_lexical(&q).unwrap();
+        let mut p: Vec<String> = r.results.into_iter().map(|h| h.path).collect();
+        p.sort();
+        p.dedup();
+        (p, r.filter_applied)
+    };
+    assert_eq!(paths(None), (vec!["full.md".to_string(), "stub.md".to_string()], Vec::<String>::new()));
+    assert_eq!(paths(Some(0.5)), (vec!["full.md".to_string()], vec!["min_quality".to_string()]));
+    let err = store.search_lexical(&SearchQuery { min_quality: Some(1.5), ..SearchQuery::new("deploy") }).unwrap_err();
+    assert_eq!(err.to_string(), "invalid argument: min_quality 1.5 is not between 0 and 1");
+}

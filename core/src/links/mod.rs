@@ -176,8 +176,11 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         return Target::Document { path: from.to_string(), fragment: link.fragment.clone() };
     }
     let Some(path) = join_relative(from, &link.dest) else {
-        // Outside the root only the file system can tell (a `docs/` root may link to `../README.md`).
-        return if outside_root_path(ws.root(), from, &link.dest).is_some_and(|p| p.exists()) {
+        // Outside the root only the file system can tell (a `docs/` root may link to
+        // `../README.md`). A page of the rendered site (`../std/index.html` from an mdBook
+        // book) is not a source file and is not checked.
+        let site_page = link.dest.ends_with(".html") || link.dest.ends_with(".htm");
+        return if site_page || outside_root_path(ws.root(), from, &link.dest).is_some_and(|p| p.exists()) {
             Target::OutsideRoot
         } else {
             Target::Missing

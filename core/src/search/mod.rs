@@ -27,7 +27,7 @@ pub const MAX_TERMS: usize = 64;
 const BM25_WEIGHTS: (f64, f64) = (2.0, 1.0);
 
 /// A lexical search request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
     /// The query text; see [`query`] for the language.
     pub text: String,
@@ -53,6 +53,8 @@ pub struct SearchQuery {
     /// Frontmatter fields that exclude: for each `(key, values)`, the document's `key`
     /// must not equal any of `values` (documents without the key stay).
     pub fields_not: Vec<(String, Vec<String>)>,
+    /// Only documents whose quality score (`[0, 1]`, stubs score low) is at least this.
+    pub min_quality: Option<f64>,
 }
 
 impl Default for SearchQuery {
@@ -69,6 +71,7 @@ impl Default for SearchQuery {
             date_to: None,
             fields: Vec::new(),
             fields_not: Vec::new(),
+            min_quality: None,
         }
     }
 }
@@ -326,6 +329,12 @@ fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     }
     if let Some(to) = &search.date_to {
         filters.add("date_to", "d.date <= {}", vec![Value::Text(to.clone())]);
+    }
+    if let Some(q) = search.min_quality {
+        if !(0.0..=1.0).contains(&q) {
+            return Err(SearchError::InvalidArgument(format!("min_quality {q} is not between 0 and 1")));
+        }
+        filters.add("min_quality", "d.quality >= {}", vec![Value::Real(q)]);
     }
     for (name, negate, list) in [("fields", false, &search.fields), ("fields_not", true, &search.fields_not)] {
         for (key, values) in list {

@@ -63,7 +63,7 @@ pub enum StoreError {
 }
 
 /// One Markdown document as the indexer hands it to the store.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DocRecord {
     /// KB-relative path, `/`-separated, exactly as the workspace spells it.
     pub path: String,
@@ -85,6 +85,8 @@ pub struct DocRecord {
     pub date: Option<String>,
     /// The frontmatter as a JSON object, if the document has one.
     pub frontmatter_json: Option<String>,
+    /// Quality score in `[0, 1]` (see `index::quality_score`); stubs score low.
+    pub quality: f64,
 }
 
 /// One search unit of a document.
@@ -329,13 +331,13 @@ impl Batch<'_> {
             .map_err(|err| StoreError::InvalidRecord(format!("tags of {}: {err}", doc.path)))?;
         let doc_id: i64 = self.tx.prepare_cached(
             "INSERT INTO documents
-                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json, quality)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
              ON CONFLICT (path) DO UPDATE SET
                  source_hash = excluded.source_hash, size = excluded.size, mtime_ms = excluded.mtime_ms,
                  title = excluded.title, category = excluded.category, topic = excluded.topic,
                  tags_json = excluded.tags_json, date = excluded.date,
-                 frontmatter_json = excluded.frontmatter_json
+                 frontmatter_json = excluded.frontmatter_json, quality = excluded.quality
              RETURNING id",
         )?
         .query_row(
@@ -350,6 +352,7 @@ impl Batch<'_> {
                 tags_json,
                 doc.date,
                 doc.frontmatter_json,
+                doc.quality,
             ],
             |row| row.get(0),
         )?;

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 ///
 /// Bump it whenever a table, column, tokenizer or the text transform given to
 /// FTS5 changes, so that old index files are rebuilt instead of half-read.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -62,7 +62,8 @@ CREATE TABLE documents (
     topic TEXT,
     tags_json TEXT NOT NULL DEFAULT '[]',
     date TEXT,
-    frontmatter_json TEXT
+    frontmatter_json TEXT,
+    quality REAL NOT NULL DEFAULT 1.0
 );
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,

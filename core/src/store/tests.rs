@@ -22,6 +22,7 @@ pub(crate) fn doc(path: &str, texts: &[&str]) -> DocRecord {
         tags: Vec::new(),
         date: None,
         frontmatter_json: None,
+        quality: 1.0,
     }
 }
 

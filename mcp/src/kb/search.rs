@@ -14,7 +14,7 @@ use super::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
 #[schemars(transform = crate::kb::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words and "quoted phrases" (all must match); prefix a word with `-` to exclude it. Two-character Japanese/Chinese/Korean queries work.
+    /// Words and "quoted phrases"; a chunk matching more of them ranks higher (BM25, any term may match). Prefix a word with `-` to exclude chunks containing it. Two-character Japanese/Chinese/Korean queries work.
     pub query: String,
     /// Maximum hits, 1–100 (default 10).
     #[serde(default)]
@@ -49,6 +49,9 @@ pub struct SearchArgs {
     /// Frontmatter fields to exclude: key → values; documents whose value equals one of them are left out (documents without the key stay).
     #[serde(default)]
     pub fields_not: std::collections::BTreeMap<String, Vec<String>>,
+    /// Only documents whose quality score is at least this (0–1). The score grows with the words of the body (1.0 at 100 words); a short body holding TODO/TBD/WIP is a stub (≤ 0.1); a frontmatter `quality` number wins.
+    #[serde(default)]
+    pub min_quality: Option<f64>,
 }
 
 /// One hit.
@@ -132,6 +135,7 @@ impl Kb {
             date_to: args.date_to.clone(),
             fields: args.fields.clone().into_iter().collect(),
             fields_not: args.fields_not.clone().into_iter().collect(),
+            min_quality: args.min_quality,
         };
         let res = self.with_store(|store| {
             store.search_lexical(&query).map_err(|e| match e {

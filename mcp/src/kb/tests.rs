@@ -245,6 +245,14 @@ fn kb_search_returns_hits_with_uri_and_filters() {
         }))["code"],
         "INVALID_ARGUMENT"
     );
+    // Quality: every fixture document is short, so a high floor leaves nothing; an
+    // out-of-range floor is an argument error.
+    let v = ok(kb.search(&SearchArgs { query: "widget".into(), min_quality: Some(0.99), ..SearchArgs::default() }));
+    assert_eq!((v["results"].as_array().unwrap().len(), &v["filter_applied"]), (0, &json!(["min_quality"])));
+    assert_eq!(
+        err(kb.search(&SearchArgs { query: "x".into(), min_quality: Some(1.5), ..SearchArgs::default() })),
+        json!({"code": "INVALID_ARGUMENT", "message": "min_quality 1.5 is not between 0 and 1"})
+    );
     // Bad dates and modes.
     assert_eq!(
         err(kb.search(&SearchArgs {
