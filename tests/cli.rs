@@ -163,7 +163,7 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
 
     let status: serde_json::Value = serde_json::from_slice(&folio(&["status", "--root", root, "--json"]).stdout).unwrap();
     assert_eq!(status["documents"], 9);
-    assert_eq!(status["schema_version"], 1);
+    assert_eq!(status["schema_version"], folio_core::store::SCHEMA_VERSION);
 }
 
 #[test]

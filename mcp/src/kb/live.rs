@@ -450,6 +450,46 @@ mod tests {
     }
 
     #[test]
+    fn a_table_edit_in_an_open_document_goes_to_the_editor() {
+        use super::super::edit::{CellUpdate, EditTableArgs, WhereEq};
+        let buffer = "# A\n\n| Item | Price |\n|---|---|\n| Widget | 10 |\n";
+        let (dir, _run, kb, seen) = setup(&[("a.md", buffer)], Answer::Apply);
+        let parsed = folio_core::parse::parse(buffer);
+        let table = parsed.elements.iter().find(|e| e.kind == folio_core::parse::ElementKind::Table).unwrap();
+        let out = kb
+            .edit_table(&EditTableArgs {
+                path: "a.md".into(),
+                pointer: table.pointer().to_string(),
+                action: "update_cells".into(),
+                updates: vec![CellUpdate {
+                    where_eq: Some(WhereEq { column: "Item".into(), equals: "Widget".into() }),
+                    row_index: None,
+                    column: Some("Price".into()),
+                    column_index: None,
+                    value: "12".into(),
+                }],
+                where_eq: None,
+                row_index: None,
+                column: None,
+                column_index: None,
+                cells: Default::default(),
+                values: vec![],
+                name: None,
+                default: None,
+                alignment: None,
+                value_format: None,
+            })
+            .unwrap();
+        assert_eq!((out.applied_to.as_str(), out.editor.as_deref(), out.index_synchronized), ("editor", Some("FakeEd"), false));
+        let edit = &seen.lock().unwrap()[0];
+        assert_eq!(edit["label"], "folio kb_edit_table");
+        let byte_edit: ByteEdit = serde_json::from_value(edit["edits"][0].clone()).unwrap();
+        let edited = apply(buffer, &byte_edit);
+        assert!(edited.contains("| Widget | 12 ") && !edited.contains("10"), "{edited}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), A);
+    }
+
+    #[test]
     fn an_editor_bridge_of_another_protocol_version_is_skipped() {
         let (dir, _run, kb, seen) = setup(&[("a.md", "# Unsaved\n")], Answer::OldProtocol);
         let read = kb.read(&ReadArgs { path: "a.md".into(), ..ReadArgs::default() }).unwrap();
