@@ -340,7 +340,13 @@ impl Kb {
     /// Refuses (`CONFLICT`) a file operation on an open document whose buffer has unsaved
     /// changes: deleting would drop them and renaming would save them, neither of which
     /// the agent may decide for the user.
-    fn require_saved(&self, path: &str, abs: &std::path::Path, buffer: &Buffer, what: &str) -> ToolResult<()> {
+    fn require_saved(
+        &self,
+        path: &str,
+        abs: &std::path::Path,
+        buffer: &Buffer,
+        what: &str,
+    ) -> ToolResult<()> {
         if self.read_disk(path, abs)? != buffer.text {
             return Err(ToolError::new(
                 ErrorCode::Conflict,
@@ -368,7 +374,8 @@ impl Kb {
             })
             .collect();
         let outcome = apply_patch(&text, &ops)?;
-        let landed = self.write_text(&args.path, &abs, buffer.as_ref(), &outcome.text, "kb_patch")?;
+        let landed =
+            self.write_text(&args.path, &abs, buffer.as_ref(), &outcome.text, "kb_patch")?;
         tracing::info!(path = %args.path, operations = ops.len(), landed = ?landed, "patched");
         let index_synchronized = self.after_write(&args.path, &landed, Some(&outcome.text));
         Ok(PatchOutput {
@@ -401,7 +408,13 @@ impl Kb {
             _ => ValueFormat::Text,
         };
         let outcome = edit_table(&text, &args.pointer, &action, format)?;
-        let landed = self.write_text(&args.path, &abs, buffer.as_ref(), &outcome.text, "kb_edit_table")?;
+        let landed = self.write_text(
+            &args.path,
+            &abs,
+            buffer.as_ref(),
+            &outcome.text,
+            "kb_edit_table",
+        )?;
         tracing::info!(path = %args.path, action = %args.action, landed = ?landed, "table edited");
         let index_synchronized = self.after_write(&args.path, &landed, Some(&outcome.text));
         Ok(EditTableOutput {
@@ -467,11 +480,14 @@ impl Kb {
         // Plan every link edit before touching anything; documents open in an editor are
         // planned against their buffers.
         let buffers = self.buffers()?;
-        let mut plans: Vec<(String, std::path::PathBuf, String, usize, Option<Buffer>)> = Vec::new();
+        let mut plans: Vec<(String, std::path::PathBuf, String, usize, Option<Buffer>)> =
+            Vec::new();
         let mut moved_text = text.clone();
         if args.update_links.unwrap_or(true) {
-            let overlay: std::collections::HashMap<String, String> =
-                buffers.iter().map(|(path, b)| (path.clone(), b.text.clone())).collect();
+            let overlay: std::collections::HashMap<String, String> = buffers
+                .iter()
+                .map(|(path, b)| (path.clone(), b.text.clone()))
+                .collect();
             let planned = self.with_workspace_overlay(&overlay, |ws| {
                 let mut out = Vec::new();
                 for (doc, edits) in move_edits(ws, &args.source_path, &args.target_path) {
@@ -561,7 +577,9 @@ impl Kb {
         synced &= self.sync_document(&args.target_path, Some(&moved_text));
         for (doc, _, new_text, _, buffer) in &plans {
             if doc != &args.target_path {
-                let landed = buffer.as_ref().map_or(Landed::Disk, |b| Landed::Editor(b.editor.clone()));
+                let landed = buffer
+                    .as_ref()
+                    .map_or(Landed::Disk, |b| Landed::Editor(b.editor.clone()));
                 synced &= self.after_write(doc, &landed, Some(new_text));
             }
         }

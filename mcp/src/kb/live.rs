@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use folio_core::bridge::{
-    ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_NOT_OPEN, ERR_REFUSED, ERR_VERSION_CONFLICT,
-    ERR_VERSION_MISMATCH, live_endpoints,
+    ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_NOT_OPEN, ERR_REFUSED,
+    ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, live_endpoints,
 };
 use folio_core::edit::fs::write_atomic;
 
@@ -68,7 +68,9 @@ impl Landed {
 fn unreachable_bridge(err: &BridgeError) -> ToolError {
     ToolError::new(
         ErrorCode::Busy,
-        format!("an editor's folio lsp did not answer ({err}); nothing was changed, try again or close that editor"),
+        format!(
+            "an editor's folio lsp did not answer ({err}); nothing was changed, try again or close that editor"
+        ),
     )
 }
 
@@ -80,7 +82,9 @@ impl Kb {
 
     fn connect(&self, endpoint: &Path) -> ToolResult<BridgeClient> {
         BridgeClient::connect(endpoint, &self.root, self.bridge_timeout).map_err(|e| match e {
-            BridgeError::Remote { .. } => ToolError::new(ErrorCode::Internal, format!("editor bridge: {e}")),
+            BridgeError::Remote { .. } => {
+                ToolError::new(ErrorCode::Internal, format!("editor bridge: {e}"))
+            }
             other => unreachable_bridge(&other),
         })
     }
@@ -91,11 +95,18 @@ impl Kb {
     fn discover(&self, endpoint: &Path) -> ToolResult<Option<BridgeClient>> {
         match BridgeClient::connect(endpoint, &self.root, self.bridge_timeout) {
             Ok(client) => Ok(Some(client)),
-            Err(BridgeError::Remote { code: ERR_VERSION_MISMATCH, message, .. }) => {
+            Err(BridgeError::Remote {
+                code: ERR_VERSION_MISMATCH,
+                message,
+                ..
+            }) => {
                 tracing::warn!(endpoint = %endpoint.display(), "skipping an editor bridge: {message}");
                 Ok(None)
             }
-            Err(e @ BridgeError::Remote { .. }) => Err(ToolError::new(ErrorCode::Internal, format!("editor bridge: {e}"))),
+            Err(e @ BridgeError::Remote { .. }) => Err(ToolError::new(
+                ErrorCode::Internal,
+                format!("editor bridge: {e}"),
+            )),
             Err(other) => Err(unreachable_bridge(&other)),
         }
     }
@@ -107,8 +118,12 @@ impl Kb {
     /// without its answer the disk copy may be stale.
     pub(crate) fn buffer(&self, path: &str) -> ToolResult<Option<Buffer>> {
         for endpoint in self.endpoints() {
-            let Some(mut client) = self.discover(&endpoint)? else { continue };
-            let open = client.open_documents().map_err(|e| unreachable_bridge(&e))?;
+            let Some(mut client) = self.discover(&endpoint)? else {
+                continue;
+            };
+            let open = client
+                .open_documents()
+                .map_err(|e| unreachable_bridge(&e))?;
             if !open.iter().any(|d| d.path == path) {
                 continue;
             }
@@ -122,7 +137,9 @@ impl Kb {
                     }));
                 }
                 // Closed since the listing: the disk copy is current.
-                Err(BridgeError::Remote { code: ERR_NOT_OPEN, .. }) => continue,
+                Err(BridgeError::Remote {
+                    code: ERR_NOT_OPEN, ..
+                }) => continue,
                 Err(e) => return Err(unreachable_bridge(&e)),
             }
         }
@@ -133,8 +150,13 @@ impl Kb {
     pub(crate) fn buffers(&self) -> ToolResult<std::collections::HashMap<String, Buffer>> {
         let mut out = std::collections::HashMap::new();
         for endpoint in self.endpoints() {
-            let Some(mut client) = self.discover(&endpoint)? else { continue };
-            for doc in client.open_documents().map_err(|e| unreachable_bridge(&e))? {
+            let Some(mut client) = self.discover(&endpoint)? else {
+                continue;
+            };
+            for doc in client
+                .open_documents()
+                .map_err(|e| unreachable_bridge(&e))?
+            {
                 if out.contains_key(&doc.path) {
                     continue;
                 }
@@ -148,7 +170,9 @@ impl Kb {
                         };
                         out.insert(doc.path, buffer);
                     }
-                    Err(BridgeError::Remote { code: ERR_NOT_OPEN, .. }) => {}
+                    Err(BridgeError::Remote {
+                        code: ERR_NOT_OPEN, ..
+                    }) => {}
                     Err(e) => return Err(unreachable_bridge(&e)),
                 }
             }
@@ -181,7 +205,13 @@ impl Kb {
 
     /// Sends the edit turning `buffer.text` into `new` to the editor; returns the
     /// buffer's version after it.
-    pub(crate) fn apply_to_buffer(&self, path: &str, buffer: &Buffer, new: &str, label: &str) -> ToolResult<i32> {
+    pub(crate) fn apply_to_buffer(
+        &self,
+        path: &str,
+        buffer: &Buffer,
+        new: &str,
+        label: &str,
+    ) -> ToolResult<i32> {
         let mut client = self.connect(&buffer.endpoint)?;
         let params = ApplyEditParams {
             path: path.to_string(),
@@ -196,7 +226,10 @@ impl Kb {
                 ErrorCode::Conflict,
                 format!(
                     "{editor} refused the edit of `{path}` ({}); nothing was changed",
-                    result.failure_reason.as_deref().unwrap_or("no reason given")
+                    result
+                        .failure_reason
+                        .as_deref()
+                        .unwrap_or("no reason given")
                 ),
             )),
             Err(e) => Err(bridge_failure(path, editor, e)),
@@ -206,7 +239,13 @@ impl Kb {
     /// Deletes (`new_path` none) or renames the file of an open document through its
     /// editor, at buffer `version`. Only for a buffer without unsaved changes (the
     /// caller checks): Neovim drops the buffer when it deletes, and saves it when it renames.
-    pub(crate) fn file_operation(&self, path: &str, buffer: &Buffer, version: i32, new_path: Option<&str>) -> ToolResult<Landed> {
+    pub(crate) fn file_operation(
+        &self,
+        path: &str,
+        buffer: &Buffer,
+        version: i32,
+        new_path: Option<&str>,
+    ) -> ToolResult<Landed> {
         let mut client = self.connect(&buffer.endpoint)?;
         let editor = &buffer.editor;
         let result = match new_path {
@@ -217,7 +256,15 @@ impl Kb {
             Ok(r) if r.applied => Ok(Landed::Editor(editor.clone())),
             Ok(r) => Err(ToolError::new(
                 ErrorCode::Conflict,
-                format!("{editor} refused to {} `{path}` ({}); nothing was changed", if new_path.is_some() { "rename" } else { "delete" }, r.failure_reason.as_deref().unwrap_or("no reason given")),
+                format!(
+                    "{editor} refused to {} `{path}` ({}); nothing was changed",
+                    if new_path.is_some() {
+                        "rename"
+                    } else {
+                        "delete"
+                    },
+                    r.failure_reason.as_deref().unwrap_or("no reason given")
+                ),
             )),
             Err(e) => Err(bridge_failure(path, editor, e)),
         }
@@ -228,9 +275,15 @@ impl Kb {
 /// (`CONFLICT`), the bridge did not answer (`BUSY`), or something else (`INTERNAL`).
 fn bridge_failure(path: &str, editor: &str, err: BridgeError) -> ToolError {
     match err {
-        BridgeError::Remote { code: ERR_VERSION_CONFLICT | ERR_NOT_OPEN | ERR_REFUSED, message, .. } => ToolError::new(
+        BridgeError::Remote {
+            code: ERR_VERSION_CONFLICT | ERR_NOT_OPEN | ERR_REFUSED,
+            message,
+            ..
+        } => ToolError::new(
             ErrorCode::Conflict,
-            format!("`{path}` is open in {editor} and the change could not be made there: {message}; nothing was changed, read it again"),
+            format!(
+                "`{path}` is open in {editor} and the change could not be made there: {message}; nothing was changed, read it again"
+            ),
         ),
         e @ BridgeError::Remote { .. } => ToolError::internal(format!("editor bridge: {e}")),
         e => unreachable_bridge(&e),
@@ -243,16 +296,30 @@ pub fn minimal_edit(old: &str, new: &str) -> Option<ByteEdit> {
     if old == new {
         return None;
     }
-    let mut prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+    let mut prefix = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
     while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
         prefix -= 1;
     }
     let max_suffix = old.len().min(new.len()) - prefix;
-    let mut suffix = old.bytes().rev().zip(new.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    let mut suffix = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
     while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
         suffix -= 1;
     }
-    Some(ByteEdit { start: prefix, end: old.len() - suffix, new_text: new[prefix..new.len() - suffix].to_string() })
+    Some(ByteEdit {
+        start: prefix,
+        end: old.len() - suffix,
+        new_text: new[prefix..new.len() - suffix].to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -282,10 +349,18 @@ mod tests {
 
     /// A fake `folio lsp` endpoint for `root` under `base` with `open` buffers; records
     /// the `applyEdit` params it gets.
-    fn fake_editor(base: &Path, root: &Path, open: &[(&str, &str)], answer: Answer) -> Arc<Mutex<Vec<Value>>> {
+    fn fake_editor(
+        base: &Path,
+        root: &Path,
+        open: &[(&str, &str)],
+        answer: Answer,
+    ) -> Arc<Mutex<Vec<Value>>> {
         ensure_private_dir(base, &root_dir(base, root)).unwrap();
         let listener = UnixListener::bind(socket_path(base, root, 1)).unwrap();
-        let open: Vec<(String, String)> = open.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+        let open: Vec<(String, String)> = open
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = Arc::clone(&seen);
         std::thread::spawn(move || {
@@ -302,11 +377,20 @@ mod tests {
                             "hello" if answer == Answer::OldProtocol => {
                                 json!({"code": folio_core::bridge::ERR_VERSION_MISMATCH, "message": "protocol 0"})
                             }
-                            "hello" => json!({"protocolVersion": 1, "root": params["root"], "editor": "FakeEd", "editorVersion": null, "pid": 1}),
-                            "openDocuments" => json!(open.iter().map(|(p, _)| json!({"path": p, "version": 7})).collect::<Vec<_>>()),
-                            "read" => match open.iter().find(|(p, _)| params["path"] == p.as_str()) {
+                            "hello" => {
+                                json!({"protocolVersion": 1, "root": params["root"], "editor": "FakeEd", "editorVersion": null, "pid": 1})
+                            }
+                            "openDocuments" => json!(
+                                open.iter()
+                                    .map(|(p, _)| json!({"path": p, "version": 7}))
+                                    .collect::<Vec<_>>()
+                            ),
+                            "read" => match open.iter().find(|(p, _)| params["path"] == p.as_str())
+                            {
                                 Some((_, text)) => json!({"version": 7, "text": text}),
-                                None => json!({"code": folio_core::bridge::ERR_NOT_OPEN, "message": "not open"}),
+                                None => {
+                                    json!({"code": folio_core::bridge::ERR_NOT_OPEN, "message": "not open"})
+                                }
                             },
                             method @ ("deleteFile" | "renameFile") => {
                                 let mut call = params.clone();
@@ -317,9 +401,15 @@ mod tests {
                             "applyEdit" => {
                                 record.lock().unwrap().push(params.clone());
                                 match answer {
-                                    Answer::Apply => json!({"applied": true, "version": 8, "failureReason": null}),
-                                    Answer::Refuse => json!({"applied": false, "version": 7, "failureReason": "no"}),
-                                    Answer::Conflict => json!({"code": ERR_VERSION_CONFLICT, "message": "at version 9"}),
+                                    Answer::Apply => {
+                                        json!({"applied": true, "version": 8, "failureReason": null})
+                                    }
+                                    Answer::Refuse => {
+                                        json!({"applied": false, "version": 7, "failureReason": "no"})
+                                    }
+                                    Answer::Conflict => {
+                                        json!({"code": ERR_VERSION_CONFLICT, "message": "at version 9"})
+                                    }
                                     Answer::Silent | Answer::OldProtocol => continue,
                                 }
                             }
@@ -343,12 +433,25 @@ mod tests {
     const B: &str = "# B\n\nBack to [a](a.md).\n";
 
     /// A knowledge base with a.md and b.md, its bridge folder, and a fake editor with `open` buffers.
-    fn setup(open: &[(&str, &str)], answer: Answer) -> (tempfile::TempDir, tempfile::TempDir, Kb, Arc<Mutex<Vec<Value>>>) {
+    fn setup(
+        open: &[(&str, &str)],
+        answer: Answer,
+    ) -> (
+        tempfile::TempDir,
+        tempfile::TempDir,
+        Kb,
+        Arc<Mutex<Vec<Value>>>,
+    ) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.md"), A).unwrap();
         std::fs::write(dir.path().join("b.md"), B).unwrap();
         let run = tempfile::tempdir().unwrap();
-        let mut kb = Kb::open(Options { root: dir.path().to_path_buf(), db: None, allow_writes: true }).unwrap();
+        let mut kb = Kb::open(Options {
+            root: dir.path().to_path_buf(),
+            db: None,
+            allow_writes: true,
+        })
+        .unwrap();
         kb.bridge_dir = run.path().join("folio");
         kb.bridge_timeout = Duration::from_millis(300);
         let seen = fake_editor(&kb.bridge_dir, kb.root(), open, answer);
@@ -357,7 +460,11 @@ mod tests {
 
     fn patch_first_paragraph(kb: &Kb, text: &str) -> ToolResult<super::super::edit::PatchOutput> {
         let parsed = folio_core::parse::parse(text);
-        let para = parsed.elements.iter().find(|e| e.kind == folio_core::parse::ElementKind::Paragraph).unwrap();
+        let para = parsed
+            .elements
+            .iter()
+            .find(|e| e.kind == folio_core::parse::ElementKind::Paragraph)
+            .unwrap();
         kb.patch(&PatchArgs {
             path: "a.md".into(),
             operations: vec![PatchOperation {
@@ -372,17 +479,29 @@ mod tests {
     fn an_open_document_is_read_from_the_buffer_and_patched_through_the_editor() {
         let buffer = "# A\n\nUnsaved paragraph.\n\nSee [b](b.md).\n";
         let (dir, _run, kb, seen) = setup(&[("a.md", buffer)], Answer::Apply);
-        let read = kb.read(&ReadArgs { path: "a.md".into(), ..ReadArgs::default() }).unwrap();
+        let read = kb
+            .read(&ReadArgs {
+                path: "a.md".into(),
+                ..ReadArgs::default()
+            })
+            .unwrap();
         assert_eq!(read.text, buffer);
         let out = patch_first_paragraph(&kb, buffer).unwrap();
-        assert_eq!((out.applied_to.as_str(), out.editor.as_deref()), ("editor", Some("FakeEd")));
+        assert_eq!(
+            (out.applied_to.as_str(), out.editor.as_deref()),
+            ("editor", Some("FakeEd"))
+        );
         let start = buffer.find("Unsaved").unwrap();
         assert_eq!(
             seen.lock().unwrap()[0],
             json!({"path": "a.md", "version": 7, "label": "folio kb_patch",
                    "edits": [{"start": start, "end": start + "Unsaved paragraph".len(), "newText": "Patched"}]})
         );
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), A, "the disk copy is the editor's");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.md")).unwrap(),
+            A,
+            "the disk copy is the editor's"
+        );
         // b.md is not open: it goes to disk.
         let b = kb.buffer("b.md").unwrap();
         assert_eq!(b, None);
@@ -390,11 +509,19 @@ mod tests {
 
     #[test]
     fn a_refusal_or_a_moved_buffer_is_a_conflict_and_a_silent_bridge_is_busy() {
-        for (answer, code) in [(Answer::Refuse, ErrorCode::Conflict), (Answer::Conflict, ErrorCode::Conflict), (Answer::Silent, ErrorCode::Busy)] {
+        for (answer, code) in [
+            (Answer::Refuse, ErrorCode::Conflict),
+            (Answer::Conflict, ErrorCode::Conflict),
+            (Answer::Silent, ErrorCode::Busy),
+        ] {
             let (dir, _run, kb, seen) = setup(&[("a.md", A)], answer);
             let err = patch_first_paragraph(&kb, A).unwrap_err();
             assert_eq!(err.code, code, "{}", err.message);
-            assert!(err.message.contains("nothing was changed"), "{}", err.message);
+            assert!(
+                err.message.contains("nothing was changed"),
+                "{}",
+                err.message
+            );
             assert_eq!(seen.lock().unwrap().len(), 1);
             assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), A);
         }
@@ -405,13 +532,24 @@ mod tests {
         let (dir, _run, kb, seen) = setup(&[("b.md", B)], Answer::Apply);
         // Moving a.md rewrites the link in the open b.md through the editor.
         let out = kb
-            .move_document(&MoveArgs { source_path: "a.md".into(), target_path: "docs/a.md".into(), expected_source_hash: None, update_links: None })
+            .move_document(&MoveArgs {
+                source_path: "a.md".into(),
+                target_path: "docs/a.md".into(),
+                expected_source_hash: None,
+                update_links: None,
+            })
             .unwrap();
         let updated = serde_json::to_value(&out.updated_links).unwrap();
-        assert_eq!(updated, json!([{"path": "b.md", "links": 1, "appliedTo": "editor", "editor": "FakeEd"}, {"path": "docs/a.md", "links": 1, "appliedTo": "disk"}]));
+        assert_eq!(
+            updated,
+            json!([{"path": "b.md", "links": 1, "appliedTo": "editor", "editor": "FakeEd"}, {"path": "docs/a.md", "links": 1, "appliedTo": "disk"}])
+        );
         assert_eq!(out.applied_to, "disk");
         let edit = &seen.lock().unwrap()[0];
-        assert_eq!((edit["path"].as_str(), edit["version"].as_i64()), (Some("b.md"), Some(7)));
+        assert_eq!(
+            (edit["path"].as_str(), edit["version"].as_i64()),
+            (Some("b.md"), Some(7))
+        );
         // The one minimal replacement: `[a](a.md)` becomes `[a](docs/a.md)`.
         assert_eq!(edit["edits"][0]["newText"], "docs/");
         assert_eq!(std::fs::read_to_string(dir.path().join("b.md")).unwrap(), B);
@@ -422,29 +560,68 @@ mod tests {
     fn open_documents_are_moved_and_deleted_by_the_editor_only_when_saved() {
         // With unsaved changes: refused, nothing sent.
         let (dir, _run, kb, seen) = setup(&[("b.md", "# B, unsaved\n")], Answer::Apply);
-        let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
+        let err = kb
+            .delete(&DeleteArgs {
+                path: "b.md".into(),
+                expected_source_hash: None,
+            })
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
-        assert!(err.message.contains("unsaved changes in FakeEd"), "{}", err.message);
-        let moving_b = MoveArgs { source_path: "b.md".into(), target_path: "c.md".into(), expected_source_hash: None, update_links: None };
-        assert_eq!(kb.move_document(&moving_b).unwrap_err().code, ErrorCode::Conflict);
+        assert!(
+            err.message.contains("unsaved changes in FakeEd"),
+            "{}",
+            err.message
+        );
+        let moving_b = MoveArgs {
+            source_path: "b.md".into(),
+            target_path: "c.md".into(),
+            expected_source_hash: None,
+            update_links: None,
+        };
+        assert_eq!(
+            kb.move_document(&moving_b).unwrap_err().code,
+            ErrorCode::Conflict
+        );
         assert!(seen.lock().unwrap().is_empty());
         assert!(dir.path().join("b.md").exists());
         drop((dir, kb));
 
         // Saved: the editor does it (the fake editor only records it).
         let (_dir, _run, kb, seen) = setup(&[("b.md", B)], Answer::Apply);
-        let out = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap();
-        assert_eq!((out.applied_to.as_str(), out.editor.as_deref()), ("editor", Some("FakeEd")));
+        let out = kb
+            .delete(&DeleteArgs {
+                path: "b.md".into(),
+                expected_source_hash: None,
+            })
+            .unwrap();
+        assert_eq!(
+            (out.applied_to.as_str(), out.editor.as_deref()),
+            ("editor", Some("FakeEd"))
+        );
         let out = kb.move_document(&moving_b).unwrap();
-        assert_eq!((out.applied_to.as_str(), out.editor.as_deref()), ("editor", Some("FakeEd")));
+        assert_eq!(
+            (out.applied_to.as_str(), out.editor.as_deref()),
+            ("editor", Some("FakeEd"))
+        );
         let calls = seen.lock().unwrap().clone();
-        assert_eq!(calls[0], json!({"method": "deleteFile", "path": "b.md", "version": 7}));
+        assert_eq!(
+            calls[0],
+            json!({"method": "deleteFile", "path": "b.md", "version": 7})
+        );
         // b.md links to a.md with `a.md`, unchanged by the move to the same folder: only the rename.
-        assert_eq!(calls[1], json!({"method": "renameFile", "path": "b.md", "version": 7, "newPath": "c.md"}));
+        assert_eq!(
+            calls[1],
+            json!({"method": "renameFile", "path": "b.md", "version": 7, "newPath": "c.md"})
+        );
 
         // A refusal is a conflict.
         let (dir, _run, kb, _) = setup(&[("b.md", B)], Answer::Refuse);
-        let err = kb.delete(&DeleteArgs { path: "b.md".into(), expected_source_hash: None }).unwrap_err();
+        let err = kb
+            .delete(&DeleteArgs {
+                path: "b.md".into(),
+                expected_source_hash: None,
+            })
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::Conflict, "{}", err.message);
         assert!(dir.path().join("b.md").exists());
     }
@@ -455,14 +632,21 @@ mod tests {
         let buffer = "# A\n\n| Item | Price |\n|---|---|\n| Widget | 10 |\n";
         let (dir, _run, kb, seen) = setup(&[("a.md", buffer)], Answer::Apply);
         let parsed = folio_core::parse::parse(buffer);
-        let table = parsed.elements.iter().find(|e| e.kind == folio_core::parse::ElementKind::Table).unwrap();
+        let table = parsed
+            .elements
+            .iter()
+            .find(|e| e.kind == folio_core::parse::ElementKind::Table)
+            .unwrap();
         let out = kb
             .edit_table(&EditTableArgs {
                 path: "a.md".into(),
                 pointer: table.pointer().to_string(),
                 action: "update_cells".into(),
                 updates: vec![CellUpdate {
-                    where_eq: Some(WhereEq { column: "Item".into(), equals: "Widget".into() }),
+                    where_eq: Some(WhereEq {
+                        column: "Item".into(),
+                        equals: "Widget".into(),
+                    }),
                     row_index: None,
                     column: Some("Price".into()),
                     column_index: None,
@@ -480,30 +664,56 @@ mod tests {
                 value_format: None,
             })
             .unwrap();
-        assert_eq!((out.applied_to.as_str(), out.editor.as_deref(), out.index_synchronized), ("editor", Some("FakeEd"), false));
+        assert_eq!(
+            (
+                out.applied_to.as_str(),
+                out.editor.as_deref(),
+                out.index_synchronized
+            ),
+            ("editor", Some("FakeEd"), false)
+        );
         let edit = &seen.lock().unwrap()[0];
         assert_eq!(edit["label"], "folio kb_edit_table");
         let byte_edit: ByteEdit = serde_json::from_value(edit["edits"][0].clone()).unwrap();
         let edited = apply(buffer, &byte_edit);
-        assert!(edited.contains("| Widget | 12 ") && !edited.contains("10"), "{edited}");
+        assert!(
+            edited.contains("| Widget | 12 ") && !edited.contains("10"),
+            "{edited}"
+        );
         assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), A);
     }
 
     #[test]
     fn an_editor_bridge_of_another_protocol_version_is_skipped() {
         let (dir, _run, kb, seen) = setup(&[("a.md", "# Unsaved\n")], Answer::OldProtocol);
-        let read = kb.read(&ReadArgs { path: "a.md".into(), ..ReadArgs::default() }).unwrap();
+        let read = kb
+            .read(&ReadArgs {
+                path: "a.md".into(),
+                ..ReadArgs::default()
+            })
+            .unwrap();
         assert_eq!(read.text, A);
         let out = patch_first_paragraph(&kb, A).unwrap();
         assert_eq!((out.applied_to.as_str(), out.editor), ("disk", None));
         assert!(seen.lock().unwrap().is_empty());
-        assert!(std::fs::read_to_string(dir.path().join("a.md")).unwrap().contains("Patched."));
+        assert!(
+            std::fs::read_to_string(dir.path().join("a.md"))
+                .unwrap()
+                .contains("Patched.")
+        );
     }
 
     #[test]
     fn search_hits_in_open_documents_are_checked_against_the_buffer() {
         use super::super::search::SearchArgs;
-        let search = |kb: &Kb| kb.search(&SearchArgs { query: "paragraph".into(), ..SearchArgs::default() }).unwrap().results;
+        let search = |kb: &Kb| {
+            kb.search(&SearchArgs {
+                query: "paragraph".into(),
+                ..SearchArgs::default()
+            })
+            .unwrap()
+            .results
+        };
         // Two lines inserted above everything: the hit moves down by two lines.
         let (_dir, _run, kb, _) = setup(&[("a.md", &format!("Intro.\n\n{A}"))], Answer::Apply);
         kb.reindex_blocking(false).unwrap();
@@ -514,7 +724,10 @@ mod tests {
         let (_dir, _run, kb, _) = setup(&[], Answer::Apply);
         kb.reindex_blocking(false).unwrap();
         let on_disk = search(&kb);
-        assert_eq!((on_disk[0].start_line + 2, on_disk[0].editor.as_deref()), (line, None));
+        assert_eq!(
+            (on_disk[0].start_line + 2, on_disk[0].editor.as_deref()),
+            (line, None)
+        );
         // The element is gone from the buffer: the hit is dropped.
         let (_dir, _run, kb, _) = setup(&[("a.md", "")], Answer::Apply);
         kb.reindex_blocking(false).unwrap();
@@ -522,7 +735,12 @@ mod tests {
     }
 
     fn apply(old: &str, edit: &ByteEdit) -> String {
-        format!("{}{}{}", &old[..edit.start], edit.new_text, &old[edit.end..])
+        format!(
+            "{}{}{}",
+            &old[..edit.start],
+            edit.new_text,
+            &old[edit.end..]
+        )
     }
 
     #[test]
@@ -543,7 +761,11 @@ mod tests {
         }
         assert_eq!(
             minimal_edit("# A\n\nold\n", "# A\n\nnew\n"),
-            Some(ByteEdit { start: 5, end: 8, new_text: "new".into() })
+            Some(ByteEdit {
+                start: 5,
+                end: 8,
+                new_text: "new".into()
+            })
         );
     }
 }

@@ -109,7 +109,9 @@ impl Kb {
         let model = guard.as_mut().expect("loaded above");
         for (path, text) in overlay {
             if model.ws.get(path).is_some() {
-                model.ws.insert(path.clone(), DocEntry::new(text, 0, Origin::Editor));
+                model
+                    .ws
+                    .insert(path.clone(), DocEntry::new(text, 0, Origin::Editor));
                 model.stamps.remove(path);
             }
         }

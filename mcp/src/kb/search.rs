@@ -144,21 +144,21 @@ impl Kb {
             })
         })?;
         let hits: Vec<Hit> = res
-                .results
-                .into_iter()
-                .map(|h| Hit {
-                    uri: doc_uri(&h.path),
-                    path: h.path,
-                    pointer: h.pointer,
-                    heading_path: h.heading_path,
-                    start_line: h.start_line,
-                    end_line: h.end_line,
-                    score: h.score,
-                    snippet: h.snippet,
-                    indexed_source_hash: h.indexed_source_hash,
-                    editor: None,
-                })
-                .collect();
+            .results
+            .into_iter()
+            .map(|h| Hit {
+                uri: doc_uri(&h.path),
+                path: h.path,
+                pointer: h.pointer,
+                heading_path: h.heading_path,
+                start_line: h.start_line,
+                end_line: h.end_line,
+                score: h.score,
+                snippet: h.snippet,
+                indexed_source_hash: h.indexed_source_hash,
+                editor: None,
+            })
+            .collect();
         Ok(SearchOutput {
             results: self.live_hits(hits)?,
             low_confidence: res.low_confidence,
@@ -179,7 +179,8 @@ impl Kb {
         if buffers.is_empty() {
             return Ok(hits);
         }
-        let mut parsed: std::collections::HashMap<String, (Parsed, Option<Parsed>)> = std::collections::HashMap::new();
+        let mut parsed: std::collections::HashMap<String, (Parsed, Option<Parsed>)> =
+            std::collections::HashMap::new();
         let mut out = Vec::with_capacity(hits.len());
         for mut hit in hits {
             let Some(buffer) = buffers.get(&hit.path) else {
@@ -194,7 +195,9 @@ impl Kb {
                     .map(|t| parse(&t));
                 (parse(&buffer.text), disk)
             });
-            let Ok((i, _)) = resolve_pointer(live, &hit.pointer) else { continue };
+            let Ok((i, _)) = resolve_pointer(live, &hit.pointer) else {
+                continue;
+            };
             let element = &live.elements[i];
             let old_start = disk
                 .as_ref()
