@@ -41,14 +41,19 @@ pub fn chunks(text: &str, parsed: &Parsed, budget: usize) -> Vec<Chunk> {
                 && e.parent.is_none_or(|p| elements[p].kind == ElementKind::Heading)
         })
         .collect();
+    // Heading text by element index, so a heading path costs its depth, not the heading count.
+    let mut heading_text: Vec<Option<&str>> = vec![None; elements.len()];
+    for h in &parsed.headings {
+        if let Some(e) = h.element {
+            heading_text[e] = Some(&h.text);
+        }
+    }
     let heading_path = |i: usize| -> Vec<String> {
         let mut path = Vec::new();
         let mut cur = Some(i);
         while let Some(c) = cur {
-            if elements[c].kind == ElementKind::Heading
-                && let Some(h) = parsed.headings.iter().find(|h| h.element == Some(c))
-            {
-                path.push(h.text.clone());
+            if let Some(text) = heading_text[c] {
+                path.push(text.to_string());
             }
             cur = elements[c].parent;
         }

@@ -11,10 +11,57 @@ use rmcp::model::ClientJsonRpcMessage;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+/// Longest input line (one JSON-RPC message) the server reads: 16 MiB, rmcp's own limit.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A JSON-RPC error reply line.
+fn error_reply(id: serde_json::Value, code: i64, message: &str) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+}
+
+/// The `id` of a request, read from the start of a line too long or too broken to parse whole.
+fn sniff_id(prefix: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&prefix[..prefix.len().min(4096)]);
+    let Some(at) = text.find("\"id\"") else { return serde_json::Value::Null };
+    let rest = text[at + 4..].trim_start().strip_prefix(':').unwrap_or("").trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    match serde_json::from_str::<serde_json::Value>(rest[..end].trim()) {
+        Ok(v) if v.is_string() || v.is_number() => v,
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// -32602 for a known method whose params have the wrong shape (rmcp would answer -32601).
+fn invalid_params(v: &serde_json::Value) -> Option<String> {
+    let method = v.get("method")?.as_str()?;
+    let params = v.get("params");
+    let object = params.is_some_and(serde_json::Value::is_object);
+    let problem = match method {
+        "tools/call" => {
+            let p = params.filter(|_| object);
+            let name_ok = p.and_then(|p| p.get("name")).is_some_and(serde_json::Value::is_string);
+            let args_ok = p.and_then(|p| p.get("arguments")).is_none_or(|a| a.is_object() || a.is_null());
+            (!(name_ok && args_ok)).then_some("tools/call needs params {name: string, arguments?: object}")
+        }
+        "prompts/get" => (!(object && params.and_then(|p| p.get("name")).is_some_and(serde_json::Value::is_string)))
+            .then_some("prompts/get needs params {name: string, arguments?: object}"),
+        "resources/read" => (!(object && params.and_then(|p| p.get("uri")).is_some_and(serde_json::Value::is_string)))
+            .then_some("resources/read needs params {uri: string}"),
+        _ => None,
+    }?;
+    let id = v.get("id").filter(|id| id.is_string() || id.is_number()).cloned()?;
+    Some(error_reply(id, -32602, &format!("Invalid params: {problem}")))
+}
+
 /// The reply to a line that is not a client message, if it needs one.
 pub fn reply_to_malformed(line: &str) -> Option<String> {
     if line.trim().is_empty() {
         return None;
+    }
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(line)
+        && let Some(reply) = invalid_params(&v)
+    {
+        return Some(reply);
     }
     if serde_json::from_str::<ClientJsonRpcMessage>(line).is_ok() {
         return None;
@@ -45,6 +92,62 @@ pub fn reply_to_malformed(line: &str) -> Option<String> {
     Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string())
 }
 
+/// One line of input.
+enum InputLine {
+    /// A line of UTF-8 text, without its line ending.
+    Text(String),
+    /// A line that is not UTF-8 (its first bytes, to read the id from).
+    NotUtf8(Vec<u8>),
+    /// A line longer than the limit (its first bytes; `len` bytes were read and dropped).
+    TooLong {
+        /// The line's first bytes.
+        prefix: Vec<u8>,
+        /// Bytes read.
+        len: usize,
+    },
+    /// End of input.
+    Eof,
+}
+
+/// Reads one `\n`-terminated line, keeping at most `max` bytes in memory.
+async fn read_line<R: AsyncBufReadExt + Unpin>(input: &mut R, max: usize) -> std::io::Result<InputLine> {
+    let mut line: Vec<u8> = Vec::new();
+    let mut len = 0usize;
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            if len == 0 {
+                return Ok(InputLine::Eof);
+            }
+            break;
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        len += take;
+        if line.len() < max + 1 {
+            let keep = take.min(max + 1 - line.len());
+            line.extend_from_slice(&buf[..keep]);
+        }
+        input.consume(take);
+        if done {
+            break;
+        }
+    }
+    if len > max + 1 {
+        line.truncate(4096);
+        return Ok(InputLine::TooLong { prefix: line, len });
+    }
+    while matches!(line.last(), Some(b'\n' | b'\r')) {
+        line.pop();
+    }
+    match String::from_utf8(line) {
+        Ok(text) => Ok(InputLine::Text(text)),
+        Err(e) => Ok(InputLine::NotUtf8(e.into_bytes())),
+    }
+}
+
 /// Halves of the pipe rmcp talks over: (what rmcp reads, what rmcp writes).
 pub type ServerSide = (tokio::io::DuplexStream, tokio::io::DuplexStream);
 
@@ -61,8 +164,31 @@ where
 
     let errors = tx.clone();
     tokio::spawn(async move {
-        let mut lines = BufReader::new(input).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        let mut input = BufReader::new(input);
+        loop {
+            let line = match read_line(&mut input, MAX_LINE_BYTES).await {
+                Ok(InputLine::Text(line)) => line,
+                Ok(InputLine::Eof) | Err(_) => break,
+                Ok(InputLine::NotUtf8(prefix)) => {
+                    tracing::warn!("input line is not UTF-8; answered with a parse error");
+                    let reply = error_reply(sniff_id(&prefix), -32700, "Parse error: the message is not valid UTF-8");
+                    if errors.send(reply).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+                Ok(InputLine::TooLong { prefix, len }) => {
+                    tracing::warn!(len, "input line longer than the limit; answered with an error");
+                    let message = format!(
+                        "Invalid Request: the message has more than {MAX_LINE_BYTES} bytes (the limit); send less per call"
+                    );
+                    let _ = len;
+                    if errors.send(error_reply(sniff_id(&prefix), -32600, &message)).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
             match reply_to_malformed(&line) {
                 Some(reply) => {
                     tracing::warn!("malformed JSON-RPC input answered with an error");
@@ -135,5 +261,54 @@ mod tests {
             None
         );
         assert_eq!(reply_to_malformed(""), None);
+    }
+
+    #[test]
+    fn wrongly_shaped_params_of_known_methods_get_invalid_params() {
+        let reply = |line: &str| serde_json::from_str::<serde_json::Value>(&reply_to_malformed(line).unwrap()).unwrap();
+        assert_eq!(
+            reply(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":null}"#),
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
+                "message": "Invalid params: tools/call needs params {name: string, arguments?: object}"}})
+        );
+        assert_eq!(
+            reply(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"kb_read","arguments":"str"}}"#)["error"]["code"],
+            -32602
+        );
+        assert_eq!(reply(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{}}"#)["error"]["code"], -32602);
+        assert_eq!(
+            reply_to_malformed(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"kb_status"}}"#),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn lines_that_are_not_utf8_or_too_long_are_answered_and_reading_goes_on() {
+        let mut input: Vec<u8> = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec();
+        input.extend_from_slice(b"\xff\xfe garbage\n");
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"x\":\"");
+        input.extend(std::iter::repeat_n(b'a', 100));
+        input.extend_from_slice(b"\"}}\nlast\n");
+        let mut reader = tokio::io::BufReader::new(&input[..]);
+        let mut got = Vec::new();
+        loop {
+            match read_line(&mut reader, 64).await.unwrap() {
+                InputLine::Eof => break,
+                InputLine::Text(t) => got.push(format!("text {t}")),
+                InputLine::NotUtf8(p) => got.push(format!("not-utf8 {}", p.len())),
+                InputLine::TooLong { prefix, len } => got.push(format!("too-long {len} id={}", sniff_id(&prefix))),
+            }
+        }
+        assert_eq!(
+            got,
+            vec![
+                "text {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}".to_string(),
+                // 10 bytes without the line ending.
+                "not-utf8 10".to_string(),
+                // 61 bytes of JSON before the value, 100 `a`, then `"}}` and the line ending.
+                "too-long 165 id=9".to_string(),
+                "text last".to_string(),
+            ]
+        );
     }
 }

@@ -7,6 +7,7 @@ pub mod graph;
 pub mod navigate;
 pub mod slug;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
@@ -280,14 +281,17 @@ pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensit
     if fragment.is_empty() || fragment == "top" {
         return true;
     }
-    let eq = |a: &str, b: &str| if case_sensitive { a == b } else { a.to_lowercase() == b.to_lowercase() };
+    let names = target.fragment_names();
+    let has = |exact: &std::collections::HashSet<String>, lower: &std::collections::HashSet<String>, s: &str| {
+        if case_sensitive { exact.contains(s) } else { lower.contains(&s.to_lowercase()) }
+    };
     if let Some(block) = fragment.strip_prefix('^') {
-        return target.block_ids.iter().any(|(id, _)| eq(id, block));
+        return has(&names.blocks, &names.blocks_lower, block);
     }
-    let slug_of_fragment = slug::slug(fragment);
-    target.headings.iter().any(|h| {
-        eq(&h.slug, fragment) || (wiki && (eq(&h.text, fragment) || eq(&slug::slug(&h.text), &slug_of_fragment)))
-    }) || target.anchors.iter().any(|a| eq(&a.id, fragment))
+    has(&names.ids, &names.ids_lower, fragment)
+        || (wiki
+            && (has(&names.texts, &names.texts_lower, fragment)
+                || has(&names.texts, &names.texts_lower, &slug::slug(fragment))))
 }
 
 /// All link diagnostics of document `path`, in source order, after silencing rules.
@@ -302,10 +306,29 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         out.push(Diagnostic { code, severity: code.severity(), range, message });
     };
 
+    // Labels the links use, once, so each definition is checked in constant time.
+    // Foam writes a definition for each wiki link so other renderers can follow it:
+    // `[[daily]]` uses `[daily]: daily.md`.
+    let mut used_labels: HashSet<String> = HashSet::new();
+    let mut used_footnotes: HashSet<&str> = HashSet::new();
+    for l in &parsed.links {
+        match l.kind {
+            LinkKind::Reference | LinkKind::ImageReference => used_labels.extend(l.label.clone()),
+            LinkKind::Wiki | LinkKind::WikiEmbed => {
+                used_labels.extend(l.label.clone());
+                used_labels.insert(crate::parse::normalize_label(&l.dest));
+            }
+            LinkKind::Footnote => used_footnotes.extend(l.label.as_deref()),
+            _ => {}
+        }
+    }
+    let defined: HashSet<&str> = parsed.definitions.iter().map(|d| d.key.as_str()).collect();
+    let defined_footnotes: HashSet<&str> = parsed.footnote_definitions.iter().map(|(l, _)| l.as_str()).collect();
+
     // Definitions: duplicates and unused ones.
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for def in &parsed.definitions {
-        if seen.contains(&def.key.as_str()) {
+        if !seen.insert(def.key.as_str()) {
             push(
                 DiagnosticCode::DuplicateDefinition,
                 def.label_range.clone(),
@@ -314,17 +337,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             );
             continue;
         }
-        seen.push(&def.key);
-        // Foam writes a definition for each wiki link so other renderers can follow it:
-        // `[[daily]]` uses `[daily]: daily.md`.
-        let used = parsed.links.iter().any(|l| match l.kind {
-            LinkKind::Reference | LinkKind::ImageReference => l.label.as_deref() == Some(def.key.as_str()),
-            LinkKind::Wiki | LinkKind::WikiEmbed => {
-                l.label.as_deref() == Some(def.key.as_str()) || crate::parse::normalize_label(&l.dest) == def.key
-            }
-            _ => false,
-        });
-        if !used {
+        if !used_labels.contains(&def.key) {
             push(
                 DiagnosticCode::UnusedDefinition,
                 def.label_range.clone(),
@@ -334,8 +347,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         }
     }
     for (label, range) in &parsed.footnote_definitions {
-        let used = parsed.links.iter().any(|l| l.kind == LinkKind::Footnote && l.label.as_deref() == Some(label.as_str()));
-        if !used {
+        if !used_footnotes.contains(label.as_str()) {
             push(DiagnosticCode::UnusedDefinition, range.clone(), format!("footnote `[^{label}]` is not used"), None);
         }
     }
@@ -343,11 +355,11 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     for link in &parsed.links {
         if link.kind == LinkKind::UndefinedReference {
             let label = link.label.as_deref().unwrap_or("");
-            let defined = match label.strip_prefix('^') {
-                Some(f) => parsed.footnote_definitions.iter().any(|(l, _)| l == f),
-                None => parsed.definitions.iter().any(|d| d.key == label),
+            let is_defined = match label.strip_prefix('^') {
+                Some(f) => defined_footnotes.contains(f),
+                None => defined.contains(label),
             };
-            if !defined {
+            if !is_defined {
                 push(
                     DiagnosticCode::UndefinedReference,
                     link.range.clone(),

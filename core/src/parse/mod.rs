@@ -278,6 +278,25 @@ pub struct Parsed {
     pub problems: Vec<Problem>,
     /// Line index of the source.
     pub lines: Option<LineIndex>,
+    /// Fragment names, built on first use by [`Parsed::fragment_names`].
+    fragment_names: std::sync::OnceLock<FragmentNames>,
+}
+
+/// Every name a link fragment may use for a document, in sets for constant-time lookup.
+#[derive(Clone, Debug, Default)]
+pub struct FragmentNames {
+    /// Heading slugs and HTML/`{#id}` anchor ids, as written.
+    pub ids: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub ids_lower: std::collections::HashSet<String>,
+    /// Heading texts and their undeduplicated slugs (wiki links name headings by text).
+    pub texts: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub texts_lower: std::collections::HashSet<String>,
+    /// Block ids (`^id`), without the caret.
+    pub blocks: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub blocks_lower: std::collections::HashSet<String>,
 }
 
 impl Parsed {
@@ -291,6 +310,28 @@ impl Parsed {
             .find(|h| h.level == 1)
             .or_else(|| self.headings.first())
             .map(|h| h.text.clone())
+    }
+
+    /// The names link fragments may use for this document (built once, then cached).
+    pub fn fragment_names(&self) -> &FragmentNames {
+        self.fragment_names.get_or_init(|| {
+            let mut names = FragmentNames::default();
+            for h in &self.headings {
+                names.ids.insert(h.slug.clone());
+                names.texts.insert(h.text.clone());
+                names.texts.insert(crate::links::slug::slug(&h.text));
+            }
+            for a in &self.anchors {
+                names.ids.insert(a.id.clone());
+            }
+            for (id, _) in &self.block_ids {
+                names.blocks.insert(id.clone());
+            }
+            names.ids_lower = names.ids.iter().map(|s| s.to_lowercase()).collect();
+            names.texts_lower = names.texts.iter().map(|s| s.to_lowercase()).collect();
+            names.blocks_lower = names.blocks.iter().map(|s| s.to_lowercase()).collect();
+            names
+        })
     }
 
     /// 1-based line of a byte offset.
@@ -810,31 +851,44 @@ impl Builder<'_> {
         });
     }
 
-    fn is_free(&self, range: &Range<usize>) -> bool {
-        let overlaps = |r: &Range<usize>| r.start < range.end && range.start < r.end;
-        !self.excluded.iter().any(overlaps) && !self.covered.iter().any(overlaps)
+    /// An index of the ranges where nothing else can be a link, leaving out `skip`.
+    fn taken(&self, skip: &std::collections::HashSet<(usize, usize)>) -> RangeIndex {
+        RangeIndex::new(
+            self.excluded.iter().chain(&self.covered).filter(|r| !skip.contains(&(r.start, r.end))).cloned().collect(),
+        )
     }
 
     /// Finds wiki links, block ids and undefined references in the source outside code,
     /// HTML, math and links the parser already found.
     fn scan_text_constructs(&mut self) {
         let text = self.text;
+        // `[[x]]` where `[x]` has a definition (Foam writes one per wiki link) was parsed as a
+        // reference inside brackets: it is the wiki link that was meant.
+        let bracketed_refs: std::collections::HashSet<(usize, usize)> = self
+            .parsed
+            .links
+            .iter()
+            .filter(|l| {
+                l.kind == LinkKind::Reference
+                    && l.range.start > 0
+                    && text.as_bytes()[l.range.start - 1] == b'['
+                    && text.as_bytes().get(l.range.end) == Some(&b']')
+            })
+            .map(|l| (l.range.start, l.range.end))
+            .collect();
+        let taken = self.taken(&bracketed_refs);
+        let mut replaced: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+        let mut wiki_ranges = Vec::new();
         for m in wiki_regex().captures_iter(text) {
             let whole = m.get(0).expect("group 0 always matches");
             let range = whole.start()..whole.end();
-            if is_escaped(text, range.start) {
+            if is_escaped(text, range.start) || taken.overlaps(&range) {
                 continue;
             }
             let bracket_start = if m.get(1).is_some() { range.start + 1 } else { range.start };
-            // `[[x]]` where `[x]` has a definition (Foam writes one per wiki link) was parsed as a
-            // reference inside brackets: it is the wiki link that was meant.
-            let inner_ref = bracket_start + 1..range.end - 1;
-            if let Some(i) = self.parsed.links.iter().position(|l| l.kind == LinkKind::Reference && l.range == inner_ref) {
-                self.parsed.links.remove(i);
-                self.covered.retain(|r| *r != inner_ref);
-            }
-            if !self.is_free(&range) {
-                continue;
+            let inner_ref = (bracket_start + 1, range.end - 1);
+            if bracketed_refs.contains(&inner_ref) {
+                replaced.insert(inner_ref);
             }
             let embed = m.get(1).is_some();
             let inner = m.get(2).expect("wiki regex has group 2");
@@ -849,7 +903,7 @@ impl Builder<'_> {
             let dest_range = inner.start() + lead..inner.start() + lead + target_trimmed.len();
             let fragment_range =
                 fragment.map(|f| inner.start() + target.len() + 1..inner.start() + target.len() + 1 + f.len());
-            self.covered.push(range.clone());
+            wiki_ranges.push(range.clone());
             self.parsed.links.push(Link {
                 kind: if embed { LinkKind::WikiEmbed } else { LinkKind::Wiki },
                 range,
@@ -861,17 +915,23 @@ impl Builder<'_> {
                 external: false,
             });
         }
+        if !replaced.is_empty() {
+            self.parsed.links.retain(|l| !(l.kind == LinkKind::Reference && replaced.contains(&(l.range.start, l.range.end))));
+            self.covered.retain(|r| !replaced.contains(&(r.start, r.end)));
+        }
+        self.covered.extend(wiki_ranges);
+        let taken = self.taken(&std::collections::HashSet::new());
         for m in block_id_regex().captures_iter(text) {
             let id = m.get(1).expect("block id regex has group 1");
             let range = id.start() - 1..id.end();
-            if self.is_free(&range) {
+            if !taken.overlaps(&range) {
                 self.parsed.block_ids.push((id.as_str().to_string(), range));
             }
         }
         for m in reference_regex().captures_iter(text) {
             let whole = m.get(0).expect("group 0 always matches");
             let range = whole.start()..whole.end();
-            if !self.is_free(&range) || is_escaped(text, range.start) {
+            if taken.overlaps(&range) || is_escaped(text, range.start) {
                 continue;
             }
             // `a[0][1]` is code-like text, not a reference: require a non-word character before.
@@ -885,9 +945,10 @@ impl Builder<'_> {
             }
             self.push_undefined(range, label);
         }
+        let taken = self.taken(&std::collections::HashSet::new());
         for m in footnote_regex().find_iter(text) {
             let range = m.start()..m.end();
-            if !self.is_free(&range) || is_escaped(text, range.start) {
+            if taken.overlaps(&range) || is_escaped(text, range.start) {
                 continue;
             }
             let label = &text[range.start + 2..range.end - 1];
@@ -907,6 +968,34 @@ impl Builder<'_> {
             label: Some(normalize_label(label)),
             external: false,
         });
+    }
+}
+
+/// Byte ranges sorted by start with a running maximum of their ends, so "does this
+/// range overlap any of them" takes a binary search instead of a scan.
+struct RangeIndex {
+    starts: Vec<usize>,
+    max_end: Vec<usize>,
+}
+
+impl RangeIndex {
+    fn new(mut ranges: Vec<Range<usize>>) -> RangeIndex {
+        ranges.sort_by_key(|r| r.start);
+        let starts = ranges.iter().map(|r| r.start).collect();
+        let mut max_end = Vec::with_capacity(ranges.len());
+        let mut running = 0;
+        for r in &ranges {
+            running = running.max(r.end);
+            max_end.push(running);
+        }
+        RangeIndex { starts, max_end }
+    }
+
+    /// True when a range overlaps `range` (shares at least one byte).
+    fn overlaps(&self, range: &Range<usize>) -> bool {
+        // Ranges starting before `range.end` overlap it iff one of them ends after `range.start`.
+        let n = self.starts.partition_point(|&s| s < range.end);
+        n > 0 && self.max_end[n - 1] > range.start
     }
 }
 
