@@ -273,6 +273,21 @@ async fn rename_heading(enc: Enc) {
             b.clone(): [{"range": range(4, 17, 4, 23), "newText": "getting-started"}],
         }})
     );
+    // Renaming `# Alpha` to "Set Up" would turn the later `## Set Up` (#set-up, which links
+    // use) into #set-up-1: refused with the reason.
+    let mut params = at(&c, "a.md", 0, 3);
+    params["newName"] = json!("Set Up");
+    let r = c.request("textDocument/rename", params).await;
+    assert_eq!(
+        r["error"]["message"],
+        "textDocument/rename: renaming to `Set Up` would change the anchor of heading `Set Up` from #set-up to #set-up-1; choose a name no other heading has",
+        "{r}"
+    );
+    // Renaming the later heading to an earlier one's name is safe: it becomes #alpha-1.
+    let mut params = at(&c, "a.md", 2, 5);
+    params["newName"] = json!("Alpha");
+    let r = c.call("textDocument/rename", params).await;
+    assert_eq!(r["changes"][b.clone()], json!([{"range": range(4, 17, 4, 23), "newText": "alpha-1"}]));
     // Nothing to rename on plain text: an error for this request only.
     let mut params = at(&c, "a.md", 4, 1);
     params["newName"] = json!("x");

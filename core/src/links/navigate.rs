@@ -161,12 +161,33 @@ fn collect_references(ws: &Workspace, mut keep: impl FnMut(&Target, &Link) -> bo
 
 /// The slug heading `heading_idx` of `text` gets when its text becomes `new_text`
 /// (duplicates in the document included), found by parsing the edited text.
-fn slug_after_rename(text: &str, heading: &Heading, heading_idx: usize, new_text: &str) -> Option<String> {
+fn headings_after_rename(text: &str, heading: &Heading, new_text: &str) -> Vec<Heading> {
     let mut edited = String::with_capacity(text.len() + new_text.len());
     edited.push_str(&text[..heading.text_range.start]);
     edited.push_str(new_text);
     edited.push_str(&text[heading.text_range.end..]);
-    parse(&edited).headings.get(heading_idx).map(|h| h.slug.clone())
+    parse(&edited).headings
+}
+
+/// Why renaming heading `heading_idx` of `path` to `new_text` would break other links:
+/// another heading of the document would change its anchor (GitHub numbers repeated
+/// slugs in document order, so a duplicate name shifts `-1` suffixes). `None` when the
+/// rename is safe.
+pub fn heading_rename_conflict(ws: &Workspace, path: &str, heading_idx: usize, new_text: &str) -> Option<String> {
+    let entry = ws.get(path)?;
+    let heading = entry.parsed.headings.get(heading_idx)?;
+    let after = headings_after_rename(&entry.doc.text(), heading, new_text.trim());
+    entry.parsed.headings.iter().zip(&after).enumerate().find_map(|(i, (before, now))| {
+        (i != heading_idx && before.slug != now.slug).then(|| {
+            format!(
+                "renaming to `{}` would change the anchor of heading `{}` from #{} to #{}; choose a name no other heading has",
+                new_text.trim(),
+                before.text,
+                before.slug,
+                now.slug
+            )
+        })
+    })
 }
 
 /// The edits that rename heading `heading_idx` of document `path` to `new_text` and
@@ -174,7 +195,8 @@ fn slug_after_rename(text: &str, heading: &Heading, heading_idx: usize, new_text
 ///
 /// A Markdown link's fragment becomes the new slug; a wiki link's fragment becomes the
 /// new text when it was written as the heading text, else the new slug. `None` when
-/// there is no such heading or the new text is empty.
+/// there is no such heading, the new text is empty, or [`heading_rename_conflict`]
+/// finds that another heading's anchor would change.
 pub fn rename_heading(ws: &Workspace, path: &str, heading_idx: usize, new_text: &str) -> Option<WorkspaceEdits> {
     let new_text = new_text.trim();
     if new_text.is_empty() || new_text.contains(['\n', '\r']) {
@@ -182,7 +204,10 @@ pub fn rename_heading(ws: &Workspace, path: &str, heading_idx: usize, new_text: 
     }
     let entry = ws.get(path)?;
     let heading = entry.parsed.headings.get(heading_idx)?.clone();
-    let new_slug = slug_after_rename(&entry.doc.text(), &heading, heading_idx, new_text)?;
+    if heading_rename_conflict(ws, path, heading_idx, new_text).is_some() {
+        return None;
+    }
+    let new_slug = headings_after_rename(&entry.doc.text(), &heading, new_text).get(heading_idx)?.slug.clone();
     let mut edits = WorkspaceEdits::new();
     edits.entry(path.to_string()).or_default().push(TextEdit { range: heading.text_range.clone(), new_text: new_text.to_string() });
     for reference in references_to_heading(ws, path, heading_idx) {

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use folio_core::document::TextEdit as CoreEdit;
 use folio_core::links::navigate::{
     WorkspaceEdits, definition_at, destination, heading_at, link_at, reference_label_range, rename_definition,
-    rename_files_edits, rename_heading,
+    heading_rename_conflict, rename_files_edits, rename_heading,
 };
 use folio_core::parse::LinkKind;
 use tower_lsp_server::ls_types::{
@@ -91,7 +91,12 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
     let Some(r) = renamable(s, &c) else { bail!("nothing to rename here: put the cursor on a heading, a reference label or a link's #anchor") };
     let ws = &s.roots[c.doc.root].ws;
     let edits = match r {
-        Renamable::Heading { path, index, .. } => rename_heading(ws, &path, index, &params.new_name),
+        Renamable::Heading { path, index, .. } => {
+            if let Some(conflict) = heading_rename_conflict(ws, &path, index, &params.new_name) {
+                bail!(conflict);
+            }
+            rename_heading(ws, &path, index, &params.new_name)
+        }
         Renamable::Definition { index, .. } => {
             rename_definition(ws, &c.doc.path, index, &params.new_name).map(|list| WorkspaceEdits::from([(c.doc.path.clone(), list)]))
         }
