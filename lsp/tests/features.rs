@@ -150,6 +150,10 @@ async fn references(enc: Enc) {
             {"uri": b, "range": range(4, 8, 4, 24)},
         ])
     );
+    // A position past the last line names nothing.
+    let mut params = at(&c, "a.md", 99_999, 0);
+    params["context"] = json!({"includeDeclaration": true});
+    assert_eq!(c.call("textDocument/references", params).await, Value::Null);
     // From the reference definition `[lbl]`.
     let mut params = at(&c, "a.md", 8, 2);
     params["context"] = json!({"includeDeclaration": false});

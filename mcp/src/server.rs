@@ -284,11 +284,15 @@ impl FolioServer {
     async fn whats_new(
         &self,
         Parameters(args): Parameters<prompts::SinceArgs>,
-    ) -> Vec<PromptMessage> {
-        vec![PromptMessage::new_text(
+    ) -> Result<Vec<PromptMessage>, rmcp::ErrorData> {
+        if let Some(since) = args.since.as_deref() {
+            folio_core::search::filter::validate_date("since", since)
+                .map_err(|m| rmcp::ErrorData::invalid_params(m, None))?;
+        }
+        Ok(vec![PromptMessage::new_text(
             Role::User,
             prompts::whats_new(args.since.as_deref()),
-        )]
+        )])
     }
 
     /// Find what the knowledge base is missing or thin on, without writing the content.

@@ -117,6 +117,12 @@ async def test_prompts_and_resources(kb):
         got = await client.get_prompt("summarize_topic", {"topic": "sig-network"})
         text = got.messages[0].content.text
         assert "kb_search" in text and "low_confidence" in text and "cite the path" in text
+        got = await client.get_prompt("whats_new", {"since": "2025-01-31"})
+        assert "since 2025-01-31" in got.messages[0].content.text
+        # A `since` that is not YYYY-MM-DD is refused instead of being put into the prompt.
+        with pytest.raises(Exception) as refused:
+            await client.get_prompt("whats_new", {"since": "garbage"})
+        assert "since" in str(refused.value) and "YYYY-MM-DD" in str(refused.value)
 
         resources = (await client.list_resources()).resources
         uris = {str(r.uri) for r in resources}

@@ -414,13 +414,15 @@ pub fn edit_table(
                     "`updates` must not be empty".into(),
                 ));
             }
-            let mut planned = Vec::new();
+            let mut planned: Vec<(usize, usize, String)> = Vec::new();
             for (row, col, value) in updates {
-                planned.push((
-                    row_index(&grid, row)?,
-                    column_index(&grid, col)?,
-                    esc(value)?,
-                ));
+                let (r, c) = (row_index(&grid, row)?, column_index(&grid, col)?);
+                if planned.iter().any(|p| (p.0, p.1) == (r, c)) {
+                    return Err(EditError::InvalidArgument(format!(
+                        "two updates name the same cell (row {r}, column {c}); give each cell once"
+                    )));
+                }
+                planned.push((r, c, esc(value)?));
             }
             for (r, c, v) in planned {
                 let line = &mut grid.lines[r + 2];
@@ -514,7 +516,13 @@ pub fn edit_table(
         }
         TableAction::RenameColumn(sel, new_name) => {
             let c = column_index(&grid, sel)?;
-            grid.lines[0][c] = escape_cell(new_name, ValueFormat::Text)?;
+            let escaped = escape_cell(new_name, ValueFormat::Text)?;
+            if grid.lines[0].iter().enumerate().any(|(i, h)| i != c && h.trim() == escaped.trim()) {
+                return Err(EditError::InvalidArgument(format!(
+                    "another column is already named `{new_name}`; column names must stay unique"
+                )));
+            }
+            grid.lines[0][c] = escaped;
             grid.dirty[0] = true;
         }
         TableAction::SetAlignment(sel, alignment) => {

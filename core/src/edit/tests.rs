@@ -426,6 +426,20 @@ fn table_rows_columns_and_alignment() {
         run(TableAction::SetAlignment(col("Product"), Alignment::None)),
         "# Prices\n\n| Product | Price |\n| --- | ------: |\n| Chicken | 10 |\n| Beef | 20 |\n\nafter\n"
     );
+    // Two updates of one cell, or a column renamed to another column's name, are refused.
+    let sel = |c: &str, v: &str| RowSelector { where_eq: Some((c.into(), v.into())), index: None };
+    let refused = |action: TableAction| edit_table(text, &t, &action, ValueFormat::Text).unwrap_err().to_string();
+    assert_eq!(
+        refused(TableAction::UpdateCells(vec![
+            (sel("Product", "Beef"), col("Price"), "1".into()),
+            (sel("Product", "Beef"), col("Price"), "2".into()),
+        ])),
+        "two updates name the same cell (row 1, column 1); give each cell once"
+    );
+    assert_eq!(
+        refused(TableAction::RenameColumn(col("Price"), "Product".into())),
+        "another column is already named `Product`; column names must stay unique"
+    );
     // A stale table pointer is a conflict.
     let edited = text.replace("| Beef | 20 |", "| Beef | 25 |");
     assert_eq!(

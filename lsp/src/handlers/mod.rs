@@ -34,6 +34,10 @@ pub struct Cursor<'a> {
 pub fn cursor<'a>(s: &'a Session, uri: &Uri, pos: Position) -> Option<Cursor<'a>> {
     let doc = s.locate_uri(uri)?;
     let entry = s.entry(&doc)?;
+    // A position past the last line names nothing (columns past a line's end are clamped).
+    if pos.line as usize >= entry.doc.len_lines() {
+        return None;
+    }
     let offset = convert::offset(&entry.doc, pos, s.encoding);
     Some(Cursor { doc, entry, offset })
 }

@@ -168,7 +168,10 @@ impl Kb {
             }
         };
         let glob = args.include_glob.as_deref().map(glob_matcher).transpose()?;
-        let limit = args.limit.unwrap_or(1000).clamp(1, 10_000);
+        let limit = args.limit.unwrap_or(1000);
+        if !(1..=10_000).contains(&limit) {
+            return Err(ToolError::invalid("`limit` must be between 1 and 10000"));
+        }
         let scanned = scan(&self.root, &self.config).map_err(ToolError::internal)?;
         let mut files = Vec::new();
         let candidates = scanned

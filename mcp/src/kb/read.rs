@@ -212,10 +212,11 @@ impl Kb {
                 }
             };
         let selected = &text[range.clone()];
-        let max = args
-            .max_bytes
-            .unwrap_or(DEFAULT_MAX_BYTES)
-            .clamp(1, 200_000);
+        let max = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
+        if max == 0 {
+            return Err(ToolError::invalid("`max_bytes` must be at least 1"));
+        }
+        let max = max.min(200_000);
         let offset = args.offset.unwrap_or(0);
         if offset > selected.len() || !selected.is_char_boundary(offset) {
             return Err(ToolError::invalid(format!(

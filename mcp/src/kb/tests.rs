@@ -450,6 +450,15 @@ fn kb_list_files_prefix_is_a_folder_or_one_file() {
         }))["code"],
         "INVALID_PATH"
     );
+    // Limits of zero are argument errors, as for kb_search.
+    assert_eq!(
+        err(kb.list_files(&ListFilesArgs { limit: Some(0), ..ListFilesArgs::default() })),
+        json!({"code": "INVALID_ARGUMENT", "message": "`limit` must be between 1 and 10000"})
+    );
+    assert_eq!(
+        err(kb.read(&ReadArgs { path: "index.md".into(), max_bytes: Some(0), ..ReadArgs::default() })),
+        json!({"code": "INVALID_ARGUMENT", "message": "`max_bytes` must be at least 1"})
+    );
 }
 
 #[test]
