@@ -157,13 +157,13 @@ impl IncrementalParser {
         if nesting_problem(text).is_some() {
             return (IncrementalParser::default(), parse(text));
         }
-        match to_mdast(text, true) {
-            Ok(Node::Root(root)) => {
-                let parsed = build(text, root.children.iter());
-                let chunks = chunk(text, 0..text.len(), root.children);
+        match super::segmented::top_level_nodes(text) {
+            Ok(nodes) => {
+                let parsed = build(text, nodes.iter());
+                let chunks = chunk(text, 0..text.len(), nodes);
                 (IncrementalParser { chunks, stats: Stats::default() }, parsed)
             }
-            _ => (IncrementalParser::default(), parse(text)),
+            Err(_) => (IncrementalParser::default(), parse(text)),
         }
     }
 

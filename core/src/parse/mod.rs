@@ -435,16 +435,10 @@ pub fn parse(text: &str) -> Parsed {
     if let Some(reason) = nesting_problem(text) {
         return unparsed(text, format!("not parsed: {reason}"));
     }
-    let root = match to_mdast(text, true) {
-        Ok(root) => root,
-        Err(message) => {
-            // markdown-rs only errors on MDX constructs (off) or panics; keep the text anyway.
-            return unparsed(text, message);
-        }
-    };
-    match &root {
-        Node::Root(root) => build(text, root.children.iter()),
-        _ => build(text, std::iter::empty()),
+    match segmented::top_level_nodes(text) {
+        Ok(nodes) => build(text, nodes.iter()),
+        // markdown-rs only errors on MDX constructs (off) or panics; keep the text anyway.
+        Err(message) => unparsed(text, message),
     }
 }
 
@@ -1149,6 +1143,7 @@ fn definition_dest_range(text: &str, range: &Range<usize>) -> Option<Range<usize
 }
 
 pub mod incremental;
+pub mod segmented;
 
 #[cfg(test)]
 mod tests;
