@@ -1,15 +1,15 @@
 //! End-to-end tests of the `folio` binary on slices of real corpora (tests/fixtures)
 //! and on bad input in temporary folders.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
+
+use support::{copy_dir, fixture};
 
 fn folio(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").output().expect("folio runs")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
 
 /// Copies a fixture folder into a temporary folder so indexing writes nothing into the repository.
@@ -17,19 +17,6 @@ fn copy_fixture(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&fixture(name), dir.path());
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `(path, line, code)` of every diagnostic `folio check --format json` reports.
