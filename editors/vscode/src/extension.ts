@@ -32,6 +32,21 @@ interface ReindexResult {
   elapsed_ms: number;
 }
 
+/** The oldest server this extension works with (it needs folio/search and folio/reindex). */
+const MIN_VERSION = '0.1.0';
+
+/** True when dotted version `a` is older than `b`. */
+function older(a: string, b: string): boolean {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] || 0;
+    const y = pb[i] || 0;
+    if (x !== y) return x < y;
+  }
+  return false;
+}
+
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let status: vscode.StatusBarItem;
@@ -152,6 +167,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return;
   }
   output.appendLine(`folio: using ${bin} (${v})`);
+  const semver = /(\d+\.\d+\.\d+)/.exec(v)?.[1];
+  if (semver && older(semver, MIN_VERSION)) {
+    // Not awaited: the server still starts.
+    void vscode.window.showWarningMessage(`folio: ${v} is older than ${MIN_VERSION}, which this extension needs; search and reindex may fail.`, 'Install instructions').then((choice) => {
+      if (choice === 'Install instructions') void vscode.env.openExternal(vscode.Uri.parse(INSTALL_DOCS));
+    });
+  }
 
   const serverOptions: ServerOptions = { command: bin, args: ['lsp'] };
   const clientOptions: LanguageClientOptions = {

@@ -127,6 +127,9 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
       ['user/tools/cli/list.md', 32, 85, ['foam list', 'Examples']],
       ['user/tools/cli/search.md', 25, 63, ['foam search', 'Examples']],
     ]);
+    // folio/reindex without params, as the extension sends it: nothing changed since the search.
+    const summary = await conn.sendRequest('folio/reindex');
+    assert.deepEqual([summary.files, summary.indexed, summary.unchanged, summary.removed], [7, 0, 7, 0]);
     assert.equal(found.results[0].uri, `${rootUri}/user/tools/cli/list.md`);
 
     // Rename a heading: the server sends workspace/applyEdit, the client applies it.
