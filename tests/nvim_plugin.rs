@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use support::{copy_dir, fixture, nvim};
 
 /// Runs tests/nvim/plugin_e2e.lua with `cmd` as the folio binary; returns its results and the root.
-fn run(cmd: &Path, file: &str, query: &str) -> (Value, PathBuf) {
+fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
     let nvim = nvim();
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("foam-docs");
@@ -39,6 +39,7 @@ fn run(cmd: &Path, file: &str, query: &str) -> (Value, PathBuf) {
         .env("XDG_CONFIG_HOME", work.path().join("config"))
         .env("XDG_DATA_HOME", work.path().join("data"))
         .env("XDG_CACHE_HOME", work.path().join("cache"))
+        .env("FOLIO_MIN_VERSION", min_version.unwrap_or(""))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -59,7 +60,7 @@ fn run(cmd: &Path, file: &str, query: &str) -> (Value, PathBuf) {
 
 #[test]
 fn neovim_plugin_setup_diagnostics_search_and_health() {
-    let (r, root) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks");
+    let (r, root) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks", None);
     assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
     assert_eq!(r["diagnostics"], json!([[10, 36, "missing-wiki-target"]]));
     // The stubbed vim.ui.select picks the first of the hits; the plugin opens it at its first line.
@@ -79,7 +80,7 @@ fn neovim_plugin_setup_diagnostics_search_and_health() {
 
 #[test]
 fn neovim_plugin_missing_binary_gives_one_clear_error() {
-    let (r, _) = run(Path::new("/nonexistent/folio"), "user/tools/cli/search.md", "x");
+    let (r, _) = run(Path::new("/nonexistent/folio"), "user/tools/cli/search.md", "x", None);
     assert_eq!(r["clients"], 0);
     // One error at setup, then one warning per command run: no storm, no Lua error.
     assert_eq!(
@@ -90,4 +91,16 @@ fn neovim_plugin_missing_binary_gives_one_clear_error() {
             ["folio: `/nonexistent/folio` not found; see :checkhealth folio", 3],
         ])
     );
+}
+
+#[test]
+fn neovim_plugin_warns_once_about_a_server_older_than_it_needs() {
+    let (r, _) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks", Some("99.0.0"));
+    let notes = r["notifications"].as_array().unwrap();
+    assert_eq!(notes[0], json!([format!("folio: the server is version {}; this plugin needs 99.0.0 or newer", env!("CARGO_PKG_VERSION")), 3]));
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    // The search still works, and :checkhealth names the problem.
+    assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
+    let health: Vec<&str> = r["health"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(health[1], format!("- ⚠️ WARNING folio {} is older than 99.0.0, which this plugin needs", env!("CARGO_PKG_VERSION")));
 }
