@@ -11,6 +11,15 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import rpc from 'vscode-languageserver-protocol/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { createRequire } from 'node:module';
+
+// The extension's settings mapping (out/settings.js, built by tsc; it needs no `vscode` module).
+const { serverSettings } = createRequire(import.meta.url)('../out/settings.js');
+
+/** A WorkspaceConfiguration whose user settings are `values`. */
+function fakeConfig(values) {
+  return { inspect: (key) => (key in values ? { key, globalValue: values[key] } : { key }) };
+}
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = path.resolve(here, '../../../tests/fixtures/foam-docs');
@@ -110,6 +119,17 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
       report.items.map((d) => [d.range.start.line, d.range.start.character, d.code, d.severity, d.source]),
       [[10, 36, 'missing-wiki-target', 1, 'folio']],
     );
+
+    // Settings, mapped as the extension does and sent with workspace/didChangeConfiguration.
+    const settings = serverSettings(fakeConfig({ 'diagnostics.silence': ['missing-wiki-target'], 'wiki.style': 'title' }));
+    assert.deepEqual(settings, { folio: { diagnostics: { silence: ['missing-wiki-target'] }, wiki: { style: 'title' } } });
+    assert.deepEqual(serverSettings(fakeConfig({})), { folio: {} });
+    conn.sendNotification('workspace/didChangeConfiguration', { settings });
+    const silenced = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri: search } });
+    assert.deepEqual(silenced.items, []);
+    conn.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings(fakeConfig({})) });
+    const back = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri: search } });
+    assert.equal(back.items.length, 1);
 
     // Document symbols (hierarchical).
     const symbols = await conn.sendRequest('textDocument/documentSymbol', { textDocument: { uri: search } });
