@@ -23,7 +23,10 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
 
 /// [`service`] with [`Options`].
 pub fn service_with(options: Options) -> (LspService<Backend>, ClientSocket) {
-    LspService::new(move |client| Backend::with_options(client, options))
+    LspService::build(move |client| Backend::with_options(client, options))
+        .custom_method("folio/search", Backend::folio_search)
+        .custom_method("folio/reindex", Backend::folio_reindex)
+        .finish()
 }
 
 /// Serves LSP over any byte streams until the client sends `exit`.

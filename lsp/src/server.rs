@@ -281,6 +281,39 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
     }
 }
 
+impl Backend {
+    /// `folio/search`: the hits of kb_search, from the core index of the first root
+    /// (brought up to date incrementally first; see `handlers::search`).
+    pub async fn folio_search(&self, params: handlers::search::SearchParams) -> Result<handlers::search::SearchResult> {
+        if let Err(message) = handlers::search::check(&params) {
+            return Err(Error::invalid_params(message));
+        }
+        let (folder, config) = self.request("folio/search", handlers::search::target)?;
+        let result = tokio::task::spawn_blocking(move || handlers::search::search(&folder, &config, &params))
+            .await
+            .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/search: {e}").into(), data: None })?;
+        match result {
+            Ok(result) => Ok(result),
+            Err(Ok(message)) => Err(Error::invalid_params(message)),
+            Err(Err(err)) => {
+                tracing::warn!("folio/search: {err:#}");
+                Err(Error { code: ErrorCode::InternalError, message: format!("folio/search: {err:#}").into(), data: None })
+            }
+        }
+    }
+
+    /// `folio/reindex`: an incremental index pass of the first root; returns its summary.
+    pub async fn folio_reindex(&self) -> Result<handlers::search::ReindexResult> {
+        let (folder, config) = self.request("folio/reindex", handlers::search::target)?;
+        let result = tokio::task::spawn_blocking(move || {
+            handlers::search::reindex(&folder, &config).map(|s| handlers::search::summary(&folder, &s))
+        })
+        .await
+        .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {e}").into(), data: None })?;
+        result.map_err(|err| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {err:#}").into(), data: None })
+    }
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let mut session = self.shared.lock();

@@ -10,6 +10,7 @@ pub mod folding;
 pub mod links;
 pub mod navigation;
 pub mod rename;
+pub mod search;
 pub mod symbols;
 
 use std::ops::Range;

@@ -1,0 +1,175 @@
+-- folio for Neovim: registers `folio lsp` for Markdown and adds :FolioSearch, :FolioReindex.
+-- See editors/nvim/README.md.
+local M = {}
+
+--- The oldest server this plugin works with (it needs the folio/search request).
+M.min_version = '0.1.0'
+
+local defaults = {
+  -- Command that starts the language server.
+  cmd = { 'folio', 'lsp' },
+  filetypes = { 'markdown' },
+  -- A folder holding one of these is the knowledge-base root.
+  root_markers = { 'folio.toml', '.folio', '.git' },
+  -- Sent as initializationOptions and workspace/didChangeConfiguration (see docs/lsp.md).
+  settings = nil,
+  -- Hits asked for by :FolioSearch.
+  search_limit = 20,
+}
+
+M.config = vim.deepcopy(defaults)
+
+local function notify(msg, level)
+  vim.notify('folio: ' .. msg, level or vim.log.levels.INFO, { title = 'folio' })
+end
+
+--- The first line of `<bin> --version`, or nil and an error.
+function M.version(bin)
+  local ok, res = pcall(function() return vim.system({ bin or M.config.cmd[1], '--version' }, { text = true }):wait(5000) end)
+  if not ok then return nil, tostring(res) end
+  if res.code ~= 0 then return nil, (res.stderr or ''):gsub('%s+$', '') end
+  return (res.stdout or ''):match('^[^\n]*')
+end
+
+--- Compares dotted versions: true when `a` < `b`.
+local function older(a, b)
+  local pa, pb = vim.split(a, '.', { plain = true }), vim.split(b, '.', { plain = true })
+  for i = 1, math.max(#pa, #pb) do
+    local x, y = tonumber(pa[i]) or 0, tonumber(pb[i]) or 0
+    if x ~= y then return x < y end
+  end
+  return false
+end
+
+local warned_old = false
+local function on_init(client)
+  local v = client.server_info and client.server_info.version
+  if v and older(v, M.min_version) and not warned_old then
+    warned_old = true
+    notify(('the server is version %s; this plugin needs %s or newer'):format(v, M.min_version), vim.log.levels.WARN)
+  end
+end
+
+--- The root of a buffer: the nearest folder above it with a root marker, else its folder.
+function M.root(bufnr)
+  bufnr = bufnr or 0
+  local root = vim.fs.root(bufnr, M.config.root_markers)
+  if root then return root end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name ~= '' then return vim.fs.dirname(name) end
+  return vim.uv.cwd()
+end
+
+--- The folio client for the current buffer (or any folio client).
+local function client()
+  local clients = vim.lsp.get_clients({ name = 'folio', bufnr = 0 })
+  if #clients == 0 then clients = vim.lsp.get_clients({ name = 'folio' }) end
+  return clients[1]
+end
+
+local function with_client(f)
+  local c = client()
+  if not c and M.available == false then
+    notify(('`%s` not found; see :checkhealth folio'):format(M.config.cmd[1]), vim.log.levels.WARN)
+    return
+  elseif not c then
+    notify('no folio language server is running: open a Markdown file (see :checkhealth folio)', vim.log.levels.WARN)
+    return
+  end
+  f(c)
+end
+
+--- Opens a hit: its file, at its first line.
+function M.jump(hit)
+  vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(hit.uri)))
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_win_set_cursor(0, { math.min(hit.start_line, last), 0 })
+end
+
+--- Searches the knowledge base and lets the user pick a hit with vim.ui.select.
+function M.search(query)
+  if not query or vim.trim(query) == '' then
+    notify('usage: :FolioSearch {query}', vim.log.levels.WARN)
+    return
+  end
+  with_client(function(c)
+    c:request('folio/search', { query = query, limit = M.config.search_limit }, function(err, result)
+      if err then
+        notify('search failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        return
+      end
+      local hits = result and result.results or {}
+      if #hits == 0 then
+        notify('no results for ' .. query)
+        return
+      end
+      vim.ui.select(hits, {
+        prompt = 'folio: ' .. query,
+        format_item = function(hit)
+          local where = #hit.heading_path > 0 and (' — ' .. table.concat(hit.heading_path, ' > ')) or ''
+          return ('%s:%d%s'):format(hit.path, hit.start_line, where)
+        end,
+      }, function(hit)
+        if hit then M.jump(hit) end
+      end)
+    end, 0)
+  end)
+end
+
+--- Runs an incremental reindex and reports its summary.
+function M.reindex()
+  with_client(function(c)
+    c:request('folio/reindex', vim.NIL, function(err, r)
+      if err then
+        notify('reindex failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        return
+      end
+      notify(('indexed %d of %d files (%d unchanged, %d removed) in %d ms'):format(r.indexed, r.files, r.unchanged, r.removed, r.elapsed_ms))
+    end, 0)
+  end)
+end
+
+local function commands()
+  vim.api.nvim_create_user_command('FolioSearch', function(a) M.search(a.args) end, { nargs = '+', desc = 'folio: search the knowledge base' })
+  vim.api.nvim_create_user_command('FolioReindex', function() M.reindex() end, { nargs = 0, desc = 'folio: reindex the knowledge base' })
+end
+
+--- Registers the server. `opts` overrides the defaults above.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  if opts and opts.cmd then M.config.cmd = opts.cmd end
+  commands()
+  local bin = M.config.cmd[1]
+  if vim.fn.executable(bin) ~= 1 then
+    notify(('`%s` not found: install folio (cargo install --path . in the folio repository) or set cmd in require("folio").setup{}'):format(bin), vim.log.levels.ERROR)
+    M.available = false
+    return
+  end
+  M.available = true
+  local config = {
+    cmd = M.config.cmd,
+    filetypes = M.config.filetypes,
+    root_markers = M.config.root_markers,
+    settings = M.config.settings,
+    init_options = M.config.settings,
+    on_init = on_init,
+  }
+  if vim.lsp.config and vim.lsp.enable then
+    vim.lsp.config('folio', config)
+    vim.lsp.enable('folio')
+  else
+    -- Neovim < 0.11: start a client for each Markdown buffer.
+    vim.api.nvim_create_autocmd('FileType', {
+      group = vim.api.nvim_create_augroup('folio', { clear = true }),
+      pattern = M.config.filetypes,
+      callback = function(ev)
+        vim.lsp.start({
+          name = 'folio', cmd = config.cmd, root_dir = M.root(ev.buf),
+          settings = config.settings, init_options = config.init_options, on_init = on_init,
+        }, { bufnr = ev.buf })
+      end,
+    })
+  end
+end
+
+return M

@@ -1,0 +1,205 @@
+// The folio extension: starts `folio lsp` for Markdown, passes the settings, and adds
+// search, reindex and a status-bar item.
+import * as cp from 'child_process';
+import * as vscode from 'vscode';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { serverSettings } from './settings';
+
+const INSTALL_DOCS = 'https://github.com/folio-kb/folio/blob/main/docs/clients.md#vs-code';
+
+interface Hit {
+  path: string;
+  uri: string;
+  pointer: string;
+  heading_path: string[];
+  start_line: number;
+  end_line: number;
+  score: number;
+  snippet: string;
+}
+interface SearchResult {
+  results: Hit[];
+  low_confidence: boolean;
+  filter_applied: string[];
+}
+interface ReindexResult {
+  root: string;
+  files: number;
+  indexed: number;
+  unchanged: number;
+  removed: number;
+  skipped: number;
+  elapsed_ms: number;
+}
+
+/** The oldest server this extension works with (it needs folio/search and folio/reindex). */
+const MIN_VERSION = '0.1.0';
+
+/** True when dotted version `a` is older than `b`. */
+function older(a: string, b: string): boolean {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] || 0;
+    const y = pb[i] || 0;
+    if (x !== y) return x < y;
+  }
+  return false;
+}
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel;
+let status: vscode.StatusBarItem;
+let busy = 0;
+
+/** The first line of `<bin> --version`, or undefined when it cannot run. */
+function version(bin: string): string | undefined {
+  try {
+    const r = cp.spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 5000 });
+    if (r.error || r.status !== 0) return undefined;
+    return r.stdout.split('\n')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+function brokenLinks(): number {
+  let n = 0;
+  for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
+    n += diagnostics.filter((d) => d.source === 'folio').length;
+  }
+  return n;
+}
+
+function updateStatus(): void {
+  if (!status) return;
+  if (!client || client.state !== State.Running) {
+    status.text = '$(warning) folio';
+    status.tooltip = 'folio: the language server is not running (click for output)';
+  } else if (busy > 0) {
+    status.text = '$(sync~spin) folio: indexing';
+    status.tooltip = 'folio: indexing the knowledge base';
+  } else {
+    const n = brokenLinks();
+    status.text = n === 0 ? '$(check) folio' : `$(link) folio: ${n} broken`;
+    status.tooltip = `folio: ${n} link problem(s) in open files (click for output)`;
+  }
+  status.show();
+}
+
+async function withIndexing<T>(f: () => Promise<T>): Promise<T> {
+  busy++;
+  updateStatus();
+  try {
+    return await f();
+  } finally {
+    busy--;
+    updateStatus();
+  }
+}
+
+async function search(): Promise<void> {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showWarningMessage('folio: the language server is not running; see "folio: Show output".');
+    return;
+  }
+  const query = await vscode.window.showInputBox({ prompt: 'Search the knowledge base', placeHolder: 'words, "phrases", -excluded' });
+  if (!query || !query.trim()) return;
+  let result: SearchResult;
+  try {
+    result = await withIndexing(() => client!.sendRequest<SearchResult>('folio/search', { query, limit: 50 }));
+  } catch (e) {
+    void vscode.window.showErrorMessage(`folio: search failed: ${(e as Error).message}`);
+    return;
+  }
+  if (result.results.length === 0) {
+    void vscode.window.showInformationMessage(`folio: no results for ${query}`);
+    return;
+  }
+  const items = result.results.map((hit) => ({
+    label: hit.heading_path.length > 0 ? hit.heading_path[hit.heading_path.length - 1] : hit.path,
+    description: `${hit.path}:${hit.start_line}`,
+    detail: hit.snippet,
+    hit,
+  }));
+  const picked = await vscode.window.showQuickPick(items, { matchOnDescription: true, matchOnDetail: true, placeHolder: result.low_confidence ? 'weak matches' : query });
+  if (!picked) return;
+  const line = Math.max(0, picked.hit.start_line - 1);
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(picked.hit.uri));
+  const pos = new vscode.Position(line, 0);
+  await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos) });
+}
+
+async function reindex(): Promise<void> {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showWarningMessage('folio: the language server is not running; see "folio: Show output".');
+    return;
+  }
+  try {
+    const r = await withIndexing(() => client!.sendRequest<ReindexResult>('folio/reindex'));
+    void vscode.window.showInformationMessage(`folio: indexed ${r.indexed} of ${r.files} files (${r.unchanged} unchanged, ${r.removed} removed) in ${r.elapsed_ms} ms`);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`folio: reindex failed: ${(e as Error).message}`);
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('folio', { log: true });
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  status.command = 'folio.showOutput';
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.commands.registerCommand('folio.showOutput', () => output.show()),
+    vscode.commands.registerCommand('folio.search', search),
+    vscode.commands.registerCommand('folio.reindex', reindex),
+    vscode.languages.onDidChangeDiagnostics(() => updateStatus()),
+  );
+
+  const bin = vscode.workspace.getConfiguration('folio').get<string>('path') || 'folio';
+  const v = version(bin);
+  if (!v) {
+    output.appendLine(`folio: cannot run \`${bin} --version\`; set folio.path or install folio (${INSTALL_DOCS}).`);
+    updateStatus();
+    const choice = await vscode.window.showErrorMessage(`folio: \`${bin}\` was not found. Install folio or set "folio.path".`, 'Install instructions', 'Open settings');
+    if (choice === 'Install instructions') void vscode.env.openExternal(vscode.Uri.parse(INSTALL_DOCS));
+    if (choice === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'folio.path');
+    return;
+  }
+  output.appendLine(`folio: using ${bin} (${v})`);
+  const semver = /(\d+\.\d+\.\d+)/.exec(v)?.[1];
+  if (semver && older(semver, MIN_VERSION)) {
+    // Not awaited: the server still starts.
+    void vscode.window.showWarningMessage(`folio: ${v} is older than ${MIN_VERSION}, which this extension needs; search and reindex may fail.`, 'Install instructions').then((choice) => {
+      if (choice === 'Install instructions') void vscode.env.openExternal(vscode.Uri.parse(INSTALL_DOCS));
+    });
+  }
+
+  const serverOptions: ServerOptions = { command: bin, args: ['lsp'] };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file', language: 'markdown' }],
+    outputChannel: output,
+    initializationOptions: serverSettings(vscode.workspace.getConfiguration('folio')),
+  };
+  client = new LanguageClient('folio', 'folio', serverOptions, clientOptions);
+  context.subscriptions.push(
+    client.onDidChangeState(() => updateStatus()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('folio') && client && client.state === State.Running) {
+        void client.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings(vscode.workspace.getConfiguration('folio')) });
+      }
+    }),
+  );
+  updateStatus();
+  try {
+    await client.start();
+  } catch (e) {
+    output.appendLine(`folio: the server failed to start: ${(e as Error).message}`);
+    void vscode.window.showErrorMessage('folio: the language server failed to start; see "folio: Show output".');
+  }
+  updateStatus();
+}
+
+export async function deactivate(): Promise<void> {
+  if (client) await client.stop();
+}

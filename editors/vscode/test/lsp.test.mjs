@@ -1,0 +1,183 @@
+// Drives the built `folio lsp` over stdio with vscode-languageserver-protocol (the
+// library under vscode-languageclient), offering the client capabilities VS Code sends:
+// open, pulled diagnostics, symbols, folio/search, and a rename whose workspace edit the
+// client applies. FOLIO_BIN is the binary; tests/fixtures/foam-docs is the workspace.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import rpc from 'vscode-languageserver-protocol/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { createRequire } from 'node:module';
+
+// The extension's settings mapping (out/settings.js, built by tsc; it needs no `vscode` module).
+const { serverSettings } = createRequire(import.meta.url)('../out/settings.js');
+
+/** A WorkspaceConfiguration whose user settings are `values`. */
+function fakeConfig(values) {
+  return { inspect: (key) => (key in values ? { key, globalValue: values[key] } : { key }) };
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixture = path.resolve(here, '../../../tests/fixtures/foam-docs');
+const bin = process.env.FOLIO_BIN;
+
+// What VS Code 1.9x offers for the features exercised here (trimmed from its initialize request).
+const vscodeCapabilities = {
+  general: { positionEncodings: ['utf-16'], markdown: { parser: 'marked', version: '1.1.0' } },
+  workspace: {
+    applyEdit: true,
+    workspaceEdit: { documentChanges: true, resourceOperations: ['create', 'rename', 'delete'], failureHandling: 'textOnlyTransactional', normalizesLineEndings: true, changeAnnotationSupport: { groupsOnLabel: true } },
+    didChangeConfiguration: { dynamicRegistration: true },
+    didChangeWatchedFiles: { dynamicRegistration: true, relativePatternSupport: true },
+    symbol: { dynamicRegistration: true, symbolKind: { valueSet: Array.from({ length: 26 }, (_, i) => i + 1) } },
+    workspaceFolders: true,
+    configuration: true,
+    diagnostics: { refreshSupport: true },
+    fileOperations: { dynamicRegistration: true, didCreate: true, didRename: true, didDelete: true, willCreate: true, willRename: true, willDelete: true },
+  },
+  textDocument: {
+    synchronization: { dynamicRegistration: true, willSave: true, willSaveWaitUntil: true, didSave: true },
+    publishDiagnostics: { relatedInformation: true, versionSupport: false, tagSupport: { valueSet: [1, 2] }, codeDescriptionSupport: true, dataSupport: true },
+    diagnostic: { dynamicRegistration: true, relatedDocumentSupport: false },
+    documentSymbol: { dynamicRegistration: true, hierarchicalDocumentSymbolSupport: true, symbolKind: { valueSet: Array.from({ length: 26 }, (_, i) => i + 1) }, labelSupport: true },
+    rename: { dynamicRegistration: true, prepareSupport: true, prepareSupportDefaultBehavior: 1, honorsChangeAnnotations: true },
+    definition: { dynamicRegistration: true, linkSupport: true },
+  },
+  window: { workDoneProgress: true, showMessage: { messageActionItem: { additionalPropertiesSupport: true } }, showDocument: { support: true } },
+};
+
+/** Applies [uri, edits] pairs to open documents and sends the didChange of each. */
+function applyEdits(conn, docs, perDoc) {
+  for (const [uri, edits] of perDoc) {
+    const doc = docs.get(uri);
+    assert.ok(doc, `edit of a document that is not open: ${uri}`);
+    const next = TextDocument.create(uri, 'markdown', doc.version + 1, TextDocument.applyEdits(doc, edits));
+    docs.set(uri, next);
+    conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: next.version }, contentChanges: [{ text: next.getText() }] });
+  }
+}
+
+function start(root) {
+  const child = spawn(bin, ['lsp'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  const docs = new Map();
+  const serverRequests = [];
+  conn.onRequest((method, params) => {
+    serverRequests.push(method);
+    if (method === 'workspace/applyEdit') {
+      // Apply as VS Code does: every text edit of every document, then didChange.
+      const e = params.edit;
+      applyEdits(conn, docs, e.documentChanges ? e.documentChanges.map((c) => [c.textDocument.uri, c.edits]) : Object.entries(e.changes ?? {}));
+      return { applied: true };
+    }
+    if (method === 'workspace/configuration') return params.items.map(() => null);
+    return null;
+  });
+  conn.listen();
+  return { child, conn, docs, serverRequests };
+}
+
+test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, folio/search, rename', async () => {
+  assert.ok(bin, 'FOLIO_BIN must name the built folio binary');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-vscode-'));
+  fs.cpSync(fixture, root, { recursive: true });
+  fs.mkdirSync(path.join(root, '.git'));
+  const rootUri = pathToFileURL(fs.realpathSync(root)).href;
+  const { child, conn, docs, serverRequests } = start(root);
+  try {
+    const init = await conn.sendRequest('initialize', {
+      processId: process.pid,
+      clientInfo: { name: 'Visual Studio Code', version: '1.99.0' },
+      rootUri,
+      capabilities: vscodeCapabilities,
+      workspaceFolders: [{ uri: rootUri, name: 'foam-docs' }],
+      initializationOptions: { folio: {} },
+    });
+    assert.equal(init.serverInfo.name, 'folio');
+    assert.equal(init.capabilities.positionEncoding ?? 'utf-16', 'utf-16');
+    // VS Code pulls diagnostics when it can be asked to refresh.
+    assert.ok(init.capabilities.diagnosticProvider, 'pull diagnostics advertised');
+    conn.sendNotification('initialized', {});
+
+    const open = (rel) => {
+      const uri = `${rootUri}/${rel}`;
+      const text = fs.readFileSync(path.join(root, rel), 'utf8');
+      docs.set(uri, TextDocument.create(uri, 'markdown', 1, text));
+      conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text } });
+      return uri;
+    };
+
+    // Open and diagnostics.
+    const search = open('user/tools/cli/search.md');
+    const report = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri: search } });
+    assert.equal(report.kind, 'full');
+    assert.deepEqual(
+      report.items.map((d) => [d.range.start.line, d.range.start.character, d.code, d.severity, d.source]),
+      [[10, 36, 'missing-wiki-target', 1, 'folio']],
+    );
+
+    // Settings, mapped as the extension does and sent with workspace/didChangeConfiguration.
+    const settings = serverSettings(fakeConfig({ 'diagnostics.silence': ['missing-wiki-target'], 'wiki.style': 'title' }));
+    assert.deepEqual(settings, { folio: { diagnostics: { silence: ['missing-wiki-target'] }, wiki: { style: 'title' } } });
+    assert.deepEqual(serverSettings(fakeConfig({})), { folio: {} });
+    conn.sendNotification('workspace/didChangeConfiguration', { settings });
+    const silenced = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri: search } });
+    assert.deepEqual(silenced.items, []);
+    conn.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings(fakeConfig({})) });
+    const back = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri: search } });
+    assert.equal(back.items.length, 1);
+
+    // Document symbols (hierarchical).
+    const symbols = await conn.sendRequest('textDocument/documentSymbol', { textDocument: { uri: search } });
+    const flat = [];
+    const walk = (list, depth) => list.forEach((s) => { flat.push([depth, s.name, s.selectionRange.start.line]); walk(s.children ?? [], depth + 1); });
+    walk(symbols, 0);
+    assert.deepEqual(flat, [[0, 'foam search', 0], [1, 'Options', 12], [1, 'Examples', 24]]);
+
+    // folio/search: the kb_search hits with file URIs.
+    const found = await conn.sendRequest('folio/search', { query: 'find broken wikilinks', limit: 3 });
+    assert.equal(found.low_confidence, false);
+    assert.deepEqual(found.filter_applied, []);
+    assert.equal(found.results.length, 3);
+    assert.deepEqual(found.results.slice(0, 2).map((h) => [h.path, h.start_line, h.end_line, h.heading_path]), [
+      ['user/tools/cli/list.md', 32, 85, ['foam list', 'Examples']],
+      ['user/tools/cli/search.md', 25, 63, ['foam search', 'Examples']],
+    ]);
+    // folio/reindex without params, as the extension sends it: nothing changed since the search.
+    const summary = await conn.sendRequest('folio/reindex');
+    assert.deepEqual([summary.files, summary.indexed, summary.unchanged, summary.removed], [7, 0, 7, 0]);
+    assert.equal(found.results[0].uri, `${rootUri}/user/tools/cli/list.md`);
+
+    // Rename a heading: the server sends workspace/applyEdit, the client applies it.
+    const templates = open('user/features/templates.md');
+    const edit = conn.sendRequest('textDocument/rename', { textDocument: { uri: templates }, position: { line: 61, character: 5 }, newName: 'JS Templates' });
+    const result = await edit;
+    // The rename result is a workspace edit; apply it as VS Code does (documentChanges or changes).
+    assert.ok(result, 'rename returned an edit');
+    const perDoc = result.documentChanges
+      ? result.documentChanges.map((c) => [c.textDocument.uri, c.edits])
+      : Object.entries(result.changes ?? {});
+    assert.deepEqual(perDoc.map(([uri, edits]) => [uri, edits.length]), [[templates, 2]]);
+    applyEdits(conn, docs, perDoc);
+    const lines = docs.get(templates).getText().split('\n');
+    assert.equal(lines[61], '## JS Templates');
+    assert.equal(lines[22], '- Create a `.js` file in the `.foam/templates` directory (see [JavaScript Templates](#js-templates) section below)');
+    const after = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri: templates } });
+    assert.deepEqual(after.items.filter((d) => d.code === 'missing-heading'), []);
+
+    await conn.sendRequest('shutdown');
+    conn.sendNotification('exit');
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0);
+    // The server registered its file watcher with the client (dynamic registration).
+    assert.ok(serverRequests.includes('client/registerCapability'), serverRequests.join(', '));
+  } finally {
+    conn.dispose();
+    child.kill();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,69 @@
+//! `folio/search` and `folio/reindex`: custom requests over the core index of the root.
+
+mod common;
+
+use common::{Client, Enc};
+use serde_json::json;
+
+const A: &str = "# Gardening\n\nTomatoes need sun.\n\n## Watering\n\nWater the tomatoes every morning.\n";
+const B: &str = "# Kitchen\n\nA salad of cucumbers.\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_returns_kb_search_hits_with_file_uris() {
+    let mut c = Client::start(&[("notes/a.md", A), ("b.md", B)], Enc::Utf16, json!({})).await;
+    let result = c.call("folio/search", json!({"query": "watering tomatoes", "limit": 5})).await;
+    let uri = c.uri("notes/a.md");
+    let got = result.to_string();
+    assert_eq!(result["low_confidence"], false);
+    assert_eq!(result["filter_applied"], json!([]));
+    let hits = result["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 2, "{got}");
+    assert_eq!(
+        result["results"],
+        json!([
+            {
+                "path": "notes/a.md", "uri": uri, "pointer": "1.1~d1f758122ce4e00e~daac4f6f01046a4d",
+                "heading_path": ["Gardening", "Watering"], "start_line": 5, "end_line": 7,
+                "score": 0.8268164332402407, "snippet": "## Watering Water the tomatoes every morning."
+            },
+            {
+                "path": "notes/a.md", "uri": uri, "pointer": "1~7ad737fc1d069d3f~a60cdd47679f3e94",
+                "heading_path": ["Gardening"], "start_line": 1, "end_line": 3,
+                "score": 1.094240837696335e-6, "snippet": "# Gardening Tomatoes need sun."
+            }
+        ])
+    );
+    // The index lives in the root's .folio/index.db.
+    assert!(c.path(".folio/index.db").is_file());
+
+    // Path globs filter, and the filter is named.
+    let result = c.call("folio/search", json!({"query": "tomatoes", "pathGlobs": ["b.md"]})).await;
+    assert_eq!(result, json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"]}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_sees_files_changed_on_disk_and_reindex_reports_the_pass() {
+    let mut c = Client::start(&[("a.md", A), ("b.md", B)], Enc::Utf16, json!({})).await;
+    let summary = c.call("folio/reindex", json!(null)).await;
+    assert_eq!((summary["files"].clone(), summary["indexed"].clone(), summary["unchanged"].clone()), (json!(2), json!(2), json!(0)), "{summary}");
+    assert_eq!(summary["root"], json!(c.path("").to_string_lossy().trim_end_matches('/')));
+    std::fs::write(c.path("b.md"), "# Kitchen\n\nA salad of zucchini.\n").unwrap();
+    let summary = c.call("folio/reindex", json!(null)).await;
+    assert_eq!((summary["files"].clone(), summary["indexed"].clone(), summary["unchanged"].clone(), summary["removed"].clone()), (json!(2), json!(1), json!(1), json!(0)), "{summary}");
+    std::fs::write(c.path("c.md"), "# Zucchini\n").unwrap();
+    let result = c.call("folio/search", json!({"query": "zucchini"})).await;
+    let paths: Vec<_> = result["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
+    assert_eq!(paths.len(), 2);
+    assert!(paths.contains(&"b.md".to_string()) && paths.contains(&"c.md".to_string()), "{paths:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_rejects_bad_params() {
+    let mut c = Client::start(&[("a.md", A)], Enc::Utf16, json!({})).await;
+    let r = c.request("folio/search", json!({"query": "  "})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = c.request("folio/search", json!({"query": "x", "limit": 0})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = c.request("folio/search", json!({"query": "x", "pathGlobs": ["[" ]})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}

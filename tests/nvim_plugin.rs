@@ -1,0 +1,106 @@
+//! The Neovim plugin of editors/nvim, loaded from the repo with `setup()`, under real
+//! Neovim 0.11 (headless) on tests/fixtures/foam-docs: diagnostics, `:FolioSearch`
+//! landing on a hit, `:FolioReindex`, `:checkhealth folio`; and a missing binary.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{copy_dir, fixture, nvim};
+
+/// Runs tests/nvim/plugin_e2e.lua with `cmd` as the folio binary; returns its results and the root.
+fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
+    let nvim = nvim();
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("foam-docs");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    copy_dir(&fixture("foam-docs"), &root);
+    let root = root.canonicalize().unwrap();
+    let out = work.path().join("results.json");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["state", "config", "data", "cache"] {
+        std::fs::create_dir_all(work.path().join(dir)).unwrap();
+    }
+    let mut child = Command::new(&nvim)
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n"])
+        .arg("-c")
+        .arg(format!("luafile {}", repo.join("tests/nvim/plugin_e2e.lua").display()))
+        .current_dir(&root)
+        .env("FOLIO_PLUGIN", repo.join("editors/nvim"))
+        .env("FOLIO_CMD", cmd)
+        .env("FOLIO_ROOT", &root)
+        .env("FOLIO_FILE", file)
+        .env("FOLIO_QUERY", query)
+        .env("FOLIO_OUT", &out)
+        .env("XDG_STATE_HOME", work.path().join("state"))
+        .env("XDG_CONFIG_HOME", work.path().join("config"))
+        .env("XDG_DATA_HOME", work.path().join("data"))
+        .env("XDG_CACHE_HOME", work.path().join("cache"))
+        .env("FOLIO_MIN_VERSION", min_version.unwrap_or(""))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("nvim starts");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("Neovim did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
+    let results: Value = serde_json::from_str(&text).unwrap();
+    assert!(results.get("error").is_none(), "the Lua script failed: {}\n{results:#}", results["error"]);
+    (results, root)
+}
+
+#[test]
+fn neovim_plugin_setup_diagnostics_search_and_health() {
+    let (r, root) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks", None);
+    assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
+    assert_eq!(r["diagnostics"], json!([[10, 36, "missing-wiki-target"]]));
+    // The stubbed vim.ui.select picks the first of the hits; the plugin opens it at its first line.
+    assert_eq!(r["select"], json!({"count": 6, "first": "user/tools/cli/list.md:32 — foam list > Examples"}));
+    assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
+    let notes = r["notifications"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0][0].as_str().unwrap().starts_with("folio: indexed 0 of 7 files (7 unchanged, 0 removed) in "), "{notes:?}");
+    let health = r["health"].as_array().unwrap();
+    let bin = env!("CARGO_BIN_EXE_folio");
+    assert_eq!(health[0], json!(format!("- ✅ OK binary: {bin}")));
+    assert_eq!(health[1], json!(format!("- ✅ OK version: folio {}", env!("CARGO_PKG_VERSION"))));
+    assert_eq!(health[2], json!(format!("- root: {}", root.display())));
+    assert!(health[3].as_str().unwrap().starts_with("- ✅ OK server running (client 1) on "), "{health:?}");
+    assert_eq!(health.len(), 4, "no ERROR or WARNING lines: {health:?}");
+}
+
+#[test]
+fn neovim_plugin_missing_binary_gives_one_clear_error() {
+    let (r, _) = run(Path::new("/nonexistent/folio"), "user/tools/cli/search.md", "x", None);
+    assert_eq!(r["clients"], 0);
+    // One error at setup, then one warning per command run: no storm, no Lua error.
+    assert_eq!(
+        r["notifications"],
+        json!([
+            ["folio: `/nonexistent/folio` not found: install folio (cargo install --path . in the folio repository) or set cmd in require(\"folio\").setup{}", 4],
+            ["folio: `/nonexistent/folio` not found; see :checkhealth folio", 3],
+            ["folio: `/nonexistent/folio` not found; see :checkhealth folio", 3],
+        ])
+    );
+}
+
+#[test]
+fn neovim_plugin_warns_once_about_a_server_older_than_it_needs() {
+    let (r, _) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks", Some("99.0.0"));
+    let notes = r["notifications"].as_array().unwrap();
+    assert_eq!(notes[0], json!([format!("folio: the server is version {}; this plugin needs 99.0.0 or newer", env!("CARGO_PKG_VERSION")), 3]));
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    // The search still works, and :checkhealth names the problem.
+    assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
+    let health: Vec<&str> = r["health"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(health[1], format!("- ⚠️ WARNING folio {} is older than 99.0.0, which this plugin needs", env!("CARGO_PKG_VERSION")));
+}
