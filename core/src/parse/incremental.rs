@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 use markdown::mdast::Node;
 use regex::Regex;
 
+use super::segmented::{shift, span};
 use super::{Parsed, build, nesting_problem, parse, to_mdast};
 
 /// A chunk is closed once it holds at least this many bytes and a boundary follows.
@@ -49,22 +50,6 @@ pub struct IncrementalParser {
     chunks: Vec<Chunk>,
     /// How updates were made so far.
     pub stats: Stats,
-}
-
-fn span(node: &Node) -> Range<usize> {
-    node.position().map_or(0..0, |p| p.start.offset..p.end.offset)
-}
-
-fn shift(node: &mut Node, delta: isize) {
-    if let Some(pos) = node.position_mut() {
-        pos.start.offset = (pos.start.offset as isize + delta) as usize;
-        pos.end.offset = (pos.end.offset as isize + delta) as usize;
-    }
-    if let Some(children) = node.children_mut() {
-        for child in children {
-            shift(child, delta);
-        }
-    }
 }
 
 /// True when a top-level block may start a chunk at `at`: column 0, not blank, and the

@@ -20,15 +20,16 @@ use super::to_mdast;
 /// Documents larger than this many bytes are parsed in segments of about this size.
 pub const SEGMENT_BYTES: usize = 64 * 1024;
 
-fn span(node: &Node) -> std::ops::Range<usize> {
+/// The byte range of a node (empty when it has no position).
+pub(crate) fn span(node: &Node) -> std::ops::Range<usize> {
     node.position().map_or(0..0, |p| p.start.offset..p.end.offset)
 }
 
-/// Adds `delta` to every offset in `node`.
-pub(crate) fn shift(node: &mut Node, delta: usize) {
+/// Adds `delta` to every offset in `node` (negative when text before it shrank).
+pub(crate) fn shift(node: &mut Node, delta: isize) {
     if let Some(pos) = node.position_mut() {
-        pos.start.offset += delta;
-        pos.end.offset += delta;
+        pos.start.offset = (pos.start.offset as isize + delta) as usize;
+        pos.end.offset = (pos.end.offset as isize + delta) as usize;
     }
     if let Some(children) = node.children_mut() {
         for child in children {
@@ -87,7 +88,7 @@ pub(crate) fn segmented(text: &str, target: usize) -> Result<Vec<Node>, String> 
             }
         }
         for mut node in parsed {
-            shift(&mut node, start);
+            shift(&mut node, start as isize);
             nodes.push(node);
         }
     }
