@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use folio_core::bridge::{ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_VERSION_CONFLICT, live_endpoints};
 use serde_json::{Value, json};
-use support::{copy_dir, fixture, nvim};
+use support::{copy_dir, fixture, headless_nvim, nvim};
 
 /// A headless Neovim editing a file of a temp copy of k8s-community, with `folio lsp` attached.
 struct Editor {
@@ -45,13 +45,10 @@ impl Editor {
         let root = root.canonicalize().unwrap();
         let runtime = work.path().join("run");
         std::fs::create_dir(&runtime).unwrap();
-        for dir in ["state", "config", "data", "cache"] {
-            std::fs::create_dir_all(work.path().join(dir)).unwrap();
-        }
         let listen = work.path().join("nvim.sock");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/bridge.lua");
-        let child = Command::new(&nvim)
-            .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen"])
+        let child = headless_nvim(&nvim, work.path())
+            .arg("--listen")
             .arg(&listen)
             .arg(root.join(file))
             .arg("-c")
@@ -59,12 +56,6 @@ impl Editor {
             .env("FOLIO_BIN", env!("CARGO_BIN_EXE_folio"))
             .env("FOLIO_ROOT", &root)
             .env("XDG_RUNTIME_DIR", &runtime)
-            .env("XDG_STATE_HOME", work.path().join("state"))
-            .env("XDG_CONFIG_HOME", work.path().join("config"))
-            .env("XDG_DATA_HOME", work.path().join("data"))
-            .env("XDG_CACHE_HOME", work.path().join("cache"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("nvim starts");

@@ -8,11 +8,10 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{copy_dir, fixture, nvim};
+use support::{copy_dir, fixture, headless_nvim, nvim};
 
 #[test]
 fn neovim_drives_folio_lsp_on_k8s_community() {
@@ -24,23 +23,13 @@ fn neovim_drives_folio_lsp_on_k8s_community() {
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/lsp_e2e.lua");
-    for dir in ["state", "config", "data", "cache"] {
-        std::fs::create_dir_all(work.path().join(dir)).unwrap();
-    }
-    let mut child = Command::new(&nvim)
-        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n"])
+    let mut child = headless_nvim(&nvim, work.path())
         .arg(root.join("communication/moderation.md"))
         .arg("-c")
         .arg(format!("luafile {}", script.display()))
         .env("FOLIO_BIN", env!("CARGO_BIN_EXE_folio"))
         .env("FOLIO_ROOT", &root)
         .env("FOLIO_OUT", &out)
-        .env("XDG_STATE_HOME", work.path().join("state"))
-        .env("XDG_CONFIG_HOME", work.path().join("config"))
-        .env("XDG_DATA_HOME", work.path().join("data"))
-        .env("XDG_CACHE_HOME", work.path().join("cache"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
         .spawn()
         .expect("nvim starts");
     let started = Instant::now();

@@ -5,11 +5,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{copy_dir, fixture, nvim};
+use support::{copy_dir, fixture, headless_nvim, nvim};
 
 /// Runs tests/nvim/plugin_e2e.lua with `cmd` as the folio binary; returns its results and the root.
 fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
@@ -21,11 +20,7 @@ fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in ["state", "config", "data", "cache"] {
-        std::fs::create_dir_all(work.path().join(dir)).unwrap();
-    }
-    let mut child = Command::new(&nvim)
-        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n"])
+    let mut child = headless_nvim(&nvim, work.path())
         .arg("-c")
         .arg(format!("luafile {}", repo.join("tests/nvim/plugin_e2e.lua").display()))
         .current_dir(&root)
@@ -35,13 +30,7 @@ fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value
         .env("FOLIO_FILE", file)
         .env("FOLIO_QUERY", query)
         .env("FOLIO_OUT", &out)
-        .env("XDG_STATE_HOME", work.path().join("state"))
-        .env("XDG_CONFIG_HOME", work.path().join("config"))
-        .env("XDG_DATA_HOME", work.path().join("data"))
-        .env("XDG_CACHE_HOME", work.path().join("cache"))
         .env("FOLIO_MIN_VERSION", min_version.unwrap_or(""))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
         .spawn()
         .expect("nvim starts");
     let started = Instant::now();

@@ -39,3 +39,16 @@ pub fn nvim() -> PathBuf {
     assert!(first.starts_with("NVIM v0.11."), "Neovim 0.11 is required, found `{first}` at {}", nvim.display());
     nvim
 }
+
+/// A headless Neovim with no user configuration whose state, config, data and cache
+/// folders live under `work` (created here), stdin and stdout closed.
+pub fn headless_nvim(nvim: &Path, work: &Path) -> Command {
+    let mut cmd = Command::new(nvim);
+    cmd.args(["--headless", "-u", "NONE", "-i", "NONE", "-n"]);
+    for (var, dir) in [("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")] {
+        std::fs::create_dir_all(work.join(dir)).unwrap();
+        cmd.env(var, work.join(dir));
+    }
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+    cmd
+}
