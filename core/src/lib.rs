@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod chunk;
 pub mod document;
 pub mod edit;
+pub mod embed;
 pub mod index;
 pub mod links;
 pub mod parse;
