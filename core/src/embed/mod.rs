@@ -7,6 +7,8 @@
 //! Vectors are `f32`, L2-normalised by the provider, so cosine similarity is the
 //! dot product and sqlite-vec's L2 distance `d` maps to cosine `1 - d²/2`.
 
+pub mod builtin;
+
 /// A failure to embed.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {

@@ -1,0 +1,137 @@
+//! Measures the built-in embedding model on a golden query set: semantic-only
+//! retrieval quality, embedding throughput, load time and peak memory.
+//!
+//! ```sh
+//! cargo run --release -p folio-core --example embed_eval -- ../shared/eval/grooveseek-kb-eval [CHUNK_BYTES]
+//! ```
+//!
+//! Every Markdown file under `<EVAL>/kb` is cut into folio's chunks
+//! (`chunk::chunks`, default budget 1500 bytes), each chunk's text is embedded
+//! as a passage, and documents are ranked by their best chunk's cosine with the
+//! query. Also reported: the same with whole documents as the unit
+//! (truncated to the model's 512 tokens). Single-answer queries give
+//! recall@1 and MRR, multi-answer queries recall@5 (the golden's two groups).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use folio_core::embed::Embedder;
+use folio_core::embed::builtin::{BuiltinEmbedder, default_model_dir};
+
+#[derive(serde::Deserialize)]
+struct Golden {
+    queries: Vec<Query>,
+}
+
+#[derive(serde::Deserialize)]
+struct Query {
+    id: String,
+    query: String,
+    expected: Vec<Expected>,
+}
+
+#[derive(serde::Deserialize)]
+struct Expected {
+    path: String,
+}
+
+fn markdown_files(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            markdown_files(&p, root, out);
+        } else if p.extension().is_some_and(|e| e == "md") {
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            out.push((rel, std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn evaluate(label: &str, model: &BuiltinEmbedder, golden: &Golden, units: &[(String, String)]) {
+    let texts: Vec<&str> = units.iter().map(|(_, t)| t.as_str()).collect();
+    let started = Instant::now();
+    let mut vectors = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(32) {
+        vectors.extend(model.embed_passages(batch).unwrap());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let (mut r1, mut mrr, mut n1, mut r5, mut n5) = (0.0, 0.0, 0, 0.0, 0);
+    let mut query_secs = 0.0;
+    for q in &golden.queries {
+        let t = Instant::now();
+        let qv = model.embed_query(&q.query).unwrap();
+        query_secs += t.elapsed().as_secs_f64();
+        let mut best: BTreeMap<&str, f32> = BTreeMap::new();
+        for ((path, _), v) in units.iter().zip(&vectors) {
+            let s: f32 = qv.iter().zip(v).map(|(a, b)| a * b).sum();
+            let e = best.entry(path.as_str()).or_insert(f32::MIN);
+            *e = e.max(s);
+        }
+        let mut ranked: Vec<(&str, f32)> = best.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let rank = |p: &str| ranked.iter().position(|(r, _)| *r == p).map(|i| i + 1);
+        if q.expected.len() == 1 {
+            let r = rank(&q.expected[0].path).unwrap_or_else(|| panic!("{}: unknown path", q.id));
+            n1 += 1;
+            r1 += f64::from(r == 1);
+            mrr += 1.0 / r as f64;
+            if r != 1 {
+                eprintln!("  {label} miss {}: expected {} at rank {r}, top {}", q.id, q.expected[0].path, ranked[0].0);
+            }
+        } else {
+            n5 += 1;
+            let found = q.expected.iter().filter(|e| rank(&e.path).is_some_and(|r| r <= 5)).count();
+            r5 += found as f64 / q.expected.len() as f64;
+        }
+    }
+    let tokens_note = if label == "chunks" { "" } else { " (whole documents, truncated)" };
+    println!(
+        "{label:6}: {} units{tokens_note}; single R@1 {:.3}  MRR {:.3}  (n={n1})  multi R@5 {:.3} (n={n5});  passages {:.1}/s ({:.2} s); query p-mean {:.1} ms",
+        units.len(),
+        r1 / n1 as f64,
+        mrr / n1 as f64,
+        r5 / n5.max(1) as f64,
+        units.len() as f64 / secs,
+        secs,
+        1000.0 * query_secs / golden.queries.len() as f64,
+    );
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let eval = PathBuf::from(args.next().expect("usage: embed_eval EVAL_DIR [CHUNK_BYTES]"));
+    let budget: usize = args.next().map_or(1500, |b| b.parse().expect("CHUNK_BYTES"));
+    let golden: Golden =
+        serde_norway::from_str(&std::fs::read_to_string(eval.join("golden.yml")).unwrap()).unwrap();
+    let mut docs = Vec::new();
+    markdown_files(&eval.join("kb"), &eval.join("kb"), &mut docs);
+
+    let dir = default_model_dir().expect("no model folder");
+    let rss_before = peak_rss_mb();
+    let t = Instant::now();
+    let model = BuiltinEmbedder::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+    println!("load: {:.0} ms; peak RSS {:.0} MB before load, {:.0} MB after", t.elapsed().as_secs_f64() * 1000.0, rss_before, peak_rss_mb());
+
+    let mut chunks = Vec::new();
+    for (path, text) in &docs {
+        let parsed = folio_core::parse::parse(text);
+        for c in folio_core::chunk::chunks(text, &parsed, budget) {
+            chunks.push((path.clone(), c.text));
+        }
+    }
+    evaluate("chunks", &model, &golden, &chunks);
+    evaluate("docs", &model, &golden, &docs);
+    println!("peak RSS after embedding: {:.0} MB", peak_rss_mb());
+}
