@@ -3,7 +3,11 @@
 //!
 //! ```sh
 //! cargo run --release -p folio-core --example embed_eval -- ../shared/eval/grooveseek-kb-eval [CHUNK_BYTES]
+//! cargo run --release -p folio-core --example embed_eval -- --bench ../shared/corpora/k8s-community [CHUNKS]
 //! ```
+//!
+//! `--bench` embeds the first CHUNKS (default 512) chunks of a corpus, in
+//! batches of 64, and reports chunks/s and tokens/s.
 //!
 //! Every Markdown file under `<EVAL>/kb` is cut into folio's chunks
 //! (`chunk::chunks`, default budget 1500 bytes), each chunk's text is embedded
@@ -37,14 +41,19 @@ struct Expected {
 }
 
 fn markdown_files(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
             markdown_files(&p, root, out);
         } else if p.extension().is_some_and(|e| e == "md") {
             let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            out.push((rel, std::fs::read_to_string(&p).unwrap()));
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                out.push((rel, text));
+            }
         }
     }
 }
@@ -61,6 +70,10 @@ fn peak_rss_mb() -> f64 {
 
 fn evaluate(label: &str, model: &BuiltinEmbedder, golden: &Golden, units: &[(String, String)]) {
     let texts: Vec<&str> = units.iter().map(|(_, t)| t.as_str()).collect();
+    let tokens: usize = texts
+        .iter()
+        .map(|t| model.token_ids(&format!("passage: {t}")).len())
+        .sum();
     let started = Instant::now();
     let mut vectors = Vec::with_capacity(texts.len());
     for batch in texts.chunks(32) {
@@ -88,31 +101,97 @@ fn evaluate(label: &str, model: &BuiltinEmbedder, golden: &Golden, units: &[(Str
             r1 += f64::from(r == 1);
             mrr += 1.0 / r as f64;
             if r != 1 {
-                eprintln!("  {label} miss {}: expected {} at rank {r}, top {}", q.id, q.expected[0].path, ranked[0].0);
+                eprintln!(
+                    "  {label} miss {}: expected {} at rank {r}, top {}",
+                    q.id, q.expected[0].path, ranked[0].0
+                );
             }
         } else {
             n5 += 1;
-            let found = q.expected.iter().filter(|e| rank(&e.path).is_some_and(|r| r <= 5)).count();
+            let found = q
+                .expected
+                .iter()
+                .filter(|e| rank(&e.path).is_some_and(|r| r <= 5))
+                .count();
             r5 += found as f64 / q.expected.len() as f64;
         }
     }
-    let tokens_note = if label == "chunks" { "" } else { " (whole documents, truncated)" };
+    let tokens_note = if label == "chunks" {
+        ""
+    } else {
+        " (whole documents, truncated)"
+    };
     println!(
-        "{label:6}: {} units{tokens_note}; single R@1 {:.3}  MRR {:.3}  (n={n1})  multi R@5 {:.3} (n={n5});  passages {:.1}/s ({:.2} s); query p-mean {:.1} ms",
+        "{label:6}: {} units{tokens_note}, {tokens} tokens; single R@1 {:.3}  MRR {:.3}  (n={n1})  multi R@5 {:.3} (n={n5});  passages {:.1}/s, {:.0} tokens/s ({:.2} s); query mean {:.1} ms",
         units.len(),
         r1 / n1 as f64,
         mrr / n1 as f64,
         r5 / n5.max(1) as f64,
         units.len() as f64 / secs,
+        tokens as f64 / secs,
         secs,
         1000.0 * query_secs / golden.queries.len() as f64,
     );
 }
 
+fn bench(corpus: &Path, limit: usize) {
+    let mut docs = Vec::new();
+    markdown_files(corpus, corpus, &mut docs);
+    let mut chunks = Vec::new();
+    for (_, text) in &docs {
+        let parsed = folio_core::parse::parse(text);
+        chunks.extend(
+            folio_core::chunk::chunks(text, &parsed, 1500)
+                .into_iter()
+                .map(|c| c.text),
+        );
+        if chunks.len() >= limit {
+            break;
+        }
+    }
+    chunks.truncate(limit);
+    let t = Instant::now();
+    let model = BuiltinEmbedder::load(&default_model_dir().expect("no model folder"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let load_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let tokens: usize = chunks
+        .iter()
+        .map(|c| model.token_ids(&format!("passage: {c}")).len())
+        .sum();
+    let t = Instant::now();
+    for batch in chunks.chunks(64) {
+        let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
+        model.embed_passages(&texts).unwrap();
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "bench {}: load {load_ms:.0} ms; {} chunks, {tokens} tokens in {secs:.1} s: {:.1} chunks/s, {:.0} tokens/s; peak RSS {:.0} MB",
+        corpus.display(),
+        chunks.len(),
+        chunks.len() as f64 / secs,
+        tokens as f64 / secs,
+        peak_rss_mb()
+    );
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let eval = PathBuf::from(args.next().expect("usage: embed_eval EVAL_DIR [CHUNK_BYTES]"));
-    let budget: usize = args.next().map_or(1500, |b| b.parse().expect("CHUNK_BYTES"));
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "--bench") {
+        args.next();
+        let corpus = PathBuf::from(args.next().expect("usage: embed_eval --bench DIR [CHUNKS]"));
+        bench(
+            &corpus,
+            args.next().map_or(512, |n| n.parse().expect("CHUNKS")),
+        );
+        return;
+    }
+    let eval = PathBuf::from(
+        args.next()
+            .expect("usage: embed_eval EVAL_DIR [CHUNK_BYTES]"),
+    );
+    let budget: usize = args
+        .next()
+        .map_or(1500, |b| b.parse().expect("CHUNK_BYTES"));
     let golden: Golden =
         serde_norway::from_str(&std::fs::read_to_string(eval.join("golden.yml")).unwrap()).unwrap();
     let mut docs = Vec::new();
@@ -122,7 +201,12 @@ fn main() {
     let rss_before = peak_rss_mb();
     let t = Instant::now();
     let model = BuiltinEmbedder::load(&dir).unwrap_or_else(|e| panic!("{e}"));
-    println!("load: {:.0} ms; peak RSS {:.0} MB before load, {:.0} MB after", t.elapsed().as_secs_f64() * 1000.0, rss_before, peak_rss_mb());
+    println!(
+        "load: {:.0} ms; peak RSS {:.0} MB before load, {:.0} MB after",
+        t.elapsed().as_secs_f64() * 1000.0,
+        rss_before,
+        peak_rss_mb()
+    );
 
     let mut chunks = Vec::new();
     for (path, text) in &docs {

@@ -25,7 +25,9 @@
 use std::sync::{Arc, OnceLock};
 
 use folio_core::embed::Embedder;
-use folio_core::embed::builtin::{BuiltinEmbedder, DIMENSIONS, MAX_TOKENS, MODEL_NAME, default_model_dir};
+use folio_core::embed::builtin::{
+    BuiltinEmbedder, DIMENSIONS, MAX_TOKENS, MODEL_NAME, default_model_dir,
+};
 
 fn model() -> &'static BuiltinEmbedder {
     static MODEL: OnceLock<BuiltinEmbedder> = OnceLock::new();
@@ -52,13 +54,18 @@ fn norm(a: &[f32]) -> f32 {
 /// Asserts `got[i] == want` to 1e-4 for each `(i, want)`.
 fn assert_values(got: &[f32], want: &[(usize, f32)], what: &str) {
     for &(i, w) in want {
-        assert!((got[i] - w).abs() < 1e-4, "{what}: component {i} is {} but the reference says {w}", got[i]);
+        assert!(
+            (got[i] - w).abs() < 1e-4,
+            "{what}: component {i} is {} but the reference says {w}",
+            got[i]
+        );
     }
 }
 
 const FOX: &str = "The quick brown fox jumps over the lazy dog.";
 const JA_QUERY: &str = "本番に出した変更を前のバージョンへ戻したい";
-const JA_PARAPHRASE: &str = "リリースした変更に問題が見つかったら、直前の安定版へすぐにロールバックする。";
+const JA_PARAPHRASE: &str =
+    "リリースした変更に問題が見つかったら、直前の安定版へすぐにロールバックする。";
 const JA_UNRELATED: &str = "来週の社員旅行では京都のお寺を三つ訪ねる予定です。";
 
 #[test]
@@ -85,22 +92,43 @@ fn token_ids_match_hugging_face_tokenizers() {
         (" ", &[0, 6, 2]),
         ("  leading spaces", &[0, 105207, 32628, 7, 2]),
         ("a\tb\nc\r\nd", &[0, 10, 876, 501, 104, 2]),
-        ("Ｆｕｌｌｗｉｄｔｈ\u{3000}ｓｐａｃｅ", &[0, 9312, 146984, 32628, 2]),
-        ("ｶﾀｶﾅ ﾊﾝｶｸ ｶﾞｷﾞ", &[0, 6, 10045, 10793, 10045, 17456, 6, 158676, 10045, 4758, 6, 10045, 246514, 14323, 246514, 2]),
+        (
+            "Ｆｕｌｌｗｉｄｔｈ\u{3000}ｓｐａｃｅ",
+            &[0, 9312, 146984, 32628, 2],
+        ),
+        (
+            "ｶﾀｶﾅ ﾊﾝｶｸ ｶﾞｷﾞ",
+            &[
+                0, 6, 10045, 10793, 10045, 17456, 6, 158676, 10045, 4758, 6, 10045, 246514, 14323,
+                246514, 2,
+            ],
+        ),
         ("①②③ ㍻ ㌔", &[0, 37638, 6, 44406, 6, 189402, 2]),
-        ("emoji 🙂🚀 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢", &[0, 28, 121505, 3143, 247206, 136, 219778, 2]),
+        (
+            "emoji 🙂🚀 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+            &[0, 28, 121505, 3143, 247206, 136, 219778, 2],
+        ),
         ("zero\u{200b}width", &[0, 45234, 6, 146984, 2]),
         ("控制\u{7}字符", &[0, 6, 11140, 7234, 53853, 2]),
         ("한국어 문장입니다", &[0, 193751, 27940, 3013, 5826, 2]),
         ("Привет, мир!", &[0, 1813, 18454, 4, 11373, 38, 2]),
         ("x\u{2581}y \u{2581}z", &[0, 1022, 113, 97, 2]),
-        ("\u{3000}全角スペース\u{3000}\u{3000}二つ", &[0, 6, 2476, 12514, 133986, 87744, 7229, 2]),
+        (
+            "\u{3000}全角スペース\u{3000}\u{3000}二つ",
+            &[0, 6, 2476, 12514, 133986, 87744, 7229, 2],
+        ),
         ("ﬁ ligature ﬀ", &[0, 809, 19881, 6644, 26472, 2]),
         // An emoji ZWJ sequence: unknown pieces become <unk> (3).
-        ("\u{1F9D1}\u{200D}\u{1F4BB} zwj", &[0, 6, 3, 6, 246382, 97, 434, 170, 2]),
+        (
+            "\u{1F9D1}\u{200D}\u{1F4BB} zwj",
+            &[0, 6, 3, 6, 246382, 97, 434, 170, 2],
+        ),
         (
             "query: 本番に出した変更を前のバージョンへ戻したい",
-            &[0, 41, 1294, 12, 19071, 27920, 327, 154703, 35549, 251, 63167, 174985, 13218, 83933, 18119, 2],
+            &[
+                0, 41, 1294, 12, 19071, 27920, 327, 154703, 35549, 251, 63167, 174985, 13218,
+                83933, 18119, 2,
+            ],
         ),
     ];
     for (text, want) in cases {
@@ -161,7 +189,17 @@ fn empty_passage_is_embedded() {
     // "passage: " alone is <s> ▁passage : ▁ </s>.
     let v = model().embed_passages(&[""]).unwrap().remove(0);
     assert!((norm(&v) - 1.0).abs() < 1e-5);
-    assert_values(&v, &[(0, 0.06714), (1, 0.004799), (2, -0.008981), (3, -0.047714), (383, 0.040287)], "passage: ''");
+    assert_values(
+        &v,
+        &[
+            (0, 0.06714),
+            (1, 0.004799),
+            (2, -0.008981),
+            (3, -0.047714),
+            (383, 0.040287),
+        ],
+        "passage: ''",
+    );
     assert_eq!(model().embed_passages(&[]).unwrap(), Vec::<Vec<f32>>::new());
 }
 
@@ -174,7 +212,10 @@ fn japanese_paraphrase_is_nearer_than_unrelated() {
     // Measured (reference and this engine): 0.871530 and 0.790667.
     assert!((near - 0.871530).abs() < 1e-4, "paraphrase cosine {near}");
     assert!((far - 0.790667).abs() < 1e-4, "unrelated cosine {far}");
-    assert!(near > 0.86 && far < 0.80 && near - far > 0.07, "near {near} far {far}");
+    assert!(
+        near > 0.86 && far < 0.80 && near - far > 0.07,
+        "near {near} far {far}"
+    );
 }
 
 #[test]
@@ -185,7 +226,10 @@ fn batching_does_not_change_vectors() {
     for (text, v) in texts.iter().zip(&together) {
         let alone = m.embed_passages(&[text]).unwrap().remove(0);
         for (a, b) in alone.iter().zip(v) {
-            assert!((a - b).abs() < 1e-5, "{text:?}: {a} alone vs {b} in a batch");
+            assert!(
+                (a - b).abs() < 1e-5,
+                "{text:?}: {a} alone vs {b} in a batch"
+            );
         }
     }
     // The query and passage prefixes give different vectors for the same text.
@@ -198,10 +242,17 @@ fn long_input_is_truncated_not_refused() {
     let m = model();
     // Far over MAX_TOKENS; everything after the first 510 content tokens is
     // dropped, so a different tail cannot change the vector.
-    let long: String = std::iter::repeat_n("Deployment notes for the release train. ", 400).collect();
+    let long: String =
+        std::iter::repeat_n("Deployment notes for the release train. ", 400).collect();
     assert!(long.len() > MAX_TOKENS * 8);
-    let a = m.embed_passages(&[&format!("{long} alpha beta gamma")]).unwrap().remove(0);
-    let b = m.embed_passages(&[&format!("{long} 全く別の結末")]).unwrap().remove(0);
+    let a = m
+        .embed_passages(&[&format!("{long} alpha beta gamma")])
+        .unwrap()
+        .remove(0);
+    let b = m
+        .embed_passages(&[&format!("{long} 全く別の結末")])
+        .unwrap()
+        .remove(0);
     assert!((norm(&a) - 1.0).abs() < 1e-5);
     assert_eq!(a, b);
     let q = m.embed_query(&long).unwrap();
@@ -235,7 +286,10 @@ fn shared_between_threads() {
 fn missing_model_names_fetch_script() {
     let dir = tempfile::tempdir().unwrap();
     let err = BuiltinEmbedder::load(dir.path()).unwrap_err().to_string();
-    assert!(err.contains("scripts/fetch-model") && err.contains("e5-small-q4.bin"), "{err}");
+    assert!(
+        err.contains("scripts/fetch-model") && err.contains("e5-small-q4.bin"),
+        "{err}"
+    );
     std::fs::write(dir.path().join("e5-small-q4.bin"), b"not a model").unwrap();
     let err = BuiltinEmbedder::load(dir.path()).unwrap_err().to_string();
     assert!(err.contains("scripts/fetch-model"), "{err}");

@@ -14,9 +14,10 @@
 //! Face `tokenizer.json`) and the encoder. At load time the encoder's matrices
 //! are expanded to `f32` (about 85 MB); the word-embedding table stays 4-bit
 //! and a row is expanded when a token needs it. Matrix products use the
-//! `matrixmultiply` crate (runtime AVX2/FMA dispatch, up to one thread per
-//! physical core); everything else (layer norm, attention soft-max, GELU,
-//! pooling) is written out here. Activations stay `f32`.
+//! `matrixmultiply` crate (single-threaded, runtime AVX/FMA/AVX-512
+//! dispatch); everything else (layer norm, attention soft-max, GELU, pooling)
+//! is written out here. Activations stay `f32`. A batch is spread over one
+//! thread per CPU, each embedding its share of the texts.
 //!
 //! Embedding recipe (the model card's): the text is prefixed with `query: `
 //! or `passage: `, tokenized as `<s> … </s>` and truncated to 512 tokens,
@@ -91,7 +92,9 @@ pub struct BuiltinEmbedder {
 
 impl std::fmt::Debug for BuiltinEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BuiltinEmbedder").field("model_id", &self.model_id).finish_non_exhaustive()
+        f.debug_struct("BuiltinEmbedder")
+            .field("model_id", &self.model_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -123,7 +126,11 @@ impl BuiltinEmbedder {
                 weights_path.display()
             ))
         })?;
-        Ok(BuiltinEmbedder { model_id: format!("builtin:{MODEL_NAME}"), tokenizer, net })
+        Ok(BuiltinEmbedder {
+            model_id: format!("builtin:{MODEL_NAME}"),
+            tokenizer,
+            net,
+        })
     }
 
     /// The token ids the encoder is fed for `text` as it is (no `query: ` or
@@ -140,11 +147,64 @@ impl BuiltinEmbedder {
     }
 
     /// Embeds `texts`, each prefixed with `prefix`: one unit vector of
-    /// [`DIMENSIONS`] values per text, in order. Texts are packed into forward
-    /// passes of at most [`PACK_TOKENS`] tokens.
+    /// [`DIMENSIONS`] values per text, in order.
+    ///
+    /// The texts are split into as many contiguous groups of about the same
+    /// token count as there are CPUs (never more groups than texts), each
+    /// group runs on its own thread, packed into forward passes of at most
+    /// [`PACK_TOKENS`] tokens. A single text (a query) runs on the calling
+    /// thread. (Splitting one text's matrix products between threads was
+    /// measured: slower on a loaded machine, where each of the 48
+    /// synchronisation points per text waits for a busy CPU.)
     fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let ids: Vec<Vec<u32>> = texts.iter().map(|text| self.token_ids(&format!("{prefix}{text}"))).collect();
-        let mut out = Vec::with_capacity(texts.len());
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|text| self.token_ids(&format!("{prefix}{text}")))
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(ids.len())
+            .max(1);
+        let total: usize = ids.iter().map(Vec::len).sum();
+        let mut groups = Vec::with_capacity(threads);
+        let (mut start, mut seen) = (0, 0);
+        for (i, seq) in ids.iter().enumerate() {
+            seen += seq.len();
+            let remaining_groups = threads - groups.len();
+            if remaining_groups > 1 && seen * threads >= total * (groups.len() + 1) {
+                groups.push(&ids[start..=i]);
+                start = i + 1;
+            }
+        }
+        if start < ids.len() {
+            groups.push(&ids[start..]);
+        }
+        let out: Vec<Vec<f32>> = if groups.len() <= 1 {
+            self.embed_group(&ids, 1)
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = groups
+                    .iter()
+                    .map(|g| s.spawn(|| self.embed_group(g, 1)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("embedding thread panicked"))
+                    .collect()
+            })
+        };
+        if out.iter().flatten().any(|x| !x.is_finite()) {
+            return Err(EmbedError::Invalid(
+                "the model produced a non-finite value".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Embeds token sequences, [`PACK_TOKENS`] at a time, the matrix products
+    /// using up to `threads` threads.
+    fn embed_group(&self, ids: &[Vec<u32>], threads: usize) -> Vec<Vec<f32>> {
+        let mut out = Vec::with_capacity(ids.len());
         let mut start = 0;
         while start < ids.len() {
             let mut end = start;
@@ -153,15 +213,10 @@ impl BuiltinEmbedder {
                 tokens += ids[end].len();
                 end += 1;
             }
-            out.extend(self.net.embed(&ids[start..end]));
+            out.extend(self.net.embed(&ids[start..end], threads));
             start = end;
         }
-        for v in &out {
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(EmbedError::Invalid("the model produced a non-finite value".into()));
-            }
-        }
-        Ok(out)
+        out
     }
 }
 
@@ -249,7 +304,11 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or("truncated header")?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or("truncated header")?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
@@ -303,7 +362,10 @@ fn f16_to_f32(h: u16) -> f32 {
 
 /// Expands Q4_0 blocks into `out` (`out.len()` must be `blocks.len() / 18 * 32`).
 fn dequantise_q4(blocks: &[u8], out: &mut [f32]) {
-    for (block, o) in blocks.chunks_exact(Q4_BLOCK_BYTES).zip(out.chunks_exact_mut(Q4_BLOCK)) {
+    for (block, o) in blocks
+        .chunks_exact(Q4_BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(Q4_BLOCK))
+    {
         let d = f16_to_f32(u16::from_le_bytes([block[0], block[1]]));
         for (j, &q) in block[2..].iter().enumerate() {
             o[j] = ((q & 0x0f) as i32 - 8) as f32 * d;
@@ -314,7 +376,10 @@ fn dequantise_q4(blocks: &[u8], out: &mut [f32]) {
 
 impl Network {
     fn parse(file: Vec<u8>) -> Result<(Unigram, Network), String> {
-        let mut c = Cursor { bytes: &file, at: 0 };
+        let mut c = Cursor {
+            bytes: &file,
+            at: 0,
+        };
         if c.take(4)? != b"E5S1" {
             return Err("bad magic (expected E5S1)".into());
         }
@@ -328,7 +393,12 @@ impl Network {
         let _type_vocab = c.i32()?;
         let eps = c.f32()?;
         let block = c.i32()?;
-        if hidden != DIMENSIONS || heads == 0 || hidden % heads != 0 || block != Q4_BLOCK || n_layers == 0 {
+        if hidden != DIMENSIONS
+            || heads == 0
+            || hidden % heads != 0
+            || block != Q4_BLOCK
+            || n_layers == 0
+        {
             return Err(format!(
                 "unexpected shape: hidden {hidden}, heads {heads}, layers {n_layers}, block {block}"
             ));
@@ -350,10 +420,19 @@ impl Network {
             if offset.checked_add(bytes).is_none_or(|end| end > file.len()) {
                 return Err(format!("tensor {name} lies outside the file"));
             }
-            entries.push(TensorEntry { name, quantised: dtype != 0, elements, offset, bytes });
+            entries.push(TensorEntry {
+                name,
+                quantised: dtype != 0,
+                elements,
+                offset,
+                bytes,
+            });
         }
         let find = |name: &str| -> Result<&TensorEntry, String> {
-            entries.iter().find(|e| e.name == name).ok_or_else(|| format!("tensor {name} missing"))
+            entries
+                .iter()
+                .find(|e| e.name == name)
+                .ok_or_else(|| format!("tensor {name} missing"))
         };
         let dense = |name: &str, len: usize| -> Result<Vec<f32>, String> {
             let e = find(name)?;
@@ -368,8 +447,13 @@ impl Network {
         let quant = |name: &str, rows: usize, cols: usize| -> Result<Vec<f32>, String> {
             let e = find(name)?;
             let n = rows * cols;
-            if !e.quantised || e.bytes != n / Q4_BLOCK * Q4_BLOCK_BYTES || (e.elements != n && e.elements != 0) {
-                return Err(format!("tensor {name}: expected a {rows}×{cols} Q4_0 matrix"));
+            if !e.quantised
+                || e.bytes != n / Q4_BLOCK * Q4_BLOCK_BYTES
+                || (e.elements != n && e.elements != 0)
+            {
+                return Err(format!(
+                    "tensor {name}: expected a {rows}×{cols} Q4_0 matrix"
+                ));
             }
             let mut out = vec![0f32; n];
             dequantise_q4(&file[e.offset..e.offset + e.bytes], &mut out);
@@ -443,7 +527,9 @@ impl Network {
     /// `[tokens × hidden]` matrix; returns one mean-pooled, L2-normalised
     /// vector per sequence. Every sequence is non-empty (it holds `<s>` and
     /// `</s>`) and at most `max_positions` long.
-    fn embed(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+    ///
+    /// `threads` is how many threads the matrix products may use.
+    fn embed(&self, seqs: &[Vec<u32>], threads: usize) -> Vec<Vec<f32>> {
         let h = self.hidden;
         let total: usize = seqs.iter().map(Vec::len).sum();
         let mut spans = Vec::with_capacity(seqs.len());
@@ -458,7 +544,10 @@ impl Network {
                 let start = self.word_offset + id * row_blocks;
                 dequantise_q4(&self.file[start..start + row_blocks], row);
                 let pos = pos.min(self.max_positions - 1);
-                for (v, p) in row.iter_mut().zip(&self.position_plus_type[pos * h..(pos + 1) * h]) {
+                for (v, p) in row
+                    .iter_mut()
+                    .zip(&self.position_plus_type[pos * h..(pos + 1) * h])
+                {
                     *v += p;
                 }
             }
@@ -471,16 +560,56 @@ impl Network {
         let mut tmp = vec![0f32; total * h];
         let mut mid = vec![0f32; total * self.ff];
         for layer in &self.layers {
-            linear(&x, total, h, &layer.qkv_w, &layer.qkv_b, 3 * h, &mut qkv);
+            linear(
+                &x,
+                total,
+                h,
+                &layer.qkv_w,
+                &layer.qkv_b,
+                3 * h,
+                &mut qkv,
+                threads,
+            );
             for &(start, len) in &spans {
-                self.attention(&qkv[start * 3 * h..(start + len) * 3 * h], len, &mut ctx[start * h..(start + len) * h]);
+                self.attention(
+                    &qkv[start * 3 * h..(start + len) * 3 * h],
+                    len,
+                    &mut ctx[start * h..(start + len) * h],
+                );
             }
-            linear(&ctx, total, h, &layer.attn_out_w, &layer.attn_out_b, h, &mut tmp);
+            linear(
+                &ctx,
+                total,
+                h,
+                &layer.attn_out_w,
+                &layer.attn_out_b,
+                h,
+                &mut tmp,
+                threads,
+            );
             add_assign(&mut x, &tmp);
             layer_norm(&mut x, h, &layer.attn_norm_w, &layer.attn_norm_b, self.eps);
-            linear(&x, total, h, &layer.ff_in_w, &layer.ff_in_b, self.ff, &mut mid);
+            linear(
+                &x,
+                total,
+                h,
+                &layer.ff_in_w,
+                &layer.ff_in_b,
+                self.ff,
+                &mut mid,
+                threads,
+            );
             mid.iter_mut().for_each(|v| *v = gelu(*v));
-            linear(&mid, total, self.ff, &layer.ff_out_w, &layer.ff_out_b, h, &mut tmp);
+            linear(
+                &mid,
+                total,
+                self.ff,
+                &layer.ff_out_w,
+                &layer.ff_out_b,
+                h,
+                &mut tmp,
+                threads,
+            );
             add_assign(&mut x, &tmp);
             layer_norm(&mut x, h, &layer.out_norm_w, &layer.out_norm_b, self.eps);
         }
@@ -521,8 +650,20 @@ impl Network {
             // each third), `scores` (`len × len`) and `out` (`len` rows of `h`).
             unsafe {
                 matrixmultiply::sgemm(
-                    len, hd, len, scale, q, (3 * h) as isize, 1, k, 1, (3 * h) as isize, 0.0,
-                    scores.as_mut_ptr(), len as isize, 1,
+                    len,
+                    hd,
+                    len,
+                    scale,
+                    q,
+                    (3 * h) as isize,
+                    1,
+                    k,
+                    1,
+                    (3 * h) as isize,
+                    0.0,
+                    scores.as_mut_ptr(),
+                    len as isize,
+                    1,
                 );
             }
             for row in scores.chunks_exact_mut(len) {
@@ -537,8 +678,20 @@ impl Network {
             // out[:, head] = softmax · V_head
             unsafe {
                 matrixmultiply::sgemm(
-                    len, len, hd, 1.0, scores.as_ptr(), len as isize, 1, v, (3 * h) as isize, 1, 0.0,
-                    out[head * hd..].as_mut_ptr(), h as isize, 1,
+                    len,
+                    len,
+                    hd,
+                    1.0,
+                    scores.as_ptr(),
+                    len as isize,
+                    1,
+                    v,
+                    (3 * h) as isize,
+                    1,
+                    0.0,
+                    out[head * hd..].as_mut_ptr(),
+                    h as isize,
+                    1,
                 );
             }
         }
@@ -547,20 +700,85 @@ impl Network {
 
 /// The first `n` little-endian `f32` values of `bytes` (the caller checked the length).
 fn dense_prefix(bytes: &[u8], n: usize) -> Vec<f32> {
-    bytes[..n * 4].chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+    bytes[..n * 4]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
 }
 
 /// `y[rows × n_out] = x[rows × n_in] · wᵀ + b`, with `w` row-major `[n_out][n_in]`.
-fn linear(x: &[f32], rows: usize, n_in: usize, w: &[f32], b: &[f32], n_out: usize, y: &mut [f32]) {
-    assert!(x.len() >= rows * n_in && w.len() == n_out * n_in && b.len() == n_out && y.len() >= rows * n_out);
+/// With `threads > 1` the output columns are split between that many scoped
+/// threads (worth it for a few rows, where packing the weights dominates).
+fn linear(
+    x: &[f32],
+    rows: usize,
+    n_in: usize,
+    w: &[f32],
+    b: &[f32],
+    n_out: usize,
+    y: &mut [f32],
+    threads: usize,
+) {
+    assert!(
+        x.len() >= rows * n_in
+            && w.len() == n_out * n_in
+            && b.len() == n_out
+            && y.len() >= rows * n_out
+    );
     for row in y[..rows * n_out].chunks_exact_mut(n_out) {
         row.copy_from_slice(b);
     }
-    // SAFETY: the assertion above bounds every access of the three matrices.
+    let threads = threads.clamp(1, n_out / 64);
+    if threads <= 1 {
+        // SAFETY: the assertion above bounds every access of the three matrices.
+        unsafe { gemm_columns(x, rows, n_in, w, n_out, y.as_mut_ptr(), 0, n_out) };
+        return;
+    }
+    let step = n_out.div_ceil(threads);
+    let y_addr = y.as_mut_ptr() as usize;
+    std::thread::scope(|s| {
+        for first in (0..n_out).step_by(step) {
+            let end = (first + step).min(n_out);
+            // SAFETY: as above; the threads write disjoint column ranges of `y`.
+            s.spawn(move || unsafe {
+                gemm_columns(x, rows, n_in, w, n_out, y_addr as *mut f32, first, end)
+            });
+        }
+    });
+}
+
+/// Adds `x · w[first..end]ᵀ` into columns `first..end` of the row-major
+/// `rows × n_out` matrix at `y`.
+///
+/// # Safety
+/// `y` must point to `rows × n_out` writable floats that no other thread
+/// touches in these columns; `x` holds `rows × n_in` values and `w` `n_out × n_in`.
+unsafe fn gemm_columns(
+    x: &[f32],
+    rows: usize,
+    n_in: usize,
+    w: &[f32],
+    n_out: usize,
+    y: *mut f32,
+    first: usize,
+    end: usize,
+) {
     unsafe {
         matrixmultiply::sgemm(
-            rows, n_in, n_out, 1.0, x.as_ptr(), n_in as isize, 1, w.as_ptr(), 1, n_in as isize, 1.0,
-            y.as_mut_ptr(), n_out as isize, 1,
+            rows,
+            n_in,
+            end - first,
+            1.0,
+            x.as_ptr(),
+            n_in as isize,
+            1,
+            w.as_ptr().add(first * n_in),
+            1,
+            n_in as isize,
+            1.0,
+            y.add(first),
+            n_out as isize,
+            1,
         );
     }
 }
@@ -588,21 +806,16 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-/// The error function, absolute error below 1.2e-7 (Numerical Recipes'
-/// Chebyshev-fitted `erfc`, evaluated in `f64`).
+/// The error function, absolute error below 5e-7 (Abramowitz and Stegun,
+/// formula 7.1.26, evaluated in `f32`).
 fn erf(x: f32) -> f32 {
-    let z = (x as f64).abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let erfc = t * poly.exp();
-    let r = 1.0 - erfc;
-    (if x >= 0.0 { r } else { -r }) as f32
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let r = 1.0 - poly * (-z * z).exp();
+    r.copysign(x)
 }
 
 #[cfg(test)]
@@ -637,25 +850,49 @@ mod tests {
     #[test]
     fn erf_matches_reference_values() {
         // Values from the standard table (Abramowitz & Stegun, table 7.1).
-        for (x, want) in [(0.0, 0.0), (0.5, 0.520_499_88), (1.0, 0.842_700_8), (2.0, 0.995_322_27), (-1.0, -0.842_700_8)] {
-            assert!((erf(x) - want).abs() < 2e-7, "erf({x}) = {} want {want}", erf(x));
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_88),
+            (1.0, 0.842_700_8),
+            (2.0, 0.995_322_27),
+            (-1.0, -0.842_700_8),
+        ] {
+            assert!(
+                (erf(x) - want).abs() < 5e-7,
+                "erf({x}) = {} want {want}",
+                erf(x)
+            );
         }
     }
 
     #[test]
     fn model_dir_search_order() {
         let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| std::ffi::OsString::from(v))
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
         };
-        static ALL: [(&str, &str); 3] = [("FOLIO_MODEL_DIR", "/opt/e5"), ("XDG_DATA_HOME", "/xdg"), ("HOME", "/home/u")];
+        static ALL: [(&str, &str); 3] = [
+            ("FOLIO_MODEL_DIR", "/opt/e5"),
+            ("XDG_DATA_HOME", "/xdg"),
+            ("HOME", "/home/u"),
+        ];
         assert_eq!(model_dir_from(env(&ALL)), Some(PathBuf::from("/opt/e5")));
         assert_eq!(
             model_dir_from(env(&ALL[1..])),
             Some(PathBuf::from("/xdg/folio/models/multilingual-e5-small-q4"))
         );
         assert_eq!(
-            model_dir_from(env(&[("FOLIO_MODEL_DIR", ""), ("XDG_DATA_HOME", "relative"), ("HOME", "/home/u")])),
-            Some(PathBuf::from("/home/u/.local/share/folio/models/multilingual-e5-small-q4"))
+            model_dir_from(env(&[
+                ("FOLIO_MODEL_DIR", ""),
+                ("XDG_DATA_HOME", "relative"),
+                ("HOME", "/home/u")
+            ])),
+            Some(PathBuf::from(
+                "/home/u/.local/share/folio/models/multilingual-e5-small-q4"
+            ))
         );
         assert_eq!(model_dir_from(env(&[])), None);
     }

@@ -71,10 +71,16 @@ impl Unigram {
         if pieces == 0 || [bos, eos, unk].iter().any(|&id| id as usize >= pieces) {
             return Err("tokenizer: bad special token ids".into());
         }
-        let offsets: Vec<u32> =
-            c.take((pieces + 1) * 4)?.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
-        let scores: Vec<f32> =
-            c.take(pieces * 4)?.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let offsets: Vec<u32> = c
+            .take((pieces + 1) * 4)?
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let scores: Vec<f32> = c
+            .take(pieces * 4)?
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
         let bytes = c.take(blob_len)?.to_vec();
         if offsets[0] != 0
             || offsets.windows(2).any(|w| w[0] > w[1])
@@ -88,10 +94,14 @@ impl Unigram {
         }
         let entries = c.i32()?;
         let map_len = c.u32()? as usize;
-        let mut m = Cursor { bytes: c.take(map_len)?, at: 0 };
+        let mut m = Cursor {
+            bytes: c.take(map_len)?,
+            at: 0,
+        };
         let mut map = Vec::with_capacity(entries);
         let mut map_out = Vec::new();
-        let to_char = |v: u32| char::from_u32(v).ok_or_else(|| format!("tokenizer: bad code point {v:#x}"));
+        let to_char =
+            |v: u32| char::from_u32(v).ok_or_else(|| format!("tokenizer: bad code point {v:#x}"));
         for _ in 0..entries {
             let from = to_char(m.u32()?)?;
             let n = m.take(1)?[0];
