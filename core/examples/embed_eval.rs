@@ -116,7 +116,7 @@ fn evaluate(label: &str, model: &BuiltinEmbedder, golden: &Golden, units: &[(Str
             r5 += found as f64 / q.expected.len() as f64;
         }
     }
-    let tokens_note = if label == "chunks" {
+    let tokens_note = if label != "docs" {
         ""
     } else {
         " (whole documents, truncated)"
@@ -209,13 +209,23 @@ fn main() {
     );
 
     let mut chunks = Vec::new();
+    let mut with_headings = Vec::new();
     for (path, text) in &docs {
         let parsed = folio_core::parse::parse(text);
         for c in folio_core::chunk::chunks(text, &parsed, budget) {
+            with_headings.push((
+                path.clone(),
+                format!("{}\n{}", c.heading_path.join(" > "), c.text),
+            ));
             chunks.push((path.clone(), c.text));
         }
     }
     evaluate("chunks", &model, &golden, &chunks);
     evaluate("docs", &model, &golden, &docs);
+    // Variants an indexer might choose: the heading path in front of each
+    // chunk's text, and whole-document vectors added to the chunk vectors.
+    evaluate("chunks+headings", &model, &golden, &with_headings);
+    let both: Vec<(String, String)> = chunks.iter().chain(&docs).cloned().collect();
+    evaluate("chunks+docs", &model, &golden, &both);
     println!("peak RSS after embedding: {:.0} MB", peak_rss_mb());
 }
