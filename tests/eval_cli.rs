@@ -26,9 +26,10 @@ fn metric(v: &serde_json::Value, group: &str, name: &str) -> f64 {
     v["report"][group]["metrics"][name].as_f64().unwrap_or_else(|| panic!("{group} {name}"))
 }
 
-/// The lexical figures are deterministic (BM25 over a fixed corpus). Measured when the
-/// pipeline landed; the Japanese paraphrases find nothing lexically (each is one
-/// whitespace-free phrase), which is what the semantic leg is for.
+/// The lexical figures are deterministic (BM25 over a fixed corpus), measured when the
+/// pipeline landed. The Japanese paraphrases are found through their bigrams (a long
+/// CJK run is not searched as one phrase); before that change every one of them missed
+/// and single-answer recall@1 / MRR were 0.44 / 0.525.
 #[test]
 fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,17 +41,17 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert_eq!((r["single"]["queries"].as_u64(), r["multi"]["queries"].as_u64()), (Some(25), Some(5)));
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     for (group, name, want) in [
-        ("single", "recall@1", 0.44),
-        ("single", "recall@5", 0.6),
-        ("single", "recall@10", 0.64),
-        ("single", "mrr", 0.525),
-        ("single", "ndcg@10", 0.5535673556428624),
-        ("multi", "recall@1", 0.2),
-        ("multi", "recall@5", 0.4),
-        ("multi", "recall@10", 0.6),
-        ("multi", "mrr", 0.45),
-        ("multi", "ndcg@10", 0.42787881226164776),
-        ("all", "mrr", 0.5125),
+        ("single", "recall@1", 0.72),
+        ("single", "recall@5", 0.96),
+        ("single", "recall@10", 1.0),
+        ("single", "mrr", 0.845),
+        ("single", "ndcg@10", 0.884041735928579),
+        ("multi", "recall@1", 0.4),
+        ("multi", "recall@5", 0.7),
+        ("multi", "recall@10", 1.0),
+        ("multi", "mrr", 0.85),
+        ("multi", "ndcg@10", 0.7913847303324367),
+        ("all", "mrr", 0.8458333333333333),
     ] {
         let got = metric(&v, group, name);
         assert!(close(got, want), "{group} {name}: {got} (pinned {want})");
@@ -60,7 +61,8 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let by_id = |id: &str| q.iter().find(|x| x["id"] == id).unwrap().clone();
     assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([8]));
     assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([8, 1]));
-    assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([null]));
+    assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([1]));
+    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 7]));
     // First run: nothing to compare with.
     assert!(v["diff"].is_null());
 
@@ -75,7 +77,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
 
     // A doctored baseline: deltas and rank changes against it.
     let mut base = v.clone();
-    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.5);
+    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.78);
     let qs = base["report"]["queries"].as_array_mut().unwrap();
     let i = qs.iter().position(|x| x["id"] == "en-restore-pitr").unwrap();
     qs[i]["ranks"] = serde_json::json!([2]);

@@ -5,7 +5,8 @@
 //! search ([`SearchMode`]):
 //!
 //! 1. **Candidates.** Each leg over-fetches `candidates` chunks
-//!    (default `max(limit × 5, 50)`, GrooveSeek's pool size): the lexical leg is
+//!    (default `max(limit × 5, 50)`, GrooveSeek's pool size; just `limit` for a single
+//!    leg without rerank or MMR, where a pool would change nothing): the lexical leg is
 //!    [`Store::search_lexical`] with that limit; the vector leg is a [`VectorLeg`]
 //!    supplied by the caller (it owns the query embedding). Vector hits are filtered
 //!    here with the same SQL filters as the lexical leg (path globs, category, topic,
@@ -236,7 +237,7 @@ pub struct PipelineResults {
     pub filter_applied: Vec<String>,
     /// The mode that ran (`lexical` when `hybrid` was asked without a vector leg).
     pub mode: SearchMode,
-    /// Candidates fetched per leg.
+    /// Candidates fetched per leg (`limit` for a single leg without rerank or MMR).
     pub candidates: usize,
 }
 
@@ -307,7 +308,9 @@ pub fn hybrid_search_with(
         (m, _) => m,
     };
     let limit = if query.limit == 0 { DEFAULT_LIMIT } else { query.limit };
-    let n_candidates = options.candidates_for(limit);
+    // A single leg with nothing to re-rank needs no pool beyond `limit`.
+    let single_leg_plain = mode != SearchMode::Hybrid && !options.mmr && !options.rerank && options.candidates.is_none();
+    let n_candidates = if single_leg_plain { limit } else { options.candidates_for(limit) };
     let terms = query::parse_query(&query.text);
 
     // 1. The legs.
