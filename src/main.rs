@@ -1,4 +1,4 @@
-//! The `folio` command line: index, search, check, outline, status, bench, lsp, bench-lsp and mcp.
+//! The `folio` command line: index, search, eval, check, outline, status, bench, lsp, bench-lsp and mcp.
 //!
 //! Exit codes: 0 success; 1 `folio check` found errors; 2 a fatal error (bad root,
 //! unreadable configuration, database failure, bad arguments); 3 the run completed but
@@ -6,6 +6,7 @@
 
 mod bench;
 mod bench_lsp;
+mod eval_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -80,6 +81,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure retrieval quality on a golden file (recall@k, MRR, nDCG; single- and
+    /// multi-answer queries apart) and compare with the previous run.
+    Eval(eval_cmd::EvalArgs),
     /// Print the elements of one Markdown file with their pointers.
     Outline {
         /// The Markdown file.
@@ -227,6 +231,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             cmd_search(&root, search, no_reindex, json)
         }
+        Command::Eval(args) => eval_cmd::run(&args),
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, json } => cmd_status(&root, json),

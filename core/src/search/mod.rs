@@ -7,7 +7,12 @@
 //! higher is better.
 
 pub mod cjk;
+pub mod confidence;
 pub mod filter;
+pub mod fusion;
+pub mod mmr;
+pub mod parent;
+pub mod pipeline;
 pub mod query;
 pub mod snippet;
 
@@ -145,6 +150,11 @@ impl Store {
     /// hits (with `low_confidence` set) rather than an error.
     /// Invalid globs and dates give [`SearchError::InvalidArgument`].
     pub fn search_lexical(&self, search: &SearchQuery) -> Result<SearchResults, SearchError> {
+        Ok(self.search_lexical_with_ids(search)?.0)
+    }
+
+    /// [`Store::search_lexical`], with the chunk id of each hit (same order).
+    pub(crate) fn search_lexical_with_ids(&self, search: &SearchQuery) -> Result<(SearchResults, Vec<i64>), SearchError> {
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
         if terms.len() > MAX_TERMS {
@@ -154,11 +164,14 @@ impl Store {
             )));
         }
         let Some(match_expr) = query::fts_match_expr(&terms) else {
-            return Ok(SearchResults {
-                results: Vec::new(),
-                low_confidence: true,
-                filter_applied: filters.applied,
-            });
+            return Ok((
+                SearchResults {
+                    results: Vec::new(),
+                    low_confidence: true,
+                    filter_applied: filters.applied,
+                },
+                Vec::new(),
+            ));
         };
         let limit = if search.limit == 0 {
             DEFAULT_LIMIT
@@ -232,11 +245,14 @@ impl Store {
                 n_matched * 2 < included.len()
             }
         };
-        Ok(SearchResults {
-            results,
-            low_confidence,
-            filter_applied: filters.applied,
-        })
+        Ok((
+            SearchResults {
+                results,
+                low_confidence,
+                filter_applied: filters.applied,
+            },
+            chunk_ids,
+        ))
     }
 }
 
