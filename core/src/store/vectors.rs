@@ -291,6 +291,12 @@ impl Store {
     /// Deletes the vectors whose content hash no chunk has any more (the chunk
     /// changed or its document was removed); returns how many were deleted.
     pub fn delete_orphan_vectors(&mut self) -> Result<usize, StoreError> {
+        const ANY_ORPHAN: &str = "SELECT EXISTS (SELECT 1 FROM vector_keys vk
+             WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = vk.content_hash))";
+        // Look first without the write lock, which the other server may want.
+        if !self.conn().query_row(ANY_ORPHAN, [], |row| row.get::<_, bool>(0))? {
+            return Ok(0);
+        }
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
