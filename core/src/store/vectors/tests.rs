@@ -2,6 +2,9 @@
 //! scores worked out by hand, filters identical to lexical search, model
 //! changes, orphans and rebuilds.
 
+// Scores are compared rounded to 4 decimals, so 0.7071 is 1/√2 written as it is rounded.
+#![allow(clippy::approx_constant)]
+
 use std::sync::atomic::AtomicBool;
 
 use super::super::tests::{chunk, doc};
