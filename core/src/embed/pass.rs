@@ -488,5 +488,53 @@ pub fn spawn_embed_pass(
         .spawn(move || embed_db(&db_path, embedder.as_ref(), &progress, &cancel))
 }
 
+/// Where a background loader puts the embedder once it is built, so that
+/// search can embed queries as soon as the model is ready (before the pass ends).
+pub type EmbedderSlot = Arc<std::sync::OnceLock<Arc<dyn Embedder>>>;
+
+/// For servers: on one new thread named `folio-embed`, builds the embedder
+/// that `settings` describe ([`super::settings::make_embedder`], which may load
+/// a model — never on the thread answering `initialize`), puts it in `slot`,
+/// then runs [`embed_db`] on `db_path`.
+///
+/// When there is no embedder (provider `none`, or it cannot be built),
+/// `progress` is set to [`EmbedState::Off`] with the reason and the thread ends
+/// with `None`. When `slot` already holds an embedder (a later reindex), that
+/// one is used and nothing is loaded again. The thread returns the pass's
+/// summary; a database error is logged and recorded in `progress`.
+///
+/// Errors: the thread could not be spawned.
+pub fn spawn_load_and_embed(
+    db_path: PathBuf,
+    settings: super::settings::EmbedSettings,
+    slot: EmbedderSlot,
+    progress: Arc<EmbedProgress>,
+    cancel: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<Option<EmbedSummary>>> {
+    std::thread::Builder::new().name("folio-embed".to_owned()).spawn(move || {
+        let embedder = match slot.get() {
+            Some(embedder) => embedder.clone(),
+            None => match super::settings::make_embedder(&settings) {
+                Ok(Some(embedder)) => slot.get_or_init(|| embedder).clone(),
+                Ok(None) => {
+                    progress.set_off("embedding provider `none`: search is lexical");
+                    return None;
+                }
+                Err(reason) => {
+                    progress.set_off(&reason);
+                    return None;
+                }
+            },
+        };
+        match embed_db(&db_path, embedder.as_ref(), &progress, &cancel) {
+            Ok(summary) => Some(summary),
+            Err(err) => {
+                tracing::warn!(%err, "embedding pass failed");
+                None
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -188,3 +188,34 @@ fn probe_learns_the_dimension() {
     e.down.store(true, Ordering::SeqCst);
     assert_eq!(probe(&e).unwrap_err().to_string(), "embedding provider unavailable: test embedder is down");
 }
+
+#[test]
+fn background_loader_reports_why_embeddings_are_off() {
+    use crate::embed::settings::EmbedSettings;
+    use crate::workspace::user_config::UserEmbedConfig;
+    let (_dir, _root, db) = setup();
+    for (toml, reason) in [
+        ("[embed]\nprovider = \"none\"\n", "embedding provider `none`: search is lexical"),
+        ("", "built-in model not available in this build"),
+    ] {
+        let config = Config::from_toml(toml).unwrap();
+        let settings = EmbedSettings::resolve(&config.embed, &UserEmbedConfig::default(), false).unwrap();
+        let progress = Arc::new(EmbedProgress::new());
+        let slot = EmbedderSlot::default();
+        let handle =
+            spawn_load_and_embed(db.clone(), settings, slot.clone(), progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+        assert_eq!(handle.join().unwrap(), None);
+        let snap = progress.snapshot();
+        assert_eq!((snap.state, snap.reason.as_deref()), (EmbedState::Off, Some(reason)));
+        assert!(slot.get().is_none());
+    }
+    // An embedder already in the slot is used as it is.
+    let settings = EmbedSettings::resolve(&Default::default(), &UserEmbedConfig::default(), false).unwrap();
+    let slot = EmbedderSlot::default();
+    let e: Arc<dyn Embedder> = Arc::new(VocabEmbedder::new("test:vocab", VOCAB));
+    assert!(slot.set(e).is_ok());
+    let progress = Arc::new(EmbedProgress::new());
+    let handle = spawn_load_and_embed(db.clone(), settings, slot, progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+    assert_eq!(handle.join().unwrap().map(|s| (s.embedded, s.reused)), Some((5, 0)));
+    assert_eq!(progress.snapshot().state, EmbedState::Done);
+}
