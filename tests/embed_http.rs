@@ -131,6 +131,16 @@ fn ollama_provider_answers_and_maps_errors() {
     }
 }
 
+#[test]
+fn a_slow_endpoint_times_out_as_unavailable() {
+    let server = EmbedServer::start(&["--delay-ms", "5000"]);
+    let e = HttpEmbedder::new(HttpApi::OpenAi, &server.endpoint(), "m", None, 4, Duration::from_millis(300), true).unwrap();
+    match e.embed_query("x") {
+        Err(EmbedError::Unavailable(m)) => assert_eq!(m, format!("{}/v1/embeddings: timed out", server.endpoint())),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Runs `folio` with a private user config folder and no API key or proxy
 /// from the environment, plus `env`.
 fn folio(args: &[&str], config_home: &Path, env: &[(&str, &str)]) -> Output {

@@ -17,6 +17,7 @@ The vector of a text is not normalised: DIMS values, value j being
 --mode ok (default): a request with any input containing REFUSE-ME gets 400.
 --mode fail500: every embedding request gets 500 "model crashed".
 --require-key KEY: a request without "Authorization: Bearer KEY" gets 401.
+--delay-ms N: wait N ms before answering an embedding request (for timeouts).
 """
 
 import argparse
@@ -24,6 +25,7 @@ import json
 import os
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DIMS = 8
@@ -67,6 +69,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         with LOCK:
             STATS["requests"] += 1
+        if ARGS.delay_ms:
+            time.sleep(ARGS.delay_ms / 1000.0)
         if ARGS.require_key and self.headers.get("Authorization") != "Bearer " + ARGS.require_key:
             self.reply(401, {"error": "missing or wrong API key"})
             return
@@ -107,6 +111,7 @@ def main():
     parser.add_argument("--mode", choices=["ok", "fail500"], default="ok")
     parser.add_argument("--require-key", default=None)
     parser.add_argument("--lifetime", type=float, default=300.0)
+    parser.add_argument("--delay-ms", type=int, default=0)
     ARGS = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
