@@ -64,8 +64,9 @@ pub struct EmbedSummary {
     pub reused: usize,
     /// Vectors deleted because no chunk has their text any more.
     pub removed: usize,
-    /// True when the stored vectors belonged to another model (or dimension)
-    /// and were dropped.
+    /// True when the vector table was (re)created for this model: on the
+    /// first pass, or when the stored vectors belonged to another model (or
+    /// dimension) and were dropped.
     pub recreated: bool,
     /// Files with at least one chunk the provider refused, sorted by path.
     pub skipped_files: Vec<SkippedFile>,
