@@ -11,10 +11,16 @@ mod eval_cmd;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use folio_core::document::Encoding;
+use folio_core::embed::Embedder;
+use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, probe};
+use folio_core::embed::settings::{EmbedSettings, ProviderKind, SettingSource, make_embedder};
+use folio_core::workspace::user_config::UserConfig;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::parse;
@@ -40,15 +46,29 @@ struct RootArgs {
     db: Option<PathBuf>,
 }
 
+#[derive(clap::Args, Clone, Copy)]
+struct EmbedArgs {
+    /// Allow an embedding endpoint that is not on this machine (also allowed by `[embed] allow_remote = true`
+    /// in your ~/.config/folio/config.toml; a workspace's folio.toml cannot allow it).
+    #[arg(long)]
+    allow_remote_embeddings: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Index the Markdown files under the root (incremental by content hash).
     Index {
         #[command(flatten)]
         root: RootArgs,
-        /// Re-parse and rewrite every document.
+        /// Re-parse and rewrite every document, and embed every chunk again. With an embedding provider,
+        /// the provider is probed first: if it does not answer, nothing is changed.
         #[arg(long)]
         force: bool,
+        /// Skip the embedding pass (lexical index only).
+        #[arg(long)]
+        no_embed: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -104,6 +124,8 @@ enum Command {
     Status {
         #[command(flatten)]
         root: RootArgs,
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -218,7 +240,7 @@ fn error_chain(err: &anyhow::Error) -> String {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Index { root, force, json } => cmd_index(&root, force, json),
+        Command::Index { root, force, no_embed, embed, json } => cmd_index(&root, force, no_embed, embed, json),
         Command::Search { query, root, limit, path_globs, category, topic, min_quality, no_reindex, json } => {
             let search = SearchQuery {
                 text: query,
@@ -234,7 +256,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval_cmd::run(&args),
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
-        Command::Status { root, json } => cmd_status(&root, json),
+        Command::Status { root, embed, json } => cmd_status(&root, embed, json),
         Command::Bench { roots, repeat, json } => bench::run(&roots, usize::from(repeat), json),
         Command::BenchLsp { symbols_root, query, edit_root, edit_file, edits, repeat } => {
             bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat)
@@ -310,13 +332,111 @@ fn report_skipped(summary: &IndexSummary) {
     }
 }
 
-fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
+/// What `folio index` does about embeddings.
+enum EmbedPlan {
+    /// `--no-embed`.
+    Skipped,
+    /// Provider `none`, or the provider cannot be built (the reason); `chosen` when a
+    /// config file named the provider (then a failure to build it is worth a note).
+    Off { provider: ProviderKind, reason: String, chosen: bool },
+    /// An embedder to run the pass with.
+    Ready(Arc<dyn Embedder>),
+}
+
+/// The embedding settings of `r`: its folio.toml, the user's config and the flag.
+fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
+    let user = UserConfig::load().map_err(anyhow::Error::msg)?;
+    EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings).map_err(anyhow::Error::msg)
+}
+
+fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
+    let settings = embed_settings(r, embed)?;
+    let chosen = settings.provider_source != SettingSource::Default;
+    Ok(match make_embedder(&settings) {
+        Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
+        Ok(None) => EmbedPlan::Off { provider: settings.provider, reason: "provider `none`".to_owned(), chosen },
+        Err(reason) => EmbedPlan::Off { provider: settings.provider, reason, chosen },
+    })
+}
+
+fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let listener_bar = bar.clone();
+    let progress = EmbedProgress::with_listener(move |done, total| {
+        if let Some(bar) = &listener_bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    });
+    let summary = embed_db(&r.db, embedder, &progress, &AtomicBool::new(false))
+        .with_context(|| format!("embedding the chunks of `{}`", r.root.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(summary)
+}
+
+fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
+    let plan = if no_embed { EmbedPlan::Skipped } else { plan_embedding(&r, embed)? };
+    if force && let EmbedPlan::Ready(embedder) = &plan {
+        // A rebuild must not throw away vectors it cannot compute again.
+        probe(embedder.as_ref()).map_err(|err| {
+            anyhow::anyhow!(
+                "the embedding provider did not answer the probe before `--force` ({err}); nothing was changed \
+                 (fix the provider, or use --no-embed to rebuild the lexical index only)"
+            )
+        })?;
+    }
     let summary = run_index(&r, force, true)?;
     report_skipped(&summary);
+    let embed_summary = match &plan {
+        EmbedPlan::Ready(embedder) => {
+            if force {
+                Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?.clear_vectors()?;
+            }
+            Some(run_embed(&r, embedder.as_ref())?)
+        }
+        _ => None,
+    };
+    if let Some(es) = &embed_summary {
+        for s in &es.skipped_files {
+            eprintln!("folio: skipped {} (embedding): {}", s.path, s.reason);
+        }
+        if let Some(reason) = &es.unavailable {
+            eprintln!("folio: warning: embeddings incomplete, the provider is unavailable: {reason}");
+        }
+    }
+    if let EmbedPlan::Off { provider, reason, chosen: true } = &plan
+        && *provider != ProviderKind::None
+    {
+        eprintln!("folio: note: semantic search is off ({reason}); search is lexical");
+    }
     let mut out = std::io::stdout().lock();
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&summary)?)?;
+        let mut value = serde_json::to_value(&summary)?;
+        let embed_json = match (&plan, &embed_summary) {
+            (EmbedPlan::Skipped, _) => serde_json::json!({"state": "skipped"}),
+            (EmbedPlan::Off { provider, reason, .. }, _) => {
+                serde_json::json!({"state": "off", "provider": provider, "reason": reason})
+            }
+            (EmbedPlan::Ready(_), Some(es)) => {
+                let mut v = serde_json::to_value(es)?;
+                v["state"] = serde_json::json!(if es.unavailable.is_some() { "unavailable" } else { "done" });
+                v
+            }
+            (EmbedPlan::Ready(_), None) => serde_json::Value::Null,
+        };
+        value["embed"] = embed_json;
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
     } else {
         writeln!(
             out,
@@ -333,8 +453,20 @@ fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
         if summary.rebuilt {
             writeln!(out, "note: the index had an incompatible schema and was rebuilt")?;
         }
+        if let Some(es) = &embed_summary {
+            writeln!(
+                out,
+                "embedded {} chunks ({} reused, {} files skipped) with {} in {} ms",
+                es.embedded,
+                es.reused,
+                es.skipped_files.len(),
+                es.model_id,
+                es.elapsed_ms
+            )?;
+        }
     }
-    Ok(if summary.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    let any_skipped = !summary.skipped.is_empty() || embed_summary.as_ref().is_some_and(|es| !es.skipped_files.is_empty());
+    Ok(if any_skipped { ExitCode::from(3) } else { ExitCode::SUCCESS })
 }
 
 fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool) -> Result<ExitCode> {
@@ -504,26 +636,44 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
     })
 }
 
-fn cmd_status(args: &RootArgs, json: bool) -> Result<ExitCode> {
+fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
+    // Never loads a model or calls an endpoint: it reports the settings and what the index holds.
+    let settings = embed_settings(&r, embed);
+    let settings_json = match &settings {
+        Ok(s) => serde_json::json!({
+            "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
+        }),
+        Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
+    };
     let mut out = std::io::stdout().lock();
     if !r.db.exists() {
         if json {
-            writeln!(out, "{}", serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false}))?;
+            writeln!(out, "{}", serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json}))?;
         } else {
             writeln!(out, "root: {}\nindex: none yet (run `folio index`)", r.root.display())?;
+            write_embed_settings(&mut out, &settings)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let st = store.status()?;
+    let vs = store.vector_status()?;
     if json {
+        let mut embed_json = settings_json;
+        embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));
+        embed_json["dims"] = serde_json::json!(vs.model.as_ref().map(|m| m.dims));
+        embed_json["embedded_chunks"] = serde_json::json!(vs.embedded_chunks);
+        embed_json["total_chunks"] = serde_json::json!(vs.total_chunks);
+        embed_json["vectors"] = serde_json::json!(vs.vectors);
+        embed_json["last_unavailable"] = serde_json::json!(vs.last_unavailable);
         writeln!(
             out,
             "{}",
             serde_json::json!({
                 "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
                 "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
+                "embed": embed_json,
             })
         )?;
     } else {
@@ -537,6 +687,35 @@ fn cmd_status(args: &RootArgs, json: bool) -> Result<ExitCode> {
             st.db_size_bytes,
             st.schema_version
         )?;
+        write_embed_settings(&mut out, &settings)?;
+        match &vs.model {
+            Some(m) => writeln!(
+                out,
+                "embedded: {} of {} chunks ({} vectors, model {}, {} dimensions)",
+                vs.embedded_chunks, vs.total_chunks, vs.vectors, m.model_id, m.dims
+            )?,
+            None => writeln!(out, "embedded: none yet")?,
+        }
+        if let Some(reason) = &vs.last_unavailable {
+            writeln!(out, "last embedding pass stopped early: {reason}")?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn write_embed_settings(out: &mut impl Write, settings: &Result<EmbedSettings>) -> Result<()> {
+    match settings {
+        Ok(s) => {
+            let mut line = format!("embedding provider: {}", s.provider.as_str());
+            if let Some(model) = &s.model {
+                line.push_str(&format!(", model {model}"));
+            }
+            if let Some(endpoint) = &s.endpoint {
+                line.push_str(&format!(" at {endpoint}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+        Err(err) => writeln!(out, "embedding settings: error: {}", error_chain(err))?,
+    }
+    Ok(())
 }

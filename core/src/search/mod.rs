@@ -259,10 +259,10 @@ impl Store {
 /// The SQL of the active filters (each clause starting with ` AND `), their
 /// bound values (numbered from `?2`), and their names.
 #[derive(Debug, Default)]
-struct Filters {
-    sql: String,
-    values: Vec<Value>,
-    applied: Vec<String>,
+pub(crate) struct Filters {
+    pub(crate) sql: String,
+    pub(crate) values: Vec<Value>,
+    pub(crate) applied: Vec<String>,
 }
 
 impl Filters {
@@ -283,7 +283,7 @@ impl Filters {
 }
 
 /// Validates the filters of `search` and turns them into SQL.
-fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
+pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     let mut filters = Filters::default();
     if !search.path_globs.is_empty() {
         filter::PathFilter::new(&search.path_globs).map_err(SearchError::InvalidArgument)?;
@@ -389,7 +389,7 @@ fn dedup(items: &[String]) -> Vec<String> {
 }
 
 /// Splits a stored heading path back into headings.
-fn split_heading_path(joined: &str) -> Vec<String> {
+pub(crate) fn split_heading_path(joined: &str) -> Vec<String> {
     if joined.is_empty() {
         return Vec::new();
     }

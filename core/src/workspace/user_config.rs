@@ -14,6 +14,28 @@ use serde::Deserialize;
 pub struct UserConfig {
     /// `[mcp]` settings.
     pub mcp: UserMcpConfig,
+    /// `[embed]` settings: override the workspace's, and may allow remote endpoints.
+    pub embed: UserEmbedConfig,
+}
+
+/// `[embed]` in the user's configuration: the keys of a workspace's `[embed]`
+/// (each one set here wins over the workspace's), plus `allow_remote`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserEmbedConfig {
+    /// `builtin`, `none`, `ollama` or `openai`.
+    pub provider: Option<crate::embed::settings::ProviderKind>,
+    /// Model name sent to an HTTP provider.
+    pub model: Option<String>,
+    /// Base URL of an HTTP provider.
+    pub endpoint: Option<String>,
+    /// Passages per request (1–2048).
+    pub batch_size: Option<usize>,
+    /// Timeout of one HTTP request in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Allow an endpoint that is not on this machine (not loopback). Only this
+    /// file or `--allow-remote-embeddings` can allow it.
+    pub allow_remote: bool,
 }
 
 /// `[mcp]` in the user's configuration.
