@@ -14,6 +14,7 @@ pub mod mmr;
 pub mod parent;
 pub mod pipeline;
 pub mod query;
+pub mod semantic;
 pub mod snippet;
 
 use rusqlite::types::Value;

@@ -353,8 +353,62 @@ impl Store {
         k: usize,
         filters: &SearchQuery,
     ) -> Result<SearchResults, SearchError> {
+        let (rows, filter_applied) = self.vector_search_rows(model_id, query_vec, k, filters)?;
+        let results: Vec<SearchHit> = rows.into_iter().map(|(_, hit)| hit).collect();
+        Ok(SearchResults { low_confidence: results.is_empty(), results, filter_applied })
+    }
+
+    /// [`Store::vector_search`] with each hit's `chunks.id` (the key the ranking
+    /// pipeline fuses on), best first, and the names of the filters that applied.
+    ///
+    /// Errors: as [`Store::vector_search`].
+    pub fn vector_search_ids(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        k: usize,
+        filters: &SearchQuery,
+    ) -> Result<Vec<(i64, f64)>, SearchError> {
+        let (rows, _) = self.vector_search_rows(model_id, query_vec, k, filters)?;
+        Ok(rows.into_iter().map(|(id, hit)| (id, hit.score)).collect())
+    }
+
+    /// The stored vectors of these chunks (by `chunks.id`); chunks without a vector
+    /// of the stored model are left out.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn chunk_vectors(&self, chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, StoreError> {
+        let mut out = HashMap::new();
+        let Some(model) = read_model(self.conn())? else {
+            return Ok(out);
+        };
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT v.embedding FROM chunks c
+             JOIN vector_keys vk ON vk.model_id = ?2 AND vk.content_hash = c.content_hash
+             JOIN {VEC_TABLE} v ON v.rowid = vk.id
+             WHERE c.id = ?1"
+        ))?;
+        for &id in chunk_ids {
+            if out.contains_key(&id) {
+                continue;
+            }
+            let blob: Option<Vec<u8>> = stmt.query_row(params![id, model.model_id], |row| row.get(0)).optional()?;
+            if let Some(blob) = blob {
+                out.insert(id, from_blob(&blob));
+            }
+        }
+        Ok(out)
+    }
+
+    fn vector_search_rows(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        k: usize,
+        filters: &SearchQuery,
+    ) -> Result<(Vec<(i64, SearchHit)>, Vec<String>), SearchError> {
         let built = build_filters(filters)?;
-        let empty = |applied: Vec<String>| SearchResults { results: Vec::new(), low_confidence: true, filter_applied: applied };
+        let empty = |applied: Vec<String>| (Vec::new(), applied);
         let Some(model) = read_model(self.conn())? else {
             return Ok(empty(built.applied));
         };
@@ -399,7 +453,7 @@ impl Store {
                  SELECT rowid AS vid, distance FROM {VEC_TABLE}
                  WHERE embedding MATCH ?1 AND k = ?{k_idx}{prefilter}
              )
-             SELECT d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash, knn.distance
+             SELECT d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash, knn.distance, c.id
              FROM knn
              JOIN vector_keys vk ON vk.id = knn.vid
              JOIN chunks c ON c.content_hash = vk.content_hash
@@ -414,7 +468,8 @@ impl Store {
             let heading_path: String = row.get(2)?;
             let text: String = row.get(5)?;
             let distance: f64 = row.get(7)?;
-            Ok(SearchHit {
+            let id: i64 = row.get(8)?;
+            Ok((id, SearchHit {
                 path: row.get(0)?,
                 pointer: row.get(1)?,
                 heading_path: split_heading_path(&heading_path),
@@ -423,10 +478,10 @@ impl Store {
                 score: 1.0 - distance,
                 snippet: snippet::make_snippet(&text, &[]),
                 indexed_source_hash: row.get(6)?,
-            })
+            }))
         })?;
         let results = rows.collect::<Result<Vec<_>, _>>()?;
-        Ok(SearchResults { low_confidence: results.is_empty(), results, filter_applied: built.applied })
+        Ok((results, built.applied))
     }
 
     /// The chunks of `path` that have a vector of the stored model, in order,
