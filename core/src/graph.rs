@@ -422,5 +422,70 @@ pub fn connection_graph<S: VectorSource>(
     })
 }
 
+/// The index as a [`VectorSource`]: chunks and vectors of one model.
+pub struct StoreGraph<'a> {
+    store: &'a crate::store::Store,
+    model_id: String,
+}
+
+impl<'a> StoreGraph<'a> {
+    /// Walks `store`'s vectors of `model_id` (the embedder's model).
+    pub fn new(store: &'a crate::store::Store, model_id: &str) -> StoreGraph<'a> {
+        StoreGraph { store, model_id: model_id.to_owned() }
+    }
+}
+
+impl VectorSource for StoreGraph<'_> {
+    type Error = crate::search::SearchError;
+
+    fn document_chunks(&self, path: &str, limit: usize) -> Result<(Vec<(GraphChunk, Vec<f32>)>, bool), Self::Error> {
+        let ids = self.store.embedded_chunk_ids_of(path, &self.model_id, limit.saturating_add(1))?;
+        let more = ids.len() > limit;
+        let ids = &ids[..ids.len().min(limit)];
+        let rows = self.store.load_chunk_rows(ids)?;
+        let mut vectors = self.store.chunk_vectors(ids)?;
+        Ok((
+            ids.iter()
+                .filter_map(|id| Some((graph_chunk(*id, rows.get(id)?), vectors.remove(id)?)))
+                .collect(),
+            more,
+        ))
+    }
+
+    fn nearest(
+        &self,
+        vector: &[f32],
+        k: usize,
+        category: Option<&str>,
+        topic: Option<&str>,
+    ) -> Result<Vec<(GraphChunk, Vec<f32>, f32)>, Self::Error> {
+        let filters = crate::search::SearchQuery {
+            category: category.map(str::to_owned),
+            topic: topic.map(str::to_owned),
+            ..crate::search::SearchQuery::default()
+        };
+        let hits = self.store.vector_search_ids(&self.model_id, vector, k, &filters)?;
+        let ids: Vec<i64> = hits.iter().map(|(id, _)| *id).collect();
+        let rows = self.store.load_chunk_rows(&ids)?;
+        let mut vectors = self.store.chunk_vectors(&ids)?;
+        Ok(hits
+            .into_iter()
+            .filter_map(|(id, similarity)| Some((graph_chunk(id, rows.get(&id)?), vectors.remove(&id)?, similarity as f32)))
+            .collect())
+    }
+}
+
+fn graph_chunk(chunk_id: i64, row: &crate::search::pipeline::ChunkRow) -> GraphChunk {
+    GraphChunk {
+        chunk_id,
+        path: row.path.clone(),
+        pointer: row.pointer.clone(),
+        heading_path: row.heading_path.clone(),
+        start_line: row.start_line,
+        end_line: row.end_line,
+        text: row.text.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests;

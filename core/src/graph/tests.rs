@@ -227,3 +227,43 @@ fn snippets_keep_200_characters() {
     assert_eq!(snippet(&long), format!("{}…", "日".repeat(200)));
     assert_eq!(snippet(&"a".repeat(200)), "a".repeat(200));
 }
+
+/// The walk over a real index file: three documents embedded with the
+/// bag-of-words test embedder (dimensions install, linux, deploy, other).
+#[test]
+fn walk_over_the_store() {
+    use std::sync::atomic::AtomicBool;
+
+    use crate::embed::Embedder;
+    use crate::embed::pass::{EmbedProgress, embed_pending};
+    use crate::embed::testing::VocabEmbedder;
+    use crate::store::Store;
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(root.join("ops")).unwrap();
+    std::fs::write(root.join("start.md"), "install linux\n").unwrap();
+    std::fs::write(root.join("ops/near.md"), "linux deploy\n").unwrap();
+    std::fs::write(root.join("ops/far.md"), "deploy deploy\n").unwrap();
+    let db = root.join(".folio/index.db");
+    crate::index::index_root(&root, &crate::workspace::Config::default(), &db, false, None).unwrap();
+    let e = VocabEmbedder::new("test:vocab", &["install", "linux", "deploy"]);
+    let mut store = Store::open(&db).unwrap();
+    embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
+
+    let source = StoreGraph::new(&store, e.model_id());
+    let options = GraphOptions { fan_out: 1, min_similarity: 0.4, ..GraphOptions::default() };
+    let graph = connection_graph(&source, "start.md", &options).unwrap();
+    // start (install+linux)/√2 · near (linux+deploy)/√2 = 1/2; near · far (deploy) = 1/√2.
+    assert_eq!(
+        graph.nodes.iter().map(|n| (n.parent, n.depth, n.path.as_str(), n.snippet.as_str())).collect::<Vec<_>>(),
+        vec![(None, 0, "start.md", "install linux"), (Some(0), 1, "ops/near.md", "linux deploy"), (Some(1), 2, "ops/far.md", "deploy deploy")]
+    );
+    assert!((graph.nodes[1].score - 0.5).abs() < 1e-6);
+    assert!((graph.nodes[2].score - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+    // A category with none of the neighbours leaves the seed alone.
+    let graph = connection_graph(&source, "start.md", &GraphOptions { category: Some("guide".into()), ..options }).unwrap();
+    assert_eq!(graph.nodes.len(), 1);
+    let err = connection_graph(&source, "missing.md", &GraphOptions::default()).unwrap_err();
+    assert_eq!(err.to_string(), "`missing.md` has no embedded chunks: it is not indexed, or embedding has not reached it yet");
+}

@@ -254,14 +254,14 @@ impl PipelineResults {
 
 /// A candidate chunk as read from the store.
 #[derive(Debug, Clone)]
-struct ChunkRow {
-    path: String,
-    pointer: String,
-    heading_path: Vec<String>,
-    start_line: u32,
-    end_line: u32,
-    text: String,
-    source_hash: String,
+pub(crate) struct ChunkRow {
+    pub(crate) path: String,
+    pub(crate) pointer: String,
+    pub(crate) heading_path: Vec<String>,
+    pub(crate) start_line: u32,
+    pub(crate) end_line: u32,
+    pub(crate) text: String,
+    pub(crate) source_hash: String,
 }
 
 /// A candidate in the pool.
@@ -548,7 +548,7 @@ impl Store {
     }
 
     /// The candidate chunks by id (missing ids are absent from the map).
-    fn load_chunk_rows(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkRow>, SearchError> {
+    pub(crate) fn load_chunk_rows(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkRow>, SearchError> {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }

@@ -400,6 +400,23 @@ impl Store {
         Ok(out)
     }
 
+    /// `chunks.id` of the chunks of `path` that have a vector of `model_id`, in
+    /// document order, at most `limit`.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn embedded_chunk_ids_of(&self, path: &str, model_id: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.id FROM chunks c
+             JOIN documents d ON d.id = c.doc_id
+             JOIN vector_keys vk ON vk.model_id = ?2 AND vk.content_hash = c.content_hash
+             WHERE d.path = ?1
+             ORDER BY c.seq
+             LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![path, model_id, limit as i64], |row| row.get(0))?;
+        Ok(rows.collect::<Result<Vec<i64>, _>>()?)
+    }
+
     fn vector_search_rows(
         &self,
         model_id: &str,
