@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use folio_core::eval::{self, EvalHistory};
 use folio_core::search::SearchQuery;
-use folio_core::search::pipeline::{PipelineOptions, SearchMode, VectorLeg, hybrid_search};
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::store::Store;
 
-use super::{RootArgs, report_skipped, resolve_root, run_index};
+use super::{EmbedArgs, RootArgs, report_skipped, resolve_root, run_index, search_embedder};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum ModeArg {
@@ -65,18 +65,8 @@ pub struct EvalArgs {
     /// Print the report and the diff as JSON.
     #[arg(long)]
     json: bool,
-}
-
-/// The vector leg for one query, when embeddings are available.
-///
-/// Not wired yet: the lead connects `Store::vector_search` and the embedder here.
-fn vector_leg<'a>(_store: &'a Store, _query: &str) -> Result<Option<Box<dyn VectorLeg + 'a>>> {
-    Ok(None)
-}
-
-/// True when the index has vectors to search (see [`vector_leg`]).
-fn vectors_available(_store: &Store) -> bool {
-    false
+    #[command(flatten)]
+    embed: EmbedArgs,
 }
 
 pub fn run(args: &EvalArgs) -> Result<ExitCode> {
@@ -89,12 +79,11 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);
     }
+    // An eval measures the mode asked for: it embeds whatever the index lacks first.
+    let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
+    let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
+    let mode = if args.mode.is_none() && embedder.is_none() { SearchMode::Lexical } else { asked };
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let mode: SearchMode = match args.mode {
-        Some(m) => m.into(),
-        None if vectors_available(&store) => SearchMode::Hybrid,
-        None => SearchMode::Lexical,
-    };
     let options = PipelineOptions { mmr: args.mmr, ..PipelineOptions::for_mode(mode) };
     let label = if args.mmr { format!("{mode}+mmr") } else { mode.to_string() };
     let max_k = args.k.iter().max().copied().unwrap_or(10);
@@ -103,8 +92,11 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     let documents = store.documents()?;
     let mut search = |text: &str| -> Result<eval::SearchOutcome> {
         let query = SearchQuery { limit: chunk_limit, ..SearchQuery::new(text) };
-        let leg = vector_leg(&store, text)?;
-        let res = hybrid_search(&store, &query, &options, leg.as_deref())?;
+        let res = match folio_core::search::semantic::search(&store, embedder.as_deref(), &query, &options) {
+            Ok(res) => res,
+            Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+            Err(PipelineError::Search(err)) => return Err(err.into()),
+        };
         if res.mode != mode {
             bail!("{mode} search needs embeddings and the index has none yet; use --mode lexical");
         }

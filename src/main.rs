@@ -24,7 +24,8 @@ use folio_core::workspace::user_config::UserConfig;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::parse;
-use folio_core::search::{SearchQuery, SearchResults};
+use folio_core::search::SearchQuery;
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
 use folio_core::store::Store;
 use folio_core::workspace::config::DEFAULT_MAX_FILE_SIZE;
 use folio_core::workspace::{Config, Workspace, find_root, read_markdown};
@@ -94,7 +95,31 @@ enum Command {
         /// Only documents whose quality score is at least this (0–1; stubs score low).
         #[arg(long, value_name = "SCORE")]
         min_quality: Option<f64>,
-        /// Skip the incremental reindex before searching.
+        /// Search mode (default hybrid: BM25 and embeddings fused by Reciprocal Rank Fusion; lexical until the
+        /// index has vectors — `folio index` computes them).
+        #[arg(long, value_enum)]
+        mode: Option<eval_cmd::ModeArg>,
+        /// Diversify the hits with Maximal Marginal Relevance.
+        #[arg(long)]
+        mmr: bool,
+        /// MMR balance in [0, 1]: 1 is pure relevance (default 0.7).
+        #[arg(long, value_name = "LAMBDA")]
+        mmr_lambda: Option<f64>,
+        /// MMR penalty in [0, 1] for a second hit from an already picked document (default 0).
+        #[arg(long, value_name = "PENALTY")]
+        mmr_same_doc_penalty: Option<f64>,
+        /// Collapse two or more hits of one section into the section.
+        #[arg(long)]
+        parent_retriever: bool,
+        /// Low confidence when the best score is under this many times the mean (default 1.5; 0 disables).
+        #[arg(long, value_name = "RATIO")]
+        min_confidence_ratio: Option<f64>,
+        /// Re-score with a cross-encoder (none is available in this build: fails with "not configured").
+        #[arg(long)]
+        rerank: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
+        /// Skip the incremental reindex (and embedding) before searching.
         #[arg(long)]
         no_reindex: bool,
         /// Print results as JSON.
@@ -138,6 +163,8 @@ enum Command {
         /// `[mcp] allow_writes = true` is in the user's ~/.config/folio/config.toml; a workspace's folio.toml cannot turn it on.
         #[arg(long)]
         allow_writes: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
     },
     /// Measure cold index, no-op reindex and search latency on one or more roots.
     Bench {
@@ -241,7 +268,25 @@ fn error_chain(err: &anyhow::Error) -> String {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Index { root, force, no_embed, embed, json } => cmd_index(&root, force, no_embed, embed, json),
-        Command::Search { query, root, limit, path_globs, category, topic, min_quality, no_reindex, json } => {
+        Command::Search {
+            query,
+            root,
+            limit,
+            path_globs,
+            category,
+            topic,
+            min_quality,
+            mode,
+            mmr,
+            mmr_lambda,
+            mmr_same_doc_penalty,
+            parent_retriever,
+            min_confidence_ratio,
+            rerank,
+            embed,
+            no_reindex,
+            json,
+        } => {
             let search = SearchQuery {
                 text: query,
                 limit: usize::from(limit),
@@ -251,7 +296,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 min_quality,
                 ..SearchQuery::default()
             };
-            cmd_search(&root, search, no_reindex, json)
+            let mode: SearchMode = mode.map_or(SearchMode::Hybrid, SearchMode::from);
+            let defaults = PipelineOptions::for_mode(mode);
+            let options = PipelineOptions {
+                mmr,
+                mmr_lambda: mmr_lambda.unwrap_or(defaults.mmr_lambda),
+                mmr_same_doc_penalty: mmr_same_doc_penalty.unwrap_or(defaults.mmr_same_doc_penalty),
+                parent_retriever,
+                min_confidence_ratio: min_confidence_ratio.unwrap_or(defaults.min_confidence_ratio),
+                rerank,
+                ..defaults
+            };
+            cmd_search(&root, search, &options, embed, no_reindex, json)
         }
         Command::Eval(args) => eval_cmd::run(&args),
         Command::Outline { file, json } => cmd_outline(&file, json),
@@ -265,14 +321,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             folio_lsp::run_stdio()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Mcp { root, allow_writes } => cmd_mcp(&root, allow_writes),
+        Command::Mcp { root, allow_writes, embed } => cmd_mcp(&root, allow_writes, embed),
     }
 }
 
-fn cmd_mcp(args: &RootArgs, allow_writes: bool) -> Result<ExitCode> {
+fn cmd_mcp(args: &RootArgs, allow_writes: bool, embed: EmbedArgs) -> Result<ExitCode> {
     let r = resolve_root(args)?;
     let user = folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
-    let options = folio_mcp::Options { root: r.root, db: Some(r.db), allow_writes: allow_writes || user.mcp.allow_writes };
+    // Settings that cannot be resolved (a refused remote endpoint, say) leave embeddings
+    // off with the reason in kb_status; the server still starts.
+    let embed = EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings);
+    if let Err(reason) = &embed {
+        tracing::warn!(%reason, "embeddings are off");
+    }
+    let options = folio_mcp::Options { root: r.root, db: Some(r.db), allow_writes: allow_writes || user.mcp.allow_writes, embed };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the async runtime")?;
     runtime.block_on(folio_mcp::serve_stdio(options))?;
     Ok(ExitCode::SUCCESS)
@@ -469,14 +531,54 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
     Ok(if any_skipped { ExitCode::from(3) } else { ExitCode::SUCCESS })
 }
 
-fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool) -> Result<ExitCode> {
+/// The embedder for a search or an eval in `mode`, with the index's vectors brought
+/// up to date first (only chunks that lack one are embedded).
+///
+/// `None` for `lexical`, and for `hybrid` when no embedder can be built or the index has
+/// no vectors of its model yet (a first embedding of a whole folder is `folio index`'s job,
+/// unless `embed_all`). Errors: `semantic` without an embedder.
+fn search_embedder(r: &Resolved, embed: EmbedArgs, mode: SearchMode, refresh: bool, embed_all: bool) -> Result<Option<Arc<dyn Embedder>>> {
+    if mode == SearchMode::Lexical {
+        return Ok(None);
+    }
+    let embedder = match plan_embedding(r, embed)? {
+        EmbedPlan::Ready(embedder) => embedder,
+        EmbedPlan::Off { reason, .. } => {
+            if mode == SearchMode::Semantic {
+                bail!("not configured: semantic search needs embeddings ({reason}); use --mode lexical");
+            }
+            return Ok(None);
+        }
+        EmbedPlan::Skipped => return Ok(None),
+    };
+    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let has_vectors = store.vector_status()?.model.is_some_and(|m| m.model_id == embedder.model_id());
+    drop(store);
+    if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
+        let summary = run_embed(r, embedder.as_ref())?;
+        if let Some(reason) = &summary.unavailable {
+            eprintln!("folio: warning: embedding provider unavailable: {reason}");
+        }
+    } else if !has_vectors && mode == SearchMode::Hybrid {
+        eprintln!("folio: note: the index has no vectors yet, so this search is lexical; `folio index` computes them");
+        return Ok(None);
+    }
+    Ok(Some(embedder))
+}
+
+fn cmd_search(args: &RootArgs, search: SearchQuery, options: &PipelineOptions, embed: EmbedArgs, no_reindex: bool, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);
     }
+    let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let results = store.search_lexical(&search)?;
+    let results = match folio_core::search::semantic::search(&store, embedder.as_deref(), &search, options) {
+        Ok(results) => results,
+        Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+        Err(PipelineError::Search(err)) => return Err(err.into()),
+    };
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&results_json(&results))?)?;
@@ -487,24 +589,32 @@ fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool
         let ellipsis = if shown.len() < search.text.len() { "…" } else { "" };
         writeln!(out, "no results for `{shown}{ellipsis}`")?;
     }
-    for hit in &results.results {
+    for p in &results.results {
+        let hit = &p.hit;
         let heading = if hit.heading_path.is_empty() { String::new() } else { format!(" — {}", hit.heading_path.join(" > ")) };
-        writeln!(out, "{}:{}-{}{}  (score {:.2})", hit.path, hit.start_line, hit.end_line, heading, hit.score)?;
+        writeln!(out, "{}:{}-{}{}  (score {:.4})", hit.path, hit.start_line, hit.end_line, heading, hit.score)?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
+        if !p.expanded_from.is_empty() {
+            writeln!(out, "    (section: {} hits collapsed)", p.expanded_from.len())?;
+        }
+    }
+    if results.mode != options.mode {
+        writeln!(out, "note: searched in {} mode ({} needs vectors; see `folio status`)", results.mode, options.mode)?;
     }
     if results.low_confidence && !results.results.is_empty() {
-        writeln!(out, "note: low confidence — the best hit matches few of the query's terms")?;
+        writeln!(out, "note: low confidence — the best hit does not stand out from the rest")?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn results_json(results: &SearchResults) -> serde_json::Value {
+fn results_json(results: &PipelineResults) -> serde_json::Value {
     let hits: Vec<serde_json::Value> = results
         .results
         .iter()
-        .map(|h| {
-            serde_json::json!({
+        .map(|p| {
+            let h = &p.hit;
+            let mut hit = serde_json::json!({
                 "path": h.path,
                 "pointer": h.pointer,
                 "heading_path": h.heading_path,
@@ -513,10 +623,27 @@ fn results_json(results: &SearchResults) -> serde_json::Value {
                 "score": h.score,
                 "snippet": h.snippet,
                 "indexedSourceHash": h.indexed_source_hash,
-            })
+            });
+            let extra = [
+                ("lexical_rank", p.lexical_rank.map(serde_json::Value::from)),
+                ("vector_rank", p.vector_rank.map(serde_json::Value::from)),
+                ("similarity", p.similarity.map(serde_json::Value::from)),
+                ("expanded_from", (!p.expanded_from.is_empty()).then(|| serde_json::json!(p.expanded_from))),
+            ];
+            for (key, value) in extra {
+                if let Some(value) = value {
+                    hit[key] = value;
+                }
+            }
+            hit
         })
         .collect();
-    serde_json::json!({ "results": hits, "low_confidence": results.low_confidence, "filter_applied": results.filter_applied })
+    serde_json::json!({
+        "results": hits,
+        "low_confidence": results.low_confidence,
+        "filter_applied": results.filter_applied,
+        "mode": results.mode.as_str(),
+    })
 }
 
 fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {

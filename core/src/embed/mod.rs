@@ -16,6 +16,7 @@
 
 pub mod http;
 pub mod pass;
+pub mod runner;
 pub mod settings;
 
 #[cfg(test)]
