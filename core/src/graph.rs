@@ -156,6 +156,12 @@ pub struct GraphChunk {
     pub text: String,
 }
 
+/// A document's seed chunks with their vectors, and whether it has more.
+pub type SeedChunks = (Vec<(GraphChunk, Vec<f32>)>, bool);
+
+/// A neighbour: the chunk, its vector and its cosine similarity to the query vector.
+pub type Neighbour = (GraphChunk, Vec<f32>, f32);
+
 /// What the walk needs from the vector index.
 pub trait VectorSource {
     /// The error type of the index.
@@ -164,7 +170,7 @@ pub trait VectorSource {
     /// The chunks of `path` in document order with their vectors, at most `limit`,
     /// and whether the document has more. An unknown or unembedded document gives
     /// an empty list.
-    fn document_chunks(&self, path: &str, limit: usize) -> Result<(Vec<(GraphChunk, Vec<f32>)>, bool), Self::Error>;
+    fn document_chunks(&self, path: &str, limit: usize) -> Result<SeedChunks, Self::Error>;
 
     /// The `k` chunks nearest to `vector` (cosine, highest first) among documents in
     /// `category` / `topic` when given, each with its vector and cosine similarity.
@@ -174,7 +180,7 @@ pub trait VectorSource {
         k: usize,
         category: Option<&str>,
         topic: Option<&str>,
-    ) -> Result<Vec<(GraphChunk, Vec<f32>, f32)>, Self::Error>;
+    ) -> Result<Vec<Neighbour>, Self::Error>;
 }
 
 /// Why a walk stopped early.
@@ -438,7 +444,7 @@ impl<'a> StoreGraph<'a> {
 impl VectorSource for StoreGraph<'_> {
     type Error = crate::search::SearchError;
 
-    fn document_chunks(&self, path: &str, limit: usize) -> Result<(Vec<(GraphChunk, Vec<f32>)>, bool), Self::Error> {
+    fn document_chunks(&self, path: &str, limit: usize) -> Result<SeedChunks, Self::Error> {
         let ids = self.store.embedded_chunk_ids_of(path, &self.model_id, limit.saturating_add(1))?;
         let more = ids.len() > limit;
         let ids = &ids[..ids.len().min(limit)];
@@ -458,7 +464,7 @@ impl VectorSource for StoreGraph<'_> {
         k: usize,
         category: Option<&str>,
         topic: Option<&str>,
-    ) -> Result<Vec<(GraphChunk, Vec<f32>, f32)>, Self::Error> {
+    ) -> Result<Vec<Neighbour>, Self::Error> {
         let filters = crate::search::SearchQuery {
             category: category.map(str::to_owned),
             topic: topic.map(str::to_owned),

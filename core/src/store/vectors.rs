@@ -98,6 +98,9 @@ pub struct VectorStatus {
     pub last_unavailable: Option<String>,
 }
 
+/// Hits with their `chunks.id`, and the names of the filters that applied.
+type VectorRows = (Vec<(i64, SearchHit)>, Vec<String>);
+
 /// `f32`s as the little-endian bytes sqlite-vec reads.
 fn to_blob(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -423,7 +426,7 @@ impl Store {
         query_vec: &[f32],
         k: usize,
         filters: &SearchQuery,
-    ) -> Result<(Vec<(i64, SearchHit)>, Vec<String>), SearchError> {
+    ) -> Result<VectorRows, SearchError> {
         let built = build_filters(filters)?;
         let empty = |applied: Vec<String>| (Vec::new(), applied);
         let Some(model) = read_model(self.conn())? else {
