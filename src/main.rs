@@ -174,6 +174,11 @@ enum Command {
         /// Number of timed runs of each search query (1–10000).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=10000))]
         repeat: u16,
+        /// Also embed every chunk with the configured embedder (the built-in model by default) and measure
+        /// embedding throughput, the cold semantic index, hybrid search latency (query embedding included)
+        /// and peak memory.
+        #[arg(long)]
+        semantic: bool,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -313,7 +318,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, embed, json } => cmd_status(&root, embed, json),
-        Command::Bench { roots, repeat, json } => bench::run(&roots, usize::from(repeat), json),
+        Command::Bench { roots, repeat, semantic, json } => bench::run(&roots, usize::from(repeat), semantic, json),
         Command::BenchLsp { symbols_root, query, edit_root, edit_file, edits, repeat } => {
             bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat)
         }
