@@ -266,11 +266,15 @@ impl Backend {
             {
                 work.report(format!("scanning {}", folder.display())).await;
             }
-            let loaded = {
-                let mut session = self.shared.lock();
-                guarded("initialized", || session.add_root(folder)).map(|idx| (session.roots[idx].folder.clone(), session.roots[idx].ws.len()))
-            };
-            let Ok((folder, n)) = loaded else { continue };
+            // Off the async thread, so the output keeps flowing (the `begin` reaches the
+            // client before the scan, not with its `end`); no other message is handled meanwhile.
+            let (shared, path) = (self.shared.clone(), folder.clone());
+            let loaded = tokio::task::spawn_blocking(move || {
+                let mut session = shared.lock();
+                guarded("initialized", || session.add_root(&path)).map(|idx| (session.roots[idx].folder.clone(), session.roots[idx].ws.len()))
+            })
+            .await;
+            let Ok(Ok((folder, n))) = loaded else { continue };
             if n == 0 {
                 empty.push(folder.clone());
             }
