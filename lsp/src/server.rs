@@ -6,7 +6,7 @@
 //! Requests compute under the lock inside `catch_unwind`: a panic becomes an
 //! internal error for that one request and the server keeps running.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -181,30 +181,35 @@ impl Shared {
         let mut session = self.lock();
         let affected = guarded(method, || f(&mut session)).unwrap_or_default();
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
-        // didChange and didOpen never remove a document; other mutations may.
-        let prune = !matches!(method, "didChange" | "didOpen");
-        let _ = guarded(method, || {
-            session.recount(&affected, prune);
-            Ok(())
-        });
-        let status = Shared::take_status(&mut session);
         // A pulling client re-pulls the document it changed by itself; other documents
         // whose diagnostics may have changed need a refresh request.
         let others = if matches!(method, "didChange" | "didOpen") { affected.len() > 1 } else { !affected.is_empty() };
         let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
-        if session.flags.pull_diagnostics {
-            return Outcome { batch: Vec::new(), refresh, status };
-        }
-        let batch = guarded(method, || {
-            let mut batch = Batch::new();
-            for doc in session.open_among(&affected) {
-                let Some(uri) = session.uri(doc.root, &doc.path) else { continue };
-                let version = session.open.get(&session.abs_path(doc.root, &doc.path)).copied();
-                batch.push((uri, handlers::diagnostics::for_document(&session, &doc), version));
-            }
-            Ok(batch)
-        })
-        .unwrap_or_default();
+        // Diagnostics pushed for open documents also give their broken-link counts.
+        let mut counted = HashMap::new();
+        let batch = if session.flags.pull_diagnostics {
+            Vec::new()
+        } else {
+            guarded(method, || {
+                let mut batch = Batch::new();
+                for doc in session.open_among(&affected) {
+                    let Some(uri) = session.uri(doc.root, &doc.path) else { continue };
+                    let version = session.open.get(&session.abs_path(doc.root, &doc.path)).copied();
+                    let items = handlers::diagnostics::for_document(&session, &doc);
+                    counted.insert(doc, items.iter().filter(|d| d.severity == Some(DiagnosticSeverity::ERROR)).count());
+                    batch.push((uri, items, version));
+                }
+                Ok(batch)
+            })
+            .unwrap_or_default()
+        };
+        // didChange and didOpen never remove a document; other mutations may.
+        let prune = !matches!(method, "didChange" | "didOpen");
+        let _ = guarded(method, || {
+            session.recount(&affected, &counted, prune);
+            Ok(())
+        });
+        let status = Shared::take_status(&mut session);
         Outcome { batch, refresh, status }
     }
 

@@ -213,7 +213,7 @@ impl Session {
         let idx = self.roots.len() - 1;
         self.overlay_open_documents(idx);
         let docs = self.roots[idx].ws.document_paths().map(|path| DocRef { root: idx, path: path.to_string() }).collect();
-        self.recount(&docs, false);
+        self.recount(&docs, &HashMap::new(), false);
         Ok(idx)
     }
 
@@ -486,12 +486,15 @@ impl Session {
         out
     }
 
-    /// Recounts the broken links (error diagnostics) of `docs`; with `prune`, also forgets
-    /// the counts of documents that no longer exist.
-    pub fn recount(&mut self, docs: &BTreeSet<DocRef>, prune: bool) {
+    /// Recounts the broken links (error diagnostics) of `docs`, taking those already
+    /// counted from `counted`; with `prune`, also forgets the counts of documents that no
+    /// longer exist.
+    pub fn recount(&mut self, docs: &BTreeSet<DocRef>, counted: &HashMap<DocRef, usize>, prune: bool) {
         for doc in docs {
             let Some(root) = self.roots.get(doc.root) else { continue };
-            let n = if root.ws.get(&doc.path).is_some() {
+            let n = if let Some(n) = counted.get(doc) {
+                *n
+            } else if root.ws.get(&doc.path).is_some() {
                 diagnostics(&root.ws, &doc.path).iter().filter(|d| d.severity == Severity::Error).count()
             } else {
                 0

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import DOC, REPO, client_bin, search_path
+from snippets_support import DOC, REPO, client_bin, search_path
 
 TOOLS = {
     "kb_status", "kb_reindex", "kb_search", "kb_read", "kb_outline", "kb_list_files", "kb_list_topics",
