@@ -288,12 +288,14 @@ impl Backend {
             }
         }
         self.sync_endpoints();
-        let (status, (documents, broken)) = {
+        let (status, (documents, broken), counted) = {
             let mut session = self.shared.lock();
-            (Shared::take_status(&mut session), session.status())
+            (Shared::take_status(&mut session), session.status(), session.flags.status_notification)
         };
         if let Some(work) = work {
-            work.end(format!("{documents} documents, {broken} broken links")).await;
+            let message =
+                if counted { format!("{documents} documents, {broken} broken links") } else { format!("{documents} documents") };
+            work.end(message).await;
         }
         for folder in empty {
             self.shared.client.show_message(MessageType::WARNING, no_markdown_message(&folder)).await;

@@ -489,7 +489,12 @@ impl Session {
     /// Recounts the broken links (error diagnostics) of `docs`, taking those already
     /// counted from `counted`; with `prune`, also forgets the counts of documents that no
     /// longer exist.
+    /// Counting costs a diagnostics pass over the documents, so it is done only for a
+    /// client that asked for `folio/status`.
     pub fn recount(&mut self, docs: &BTreeSet<DocRef>, counted: &HashMap<DocRef, usize>, prune: bool) {
+        if !self.flags.status_notification {
+            return;
+        }
         for doc in docs {
             let Some(root) = self.roots.get(doc.root) else { continue };
             let n = if let Some(n) = counted.get(doc) {
@@ -514,7 +519,8 @@ impl Session {
         }
     }
 
-    /// Documents and broken links over every root.
+    /// Documents and broken links over every root (broken links are counted only for a
+    /// client that asked for `folio/status`, see [`Session::recount`]).
     pub fn status(&self) -> (usize, usize) {
         let documents = self.roots.iter().map(|r| r.ws.len()).sum();
         let broken = self.roots.iter().flat_map(|r| r.broken.values()).sum();

@@ -103,9 +103,28 @@ async fn a_workspace_without_markdown_gets_one_message() {
     let second_path = second.path().canonicalize().unwrap();
     c.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [{"uri": uri_of(&second_path), "name": "two"}], "removed": []}}))
         .await;
+    c.until_pending("window/showMessage", 1).await;
     c.call("workspace/symbol", json!({"query": ""})).await;
     assert_eq!(
         c.take("window/showMessage"),
         vec![json!({"type": 2, "message": format!("folio: no Markdown files under {}", second_path.display())})]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_folio_status_the_scan_progress_does_not_count_broken_links() {
+    // Counting is a diagnostics pass over every document: only for clients that show it.
+    let mut c = Client::start(&[("a.md", A), ("c.md", C)], Enc::Utf16, json!({"window": {"workDoneProgress": true}})).await;
+    let root = root(&c);
+    c.until_pending("$/progress", 3).await;
+    assert_eq!(c.requests_of("window/workDoneProgress/create"), vec![json!({"token": "folio/scan/1"})]);
+    assert_eq!(
+        c.take("$/progress"),
+        vec![
+            json!({"token": "folio/scan/1", "value": {"kind": "begin", "title": "folio: indexing", "cancellable": false, "message": format!("scanning {root}")}}),
+            json!({"token": "folio/scan/1", "value": {"kind": "report", "message": format!("2 documents in {root}")}}),
+            json!({"token": "folio/scan/1", "value": {"kind": "end", "message": "2 documents"}}),
+        ]
+    );
+    assert_eq!(c.take("folio/status"), Vec::<Value>::new());
 }
