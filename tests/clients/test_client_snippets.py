@@ -23,7 +23,7 @@ from snippets_support import DOC, REPO, client_bin, search_path
 
 TOOLS = {
     "kb_status", "kb_reindex", "kb_search", "kb_read", "kb_outline", "kb_list_files", "kb_list_topics",
-    "kb_links", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_download_file",
+    "kb_links", "kb_graph", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_download_file",
 }
 PLACEHOLDER = "/path/to/notes"
 
