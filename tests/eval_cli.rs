@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use support::{copy_dir, fixture};
 
 fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").output().expect("folio runs")
+    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", "none").output().expect("folio runs")
 }
 
 fn eval_json(dir: &Path, extra: &[&str]) -> serde_json::Value {

@@ -33,6 +33,8 @@ const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 pub struct Options {
     /// Where the live-bridge endpoints go; `None` is core `bridge::base_dir()`.
     pub bridge_dir: Option<PathBuf>,
+    /// Never load an embedder: `folio/search` stays lexical (tests that pin results).
+    pub no_embeddings: bool,
 }
 
 /// The language server: the client handle, the session, the live-bridge endpoints and
@@ -44,6 +46,10 @@ pub struct Backend {
     /// The workspace folders named in `initialize`, loaded in `initialized` (where the
     /// client can be shown progress).
     pending: Mutex<Vec<PathBuf>>,
+    /// Background embedding per searched root, created by the first `folio/search` or
+    /// `folio/reindex` of that root (editors that never search load no model).
+    embeddings: Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::Embedding>>>,
+    no_embeddings: bool,
 }
 
 /// What a background task (the file watcher, a bridge connection) needs to update or
@@ -252,7 +258,14 @@ impl Backend {
             progress_seq: Arc::new(AtomicU64::new(0)),
         };
         let base = options.bridge_dir.unwrap_or_else(folio_core::bridge::base_dir);
-        Backend { shared, watcher: Mutex::new(None), endpoints: Mutex::new(Endpoints::new(base)), pending: Mutex::new(Vec::new()) }
+        Backend {
+            shared,
+            watcher: Mutex::new(None),
+            endpoints: Mutex::new(Endpoints::new(base)),
+            pending: Mutex::new(Vec::new()),
+            embeddings: Mutex::new(std::collections::HashMap::new()),
+            no_embeddings: options.no_embeddings,
+        }
     }
 
     /// Loads the workspace folders named in `initialize`, with a work-done progress
@@ -439,7 +452,15 @@ impl Backend {
             return Err(Error::invalid_params(message));
         }
         let (folder, config) = self.request("folio/search", handlers::search::target)?;
-        let result = tokio::task::spawn_blocking(move || handlers::search::search(&folder, &config, &params))
+        let embedding = self.embedding_of(&folder, &config);
+        let result = tokio::task::spawn_blocking(move || {
+            let result = handlers::search::search(&folder, &config, &params, embedding.as_ref().and_then(|e| e.embedder()));
+            // Embeds what changed, in the background, after answering: the next search can use it.
+            if let Some(embedding) = &embedding {
+                embedding.start(folio_core::index::default_db_path(&folder));
+            }
+            result
+        })
             .await
             .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/search: {e}").into(), data: None })?;
         match result {
@@ -452,13 +473,36 @@ impl Backend {
         }
     }
 
+    /// The embedding runner of `folder`, made on first use from its `folio.toml` and the
+    /// user's configuration (`None` with `Options::no_embeddings`).
+    fn embedding_of(&self, folder: &std::path::Path, config: &folio_core::workspace::Config) -> Option<Arc<folio_core::embed::runner::Embedding>> {
+        if self.no_embeddings {
+            return None;
+        }
+        let mut map = self.embeddings.lock().unwrap_or_else(PoisonError::into_inner);
+        let runner = map.entry(folder.to_path_buf()).or_insert_with(|| {
+            let settings = folio_core::workspace::user_config::UserConfig::load()
+                .and_then(|user| folio_core::embed::settings::EmbedSettings::resolve(&config.embed, &user.embed, false));
+            if let Err(reason) = &settings {
+                tracing::warn!(%reason, "embeddings are off");
+            }
+            Arc::new(folio_core::embed::runner::Embedding::new(settings))
+        });
+        Some(Arc::clone(runner))
+    }
+
     /// `folio/reindex`: an incremental index pass of the first root; returns its summary.
     /// With a work-done progress (`folio/reindex/N`) when the client shows them.
     pub async fn folio_reindex(&self) -> Result<handlers::search::ReindexResult> {
         let (folder, config) = self.request("folio/reindex", handlers::search::target)?;
+        let embedding = self.embedding_of(&folder, &config);
         let work = self.shared.begin_work("reindex", "folio: reindexing", format!("indexing {}", folder.display())).await;
         let result = tokio::task::spawn_blocking(move || {
-            handlers::search::reindex(&folder, &config).map(|s| handlers::search::summary(&folder, &s))
+            let summary = handlers::search::reindex(&folder, &config).map(|s| handlers::search::summary(&folder, &s));
+            if let Some(embedding) = &embedding {
+                embedding.start(folio_core::index::default_db_path(&folder));
+            }
+            summary
         })
         .await
         .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {e}").into(), data: None })

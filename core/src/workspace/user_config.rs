@@ -46,6 +46,11 @@ pub struct UserMcpConfig {
     pub allow_writes: bool,
 }
 
+/// Environment variable that overrides `[embed] provider` of both configuration files
+/// (the user's own setting, like a command-line flag): `builtin`, `none`, `ollama` or
+/// `openai`. Tests set it to `none` for lexical-only, deterministic results.
+pub const EMBED_PROVIDER_ENV: &str = "FOLIO_EMBED_PROVIDER";
+
 impl UserConfig {
     /// The file's location, if a home or config folder is known.
     pub fn path() -> Option<PathBuf> {
@@ -56,10 +61,23 @@ impl UserConfig {
         Some(base.join("folio").join("config.toml"))
     }
 
-    /// Reads the file; a missing file gives the defaults.
+    /// Reads the file (a missing file gives the defaults), then applies
+    /// [`EMBED_PROVIDER_ENV`].
     ///
     /// Errors: the file exists but is unreadable or not valid TOML (message).
     pub fn load() -> Result<UserConfig, String> {
+        let mut config = Self::load_file()?;
+        if let Some(value) = std::env::var_os(EMBED_PROVIDER_ENV).filter(|v| !v.is_empty()) {
+            let value = value.to_string_lossy();
+            let provider = toml::Value::String(value.trim().to_owned()).try_into().map_err(|_| {
+                format!("{EMBED_PROVIDER_ENV}=`{value}` is not an embedding provider (builtin, none, ollama or openai)")
+            })?;
+            config.embed.provider = Some(provider);
+        }
+        Ok(config)
+    }
+
+    fn load_file() -> Result<UserConfig, String> {
         let Some(path) = Self::path() else {
             return Ok(UserConfig::default());
         };

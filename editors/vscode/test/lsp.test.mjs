@@ -77,7 +77,8 @@ function applyEdits(conn, docs, perDoc) {
 }
 
 function start(root) {
-  const child = spawn(bin, ['lsp'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  // Lexical only: pinned results must not depend on whether the built-in model is installed.
+  const child = spawn(bin, ['lsp'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, FOLIO_EMBED_PROVIDER: 'none' } });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
   const docs = new Map();
   const serverRequests = [];

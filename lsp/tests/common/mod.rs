@@ -99,7 +99,7 @@ impl Client {
 
     /// Like [`Client::start`] with explicit workspace folders (JSON array or null).
     pub async fn start_with(dir: tempfile::TempDir, enc: Enc, extra_caps: Value, folders: Value) -> Client {
-        Client::start_opts(dir, enc, extra_caps, folders, folio_lsp::Options::default()).await
+        Client::start_opts(dir, enc, extra_caps, folders, folio_lsp::Options { no_embeddings: true, ..folio_lsp::Options::default() }).await
     }
 
     /// Like [`Client::start_with`] with server [`folio_lsp::Options`].
