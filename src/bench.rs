@@ -3,6 +3,10 @@
 //! Each root is indexed into a fresh temporary database, so the corpus folder is only
 //! read. Search latency is measured in-process over a fixed query list (English,
 //! Japanese, Chinese and Korean terms, phrases and exclusions), `repeat` times each.
+//! With `--semantic`, every chunk is also embedded with the configured embedder (cold
+//! semantic index: wall time and chunks/s), hybrid search is timed end to end (query
+//! embedding, both legs, fusion), and the process's peak resident memory is read from
+//! `/proc/self/status` (`VmHWM`, so it includes the model).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,6 +45,69 @@ struct Figures {
     search_p50_us: u64,
     search_p95_us: u64,
     searches: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    semantic: Option<SemanticFigures>,
+}
+
+#[derive(serde::Serialize)]
+struct SemanticFigures {
+    model: String,
+    model_load_ms: u64,
+    embedded_texts: usize,
+    embed_ms: u64,
+    chunks_per_s: f64,
+    hybrid_p50_us: u64,
+    hybrid_p95_us: u64,
+    peak_rss_mib: u64,
+}
+
+/// Peak resident set size of this process in MiB (`VmHWM`), 0 when unknown.
+fn peak_rss_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn semantic_figures(root: &std::path::Path, config: &Config, db: &std::path::Path, repeat: usize) -> Result<SemanticFigures> {
+    use folio_core::embed::pass::{EmbedProgress, embed_db};
+    use folio_core::embed::settings::{EmbedSettings, make_embedder};
+    use folio_core::search::pipeline::{PipelineOptions, SearchMode};
+    let user = folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
+    let settings = EmbedSettings::resolve(&config.embed, &user.embed, false).map_err(anyhow::Error::msg)?;
+    let t = Instant::now();
+    let embedder = make_embedder(&settings)
+        .map_err(anyhow::Error::msg)?
+        .with_context(|| format!("no embedder for `{}` (provider none)", root.display()))?;
+    let model_load_ms = t.elapsed().as_millis() as u64;
+    let t = Instant::now();
+    let summary = embed_db(db, embedder.as_ref(), &EmbedProgress::new(), &std::sync::atomic::AtomicBool::new(false))?;
+    let embed_ms = t.elapsed().as_millis() as u64;
+    if let Some(reason) = summary.unavailable {
+        anyhow::bail!("the embedder stopped: {reason}");
+    }
+    let store = Store::open(db)?;
+    let options = PipelineOptions::for_mode(SearchMode::Hybrid);
+    let mut times = Vec::new();
+    for _ in 0..repeat.max(1) {
+        for q in QUERIES {
+            let t = Instant::now();
+            let res = folio_core::search::semantic::search(&store, Some(embedder.as_ref()), &SearchQuery::new(q), &options)?;
+            times.push(t.elapsed().as_micros() as u64);
+            anyhow::ensure!(res.mode == SearchMode::Hybrid, "hybrid search ran as {}", res.mode);
+        }
+    }
+    times.sort_unstable();
+    Ok(SemanticFigures {
+        model: embedder.model_id().to_owned(),
+        model_load_ms,
+        embedded_texts: summary.embedded,
+        embed_ms,
+        chunks_per_s: summary.embedded as f64 / (embed_ms.max(1) as f64 / 1000.0),
+        hybrid_p50_us: percentile(&times, 0.50),
+        hybrid_p95_us: percentile(&times, 0.95),
+        peak_rss_mib: peak_rss_mib(),
+    })
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
@@ -52,7 +119,7 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 }
 
 /// Runs the benchmark over `roots`.
-pub fn run(roots: &[PathBuf], repeat: usize, json: bool) -> Result<ExitCode> {
+pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool) -> Result<ExitCode> {
     let mut all = Vec::new();
     for root in roots {
         let root = root.canonicalize().with_context(|| format!("root `{}` does not exist", root.display()))?;
@@ -75,6 +142,7 @@ pub fn run(roots: &[PathBuf], repeat: usize, json: bool) -> Result<ExitCode> {
             }
         }
         times.sort_unstable();
+        let semantic = if semantic { Some(semantic_figures(&root, &config, &db, repeat)?) } else { None };
         all.push(Figures {
             root: root.display().to_string(),
             files: cold.files,
@@ -84,6 +152,7 @@ pub fn run(roots: &[PathBuf], repeat: usize, json: bool) -> Result<ExitCode> {
             search_p50_us: percentile(&times, 0.50),
             search_p95_us: percentile(&times, 0.95),
             searches: times.len(),
+            semantic,
         });
     }
     let mut out = std::io::stdout().lock();
@@ -105,6 +174,28 @@ pub fn run(roots: &[PathBuf], repeat: usize, json: bool) -> Result<ExitCode> {
             f.search_p50_us as f64 / 1000.0,
             f.search_p95_us as f64 / 1000.0
         )?;
+    }
+    if all.iter().any(|f| f.semantic.is_some()) {
+        writeln!(out)?;
+        writeln!(out, "| root | model | load | texts embedded | cold semantic index | chunks/s | hybrid p50 | hybrid p95 | peak RSS |")?;
+        writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|")?;
+        for f in &all {
+            if let Some(s) = &f.semantic {
+                writeln!(
+                    out,
+                    "| {} | {} | {} ms | {} | {:.1} s | {:.1} | {:.1} ms | {:.1} ms | {} MiB |",
+                    f.root,
+                    s.model,
+                    s.model_load_ms,
+                    s.embedded_texts,
+                    s.embed_ms as f64 / 1000.0,
+                    s.chunks_per_s,
+                    s.hybrid_p50_us as f64 / 1000.0,
+                    s.hybrid_p95_us as f64 / 1000.0,
+                    s.peak_rss_mib
+                )?;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,4 @@
-//! The `folio` command line: index, search, check, outline, status, bench, lsp, bench-lsp and mcp.
+//! The `folio` command line: index, search, eval, check, outline, status, bench, lsp, bench-lsp and mcp.
 //!
 //! Exit codes: 0 success; 1 `folio check` found errors; 2 a fatal error (bad root,
 //! unreadable configuration, database failure, bad arguments); 3 the run completed but
@@ -6,18 +6,26 @@
 
 mod bench;
 mod bench_lsp;
+mod eval_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use folio_core::document::Encoding;
+use folio_core::embed::Embedder;
+use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, probe};
+use folio_core::embed::settings::{EmbedSettings, ProviderKind, SettingSource, make_embedder};
+use folio_core::workspace::user_config::UserConfig;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::parse;
-use folio_core::search::{SearchQuery, SearchResults};
+use folio_core::search::SearchQuery;
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
 use folio_core::store::Store;
 use folio_core::workspace::config::DEFAULT_MAX_FILE_SIZE;
 use folio_core::workspace::{Config, Workspace, find_root, read_markdown};
@@ -39,15 +47,29 @@ struct RootArgs {
     db: Option<PathBuf>,
 }
 
+#[derive(clap::Args, Clone, Copy)]
+struct EmbedArgs {
+    /// Allow an embedding endpoint that is not on this machine (also allowed by `[embed] allow_remote = true`
+    /// in your ~/.config/folio/config.toml; a workspace's folio.toml cannot allow it).
+    #[arg(long)]
+    allow_remote_embeddings: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Index the Markdown files under the root (incremental by content hash).
     Index {
         #[command(flatten)]
         root: RootArgs,
-        /// Re-parse and rewrite every document.
+        /// Re-parse and rewrite every document, and embed every chunk again. With an embedding provider,
+        /// the provider is probed first: if it does not answer, nothing is changed.
         #[arg(long)]
         force: bool,
+        /// Skip the embedding pass (lexical index only).
+        #[arg(long)]
+        no_embed: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
@@ -73,13 +95,40 @@ enum Command {
         /// Only documents whose quality score is at least this (0–1; stubs score low).
         #[arg(long, value_name = "SCORE")]
         min_quality: Option<f64>,
-        /// Skip the incremental reindex before searching.
+        /// Search mode (default hybrid: BM25 and embeddings fused by Reciprocal Rank Fusion; lexical until the
+        /// index has vectors — `folio index` computes them).
+        #[arg(long, value_enum)]
+        mode: Option<eval_cmd::ModeArg>,
+        /// Diversify the hits with Maximal Marginal Relevance.
+        #[arg(long)]
+        mmr: bool,
+        /// MMR balance in [0, 1]: 1 is pure relevance (default 0.7).
+        #[arg(long, value_name = "LAMBDA")]
+        mmr_lambda: Option<f64>,
+        /// MMR penalty in [0, 1] for a second hit from an already picked document (default 0).
+        #[arg(long, value_name = "PENALTY")]
+        mmr_same_doc_penalty: Option<f64>,
+        /// Collapse two or more hits of one section into the section.
+        #[arg(long)]
+        parent_retriever: bool,
+        /// Low confidence when the best score is under this many times the mean (default 1.5; 0 disables).
+        #[arg(long, value_name = "RATIO")]
+        min_confidence_ratio: Option<f64>,
+        /// Re-score with a cross-encoder (none is available in this build: fails with "not configured").
+        #[arg(long)]
+        rerank: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
+        /// Skip the incremental reindex (and embedding) before searching.
         #[arg(long)]
         no_reindex: bool,
         /// Print results as JSON.
         #[arg(long)]
         json: bool,
     },
+    /// Measure retrieval quality on a golden file (recall@k, MRR, nDCG; single- and
+    /// multi-answer queries apart) and compare with the previous run.
+    Eval(eval_cmd::EvalArgs),
     /// Print the elements of one Markdown file with their pointers.
     Outline {
         /// The Markdown file.
@@ -100,6 +149,8 @@ enum Command {
     Status {
         #[command(flatten)]
         root: RootArgs,
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -112,6 +163,8 @@ enum Command {
         /// `[mcp] allow_writes = true` is in the user's ~/.config/folio/config.toml; a workspace's folio.toml cannot turn it on.
         #[arg(long)]
         allow_writes: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
     },
     /// Measure cold index, no-op reindex and search latency on one or more roots.
     Bench {
@@ -121,6 +174,11 @@ enum Command {
         /// Number of timed runs of each search query (1–10000).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=10000))]
         repeat: u16,
+        /// Also embed every chunk with the configured embedder (the built-in model by default) and measure
+        /// embedding throughput, the cold semantic index, hybrid search latency (query embedding included)
+        /// and peak memory.
+        #[arg(long)]
+        semantic: bool,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -214,8 +272,26 @@ fn error_chain(err: &anyhow::Error) -> String {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Index { root, force, json } => cmd_index(&root, force, json),
-        Command::Search { query, root, limit, path_globs, category, topic, min_quality, no_reindex, json } => {
+        Command::Index { root, force, no_embed, embed, json } => cmd_index(&root, force, no_embed, embed, json),
+        Command::Search {
+            query,
+            root,
+            limit,
+            path_globs,
+            category,
+            topic,
+            min_quality,
+            mode,
+            mmr,
+            mmr_lambda,
+            mmr_same_doc_penalty,
+            parent_retriever,
+            min_confidence_ratio,
+            rerank,
+            embed,
+            no_reindex,
+            json,
+        } => {
             let search = SearchQuery {
                 text: query,
                 limit: usize::from(limit),
@@ -225,12 +301,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 min_quality,
                 ..SearchQuery::default()
             };
-            cmd_search(&root, search, no_reindex, json)
+            let mode: SearchMode = mode.map_or(SearchMode::Hybrid, SearchMode::from);
+            let defaults = PipelineOptions::for_mode(mode);
+            let options = PipelineOptions {
+                mmr,
+                mmr_lambda: mmr_lambda.unwrap_or(defaults.mmr_lambda),
+                mmr_same_doc_penalty: mmr_same_doc_penalty.unwrap_or(defaults.mmr_same_doc_penalty),
+                parent_retriever,
+                min_confidence_ratio: min_confidence_ratio.unwrap_or(defaults.min_confidence_ratio),
+                rerank,
+                ..defaults
+            };
+            cmd_search(&root, search, &options, embed, no_reindex, json)
         }
+        Command::Eval(args) => eval_cmd::run(&args),
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
-        Command::Status { root, json } => cmd_status(&root, json),
-        Command::Bench { roots, repeat, json } => bench::run(&roots, usize::from(repeat), json),
+        Command::Status { root, embed, json } => cmd_status(&root, embed, json),
+        Command::Bench { roots, repeat, semantic, json } => bench::run(&roots, usize::from(repeat), semantic, json),
         Command::BenchLsp { symbols_root, query, edit_root, edit_file, edits, repeat } => {
             bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat)
         }
@@ -238,14 +326,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             folio_lsp::run_stdio()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Mcp { root, allow_writes } => cmd_mcp(&root, allow_writes),
+        Command::Mcp { root, allow_writes, embed } => cmd_mcp(&root, allow_writes, embed),
     }
 }
 
-fn cmd_mcp(args: &RootArgs, allow_writes: bool) -> Result<ExitCode> {
+fn cmd_mcp(args: &RootArgs, allow_writes: bool, embed: EmbedArgs) -> Result<ExitCode> {
     let r = resolve_root(args)?;
     let user = folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
-    let options = folio_mcp::Options { root: r.root, db: Some(r.db), allow_writes: allow_writes || user.mcp.allow_writes };
+    // Settings that cannot be resolved (a refused remote endpoint, say) leave embeddings
+    // off with the reason in kb_status; the server still starts.
+    let embed = EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings);
+    if let Err(reason) = &embed {
+        tracing::warn!(%reason, "embeddings are off");
+    }
+    let options = folio_mcp::Options { root: r.root, db: Some(r.db), allow_writes: allow_writes || user.mcp.allow_writes, embed };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the async runtime")?;
     runtime.block_on(folio_mcp::serve_stdio(options))?;
     Ok(ExitCode::SUCCESS)
@@ -305,13 +399,111 @@ fn report_skipped(summary: &IndexSummary) {
     }
 }
 
-fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
+/// What `folio index` does about embeddings.
+enum EmbedPlan {
+    /// `--no-embed`.
+    Skipped,
+    /// Provider `none`, or the provider cannot be built (the reason); `chosen` when a
+    /// config file named the provider (then a failure to build it is worth a note).
+    Off { provider: ProviderKind, reason: String, chosen: bool },
+    /// An embedder to run the pass with.
+    Ready(Arc<dyn Embedder>),
+}
+
+/// The embedding settings of `r`: its folio.toml, the user's config and the flag.
+fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
+    let user = UserConfig::load().map_err(anyhow::Error::msg)?;
+    EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings).map_err(anyhow::Error::msg)
+}
+
+fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
+    let settings = embed_settings(r, embed)?;
+    let chosen = settings.provider_source != SettingSource::Default;
+    Ok(match make_embedder(&settings) {
+        Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
+        Ok(None) => EmbedPlan::Off { provider: settings.provider, reason: "provider `none`".to_owned(), chosen },
+        Err(reason) => EmbedPlan::Off { provider: settings.provider, reason, chosen },
+    })
+}
+
+fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let listener_bar = bar.clone();
+    let progress = EmbedProgress::with_listener(move |done, total| {
+        if let Some(bar) = &listener_bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    });
+    let summary = embed_db(&r.db, embedder, &progress, &AtomicBool::new(false))
+        .with_context(|| format!("embedding the chunks of `{}`", r.root.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(summary)
+}
+
+fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
+    let plan = if no_embed { EmbedPlan::Skipped } else { plan_embedding(&r, embed)? };
+    if force && let EmbedPlan::Ready(embedder) = &plan {
+        // A rebuild must not throw away vectors it cannot compute again.
+        probe(embedder.as_ref()).map_err(|err| {
+            anyhow::anyhow!(
+                "the embedding provider did not answer the probe before `--force` ({err}); nothing was changed \
+                 (fix the provider, or use --no-embed to rebuild the lexical index only)"
+            )
+        })?;
+    }
     let summary = run_index(&r, force, true)?;
     report_skipped(&summary);
+    let embed_summary = match &plan {
+        EmbedPlan::Ready(embedder) => {
+            if force {
+                Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?.clear_vectors()?;
+            }
+            Some(run_embed(&r, embedder.as_ref())?)
+        }
+        _ => None,
+    };
+    if let Some(es) = &embed_summary {
+        for s in &es.skipped_files {
+            eprintln!("folio: skipped {} (embedding): {}", s.path, s.reason);
+        }
+        if let Some(reason) = &es.unavailable {
+            eprintln!("folio: warning: embeddings incomplete, the provider is unavailable: {reason}");
+        }
+    }
+    if let EmbedPlan::Off { provider, reason, chosen: true } = &plan
+        && *provider != ProviderKind::None
+    {
+        eprintln!("folio: note: semantic search is off ({reason}); search is lexical");
+    }
     let mut out = std::io::stdout().lock();
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&summary)?)?;
+        let mut value = serde_json::to_value(&summary)?;
+        let embed_json = match (&plan, &embed_summary) {
+            (EmbedPlan::Skipped, _) => serde_json::json!({"state": "skipped"}),
+            (EmbedPlan::Off { provider, reason, .. }, _) => {
+                serde_json::json!({"state": "off", "provider": provider, "reason": reason})
+            }
+            (EmbedPlan::Ready(_), Some(es)) => {
+                let mut v = serde_json::to_value(es)?;
+                v["state"] = serde_json::json!(if es.unavailable.is_some() { "unavailable" } else { "done" });
+                v
+            }
+            (EmbedPlan::Ready(_), None) => serde_json::Value::Null,
+        };
+        value["embed"] = embed_json;
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
     } else {
         writeln!(
             out,
@@ -328,18 +520,70 @@ fn cmd_index(args: &RootArgs, force: bool, json: bool) -> Result<ExitCode> {
         if summary.rebuilt {
             writeln!(out, "note: the index had an incompatible schema and was rebuilt")?;
         }
+        if let Some(es) = &embed_summary {
+            writeln!(
+                out,
+                "embedded {} chunks ({} reused, {} files skipped) with {} in {} ms",
+                es.embedded,
+                es.reused,
+                es.skipped_files.len(),
+                es.model_id,
+                es.elapsed_ms
+            )?;
+        }
     }
-    Ok(if summary.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    let any_skipped = !summary.skipped.is_empty() || embed_summary.as_ref().is_some_and(|es| !es.skipped_files.is_empty());
+    Ok(if any_skipped { ExitCode::from(3) } else { ExitCode::SUCCESS })
 }
 
-fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool) -> Result<ExitCode> {
+/// The embedder for a search or an eval in `mode`, with the index's vectors brought
+/// up to date first (only chunks that lack one are embedded).
+///
+/// `None` for `lexical`, and for `hybrid` when no embedder can be built or the index has
+/// no vectors of its model yet (a first embedding of a whole folder is `folio index`'s job,
+/// unless `embed_all`). Errors: `semantic` without an embedder.
+fn search_embedder(r: &Resolved, embed: EmbedArgs, mode: SearchMode, refresh: bool, embed_all: bool) -> Result<Option<Arc<dyn Embedder>>> {
+    if mode == SearchMode::Lexical {
+        return Ok(None);
+    }
+    let embedder = match plan_embedding(r, embed)? {
+        EmbedPlan::Ready(embedder) => embedder,
+        EmbedPlan::Off { reason, .. } => {
+            if mode == SearchMode::Semantic {
+                bail!("not configured: semantic search needs embeddings ({reason}); use --mode lexical");
+            }
+            return Ok(None);
+        }
+        EmbedPlan::Skipped => return Ok(None),
+    };
+    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let has_vectors = store.vector_status()?.model.is_some_and(|m| m.model_id == embedder.model_id());
+    drop(store);
+    if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
+        let summary = run_embed(r, embedder.as_ref())?;
+        if let Some(reason) = &summary.unavailable {
+            eprintln!("folio: warning: embedding provider unavailable: {reason}");
+        }
+    } else if !has_vectors && mode == SearchMode::Hybrid {
+        eprintln!("folio: note: the index has no vectors yet, so this search is lexical; `folio index` computes them");
+        return Ok(None);
+    }
+    Ok(Some(embedder))
+}
+
+fn cmd_search(args: &RootArgs, search: SearchQuery, options: &PipelineOptions, embed: EmbedArgs, no_reindex: bool, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);
     }
+    let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let results = store.search_lexical(&search)?;
+    let results = match folio_core::search::semantic::search(&store, embedder.as_deref(), &search, options) {
+        Ok(results) => results,
+        Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+        Err(PipelineError::Search(err)) => return Err(err.into()),
+    };
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&results_json(&results))?)?;
@@ -350,24 +594,32 @@ fn cmd_search(args: &RootArgs, search: SearchQuery, no_reindex: bool, json: bool
         let ellipsis = if shown.len() < search.text.len() { "…" } else { "" };
         writeln!(out, "no results for `{shown}{ellipsis}`")?;
     }
-    for hit in &results.results {
+    for p in &results.results {
+        let hit = &p.hit;
         let heading = if hit.heading_path.is_empty() { String::new() } else { format!(" — {}", hit.heading_path.join(" > ")) };
-        writeln!(out, "{}:{}-{}{}  (score {:.2})", hit.path, hit.start_line, hit.end_line, heading, hit.score)?;
+        writeln!(out, "{}:{}-{}{}  (score {:.4})", hit.path, hit.start_line, hit.end_line, heading, hit.score)?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
+        if !p.expanded_from.is_empty() {
+            writeln!(out, "    (section: {} hits collapsed)", p.expanded_from.len())?;
+        }
+    }
+    if results.mode != options.mode {
+        writeln!(out, "note: searched in {} mode ({} needs vectors; see `folio status`)", results.mode, options.mode)?;
     }
     if results.low_confidence && !results.results.is_empty() {
-        writeln!(out, "note: low confidence — the best hit matches few of the query's terms")?;
+        writeln!(out, "note: low confidence — the best hit does not stand out from the rest")?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn results_json(results: &SearchResults) -> serde_json::Value {
+fn results_json(results: &PipelineResults) -> serde_json::Value {
     let hits: Vec<serde_json::Value> = results
         .results
         .iter()
-        .map(|h| {
-            serde_json::json!({
+        .map(|p| {
+            let h = &p.hit;
+            let mut hit = serde_json::json!({
                 "path": h.path,
                 "pointer": h.pointer,
                 "heading_path": h.heading_path,
@@ -376,10 +628,27 @@ fn results_json(results: &SearchResults) -> serde_json::Value {
                 "score": h.score,
                 "snippet": h.snippet,
                 "indexedSourceHash": h.indexed_source_hash,
-            })
+            });
+            let extra = [
+                ("lexical_rank", p.lexical_rank.map(serde_json::Value::from)),
+                ("vector_rank", p.vector_rank.map(serde_json::Value::from)),
+                ("similarity", p.similarity.map(serde_json::Value::from)),
+                ("expanded_from", (!p.expanded_from.is_empty()).then(|| serde_json::json!(p.expanded_from))),
+            ];
+            for (key, value) in extra {
+                if let Some(value) = value {
+                    hit[key] = value;
+                }
+            }
+            hit
         })
         .collect();
-    serde_json::json!({ "results": hits, "low_confidence": results.low_confidence, "filter_applied": results.filter_applied })
+    serde_json::json!({
+        "results": hits,
+        "low_confidence": results.low_confidence,
+        "filter_applied": results.filter_applied,
+        "mode": results.mode.as_str(),
+    })
 }
 
 fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {
@@ -499,26 +768,44 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
     })
 }
 
-fn cmd_status(args: &RootArgs, json: bool) -> Result<ExitCode> {
+fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
+    // Never loads a model or calls an endpoint: it reports the settings and what the index holds.
+    let settings = embed_settings(&r, embed);
+    let settings_json = match &settings {
+        Ok(s) => serde_json::json!({
+            "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
+        }),
+        Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
+    };
     let mut out = std::io::stdout().lock();
     if !r.db.exists() {
         if json {
-            writeln!(out, "{}", serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false}))?;
+            writeln!(out, "{}", serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json}))?;
         } else {
             writeln!(out, "root: {}\nindex: none yet (run `folio index`)", r.root.display())?;
+            write_embed_settings(&mut out, &settings)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let st = store.status()?;
+    let vs = store.vector_status()?;
     if json {
+        let mut embed_json = settings_json;
+        embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));
+        embed_json["dims"] = serde_json::json!(vs.model.as_ref().map(|m| m.dims));
+        embed_json["embedded_chunks"] = serde_json::json!(vs.embedded_chunks);
+        embed_json["total_chunks"] = serde_json::json!(vs.total_chunks);
+        embed_json["vectors"] = serde_json::json!(vs.vectors);
+        embed_json["last_unavailable"] = serde_json::json!(vs.last_unavailable);
         writeln!(
             out,
             "{}",
             serde_json::json!({
                 "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
                 "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
+                "embed": embed_json,
             })
         )?;
     } else {
@@ -532,6 +819,35 @@ fn cmd_status(args: &RootArgs, json: bool) -> Result<ExitCode> {
             st.db_size_bytes,
             st.schema_version
         )?;
+        write_embed_settings(&mut out, &settings)?;
+        match &vs.model {
+            Some(m) => writeln!(
+                out,
+                "embedded: {} of {} chunks ({} vectors, model {}, {} dimensions)",
+                vs.embedded_chunks, vs.total_chunks, vs.vectors, m.model_id, m.dims
+            )?,
+            None => writeln!(out, "embedded: none yet")?,
+        }
+        if let Some(reason) = &vs.last_unavailable {
+            writeln!(out, "last embedding pass stopped early: {reason}")?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn write_embed_settings(out: &mut impl Write, settings: &Result<EmbedSettings>) -> Result<()> {
+    match settings {
+        Ok(s) => {
+            let mut line = format!("embedding provider: {}", s.provider.as_str());
+            if let Some(model) = &s.model {
+                line.push_str(&format!(", model {model}"));
+            }
+            if let Some(endpoint) = &s.endpoint {
+                line.push_str(&format!(" at {endpoint}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+        Err(err) => writeln!(out, "embedding settings: error: {}", error_chain(err))?,
+    }
+    Ok(())
 }

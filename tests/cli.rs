@@ -9,7 +9,8 @@ use std::process::{Command, Output};
 use support::{copy_dir, fixture};
 
 fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").output().expect("folio runs")
+    // Lexical only: the pinned results must not depend on whether the built-in model is installed.
+    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", "none").output().expect("folio runs")
 }
 
 /// Copies a fixture folder into a temporary folder so indexing writes nothing into the repository.
@@ -221,6 +222,7 @@ fn run_unprivileged_with_unreadable(root: &Path, file: &str, args: &[&str]) -> O
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_folio")])
         .args(args)
         .env("HOME", root)
+        .env("FOLIO_EMBED_PROVIDER", "none")
         .output()
         .expect("setpriv runs")
 }

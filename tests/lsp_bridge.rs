@@ -39,6 +39,7 @@ fn start() -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
         .arg("lsp")
         .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("FOLIO_EMBED_PROVIDER", "none")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -12,11 +12,19 @@ use support::{copy_dir, fixture, headless_nvim, nvim};
 
 /// Runs tests/nvim/plugin_e2e.lua with `cmd` as the folio binary; returns its results and the root.
 fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
+    run_in(cmd, Some("foam-docs"), file, query, min_version)
+}
+
+/// [`run`] on a copy of the fixture `fixture`, or on a folder without Markdown when `None`.
+fn run_in(cmd: &Path, fixture_name: Option<&str>, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
     let nvim = nvim();
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("foam-docs");
     std::fs::create_dir_all(root.join(".git")).unwrap();
-    copy_dir(&fixture("foam-docs"), &root);
+    match fixture_name {
+        Some(name) => copy_dir(&fixture(name), &root),
+        None => std::fs::write(root.join("data.csv"), "a,b\n").unwrap(),
+    }
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -31,6 +39,7 @@ fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value
         .env("FOLIO_QUERY", query)
         .env("FOLIO_OUT", &out)
         .env("FOLIO_MIN_VERSION", min_version.unwrap_or(""))
+        .env("FOLIO_EXPECT", if fixture_name.is_none() { "empty" } else { "" })
         .spawn()
         .expect("nvim starts");
     let started = Instant::now();
@@ -92,4 +101,20 @@ fn neovim_plugin_warns_once_about_a_server_older_than_it_needs() {
     assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
     let health: Vec<&str> = r["health"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
     assert_eq!(health[1], format!("- ⚠️ WARNING folio {} is older than 99.0.0, which this plugin needs", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn neovim_plugin_in_a_workspace_without_markdown_says_so_once() {
+    // A new buffer (not on disk yet) in a folder whose only file is a CSV.
+    let (r, root) = run_in(Path::new(env!("CARGO_BIN_EXE_folio")), None, "new.md", "", None);
+    assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
+    // One warning, nothing else; then each command answers once, without errors.
+    assert_eq!(r["first"], json!([[format!("folio: no Markdown files under {}", root.display()), 3]]));
+    let notes = r["notifications"].as_array().unwrap();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert_eq!(notes[1], json!(["folio: no results for anything", 2]));
+    let reindex = notes[2][0].as_str().unwrap();
+    assert!(reindex.starts_with("folio: indexed 0 of 0 files (0 unchanged, 0 removed) in "), "{notes:?}");
+    assert_eq!(notes[2][1], json!(2));
+    assert_eq!(r["diagnostics"], json!(0));
 }

@@ -14,6 +14,8 @@ pub mod chunk;
 pub mod document;
 pub mod edit;
 pub mod embed;
+pub mod eval;
+pub mod graph;
 pub mod index;
 pub mod links;
 pub mod parse;

@@ -6,9 +6,10 @@
 //! Requests compute under the lock inside `catch_unwind`: a panic becomes an
 //! internal error for that one request and the server keeps running.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -32,6 +33,8 @@ const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 pub struct Options {
     /// Where the live-bridge endpoints go; `None` is core `bridge::base_dir()`.
     pub bridge_dir: Option<PathBuf>,
+    /// Never load an embedder: `folio/search` stays lexical (tests that pin results).
+    pub no_embeddings: bool,
 }
 
 /// The language server: the client handle, the session, the live-bridge endpoints and
@@ -40,6 +43,13 @@ pub struct Backend {
     shared: Shared,
     watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
     endpoints: Mutex<Endpoints>,
+    /// The workspace folders named in `initialize`, loaded in `initialized` (where the
+    /// client can be shown progress).
+    pending: Mutex<Vec<PathBuf>>,
+    /// Background embedding per searched root, created by the first `folio/search` or
+    /// `folio/reindex` of that root (editors that never search load no model).
+    embeddings: Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::Embedding>>>,
+    no_embeddings: bool,
 }
 
 /// What a background task (the file watcher, a bridge connection) needs to update or
@@ -53,10 +63,58 @@ pub(crate) struct Shared {
     pub(crate) changes: Arc<tokio::sync::watch::Sender<u64>>,
     /// Held by a bridge edit from its version check to the editor's confirmation.
     pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Numbers the work-done progress tokens (`folio/scan/1`, `folio/reindex/2`, …).
+    progress_seq: Arc<AtomicU64>,
 }
 
 /// Diagnostics ready to publish: URI, items, version of the open buffer.
 type Batch = Vec<(Uri, Vec<Diagnostic>, Option<i32>)>;
+
+/// What a mutation leaves to send: diagnostics to push, whether to ask the client to
+/// re-pull, and a `folio/status` when the counts changed.
+#[derive(Default)]
+struct Outcome {
+    batch: Batch,
+    refresh: bool,
+    status: Option<(usize, usize)>,
+}
+
+/// The `folio/status` notification: documents and broken links over every root, sent to
+/// clients that set `experimental.folioStatus` (the VS Code extension's status bar).
+pub enum StatusNotification {}
+
+impl notification::Notification for StatusNotification {
+    type Params = serde_json::Value;
+    const METHOD: &'static str = "folio/status";
+}
+
+/// A work-done progress the client was asked to create (see [`Shared::begin_work`]).
+pub(crate) struct Work {
+    client: Client,
+    token: ProgressToken,
+}
+
+impl Work {
+    async fn send(&self, progress: WorkDoneProgress) {
+        let params = ProgressParams { token: self.token.clone(), value: ProgressParamsValue::WorkDone(progress) };
+        self.client.send_notification::<notification::Progress>(params).await;
+    }
+
+    /// `$/progress` report with a message.
+    pub(crate) async fn report(&self, message: String) {
+        self.send(WorkDoneProgress::Report(WorkDoneProgressReport { message: Some(message), ..Default::default() })).await;
+    }
+
+    /// `$/progress` end with a message.
+    pub(crate) async fn end(self, message: String) {
+        self.send(WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(message) })).await;
+    }
+}
+
+/// The message shown once for a workspace folder without Markdown.
+pub fn no_markdown_message(folder: &std::path::Path) -> String {
+    format!("folio: no Markdown files under {}", folder.display())
+}
 
 /// The message of a caught panic.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -89,9 +147,43 @@ impl Shared {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Starts a work-done progress when the client shows them: asks it to create the
+    /// token `folio/{kind}/{n}`, then sends `begin`. `None` when the client cannot or refused.
+    pub(crate) async fn begin_work(&self, kind: &str, title: &str, message: String) -> Option<Work> {
+        if !self.lock().flags.work_done_progress {
+            return None;
+        }
+        let n = self.progress_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let token = NumberOrString::String(format!("folio/{kind}/{n}"));
+        if let Err(e) = self.client.create_work_done_progress(token.clone()).await {
+            tracing::warn!("the client refused progress {kind}: {e}");
+            return None;
+        }
+        let work = Work { client: self.client.clone(), token };
+        let begin = WorkDoneProgressBegin { title: title.to_string(), cancellable: Some(false), message: Some(message), percentage: None };
+        work.send(WorkDoneProgress::Begin(begin)).await;
+        Some(work)
+    }
+
+    /// The status to send, when the client wants it and it changed since the last one.
+    fn take_status(session: &mut Session) -> Option<(usize, usize)> {
+        let status = session.status();
+        if !session.flags.status_notification || session.last_status == Some(status) {
+            return None;
+        }
+        session.last_status = Some(status);
+        Some(status)
+    }
+
+    async fn send_status(&self, status: Option<(usize, usize)>) {
+        if let Some((documents, broken)) = status {
+            self.client.send_notification::<StatusNotification>(json!({"documents": documents, "brokenLinks": broken})).await;
+        }
+    }
+
     /// Applies a mutation and computes the diagnostics to publish for the open
     /// documents it affected, all before any `.await`.
-    fn mutate(&self, method: &str, f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>) -> (Batch, bool) {
+    fn mutate(&self, method: &str, f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>) -> Outcome {
         let mut session = self.lock();
         let affected = guarded(method, || f(&mut session)).unwrap_or_default();
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
@@ -99,29 +191,42 @@ impl Shared {
         // whose diagnostics may have changed need a refresh request.
         let others = if matches!(method, "didChange" | "didOpen") { affected.len() > 1 } else { !affected.is_empty() };
         let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
-        if session.flags.pull_diagnostics {
-            return (Vec::new(), refresh);
-        }
-        let batch = guarded(method, || {
-            let mut batch = Batch::new();
-            for doc in session.open_among(&affected) {
-                let Some(uri) = session.uri(doc.root, &doc.path) else { continue };
-                let version = session.open.get(&session.abs_path(doc.root, &doc.path)).copied();
-                batch.push((uri, handlers::diagnostics::for_document(&session, &doc), version));
-            }
-            Ok(batch)
-        })
-        .unwrap_or_default();
-        (batch, refresh)
+        // Diagnostics pushed for open documents also give their broken-link counts.
+        let mut counted = HashMap::new();
+        let batch = if session.flags.pull_diagnostics {
+            Vec::new()
+        } else {
+            guarded(method, || {
+                let mut batch = Batch::new();
+                for doc in session.open_among(&affected) {
+                    let Some(uri) = session.uri(doc.root, &doc.path) else { continue };
+                    let version = session.open.get(&session.abs_path(doc.root, &doc.path)).copied();
+                    let items = handlers::diagnostics::for_document(&session, &doc);
+                    counted.insert(doc, items.iter().filter(|d| d.severity == Some(DiagnosticSeverity::ERROR)).count());
+                    batch.push((uri, items, version));
+                }
+                Ok(batch)
+            })
+            .unwrap_or_default()
+        };
+        // didChange and didOpen never remove a document; other mutations may.
+        let prune = !matches!(method, "didChange" | "didOpen");
+        let _ = guarded(method, || {
+            session.recount(&affected, &counted, prune);
+            Ok(())
+        });
+        let status = Shared::take_status(&mut session);
+        Outcome { batch, refresh, status }
     }
 
-    async fn publish(&self, (batch, refresh): (Batch, bool)) {
-        for (uri, items, version) in batch {
+    async fn publish(&self, outcome: Outcome) {
+        for (uri, items, version) in outcome.batch {
             self.client.publish_diagnostics(uri, items, version).await;
         }
-        if refresh {
+        if outcome.refresh {
             let _ = self.client.workspace_diagnostic_refresh().await;
         }
+        self.send_status(outcome.status).await;
     }
 
     /// Handles files that changed on disk.
@@ -150,9 +255,65 @@ impl Backend {
             session: Arc::new(Mutex::new(Session::default())),
             changes: Arc::new(tokio::sync::watch::channel(0).0),
             edit_lock: Arc::new(tokio::sync::Mutex::new(())),
+            progress_seq: Arc::new(AtomicU64::new(0)),
         };
         let base = options.bridge_dir.unwrap_or_else(folio_core::bridge::base_dir);
-        Backend { shared, watcher: Mutex::new(None), endpoints: Mutex::new(Endpoints::new(base)) }
+        Backend {
+            shared,
+            watcher: Mutex::new(None),
+            endpoints: Mutex::new(Endpoints::new(base)),
+            pending: Mutex::new(Vec::new()),
+            embeddings: Mutex::new(std::collections::HashMap::new()),
+            no_embeddings: options.no_embeddings,
+        }
+    }
+
+    /// Loads the workspace folders named in `initialize`, with a work-done progress
+    /// (`folio/scan/N`) when the client shows them; then says once for each folder
+    /// without Markdown that it has none, and sends the first `folio/status`.
+    async fn initial_scan(&self) {
+        let folders = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        if folders.is_empty() {
+            return;
+        }
+        let work = self.shared.begin_work("scan", "folio: indexing", format!("scanning {}", folders[0].display())).await;
+        let mut empty = Vec::new();
+        for (i, folder) in folders.iter().enumerate() {
+            if i > 0
+                && let Some(work) = &work
+            {
+                work.report(format!("scanning {}", folder.display())).await;
+            }
+            // Off the async thread, so the output keeps flowing (the `begin` reaches the
+            // client before the scan, not with its `end`); no other message is handled meanwhile.
+            let (shared, path) = (self.shared.clone(), folder.clone());
+            let loaded = tokio::task::spawn_blocking(move || {
+                let mut session = shared.lock();
+                guarded("initialized", || session.add_root(&path)).map(|idx| (session.roots[idx].folder.clone(), session.roots[idx].ws.len()))
+            })
+            .await;
+            let Ok(Ok((folder, n))) = loaded else { continue };
+            if n == 0 {
+                empty.push(folder.clone());
+            }
+            if let Some(work) = &work {
+                work.report(format!("{n} documents in {}", folder.display())).await;
+            }
+        }
+        self.sync_endpoints();
+        let (status, (documents, broken), counted) = {
+            let mut session = self.shared.lock();
+            (Shared::take_status(&mut session), session.status(), session.flags.status_notification)
+        };
+        if let Some(work) = work {
+            let message =
+                if counted { format!("{documents} documents, {broken} broken links") } else { format!("{documents} documents") };
+            work.end(message).await;
+        }
+        for folder in empty {
+            self.shared.client.show_message(MessageType::WARNING, no_markdown_message(&folder)).await;
+        }
+        self.shared.send_status(status).await;
     }
 
     /// Opens and closes bridge endpoints so there is one per root.
@@ -228,6 +389,8 @@ fn flags(caps: &ClientCapabilities) -> ClientFlags {
         delete_files: resource_operation(ResourceOperationKind::Delete),
         rename_files: resource_operation(ResourceOperationKind::Rename),
         document_changes: ws.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false),
+        work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
+        status_notification: caps.experimental.as_ref().and_then(|e| e.get("folioStatus")).and_then(|v| v.as_bool()).unwrap_or(false),
     }
 }
 
@@ -289,7 +452,15 @@ impl Backend {
             return Err(Error::invalid_params(message));
         }
         let (folder, config) = self.request("folio/search", handlers::search::target)?;
-        let result = tokio::task::spawn_blocking(move || handlers::search::search(&folder, &config, &params))
+        let embedding = self.embedding_of(&folder, &config);
+        let result = tokio::task::spawn_blocking(move || {
+            let result = handlers::search::search(&folder, &config, &params, embedding.as_ref().and_then(|e| e.embedder()));
+            // Embeds what changed, in the background, after answering: the next search can use it.
+            if let Some(embedding) = &embedding {
+                embedding.start(folio_core::index::default_db_path(&folder));
+            }
+            result
+        })
             .await
             .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/search: {e}").into(), data: None })?;
         match result {
@@ -302,15 +473,48 @@ impl Backend {
         }
     }
 
+    /// The embedding runner of `folder`, made on first use from its `folio.toml` and the
+    /// user's configuration (`None` with `Options::no_embeddings`).
+    fn embedding_of(&self, folder: &std::path::Path, config: &folio_core::workspace::Config) -> Option<Arc<folio_core::embed::runner::Embedding>> {
+        if self.no_embeddings {
+            return None;
+        }
+        let mut map = self.embeddings.lock().unwrap_or_else(PoisonError::into_inner);
+        let runner = map.entry(folder.to_path_buf()).or_insert_with(|| {
+            let settings = folio_core::workspace::user_config::UserConfig::load()
+                .and_then(|user| folio_core::embed::settings::EmbedSettings::resolve(&config.embed, &user.embed, false));
+            if let Err(reason) = &settings {
+                tracing::warn!(%reason, "embeddings are off");
+            }
+            Arc::new(folio_core::embed::runner::Embedding::new(settings))
+        });
+        Some(Arc::clone(runner))
+    }
+
     /// `folio/reindex`: an incremental index pass of the first root; returns its summary.
+    /// With a work-done progress (`folio/reindex/N`) when the client shows them.
     pub async fn folio_reindex(&self) -> Result<handlers::search::ReindexResult> {
         let (folder, config) = self.request("folio/reindex", handlers::search::target)?;
+        let embedding = self.embedding_of(&folder, &config);
+        let work = self.shared.begin_work("reindex", "folio: reindexing", format!("indexing {}", folder.display())).await;
         let result = tokio::task::spawn_blocking(move || {
-            handlers::search::reindex(&folder, &config).map(|s| handlers::search::summary(&folder, &s))
+            let summary = handlers::search::reindex(&folder, &config).map(|s| handlers::search::summary(&folder, &s));
+            if let Some(embedding) = &embedding {
+                embedding.start(folio_core::index::default_db_path(&folder));
+            }
+            summary
         })
         .await
-        .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {e}").into(), data: None })?;
-        result.map_err(|err| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {err:#}").into(), data: None })
+        .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {e}").into(), data: None })
+        .and_then(|r| r.map_err(|err| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {err:#}").into(), data: None }));
+        if let Some(work) = work {
+            let message = match &result {
+                Ok(r) => format!("indexed {} of {} files ({} unchanged, {} removed)", r.indexed, r.files, r.unchanged, r.removed),
+                Err(e) => format!("failed: {}", e.message),
+            };
+            work.end(message).await;
+        }
+        result
     }
 }
 
@@ -332,16 +536,17 @@ impl LanguageServer for Backend {
             {
                 folders.push(root);
             }
-            for folder in folders {
-                if let Err(e) = session.add_root(&folder) {
-                    tracing::warn!("{e:#}");
-                }
-            }
+            // Loaded in `initialized`, where progress can be shown.
+            *self.pending.lock().unwrap_or_else(PoisonError::into_inner) =
+                folders.into_iter().map(|f| f.canonicalize().unwrap_or(f)).collect();
             Ok(())
         })?;
         let capabilities = capabilities(&session);
         drop(session);
-        self.sync_endpoints();
+        // The bridge endpoints open now, as they did when the folders loaded here: until the
+        // scan is done a bridge request finds no open buffer and the agent reads the disk.
+        let folders = self.pending.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        self.endpoints.lock().unwrap_or_else(PoisonError::into_inner).sync(&folders, &self.shared);
         Ok(InitializeResult {
             capabilities,
             server_info: Some(ServerInfo { name: "folio".to_string(), version: Some(env!("CARGO_PKG_VERSION").to_string()) }),
@@ -350,6 +555,7 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        self.initial_scan().await;
         let dynamic = self.shared.lock().flags.watched_files_dynamic;
         if dynamic {
             let options = DidChangeWatchedFilesRegistrationOptions {
@@ -400,7 +606,7 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        let (batch, refresh) = self.shared.mutate("didClose", |s| {
+        let outcome = self.shared.mutate("didClose", |s| {
             let abs = convert::uri_to_path(&uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
             Ok(s.did_close(&abs))
         });
@@ -410,7 +616,7 @@ impl LanguageServer for Backend {
             // Diagnostics are published for open documents only.
             self.shared.client.publish_diagnostics(uri, Vec::new(), None).await;
         }
-        self.shared.publish((batch, refresh)).await;
+        self.shared.publish(outcome).await;
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
@@ -446,20 +652,25 @@ impl LanguageServer for Backend {
             for folder in &params.event.added {
                 if let Some(path) = convert::uri_to_path(&folder.uri) {
                     let idx = s.add_root(&path)?;
-                    added.push(s.roots[idx].folder.clone());
+                    added.push((s.roots[idx].folder.clone(), s.roots[idx].ws.is_empty()));
                 }
             }
             Ok(s.all_documents().into_iter().filter(|d| s.is_open(d)).collect())
         });
         self.sync_endpoints();
         if let Some(debouncer) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-            for folder in &added {
+            for (folder, _) in &added {
                 if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
                     tracing::warn!("cannot watch {}: {e}", folder.display());
                 }
             }
         }
         self.shared.publish(result).await;
+        for (folder, empty) in added {
+            if empty {
+                self.shared.client.show_message(MessageType::WARNING, no_markdown_message(&folder)).await;
+            }
+        }
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use folio_core::document::{Document, Encoding, TextEdit};
 use folio_core::links::graph::{LinkGraph, TargetKey, wiki_key};
+use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::incremental::IncrementalParser;
 use folio_core::parse::{Parsed, parse};
 use folio_core::pointer::hash_bytes;
@@ -41,6 +42,10 @@ pub struct ClientFlags {
     pub delete_files: bool,
     /// Workspace edits may rename files (`resourceOperations` has `rename`).
     pub rename_files: bool,
+    /// The client shows server-initiated progress (`window.workDoneProgress`).
+    pub work_done_progress: bool,
+    /// The client wants `folio/status` notifications (`experimental.folioStatus`).
+    pub status_notification: bool,
 }
 
 /// One workspace root and its model.
@@ -57,6 +62,8 @@ pub struct Root {
     /// True for the folder of a lone file opened without a workspace: only that folder's
     /// own entries are known and the root goes away when its last document closes.
     pub single_file: bool,
+    /// Per document (KB-relative path) with broken links: how many (error diagnostics).
+    pub broken: HashMap<String, usize>,
 }
 
 /// A document named by its root and KB-relative path.
@@ -86,6 +93,8 @@ pub struct Session {
     pub parsers: HashMap<PathBuf, IncrementalParser>,
     /// The editor's name and version from `initialize` (`clientInfo`).
     pub client_info: Option<(String, Option<String>)>,
+    /// The last `folio/status` sent: documents and broken links.
+    pub last_status: Option<(usize, usize)>,
 }
 
 /// What links into a document can name: headings (slug, text, custom id), anchor ids,
@@ -200,9 +209,11 @@ impl Session {
             loaded.as_millis(),
             (started.elapsed() - loaded).as_millis()
         );
-        self.roots.push(Root { folder, ws, graph, file_config, single_file: false });
+        self.roots.push(Root { folder, ws, graph, file_config, single_file: false, broken: HashMap::new() });
         let idx = self.roots.len() - 1;
         self.overlay_open_documents(idx);
+        let docs = self.roots[idx].ws.document_paths().map(|path| DocRef { root: idx, path: path.to_string() }).collect();
+        self.recount(&docs, &HashMap::new(), false);
         Ok(idx)
     }
 
@@ -337,7 +348,14 @@ impl Session {
                 }
             }
             tracing::info!("single-file mode in {}", folder.display());
-            self.roots.push(Root { folder, ws, graph: LinkGraph::default(), file_config: Config::default(), single_file: true });
+            self.roots.push(Root {
+                folder,
+                ws,
+                graph: LinkGraph::default(),
+                file_config: Config::default(),
+                single_file: true,
+                broken: HashMap::new(),
+            });
         }
         self.locate(abs)
     }
@@ -466,6 +484,47 @@ impl Session {
             out.extend(root.ws.document_paths().map(|p| DocRef { root: i, path: p.to_string() }));
         }
         out
+    }
+
+    /// Recounts the broken links (error diagnostics) of `docs`, taking those already
+    /// counted from `counted`; with `prune`, also forgets the counts of documents that no
+    /// longer exist.
+    /// Counting costs a diagnostics pass over the documents, so it is done only for a
+    /// client that asked for `folio/status`.
+    pub fn recount(&mut self, docs: &BTreeSet<DocRef>, counted: &HashMap<DocRef, usize>, prune: bool) {
+        if !self.flags.status_notification {
+            return;
+        }
+        for doc in docs {
+            let Some(root) = self.roots.get(doc.root) else { continue };
+            let n = if let Some(n) = counted.get(doc) {
+                *n
+            } else if root.ws.get(&doc.path).is_some() {
+                diagnostics(&root.ws, &doc.path).iter().filter(|d| d.severity == Severity::Error).count()
+            } else {
+                0
+            };
+            let broken = &mut self.roots[doc.root].broken;
+            if n == 0 {
+                broken.remove(&doc.path);
+            } else {
+                broken.insert(doc.path.clone(), n);
+            }
+        }
+        if prune {
+            for root in &mut self.roots {
+                let ws = &root.ws;
+                root.broken.retain(|path, _| ws.get(path).is_some());
+            }
+        }
+    }
+
+    /// Documents and broken links over every root (broken links are counted only for a
+    /// client that asked for `folio/status`, see [`Session::recount`]).
+    pub fn status(&self) -> (usize, usize) {
+        let documents = self.roots.iter().map(|r| r.ws.len()).sum();
+        let broken = self.roots.iter().flat_map(|r| r.broken.values()).sum();
+        (documents, broken)
     }
 
     /// The open documents among `docs`.

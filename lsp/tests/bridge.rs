@@ -31,7 +31,7 @@ impl Bridged {
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         common::write_files(dir.path(), files);
         let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-        let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")) };
+        let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")), no_embeddings: true };
         let caps = json!({"workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]}}});
         let mut c = Client::start_opts(dir, enc, caps, folders, options).await;
         c.apply_policy = ApplyPolicy::Apply;
@@ -216,7 +216,7 @@ async fn sockets_are_private_stale_ones_replaced_and_removed_with_their_root() {
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     common::write_files(dir.path(), &[("a.md", "# A\n")]);
     let folders = json!([{"uri": common::uri_of(&root), "name": "ws"}]);
-    let options = folio_lsp::Options { bridge_dir: Some(base.clone()) };
+    let options = folio_lsp::Options { bridge_dir: Some(base.clone()), no_embeddings: true };
     let mut c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, options).await;
     assert!(!stale.exists());
     assert_eq!((mode(&base), mode(&root_dir(&base, &root)), mode(&ours)), (0o700, 0o700, 0o600));
@@ -358,7 +358,7 @@ async fn an_editor_without_file_operations_is_not_asked() {
     common::write_files(dir.path(), &[("a.md", "# A\n")]);
     let base_dir = tempfile::tempdir().unwrap();
     let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")) };
+    let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")), no_embeddings: true };
     let c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, options).await;
     let mut t = Bridged { c, base_dir };
     t.open("a.md").await;

@@ -38,7 +38,16 @@ async fn search_returns_kb_search_hits_with_file_uris() {
 
     // Path globs filter, and the filter is named.
     let result = c.call("folio/search", json!({"query": "tomatoes", "pathGlobs": ["b.md"]})).await;
-    assert_eq!(result, json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"]}));
+    assert_eq!(result, json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"], "mode": "lexical"}));
+    // Without embeddings, semantic is refused with the reason and hybrid runs lexical.
+    let r = c.request("folio/search", json!({"query": "tomatoes", "mode": "semantic"})).await;
+    assert_eq!(
+        r["error"]["message"],
+        "folio/search: not configured: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
+    );
+    let r = c.request("folio/search", json!({"query": "tomatoes", "mode": "fuzzy"})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert_eq!(r["error"]["message"], "unknown search mode `fuzzy` (expected lexical, semantic or hybrid)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -167,6 +167,15 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.links(&args)).await
     }
 
+    /// Connection graph of a document: starting from its chunks, adds the chunks most similar in meaning (embedding cosine), level by level (breadth-first), so you reach documents that share no words with your query. Use it after kb_search, on a good hit, to find related material. Nodes carry parent, depth, score, pointer and a snippet; `truncated` says a cap cut the walk. Needs embeddings (kb_status `search_modes` includes `semantic`).
+    #[tool(name = "kb_graph", annotations(read_only_hint = true))]
+    async fn kb_graph(
+        &self,
+        Parameters(args): Parameters<crate::kb::graph::GraphArgs>,
+    ) -> Result<Json<crate::kb::graph::GraphOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.graph(&args)).await
+    }
+
     /// Structural edit of one Markdown file by element pointers (from kb_read / kb_outline / kb_search): replace_element (alias replace), replace_section, delete_section, replace_subtree, insert_before, insert_after, delete; pointer `document` inserts at the file's start or end. Pointers are checked by selfHash (and subtreeHash for section/subtree operations) and re-anchored if the element moved. All operations apply together or not at all; the result must keep every untouched element, list and heading level. Unchanged bytes stay as they were. Needs allow_writes.
     #[tool(
         name = "kb_patch",
@@ -483,6 +492,7 @@ mod tests {
                 root: dir.path().into(),
                 db: None,
                 allow_writes: false,
+                embed: Err("embeddings are off in this test".into()),
             })
             .unwrap(),
         );
@@ -503,12 +513,13 @@ mod tests {
                 root: dir.path().into(),
                 db: None,
                 allow_writes: false,
+                embed: Err("embeddings are off in this test".into()),
             })
             .unwrap(),
         );
         let server = FolioServer::new(kb);
         let tools = server.tool_router.list_all();
-        assert_eq!(tools.len(), 14);
+        assert_eq!(tools.len(), 15);
         for t in &tools {
             assert!(t.output_schema.is_some(), "{}", t.name);
             let schema = serde_json::to_value(&*t.input_schema).unwrap();

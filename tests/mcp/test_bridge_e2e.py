@@ -92,7 +92,7 @@ def nvim(kb):
 
 def mcp_server(kb: Path, nvim: Nvim) -> StdioServerParameters:
     return StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(kb), "--allow-writes"],
-                                 env={"XDG_RUNTIME_DIR": str(nvim.runtime)})
+                                 env={"XDG_RUNTIME_DIR": str(nvim.runtime), "FOLIO_EMBED_PROVIDER": "none"})
 
 
 async def call(client: Client, tool: str, args: dict) -> dict:

@@ -6,6 +6,7 @@ The client connects in its default `auto` mode, so every connection starts with 
 
 import asyncio
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,12 +19,15 @@ pytestmark = pytest.mark.anyio
 
 TOOLS = {
     "kb_status", "kb_reindex", "kb_search", "kb_read", "kb_outline", "kb_list_files", "kb_list_topics",
-    "kb_links", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_download_file",
+    "kb_links", "kb_graph", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_download_file",
 }
 
 
 def server(root: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(root), *extra])
+    # Lexical only (FOLIO_EMBED_PROVIDER=none): pinned results must not depend on whether
+    # the built-in model is installed; test_semantic_e2e.py covers the model.
+    return StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(root), *extra],
+                                 env={"FOLIO_EMBED_PROVIDER": "none"})
 
 
 async def wait_indexed(client: Client) -> dict:
@@ -147,7 +151,7 @@ def rpc(proc, message) -> dict:
 def test_server_discover_malformed_requests_and_version_negotiation(kb):
     """Raw JSON-RPC over stdio: -32601 for server/discover, errors for malformed input, no crash."""
     proc = subprocess.Popen([folio_bin(), "mcp", "--root", str(kb)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "FOLIO_EMBED_PROVIDER": "none"})
     try:
         meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},

@@ -49,6 +49,80 @@ pub fn headless_nvim(nvim: &Path, work: &Path) -> Command {
         std::fs::create_dir_all(work.join(dir)).unwrap();
         cmd.env(var, work.join(dir));
     }
+    // The folio it starts searches lexically, so results pinned by the tests do not depend
+    // on whether the built-in model is installed on this machine.
+    cmd.env("FOLIO_EMBED_PROVIDER", "none");
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
     cmd
+}
+
+/// The deterministic embedding server of `tests/support/embed_server.py`, run
+/// by `python3` as a child process on a free loopback port; killed on drop.
+pub struct EmbedServer {
+    child: std::process::Child,
+    /// The port it listens on (127.0.0.1).
+    pub port: u16,
+}
+
+impl EmbedServer {
+    /// Starts the server with `args` (e.g. `["--mode", "fail500"]`) and waits
+    /// until it prints its port, which it does once it is listening.
+    /// Panics, saying so, when `python3` is missing.
+    pub fn start(args: &[&str]) -> EmbedServer {
+        use std::io::BufRead;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/embed_server.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("python3 is needed to run the test embedding server {}: {e}", script.display()));
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("the embedding server printed {line:?} instead of its port")
+        });
+        EmbedServer { child, port }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The server's counters (`GET /stats`).
+    pub fn stats(&self) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let mut conn = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        conn.write_all(b"GET /stats HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        let body = answer.split_once("\r\n\r\n").expect("an HTTP answer").1;
+        serde_json::from_str(body).unwrap()
+    }
+
+    /// The vector the server computes for `text`, L2-normalised as folio stores it.
+    pub fn expected_vector(text: &str) -> Vec<f32> {
+        let mut v = [1.0f64; 8];
+        for (i, b) in text.bytes().enumerate() {
+            v[i % 8] += f64::from(b);
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.iter().map(|x| (x / norm) as f32).collect()
+    }
+}
+
+impl Drop for EmbedServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port on 127.0.0.1 where nothing listens (bound, then released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
 }

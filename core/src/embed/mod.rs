@@ -5,9 +5,25 @@
 //! and an OpenAI-compatible endpoint (`POST /v1/embeddings`).
 //!
 //! Vectors are `f32`, L2-normalised by the provider, so cosine similarity is the
-//! dot product and sqlite-vec's L2 distance `d` maps to cosine `1 - d²/2`.
+//! dot product. The store's vec0 table uses sqlite-vec's cosine distance
+//! (`1 − cosine`); see [`crate::store::vectors`].
+//!
+//! - [`builtin`]: the built-in offline model (multilingual-e5-small, 4-bit),
+//!   installed by `scripts/fetch-model`.
+//! - [`settings`]: `[embed]` configuration from `folio.toml`, the user's config
+//!   and the command line, the remote-endpoint policy, and [`settings::make_embedder`].
+//! - [`http`]: the Ollama- and OpenAI-compatible HTTP providers.
+//! - [`pass`]: the incremental embedding pass ([`pass::embed_pending`],
+//!   [`pass::spawn_embed_pass`]) and its shared [`pass::EmbedProgress`].
 
 pub mod builtin;
+pub mod http;
+pub mod pass;
+pub mod runner;
+pub mod settings;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 /// A failure to embed.
 #[derive(Debug, thiserror::Error)]
@@ -36,8 +52,15 @@ pub trait Embedder: Send + Sync {
     /// Stored with every vector: a change of id re-embeds every chunk.
     fn model_id(&self) -> &str;
 
-    /// The number of dimensions of every returned vector.
+    /// The number of dimensions of every returned vector; 0 while unknown
+    /// (an HTTP provider learns it from its first answer).
     fn dimensions(&self) -> usize;
+
+    /// How many passages the embedding pass hands to one
+    /// [`Embedder::embed_passages`] call (default 32).
+    fn batch_size(&self) -> usize {
+        32
+    }
 
     /// Embeds passages (chunks being indexed), one vector per input, in
     /// order, each L2-normalised.
@@ -48,4 +71,25 @@ pub trait Embedder: Send + Sync {
     /// Embeds one search query (models such as E5 embed queries and
     /// passages with different prefixes), L2-normalised.
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+}
+
+/// L2-normalises `vector` in place after checking it.
+///
+/// Errors: [`EmbedError::Invalid`] for an empty vector, a non-finite value, or
+/// a zero vector (which has no direction).
+pub fn normalize(vector: &mut [f32]) -> Result<(), EmbedError> {
+    if vector.is_empty() {
+        return Err(EmbedError::Invalid("an empty vector".to_owned()));
+    }
+    if vector.iter().any(|x| !x.is_finite()) {
+        return Err(EmbedError::Invalid("a vector with a non-finite value".to_owned()));
+    }
+    let norm = vector.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+    if norm == 0.0 || !norm.is_finite() {
+        return Err(EmbedError::Invalid("a zero vector".to_owned()));
+    }
+    for x in vector.iter_mut() {
+        *x = (f64::from(*x) / norm) as f32;
+    }
+    Ok(())
 }

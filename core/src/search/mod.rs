@@ -7,8 +7,14 @@
 //! higher is better.
 
 pub mod cjk;
+pub mod confidence;
 pub mod filter;
+pub mod fusion;
+pub mod mmr;
+pub mod parent;
+pub mod pipeline;
 pub mod query;
+pub mod semantic;
 pub mod snippet;
 
 use rusqlite::types::Value;
@@ -145,6 +151,11 @@ impl Store {
     /// hits (with `low_confidence` set) rather than an error.
     /// Invalid globs and dates give [`SearchError::InvalidArgument`].
     pub fn search_lexical(&self, search: &SearchQuery) -> Result<SearchResults, SearchError> {
+        Ok(self.search_lexical_with_ids(search)?.0)
+    }
+
+    /// [`Store::search_lexical`], with the chunk id of each hit (same order).
+    pub(crate) fn search_lexical_with_ids(&self, search: &SearchQuery) -> Result<(SearchResults, Vec<i64>), SearchError> {
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
         if terms.len() > MAX_TERMS {
@@ -154,11 +165,14 @@ impl Store {
             )));
         }
         let Some(match_expr) = query::fts_match_expr(&terms) else {
-            return Ok(SearchResults {
-                results: Vec::new(),
-                low_confidence: true,
-                filter_applied: filters.applied,
-            });
+            return Ok((
+                SearchResults {
+                    results: Vec::new(),
+                    low_confidence: true,
+                    filter_applied: filters.applied,
+                },
+                Vec::new(),
+            ));
         };
         let limit = if search.limit == 0 {
             DEFAULT_LIMIT
@@ -232,21 +246,24 @@ impl Store {
                 n_matched * 2 < included.len()
             }
         };
-        Ok(SearchResults {
-            results,
-            low_confidence,
-            filter_applied: filters.applied,
-        })
+        Ok((
+            SearchResults {
+                results,
+                low_confidence,
+                filter_applied: filters.applied,
+            },
+            chunk_ids,
+        ))
     }
 }
 
 /// The SQL of the active filters (each clause starting with ` AND `), their
 /// bound values (numbered from `?2`), and their names.
 #[derive(Debug, Default)]
-struct Filters {
-    sql: String,
-    values: Vec<Value>,
-    applied: Vec<String>,
+pub(crate) struct Filters {
+    pub(crate) sql: String,
+    pub(crate) values: Vec<Value>,
+    pub(crate) applied: Vec<String>,
 }
 
 impl Filters {
@@ -267,7 +284,7 @@ impl Filters {
 }
 
 /// Validates the filters of `search` and turns them into SQL.
-fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
+pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     let mut filters = Filters::default();
     if !search.path_globs.is_empty() {
         filter::PathFilter::new(&search.path_globs).map_err(SearchError::InvalidArgument)?;
@@ -373,7 +390,7 @@ fn dedup(items: &[String]) -> Vec<String> {
 }
 
 /// Splits a stored heading path back into headings.
-fn split_heading_path(joined: &str) -> Vec<String> {
+pub(crate) fn split_heading_path(joined: &str) -> Vec<String> {
     if joined.is_empty() {
         return Vec::new();
     }

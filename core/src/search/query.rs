@@ -8,6 +8,8 @@
 //! Every term is emitted as a quoted FTS5 string, so no user input can be read
 //! as FTS5 syntax (`NEAR(`, `:`, `*`, `(`, `AND`) or cause a syntax error.
 //! A term without any letter or digit is dropped.
+//! An unquoted term with a CJK run longer than [`CJK_PHRASE_MAX_CHARS`] (a Japanese
+//! sentence, say) matches any of its bigrams rather than the whole phrase.
 
 use super::cjk::{cjk_bigrams, is_cjk};
 
@@ -29,6 +31,11 @@ impl QueryTerm {
     /// (CJK-bigram-transformed) text, or a prefix query for a prefix term and
     /// for a term that is a single CJK character.
     pub fn fts_expr(&self) -> String {
+        if !self.quoted && !self.prefix && !self.excluded
+            && let Some(parts) = split_long_cjk(&self.text)
+        {
+            return format!("({})", parts.join(" OR "));
+        }
         let transformed = cjk_bigrams(&self.text);
         let quoted = format!("\"{}\"", transformed.replace('"', "\"\""));
         let mut chars = self.text.chars();
@@ -39,6 +46,60 @@ impl QueryTerm {
             quoted
         }
     }
+}
+
+/// An unquoted term whose longest CJK run is longer than this many characters is
+/// searched as any of its pieces instead of as one phrase (see [`QueryTerm::fts_expr`]).
+pub const CJK_PHRASE_MAX_CHARS: usize = 4;
+
+/// Most pieces one split term yields (each is an FTS5 phrase BM25 must score); the
+/// rest of a very long run is left out.
+pub const CJK_MAX_PIECES: usize = 64;
+
+/// The pieces of a term holding a CJK run longer than [`CJK_PHRASE_MAX_CHARS`]: each
+/// bigram of every CJK run (a one-character run as a prefix query) and each other run
+/// with a letter or digit as a phrase, deduplicated, at most [`CJK_MAX_PIECES`];
+/// `None` for a term without such a run.
+///
+/// Japanese and Chinese write a sentence without spaces, so a question like
+/// `本番に出した変更を前のバージョンへ戻したい` is one term; as a phrase it only finds
+/// that exact sentence. Searched as any of its bigrams, BM25 ranks the chunks sharing
+/// the most (and rarest) of them first — the way a space-separated English query
+/// already works. A short run (a word such as `仕組み`) stays a phrase, and quoting a
+/// term keeps it verbatim.
+fn split_long_cjk(text: &str) -> Option<Vec<String>> {
+    let mut runs: Vec<(bool, String)> = Vec::new();
+    for c in text.chars() {
+        let cjk = is_cjk(c);
+        match runs.last_mut() {
+            Some((kind, run)) if *kind == cjk => run.push(c),
+            _ => runs.push((cjk, c.to_string())),
+        }
+    }
+    let longest = runs.iter().filter(|(cjk, _)| *cjk).map(|(_, r)| r.chars().count()).max()?;
+    if longest <= CJK_PHRASE_MAX_CHARS {
+        return None;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut push = |p: String| {
+        if !parts.contains(&p) && parts.len() < CJK_MAX_PIECES {
+            parts.push(p);
+        }
+    };
+    for (cjk, run) in &runs {
+        if *cjk {
+            let chars: Vec<char> = run.chars().collect();
+            if chars.len() == 1 {
+                push(format!("\"{}\" *", chars[0]));
+            }
+            for pair in chars.windows(2) {
+                push(format!("\"{}\"", pair.iter().collect::<String>()));
+            }
+        } else if run.chars().any(char::is_alphanumeric) {
+            push(format!("\"{}\"", run.trim().replace('"', "\"\"")));
+        }
+    }
+    Some(parts)
 }
 
 /// Splits `input` into terms; terms without a letter or digit, and repeats of a term
@@ -141,10 +202,24 @@ mod tests {
             ("東京都", Some(r#"("東京 京都")"#)),
             ("東", Some(r#"("東" *)"#)),
             ("Rust東京", Some(r#"("Rust 東京")"#)),
+            // A CJK run over 4 characters: any of its bigrams (and other runs as phrases).
+            ("本番に戻したい", Some(r#"(("本番" OR "番に" OR "に戻" OR "戻し" OR "した" OR "たい"))"#)),
+            ("v2の設定を戻したい", Some(r#"(("v2" OR "の設" OR "設定" OR "定を" OR "を戻" OR "戻し" OR "した" OR "たい"))"#)),
+            ("仕組み", Some(r#"("仕組 組み")"#)),
+            // Quoted, excluded and prefix terms stay phrases.
+            (r#""本番に戻したい""#, Some(r#"("本番 番に に戻 戻し した たい")"#)),
+            ("x -本番に戻したい", Some(r#"("x") NOT "本番 番に に戻 戻し した たい""#)),
         ];
         for (input, expected) in cases {
             assert_eq!(expr(input).as_deref(), *expected, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn long_cjk_runs_are_capped() {
+        let long: String = (0..200u32).map(|i| char::from_u32(0x4E00 + i).unwrap()).collect();
+        let e = expr(&long).unwrap();
+        assert_eq!(e.matches(" OR ").count(), CJK_MAX_PIECES - 1);
     }
 
     #[test]

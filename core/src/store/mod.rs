@@ -24,8 +24,10 @@
 
 mod catalog;
 mod schema;
+pub mod vectors;
 
 pub use catalog::CatalogEntry;
+pub use vectors::{PendingChunk, VectorModel, VectorStatus};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,29 @@ pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 /// The separator between headings in the stored `heading_path` column.
 pub const HEADING_PATH_SEPARATOR: &str = " > ";
+
+/// The text an embedder is given for a chunk: its heading path (headings
+/// joined with [`HEADING_PATH_SEPARATOR`], as stored), a blank line, then the
+/// chunk's Markdown text; just the text when the chunk has no heading.
+///
+/// `chunks.content_hash` is the XxHash64 of exactly this text, so vectors are
+/// keyed by what was embedded.
+pub fn embedding_text(heading_path: &str, text: &str) -> String {
+    if heading_path.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{heading_path}\n\n{text}")
+    }
+}
+
+/// The `content_hash` of a chunk: XxHash64 of [`embedding_text`], 16 lowercase
+/// hex digits.
+pub fn chunk_content_hash(heading_path: &str, text: &str) -> String {
+    format!(
+        "{:016x}",
+        xxhash_rust::xxh64::xxh64(embedding_text(heading_path, text).as_bytes(), 0)
+    )
+}
 
 /// A failure of the index store.
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +167,7 @@ impl Store {
     /// rebuilt; a file that is not a SQLite database at all is deleted and
     /// created again. Both set [`Store::was_rebuilt`].
     pub fn open(db_path: &Path) -> Result<Store, StoreError> {
+        vectors::register_sqlite_vec();
         let owned_folder = is_folio_folder(db_path);
         if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
@@ -186,6 +212,7 @@ impl Store {
 
     /// Opens a private in-memory index, for tests.
     pub fn open_in_memory() -> Result<Store, StoreError> {
+        vectors::register_sqlite_vec();
         let conn = Connection::open_in_memory()?;
         Self::init(conn, None)
     }
@@ -306,6 +333,11 @@ impl Store {
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
+
+    /// The connection, for writes outside a [`Batch`] (the vector module).
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
 }
 
 /// A write transaction over the store; see [`Store::batch`].
@@ -369,10 +401,7 @@ impl Batch<'_> {
             .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?1, ?2, ?3)")?;
         for chunk in chunks {
             let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
-            let content_hash = format!(
-                "{:016x}",
-                xxhash_rust::xxh64::xxh64(chunk.text.as_bytes(), 0)
-            );
+            let content_hash = chunk_content_hash(&heading_path, &chunk.text);
             insert_chunk.execute(params![
                 doc_id,
                 chunk.seq,

@@ -11,7 +11,11 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 ///
 /// Bump it whenever a table, column, tokenizer or the text transform given to
 /// FTS5 changes, so that old index files are rebuilt instead of half-read.
-pub const SCHEMA_VERSION: u32 = 2;
+///
+/// Version 3: `chunks.content_hash` covers the heading path and the text (the
+/// exact input of the embedder), with an index on it, and `vector_keys` holds
+/// the keys of the vectors in the `chunk_vectors` vec0 table.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -46,6 +50,15 @@ pub(crate) fn ownership(conn: &Connection) -> rusqlite::Result<Ownership> {
 /// path and chunk text.
 /// The trigger keeps `chunks_fts` in step with every deletion from `chunks`,
 /// including the cascade from `documents`.
+///
+/// `chunks.content_hash` is XxHash64 of [`crate::store::embedding_text`] (heading
+/// path and text), so a chunk whose heading path or text changes gets a new
+/// vector, and identical chunks share one.
+/// `vector_keys` maps `(model_id, content_hash)` to the rowid of its vector in
+/// the `chunk_vectors` vec0 table. That table is not created here: its
+/// dimension is known only with the model, so `store::vectors` creates it on
+/// first use and records the model id and dimension in `meta`
+/// (`vector_model`, `vector_dims`).
 const CREATE_SQL: &str = "
 CREATE TABLE meta (
     key TEXT PRIMARY KEY NOT NULL,
@@ -77,6 +90,13 @@ CREATE TABLE chunks (
     content_hash TEXT NOT NULL
 );
 CREATE INDEX chunks_doc_id ON chunks(doc_id, seq);
+CREATE INDEX chunks_content_hash ON chunks(content_hash);
+CREATE TABLE vector_keys (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    UNIQUE (model_id, content_hash)
+);
 CREATE INDEX documents_category ON documents(category);
 CREATE INDEX documents_topic ON documents(topic);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(

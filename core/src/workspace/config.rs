@@ -47,6 +47,32 @@ pub struct Config {
     pub diagnostics: DiagnosticsConfig,
     /// `[wiki]`: how wiki links resolve.
     pub wiki: WikiConfig,
+    /// `[embed]`: which embedding provider and model semantic search uses.
+    pub embed: EmbedConfig,
+}
+
+/// `[embed]` settings of `folio.toml`; every key is optional and falls back to
+/// the user's config, then to the defaults (see [`crate::embed::settings`]).
+///
+/// A workspace may name a loopback endpoint only: `allow_remote` is accepted
+/// in the user's own configuration or as `--allow-remote-embeddings`, never
+/// here, and [`Config::from_toml`] rejects it with a message saying so.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbedConfig {
+    /// `builtin` (default), `none`, `ollama` or `openai`.
+    pub provider: Option<crate::embed::settings::ProviderKind>,
+    /// Model name sent to an HTTP provider (required for `ollama` and `openai`).
+    pub model: Option<String>,
+    /// Base URL of an HTTP provider, e.g. `http://127.0.0.1:11434`.
+    pub endpoint: Option<String>,
+    /// Passages per request (1–2048, default 32).
+    pub batch_size: Option<usize>,
+    /// Timeout of one HTTP request in milliseconds (default 30000).
+    pub timeout_ms: Option<u64>,
+    /// Present only so that the error can explain where it belongs.
+    #[doc(hidden)]
+    pub allow_remote: Option<bool>,
 }
 
 /// `[index]` settings.
@@ -140,6 +166,11 @@ impl Config {
     /// Parses configuration text.
     pub fn from_toml(text: &str) -> Result<Config, String> {
         let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        if config.embed.allow_remote.is_some() {
+            return Err("[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config \
+                        (~/.config/folio/config.toml) or --allow-remote-embeddings may allow a remote embedding endpoint"
+                .to_owned());
+        }
         config.diagnostics.compile()?;
         for glob in &config.index.exclude {
             Glob::new(glob).map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;

@@ -14,6 +14,28 @@ use serde::Deserialize;
 pub struct UserConfig {
     /// `[mcp]` settings.
     pub mcp: UserMcpConfig,
+    /// `[embed]` settings: override the workspace's, and may allow remote endpoints.
+    pub embed: UserEmbedConfig,
+}
+
+/// `[embed]` in the user's configuration: the keys of a workspace's `[embed]`
+/// (each one set here wins over the workspace's), plus `allow_remote`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserEmbedConfig {
+    /// `builtin`, `none`, `ollama` or `openai`.
+    pub provider: Option<crate::embed::settings::ProviderKind>,
+    /// Model name sent to an HTTP provider.
+    pub model: Option<String>,
+    /// Base URL of an HTTP provider.
+    pub endpoint: Option<String>,
+    /// Passages per request (1–2048).
+    pub batch_size: Option<usize>,
+    /// Timeout of one HTTP request in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Allow an endpoint that is not on this machine (not loopback). Only this
+    /// file or `--allow-remote-embeddings` can allow it.
+    pub allow_remote: bool,
 }
 
 /// `[mcp]` in the user's configuration.
@@ -23,6 +45,11 @@ pub struct UserMcpConfig {
     /// Let `folio mcp` write (patch, create, move, delete) without `--allow-writes`.
     pub allow_writes: bool,
 }
+
+/// Environment variable that overrides `[embed] provider` of both configuration files
+/// (the user's own setting, like a command-line flag): `builtin`, `none`, `ollama` or
+/// `openai`. Tests set it to `none` for lexical-only, deterministic results.
+pub const EMBED_PROVIDER_ENV: &str = "FOLIO_EMBED_PROVIDER";
 
 impl UserConfig {
     /// The file's location, if a home or config folder is known.
@@ -34,10 +61,23 @@ impl UserConfig {
         Some(base.join("folio").join("config.toml"))
     }
 
-    /// Reads the file; a missing file gives the defaults.
+    /// Reads the file (a missing file gives the defaults), then applies
+    /// [`EMBED_PROVIDER_ENV`].
     ///
     /// Errors: the file exists but is unreadable or not valid TOML (message).
     pub fn load() -> Result<UserConfig, String> {
+        let mut config = Self::load_file()?;
+        if let Some(value) = std::env::var_os(EMBED_PROVIDER_ENV).filter(|v| !v.is_empty()) {
+            let value = value.to_string_lossy();
+            let provider = toml::Value::String(value.trim().to_owned()).try_into().map_err(|_| {
+                format!("{EMBED_PROVIDER_ENV}=`{value}` is not an embedding provider (builtin, none, ollama or openai)")
+            })?;
+            config.embed.provider = Some(provider);
+        }
+        Ok(config)
+    }
+
+    fn load_file() -> Result<UserConfig, String> {
         let Some(path) = Self::path() else {
             return Ok(UserConfig::default());
         };

@@ -2,8 +2,9 @@
 // search, reindex and a status-bar item.
 import * as cp from 'child_process';
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { ClientCapabilities, LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature } from 'vscode-languageclient/node';
 import { serverSettings } from './settings';
+import { Counts, STATUS_NOTIFICATION, experimentalCapabilities, statusView } from './status';
 
 const INSTALL_DOCS = 'https://github.com/folio-kb/folio/blob/main/docs/clients.md#vs-code';
 
@@ -51,6 +52,20 @@ let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let status: vscode.StatusBarItem;
 let busy = 0;
+/** The last folio/status of the server: documents and broken links over the workspace. */
+let counts: Counts | undefined;
+
+/** Asks the server for folio/status notifications (experimental.folioStatus). */
+const statusFeature: StaticFeature = {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.experimental = { ...(capabilities.experimental as object | undefined), ...experimentalCapabilities };
+  },
+  initialize(): void {},
+  getState: () => ({ kind: 'static' }),
+  clear(): void {
+    counts = undefined;
+  },
+};
 
 /** The first line of `<bin> --version`, or undefined when it cannot run. */
 function version(bin: string): string | undefined {
@@ -63,27 +78,11 @@ function version(bin: string): string | undefined {
   }
 }
 
-function brokenLinks(): number {
-  let n = 0;
-  for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
-    n += diagnostics.filter((d) => d.source === 'folio').length;
-  }
-  return n;
-}
-
 function updateStatus(): void {
   if (!status) return;
-  if (!client || client.state !== State.Running) {
-    status.text = '$(warning) folio';
-    status.tooltip = 'folio: the language server is not running (click for output)';
-  } else if (busy > 0) {
-    status.text = '$(sync~spin) folio: indexing';
-    status.tooltip = 'folio: indexing the knowledge base';
-  } else {
-    const n = brokenLinks();
-    status.text = n === 0 ? '$(check) folio' : `$(link) folio: ${n} broken`;
-    status.tooltip = `folio: ${n} link problem(s) in open files (click for output)`;
-  }
+  const view = statusView(!!client && client.state === State.Running, busy > 0, counts);
+  status.text = view.text;
+  status.tooltip = view.tooltip;
   status.show();
 }
 
@@ -153,7 +152,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('folio.showOutput', () => output.show()),
     vscode.commands.registerCommand('folio.search', search),
     vscode.commands.registerCommand('folio.reindex', reindex),
-    vscode.languages.onDidChangeDiagnostics(() => updateStatus()),
   );
 
   const bin = vscode.workspace.getConfiguration('folio').get<string>('path') || 'folio';
@@ -182,7 +180,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     initializationOptions: serverSettings(vscode.workspace.getConfiguration('folio')),
   };
   client = new LanguageClient('folio', 'folio', serverOptions, clientOptions);
+  client.registerFeature(statusFeature);
   context.subscriptions.push(
+    client.onNotification(STATUS_NOTIFICATION, (params: Counts) => {
+      counts = params;
+      updateStatus();
+    }),
     client.onDidChangeState(() => updateStatus()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('folio') && client && client.state === State.Running) {

@@ -13,8 +13,10 @@ import rpc from 'vscode-languageserver-protocol/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { createRequire } from 'node:module';
 
-// The extension's settings mapping (out/settings.js, built by tsc; it needs no `vscode` module).
+// The extension's settings mapping and status-bar view (out/settings.js and out/status.js,
+// built by tsc; they need no `vscode` module).
 const { serverSettings } = createRequire(import.meta.url)('../out/settings.js');
+const { statusView, experimentalCapabilities, STATUS_NOTIFICATION } = createRequire(import.meta.url)('../out/status.js');
 
 /** A WorkspaceConfiguration whose user settings are `values`. */
 function fakeConfig(values) {
@@ -24,6 +26,8 @@ function fakeConfig(values) {
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = path.resolve(here, '../../../tests/fixtures/foam-docs');
 const bin = process.env.FOLIO_BIN;
+// Broken links (error diagnostics) in tests/fixtures/foam-docs, as `folio check` counts them.
+const BROKEN = 6;
 
 // What VS Code 1.9x offers for the features exercised here (trimmed from its initialize request).
 const vscodeCapabilities = {
@@ -48,7 +52,18 @@ const vscodeCapabilities = {
     definition: { dynamicRegistration: true, linkSupport: true },
   },
   window: { workDoneProgress: true, showMessage: { messageActionItem: { additionalPropertiesSupport: true } }, showDocument: { support: true } },
+  // Added by the extension's static feature (src/extension.ts).
+  experimental: experimentalCapabilities,
 };
+
+/** Resolves when `pred()` holds (polled), failing after 20 s. */
+async function until(pred, what) {
+  const started = Date.now();
+  while (!pred()) {
+    assert.ok(Date.now() - started < 20000, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 /** Applies [uri, edits] pairs to open documents and sends the didChange of each. */
 function applyEdits(conn, docs, perDoc) {
@@ -62,12 +77,23 @@ function applyEdits(conn, docs, perDoc) {
 }
 
 function start(root) {
-  const child = spawn(bin, ['lsp'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  // Lexical only: pinned results must not depend on whether the built-in model is installed.
+  const child = spawn(bin, ['lsp'], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, FOLIO_EMBED_PROVIDER: 'none' } });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
   const docs = new Map();
   const serverRequests = [];
+  const requestParams = [];
+  const notifications = [];
+  conn.onNotification((method, params) => notifications.push({ method, params }));
   conn.onRequest((method, params) => {
     serverRequests.push(method);
+    requestParams.push({ method, params });
+    if (method === 'window/workDoneProgress/create') {
+      // As vscode-languageclient's ProgressPart does: listen to $/progress of that token.
+      const token = params.token;
+      conn.onProgress(rpc.WorkDoneProgress.type, token, (value) => notifications.push({ method: '$/progress', params: { token, value } }));
+      return null;
+    }
     if (method === 'workspace/applyEdit') {
       // Apply as VS Code does: every text edit of every document, then didChange.
       const e = params.edit;
@@ -78,7 +104,21 @@ function start(root) {
     return null;
   });
   conn.listen();
-  return { child, conn, docs, serverRequests };
+  const of = (method) => notifications.filter((n) => n.method === method).map((n) => n.params);
+  return { child, conn, docs, serverRequests, requestParams, of };
+}
+
+async function initialize(conn, rootUri, name) {
+  const init = await conn.sendRequest('initialize', {
+    processId: process.pid,
+    clientInfo: { name: 'Visual Studio Code', version: '1.99.0' },
+    rootUri,
+    capabilities: vscodeCapabilities,
+    workspaceFolders: [{ uri: rootUri, name }],
+    initializationOptions: { folio: {} },
+  });
+  conn.sendNotification('initialized', {});
+  return init;
 }
 
 test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, folio/search, rename', async () => {
@@ -87,21 +127,30 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
   fs.cpSync(fixture, root, { recursive: true });
   fs.mkdirSync(path.join(root, '.git'));
   const rootUri = pathToFileURL(fs.realpathSync(root)).href;
-  const { child, conn, docs, serverRequests } = start(root);
+  const { child, conn, docs, serverRequests, requestParams, of } = start(root);
   try {
-    const init = await conn.sendRequest('initialize', {
-      processId: process.pid,
-      clientInfo: { name: 'Visual Studio Code', version: '1.99.0' },
-      rootUri,
-      capabilities: vscodeCapabilities,
-      workspaceFolders: [{ uri: rootUri, name: 'foam-docs' }],
-      initializationOptions: { folio: {} },
-    });
+    const init = await initialize(conn, rootUri, 'foam-docs');
     assert.equal(init.serverInfo.name, 'folio');
     assert.equal(init.capabilities.positionEncoding ?? 'utf-16', 'utf-16');
     // VS Code pulls diagnostics when it can be asked to refresh.
     assert.ok(init.capabilities.diagnosticProvider, 'pull diagnostics advertised');
-    conn.sendNotification('initialized', {});
+
+    // The initial scan: work-done progress (shown by vscode-languageclient in the status
+    // bar), then folio/status with the counts the extension's status-bar item shows.
+    await until(() => of(STATUS_NOTIFICATION).length === 1, 'folio/status');
+    const realRoot = fs.realpathSync(root);
+    assert.deepEqual(of(STATUS_NOTIFICATION), [{ documents: 7, brokenLinks: BROKEN }]);
+    assert.deepEqual(requestParams.filter((r) => r.method === 'window/workDoneProgress/create').map((r) => r.params), [{ token: 'folio/scan/1' }]);
+    assert.deepEqual(of('$/progress'), [
+      { token: 'folio/scan/1', value: { kind: 'begin', title: 'folio: indexing', cancellable: false, message: `scanning ${realRoot}` } },
+      { token: 'folio/scan/1', value: { kind: 'report', message: `7 documents in ${realRoot}` } },
+      { token: 'folio/scan/1', value: { kind: 'end', message: `7 documents, ${BROKEN} broken links` } },
+    ]);
+    assert.deepEqual(statusView(true, false, of(STATUS_NOTIFICATION)[0]), {
+      text: `$(link) folio: ${BROKEN} broken`,
+      tooltip: `folio: 7 Markdown files, ${BROKEN} broken links (click for output)`,
+    });
+    assert.deepEqual(of('window/showMessage'), []);
 
     const open = (rel) => {
       const uri = `${rootUri}/${rel}`;
@@ -150,6 +199,12 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
     // folio/reindex without params, as the extension sends it: nothing changed since the search.
     const summary = await conn.sendRequest('folio/reindex');
     assert.deepEqual([summary.files, summary.indexed, summary.unchanged, summary.removed], [7, 0, 7, 0]);
+    // With its own progress.
+    await until(() => of('$/progress').length === 5, 'the end of the reindex progress');
+    assert.deepEqual(of('$/progress').slice(3), [
+      { token: 'folio/reindex/2', value: { kind: 'begin', title: 'folio: reindexing', cancellable: false, message: `indexing ${realRoot}` } },
+      { token: 'folio/reindex/2', value: { kind: 'end', message: 'indexed 0 of 7 files (7 unchanged, 0 removed)' } },
+    ]);
     assert.equal(found.results[0].uri, `${rootUri}/user/tools/cli/list.md`);
 
     // Rename a heading: the server sends workspace/applyEdit, the client applies it.
@@ -175,6 +230,43 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
     assert.equal(code, 0);
     // The server registered its file watcher with the client (dynamic registration).
     assert.ok(serverRequests.includes('client/registerCapability'), serverRequests.join(', '));
+  } finally {
+    conn.dispose();
+    child.kill();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a workspace without Markdown: one warning, status counts zero, requests still answer', async () => {
+  assert.ok(bin, 'FOLIO_BIN must name the built folio binary');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-vscode-empty-'));
+  fs.mkdirSync(path.join(root, '.git'));
+  fs.writeFileSync(path.join(root, 'data.csv'), 'a,b\n');
+  const realRoot = fs.realpathSync(root);
+  const rootUri = pathToFileURL(realRoot).href;
+  const { child, conn, of } = start(root);
+  try {
+    await initialize(conn, rootUri, 'empty');
+    await until(() => of(STATUS_NOTIFICATION).length === 1, 'folio/status');
+    // vscode-languageclient shows window/showMessage as a VS Code warning: exactly one.
+    assert.deepEqual(of('window/showMessage'), [{ type: 2, message: `folio: no Markdown files under ${realRoot}` }]);
+    assert.deepEqual(of(STATUS_NOTIFICATION), [{ documents: 0, brokenLinks: 0 }]);
+    assert.deepEqual(statusView(true, false, of(STATUS_NOTIFICATION)[0]), { text: '$(check) folio', tooltip: 'folio: 0 Markdown files, no broken links (click for output)' });
+    // A new Markdown buffer: diagnostics, search and reindex answer without errors or more messages.
+    const uri = `${rootUri}/new.md`;
+    conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text: '# New\n\n[gone](gone.md)\n' } });
+    const report = await conn.sendRequest('textDocument/diagnostic', { textDocument: { uri } });
+    assert.deepEqual(report.items.map((d) => d.code), ['missing-file']);
+    const found = await conn.sendRequest('folio/search', { query: 'anything', limit: 5 });
+    assert.deepEqual(found.results, []);
+    const summary = await conn.sendRequest('folio/reindex');
+    assert.deepEqual([summary.files, summary.indexed], [0, 0]);
+    await until(() => of(STATUS_NOTIFICATION).length === 2, 'folio/status after the new buffer');
+    assert.deepEqual(of(STATUS_NOTIFICATION)[1], { documents: 1, brokenLinks: 1 });
+    assert.equal(of('window/showMessage').length, 1);
+    await conn.sendRequest('shutdown');
+    conn.sendNotification('exit');
+    assert.equal(await new Promise((resolve) => child.on('exit', resolve)), 0);
   } finally {
     conn.dispose();
     child.kill();

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use folio_core::workspace::Config;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::search::{SearchError, SearchQuery};
 use folio_core::store::Store;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,15 @@ pub struct SearchParams {
     /// Path globs to include; a glob starting with `!` excludes.
     #[serde(default)]
     pub path_globs: Vec<String>,
+    /// `hybrid` (default; lexical until the root has vectors), `semantic` or `lexical`, as kb_search.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Diversify with MMR (default false).
+    #[serde(default)]
+    pub mmr: bool,
+    /// Collapse several hits of one section into the section (default false).
+    #[serde(default)]
+    pub parent_retriever: bool,
 }
 
 /// One hit, as kb_search's, with a `file:` URI.
@@ -42,6 +52,8 @@ pub struct Hit {
     pub end_line: u32,
     pub score: f64,
     pub snippet: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expanded_from: Vec<String>,
 }
 
 /// `folio/search` result.
@@ -50,6 +62,8 @@ pub struct SearchResult {
     pub results: Vec<Hit>,
     pub low_confidence: bool,
     pub filter_applied: Vec<String>,
+    /// The mode that ran.
+    pub mode: String,
 }
 
 /// `folio/reindex` result: the summary of the incremental pass.
@@ -83,6 +97,9 @@ pub fn check(params: &SearchParams) -> Result<(), String> {
     if !(1..=100).contains(&params.limit.unwrap_or(10)) {
         return Err("`limit` must be between 1 and 100".into());
     }
+    if let Some(mode) = &params.mode {
+        mode.parse::<SearchMode>()?;
+    }
     Ok(())
 }
 
@@ -92,7 +109,14 @@ pub fn reindex(folder: &Path, config: &Config) -> anyhow::Result<IndexSummary> {
 }
 
 /// Indexes incrementally, then searches. `Err(Ok(msg))` is an invalid argument.
-pub fn search(folder: &Path, config: &Config, params: &SearchParams) -> Result<SearchResult, Result<String, anyhow::Error>> {
+/// `Err(Err(_))` carries "not configured" (semantic without vectors, as kb_search's
+/// NOT_CONFIGURED) and index failures.
+pub fn search(
+    folder: &Path,
+    config: &Config,
+    params: &SearchParams,
+    embedder: Option<std::sync::Arc<dyn folio_core::embed::Embedder>>,
+) -> Result<SearchResult, Result<String, anyhow::Error>> {
     reindex(folder, config).map_err(Err)?;
     let store = Store::open(&default_db_path(folder)).map_err(|e| Err(e.into()))?;
     let query = SearchQuery {
@@ -101,14 +125,19 @@ pub fn search(folder: &Path, config: &Config, params: &SearchParams) -> Result<S
         path_globs: params.path_globs.clone(),
         ..SearchQuery::default()
     };
-    let res = store.search_lexical(&query).map_err(|e| match e {
-        SearchError::InvalidArgument(m) => Ok(m),
-        other => Err(other.into()),
+    let mode = params.mode.as_deref().map_or(Ok(SearchMode::Hybrid), str::parse::<SearchMode>).map_err(Ok)?;
+    let options = PipelineOptions { mmr: params.mmr, parent_retriever: params.parent_retriever, ..PipelineOptions::for_mode(mode) };
+    let res = folio_core::search::semantic::search(&store, embedder.as_deref(), &query, &options).map_err(|e| match e {
+        PipelineError::Search(SearchError::InvalidArgument(m)) => Ok(m),
+        PipelineError::NotConfigured(m) => Err(anyhow::anyhow!("not configured: {m}")),
+        PipelineError::Search(other) => Err(other.into()),
     })?;
+    let ran = res.mode;
     let results = res
         .results
         .into_iter()
-        .map(|h| Hit {
+        .map(|p| (p.hit, p.expanded_from))
+        .map(|(h, expanded_from)| Hit {
             uri: convert::path_to_uri(&folder.join(&h.path)).map(|u| u.as_str().to_string()).unwrap_or_default(),
             path: h.path,
             pointer: h.pointer,
@@ -117,9 +146,10 @@ pub fn search(folder: &Path, config: &Config, params: &SearchParams) -> Result<S
             end_line: h.end_line,
             score: h.score,
             snippet: h.snippet,
+            expanded_from,
         })
         .collect();
-    Ok(SearchResult { results, low_confidence: res.low_confidence, filter_applied: res.filter_applied })
+    Ok(SearchResult { results, low_confidence: res.low_confidence, filter_applied: res.filter_applied, mode: ran.as_str().to_owned() })
 }
 
 /// The wire summary of a pass.

@@ -99,7 +99,7 @@ impl Client {
 
     /// Like [`Client::start`] with explicit workspace folders (JSON array or null).
     pub async fn start_with(dir: tempfile::TempDir, enc: Enc, extra_caps: Value, folders: Value) -> Client {
-        Client::start_opts(dir, enc, extra_caps, folders, folio_lsp::Options::default()).await
+        Client::start_opts(dir, enc, extra_caps, folders, folio_lsp::Options { no_embeddings: true, ..folio_lsp::Options::default() }).await
     }
 
     /// Like [`Client::start_with`] with server [`folio_lsp::Options`].
@@ -142,6 +142,9 @@ impl Client {
         };
         assert_eq!(result["result"]["capabilities"]["positionEncoding"], expected, "{result}");
         client.notify("initialized", json!({})).await;
+        // The folders load while `initialized` is handled: wait for that, so the files a
+        // test writes next are changes, not part of the initial scan.
+        client.call("workspace/symbol", json!({"query": ""})).await;
         client
     }
 
@@ -321,6 +324,36 @@ impl Client {
             }
             self.pump().await;
         }
+    }
+
+    /// Waits for the next notification `method` and returns its params.
+    pub async fn notification(&mut self, method: &str) -> Value {
+        loop {
+            if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+                return self.notifications.remove(i)["params"].clone();
+            }
+            self.pump().await;
+        }
+    }
+
+    /// Reads messages until `n` notifications `method` are pending (notifications and
+    /// responses travel separately through the server, so one may overtake the other).
+    pub async fn until_pending(&mut self, method: &str, n: usize) {
+        while self.notifications.iter().filter(|m| m["method"] == method).count() < n {
+            self.pump().await;
+        }
+    }
+
+    /// The params of every pending notification `method`, in order (removed from the queue).
+    pub fn take(&mut self, method: &str) -> Vec<Value> {
+        let (taken, rest): (Vec<Value>, Vec<Value>) = self.notifications.drain(..).partition(|n| n["method"] == method);
+        self.notifications = rest;
+        taken.into_iter().map(|n| n["params"].clone()).collect()
+    }
+
+    /// The params of the requests `method` the server sent so far.
+    pub fn requests_of(&self, method: &str) -> Vec<Value> {
+        self.server_requests.iter().filter(|(m, _)| m == method).map(|(_, p)| p.clone()).collect()
     }
 
     /// Drops every pending notification.

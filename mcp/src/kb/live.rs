@@ -450,6 +450,7 @@ mod tests {
             root: dir.path().to_path_buf(),
             db: None,
             allow_writes: true,
+            embed: Err("embeddings are off in this test".into()),
         })
         .unwrap();
         kb.bridge_dir = run.path().join("folio");

@@ -7,6 +7,7 @@
 
 pub mod edit;
 pub mod files;
+pub mod graph;
 pub mod links;
 pub mod live;
 pub mod model;
@@ -152,6 +153,9 @@ pub struct Options {
     pub db: Option<PathBuf>,
     /// Allow writing tools (patch, tables, create, move, delete).
     pub allow_writes: bool,
+    /// Resolved embedding settings (`folio_core::embed::settings::EmbedSettings::resolve`),
+    /// or why there are none; embeddings are then off with that reason.
+    pub embed: Result<folio_core::embed::settings::EmbedSettings, String>,
 }
 
 /// The knowledge base behind the tools.
@@ -172,6 +176,8 @@ pub struct Kb {
     bridge_dir: PathBuf,
     /// How long a bridge call may take ([`live::BRIDGE_TIMEOUT`]).
     bridge_timeout: std::time::Duration,
+    /// The embedder and the background embedding pass.
+    pub(crate) embedding: folio_core::embed::runner::Embedding,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -215,6 +221,7 @@ impl Kb {
             model: Mutex::new(None),
             bridge_dir: folio_core::bridge::base_dir(),
             bridge_timeout: live::BRIDGE_TIMEOUT,
+            embedding: folio_core::embed::runner::Embedding::new(options.embed),
         })
     }
 

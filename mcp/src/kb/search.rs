@@ -1,5 +1,6 @@
 //! `kb_search`: lexical search over the index, with filters.
 
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::search::{SearchError, SearchQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,9 +20,27 @@ pub struct SearchArgs {
     /// Maximum hits, 1–100 (default 10).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// `lexical` (default). `semantic` and `hybrid` need an embedder and return NOT_CONFIGURED.
+    /// `hybrid` (default: BM25 and embedding similarity fused by Reciprocal Rank Fusion, k = 60; runs as `lexical` until the index has vectors — see kb_status `search_modes`), `semantic` (embedding similarity only; NOT_CONFIGURED without vectors) or `lexical` (BM25 only).
     #[serde(default)]
     pub mode: Option<String>,
+    /// Diversify the hits with Maximal Marginal Relevance (default false).
+    #[serde(default)]
+    pub mmr: Option<bool>,
+    /// MMR balance in [0, 1]: 1 is pure relevance, 0 pure diversity (default 0.7).
+    #[serde(default)]
+    pub mmr_lambda: Option<f64>,
+    /// MMR penalty in [0, 1] for a second hit from an already picked document (default 0).
+    #[serde(default)]
+    pub mmr_same_doc_penalty: Option<f64>,
+    /// Collapse two or more hits of one section into one hit covering the section, listing the absorbed chunks in `expanded_from` (default false).
+    #[serde(default)]
+    pub parent_retriever: Option<bool>,
+    /// `low_confidence` is set when the best score is less than this many times the mean score of the hits (default 1.5; 0 disables the ratio check).
+    #[serde(default)]
+    pub min_confidence_ratio: Option<f64>,
+    /// Re-score with a cross-encoder. No cross-encoder is available in this build: true returns NOT_CONFIGURED.
+    #[serde(default)]
+    pub rerank: Option<bool>,
     /// Path globs to include (`docs/**`); a glob starting with `!` excludes.
     #[serde(default)]
     pub path_globs: Vec<String>,
@@ -67,8 +86,20 @@ pub struct Hit {
     pub start_line: u32,
     /// Last line of the chunk, 1-based, inclusive.
     pub end_line: u32,
-    /// BM25 score (higher is better; comparable within one query only).
+    /// The mode's score, higher is better, comparable within one query only: BM25 (`lexical`), cosine similarity (`semantic`) or the RRF sum (`hybrid`).
     pub score: f64,
+    /// 1-based rank of the chunk in the lexical (BM25) leg, when that leg found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank of the chunk in the vector leg, when that leg found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    /// Cosine similarity of the chunk to the query, when the vector leg found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// Set when parent retrieval collapsed several hits of one section into this one: the pointers of the absorbed chunks, best first. The hit then covers the whole section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expanded_from: Option<Vec<String>>,
     /// About 200 characters around the first match.
     pub snippet: String,
     /// Source hash of the document when indexed; compare with kb_read's sourceHash.
@@ -87,11 +118,11 @@ pub struct Hit {
 pub struct SearchOutput {
     /// Hits, best first.
     pub results: Vec<Hit>,
-    /// True when there are no hits or the best hit matches fewer than half of the query's terms: say so instead of guessing.
+    /// True when there are no hits, the best hit does not stand out (best/mean score under `min_confidence_ratio`), or (lexical) it matches fewer than half of the query's terms: say so instead of guessing.
     pub low_confidence: bool,
     /// Filters that applied, by name (path_globs, category, topic, tags_any, tags_all, date_from, date_to, fields, fields_not).
     pub filter_applied: Vec<String>,
-    /// The mode that ran (`lexical`).
+    /// The mode that ran: `hybrid` asked before the index has vectors runs `lexical`.
     pub mode: String,
     /// True while a reindex runs: results may miss files not indexed yet (see kb_status).
     pub indexing: bool,
@@ -100,22 +131,10 @@ pub struct SearchOutput {
 impl Kb {
     /// `kb_search`.
     pub fn search(&self, args: &SearchArgs) -> ToolResult<SearchOutput> {
-        match args.mode.as_deref() {
-            None | Some("lexical") => {}
-            Some(m @ ("semantic" | "hybrid")) => {
-                return Err(ToolError::new(
-                    ErrorCode::NotConfigured,
-                    format!(
-                        "search mode `{m}` needs an embedder, which this server does not have; use `lexical`"
-                    ),
-                ));
-            }
-            Some(m) => {
-                return Err(ToolError::invalid(format!(
-                    "unknown search mode `{m}`; use lexical, semantic or hybrid"
-                )));
-            }
-        }
+        let mode = match args.mode.as_deref() {
+            None => SearchMode::Hybrid,
+            Some(m) => m.parse::<SearchMode>().map_err(ToolError::invalid)?,
+        };
         if args.query.trim().is_empty() {
             return Err(ToolError::invalid("`query` must not be empty"));
         }
@@ -123,6 +142,16 @@ impl Kb {
         if !(1..=100).contains(&limit) {
             return Err(ToolError::invalid("`limit` must be between 1 and 100"));
         }
+        let defaults = PipelineOptions::for_mode(mode);
+        let options = PipelineOptions {
+            mmr: args.mmr.unwrap_or(defaults.mmr),
+            mmr_lambda: args.mmr_lambda.unwrap_or(defaults.mmr_lambda),
+            mmr_same_doc_penalty: args.mmr_same_doc_penalty.unwrap_or(defaults.mmr_same_doc_penalty),
+            parent_retriever: args.parent_retriever.unwrap_or(defaults.parent_retriever),
+            min_confidence_ratio: args.min_confidence_ratio.unwrap_or(defaults.min_confidence_ratio),
+            rerank: args.rerank.unwrap_or(false),
+            ..defaults
+        };
         let query = SearchQuery {
             text: args.query.clone(),
             limit,
@@ -137,33 +166,43 @@ impl Kb {
             fields_not: args.fields_not.clone().into_iter().collect(),
             min_quality: args.min_quality,
         };
+        let embedder = self.embedding.embedder();
         let res = self.with_store(|store| {
-            store.search_lexical(&query).map_err(|e| match e {
-                SearchError::InvalidArgument(m) => ToolError::invalid(m),
-                other => ToolError::internal(other),
+            folio_core::search::semantic::search(store, embedder.as_deref(), &query, &options).map_err(|e| match e {
+                PipelineError::NotConfigured(m) => ToolError::new(ErrorCode::NotConfigured, m),
+                PipelineError::Search(SearchError::InvalidArgument(m)) => ToolError::invalid(m),
+                PipelineError::Search(other) => ToolError::internal(other),
             })
         })?;
+        let ran = res.mode;
         let hits: Vec<Hit> = res
             .results
             .into_iter()
-            .map(|h| Hit {
-                uri: doc_uri(&h.path),
-                path: h.path,
-                pointer: h.pointer,
-                heading_path: h.heading_path,
-                start_line: h.start_line,
-                end_line: h.end_line,
-                score: h.score,
-                snippet: h.snippet,
-                indexed_source_hash: h.indexed_source_hash,
-                editor: None,
+            .map(|p| {
+                let h = p.hit;
+                Hit {
+                    uri: doc_uri(&h.path),
+                    path: h.path,
+                    pointer: h.pointer,
+                    heading_path: h.heading_path,
+                    start_line: h.start_line,
+                    end_line: h.end_line,
+                    score: h.score,
+                    lexical_rank: p.lexical_rank,
+                    vector_rank: p.vector_rank,
+                    similarity: p.similarity,
+                    expanded_from: (!p.expanded_from.is_empty()).then_some(p.expanded_from),
+                    snippet: h.snippet,
+                    indexed_source_hash: h.indexed_source_hash,
+                    editor: None,
+                }
             })
             .collect();
         Ok(SearchOutput {
             results: self.live_hits(hits)?,
             low_confidence: res.low_confidence,
             filter_applied: res.filter_applied,
-            mode: "lexical".into(),
+            mode: ran.as_str().into(),
             indexing: self.reindex_running(),
         })
     }

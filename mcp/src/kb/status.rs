@@ -76,6 +76,32 @@ pub struct IndexCounts {
     pub schema_version: u32,
 }
 
+/// Embeddings: provider, model and the background pass.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct EmbeddingStatus {
+    /// `builtin`, `none`, `ollama` or `openai`; absent when the settings were refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// `idle`, `running`, `done`, `unavailable` (the provider failed; see `reason`) or `off`.
+    pub state: String,
+    /// Model id of the loaded embedder or of the stored vectors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Distinct chunk texts embedded by the running or last pass.
+    pub done: u64,
+    /// Distinct chunk texts the running or last pass had to embed.
+    pub total: u64,
+    /// Chunks of the index that have a vector of the stored model.
+    pub embedded_chunks: u64,
+    /// All chunks of the index.
+    pub total_chunks: u64,
+    /// Files the provider refused in the last pass (they stay lexical-only).
+    pub skipped_files: u64,
+    /// Why embeddings are off or unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// `kb_status` output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StatusOutput {
@@ -83,8 +109,10 @@ pub struct StatusOutput {
     pub root: String,
     /// Whether writing tools are enabled.
     pub allow_writes: bool,
-    /// Search modes available: `lexical` (semantic and hybrid need an embedder, not configured).
+    /// Search modes available now: `lexical`, plus `semantic` and `hybrid` once the index holds vectors of the loaded model.
     pub search_modes: Vec<String>,
+    /// Embedding provider and progress (semantic search).
+    pub embedding: EmbeddingStatus,
     /// Index contents.
     pub index: IndexCounts,
     /// Reindex progress and last result.
@@ -132,12 +160,39 @@ impl ReindexState {
 impl Kb {
     /// `kb_status`.
     pub fn status(&self) -> ToolResult<StatusOutput> {
-        let s = self.with_store(|store| store.status().map_err(ToolError::internal))?;
+        let embedder = self.embedding.embedder();
+        let (s, vectors, unavailable) = self.with_store(|store| {
+            Ok((
+                store.status().map_err(ToolError::internal)?,
+                store.vector_status().map_err(ToolError::internal)?,
+                folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref()).map_err(ToolError::internal)?,
+            ))
+        })?;
         let indexing = self.reindex.lock().map_err(ToolError::internal)?.view();
+        let progress = self.embedding.snapshot();
+        let mut search_modes = vec!["lexical".to_owned()];
+        if unavailable.is_none() {
+            search_modes.extend(["semantic".to_owned(), "hybrid".to_owned()]);
+        }
+        let embedding = EmbeddingStatus {
+            provider: self.embedding.settings().map(|s| s.provider.as_str().to_owned()),
+            state: serde_json::to_value(progress.state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            model: progress.model_id.or_else(|| vectors.model.map(|m| m.model_id)),
+            done: progress.done,
+            total: progress.total,
+            embedded_chunks: vectors.embedded_chunks,
+            total_chunks: vectors.total_chunks,
+            skipped_files: progress.skipped_files,
+            reason: progress.reason,
+        };
         Ok(StatusOutput {
             root: self.root.display().to_string(),
             allow_writes: self.allow_writes,
-            search_modes: vec!["lexical".into()],
+            search_modes,
+            embedding,
             index: IndexCounts {
                 documents: s.n_documents,
                 chunks: s.n_chunks,
@@ -236,6 +291,8 @@ impl Kb {
                 continue;
             }
             s.running = false;
+            drop(s);
+            self.embedding.start(self.db_path.clone());
             return;
         }
     }
@@ -305,7 +362,10 @@ impl Kb {
             batch.commit()
         })();
         match result {
-            Ok(()) => true,
+            Ok(()) => {
+                self.embedding.start(self.db_path.clone());
+                true
+            }
             Err(err) => {
                 tracing::warn!(error = %err, "index update after an edit failed");
                 false

@@ -36,6 +36,7 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Kb>) {
             root: root.to_path_buf(),
             db: None,
             allow_writes,
+            embed: Err("embeddings are off in this test".into()),
         })
         .unwrap(),
     );
@@ -105,6 +106,10 @@ fn kb_status_reports_counts_and_the_last_reindex() {
             "root": "ROOT",
             "allow_writes": false,
             "search_modes": ["lexical"],
+            "embedding": {
+                "state": "off", "done": 0, "total": 0, "embedded_chunks": 0, "total_chunks": v["index"]["chunks"],
+                "skipped_files": 0, "reason": "embeddings are off in this test"
+            },
             "index": {"documents": 3, "chunks": v["index"]["chunks"], "db_size_bytes": 0, "schema_version": v["index"]["schema_version"]},
             "indexing": {
                 "state": "idle", "force": false, "done": 0, "total": 0, "started_at_ms": 0,
@@ -172,6 +177,7 @@ fn kb_search_returns_hits_with_uri_and_filters() {
                 "start_line": 6,
                 "end_line": 8,
                 "score": 1.0,
+                "lexical_rank": 1,
                 "snippet": v["results"][0]["snippet"],
                 "indexedSourceHash": h(GUIDE),
                 "uri": "kb://doc/docs/guide.md"
@@ -262,13 +268,24 @@ fn kb_search_returns_hits_with_uri_and_filters() {
         }))["code"],
         "INVALID_ARGUMENT"
     );
+    // Without vectors, hybrid runs lexical and says so; semantic and rerank are NOT_CONFIGURED.
+    let v = ok(kb.search(&SearchArgs { query: "widget".into(), mode: Some("hybrid".into()), ..SearchArgs::default() }));
+    assert_eq!(v["mode"], "lexical");
     assert_eq!(
-        err(kb.search(&SearchArgs {
-            query: "x".into(),
-            mode: Some("hybrid".into()),
-            ..SearchArgs::default()
-        }))["code"],
-        "NOT_CONFIGURED"
+        err(kb.search(&SearchArgs { query: "x".into(), mode: Some("semantic".into()), ..SearchArgs::default() })),
+        json!({"code": "NOT_CONFIGURED", "message": "semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"})
+    );
+    assert_eq!(
+        err(kb.search(&SearchArgs { query: "x".into(), rerank: Some(true), ..SearchArgs::default() })),
+        json!({"code": "NOT_CONFIGURED", "message": "rerank needs a cross-encoder model and none is available; search without rerank"})
+    );
+    assert_eq!(
+        err(kb.search(&SearchArgs { query: "x".into(), mode: Some("fuzzy".into()), ..SearchArgs::default() })),
+        json!({"code": "INVALID_ARGUMENT", "message": "unknown search mode `fuzzy` (expected lexical, semantic or hybrid)"})
+    );
+    assert_eq!(
+        err(kb.search(&SearchArgs { query: "x".into(), mmr: Some(true), mmr_lambda: Some(1.5), ..SearchArgs::default() }))["code"],
+        "INVALID_ARGUMENT"
     );
 }
 
@@ -1148,4 +1165,24 @@ fn kb_list_topics_builds_the_folder_tree_below_a_topic() {
         json!({"kind": "topic", "category": "docs", "topic": "docs/more", "document_count": 3, "uri": "kb://topic/docs/more",
                "children": [{"segment": "deep", "file_count": 2, "children": [{"segment": "er", "file_count": 1, "children": []}]}]})
     );
+}
+
+#[test]
+fn kb_graph_needs_embeddings_and_checks_its_arguments() {
+    let (_dir, kb) = setup(false);
+    use crate::kb::graph::GraphArgs;
+    assert_eq!(
+        err(kb.graph(&GraphArgs { start: "index.md".into(), ..GraphArgs::default() })),
+        json!({"code": "NOT_CONFIGURED", "message": "kb_graph needs embeddings: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); see kb_status `embedding`"})
+    );
+    assert_eq!(
+        err(kb.graph(&GraphArgs { start: "index.md".into(), depth: Some(4), ..GraphArgs::default() })),
+        json!({"code": "INVALID_ARGUMENT", "message": "depth must be 0..=3, got 4"})
+    );
+    assert_eq!(
+        err(kb.graph(&GraphArgs { start: "index.md".into(), seed_strategy: Some("mean".into()), ..GraphArgs::default() })),
+        json!({"code": "INVALID_ARGUMENT", "message": "unknown seed_strategy `mean`; use all_chunks or centroid"})
+    );
+    assert_eq!(err(kb.graph(&GraphArgs { start: "nope.md".into(), ..GraphArgs::default() }))["code"], "NOT_FOUND");
+    assert_eq!(err(kb.graph(&GraphArgs { start: "../etc/passwd".into(), ..GraphArgs::default() }))["code"], "INVALID_PATH");
 }

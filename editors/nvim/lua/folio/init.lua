@@ -41,6 +41,16 @@ local function older(a, b)
   return false
 end
 
+-- The server's own messages (e.g. "folio: no Markdown files under <root>", sent once per
+-- folder) go to vim.notify as they are, without the "LSP[folio]" prefix of the default handler.
+local message_levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+local handlers = {
+  ['window/showMessage'] = function(_, params)
+    vim.notify(params.message, message_levels[params.type] or vim.log.levels.INFO, { title = 'folio' })
+    return vim.NIL
+  end,
+}
+
 local warned_old = false
 local function on_init(client)
   local v = client.server_info and client.server_info.version
@@ -153,6 +163,7 @@ function M.setup(opts)
     settings = M.config.settings,
     init_options = M.config.settings,
     on_init = on_init,
+    handlers = handlers,
   }
   if vim.lsp.config and vim.lsp.enable then
     vim.lsp.config('folio', config)
@@ -166,6 +177,7 @@ function M.setup(opts)
         vim.lsp.start({
           name = 'folio', cmd = config.cmd, root_dir = M.root(ev.buf),
           settings = config.settings, init_options = config.init_options, on_init = on_init,
+          handlers = handlers,
         }, { bufnr = ev.buf })
       end,
     })

@@ -1,0 +1,221 @@
+//! Embedding pass tests on a real folder, a real index file and the
+//! deterministic test embedder.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::*;
+use crate::embed::testing::VocabEmbedder;
+use crate::index::index_root;
+use crate::search::SearchQuery;
+use crate::workspace::Config;
+
+const VOCAB: &[&str] = &["install", "linux", "deploy", "search"];
+
+fn write(root: &Path, path: &str, text: &str) {
+    let abs = root.join(path);
+    std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+    std::fs::write(abs, text).unwrap();
+}
+
+/// Three files, six chunks, five distinct embedded texts: the "Shared"
+/// section (same heading path, same text) is in guide.md and ops.md.
+fn corpus(root: &Path) {
+    write(root, "guide.md", "# Install\n\nRun the installer.\n\n## Linux\n\nUse the package manager.\n\n# Shared\n\nThe same words.\n");
+    write(root, "ops.md", "# Deploy\n\nShip it carefully.\n\n# Shared\n\nThe same words.\n");
+    write(root, "search.md", "# Search\n\nFind things.\n");
+}
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    corpus(&root);
+    let db = root.join(".folio/index.db");
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    (dir, root, db)
+}
+
+fn pass(db: &Path, e: &dyn Embedder) -> EmbedSummary {
+    let mut store = Store::open(db).unwrap();
+    embed_pending(&mut store, e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap()
+}
+
+fn counts(db: &Path) -> (u64, u64, u64) {
+    let s = Store::open(db).unwrap().vector_status().unwrap();
+    (s.embedded_chunks, s.total_chunks, s.vectors)
+}
+
+#[test]
+fn only_changed_chunks_are_reembedded() {
+    let (_dir, root, db) = setup();
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    let first = pass(&db, &e);
+    assert_eq!((first.embedded, first.reused, first.removed, first.recreated), (5, 0, 0, true));
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 5, "the embedder saw each distinct text once");
+    assert_eq!(counts(&db), (6, 6, 5));
+
+    // Nothing changed: no provider call, nothing written.
+    let before = std::fs::read(&db).unwrap();
+    let again = pass(&db, &e);
+    assert_eq!((again.embedded, again.reused, again.removed, again.recreated), (0, 6, 0, false));
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 5);
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+
+    // Edit one chunk of one file: exactly that chunk is embedded again, and
+    // the old text's vector is removed.
+    write(&root, "guide.md", "# Install\n\nRun the installer.\n\n## Linux\n\nUse apt on Linux.\n\n# Shared\n\nThe same words.\n");
+    let reindex = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!(reindex.indexed, 1);
+    let third = pass(&db, &e);
+    assert_eq!((third.embedded, third.reused, third.removed, third.recreated), (1, 5, 1, false));
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 6);
+    assert_eq!(counts(&db), (6, 6, 5));
+
+    // The new text is what was embedded: heading path, blank line, text.
+    let store = Store::open(&db).unwrap();
+    // "Install > Linux\n\n## Linux\n\nUse apt on Linux.": install 1, linux 3,
+    // other words 3, so the query "linux" scores 3/√19.
+    let q = e.embed_query("linux").unwrap();
+    let hits = store.vector_search("test:vocab", &q, 1, &SearchQuery::default()).unwrap().results;
+    assert_eq!((hits[0].path.as_str(), hits[0].start_line), ("guide.md", 5));
+    assert!((hits[0].score - 3.0 / 19f64.sqrt()).abs() < 1e-6, "{}", hits[0].score);
+}
+
+#[test]
+fn model_change_reembeds_all_and_keeps_lexical_rows() {
+    let (_dir, _root, db) = setup();
+    pass(&db, &VocabEmbedder::new("test:a", VOCAB));
+    let lexical = |db: &Path| Store::open(db).unwrap().search_lexical(&SearchQuery::new("same words")).unwrap();
+    let before = lexical(&db);
+    assert_eq!(before.results.len(), 2);
+    let b = VocabEmbedder::new("test:b", &["install"]);
+    let summary = pass(&db, &b);
+    assert_eq!((summary.embedded, summary.reused, summary.recreated), (5, 0, true));
+    assert_eq!(b.embedded.load(Ordering::SeqCst), 5);
+    assert_eq!(counts(&db), (6, 6, 5));
+    assert_eq!(lexical(&db), before);
+    assert_eq!(
+        Store::open(&db).unwrap().vector_model().unwrap(),
+        Some(VectorModel { model_id: "test:b".to_owned(), dims: 2 })
+    );
+}
+
+#[test]
+fn a_refused_file_is_skipped_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(&root, "a.md", "# A\n\nOne.\n\n## A2\n\nTwo.\n");
+    write(&root, "b.md", "# B\n\nThis holds FORBIDDEN words.\n");
+    write(&root, "c.md", "# C\n\nThree.\n\n## C2\n\nFour.\n");
+    let db = root.join(".folio/index.db");
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    // Batches of 4: [a, a, b, c] is refused and retried file by file; [c] passes.
+    let e = VocabEmbedder::new("test:vocab", VOCAB).refusing("FORBIDDEN").with_batch(4);
+    let summary = pass(&db, &e);
+    assert_eq!(
+        summary.skipped_files,
+        vec![SkippedFile { path: "b.md".to_owned(), reason: "input refused: input contains FORBIDDEN".to_owned() }]
+    );
+    assert_eq!((summary.embedded, summary.unavailable.as_deref()), (4, None));
+    assert_eq!(counts(&db), (4, 5, 4));
+    // The next pass tries b.md again (and only b.md).
+    let again = pass(&db, &e);
+    assert_eq!((again.embedded, again.reused, again.skipped_files.len()), (0, 4, 1));
+}
+
+#[test]
+fn an_unavailable_provider_stops_the_pass_and_says_why() {
+    let (_dir, _root, db) = setup();
+    let lexical_before = Store::open(&db).unwrap().search_lexical(&SearchQuery::new("installer")).unwrap();
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    e.down.store(true, Ordering::SeqCst);
+    let progress = EmbedProgress::new();
+    let mut store = Store::open(&db).unwrap();
+    let summary = embed_pending(&mut store, &e, &progress, &AtomicBool::new(false)).unwrap();
+    assert_eq!(summary.unavailable.as_deref(), Some("embedding provider unavailable: test embedder is down"));
+    assert_eq!(summary.embedded, 0);
+    let snap = progress.snapshot();
+    assert_eq!(
+        (snap.state, snap.reason.as_deref(), snap.model_id.as_deref()),
+        (EmbedState::Unavailable, Some("embedding provider unavailable: test embedder is down"), Some("test:vocab"))
+    );
+    let status = store.vector_status().unwrap();
+    assert_eq!(status.last_unavailable.as_deref(), Some("embedding provider unavailable: test embedder is down"));
+    assert_eq!(status.embedded_chunks, 0);
+    assert_eq!(store.search_lexical(&SearchQuery::new("installer")).unwrap(), lexical_before);
+
+    // Back up: the pass completes and the recorded reason is cleared.
+    e.down.store(false, Ordering::SeqCst);
+    let summary = embed_pending(&mut store, &e, &progress, &AtomicBool::new(false)).unwrap();
+    assert_eq!((summary.embedded, summary.unavailable), (5, None));
+    assert_eq!(store.vector_status().unwrap().last_unavailable, None);
+    let snap = progress.snapshot();
+    assert_eq!((snap.state, snap.done, snap.total, snap.reason), (EmbedState::Done, 5, 5, None));
+}
+
+#[test]
+fn cancel_stops_between_batches() {
+    let (_dir, _root, db) = setup();
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    let mut store = Store::open(&db).unwrap();
+    let summary = embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(true)).unwrap();
+    assert_eq!((summary.cancelled, summary.embedded), (true, 0));
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn spawned_pass_reports_progress() {
+    let (_dir, _root, db) = setup();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen_in = seen.clone();
+    let progress = Arc::new(EmbedProgress::with_listener(move |done, total| seen_in.lock().unwrap().push((done, total))));
+    assert_eq!(progress.snapshot().state, EmbedState::Idle);
+    let e: Arc<dyn Embedder> = Arc::new(VocabEmbedder::new("test:vocab", VOCAB).with_batch(4));
+    let handle = spawn_embed_pass(db.clone(), e, progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+    let summary = handle.join().unwrap().unwrap();
+    assert_eq!((summary.embedded, summary.reused), (5, 0));
+    let snap = progress.snapshot();
+    assert_eq!((snap.state, snap.done, snap.total, snap.skipped_files), (EmbedState::Done, 5, 5, 0));
+    assert_eq!(*seen.lock().unwrap(), vec![(0, 5), (4, 5), (5, 5)]);
+    assert_eq!(counts(&db), (6, 6, 5));
+}
+
+#[test]
+fn probe_learns_the_dimension() {
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    assert_eq!(probe(&e).unwrap(), 5);
+    e.down.store(true, Ordering::SeqCst);
+    assert_eq!(probe(&e).unwrap_err().to_string(), "embedding provider unavailable: test embedder is down");
+}
+
+#[test]
+fn background_loader_reports_why_embeddings_are_off() {
+    use crate::embed::settings::EmbedSettings;
+    use crate::workspace::user_config::UserEmbedConfig;
+    let (_dir, _root, db) = setup();
+    for (toml, reason) in [
+        ("[embed]\nprovider = \"none\"\n", "embedding provider `none`: search is lexical"),
+        ("", "built-in model not available in this build"),
+    ] {
+        let config = Config::from_toml(toml).unwrap();
+        let settings = EmbedSettings::resolve(&config.embed, &UserEmbedConfig::default(), false).unwrap();
+        let progress = Arc::new(EmbedProgress::new());
+        let slot = EmbedderSlot::default();
+        let handle =
+            spawn_load_and_embed(db.clone(), settings, slot.clone(), progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+        assert_eq!(handle.join().unwrap(), None);
+        let snap = progress.snapshot();
+        assert_eq!((snap.state, snap.reason.as_deref()), (EmbedState::Off, Some(reason)));
+        assert!(slot.get().is_none());
+    }
+    // An embedder already in the slot is used as it is.
+    let settings = EmbedSettings::resolve(&Default::default(), &UserEmbedConfig::default(), false).unwrap();
+    let slot = EmbedderSlot::default();
+    let e: Arc<dyn Embedder> = Arc::new(VocabEmbedder::new("test:vocab", VOCAB));
+    assert!(slot.set(e).is_ok());
+    let progress = Arc::new(EmbedProgress::new());
+    let handle = spawn_load_and_embed(db.clone(), settings, slot, progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+    assert_eq!(handle.join().unwrap().map(|s| (s.embedded, s.reused)), Some((5, 0)));
+    assert_eq!(progress.snapshot().state, EmbedState::Done);
+}

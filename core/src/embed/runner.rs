@@ -1,0 +1,167 @@
+//! The background embedding of a long-running server (`folio mcp`, `folio lsp`).
+//!
+//! One [`Embedding`] per server: it owns the embedder slot (filled by a
+//! background thread, so `initialize` never waits for a model), the shared
+//! progress, and at most one pass at a time. [`Embedding::start`] is called
+//! after every lexical reindex; a call while a pass runs makes the runner go
+//! once more when that pass ends, so edits made meanwhile are embedded too.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::Embedder;
+use super::pass::{EmbedProgress, EmbedProgressSnapshot, EmbedderSlot, spawn_load_and_embed};
+use super::settings::EmbedSettings;
+
+/// See the module documentation.
+pub struct Embedding {
+    settings: Option<EmbedSettings>,
+    slot: EmbedderSlot,
+    progress: Arc<EmbedProgress>,
+    cancel: Arc<AtomicBool>,
+    running: Arc<AtomicBool>,
+    again: Arc<AtomicBool>,
+    start_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Embedding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedding").field("settings", &self.settings).field("progress", &self.progress).finish_non_exhaustive()
+    }
+}
+
+impl Embedding {
+    /// A runner for `settings`; `Err(reason)` (settings that could not be
+    /// resolved, e.g. a refused remote endpoint) leaves embeddings off with that
+    /// reason, and so does `Ok` of provider `none` once started.
+    pub fn new(settings: Result<EmbedSettings, String>) -> Embedding {
+        let progress = Arc::new(EmbedProgress::new());
+        let settings = match settings {
+            Ok(settings) => Some(settings),
+            Err(reason) => {
+                progress.set_off(&reason);
+                None
+            }
+        };
+        Embedding {
+            settings,
+            slot: Arc::new(std::sync::OnceLock::new()),
+            progress,
+            cancel: Arc::new(AtomicBool::new(false)),
+            running: Arc::new(AtomicBool::new(false)),
+            again: Arc::new(AtomicBool::new(false)),
+            start_lock: Mutex::new(()),
+        }
+    }
+
+    /// The resolved settings, when they could be resolved.
+    pub fn settings(&self) -> Option<&EmbedSettings> {
+        self.settings.as_ref()
+    }
+
+    /// The loaded embedder, once the background thread has built it.
+    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.slot.get().cloned()
+    }
+
+    /// The progress of the running or last pass.
+    pub fn snapshot(&self) -> EmbedProgressSnapshot {
+        self.progress.snapshot()
+    }
+
+    /// Embeds what the index at `db_path` lacks, on a background thread (loading
+    /// the model first if needed). Returns at once; a call while a pass runs
+    /// schedules one more pass.
+    pub fn start(&self, db_path: PathBuf) {
+        let Some(settings) = self.settings.clone() else {
+            return;
+        };
+        let _guard = self.start_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.running.load(Ordering::SeqCst) {
+            self.again.store(true, Ordering::SeqCst);
+            return;
+        }
+        self.running.store(true, Ordering::SeqCst);
+        let (slot, progress, cancel, running, again) = (
+            Arc::clone(&self.slot),
+            Arc::clone(&self.progress),
+            Arc::clone(&self.cancel),
+            Arc::clone(&self.running),
+            Arc::clone(&self.again),
+        );
+        let spawned = std::thread::Builder::new().name("folio-embed-runner".to_owned()).spawn(move || {
+            loop {
+                again.store(false, Ordering::SeqCst);
+                let pass = spawn_load_and_embed(
+                    db_path.clone(),
+                    settings.clone(),
+                    Arc::clone(&slot),
+                    Arc::clone(&progress),
+                    Arc::clone(&cancel),
+                );
+                match pass.map(std::thread::JoinHandle::join) {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(_)) => progress.set_unavailable("the embedding pass panicked (this is a bug in folio)"),
+                    Err(err) => progress.set_unavailable(&format!("cannot start the embedding thread: {err}")),
+                }
+                if cancel.load(Ordering::SeqCst) || !again.load(Ordering::SeqCst) {
+                    running.store(false, Ordering::SeqCst);
+                    // A `start` between the check and the store above found `running`
+                    // still set and only raised `again`: go once more for it.
+                    if again.swap(false, Ordering::SeqCst) && !cancel.load(Ordering::SeqCst) && !running.swap(true, Ordering::SeqCst) {
+                        continue;
+                    }
+                    return;
+                }
+            }
+        });
+        if let Err(err) = spawned {
+            self.running.store(false, Ordering::SeqCst);
+            self.progress.set_unavailable(&format!("cannot start the embedding thread: {err}"));
+        }
+    }
+
+    /// Whether a pass is running or scheduled.
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// Asks the running pass to stop between batches (server shutdown).
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::pass::EmbedState;
+    use crate::embed::settings::ProviderKind;
+
+    #[test]
+    fn refused_settings_and_provider_none_leave_embeddings_off_with_the_reason() {
+        let e = Embedding::new(Err("the embedding endpoint is not on this machine".into()));
+        e.start(PathBuf::from("/nonexistent/index.db"));
+        let s = e.snapshot();
+        assert_eq!(s.state, EmbedState::Off);
+        assert_eq!(s.reason.as_deref(), Some("the embedding endpoint is not on this machine"));
+        assert!(e.embedder().is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let settings = EmbedSettings::resolve(
+            &crate::workspace::config::EmbedConfig { provider: Some(ProviderKind::None), ..Default::default() },
+            &Default::default(),
+            false,
+        )
+        .unwrap();
+        let e = Embedding::new(Ok(settings));
+        e.start(dir.path().join("index.db"));
+        while e.is_running() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let s = e.snapshot();
+        assert_eq!(s.state, EmbedState::Off);
+        assert_eq!(s.reason.as_deref(), Some("embedding provider `none`: search is lexical"));
+    }
+}

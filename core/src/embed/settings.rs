@@ -1,0 +1,442 @@
+//! Embedding settings: where they come from, the remote-endpoint policy, and
+//! turning them into an [`Embedder`].
+//!
+//! Sources, per key, the first that sets it wins:
+//! 1. the command line (`--allow-remote-embeddings` only);
+//! 2. the user's own config, `[embed]` in `$XDG_CONFIG_HOME/folio/config.toml`
+//!    ([`UserEmbedConfig`]) — the user's machine decides;
+//! 3. the workspace's `folio.toml`, `[embed]` ([`EmbedConfig`]);
+//! 4. the defaults: provider `builtin`, batch size [`DEFAULT_BATCH_SIZE`],
+//!    timeout [`DEFAULT_TIMEOUT_MS`] ms, endpoint `http://127.0.0.1:11434`
+//!    for `ollama` and `https://api.openai.com` for `openai`.
+//!
+//! **Remote endpoints.** An HTTP endpoint whose host is not loopback
+//! (`localhost`, `127.0.0.0/8`, `::1`; names are not resolved) is refused
+//! unless the user's config sets `allow_remote = true` or the command line
+//! passes `--allow-remote-embeddings`. A `folio.toml` inside the workspace can
+//! name a loopback endpoint but cannot allow a remote one: a checked-out
+//! repository must not be able to send your notes elsewhere.
+//!
+//! **API key.** Read from the environment only, `FOLIO_EMBED_API_KEY`, else
+//! `OPENAI_API_KEY`, and sent as `Authorization: Bearer …`; never from a file
+//! in the workspace.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::Embedder;
+use super::http::{HttpApi, HttpEmbedder};
+use crate::workspace::config::EmbedConfig;
+use crate::workspace::user_config::UserEmbedConfig;
+
+/// Passages per request when no config sets `batch_size`.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+/// Largest accepted `batch_size`.
+pub const MAX_BATCH_SIZE: usize = 2048;
+/// Timeout of one HTTP request when no config sets `timeout_ms`.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Default endpoint of the `ollama` provider.
+pub const DEFAULT_OLLAMA_ENDPOINT: &str = "http://127.0.0.1:11434";
+/// Default endpoint of the `openai` provider.
+pub const DEFAULT_OPENAI_ENDPOINT: &str = "https://api.openai.com";
+/// Environment variables read for the API key, in order.
+pub const API_KEY_ENV: [&str; 2] = ["FOLIO_EMBED_API_KEY", "OPENAI_API_KEY"];
+
+/// An embedding provider.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// The built-in offline model (default); lexical only when its files are missing.
+    #[default]
+    Builtin,
+    /// No embeddings: lexical search only.
+    None,
+    /// An Ollama-compatible endpoint: `POST {endpoint}/api/embed`.
+    Ollama,
+    /// An OpenAI-compatible endpoint: `POST {endpoint}/v1/embeddings`.
+    Openai,
+}
+
+impl ProviderKind {
+    /// The name used in configuration files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Builtin => "builtin",
+            ProviderKind::None => "none",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Openai => "openai",
+        }
+    }
+}
+
+/// Where a setting came from, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingSource {
+    /// The built-in default.
+    Default,
+    /// The workspace's `folio.toml`.
+    Workspace,
+    /// The user's `config.toml`.
+    User,
+    /// A command-line flag.
+    CommandLine,
+}
+
+impl SettingSource {
+    fn describe(self) -> &'static str {
+        match self {
+            SettingSource::Default => "the default",
+            SettingSource::Workspace => "the workspace's folio.toml",
+            SettingSource::User => "your config.toml",
+            SettingSource::CommandLine => "the command line",
+        }
+    }
+}
+
+/// Resolved embedding settings; build them with [`EmbedSettings::resolve`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedSettings {
+    /// The provider.
+    pub provider: ProviderKind,
+    /// Where `provider` came from.
+    pub provider_source: SettingSource,
+    /// Model name for HTTP providers (`None` for `builtin` and `none` unless set).
+    pub model: Option<String>,
+    /// Base URL of an HTTP provider, without a trailing `/` (and, for
+    /// `openai`, without a trailing `/v1`); `None` for `builtin` and `none`.
+    pub endpoint: Option<String>,
+    /// Where `endpoint` came from.
+    pub endpoint_source: SettingSource,
+    /// Passages per request, 1–[`MAX_BATCH_SIZE`].
+    pub batch_size: usize,
+    /// Timeout of one HTTP request, in milliseconds (≥ 1).
+    pub timeout_ms: u64,
+    /// Whether a non-loopback endpoint is allowed (user config or command line).
+    pub allow_remote: bool,
+    /// Whether `endpoint` is on this machine.
+    pub endpoint_is_loopback: bool,
+}
+
+impl EmbedSettings {
+    /// Merges the sources (see the module docs) and checks the result.
+    ///
+    /// Errors (a message naming the key and its source): an HTTP provider
+    /// without `model`; an endpoint that is not an `http://` or `https://` URL
+    /// with a host; `batch_size` outside 1–[`MAX_BATCH_SIZE`] or
+    /// `timeout_ms = 0`; a non-loopback endpoint that neither the user's config
+    /// nor `cli_allow_remote` allows.
+    pub fn resolve(
+        workspace: &EmbedConfig,
+        user: &UserEmbedConfig,
+        cli_allow_remote: bool,
+    ) -> Result<EmbedSettings, String> {
+        fn pick<T: Clone>(user: &Option<T>, ws: &Option<T>) -> (Option<T>, SettingSource) {
+            match (user, ws) {
+                (Some(v), _) => (Some(v.clone()), SettingSource::User),
+                (None, Some(v)) => (Some(v.clone()), SettingSource::Workspace),
+                (None, None) => (None, SettingSource::Default),
+            }
+        }
+        let (provider, provider_source) = pick(&user.provider, &workspace.provider);
+        let provider = provider.unwrap_or_default();
+        let (model, model_source) = pick(&user.model, &workspace.model);
+        let (endpoint, endpoint_source) = pick(&user.endpoint, &workspace.endpoint);
+        let (batch_size, batch_source) = pick(&user.batch_size, &workspace.batch_size);
+        let (timeout_ms, timeout_source) = pick(&user.timeout_ms, &workspace.timeout_ms);
+        let batch_size = batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
+        if !(1..=MAX_BATCH_SIZE).contains(&batch_size) {
+            return Err(format!(
+                "[embed].batch_size = {batch_size} (from {}) must be between 1 and {MAX_BATCH_SIZE}",
+                batch_source.describe()
+            ));
+        }
+        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if timeout_ms == 0 {
+            return Err(format!("[embed].timeout_ms (from {}) must be at least 1", timeout_source.describe()));
+        }
+        let allow_remote = cli_allow_remote || user.allow_remote;
+        let mut settings = EmbedSettings {
+            provider,
+            provider_source,
+            model: model.clone(),
+            endpoint: None,
+            endpoint_source,
+            batch_size,
+            timeout_ms,
+            allow_remote,
+            endpoint_is_loopback: true,
+        };
+        let default_endpoint = match provider {
+            ProviderKind::Builtin | ProviderKind::None => return Ok(settings),
+            ProviderKind::Ollama => DEFAULT_OLLAMA_ENDPOINT,
+            ProviderKind::Openai => DEFAULT_OPENAI_ENDPOINT,
+        };
+        if model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+            return Err(format!(
+                "[embed] provider = \"{}\" (from {}) needs `model`, the name of the embedding model to request",
+                provider.as_str(),
+                provider_source.describe()
+            ));
+        }
+        let _ = model_source;
+        let raw = endpoint.unwrap_or_else(|| default_endpoint.to_owned());
+        let url = parse_endpoint(&raw).map_err(|why| {
+            format!("[embed].endpoint `{raw}` (from {}) is not valid: {why}", endpoint_source.describe())
+        })?;
+        let mut base = raw.trim().trim_end_matches('/').to_owned();
+        if provider == ProviderKind::Openai
+            && let Some(stripped) = base.strip_suffix("/v1")
+        {
+            base = stripped.to_owned();
+        }
+        settings.endpoint_is_loopback = is_loopback_host(&url.host);
+        settings.endpoint = Some(base.clone());
+        if !settings.endpoint_is_loopback && !allow_remote {
+            return Err(format!(
+                "the embedding endpoint `{base}` (from {}) is not on this machine; remote endpoints are refused unless \
+                 you allow them in your own config (`[embed] allow_remote = true` in ~/.config/folio/config.toml) or \
+                 with --allow-remote-embeddings; a workspace's folio.toml cannot allow them",
+                endpoint_source.describe()
+            ));
+        }
+        Ok(settings)
+    }
+}
+
+/// The parts of an endpoint URL that the policy needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointUrl {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// The host, lowercased; an IPv6 address without its brackets.
+    pub host: String,
+}
+
+/// Parses an `http://` or `https://` URL with a host and no query or fragment.
+pub fn parse_endpoint(raw: &str) -> Result<EndpointUrl, String> {
+    let raw = raw.trim();
+    let (scheme, rest) = raw
+        .split_once("://")
+        .ok_or_else(|| "expected a URL such as http://127.0.0.1:11434".to_owned())?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!("the scheme must be http or https, not `{scheme}`"));
+    }
+    if rest.contains(['?', '#']) {
+        return Err("a query or fragment is not allowed".to_owned());
+    }
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.contains('@') {
+        return Err("credentials in the URL are not allowed (use FOLIO_EMBED_API_KEY)".to_owned());
+    }
+    let host = if let Some(after) = authority.strip_prefix('[') {
+        let (host, tail) = after.split_once(']').ok_or_else(|| "an unclosed `[` in the host".to_owned())?;
+        if !(tail.is_empty() || tail.strip_prefix(':').is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))) {
+            return Err("a bad port".to_owned());
+        }
+        host.to_owned()
+    } else {
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        };
+        if let Some(port) = port
+            && (port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u16>().is_err())
+        {
+            return Err(format!("`{port}` is not a port"));
+        }
+        host.to_owned()
+    };
+    if host.is_empty() {
+        return Err("the URL has no host".to_owned());
+    }
+    Ok(EndpointUrl { scheme, host: host.to_ascii_lowercase() })
+}
+
+/// True for `localhost` (and `*.localhost`), an IPv4 address in `127.0.0.0/8`,
+/// and `::1` (also as an IPv4-mapped loopback address). Names are never resolved.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(v4)) => v4.is_loopback(),
+        Ok(std::net::IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        Err(_) => false,
+    }
+}
+
+/// The API key from the environment ([`API_KEY_ENV`], first non-empty wins).
+pub fn api_key_from_env() -> Option<String> {
+    API_KEY_ENV
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .map(|v| v.trim().to_owned())
+        .find(|v| !v.is_empty())
+}
+
+/// Builds the embedder the settings describe. No network request is made:
+/// an HTTP endpoint's availability shows at the first embedding (see
+/// [`super::pass::probe`]).
+///
+/// Returns `Ok(None)` for provider `none`, and `Err(reason)` when the provider
+/// cannot be built — for `builtin`, when the model files are not installed;
+/// callers then run lexical-only and report the reason as the status.
+pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder>>, String> {
+    match settings.provider {
+        ProviderKind::None => Ok(None),
+        ProviderKind::Builtin => load_builtin(settings).map(Some),
+        ProviderKind::Ollama | ProviderKind::Openai => {
+            let api = if settings.provider == ProviderKind::Ollama { HttpApi::Ollama } else { HttpApi::OpenAi };
+            let endpoint = settings
+                .endpoint
+                .as_deref()
+                .ok_or_else(|| "no endpoint configured".to_owned())?;
+            let model = settings.model.as_deref().ok_or_else(|| "no model configured".to_owned())?;
+            let embedder = HttpEmbedder::new(
+                api,
+                endpoint,
+                model,
+                api_key_from_env(),
+                settings.batch_size,
+                Duration::from_millis(settings.timeout_ms),
+                settings.endpoint_is_loopback,
+            )?;
+            Ok(Some(Arc::new(embedder)))
+        }
+    }
+}
+
+/// The hook that builds the built-in model: the one place where
+/// `builtin::BuiltinEmbedder::load(dir)` is wired in.
+///
+/// LEAD: when `embed::builtin` is merged, replace the body with something like
+/// `builtin::BuiltinEmbedder::load(&builtin::default_model_dir()?)
+///     .map(|e| Arc::new(e) as Arc<dyn Embedder>).map_err(|e| e.to_string())`.
+/// Until then the built-in model is reported as not available, and callers fall
+/// back to lexical search with this reason.
+fn load_builtin(_settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
+    Err("built-in model not available in this build".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(provider: &str, model: Option<&str>, endpoint: Option<&str>) -> EmbedConfig {
+        let mut text = format!("[embed]\nprovider = \"{provider}\"\n");
+        if let Some(m) = model {
+            text.push_str(&format!("model = \"{m}\"\n"));
+        }
+        if let Some(e) = endpoint {
+            text.push_str(&format!("endpoint = \"{e}\"\n"));
+        }
+        crate::workspace::Config::from_toml(&text).expect("valid folio.toml").embed
+    }
+
+    #[test]
+    fn defaults_are_builtin() {
+        let s = EmbedSettings::resolve(&EmbedConfig::default(), &UserEmbedConfig::default(), false).unwrap();
+        assert_eq!(
+            (s.provider, s.provider_source, s.endpoint.clone(), s.batch_size, s.timeout_ms, s.allow_remote),
+            (ProviderKind::Builtin, SettingSource::Default, None, 32, 30_000, false)
+        );
+        assert_eq!(
+            make_embedder(&s).err().as_deref(),
+            Some("built-in model not available in this build")
+        );
+        let none = EmbedSettings::resolve(&ws("none", None, None), &UserEmbedConfig::default(), false).unwrap();
+        assert!(make_embedder(&none).unwrap().is_none());
+    }
+
+    #[test]
+    fn remote_endpoint_in_folio_toml_is_refused() {
+        let cfg = ws("openai", Some("text-embedding-3-small"), Some("https://embed.example.invalid/v1"));
+        let err = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false).unwrap_err();
+        assert_eq!(
+            err,
+            "the embedding endpoint `https://embed.example.invalid` (from the workspace's folio.toml) is not on this \
+             machine; remote endpoints are refused unless you allow them in your own config (`[embed] allow_remote = \
+             true` in ~/.config/folio/config.toml) or with --allow-remote-embeddings; a workspace's folio.toml cannot \
+             allow them"
+        );
+        // The default OpenAI endpoint is remote too.
+        let cfg = ws("openai", Some("m"), None);
+        assert!(EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false).unwrap_err().contains("`https://api.openai.com`"));
+        // folio.toml cannot allow it itself.
+        let err = crate::workspace::Config::from_toml("[embed]\nallow_remote = true\n").unwrap_err();
+        assert!(err.starts_with("[embed].allow_remote cannot be set in a workspace's folio.toml"), "{err}");
+    }
+
+    #[test]
+    fn remote_endpoint_allowed_by_user_config_or_flag() {
+        let cfg = ws("openai", Some("text-embedding-3-small"), Some("https://embed.example.invalid/v1/"));
+        let user = UserEmbedConfig { allow_remote: true, ..UserEmbedConfig::default() };
+        let s = EmbedSettings::resolve(&cfg, &user, false).unwrap();
+        assert_eq!(
+            (s.endpoint.as_deref(), s.endpoint_is_loopback, s.allow_remote),
+            (Some("https://embed.example.invalid"), false, true)
+        );
+        // Building the embedder makes no request.
+        let e = make_embedder(&s).unwrap().unwrap();
+        assert_eq!(e.model_id(), "openai:text-embedding-3-small@https://embed.example.invalid");
+        let s = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), true).unwrap();
+        assert_eq!(s.endpoint.as_deref(), Some("https://embed.example.invalid"));
+        // The same endpoint named in the user's config is still refused without allow_remote.
+        let user = UserEmbedConfig {
+            provider: Some(ProviderKind::Ollama),
+            model: Some("nomic-embed-text".to_owned()),
+            endpoint: Some("http://10.1.2.3:11434".to_owned()),
+            ..UserEmbedConfig::default()
+        };
+        let err = EmbedSettings::resolve(&EmbedConfig::default(), &user, false).unwrap_err();
+        assert!(err.starts_with("the embedding endpoint `http://10.1.2.3:11434` (from your config.toml) is not on this machine"), "{err}");
+    }
+
+    #[test]
+    fn loopback_endpoints_are_accepted_from_folio_toml() {
+        for endpoint in ["http://127.0.0.1:8080", "http://localhost:11434/", "http://[::1]:9000", "http://127.9.9.9"] {
+            let s = EmbedSettings::resolve(&ws("ollama", Some("m"), Some(endpoint)), &UserEmbedConfig::default(), false)
+                .unwrap_or_else(|e| panic!("{endpoint}: {e}"));
+            assert!(s.endpoint_is_loopback, "{endpoint}");
+        }
+        let s = EmbedSettings::resolve(&ws("ollama", Some("m"), None), &UserEmbedConfig::default(), false).unwrap();
+        assert_eq!(s.endpoint.as_deref(), Some("http://127.0.0.1:11434"));
+        assert_eq!(make_embedder(&s).unwrap().unwrap().model_id(), "ollama:m@http://127.0.0.1:11434");
+        for host in ["0.0.0.0", "128.0.0.1", "localhost.example.com", "::", "192.168.1.1", "evil-localhost"] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn user_config_overrides_workspace_per_key() {
+        let cfg = ws("ollama", Some("workspace-model"), Some("http://127.0.0.1:1"));
+        let user = UserEmbedConfig { model: Some("user-model".to_owned()), batch_size: Some(8), ..UserEmbedConfig::default() };
+        let s = EmbedSettings::resolve(&cfg, &user, false).unwrap();
+        assert_eq!(
+            (s.provider, s.provider_source, s.model.as_deref(), s.endpoint.as_deref(), s.batch_size),
+            (ProviderKind::Ollama, SettingSource::Workspace, Some("user-model"), Some("http://127.0.0.1:1"), 8)
+        );
+    }
+
+    #[test]
+    fn invalid_settings_are_errors() {
+        let err = EmbedSettings::resolve(&ws("ollama", None, None), &UserEmbedConfig::default(), false).unwrap_err();
+        assert_eq!(
+            err,
+            "[embed] provider = \"ollama\" (from the workspace's folio.toml) needs `model`, the name of the embedding model to request"
+        );
+        let err = EmbedSettings::resolve(&ws("ollama", Some("m"), Some("ftp://127.0.0.1")), &UserEmbedConfig::default(), false)
+            .unwrap_err();
+        assert_eq!(err, "[embed].endpoint `ftp://127.0.0.1` (from the workspace's folio.toml) is not valid: the scheme must be http or https, not `ftp`");
+        let err = crate::workspace::Config::from_toml("[embed]\nprovider = \"cohere\"\n").unwrap_err();
+        assert!(err.contains("unknown variant `cohere`"), "{err}");
+        let user = UserEmbedConfig { batch_size: Some(0), ..UserEmbedConfig::default() };
+        let err = EmbedSettings::resolve(&EmbedConfig::default(), &user, false).unwrap_err();
+        assert_eq!(err, "[embed].batch_size = 0 (from your config.toml) must be between 1 and 2048");
+    }
+}

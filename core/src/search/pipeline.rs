@@ -1,0 +1,582 @@
+//! The ranking pipeline: lexical leg + vector leg → RRF → optional rerank → MMR →
+//! parent retrieval → `limit`.
+//!
+//! [`hybrid_search`] is the one entry point for `lexical`, `semantic` and `hybrid`
+//! search ([`SearchMode`]):
+//!
+//! 1. **Candidates.** Each leg over-fetches `candidates` chunks
+//!    (default `max(limit × 5, 50)`, GrooveSeek's pool size; just `limit` for a single
+//!    leg without rerank or MMR, where a pool would change nothing): the lexical leg is
+//!    [`Store::search_lexical`] with that limit; the vector leg is a [`VectorLeg`]
+//!    supplied by the caller (it owns the query embedding). Vector hits are filtered
+//!    here with the same SQL filters as the lexical leg (path globs, category, topic,
+//!    tags, dates, fields, quality) and lose every chunk matching a `-excluded` query
+//!    term, so both legs obey one filter set; when a filter or exclusion is active the
+//!    vector leg is asked for `4 × candidates` to leave room for the filtering.
+//! 2. **Fusion.** `hybrid`: [`fusion::rrf`] with `k = rrf_k` (60) and per-leg weights
+//!    (1.0 / 1.0); the hit score is the fused score. `lexical`: the lexical order,
+//!    score `-bm25`. `semantic`: the vector order, score = cosine.
+//! 3. **Rerank** (`rerank: true`): a [`Reranker`] rescored the pool; without one the
+//!    request fails with [`PipelineError::NotConfigured`] (no cross-encoder ships).
+//! 4. **MMR** (`mmr: true`): [`mmr::select`] picks `limit` hits from the pool with
+//!    `mmr_lambda` (0.7) and `mmr_same_doc_penalty` (0.0); similarity is the cosine of
+//!    chunk vectors from [`VectorLeg::vectors`] when both have one, else Jaccard of
+//!    token sets. Without MMR the first `limit` hits are kept.
+//! 5. **Confidence**: [`confidence`] on the kept hits (see there for each mode).
+//! 6. **Parent retrieval** (`parent_retriever: true`): [`parent::collapse`]; a
+//!    collapsed hit covers its section and lists the absorbed chunks' pointers in
+//!    `expanded_from`.
+//!
+//! Asking for `hybrid` without a vector leg runs `lexical` and reports
+//! `mode: lexical` (so callers can say "vectors not ready"); asking for `semantic`
+//! without one fails with [`PipelineError::NotConfigured`].
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use rusqlite::types::Value;
+
+use super::{SearchError, SearchHit, SearchQuery, SearchResults, DEFAULT_LIMIT};
+use super::{build_filters, confidence, fusion, mmr, parent, query, snippet, split_heading_path};
+use crate::store::Store;
+
+/// Which legs a search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Full-text (FTS5, BM25) only.
+    Lexical,
+    /// Embedding similarity only.
+    Semantic,
+    /// Both, fused with Reciprocal Rank Fusion.
+    Hybrid,
+}
+
+impl SearchMode {
+    /// `lexical`, `semantic` or `hybrid`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Lexical => "lexical",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl fmt::Display for SearchMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SearchMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SearchMode, String> {
+        match s {
+            "lexical" => Ok(SearchMode::Lexical),
+            "semantic" => Ok(SearchMode::Semantic),
+            "hybrid" => Ok(SearchMode::Hybrid),
+            other => Err(format!("unknown search mode `{other}` (expected lexical, semantic or hybrid)")),
+        }
+    }
+}
+
+/// Pipeline settings; [`Default`] gives the documented defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineOptions {
+    /// The mode asked for.
+    pub mode: SearchMode,
+    /// Candidates fetched per leg; `None` means `max(limit × 5, 50)`.
+    pub candidates: Option<usize>,
+    /// RRF constant `k` (default 60).
+    pub rrf_k: f64,
+    /// RRF weight of the lexical leg (default 1.0).
+    pub lexical_weight: f64,
+    /// RRF weight of the vector leg (default 1.0).
+    pub vector_weight: f64,
+    /// Rescore the pool with a cross-encoder.
+    pub rerank: bool,
+    /// Diversify with MMR.
+    pub mmr: bool,
+    /// MMR relevance/diversity balance in `[0, 1]` (default 0.7).
+    pub mmr_lambda: f64,
+    /// MMR penalty for a second chunk of an already picked document (default 0.0).
+    pub mmr_same_doc_penalty: f64,
+    /// Collapse several hits of one section into the section.
+    pub parent_retriever: bool,
+    /// Parent retrieval thresholds.
+    pub parent: parent::ParentOptions,
+    /// `low_confidence` threshold (default 1.5; 0 disables the ratio check).
+    pub min_confidence_ratio: f64,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> PipelineOptions {
+        PipelineOptions {
+            mode: SearchMode::Hybrid,
+            candidates: None,
+            rrf_k: fusion::DEFAULT_RRF_K,
+            lexical_weight: 1.0,
+            vector_weight: 1.0,
+            rerank: false,
+            mmr: false,
+            mmr_lambda: mmr::DEFAULT_MMR_LAMBDA,
+            mmr_same_doc_penalty: mmr::DEFAULT_MMR_SAME_DOC_PENALTY,
+            parent_retriever: false,
+            parent: parent::ParentOptions::default(),
+            min_confidence_ratio: confidence::DEFAULT_MIN_CONFIDENCE_RATIO,
+        }
+    }
+}
+
+impl PipelineOptions {
+    /// Options for `mode` with every other setting at its default.
+    pub fn for_mode(mode: SearchMode) -> PipelineOptions {
+        PipelineOptions { mode, ..PipelineOptions::default() }
+    }
+
+    /// Checks every number; the message names the parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        fusion::validate(self.rrf_k, &[self.lexical_weight, self.vector_weight])?;
+        mmr::validate(self.mmr_lambda, self.mmr_same_doc_penalty)?;
+        confidence::validate(self.min_confidence_ratio)?;
+        if self.candidates == Some(0) {
+            return Err("candidates must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The per-leg candidate count for `limit`.
+    pub fn candidates_for(&self, limit: usize) -> usize {
+        self.candidates.unwrap_or_else(|| limit.saturating_mul(5).max(50)).max(limit)
+    }
+}
+
+/// One chunk found by the vector leg. The pipeline reads everything else about the
+/// chunk (path, pointer, heading path, lines, text, source hash) from the store by id.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VectorHit {
+    /// `chunks.id` of the chunk (the key both legs share).
+    pub chunk_id: i64,
+    /// Cosine similarity to the query, higher is better.
+    pub similarity: f64,
+}
+
+/// The vector leg of one query: it holds the query embedding.
+pub trait VectorLeg {
+    /// The `k` chunks nearest the query, best first. Filters need not be applied.
+    fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError>;
+    /// The stored vectors of these chunks, for MMR's cosine; chunks left out fall back
+    /// to the lexical similarity. The default knows none.
+    fn vectors(&self, _chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, SearchError> {
+        Ok(HashMap::new())
+    }
+}
+
+/// A closure `k -> nearest hits` is a vector leg without vectors for MMR.
+impl<F> VectorLeg for F
+where
+    F: Fn(usize) -> Result<Vec<VectorHit>, SearchError>,
+{
+    fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError> {
+        self(k)
+    }
+}
+
+/// A cross-encoder: scores `(query, chunk text)` pairs, higher is better.
+pub trait Reranker {
+    /// One score per text, in order.
+    fn score(&self, query: &str, texts: &[&str]) -> Result<Vec<f64>, SearchError>;
+}
+
+/// A failure of [`hybrid_search`].
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// A stage was asked for that this installation cannot run (MCP `NOT_CONFIGURED`).
+    #[error("not configured: {0}")]
+    NotConfigured(String),
+    /// Invalid arguments or an index failure.
+    #[error(transparent)]
+    Search(#[from] SearchError),
+}
+
+/// One hit of the pipeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineHit {
+    /// The hit; `score` is the mode's score (`-bm25`, cosine, RRF or reranker score).
+    /// For a collapsed hit: the section's pointer, heading path and lines, the best
+    /// member's score and snippet.
+    pub hit: SearchHit,
+    /// `chunks.id` of the hit (of the best member for a collapsed hit).
+    pub chunk_id: i64,
+    /// 1-based rank in the lexical leg, when it returned the chunk.
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank in the vector leg, when it returned the chunk.
+    pub vector_rank: Option<usize>,
+    /// Cosine to the query, when the vector leg returned the chunk.
+    pub similarity: Option<f64>,
+    /// The MMR value at the pick, when MMR ran.
+    pub mmr_score: Option<f64>,
+    /// Pointers of the chunks a parent collapse absorbed, best first; empty otherwise.
+    pub expanded_from: Vec<String>,
+    /// Chunk ids matching `expanded_from`.
+    pub expanded_chunk_ids: Vec<i64>,
+}
+
+/// The answer of [`hybrid_search`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineResults {
+    /// Hits, best first.
+    pub results: Vec<PipelineHit>,
+    /// See [`confidence`].
+    pub low_confidence: bool,
+    /// The ratio `low_confidence` compared (`None` when it could not be computed).
+    pub confidence_ratio: Option<f64>,
+    /// The filters that applied (as [`SearchResults::filter_applied`]).
+    pub filter_applied: Vec<String>,
+    /// The mode that ran (`lexical` when `hybrid` was asked without a vector leg).
+    pub mode: SearchMode,
+    /// Candidates fetched per leg (`limit` for a single leg without rerank or MMR).
+    pub candidates: usize,
+}
+
+impl PipelineResults {
+    /// The plain [`SearchResults`] (drops the pipeline's extra fields).
+    pub fn into_search_results(self) -> SearchResults {
+        SearchResults {
+            results: self.results.into_iter().map(|h| h.hit).collect(),
+            low_confidence: self.low_confidence,
+            filter_applied: self.filter_applied,
+        }
+    }
+}
+
+/// A candidate chunk as read from the store.
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkRow {
+    pub(crate) path: String,
+    pub(crate) pointer: String,
+    pub(crate) heading_path: Vec<String>,
+    pub(crate) start_line: u32,
+    pub(crate) end_line: u32,
+    pub(crate) text: String,
+    pub(crate) source_hash: String,
+}
+
+/// A candidate in the pool.
+#[derive(Debug, Clone)]
+struct Candidate {
+    id: i64,
+    score: f64,
+    lexical_rank: Option<usize>,
+    vector_rank: Option<usize>,
+    similarity: Option<f64>,
+}
+
+/// Runs the pipeline for `query` (its `limit`, filters and text); see the module docs.
+pub fn hybrid_search(
+    store: &Store,
+    query: &SearchQuery,
+    options: &PipelineOptions,
+    vector_leg: Option<&dyn VectorLeg>,
+) -> Result<PipelineResults, PipelineError> {
+    hybrid_search_with(store, query, options, vector_leg, None)
+}
+
+/// [`hybrid_search`] with a [`Reranker`] for `rerank: true`.
+pub fn hybrid_search_with(
+    store: &Store,
+    query: &SearchQuery,
+    options: &PipelineOptions,
+    vector_leg: Option<&dyn VectorLeg>,
+    reranker: Option<&dyn Reranker>,
+) -> Result<PipelineResults, PipelineError> {
+    options.validate().map_err(SearchError::InvalidArgument)?;
+    if options.rerank && reranker.is_none() {
+        return Err(PipelineError::NotConfigured(
+            "rerank needs a cross-encoder model and none is available; search without rerank".into(),
+        ));
+    }
+    let mode = match (options.mode, vector_leg) {
+        (SearchMode::Semantic, None) => {
+            return Err(PipelineError::NotConfigured(
+                "semantic search needs embeddings and none are available (no embedding provider, or the index has no vectors yet); use mode lexical".into(),
+            ));
+        }
+        (SearchMode::Hybrid, None) => SearchMode::Lexical,
+        (m, _) => m,
+    };
+    let limit = if query.limit == 0 { DEFAULT_LIMIT } else { query.limit };
+    // A single leg with nothing to re-rank needs no pool beyond `limit`.
+    let single_leg_plain = mode != SearchMode::Hybrid && !options.mmr && !options.rerank && options.candidates.is_none();
+    let n_candidates = if single_leg_plain { limit } else { options.candidates_for(limit) };
+    let terms = query::parse_query(&query.text);
+
+    // 1. The legs.
+    let mut lexical_ids: Vec<i64> = Vec::new();
+    let mut lexical_scores: HashMap<i64, f64> = HashMap::new();
+    let mut lexical_low = true;
+    let filter_applied;
+    if mode != SearchMode::Semantic {
+        let leg_query = SearchQuery { limit: n_candidates, ..query.clone() };
+        let (res, ids) = store.search_lexical_with_ids(&leg_query)?;
+        for (id, hit) in ids.iter().zip(&res.results) {
+            lexical_scores.insert(*id, hit.score);
+        }
+        lexical_ids = ids;
+        lexical_low = res.low_confidence;
+        filter_applied = res.filter_applied;
+    } else {
+        filter_applied = build_filters(query)?.applied;
+    }
+    let mut vector_hits: Vec<VectorHit> = Vec::new();
+    if let (Some(leg), true) = (vector_leg, mode != SearchMode::Lexical) {
+        let filtering = !filter_applied.is_empty() || terms.iter().any(|t| t.excluded);
+        let k = if filtering { n_candidates.saturating_mul(4) } else { n_candidates };
+        let raw = leg.nearest(k)?;
+        let ids: Vec<i64> = raw.iter().map(|h| h.chunk_id).collect();
+        let keep = store.chunk_ids_passing(query, &ids)?;
+        let mut seen = HashSet::new();
+        vector_hits = raw.into_iter().filter(|h| keep.contains(&h.chunk_id) && seen.insert(h.chunk_id)).take(n_candidates).collect();
+    }
+
+    // 2. Fusion (or the single leg's order).
+    let vector_ids: Vec<i64> = vector_hits.iter().map(|h| h.chunk_id).collect();
+    let similarity: HashMap<i64, f64> = vector_hits.iter().map(|h| (h.chunk_id, h.similarity)).collect();
+    let mut pool: Vec<Candidate> = match mode {
+        SearchMode::Lexical => lexical_ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| Candidate { id: *id, score: lexical_scores[id], lexical_rank: Some(i + 1), vector_rank: None, similarity: None })
+            .collect(),
+        SearchMode::Semantic => vector_hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| Candidate { id: h.chunk_id, score: h.similarity, lexical_rank: None, vector_rank: Some(i + 1), similarity: Some(h.similarity) })
+            .collect(),
+        SearchMode::Hybrid => fusion::rrf(
+            &[
+                fusion::RrfLeg { weight: options.lexical_weight, ranked: &lexical_ids },
+                fusion::RrfLeg { weight: options.vector_weight, ranked: &vector_ids },
+            ],
+            options.rrf_k,
+        )
+        .into_iter()
+        .map(|f| Candidate { id: f.key, score: f.score, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
+        .collect(),
+    };
+    pool.truncate(n_candidates);
+    let rows = store.load_chunk_rows(&pool.iter().map(|c| c.id).collect::<Vec<_>>())?;
+    pool.retain(|c| rows.contains_key(&c.id));
+
+    // 3. Rerank.
+    let mut reranked = false;
+    if let (true, Some(reranker)) = (options.rerank, reranker) {
+        let texts: Vec<&str> = pool.iter().map(|c| rows[&c.id].text.as_str()).collect();
+        let scores = reranker.score(&query.text, &texts)?;
+        if scores.len() != pool.len() {
+            return Err(SearchError::InvalidArgument("the reranker returned a wrong number of scores".into()).into());
+        }
+        for (c, s) in pool.iter_mut().zip(scores) {
+            c.score = s;
+        }
+        // Stable: equal reranker scores keep the fused order.
+        pool.sort_by(|a, b| b.score.total_cmp(&a.score));
+        reranked = true;
+    }
+
+    // 4. MMR or the first `limit`.
+    let mut mmr_scores: Vec<Option<f64>> = Vec::new();
+    let selected: Vec<Candidate> = if options.mmr && !pool.is_empty() {
+        let ids: Vec<i64> = pool.iter().map(|c| c.id).collect();
+        let vectors = match vector_leg {
+            Some(leg) if mode != SearchMode::Lexical => leg.vectors(&ids)?,
+            _ => HashMap::new(),
+        };
+        let tokens: Vec<HashSet<String>> = pool.iter().map(|c| mmr::token_set(&rows[&c.id].text)).collect();
+        let cands: Vec<mmr::MmrCandidate> = pool
+            .iter()
+            .zip(&tokens)
+            .map(|(c, t)| mmr::MmrCandidate {
+                score: c.score,
+                doc: rows[&c.id].path.as_str(),
+                vector: vectors.get(&c.id).map(Vec::as_slice),
+                tokens: t,
+            })
+            .collect();
+        let picks = mmr::select(&cands, limit, options.mmr_lambda, options.mmr_same_doc_penalty);
+        mmr_scores = picks.iter().map(|p| Some(p.mmr_score)).collect();
+        picks.iter().map(|p| pool[p.index].clone()).collect()
+    } else {
+        pool.iter().take(limit).cloned().collect()
+    };
+    mmr_scores.resize(selected.len(), None);
+
+    // 5. Confidence.
+    let scores: Vec<f64> = selected.iter().map(|c| c.score).collect();
+    let (ratio, low_confidence) = if selected.is_empty() {
+        (None, true)
+    } else if mode == SearchMode::Semantic && !reranked {
+        let ratio = confidence::ratio_distances(&scores.iter().map(|s| 1.0 - s).collect::<Vec<_>>());
+        (ratio, confidence::is_low(ratio, options.min_confidence_ratio))
+    } else {
+        let ratio = confidence::ratio_higher_better(&scores);
+        let low = confidence::is_low(ratio, options.min_confidence_ratio);
+        (ratio, low || (mode == SearchMode::Lexical && !reranked && lexical_low))
+    };
+
+    // Hits.
+    let needles = snippet::needles_for(&terms);
+    let mut hits: Vec<PipelineHit> = selected
+        .iter()
+        .zip(mmr_scores)
+        .map(|(c, mmr_score)| {
+            let row = &rows[&c.id];
+            PipelineHit {
+                hit: SearchHit {
+                    path: row.path.clone(),
+                    pointer: row.pointer.clone(),
+                    heading_path: row.heading_path.clone(),
+                    start_line: row.start_line,
+                    end_line: row.end_line,
+                    score: c.score,
+                    snippet: snippet::make_snippet(&row.text, &needles),
+                    indexed_source_hash: row.source_hash.clone(),
+                },
+                chunk_id: c.id,
+                lexical_rank: c.lexical_rank,
+                vector_rank: c.vector_rank,
+                similarity: c.similarity,
+                mmr_score,
+                expanded_from: Vec::new(),
+                expanded_chunk_ids: Vec::new(),
+            }
+        })
+        .collect();
+
+    // 6. Parent retrieval.
+    if options.parent_retriever && hits.len() >= 2 {
+        hits = collapse_hits(store, hits, options.parent)?;
+    }
+
+    Ok(PipelineResults { results: hits, low_confidence, confidence_ratio: ratio, filter_applied, mode, candidates: n_candidates })
+}
+
+/// Parent retrieval over pipeline hits: loads the chunks of every document with at
+/// least `min_hits` hits and applies [`parent::collapse`].
+fn collapse_hits(store: &Store, hits: Vec<PipelineHit>, options: parent::ParentOptions) -> Result<Vec<PipelineHit>, SearchError> {
+    let mut per_doc: HashMap<&str, usize> = HashMap::new();
+    for h in &hits {
+        *per_doc.entry(h.hit.path.as_str()).or_default() += 1;
+    }
+    let mut chunks = HashMap::new();
+    for (path, n) in &per_doc {
+        if *n >= options.min_hits.max(2) {
+            chunks.insert(path.to_string(), store.chunks_of(path)?);
+        }
+    }
+    let locations: Vec<parent::HitLocation> =
+        hits.iter().map(|h| parent::HitLocation { path: &h.hit.path, heading_path: &h.hit.heading_path }).collect();
+    let chunks_of = |path: &str| -> Vec<parent::SectionChunk<'_>> {
+        chunks
+            .get(path)
+            .map(|records| {
+                records
+                    .iter()
+                    .map(|r| parent::SectionChunk {
+                        pointer: &r.pointer,
+                        heading_path: &r.heading_path,
+                        start_line: r.start_line,
+                        end_line: r.end_line,
+                        bytes: r.text.len(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let groups = parent::collapse(&locations, &chunks_of, options);
+    Ok(groups
+        .into_iter()
+        .map(|g| {
+            let mut best = hits[g.members[0]].clone();
+            if let Some(section) = g.section {
+                best.hit.pointer = section.pointer;
+                best.hit.heading_path = section.heading_path;
+                best.hit.start_line = section.start_line;
+                best.hit.end_line = section.end_line;
+                best.expanded_from = g.members.iter().map(|&i| hits[i].hit.pointer.clone()).collect();
+                best.expanded_chunk_ids = g.members.iter().map(|&i| hits[i].chunk_id).collect();
+            }
+            best
+        })
+        .collect())
+}
+
+impl Store {
+    /// The ids among `ids` whose chunks pass every filter of `search` (path globs,
+    /// category, topic, tags, dates, fields, quality) and match none of its `-excluded`
+    /// terms — the vector leg's equivalent of the lexical leg's SQL filtering. Ids of
+    /// chunks no longer in the index are dropped. Invalid filters give
+    /// [`SearchError::InvalidArgument`].
+    pub fn chunk_ids_passing(&self, search: &SearchQuery, ids: &[i64]) -> Result<HashSet<i64>, SearchError> {
+        let filters = build_filters(search)?;
+        if ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let ids_json = serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        let mut values = vec![Value::Text(ids_json)];
+        values.extend(filters.values);
+        let mut sql = format!(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id
+             WHERE c.id IN (SELECT value FROM json_each(?1)){}",
+            filters.sql
+        );
+        let excluded: Vec<String> =
+            query::parse_query(&search.text).iter().filter(|t| t.excluded).map(query::QueryTerm::fts_expr).collect();
+        if !excluded.is_empty() {
+            values.push(Value::Text(excluded.join(" OR ")));
+            sql.push_str(&format!(
+                " AND c.id NOT IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?{})",
+                values.len()
+            ));
+        }
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| row.get::<_, i64>(0))?;
+        Ok(rows.collect::<Result<HashSet<_>, _>>()?)
+    }
+
+    /// The candidate chunks by id (missing ids are absent from the map).
+    pub(crate) fn load_chunk_rows(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkRow>, SearchError> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let ids_json = serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash
+             FROM chunks c JOIN documents d ON d.id = c.doc_id
+             WHERE c.id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows = stmt.query_map([ids_json], |row| {
+            let heading: String = row.get(3)?;
+            Ok((
+                row.get::<_, i64>(0)?,
+                ChunkRow {
+                    path: row.get(1)?,
+                    pointer: row.get(2)?,
+                    heading_path: split_heading_path(&heading),
+                    start_line: row.get(4)?,
+                    end_line: row.get(5)?,
+                    text: row.get(6)?,
+                    source_hash: row.get(7)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<HashMap<_, _>, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,208 @@
+//! The one search entry point of every front end (`kb_search`, `folio search`,
+//! `folio/search`, `folio eval`): it builds the vector leg from an [`Embedder`]
+//! and the stored vectors, then runs the [`pipeline`](super::pipeline).
+//!
+//! The vector leg exists only when an embedder is loaded **and** the index holds
+//! vectors of that embedder's model (`Store::vector_status`); otherwise `hybrid`
+//! runs lexical alone (and reports `mode: lexical`), and `semantic` is
+//! [`PipelineError::NotConfigured`] with the reason.
+
+use std::collections::HashMap;
+
+use super::pipeline::{self, PipelineError, PipelineOptions, PipelineResults, SearchMode, VectorHit, VectorLeg};
+use super::query::parse_query;
+use super::{SearchError, SearchQuery};
+use crate::embed::Embedder;
+use crate::store::Store;
+
+/// The text embedded for a query: its included terms, space-separated, as typed
+/// (quotes and `*` dropped); excluded `-terms` are left out, since they filter
+/// both legs instead of describing what is sought.
+pub fn query_embedding_text(text: &str) -> String {
+    parse_query(text).into_iter().filter(|t| !t.excluded).map(|t| t.text).collect::<Vec<_>>().join(" ")
+}
+
+/// The vector leg over the store for one embedded query.
+pub struct StoreVectorLeg<'a> {
+    store: &'a Store,
+    model_id: String,
+    vector: Vec<f32>,
+    filters: SearchQuery,
+}
+
+impl<'a> StoreVectorLeg<'a> {
+    /// A leg searching `store`'s vectors of `model_id` near `vector` (the embedded
+    /// query, same dimension as the model), pre-filtered by `filters`' filters.
+    pub fn new(store: &'a Store, model_id: &str, vector: Vec<f32>, filters: &SearchQuery) -> StoreVectorLeg<'a> {
+        StoreVectorLeg { store, model_id: model_id.to_owned(), vector, filters: filters.clone() }
+    }
+}
+
+impl VectorLeg for StoreVectorLeg<'_> {
+    fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError> {
+        Ok(self
+            .store
+            .vector_search_ids(&self.model_id, &self.vector, k, &self.filters)?
+            .into_iter()
+            .map(|(chunk_id, similarity)| VectorHit { chunk_id, similarity })
+            .collect())
+    }
+
+    fn vectors(&self, chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, SearchError> {
+        Ok(self.store.chunk_vectors(chunk_ids)?)
+    }
+}
+
+/// Why the vector leg cannot run, or `None` when it can: no embedder, or the
+/// index holds no vectors of the embedder's model yet.
+///
+/// Errors: the index cannot be read.
+pub fn vectors_unavailable(store: &Store, embedder: Option<&dyn Embedder>) -> Result<Option<String>, SearchError> {
+    let Some(embedder) = embedder else {
+        return Ok(Some("no embedding model is loaded (provider `none`, the model is not installed, or it is still loading)".into()));
+    };
+    let status = store.vector_status()?;
+    if status.model.as_ref().map(|m| m.model_id.as_str()) != Some(embedder.model_id()) || status.embedded_chunks == 0 {
+        return Ok(Some(format!("the index has no vectors of `{}` yet (embedding has not run or is still running)", embedder.model_id())));
+    }
+    Ok(None)
+}
+
+/// Runs one search in `options.mode` (see the module documentation for when
+/// the vector leg runs).
+///
+/// Errors: [`PipelineError::NotConfigured`] for `semantic` without vectors, for an
+/// embedder that fails on the query in `semantic` mode (in `hybrid` it falls back
+/// to lexical), and for `rerank`; [`PipelineError::Search`] for invalid
+/// arguments or index failures.
+pub fn search(
+    store: &Store,
+    embedder: Option<&dyn Embedder>,
+    query: &SearchQuery,
+    options: &PipelineOptions,
+) -> Result<PipelineResults, PipelineError> {
+    if options.mode == SearchMode::Lexical {
+        return pipeline::hybrid_search(store, query, options, None);
+    }
+    let unavailable = vectors_unavailable(store, embedder)?;
+    let leg = match (unavailable, embedder) {
+        (None, Some(embedder)) => {
+            let text = query_embedding_text(&query.text);
+            match embedder.embed_query(&text) {
+                Ok(vector) => Some(StoreVectorLeg::new(store, embedder.model_id(), vector, query)),
+                Err(err) if options.mode == SearchMode::Semantic => {
+                    return Err(PipelineError::NotConfigured(format!("the query could not be embedded: {err}")));
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "query embedding failed; searching lexically");
+                    None
+                }
+            }
+        }
+        (Some(reason), _) if options.mode == SearchMode::Semantic => {
+            return Err(PipelineError::NotConfigured(format!("semantic search is not available: {reason}; use mode lexical")));
+        }
+        _ => None,
+    };
+    pipeline::hybrid_search(store, query, options, leg.as_ref().map(|l| l as &dyn VectorLeg))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::embed::pass::{EmbedProgress, embed_pending};
+    use crate::embed::testing::VocabEmbedder;
+    use crate::index::index_root;
+    use crate::workspace::Config;
+
+    fn write(root: &Path, path: &str, text: &str) {
+        std::fs::create_dir_all(root).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    }
+
+    /// Three one-chunk documents: a.md says install + linux, b.md deploy + linux,
+    /// c.md search (no word of the test queries).
+    fn setup(embed: bool) -> (tempfile::TempDir, Store, VocabEmbedder) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("kb");
+        write(&root, "a.md", "Install it on linux.\n");
+        write(&root, "b.md", "Deploy it on linux with deploy tools.\n");
+        write(&root, "c.md", "Search words.\n");
+        let db = root.join(".folio/index.db");
+        index_root(&root, &Config::default(), &db, false, None).unwrap();
+        let e = VocabEmbedder::new("test:vocab", &["install", "linux", "deploy", "search"]);
+        let mut store = Store::open(&db).unwrap();
+        if embed {
+            embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
+        }
+        (dir, store, e)
+    }
+
+    fn paths(res: &PipelineResults) -> Vec<&str> {
+        res.results.iter().map(|h| h.hit.path.as_str()).collect()
+    }
+
+    #[test]
+    fn semantic_ranks_by_cosine_and_hybrid_fuses_both_legs() {
+        let (_dir, store, e) = setup(true);
+        let query = SearchQuery::new("deploy linux");
+        let semantic = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap();
+        assert_eq!(semantic.mode, SearchMode::Semantic);
+        assert_eq!(paths(&semantic), ["b.md", "a.md", "c.md"]);
+        // Query (deploy, linux)/√2; b.md (deploy ×2, linux, 4 others)/√9... each cosine is
+        // the dot product of the two normalised bags of words.
+        let q = e.embed_query("deploy linux").unwrap();
+        for hit in &semantic.results {
+            let text = std::fs::read_to_string(_dir.path().join("kb").join(&hit.hit.path)).unwrap();
+            let v = &e.embed_passages(&[text.trim_end()]).unwrap()[0];
+            let cos: f64 = q.iter().zip(v).map(|(a, b)| f64::from(a * b)).sum();
+            assert!((hit.similarity.unwrap() - cos).abs() < 1e-6, "{}: {:?} vs {cos}", hit.hit.path, hit.similarity);
+        }
+
+        let hybrid = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        assert_eq!(hybrid.mode, SearchMode::Hybrid);
+        assert_eq!(paths(&hybrid), ["b.md", "a.md", "c.md"]);
+        let ranks: Vec<(Option<usize>, Option<usize>)> = hybrid.results.iter().map(|h| (h.lexical_rank, h.vector_rank)).collect();
+        assert_eq!(ranks, [(Some(1), Some(1)), (Some(2), Some(2)), (None, Some(3))]);
+        let scores: Vec<f64> = hybrid.results.iter().map(|h| h.hit.score).collect();
+        let expected = [2.0 / 61.0, 2.0 / 62.0, 1.0 / 63.0];
+        for (s, x) in scores.iter().zip(expected) {
+            assert!((s - x).abs() < 1e-12, "{scores:?}");
+        }
+    }
+
+    #[test]
+    fn the_vector_leg_obeys_filters_and_excluded_terms() {
+        let (_dir, store, e) = setup(true);
+        let query = SearchQuery { path_globs: vec!["!b.md".into()], ..SearchQuery::new("deploy linux") };
+        let res = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap();
+        assert_eq!(paths(&res), ["a.md", "c.md"]);
+        assert_eq!(res.filter_applied, ["path_globs"]);
+        // `-install` leaves a.md out of both legs and out of the embedded text.
+        assert_eq!(query_embedding_text("deploy \"on linux\" -install"), "deploy on linux");
+        let res = search(&store, Some(&e), &SearchQuery::new("linux -install"), &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        assert_eq!(paths(&res), ["b.md", "c.md"]);
+    }
+
+    #[test]
+    fn without_vectors_hybrid_is_lexical_and_semantic_says_why() {
+        let (_dir, store, e) = setup(false);
+        let query = SearchQuery::new("deploy linux");
+        let res = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        assert_eq!(res.mode, SearchMode::Lexical);
+        assert_eq!(paths(&res), ["b.md", "a.md"]);
+        let err = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not configured: semantic search is not available: the index has no vectors of `test:vocab` yet (embedding has not run or is still running); use mode lexical"
+        );
+        let err = search(&store, None, &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not configured: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
+        );
+    }
+}

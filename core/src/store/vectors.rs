@@ -1,0 +1,602 @@
+//! Chunk vectors in a sqlite-vec `vec0` table.
+//!
+//! Vectors are keyed by `(model_id, content_hash)` in `vector_keys`, whose
+//! `id` is the rowid of the vector in the `chunk_vectors` vec0 table.
+//! `content_hash` is the hash of exactly the text the embedder was given
+//! ([`super::embedding_text`]), so a vector is computed once per distinct
+//! chunk, shared by identical chunks in several files, and recomputed only when
+//! a chunk's heading path or text changes.
+//!
+//! The index holds the vectors of one model at a time. `chunk_vectors` is
+//! created when the first model is known, since its dimension comes with the
+//! model; the model id and dimension are kept in `meta` (`vector_model`,
+//! `vector_dims`). [`Store::ensure_vector_model`] with another model id or
+//! dimension drops and recreates the vectors only; documents, chunks and the
+//! FTS table are untouched.
+//!
+//! Distance: the table uses sqlite-vec's `distance_metric=cosine`, so a KNN
+//! `distance` is `1 − cosine similarity` (in `[0, 2]`), and search scores are
+//! the cosine similarity `1 − distance`. Embedders return L2-normalised
+//! vectors, for which this ordering equals the L2 ordering.
+//!
+//! Every write is its own short `BEGIN IMMEDIATE` transaction, so a language
+//! server and an MCP server sharing the file never wait long for each other.
+
+use std::collections::HashMap;
+use std::sync::Once;
+
+use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::{ChunkRecord, HEADING_PATH_SEPARATOR, Store, StoreError, embedding_text};
+use crate::search::{SearchError, SearchHit, SearchQuery, SearchResults, build_filters, snippet, split_heading_path};
+
+/// The largest `k` one vec0 KNN query accepts (sqlite-vec's own limit);
+/// [`Store::vector_search`] clamps to it.
+pub const MAX_VECTOR_K: usize = 4096;
+
+/// The vec0 table holding the vectors.
+const VEC_TABLE: &str = "chunk_vectors";
+
+/// Registers sqlite-vec as an SQLite auto extension, once per process, so
+/// every connection opened afterwards has `vec0` and the `vec_*` functions.
+pub(crate) fn register_sqlite_vec() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        type EntryPoint = unsafe extern "C" fn(
+            *mut rusqlite::ffi::sqlite3,
+            *mut *mut std::ffi::c_char,
+            *const rusqlite::ffi::sqlite3_api_routines,
+        ) -> std::ffi::c_int;
+        // SAFETY: `sqlite3_vec_init` is sqlite-vec's extension entry point, built
+        // with SQLITE_CORE against the same bundled SQLite; the crate declares it
+        // without arguments, but its C signature is exactly `EntryPoint`.
+        let rc = unsafe {
+            let init: EntryPoint = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
+            rusqlite::ffi::sqlite3_auto_extension(Some(init))
+        };
+        if rc != rusqlite::ffi::SQLITE_OK {
+            tracing::error!(rc, "registering sqlite-vec failed; semantic search will be unavailable");
+        }
+    });
+}
+
+/// The embedding model whose vectors the index holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VectorModel {
+    /// The embedder's [`crate::embed::Embedder::model_id`].
+    pub model_id: String,
+    /// Dimensions of every vector.
+    pub dims: usize,
+}
+
+/// A distinct chunk text that has no vector yet for a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingChunk {
+    /// XxHash64 of `text`, 16 lowercase hex digits (the chunk's `content_hash`).
+    pub content_hash: String,
+    /// The text to embed: [`embedding_text`] of the chunk.
+    pub text: String,
+    /// The documents that hold a chunk with this hash, sorted, without duplicates.
+    pub paths: Vec<String>,
+}
+
+/// Counts for `folio status` and `kb_status`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VectorStatus {
+    /// The model of the stored vectors, if any were ever stored.
+    pub model: Option<VectorModel>,
+    /// Chunks that have a vector of that model.
+    pub embedded_chunks: u64,
+    /// All chunks of the index.
+    pub total_chunks: u64,
+    /// Stored vectors (distinct chunk texts, orphans included until the next
+    /// embedding pass removes them).
+    pub vectors: u64,
+    /// Why the last embedding pass (in any process) stopped early because the
+    /// provider was unavailable; `None` once a pass completes.
+    pub last_unavailable: Option<String>,
+}
+
+/// Hits with their `chunks.id`, and the names of the filters that applied.
+type VectorRows = (Vec<(i64, SearchHit)>, Vec<String>);
+
+/// `f32`s as the little-endian bytes sqlite-vec reads.
+fn to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes back to `f32`s.
+fn from_blob(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+fn meta_in(conn: &rusqlite::Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0))
+        .optional()
+}
+
+fn set_meta_in(conn: &rusqlite::Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+fn has_vec_table(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)",
+        [VEC_TABLE],
+        |row| row.get(0),
+    )
+}
+
+/// The model recorded in `meta`, when the vec0 table exists.
+fn read_model(conn: &rusqlite::Connection) -> rusqlite::Result<Option<VectorModel>> {
+    let (Some(model_id), Some(dims)) = (meta_in(conn, "vector_model")?, meta_in(conn, "vector_dims")?) else {
+        return Ok(None);
+    };
+    let Ok(dims) = dims.parse::<usize>() else {
+        return Ok(None);
+    };
+    if !has_vec_table(conn)? {
+        return Ok(None);
+    }
+    Ok(Some(VectorModel { model_id, dims }))
+}
+
+impl Store {
+    /// The model of the stored vectors, or `None` before the first embedding pass.
+    pub fn vector_model(&self) -> Result<Option<VectorModel>, StoreError> {
+        Ok(read_model(self.conn())?)
+    }
+
+    /// Makes the vector table hold vectors of `model`.
+    ///
+    /// When the index already holds `model` (same id and dimension), nothing is
+    /// written and this returns `false`. Otherwise every stored vector is
+    /// dropped, the vec0 table is created with `model.dims` dimensions and the
+    /// model is recorded; this returns `true`. Lexical rows are never touched.
+    ///
+    /// Errors: `model.dims` is 0 or above 8192 (sqlite-vec's limit)
+    /// ([`StoreError::InvalidRecord`]), or the database fails.
+    pub fn ensure_vector_model(&mut self, model: &VectorModel) -> Result<bool, StoreError> {
+        if model.dims == 0 || model.dims > 8192 {
+            return Err(StoreError::InvalidRecord(format!(
+                "embedding dimension {} of model `{}` is not between 1 and 8192",
+                model.dims, model.model_id
+            )));
+        }
+        if read_model(self.conn())?.as_ref() == Some(model) {
+            return Ok(false);
+        }
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Another process may have done it between the read and the lock.
+        if read_model(&tx)?.as_ref() == Some(model) {
+            return Ok(false);
+        }
+        tx.execute_batch(&format!("DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;"))?;
+        tx.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding float[{}] distance_metric=cosine)",
+            model.dims
+        ))?;
+        set_meta_in(&tx, "vector_model", &model.model_id)?;
+        set_meta_in(&tx, "vector_dims", &model.dims.to_string())?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// The distinct chunk texts that lack a vector of `model_id`, ordered by
+    /// the first document (path, then chunk position) that holds each.
+    pub fn chunks_lacking_vectors(&self, model_id: &str) -> Result<Vec<PendingChunk>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.content_hash, d.path, c.heading_path, c.text
+             FROM chunks c JOIN documents d ON d.id = c.doc_id
+             WHERE NOT EXISTS (
+                 SELECT 1 FROM vector_keys vk WHERE vk.model_id = ?1 AND vk.content_hash = c.content_hash)
+             ORDER BY d.path, c.seq",
+        )?;
+        let rows = stmt.query_map([model_id], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut pending: Vec<PendingChunk> = Vec::new();
+        let mut by_hash: HashMap<String, usize> = HashMap::new();
+        for row in rows {
+            let (hash, path, heading_path, text) = row?;
+            match by_hash.get(&hash) {
+                Some(&idx) => {
+                    let paths = &mut pending[idx].paths;
+                    if !paths.contains(&path) {
+                        paths.push(path);
+                    }
+                }
+                None => {
+                    by_hash.insert(hash.clone(), pending.len());
+                    pending.push(PendingChunk {
+                        content_hash: hash,
+                        text: embedding_text(&heading_path, &text),
+                        paths: vec![path],
+                    });
+                }
+            }
+        }
+        for p in &mut pending {
+            p.paths.sort();
+        }
+        Ok(pending)
+    }
+
+    /// Stores vectors of `model_id`, each for a chunk `content_hash`, in one
+    /// short transaction; returns how many were new (a hash that already has a
+    /// vector of this model, stored meanwhile by another process, is left alone).
+    ///
+    /// Errors: the index holds another model (it changed since
+    /// [`Store::ensure_vector_model`]), or a vector has the wrong dimension or a
+    /// non-finite value ([`StoreError::InvalidRecord`]); nothing is stored then.
+    pub fn insert_vectors(&mut self, model_id: &str, vectors: &[(String, Vec<f32>)]) -> Result<usize, StoreError> {
+        if vectors.is_empty() {
+            return Ok(0);
+        }
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let model = read_model(&tx)?;
+        let dims = match &model {
+            Some(m) if m.model_id == model_id => m.dims,
+            other => {
+                return Err(StoreError::InvalidRecord(format!(
+                    "the index holds vectors of {}, not of `{model_id}`",
+                    other.as_ref().map_or("no model".to_owned(), |m| format!("`{}`", m.model_id))
+                )));
+            }
+        };
+        let mut n_new = 0;
+        {
+            let mut insert_key = tx.prepare_cached(
+                "INSERT INTO vector_keys (model_id, content_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            )?;
+            let mut insert_vec =
+                tx.prepare_cached(&format!("INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?1, ?2)"))?;
+            for (hash, vector) in vectors {
+                if vector.len() != dims {
+                    return Err(StoreError::InvalidRecord(format!(
+                        "a vector for chunk {hash} has {} dimensions; model `{model_id}` has {dims}",
+                        vector.len()
+                    )));
+                }
+                if vector.iter().any(|x| !x.is_finite()) {
+                    return Err(StoreError::InvalidRecord(format!(
+                        "the vector for chunk {hash} has a non-finite value"
+                    )));
+                }
+                if insert_key.execute(params![model_id, hash])? == 0 {
+                    continue;
+                }
+                let id = tx.last_insert_rowid();
+                insert_vec.execute(params![id, to_blob(vector)])?;
+                n_new += 1;
+            }
+        }
+        tx.commit()?;
+        Ok(n_new)
+    }
+
+    /// Deletes the vectors whose content hash no chunk has any more (the chunk
+    /// changed or its document was removed); returns how many were deleted.
+    pub fn delete_orphan_vectors(&mut self) -> Result<usize, StoreError> {
+        const ANY_ORPHAN: &str = "SELECT EXISTS (SELECT 1 FROM vector_keys vk
+             WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = vk.content_hash))";
+        // Look first without the write lock, which the other server may want.
+        if !self.conn().query_row(ANY_ORPHAN, [], |row| row.get::<_, bool>(0))? {
+            return Ok(0);
+        }
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let orphans: Vec<i64> = {
+            let mut stmt = tx.prepare_cached(
+                "SELECT id FROM vector_keys vk
+                 WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = vk.content_hash)",
+            )?;
+            let rows = stmt.query_map([], |row| row.get(0))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        if orphans.is_empty() {
+            return Ok(0);
+        }
+        let has_table = has_vec_table(&tx)?;
+        {
+            let mut delete_key = tx.prepare_cached("DELETE FROM vector_keys WHERE id = ?1")?;
+            for id in &orphans {
+                delete_key.execute([id])?;
+            }
+            if has_table {
+                let mut delete_vec = tx.prepare_cached(&format!("DELETE FROM {VEC_TABLE} WHERE rowid = ?1"))?;
+                for id in &orphans {
+                    delete_vec.execute([id])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(orphans.len())
+    }
+
+    /// The `k` chunks nearest to `query_vec` (by cosine similarity) among the
+    /// chunks that pass the filters of `filters` — the same filters, with the
+    /// same validation and the same `filter_applied` names, as
+    /// [`Store::search_lexical`]; its `text` and `limit` are ignored.
+    ///
+    /// Hits are ordered by similarity (best first), then path and position.
+    /// `score` is the cosine similarity in `[-1, 1]`; `snippet` is the start of
+    /// the chunk. The filters are applied before the KNN (a `rowid IN` set
+    /// given to vec0), so a selective filter still returns its `k` nearest
+    /// chunks. Chunks with identical text share one vector and the same score.
+    /// `low_confidence` is true only when there are no hits.
+    ///
+    /// `k` is clamped to [`MAX_VECTOR_K`]; `k = 0` returns no hits. When the
+    /// index holds no vectors of `model_id` (none yet, or another model's),
+    /// the answer is empty, not an error.
+    ///
+    /// Errors: invalid filters, or a query vector whose dimension differs from
+    /// the stored model's ([`SearchError::InvalidArgument`]).
+    pub fn vector_search(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        k: usize,
+        filters: &SearchQuery,
+    ) -> Result<SearchResults, SearchError> {
+        let (rows, filter_applied) = self.vector_search_rows(model_id, query_vec, k, filters)?;
+        let results: Vec<SearchHit> = rows.into_iter().map(|(_, hit)| hit).collect();
+        Ok(SearchResults { low_confidence: results.is_empty(), results, filter_applied })
+    }
+
+    /// [`Store::vector_search`] with each hit's `chunks.id` (the key the ranking
+    /// pipeline fuses on), best first, and the names of the filters that applied.
+    ///
+    /// Errors: as [`Store::vector_search`].
+    pub fn vector_search_ids(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        k: usize,
+        filters: &SearchQuery,
+    ) -> Result<Vec<(i64, f64)>, SearchError> {
+        let (rows, _) = self.vector_search_rows(model_id, query_vec, k, filters)?;
+        Ok(rows.into_iter().map(|(id, hit)| (id, hit.score)).collect())
+    }
+
+    /// The stored vectors of these chunks (by `chunks.id`); chunks without a vector
+    /// of the stored model are left out.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn chunk_vectors(&self, chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, StoreError> {
+        let mut out = HashMap::new();
+        let Some(model) = read_model(self.conn())? else {
+            return Ok(out);
+        };
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT v.embedding FROM chunks c
+             JOIN vector_keys vk ON vk.model_id = ?2 AND vk.content_hash = c.content_hash
+             JOIN {VEC_TABLE} v ON v.rowid = vk.id
+             WHERE c.id = ?1"
+        ))?;
+        for &id in chunk_ids {
+            if out.contains_key(&id) {
+                continue;
+            }
+            let blob: Option<Vec<u8>> = stmt.query_row(params![id, model.model_id], |row| row.get(0)).optional()?;
+            if let Some(blob) = blob {
+                out.insert(id, from_blob(&blob));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `chunks.id` of the chunks of `path` that have a vector of `model_id`, in
+    /// document order, at most `limit`.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn embedded_chunk_ids_of(&self, path: &str, model_id: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.id FROM chunks c
+             JOIN documents d ON d.id = c.doc_id
+             JOIN vector_keys vk ON vk.model_id = ?2 AND vk.content_hash = c.content_hash
+             WHERE d.path = ?1
+             ORDER BY c.seq
+             LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![path, model_id, limit as i64], |row| row.get(0))?;
+        Ok(rows.collect::<Result<Vec<i64>, _>>()?)
+    }
+
+    fn vector_search_rows(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        k: usize,
+        filters: &SearchQuery,
+    ) -> Result<VectorRows, SearchError> {
+        let built = build_filters(filters)?;
+        let empty = |applied: Vec<String>| (Vec::new(), applied);
+        let Some(model) = read_model(self.conn())? else {
+            return Ok(empty(built.applied));
+        };
+        if model.model_id != model_id {
+            return Ok(empty(built.applied));
+        }
+        if query_vec.len() != model.dims {
+            return Err(SearchError::InvalidArgument(format!(
+                "the query vector has {} dimensions; model `{}` has {}",
+                query_vec.len(),
+                model.model_id,
+                model.dims
+            )));
+        }
+        if query_vec.iter().any(|x| !x.is_finite()) {
+            return Err(SearchError::InvalidArgument("the query vector has a non-finite value".to_owned()));
+        }
+        let k = k.min(MAX_VECTOR_K);
+        if k == 0 {
+            return Ok(empty(built.applied));
+        }
+        // ?1 is the query vector; filter values are ?2..; then k and the model id.
+        let mut values = vec![Value::Blob(to_blob(query_vec))];
+        values.extend(built.values);
+        values.push(Value::Integer(k as i64));
+        let k_idx = values.len();
+        values.push(Value::Text(model.model_id.clone()));
+        let model_idx = values.len();
+        let prefilter = if built.sql.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " AND rowid IN (SELECT vk.id FROM chunks c
+                     JOIN documents d ON d.id = c.doc_id
+                     JOIN vector_keys vk ON vk.model_id = ?{model_idx} AND vk.content_hash = c.content_hash
+                     WHERE 1 = 1{filters})",
+                filters = built.sql
+            )
+        };
+        let sql = format!(
+            "WITH knn AS MATERIALIZED (
+                 SELECT rowid AS vid, distance FROM {VEC_TABLE}
+                 WHERE embedding MATCH ?1 AND k = ?{k_idx}{prefilter}
+             )
+             SELECT d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash, knn.distance, c.id
+             FROM knn
+             JOIN vector_keys vk ON vk.id = knn.vid
+             JOIN chunks c ON c.content_hash = vk.content_hash
+             JOIN documents d ON d.id = c.doc_id
+             WHERE vk.model_id = ?{model_idx}{filters}
+             ORDER BY knn.distance, d.path, c.seq
+             LIMIT ?{k_idx}",
+            filters = built.sql
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
+            let heading_path: String = row.get(2)?;
+            let text: String = row.get(5)?;
+            let distance: f64 = row.get(7)?;
+            let id: i64 = row.get(8)?;
+            Ok((id, SearchHit {
+                path: row.get(0)?,
+                pointer: row.get(1)?,
+                heading_path: split_heading_path(&heading_path),
+                start_line: row.get(3)?,
+                end_line: row.get(4)?,
+                score: 1.0 - distance,
+                snippet: snippet::make_snippet(&text, &[]),
+                indexed_source_hash: row.get(6)?,
+            }))
+        })?;
+        let results = rows.collect::<Result<Vec<_>, _>>()?;
+        Ok((results, built.applied))
+    }
+
+    /// The chunks of `path` that have a vector of the stored model, in order,
+    /// each with its vector (L2-normalised, as the embedder returned it).
+    /// Empty when the path is not indexed or nothing of it is embedded yet.
+    pub fn vectors_of(&self, path: &str) -> Result<Vec<(ChunkRecord, Vec<f32>)>, StoreError> {
+        let Some(model) = read_model(self.conn())? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, v.embedding
+             FROM chunks c
+             JOIN documents d ON d.id = c.doc_id
+             JOIN vector_keys vk ON vk.model_id = ?2 AND vk.content_hash = c.content_hash
+             JOIN {VEC_TABLE} v ON v.rowid = vk.id
+             WHERE d.path = ?1
+             ORDER BY c.seq"
+        ))?;
+        let rows = stmt.query_map(params![path, model.model_id], |row| {
+            let heading: String = row.get(2)?;
+            let blob: Vec<u8> = row.get(6)?;
+            Ok((
+                ChunkRecord {
+                    seq: row.get(0)?,
+                    pointer: row.get(1)?,
+                    heading_path: if heading.is_empty() {
+                        Vec::new()
+                    } else {
+                        heading.split(HEADING_PATH_SEPARATOR).map(str::to_string).collect()
+                    },
+                    start_line: row.get(3)?,
+                    end_line: row.get(4)?,
+                    text: row.get(5)?,
+                },
+                from_blob(&blob),
+            ))
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The stored model and how many chunks have its vectors.
+    pub fn vector_status(&self) -> Result<VectorStatus, StoreError> {
+        let conn = self.conn();
+        let count = |sql: &str, model: &str| -> Result<u64, StoreError> {
+            let n: i64 = conn.query_row(sql, [model], |row| row.get(0))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        };
+        let model = read_model(conn)?;
+        let model_id = model.as_ref().map_or("", |m| m.model_id.as_str()).to_owned();
+        let total_chunks = count("SELECT count(*) FROM chunks WHERE ?1 = ?1", &model_id)?;
+        let (embedded_chunks, vectors) = if model.is_some() {
+            (
+                count(
+                    "SELECT count(*) FROM chunks c WHERE EXISTS (
+                         SELECT 1 FROM vector_keys vk WHERE vk.model_id = ?1 AND vk.content_hash = c.content_hash)",
+                    &model_id,
+                )?,
+                count("SELECT count(*) FROM vector_keys WHERE model_id = ?1", &model_id)?,
+            )
+        } else {
+            (0, 0)
+        };
+        let last_unavailable = meta_in(conn, "embed_unavailable")?;
+        Ok(VectorStatus { model, embedded_chunks, total_chunks, vectors, last_unavailable })
+    }
+
+    /// Records (or, with `None`, clears) why the last embedding pass found the
+    /// provider unavailable; writes only when the value changes.
+    pub fn record_embed_unavailable(&mut self, reason: Option<&str>) -> Result<(), StoreError> {
+        if meta_in(self.conn(), "embed_unavailable")?.as_deref() == reason {
+            return Ok(());
+        }
+        match reason {
+            Some(reason) => set_meta_in(self.conn(), "embed_unavailable", reason)?,
+            None => {
+                self.conn().execute("DELETE FROM meta WHERE key = 'embed_unavailable'", [])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops every stored vector and forgets the model (`folio index --force`
+    /// re-embeds everything); documents, chunks and the FTS table are untouched.
+    pub fn clear_vectors(&mut self) -> Result<(), StoreError> {
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(&format!(
+            "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
+             DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
+        ))?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! `folio eval`: runs a golden file through the search pipeline and reports
+//! recall@k, MRR and nDCG, with the difference from the previous run.
+//!
+//! The previous run per golden file and mode is kept in `eval-last.json` next to the
+//! index database (`<root>/.folio/eval-last.json` by default); `--baseline FILE`
+//! compares with a saved `--json` output instead, and `--no-save` leaves the history alone.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use folio_core::eval::{self, EvalHistory};
+use folio_core::search::SearchQuery;
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
+use folio_core::store::Store;
+
+use super::{EmbedArgs, RootArgs, report_skipped, resolve_root, run_index, search_embedder};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Full-text search only (BM25).
+    Lexical,
+    /// Embedding similarity only.
+    Semantic,
+    /// Both legs fused with Reciprocal Rank Fusion.
+    Hybrid,
+}
+
+impl From<ModeArg> for SearchMode {
+    fn from(m: ModeArg) -> SearchMode {
+        match m {
+            ModeArg::Lexical => SearchMode::Lexical,
+            ModeArg::Semantic => SearchMode::Semantic,
+            ModeArg::Hybrid => SearchMode::Hybrid,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// The golden file (YAML: `queries: [{id, query, expected: [{path}]}]`, paths relative to the root).
+    #[arg(long, value_name = "FILE")]
+    golden: PathBuf,
+    /// Search mode (default: hybrid when the index has vectors, else lexical).
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    #[command(flatten)]
+    root: RootArgs,
+    /// The k values of recall@k (comma-separated); nDCG is taken at the largest.
+    #[arg(long, value_delimiter = ',', default_values_t = eval::DEFAULT_K)]
+    k: Vec<usize>,
+    /// Diversify results with MMR (default λ 0.7) before measuring.
+    #[arg(long)]
+    mmr: bool,
+    /// Compare with this saved `folio eval --json` output instead of the last run.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Do not record this run as the last run.
+    #[arg(long)]
+    no_save: bool,
+    /// Skip the incremental reindex before evaluating.
+    #[arg(long)]
+    no_reindex: bool,
+    /// Print the report and the diff as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    embed: EmbedArgs,
+}
+
+pub fn run(args: &EvalArgs) -> Result<ExitCode> {
+    let golden = eval::load_golden(&args.golden)?;
+    if args.k.contains(&0) {
+        bail!("--k values must be at least 1");
+    }
+    let r = resolve_root(&args.root)?;
+    if !args.no_reindex || !r.db.exists() {
+        let summary = run_index(&r, false, true)?;
+        report_skipped(&summary);
+    }
+    // An eval measures the mode asked for: it embeds whatever the index lacks first.
+    let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
+    let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
+    let mode = if args.mode.is_none() && embedder.is_none() { SearchMode::Lexical } else { asked };
+    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let options = PipelineOptions { mmr: args.mmr, ..PipelineOptions::for_mode(mode) };
+    let label = if args.mmr { format!("{mode}+mmr") } else { mode.to_string() };
+    let max_k = args.k.iter().max().copied().unwrap_or(10);
+    // Enough chunks to fill the top `max_k` documents even when documents repeat.
+    let chunk_limit = (max_k * 5).max(50);
+    let documents = store.documents()?;
+    let mut search = |text: &str| -> Result<eval::SearchOutcome> {
+        let query = SearchQuery { limit: chunk_limit, ..SearchQuery::new(text) };
+        let res = match folio_core::search::semantic::search(&store, embedder.as_deref(), &query, &options) {
+            Ok(res) => res,
+            Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+            Err(PipelineError::Search(err)) => return Err(err.into()),
+        };
+        if res.mode != mode {
+            bail!("{mode} search needs embeddings and the index has none yet; use --mode lexical");
+        }
+        Ok(eval::SearchOutcome { low_confidence: res.low_confidence, paths: res.results.into_iter().map(|h| h.hit.path).collect() })
+    };
+    let golden_label = args.golden.display().to_string();
+    let report = eval::run_eval(&golden, &golden_label, &label, &args.k, &|p| documents.contains_key(p), &mut search)?;
+
+    let history_path = history_path(&r.db);
+    let key = eval::history_key(&args.golden, &label);
+    let mut history = EvalHistory::default();
+    let previous = match &args.baseline {
+        Some(path) => Some(eval::load_report(path)?),
+        None => {
+            history = EvalHistory::load(&history_path)?;
+            history.runs.get(&key).cloned()
+        }
+    };
+    let diff = previous.as_ref().map(|p| eval::diff(p, &report));
+    for path in &report.missing_expected {
+        eprintln!("folio: warning: expected document `{path}` is not in the index");
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let json = serde_json::json!({ "report": report, "diff": diff });
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        write!(out, "{}", eval::format_text(&report, diff.as_ref()))?;
+    }
+    if !args.no_save {
+        if args.baseline.is_some() {
+            history = EvalHistory::load(&history_path)?;
+        }
+        history.runs.insert(key, report);
+        if let Err(err) = history.save(&history_path) {
+            eprintln!("folio: warning: could not record this run: {err}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval-last.json` next to the index database.
+fn history_path(db: &Path) -> PathBuf {
+    db.parent().unwrap_or(Path::new(".")).join("eval-last.json")
+}

@@ -1,0 +1,128 @@
+//! `folio eval` on the GrooveSeek kb-eval corpus (tests/fixtures/kb-eval, MIT):
+//! pinned lexical figures, the run-to-run diff, a baseline file, and bad input.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{copy_dir, fixture};
+
+fn folio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", "none").output().expect("folio runs")
+}
+
+fn eval_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let golden = dir.join("golden.yml");
+    let root = dir.join("kb");
+    let mut args = vec!["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--json"];
+    args.extend_from_slice(extra);
+    let out = folio(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("eval prints JSON")
+}
+
+fn metric(v: &serde_json::Value, group: &str, name: &str) -> f64 {
+    v["report"][group]["metrics"][name].as_f64().unwrap_or_else(|| panic!("{group} {name}"))
+}
+
+/// The lexical figures are deterministic (BM25 over a fixed corpus), measured when the
+/// pipeline landed. The Japanese paraphrases are found through their bigrams (a long
+/// CJK run is not searched as one phrase); before that change every one of them missed
+/// and single-answer recall@1 / MRR were 0.44 / 0.525.
+#[test]
+fn eval_lexical_figures_on_kb_eval_are_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("kb-eval"), dir.path());
+    let v = eval_json(dir.path(), &["--mode", "lexical"]);
+    let r = &v["report"];
+    assert_eq!(r["mode"], "lexical");
+    assert_eq!(r["k"], serde_json::json!([1, 5, 10]));
+    assert_eq!((r["single"]["queries"].as_u64(), r["multi"]["queries"].as_u64()), (Some(25), Some(5)));
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    for (group, name, want) in [
+        ("single", "recall@1", 0.72),
+        ("single", "recall@5", 0.96),
+        ("single", "recall@10", 1.0),
+        ("single", "mrr", 0.845),
+        ("single", "ndcg@10", 0.884041735928579),
+        ("multi", "recall@1", 0.4),
+        ("multi", "recall@5", 0.7),
+        ("multi", "recall@10", 1.0),
+        ("multi", "mrr", 0.85),
+        ("multi", "ndcg@10", 0.7913847303324367),
+        ("all", "mrr", 0.8458333333333333),
+    ] {
+        let got = metric(&v, group, name);
+        assert!(close(got, want), "{group} {name}: {got} (pinned {want})");
+    }
+    assert_eq!(r["missing_expected"], serde_json::json!([]));
+    let q = r["queries"].as_array().unwrap();
+    let by_id = |id: &str| q.iter().find(|x| x["id"] == id).unwrap().clone();
+    assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([8]));
+    assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([8, 1]));
+    assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([1]));
+    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 7]));
+    // First run: nothing to compare with.
+    assert!(v["diff"].is_null());
+
+    // Second run: compared with the first, nothing moved.
+    let v2 = eval_json(dir.path(), &["--mode", "lexical"]);
+    let d = &v2["diff"];
+    assert_eq!(d["golden_changed"], false);
+    assert_eq!(d["metrics"].as_array().unwrap().len(), 15);
+    assert!(d["metrics"].as_array().unwrap().iter().all(|m| m["delta"].as_f64() == Some(0.0)));
+    assert_eq!(d["queries"], serde_json::json!([]));
+    assert!(dir.path().join("kb/.folio/eval-last.json").is_file());
+
+    // A doctored baseline: deltas and rank changes against it.
+    let mut base = v.clone();
+    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.78);
+    let qs = base["report"]["queries"].as_array_mut().unwrap();
+    let i = qs.iter().position(|x| x["id"] == "en-restore-pitr").unwrap();
+    qs[i]["ranks"] = serde_json::json!([2]);
+    qs[i]["first_rank"] = serde_json::json!(2);
+    let base_path = dir.path().join("base.json");
+    std::fs::write(&base_path, serde_json::to_string(&base).unwrap()).unwrap();
+    let v3 = eval_json(dir.path(), &["--mode", "lexical", "--baseline", base_path.to_str().unwrap(), "--no-save"]);
+    let d = &v3["diff"];
+    let r1 = d["metrics"].as_array().unwrap().iter().find(|m| m["group"] == "single" && m["metric"] == "recall@1").unwrap();
+    assert!(close(r1["delta"].as_f64().unwrap(), -0.06), "{r1}");
+    assert_eq!(
+        d["queries"],
+        serde_json::json!([{"id": "en-restore-pitr", "before": 2, "after": 8, "ranks_before": [2], "ranks_after": [8]}])
+    );
+
+    // The text report shows the table and the rank change.
+    let golden = dir.path().join("golden.yml");
+    let root = dir.path().join("kb");
+    let out = folio(&[
+        "eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--mode", "lexical",
+        "--baseline", base_path.to_str().unwrap(), "--no-save",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("25 single-answer, 5 multi-answer"), "{text}");
+    assert!(text.contains("(-0.060)"), "{text}");
+    assert!(text.contains("en-restore-pitr") && text.contains("2 → 8"), "{text}");
+}
+
+#[test]
+fn eval_rejects_bad_golden_files_and_missing_embeddings() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("kb-eval"), dir.path());
+    let root = dir.path().join("kb");
+    let bad = dir.path().join("bad.yml");
+    std::fs::write(&bad, "queries:\n  - query: no expected list\n").unwrap();
+    let out = folio(&["eval", "--golden", bad.to_str().unwrap(), "--root", root.to_str().unwrap(), "--mode", "lexical"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid golden file") && err.contains("expected"), "{err}");
+    let missing = dir.path().join("nope.yml");
+    let out = folio(&["eval", "--golden", missing.to_str().unwrap(), "--root", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    // No embeddings yet: semantic is refused rather than measured as lexical.
+    let golden = dir.path().join("golden.yml");
+    let out = folio(&["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--mode", "semantic"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not configured"));
+}
