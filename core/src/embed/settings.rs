@@ -311,16 +311,19 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
     }
 }
 
-/// The hook that builds the built-in model: the one place where
-/// `builtin::BuiltinEmbedder::load(dir)` is wired in.
+/// Loads the built-in model ([`super::builtin`]) from `model` when it names a
+/// folder (`[embed] model = "/path/to/folder"`), else from
+/// [`super::builtin::default_model_dir`].
 ///
-/// LEAD: when `embed::builtin` is merged, replace the body with something like
-/// `builtin::BuiltinEmbedder::load(&builtin::default_model_dir()?)
-///     .map(|e| Arc::new(e) as Arc<dyn Embedder>).map_err(|e| e.to_string())`.
-/// Until then the built-in model is reported as not available, and callers fall
-/// back to lexical search with this reason.
-fn load_builtin(_settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
-    Err("built-in model not available in this build".to_owned())
+/// Errors: no folder is known, or the model files there are missing or unusable
+/// (the message says to run `scripts/fetch-model`).
+fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
+    let dir = match settings.model.as_deref() {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => super::builtin::default_model_dir()
+            .ok_or_else(|| "no folder for the built-in model: set FOLIO_MODEL_DIR or HOME".to_owned())?,
+    };
+    super::builtin::BuiltinEmbedder::load(&dir).map(|e| Arc::new(e) as Arc<dyn Embedder>).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -345,9 +348,10 @@ mod tests {
             (s.provider, s.provider_source, s.endpoint.clone(), s.batch_size, s.timeout_ms, s.allow_remote),
             (ProviderKind::Builtin, SettingSource::Default, None, 32, 30_000, false)
         );
+        let missing = EmbedSettings { model: Some("/nonexistent/folio-model".into()), ..s.clone() };
         assert_eq!(
-            make_embedder(&s).err().as_deref(),
-            Some("built-in model not available in this build")
+            make_embedder(&missing).err().as_deref(),
+            Some("embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4")
         );
         let none = EmbedSettings::resolve(&ws("none", None, None), &UserEmbedConfig::default(), false).unwrap();
         assert!(make_embedder(&none).unwrap().is_none());

@@ -196,7 +196,10 @@ fn background_loader_reports_why_embeddings_are_off() {
     let (_dir, _root, db) = setup();
     for (toml, reason) in [
         ("[embed]\nprovider = \"none\"\n", "embedding provider `none`: search is lexical"),
-        ("", "built-in model not available in this build"),
+        (
+            "[embed]\nmodel = \"/nonexistent/folio-model\"\n",
+            "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4",
+        ),
     ] {
         let config = Config::from_toml(toml).unwrap();
         let settings = EmbedSettings::resolve(&config.embed, &UserEmbedConfig::default(), false).unwrap();
