@@ -53,6 +53,15 @@ pub struct EvalArgs {
     /// Diversify results with MMR (default λ 0.7) before measuring.
     #[arg(long)]
     mmr: bool,
+    /// RRF weight of the lexical (BM25) leg in hybrid mode (default 1.0).
+    #[arg(long, value_name = "W")]
+    lexical_weight: Option<f64>,
+    /// RRF weight of the vector leg in hybrid mode (default 1.0).
+    #[arg(long, value_name = "W")]
+    vector_weight: Option<f64>,
+    /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
+    #[arg(long, value_name = "W")]
+    document_weight: Option<f64>,
     /// Compare with this saved `folio eval --json` output instead of the last run.
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
@@ -84,7 +93,14 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
     let mode = if args.mode.is_none() && embedder.is_none() { SearchMode::Lexical } else { asked };
     let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let options = PipelineOptions { mmr: args.mmr, ..PipelineOptions::for_mode(mode) };
+    let defaults = PipelineOptions::for_mode(mode);
+    let options = PipelineOptions {
+        mmr: args.mmr,
+        lexical_weight: args.lexical_weight.unwrap_or(defaults.lexical_weight),
+        vector_weight: args.vector_weight.unwrap_or(defaults.vector_weight),
+        document_weight: args.document_weight.unwrap_or(defaults.document_weight),
+        ..defaults
+    };
     let label = if args.mmr { format!("{mode}+mmr") } else { mode.to_string() };
     let max_k = args.k.iter().max().copied().unwrap_or(10);
     // Enough chunks to fill the top `max_k` documents even when documents repeat.

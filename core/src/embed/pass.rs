@@ -60,6 +60,8 @@ pub struct EmbedSummary {
     pub model_id: String,
     /// Vectors computed and stored (one per distinct chunk text).
     pub embedded: usize,
+    /// Whole-document vectors computed and stored (for hybrid search's document leg).
+    pub documents_embedded: usize,
     /// Chunks that already had a vector of this model when the pass began.
     pub reused: usize,
     /// Vectors deleted because no chunk has their text any more.
@@ -314,7 +316,9 @@ fn run_pass(
     let model_id = embedder.model_id().to_owned();
     let mut summary = EmbedSummary { model_id: model_id.clone(), ..EmbedSummary::default() };
     summary.removed = store.delete_orphan_vectors()?;
+    store.delete_orphan_document_vectors()?;
     let mut pending = store.chunks_lacking_vectors(&model_id)?;
+    let mut pending_docs = store.documents_lacking_vectors(&model_id)?;
     let stored = store.vector_model()?;
     let reused_now = |store: &Store| -> Result<usize, StoreError> {
         let status = store.vector_status()?;
@@ -324,7 +328,7 @@ fn run_pass(
         })
     };
     summary.reused = reused_now(store)?;
-    if pending.is_empty() {
+    if pending.is_empty() && pending_docs.is_empty() {
         store.record_embed_unavailable(None)?;
         summary.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(summary);
@@ -351,7 +355,10 @@ fn run_pass(
         pending = store.chunks_lacking_vectors(&model_id)?;
         summary.reused = reused_now(store)?;
     }
-    progress.set_total(pending.len() as u64);
+    if summary.recreated {
+        pending_docs = store.documents_lacking_vectors(&model_id)?;
+    }
+    progress.set_total((pending.len() + pending_docs.len()) as u64);
 
     let mut skipped_paths: HashSet<String> = HashSet::new();
     let batch_size = embedder.batch_size().max(1);
@@ -400,6 +407,31 @@ fn run_pass(
             }
         }
         progress.advance(batch.len() as u64, summary.skipped_files.len() as u64);
+    }
+    // Whole-document vectors (the document leg of hybrid search), after the chunks.
+    if summary.unavailable.is_none() && !summary.cancelled {
+        for batch in pending_docs.chunks(batch_size) {
+            if cancel.load(Ordering::SeqCst) {
+                summary.cancelled = true;
+                break;
+            }
+            let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
+            match embedder.embed_passages(&texts) {
+                Ok(vectors) if vectors.len() == batch.len() && vectors.iter().all(|v| v.len() == dims) => {
+                    let rows: Vec<(String, Vec<f32>)> = batch.iter().map(|d| d.source_hash.clone()).zip(vectors).collect();
+                    summary.documents_embedded += store.insert_document_vectors(&model_id, &rows)?;
+                }
+                Ok(_) | Err(EmbedError::Invalid(_)) => {}
+                Err(EmbedError::Unavailable(why)) => {
+                    summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
+                    break;
+                }
+                // A refused document keeps chunk vectors only (its file is reported
+                // when its chunks are refused).
+                Err(EmbedError::Refused(_)) => {}
+            }
+            progress.advance(batch.len() as u64, summary.skipped_files.len() as u64);
+        }
     }
     summary.skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
     store.record_embed_unavailable(summary.unavailable.as_deref())?;

@@ -51,6 +51,10 @@ impl VectorLeg for StoreVectorLeg<'_> {
     fn vectors(&self, chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, SearchError> {
         Ok(self.store.chunk_vectors(chunk_ids)?)
     }
+
+    fn document_similarity(&self, paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
+        Ok(self.store.document_similarities(&self.model_id, &self.vector, paths)?)
+    }
 }
 
 /// Why the vector leg cannot run, or `None` when it can: no embedder, or the

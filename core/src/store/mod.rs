@@ -27,7 +27,7 @@ mod schema;
 pub mod vectors;
 
 pub use catalog::CatalogEntry;
-pub use vectors::{PendingChunk, VectorModel, VectorStatus};
+pub use vectors::{PendingChunk, PendingDocument, VectorModel, VectorStatus};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// Version 3: `chunks.content_hash` covers the heading path and the text (the
 /// exact input of the embedder), with an index on it, and `vector_keys` holds
 /// the keys of the vectors in the `chunk_vectors` vec0 table.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -54,6 +54,9 @@ pub(crate) fn ownership(conn: &Connection) -> rusqlite::Result<Ownership> {
 /// `chunks.content_hash` is XxHash64 of [`crate::store::embedding_text`] (heading
 /// path and text), so a chunk whose heading path or text changes gets a new
 /// vector, and identical chunks share one.
+/// `doc_vector_keys` maps `(model_id, documents.source_hash)` to the rowid of a
+/// whole-document vector in the vec0 table `doc_vectors` (same model and
+/// dimension as `chunk_vectors`, created and dropped with it).
 /// `vector_keys` maps `(model_id, content_hash)` to the rowid of its vector in
 /// the `chunk_vectors` vec0 table. That table is not created here: its
 /// dimension is known only with the model, so `store::vectors` creates it on
@@ -96,6 +99,12 @@ CREATE TABLE vector_keys (
     model_id TEXT NOT NULL,
     content_hash TEXT NOT NULL,
     UNIQUE (model_id, content_hash)
+);
+CREATE TABLE doc_vector_keys (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    source_hash TEXT NOT NULL,
+    UNIQUE (model_id, source_hash)
 );
 CREATE INDEX documents_category ON documents(category);
 CREATE INDEX documents_topic ON documents(topic);

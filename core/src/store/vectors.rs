@@ -38,6 +38,9 @@ pub const MAX_VECTOR_K: usize = 4096;
 /// The vec0 table holding the vectors.
 const VEC_TABLE: &str = "chunk_vectors";
 
+/// The vec0 table holding whole-document vectors.
+pub(crate) const DOC_VEC_TABLE: &str = "doc_vectors";
+
 /// Registers sqlite-vec as an SQLite auto extension, once per process, so
 /// every connection opened afterwards has `vec0` and the `vec_*` functions.
 pub(crate) fn register_sqlite_vec() {
@@ -180,10 +183,14 @@ impl Store {
         if read_model(&tx)?.as_ref() == Some(model) {
             return Ok(false);
         }
-        tx.execute_batch(&format!("DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;"))?;
         tx.execute_batch(&format!(
-            "CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding float[{}] distance_metric=cosine)",
-            model.dims
+            "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
+             DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;"
+        ))?;
+        tx.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding float[{dims}] distance_metric=cosine);
+             CREATE VIRTUAL TABLE {DOC_VEC_TABLE} USING vec0(embedding float[{dims}] distance_metric=cosine);",
+            dims = model.dims
         ))?;
         set_meta_in(&tx, "vector_model", &model.model_id)?;
         set_meta_in(&tx, "vector_dims", &model.dims.to_string())?;
@@ -591,10 +598,167 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute_batch(&format!(
             "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
+             DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;
              DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
         ))?;
         tx.commit()?;
         Ok(())
+    }
+}
+
+/// A document whose whole-document vector is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDocument {
+    /// `documents.source_hash`: the key of the vector.
+    pub source_hash: String,
+    /// KB-relative path.
+    pub path: String,
+    /// What is embedded: the title, then the chunks' texts in order, at most
+    /// [`DOCUMENT_TEXT_BYTES`] bytes (the model truncates further to its token limit).
+    pub text: String,
+}
+
+/// Most bytes of a document given to the embedder for its whole-document vector.
+pub const DOCUMENT_TEXT_BYTES: usize = 8192;
+
+impl Store {
+    /// Documents lacking a whole-document vector of `model_id`, by path.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn documents_lacking_vectors(&self, model_id: &str) -> Result<Vec<PendingDocument>, StoreError> {
+        let mut docs = self.conn().prepare_cached(
+            "SELECT d.id, d.source_hash, d.path, coalesce(d.title, '') FROM documents d
+             WHERE NOT EXISTS (SELECT 1 FROM doc_vector_keys k WHERE k.model_id = ?1 AND k.source_hash = d.source_hash)
+             ORDER BY d.path",
+        )?;
+        let rows: Vec<(i64, String, String, String)> =
+            docs.query_map([model_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<Result<_, _>>()?;
+        let mut chunks = self.conn().prepare_cached("SELECT text FROM chunks WHERE doc_id = ?1 ORDER BY seq")?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, source_hash, path, title) in rows {
+            let mut text = title;
+            for chunk in chunks.query_map([id], |r| r.get::<_, String>(0))? {
+                if text.len() >= DOCUMENT_TEXT_BYTES {
+                    break;
+                }
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&chunk?);
+            }
+            if text.len() > DOCUMENT_TEXT_BYTES {
+                let mut cut = DOCUMENT_TEXT_BYTES;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+            }
+            out.push(PendingDocument { source_hash, path, text });
+        }
+        Ok(out)
+    }
+
+    /// Stores whole-document vectors of `model_id` by source hash in one short
+    /// transaction; returns how many were new.
+    ///
+    /// Errors: the index holds another model, or a vector has the wrong dimension or
+    /// a non-finite value ([`StoreError::InvalidRecord`]); nothing is stored then.
+    pub fn insert_document_vectors(&mut self, model_id: &str, vectors: &[(String, Vec<f32>)]) -> Result<usize, StoreError> {
+        if vectors.is_empty() {
+            return Ok(0);
+        }
+        let tx = self.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let dims = match read_model(&tx)? {
+            Some(m) if m.model_id == model_id => m.dims,
+            other => {
+                return Err(StoreError::InvalidRecord(format!(
+                    "the index holds vectors of {}, not of `{model_id}`",
+                    other.as_ref().map_or("no model".to_owned(), |m| format!("`{}`", m.model_id))
+                )));
+            }
+        };
+        let mut n_new = 0;
+        {
+            let mut insert_key = tx.prepare_cached(
+                "INSERT INTO doc_vector_keys (model_id, source_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            )?;
+            let mut insert_vec = tx.prepare_cached(&format!("INSERT INTO {DOC_VEC_TABLE} (rowid, embedding) VALUES (?1, ?2)"))?;
+            for (hash, vector) in vectors {
+                if vector.len() != dims || vector.iter().any(|x| !x.is_finite()) {
+                    return Err(StoreError::InvalidRecord(format!(
+                        "the vector of document {hash} has {} dimensions (model `{model_id}` has {dims}) or a non-finite value",
+                        vector.len()
+                    )));
+                }
+                if insert_key.execute(params![model_id, hash])? == 0 {
+                    continue;
+                }
+                let id = tx.last_insert_rowid();
+                insert_vec.execute(params![id, to_blob(vector)])?;
+                n_new += 1;
+            }
+        }
+        tx.commit()?;
+        Ok(n_new)
+    }
+
+    /// Deletes whole-document vectors whose source hash no document has any more;
+    /// returns how many.
+    ///
+    /// Errors: the database fails.
+    pub fn delete_orphan_document_vectors(&mut self) -> Result<usize, StoreError> {
+        const ORPHANS: &str = "SELECT id FROM doc_vector_keys k
+             WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.source_hash = k.source_hash)";
+        let any: bool = self.conn().query_row(&format!("SELECT EXISTS ({ORPHANS})"), [], |r| r.get(0))?;
+        if !any {
+            return Ok(0);
+        }
+        let tx = self.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let orphans: Vec<i64> = tx.prepare(ORPHANS)?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let has_table: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)",
+            [DOC_VEC_TABLE],
+            |r| r.get(0),
+        )?;
+        for id in &orphans {
+            tx.execute("DELETE FROM doc_vector_keys WHERE id = ?1", [id])?;
+            if has_table {
+                tx.execute(&format!("DELETE FROM {DOC_VEC_TABLE} WHERE rowid = ?1"), [id])?;
+            }
+        }
+        tx.commit()?;
+        Ok(orphans.len())
+    }
+
+    /// Cosine similarity of `query_vec` to the whole-document vector of each of
+    /// `paths` (of `model_id`); documents without one are left out.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn document_similarities(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        paths: &[String],
+    ) -> Result<HashMap<String, f64>, StoreError> {
+        let mut out = HashMap::new();
+        match read_model(self.conn())? {
+            Some(m) if m.model_id == model_id && m.dims == query_vec.len() => {}
+            _ => return Ok(out),
+        }
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT vec_distance_cosine(v.embedding, ?3) FROM documents d
+             JOIN doc_vector_keys k ON k.model_id = ?2 AND k.source_hash = d.source_hash
+             JOIN {DOC_VEC_TABLE} v ON v.rowid = k.id
+             WHERE d.path = ?1"
+        ))?;
+        let blob = to_blob(query_vec);
+        for path in paths {
+            let distance: Option<f64> = stmt.query_row(params![path, model_id, blob], |r| r.get(0)).optional()?;
+            if let Some(distance) = distance {
+                out.insert(path.clone(), 1.0 - distance);
+            }
+        }
+        Ok(out)
     }
 }
 
