@@ -172,7 +172,9 @@ mod tests {
         let ranks: Vec<(Option<usize>, Option<usize>)> = hybrid.results.iter().map(|h| (h.lexical_rank, h.vector_rank)).collect();
         assert_eq!(ranks, [(Some(1), Some(1)), (Some(2), Some(2)), (None, Some(3))]);
         let scores: Vec<f64> = hybrid.results.iter().map(|h| h.hit.score).collect();
-        let expected = [2.0 / 61.0, 2.0 / 62.0, 1.0 / 63.0];
+        // Chunk-level RRF (k = 60) plus the document leg (weight 5): each one-chunk document's
+        // whole-document vector ranks it as its chunk does (b, a, c).
+        let expected = [2.0 / 61.0 + 5.0 / 61.0, 2.0 / 62.0 + 5.0 / 62.0, 1.0 / 63.0 + 5.0 / 63.0];
         for (s, x) in scores.iter().zip(expected) {
             assert!((s - x).abs() < 1e-12, "{scores:?}");
         }

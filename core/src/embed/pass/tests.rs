@@ -51,15 +51,16 @@ fn only_changed_chunks_are_reembedded() {
     let (_dir, root, db) = setup();
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     let first = pass(&db, &e);
-    assert_eq!((first.embedded, first.reused, first.removed, first.recreated), (5, 0, 0, true));
-    assert_eq!(e.embedded.load(Ordering::SeqCst), 5, "the embedder saw each distinct text once");
+    assert_eq!((first.embedded, first.documents_embedded, first.reused, first.removed, first.recreated), (5, 3, 0, 0, true));
+    // Each distinct chunk text once, and each of the 3 documents once (whole-document vectors).
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 8, "the embedder saw each distinct text once");
     assert_eq!(counts(&db), (6, 6, 5));
 
     // Nothing changed: no provider call, nothing written.
     let before = std::fs::read(&db).unwrap();
     let again = pass(&db, &e);
-    assert_eq!((again.embedded, again.reused, again.removed, again.recreated), (0, 6, 0, false));
-    assert_eq!(e.embedded.load(Ordering::SeqCst), 5);
+    assert_eq!((again.embedded, again.documents_embedded, again.reused, again.removed, again.recreated), (0, 0, 6, 0, false));
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 8);
     assert_eq!(std::fs::read(&db).unwrap(), before);
 
     // Edit one chunk of one file: exactly that chunk is embedded again, and
@@ -68,8 +69,9 @@ fn only_changed_chunks_are_reembedded() {
     let reindex = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!(reindex.indexed, 1);
     let third = pass(&db, &e);
-    assert_eq!((third.embedded, third.reused, third.removed, third.recreated), (1, 5, 1, false));
-    assert_eq!(e.embedded.load(Ordering::SeqCst), 6);
+    assert_eq!((third.embedded, third.documents_embedded, third.reused, third.removed, third.recreated), (1, 1, 5, 1, false));
+    // The changed chunk and its document's new whole-document vector.
+    assert_eq!(e.embedded.load(Ordering::SeqCst), 10);
     assert_eq!(counts(&db), (6, 6, 5));
 
     // The new text is what was embedded: heading path, blank line, text.
@@ -91,8 +93,8 @@ fn model_change_reembeds_all_and_keeps_lexical_rows() {
     assert_eq!(before.results.len(), 2);
     let b = VocabEmbedder::new("test:b", &["install"]);
     let summary = pass(&db, &b);
-    assert_eq!((summary.embedded, summary.reused, summary.recreated), (5, 0, true));
-    assert_eq!(b.embedded.load(Ordering::SeqCst), 5);
+    assert_eq!((summary.embedded, summary.documents_embedded, summary.reused, summary.recreated), (5, 3, 0, true));
+    assert_eq!(b.embedded.load(Ordering::SeqCst), 8);
     assert_eq!(counts(&db), (6, 6, 5));
     assert_eq!(lexical(&db), before);
     assert_eq!(
@@ -151,7 +153,8 @@ fn an_unavailable_provider_stops_the_pass_and_says_why() {
     assert_eq!((summary.embedded, summary.unavailable), (5, None));
     assert_eq!(store.vector_status().unwrap().last_unavailable, None);
     let snap = progress.snapshot();
-    assert_eq!((snap.state, snap.done, snap.total, snap.reason), (EmbedState::Done, 5, 5, None));
+    // Progress counts the 5 chunk texts and the 3 whole-document texts.
+    assert_eq!((snap.state, snap.done, snap.total, snap.reason), (EmbedState::Done, 8, 8, None));
 }
 
 #[test]
@@ -176,8 +179,9 @@ fn spawned_pass_reports_progress() {
     let summary = handle.join().unwrap().unwrap();
     assert_eq!((summary.embedded, summary.reused), (5, 0));
     let snap = progress.snapshot();
-    assert_eq!((snap.state, snap.done, snap.total, snap.skipped_files), (EmbedState::Done, 5, 5, 0));
-    assert_eq!(*seen.lock().unwrap(), vec![(0, 5), (4, 5), (5, 5)]);
+    // Batches of 4: chunk texts 4 + 1, then the 3 documents.
+    assert_eq!((snap.state, snap.done, snap.total, snap.skipped_files), (EmbedState::Done, 8, 8, 0));
+    assert_eq!(*seen.lock().unwrap(), vec![(0, 8), (4, 8), (5, 8), (8, 8)]);
     assert_eq!(counts(&db), (6, 6, 5));
 }
 
