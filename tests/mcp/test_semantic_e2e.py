@@ -1,0 +1,91 @@
+"""Semantic search through `folio mcp` with the built-in model (installed by
+scripts/fetch-model), driven by the MCP Python SDK on the kb-eval corpus
+(tests/fixtures/kb-eval, English and Japanese).
+
+The server embeds in the background after its first reindex; kb_status reports the
+progress, and kb_search / kb_graph use the vectors once they are there.
+"""
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import REPO, folio_bin
+
+pytestmark = pytest.mark.anyio
+
+KB_EVAL = REPO / "tests" / "fixtures" / "kb-eval" / "kb"
+
+
+@pytest.fixture
+def kb_eval(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    shutil.copytree(KB_EVAL, root)
+    return root
+
+
+def server(root: Path) -> StdioServerParameters:
+    return StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(root)],
+                                 env={"FOLIO_EMBED_PROVIDER": "builtin"})
+
+
+async def wait_embedded(client: Client) -> dict:
+    # A debug build embeds the 60 chunks and 20 documents in about 20 s on 2 busy cores.
+    for _ in range(1800):
+        status = (await client.call_tool("kb_status", {})).structured_content
+        if status["embedding"]["state"] in ("done", "unavailable", "off"):
+            return status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"embedding did not finish: {status['embedding']}")
+
+
+async def test_semantic_hybrid_and_graph_with_the_built_in_model(kb_eval):
+    async with Client(server(kb_eval), mode="auto") as client:
+        status = await wait_embedded(client)
+        emb = status["embedding"]
+        assert emb["state"] == "done", emb
+        assert emb["provider"] == "builtin"
+        assert emb["model"] == "builtin:multilingual-e5-small-q4"
+        assert emb["embedded_chunks"] == emb["total_chunks"] == status["index"]["chunks"]
+        assert status["search_modes"] == ["lexical", "semantic", "hybrid"]
+
+        # A Japanese paraphrase sharing no key noun with its document ("roll back a release").
+        query = "本番に出した変更を前のバージョンへ戻したい"
+        semantic = (await client.call_tool("kb_search", {"query": query, "mode": "semantic", "limit": 3})).structured_content
+        assert semantic["mode"] == "semantic"
+        assert semantic["results"][0]["path"] == "ops/deploy-rollback.ja.md"
+        assert semantic["results"][0]["vector_rank"] == 1
+        assert 0.0 < semantic["results"][0]["similarity"] <= 1.0
+
+        # Hybrid is the default once vectors exist.
+        hybrid = (await client.call_tool("kb_search", {"query": query, "limit": 3})).structured_content
+        assert hybrid["mode"] == "hybrid"
+        assert hybrid["results"][0]["path"] == "ops/deploy-rollback.ja.md"
+
+        # An English paraphrase that BM25 ranks second finds its document first in hybrid.
+        res = (await client.call_tool("kb_search", {"query": "how long do we hold on to the nightly database copies",
+                                                     "limit": 1})).structured_content
+        assert res["results"][0]["path"] == "ops/database-backup.md"
+
+        # MMR and parent retrieval are accepted; rerank is not configured.
+        res = await client.call_tool("kb_search", {"query": query, "mmr": True, "mmr_same_doc_penalty": 0.5,
+                                                    "parent_retriever": True})
+        assert not res.is_error
+        res = await client.call_tool("kb_search", {"query": query, "rerank": True})
+        assert res.is_error and '"NOT_CONFIGURED"' in res.content[0].text
+
+        # The connection graph from the backup document reaches the restore document.
+        graph = (await client.call_tool("kb_graph", {"start": "ops/database-backup.md", "depth": 1, "fan_out": 3,
+                                                      "dedup_by_path": True, "seed_strategy": "centroid"})).structured_content
+        assert graph["start"] == "ops/database-backup.md"
+        assert graph["nodes"][0]["depth"] == 0 and graph["nodes"][0]["path"] == "ops/database-backup.md"
+        neighbours = [n for n in graph["nodes"] if n["depth"] == 1]
+        assert len(neighbours) == 3 and all(n["parent"] == 0 for n in neighbours)
+        assert "ops/database-restore.md" in [n["path"] for n in neighbours], neighbours
+        assert all(n["path"] != "ops/database-backup.md" for n in neighbours)
+        scores = [n["score"] for n in neighbours]
+        assert scores == sorted(scores, reverse=True) and scores[0] >= 0.3
+        assert graph["truncated"] is False and graph["knn_queries"] >= 1
