@@ -158,6 +158,10 @@ fn eval_with_the_built_in_model_stays_above_its_floors() {
         let got = metric(&hybrid, group, name);
         assert!(got >= floor, "hybrid {group} {name} = {got}, under its floor {floor}");
     }
+    // low_confidence stays rare where the answers are found (measured: 1 of 30 queries);
+    // the document leg's boost must not flatten the ratio it reads.
+    let low = hybrid["report"]["queries"].as_array().unwrap().iter().filter(|q| q["low_confidence"] == true).count();
+    assert!(low <= 3, "hybrid low_confidence on {low} of 30 queries");
     let semantic = run("semantic");
     assert_eq!(semantic["report"]["mode"], "semantic");
     for (group, name, floor) in [("single", "recall@1", 0.76), ("single", "mrr", 0.85), ("multi", "recall@5", 0.8)] {

@@ -290,6 +290,9 @@ pub(crate) struct ChunkRow {
 struct Candidate {
     id: i64,
     score: f64,
+    /// The score before the document leg's boost (hybrid), which `low_confidence`
+    /// compares: the boost lifts whole documents and flattens the ratio it reads.
+    unboosted: Option<f64>,
     lexical_rank: Option<usize>,
     vector_rank: Option<usize>,
     similarity: Option<f64>,
@@ -369,12 +372,12 @@ pub fn hybrid_search_with(
         SearchMode::Lexical => lexical_ids
             .iter()
             .enumerate()
-            .map(|(i, id)| Candidate { id: *id, score: lexical_scores[id], lexical_rank: Some(i + 1), vector_rank: None, similarity: None })
+            .map(|(i, id)| Candidate { id: *id, score: lexical_scores[id], unboosted: None, lexical_rank: Some(i + 1), vector_rank: None, similarity: None })
             .collect(),
         SearchMode::Semantic => vector_hits
             .iter()
             .enumerate()
-            .map(|(i, h)| Candidate { id: h.chunk_id, score: h.similarity, lexical_rank: None, vector_rank: Some(i + 1), similarity: Some(h.similarity) })
+            .map(|(i, h)| Candidate { id: h.chunk_id, score: h.similarity, unboosted: None, lexical_rank: None, vector_rank: Some(i + 1), similarity: Some(h.similarity) })
             .collect(),
         SearchMode::Hybrid => {
             let chunks: Vec<Candidate> = fusion::rrf(
@@ -385,7 +388,7 @@ pub fn hybrid_search_with(
                 options.rrf_k,
             )
             .into_iter()
-            .map(|f| Candidate { id: f.key, score: f.score, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
+            .map(|f| Candidate { id: f.key, score: f.score, unboosted: None, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
             .collect();
             document_fusion(store, vector_leg, options, chunks)?
         }
@@ -438,7 +441,8 @@ pub fn hybrid_search_with(
     mmr_scores.resize(selected.len(), None);
 
     // 5. Confidence.
-    let scores: Vec<f64> = selected.iter().map(|c| c.score).collect();
+    let scores: Vec<f64> =
+        selected.iter().map(|c| if reranked { c.score } else { c.unboosted.unwrap_or(c.score) }).collect();
     let (ratio, low_confidence) = if selected.is_empty() {
         (None, true)
     } else if mode == SearchMode::Semantic && !reranked {
@@ -528,7 +532,7 @@ fn document_fusion(
                 .get(&c.id)
                 .and_then(|r| doc_rank.get(r.path.as_str()))
                 .map_or(0.0, |rank| options.document_weight / (options.rrf_k + *rank as f64));
-            Candidate { score: c.score + boost, ..c }
+            Candidate { score: c.score + boost, unboosted: Some(c.score), ..c }
         })
         .collect();
     pool.sort_by(|a, b| b.score.total_cmp(&a.score));
