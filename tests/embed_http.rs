@@ -77,12 +77,14 @@ fn openai_provider_skips_only_the_refused_file() {
     assert_eq!(store.vectors_of("c.md").unwrap(), expected_vectors(&store, "c.md"));
     assert_eq!(store.vectors_of("b.md").unwrap(), vec![]);
     // Requests: the probe; [a0 a1 b0 c0] refused; then a, b (refused), c0 one
-    // by one; then [c1].
+    // by one; then [c1]; then the whole-document texts [a b c] refused, and a,
+    // b (refused), c one by one.
     let stats = server.stats();
     assert_eq!(
         (stats["requests"].as_u64(), stats["ok_inputs"].as_u64(), stats["refused_requests"].as_u64()),
-        (Some(6), Some(5), Some(2))
+        (Some(10), Some(7), Some(4))
     );
+    assert_eq!(summary.documents_embedded, 2);
     assert_eq!(stats["models"], serde_json::json!(["test-embed"]));
     // A query finds its own chunk first.
     let c = &store.chunks_of("c.md").unwrap()[1];

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{EmbedError, Embedder};
-use crate::store::{PendingChunk, Store, StoreError, VectorModel};
+use crate::store::{PendingDocument, PendingChunk, Store, StoreError, VectorModel};
 
 /// The text [`probe`] embeds.
 pub const PROBE_TEXT: &str = "folio embedding probe";
@@ -415,20 +415,31 @@ fn run_pass(
                 summary.cancelled = true;
                 break;
             }
-            let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-            match embedder.embed_passages(&texts) {
-                Ok(vectors) if vectors.len() == batch.len() && vectors.iter().all(|v| v.len() == dims) => {
-                    let rows: Vec<(String, Vec<f32>)> = batch.iter().map(|d| d.source_hash.clone()).zip(vectors).collect();
-                    summary.documents_embedded += store.insert_document_vectors(&model_id, &rows)?;
+            // A refused batch is retried document by document; a refused document keeps
+            // its chunk vectors only (its file is reported when its chunks are refused).
+            let mut groups: Vec<&[PendingDocument]> = vec![batch];
+            let mut i = 0;
+            while i < groups.len() {
+                let group = groups[i];
+                i += 1;
+                let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
+                match embedder.embed_passages(&texts) {
+                    Ok(vectors) if vectors.len() == group.len() && vectors.iter().all(|v| v.len() == dims) => {
+                        let rows: Vec<(String, Vec<f32>)> = group.iter().map(|d| d.source_hash.clone()).zip(vectors).collect();
+                        summary.documents_embedded += store.insert_document_vectors(&model_id, &rows)?;
+                    }
+                    Err(EmbedError::Unavailable(why)) => {
+                        summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
+                        break;
+                    }
+                    Ok(_) | Err(EmbedError::Invalid(_)) | Err(EmbedError::Refused(_)) if group.len() > 1 => {
+                        groups.extend(group.chunks(1));
+                    }
+                    Ok(_) | Err(EmbedError::Invalid(_)) | Err(EmbedError::Refused(_)) => {}
                 }
-                Ok(_) | Err(EmbedError::Invalid(_)) => {}
-                Err(EmbedError::Unavailable(why)) => {
-                    summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
-                    break;
-                }
-                // A refused document keeps chunk vectors only (its file is reported
-                // when its chunks are refused).
-                Err(EmbedError::Refused(_)) => {}
+            }
+            if summary.unavailable.is_some() {
+                break;
             }
             progress.advance(batch.len() as u64, summary.skipped_files.len() as u64);
         }
