@@ -448,10 +448,14 @@ pub fn hybrid_search_with(
     } else if mode == SearchMode::Semantic && !reranked {
         let ratio = confidence::ratio_distances(&scores.iter().map(|s| 1.0 - s).collect::<Vec<_>>());
         (ratio, confidence::is_low(ratio, options.min_confidence_ratio))
+    } else if mode == SearchMode::Lexical && !reranked {
+        // BM25 scores of a few good hits sit close together, so their ratio says little
+        // (and depends on `limit`); lexical confidence is term coverage: the best hit
+        // matches at least half of the query's included terms.
+        (confidence::ratio_higher_better(&scores), lexical_low)
     } else {
         let ratio = confidence::ratio_higher_better(&scores);
-        let low = confidence::is_low(ratio, options.min_confidence_ratio);
-        (ratio, low || (mode == SearchMode::Lexical && !reranked && lexical_low))
+        (ratio, confidence::is_low(ratio, options.min_confidence_ratio))
     };
 
     // Hits.
