@@ -572,6 +572,9 @@ fn search_embedder(r: &Resolved, embed: EmbedArgs, mode: SearchMode, refresh: bo
 }
 
 fn cmd_search(args: &RootArgs, search: SearchQuery, options: &PipelineOptions, embed: EmbedArgs, no_reindex: bool, json: bool) -> Result<ExitCode> {
+    if search.text.trim().is_empty() {
+        bail!("the query must not be empty");
+    }
     let r = resolve_root(args)?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;

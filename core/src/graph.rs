@@ -94,7 +94,14 @@ pub struct GraphOptions {
     pub max_nodes: u32,
     /// Most chunks of the start document used as seeds, `1..=MAX_SEED_CHUNKS`.
     pub max_seed_chunks: u32,
+    /// Wall-clock budget of the walk in milliseconds (default [`DEFAULT_TIME_BUDGET_MS`]);
+    /// when it runs out the walk stops with [`TruncationReason::TimeBudget`].
+    pub time_budget_ms: u64,
 }
+
+/// Default [`GraphOptions::time_budget_ms`]: a server answers other calls meanwhile, but
+/// an agent waiting longer than this is better served by a smaller walk.
+pub const DEFAULT_TIME_BUDGET_MS: u64 = 10_000;
 
 impl Default for GraphOptions {
     fn default() -> GraphOptions {
@@ -109,6 +116,7 @@ impl Default for GraphOptions {
             exclude_paths: Vec::new(),
             max_nodes: DEFAULT_MAX_NODES,
             max_seed_chunks: DEFAULT_MAX_SEED_CHUNKS,
+            time_budget_ms: DEFAULT_TIME_BUDGET_MS,
         }
     }
 }
@@ -191,6 +199,8 @@ pub enum TruncationReason {
     SeedChunks,
     /// The graph reached `max_nodes` with candidates or unexpanded nodes left.
     NodeBudget,
+    /// The walk ran out of its time budget with unexpanded nodes left.
+    TimeBudget,
 }
 
 /// One cap that cut the walk, with what to change to see more.
@@ -297,6 +307,9 @@ fn push_truncation(out: &mut Vec<Truncation>, reason: TruncationReason, limit: u
         TruncationReason::NodeBudget => format!(
             "the graph reached max_nodes = {limit} before the walk ended; raise max_nodes (at most {MAX_NODES}), or use seed_strategy centroid, a lower fan_out or a higher min_similarity"
         ),
+        TruncationReason::TimeBudget => format!(
+            "the walk stopped after its time budget of {limit} ms with nodes left to expand; use a lower depth, fan_out or max_seed_chunks, seed_strategy centroid, or a higher min_similarity"
+        ),
     };
     out.push(Truncation { reason, limit, detail });
 }
@@ -362,10 +375,16 @@ pub fn connection_graph<S: VectorSource>(
 
     let mut knn_queries = 0u32;
     let mut max_depth_reached = 0u32;
+    let started = std::time::Instant::now();
     'walk: while let Some((parent, vector)) = queue.pop_front() {
         let depth = nodes[parent].depth;
         if depth >= options.depth || options.fan_out == 0 {
             continue;
+        }
+        if started.elapsed().as_millis() as u64 >= options.time_budget_ms {
+            let limit = u32::try_from(options.time_budget_ms).unwrap_or(u32::MAX);
+            push_truncation(&mut truncation, TruncationReason::TimeBudget, limit, options);
+            break;
         }
         if nodes.len() >= max_nodes {
             push_truncation(&mut truncation, TruncationReason::NodeBudget, options.max_nodes, options);

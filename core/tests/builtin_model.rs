@@ -294,3 +294,25 @@ fn missing_model_names_fetch_script() {
     let err = BuiltinEmbedder::load(dir.path()).unwrap_err().to_string();
     assert!(err.contains("scripts/fetch-model"), "{err}");
 }
+
+/// A damaged weights file (one byte changed, here the layer count, which the parser
+/// would otherwise trust for an allocation) is refused by its hash before parsing.
+#[test]
+fn a_damaged_weights_file_is_refused_before_parsing() {
+    let dir = default_model_dir().expect("no model folder: set FOLIO_MODEL_DIR or HOME");
+    let mut bytes = std::fs::read(dir.join(folio_core::embed::builtin::WEIGHTS_FILE))
+        .expect("the built-in model is not installed: run scripts/fetch-model");
+    bytes[12..16].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
+    let copy = tempfile::tempdir().unwrap();
+    let path = copy.path().join(folio_core::embed::builtin::WEIGHTS_FILE);
+    std::fs::write(&path, &bytes).unwrap();
+    let Err(err) = BuiltinEmbedder::load(copy.path()) else { panic!("a damaged file must be refused") };
+    let digest = format!("{:016x}", xxhash_rust::xxh64::xxh64(&bytes, 0));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "embedding provider unavailable: {} is not the {MODEL_NAME} weights file (xxh64 {digest}, expected b5868e30ebff2f14); run scripts/fetch-model again",
+            path.display()
+        )
+    );
+}

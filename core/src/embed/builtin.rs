@@ -41,6 +41,10 @@ pub const MODEL_NAME: &str = "multilingual-e5-small-q4";
 /// tokenizer's vocabulary and the 4-bit encoder).
 pub const WEIGHTS_FILE: &str = "e5-small-q4.bin";
 
+/// XxHash64 (seed 0) of [`WEIGHTS_FILE`] as scripts/fetch-model installs it (the file whose
+/// SHA-256 that script pins): 72 MB hash in a few milliseconds at load.
+pub const WEIGHTS_XXH64: u64 = 0xb586_8e30_ebff_2f14;
+
 /// The number of dimensions of every vector this model returns.
 pub const DIMENSIONS: usize = 384;
 
@@ -120,6 +124,15 @@ impl BuiltinEmbedder {
         let bytes = fs::read(&weights_path).map_err(|e| {
             EmbedError::Unavailable(format!("cannot read {}: {e}", weights_path.display()))
         })?;
+        // Only the exact file scripts/fetch-model installs is parsed: a damaged or
+        // different file is refused before any count in it is trusted.
+        let digest = xxhash_rust::xxh64::xxh64(&bytes, 0);
+        if digest != WEIGHTS_XXH64 {
+            return Err(EmbedError::Unavailable(format!(
+                "{} is not the {MODEL_NAME} weights file (xxh64 {digest:016x}, expected {WEIGHTS_XXH64:016x}); run scripts/fetch-model again",
+                weights_path.display()
+            )));
+        }
         let (tokenizer, net) = Network::parse(bytes).map_err(|e| {
             EmbedError::Unavailable(format!(
                 "{} is not a usable {MODEL_NAME} weights file ({e}); run scripts/fetch-model again",
@@ -408,7 +421,7 @@ impl Network {
         let tokenizer = Unigram::parse(&mut c)?;
 
         let n_tensors = c.i32()?;
-        let mut entries = Vec::with_capacity(n_tensors);
+        let mut entries = Vec::with_capacity(n_tensors.min(4096));
         for _ in 0..n_tensors {
             let len = c.u16()? as usize;
             let name = String::from_utf8_lossy(c.take(len)?).into_owned();
@@ -477,7 +490,7 @@ impl Network {
         }
         let emb_norm_w = dense("emb.ln.w", hidden)?;
         let emb_norm_b = dense("emb.ln.b", hidden)?;
-        let mut layers = Vec::with_capacity(n_layers);
+        let mut layers = Vec::with_capacity(n_layers.min(64));
         for l in 0..n_layers {
             let name = |s: &str| format!("l{l}.{s}");
             let mut qkv_w = quant(&name("q.w"), hidden, hidden)?;

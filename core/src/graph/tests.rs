@@ -267,3 +267,18 @@ fn walk_over_the_store() {
     let err = connection_graph(&source, "missing.md", &GraphOptions::default()).unwrap_err();
     assert_eq!(err.to_string(), "`missing.md` has no embedded chunks: it is not indexed, or embedding has not reached it yet");
 }
+
+#[test]
+fn a_spent_time_budget_stops_the_walk_and_says_so() {
+    let options = GraphOptions { fan_out: 2, time_budget_ms: 0, ..GraphOptions::default() };
+    let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
+    // The seeds are placed; no expansion starts.
+    assert_eq!(graph.nodes.len(), 2);
+    assert_eq!(graph.knn_queries, 0);
+    assert_eq!(graph.truncation.len(), 1);
+    assert_eq!(graph.truncation[0].reason, TruncationReason::TimeBudget);
+    assert_eq!(
+        graph.truncation[0].detail,
+        "the walk stopped after its time budget of 0 ms with nodes left to expand; use a lower depth, fan_out or max_seed_chunks, seed_strategy centroid, or a higher min_similarity"
+    );
+}

@@ -497,7 +497,8 @@ pub fn hybrid_search_with(
 
 /// The document leg of hybrid search (see [`PipelineOptions::document_weight`]):
 /// adds each chunk's document boost to the chunk-level fusion and re-sorts (stable,
-/// so equal scores keep the fused order). Without whole-document vectors (or with
+/// so equal scores keep the fused order). A candidate document without a current
+/// whole-document vector is ranked at its place in the chunk-level fusion. Without whole-document vectors (or with
 /// `document_weight` 0) the chunk-level fusion is returned unchanged.
 fn document_fusion(
     store: &Store,
@@ -528,7 +529,13 @@ fn document_fusion(
     let mut by_similarity: Vec<(f64, &String)> = in_chunk_order.iter().filter_map(|p| similarity.get(p).map(|s| (*s, p))).collect();
     by_similarity.sort_by(|a, b| b.0.total_cmp(&a.0));
     let document_ranked: Vec<String> = by_similarity.into_iter().map(|(_, p)| p.clone()).collect();
-    let doc_rank: HashMap<&str, usize> = document_ranked.iter().enumerate().map(|(i, p)| (p.as_str(), i + 1)).collect();
+    let mut doc_rank: HashMap<&str, usize> = document_ranked.iter().enumerate().map(|(i, p)| (p.as_str(), i + 1)).collect();
+    // A document without a current whole-document vector (changed since the last
+    // embedding pass, or refused by the provider) is not pushed down for it: it takes
+    // the rank of its place in the chunk-level fusion.
+    for (i, path) in in_chunk_order.iter().enumerate() {
+        doc_rank.entry(path.as_str()).or_insert(i + 1);
+    }
     let mut pool: Vec<Candidate> = chunks
         .into_iter()
         .map(|c| {

@@ -88,10 +88,20 @@ pub fn search(
     if options.mode == SearchMode::Lexical {
         return pipeline::hybrid_search(store, query, options, None);
     }
+    let text = query_embedding_text(&query.text);
+    if text.trim().is_empty() {
+        // Only `-excluded` terms: nothing to be near. Hybrid runs its lexical leg (which
+        // finds nothing either); semantic says why.
+        if options.mode == SearchMode::Semantic {
+            return Err(PipelineError::Search(SearchError::InvalidArgument(
+                "the query has no words to search for, only -excluded ones".into(),
+            )));
+        }
+        return pipeline::hybrid_search(store, query, options, None);
+    }
     let unavailable = vectors_unavailable(store, embedder)?;
     let leg = match (unavailable, embedder) {
         (None, Some(embedder)) => {
-            let text = query_embedding_text(&query.text);
             match embedder.embed_query(&text) {
                 Ok(vector) => Some(StoreVectorLeg::new(store, embedder.model_id(), vector, query)),
                 Err(err) if options.mode == SearchMode::Semantic => {
@@ -191,6 +201,11 @@ mod tests {
         assert_eq!(query_embedding_text("deploy \"on linux\" -install"), "deploy on linux");
         let res = search(&store, Some(&e), &SearchQuery::new("linux -install"), &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
         assert_eq!(paths(&res), ["b.md", "c.md"]);
+        // Only excluded terms: nothing to embed.
+        let err = search(&store, Some(&e), &SearchQuery::new("-install"), &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        assert_eq!(err.to_string(), "invalid argument: the query has no words to search for, only -excluded ones");
+        let res = search(&store, Some(&e), &SearchQuery::new("-install"), &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        assert_eq!((res.mode, res.results.len()), (SearchMode::Lexical, 0));
     }
 
     #[test]

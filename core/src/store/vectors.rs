@@ -457,13 +457,16 @@ impl Store {
         if k == 0 {
             return Ok(empty(built.applied));
         }
-        // ?1 is the query vector; filter values are ?2..; then k and the model id.
+        // ?1 is the query vector; filter values are ?2..; then the KNN's k, the model id
+        // and the row limit.
         let mut values = vec![Value::Blob(to_blob(query_vec))];
         values.extend(built.values);
         values.push(Value::Integer(k as i64));
         let k_idx = values.len();
         values.push(Value::Text(model.model_id.clone()));
         let model_idx = values.len();
+        values.push(Value::Integer(k as i64));
+        let limit_idx = values.len();
         let prefilter = if built.sql.is_empty() {
             String::new()
         } else {
@@ -487,10 +490,32 @@ impl Store {
              JOIN documents d ON d.id = c.doc_id
              WHERE vk.model_id = ?{model_idx}{filters}
              ORDER BY knn.distance, d.path, c.seq
-             LIMIT ?{k_idx}",
+             LIMIT ?{limit_idx}",
             filters = built.sql
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
+        // Vectors whose chunk changed and is not embedded again yet (a pass is running,
+        // the provider is down, `--no-embed`) still take places among the KNN's k; ask
+        // for more until `k` current chunks are found or every vector was considered.
+        // With a prefilter every candidate is a current chunk, so one round is enough.
+        let total: i64 = self.conn().query_row(
+            "SELECT count(*) FROM vector_keys WHERE model_id = ?1",
+            [&model.model_id],
+            |row| row.get(0),
+        )?;
+        let ceiling = (total.max(0) as usize).min(MAX_VECTOR_K);
+        let mut knn_k = k;
+        loop {
+            values[k_idx - 1] = Value::Integer(knn_k as i64);
+            let results = self.vector_rows(&sql, &values)?;
+            if results.len() >= k || !built.sql.is_empty() || knn_k >= ceiling {
+                return Ok((results, built.applied));
+            }
+            knn_k = (knn_k * 2).min(ceiling);
+        }
+    }
+
+    fn vector_rows(&self, sql: &str, values: &[Value]) -> Result<Vec<(i64, SearchHit)>, SearchError> {
+        let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
             let heading_path: String = row.get(2)?;
             let text: String = row.get(5)?;
@@ -507,8 +532,7 @@ impl Store {
                 indexed_source_hash: row.get(6)?,
             }))
         })?;
-        let results = rows.collect::<Result<Vec<_>, _>>()?;
-        Ok((results, built.applied))
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     /// The chunks of `path` that have a vector of the stored model, in order,

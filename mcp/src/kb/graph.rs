@@ -80,7 +80,7 @@ pub struct GraphNodeOut {
 /// A cap that cut the walk.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct TruncationOut {
-    /// `seed_chunks` or `node_budget`.
+    /// `seed_chunks`, `node_budget` or `time_budget` (10 s).
     pub reason: String,
     /// The cap's value.
     pub limit: u32,
@@ -130,10 +130,14 @@ impl Kb {
             exclude_paths: args.exclude_paths.clone(),
             max_nodes: args.max_nodes.unwrap_or(DEFAULT_MAX_NODES),
             max_seed_chunks: args.max_seed_chunks.unwrap_or(DEFAULT_MAX_SEED_CHUNKS),
+            ..GraphOptions::default()
         };
         options.validate().map_err(ToolError::invalid)?;
         let embedder = self.embedding.embedder();
-        let graph = self.with_store(|store| {
+        // Its own connection: a long walk must not hold the shared read connection that
+        // kb_status and kb_search wait for.
+        let store = folio_core::store::Store::open(self.db_path()).map_err(ToolError::internal)?;
+        let graph = (|store: &folio_core::store::Store| {
             if let Some(reason) = folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref())
                 .map_err(ToolError::internal)?
             {
@@ -148,7 +152,7 @@ impl Kb {
                 GraphError::NotEmbedded(_) => ToolError::new(ErrorCode::NotFound, e.to_string()),
                 GraphError::Source(err) => ToolError::internal(err),
             })
-        })?;
+        })(&store)?;
         Ok(GraphOutput {
             start: graph.start,
             nodes: graph

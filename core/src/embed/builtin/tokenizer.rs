@@ -98,7 +98,7 @@ impl Unigram {
             bytes: c.take(map_len)?,
             at: 0,
         };
-        let mut map = Vec::with_capacity(entries);
+        let mut map = Vec::with_capacity(entries.min(1 << 16));
         let mut map_out = Vec::new();
         let to_char =
             |v: u32| char::from_u32(v).ok_or_else(|| format!("tokenizer: bad code point {v:#x}"));

@@ -68,6 +68,15 @@ fn only_changed_chunks_are_reembedded() {
     write(&root, "guide.md", "# Install\n\nRun the installer.\n\n## Linux\n\nUse apt on Linux.\n\n# Shared\n\nThe same words.\n");
     let reindex = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!(reindex.indexed, 1);
+    // Before the pass, the old text's vector (nearest to "linux") is stale: a search for 5
+    // still gets the 5 current chunks that have vectors, not 4.
+    {
+        let store = Store::open(&db).unwrap();
+        let q = e.embed_query("linux").unwrap();
+        let hits = store.vector_search("test:vocab", &q, 5, &SearchQuery::default()).unwrap().results;
+        assert_eq!(hits.len(), 5, "{hits:?}");
+        assert!(hits.iter().all(|h| h.start_line != 5 || h.path != "guide.md"), "{hits:?}");
+    }
     let third = pass(&db, &e);
     assert_eq!((third.embedded, third.documents_embedded, third.reused, third.removed, third.recreated), (1, 1, 5, 1, false));
     // The changed chunk and its document's new whole-document vector.
