@@ -390,11 +390,15 @@ pub fn hybrid_search_with(
             .into_iter()
             .map(|f| Candidate { id: f.key, score: f.score, unboosted: None, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
             .collect();
-            document_fusion(store, vector_leg, options, chunks)?
+            chunks
         }
     };
-    pool.truncate(n_candidates);
+    // Read once for the document leg and every later stage.
     let rows = store.load_chunk_rows(&pool.iter().map(|c| c.id).collect::<Vec<_>>())?;
+    if mode == SearchMode::Hybrid {
+        pool = document_fusion(vector_leg, options, pool, &rows)?;
+    }
+    pool.truncate(n_candidates);
     pool.retain(|c| rows.contains_key(&c.id));
 
     // 3. Rerank.
@@ -501,27 +505,20 @@ pub fn hybrid_search_with(
 /// whole-document vector is ranked at its place in the chunk-level fusion. Without whole-document vectors (or with
 /// `document_weight` 0) the chunk-level fusion is returned unchanged.
 fn document_fusion(
-    store: &Store,
     vector_leg: Option<&dyn VectorLeg>,
     options: &PipelineOptions,
     chunks: Vec<Candidate>,
+    rows: &HashMap<i64, ChunkRow>,
 ) -> Result<Vec<Candidate>, SearchError> {
     let Some(leg) = vector_leg.filter(|_| options.document_weight > 0.0) else {
         return Ok(chunks);
     };
-    let rows = store.load_chunk_rows(&chunks.iter().map(|c| c.id).collect::<Vec<_>>())?;
-    let docs_of = |ids: &[i64]| -> Vec<String> {
-        let mut seen: Vec<String> = Vec::new();
-        for id in ids {
-            if let Some(row) = rows.get(id)
-                && !seen.contains(&row.path)
-            {
-                seen.push(row.path.clone());
-            }
+    let mut in_chunk_order: Vec<String> = Vec::new();
+    for row in chunks.iter().filter_map(|c| rows.get(&c.id)) {
+        if !in_chunk_order.contains(&row.path) {
+            in_chunk_order.push(row.path.clone());
         }
-        seen
-    };
-    let in_chunk_order = docs_of(&chunks.iter().map(|c| c.id).collect::<Vec<_>>());
+    }
     let similarity = leg.document_similarity(&in_chunk_order)?;
     if similarity.is_empty() {
         return Ok(chunks);

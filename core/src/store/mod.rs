@@ -131,6 +131,24 @@ pub struct ChunkRecord {
     pub text: String,
 }
 
+/// A [`ChunkRecord`] from a row whose first six columns are `seq, pointer,
+/// heading_path, start_line, end_line, text`.
+pub(crate) fn chunk_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRecord> {
+    let heading: String = row.get(2)?;
+    Ok(ChunkRecord {
+        seq: row.get(0)?,
+        pointer: row.get(1)?,
+        heading_path: if heading.is_empty() {
+            Vec::new()
+        } else {
+            heading.split(HEADING_PATH_SEPARATOR).map(str::to_string).collect()
+        },
+        start_line: row.get(3)?,
+        end_line: row.get(4)?,
+        text: row.get(5)?,
+    })
+}
+
 /// Counts and sizes reported by [`Store::status`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreStatus {
@@ -284,21 +302,7 @@ impl Store {
             "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text \
              FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = ?1 ORDER BY c.seq",
         )?;
-        let rows = stmt.query_map([path], |row| {
-            let heading: String = row.get(2)?;
-            Ok(ChunkRecord {
-                seq: row.get(0)?,
-                pointer: row.get(1)?,
-                heading_path: if heading.is_empty() {
-                    Vec::new()
-                } else {
-                    heading.split(HEADING_PATH_SEPARATOR).map(str::to_string).collect()
-                },
-                start_line: row.get(3)?,
-                end_line: row.get(4)?,
-                text: row.get(5)?,
-            })
-        })?;
+        let rows = stmt.query_map([path], chunk_record)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 

@@ -28,7 +28,7 @@ use std::sync::Once;
 use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
-use super::{ChunkRecord, HEADING_PATH_SEPARATOR, Store, StoreError, embedding_text};
+use super::{ChunkRecord, Store, StoreError, embedding_text};
 use crate::search::{SearchError, SearchHit, SearchQuery, SearchResults, build_filters, snippet, split_heading_path};
 
 /// The largest `k` one vec0 KNN query accepts (sqlite-vec's own limit);
@@ -129,13 +129,45 @@ fn set_meta_in(conn: &rusqlite::Connection, key: &str, value: &str) -> rusqlite:
     Ok(())
 }
 
-fn has_vec_table(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
+fn has_table(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)",
-        [VEC_TABLE],
+        [name],
         |row| row.get(0),
     )
 }
+
+/// Where one kind of vector lives: chunk vectors keyed by content hash, or
+/// whole-document vectors keyed by source hash. Storing and orphan deletion are
+/// the same for both.
+struct VectorKind {
+    /// The key table (`id`, `model_id`, the key column).
+    keys: &'static str,
+    /// The key column of `keys`.
+    key_column: &'static str,
+    /// The vec0 table; its rowid is the key's `id`.
+    vectors: &'static str,
+    /// SQL condition on `k` (a row of `keys`) that makes the key an orphan.
+    orphan: &'static str,
+    /// What a key names, for messages.
+    noun: &'static str,
+}
+
+const CHUNK_VECTORS: VectorKind = VectorKind {
+    keys: "vector_keys",
+    key_column: "content_hash",
+    vectors: VEC_TABLE,
+    orphan: "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = k.content_hash)",
+    noun: "chunk",
+};
+
+const DOCUMENT_VECTORS: VectorKind = VectorKind {
+    keys: "doc_vector_keys",
+    key_column: "source_hash",
+    vectors: DOC_VEC_TABLE,
+    orphan: "NOT EXISTS (SELECT 1 FROM documents d WHERE d.source_hash = k.source_hash)",
+    noun: "document",
+};
 
 /// The model recorded in `meta`, when the vec0 table exists.
 fn read_model(conn: &rusqlite::Connection) -> rusqlite::Result<Option<VectorModel>> {
@@ -145,7 +177,7 @@ fn read_model(conn: &rusqlite::Connection) -> rusqlite::Result<Option<VectorMode
     let Ok(dims) = dims.parse::<usize>() else {
         return Ok(None);
     };
-    if !has_vec_table(conn)? {
+    if !has_table(conn, VEC_TABLE)? {
         return Ok(None);
     }
     Ok(Some(VectorModel { model_id, dims }))
@@ -251,6 +283,15 @@ impl Store {
     /// [`Store::ensure_vector_model`]), or a vector has the wrong dimension or a
     /// non-finite value ([`StoreError::InvalidRecord`]); nothing is stored then.
     pub fn insert_vectors(&mut self, model_id: &str, vectors: &[(String, Vec<f32>)]) -> Result<usize, StoreError> {
+        self.insert_keyed_vectors(&CHUNK_VECTORS, model_id, vectors)
+    }
+
+    fn insert_keyed_vectors(
+        &mut self,
+        kind: &VectorKind,
+        model_id: &str,
+        vectors: &[(String, Vec<f32>)],
+    ) -> Result<usize, StoreError> {
         if vectors.is_empty() {
             return Ok(0);
         }
@@ -267,23 +308,25 @@ impl Store {
                 )));
             }
         };
+        let noun = kind.noun;
         let mut n_new = 0;
         {
-            let mut insert_key = tx.prepare_cached(
-                "INSERT INTO vector_keys (model_id, content_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            )?;
+            let mut insert_key = tx.prepare_cached(&format!(
+                "INSERT INTO {} (model_id, {}) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                kind.keys, kind.key_column
+            ))?;
             let mut insert_vec =
-                tx.prepare_cached(&format!("INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?1, ?2)"))?;
+                tx.prepare_cached(&format!("INSERT INTO {} (rowid, embedding) VALUES (?1, ?2)", kind.vectors))?;
             for (hash, vector) in vectors {
                 if vector.len() != dims {
                     return Err(StoreError::InvalidRecord(format!(
-                        "a vector for chunk {hash} has {} dimensions; model `{model_id}` has {dims}",
+                        "a vector for {noun} {hash} has {} dimensions; model `{model_id}` has {dims}",
                         vector.len()
                     )));
                 }
                 if vector.iter().any(|x| !x.is_finite()) {
                     return Err(StoreError::InvalidRecord(format!(
-                        "the vector for chunk {hash} has a non-finite value"
+                        "the vector for {noun} {hash} has a non-finite value"
                     )));
                 }
                 if insert_key.execute(params![model_id, hash])? == 0 {
@@ -301,34 +344,35 @@ impl Store {
     /// Deletes the vectors whose content hash no chunk has any more (the chunk
     /// changed or its document was removed); returns how many were deleted.
     pub fn delete_orphan_vectors(&mut self) -> Result<usize, StoreError> {
-        const ANY_ORPHAN: &str = "SELECT EXISTS (SELECT 1 FROM vector_keys vk
-             WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = vk.content_hash))";
+        self.delete_orphans(&CHUNK_VECTORS)
+    }
+
+    fn delete_orphans(&mut self, kind: &VectorKind) -> Result<usize, StoreError> {
+        let orphans_sql = format!("SELECT id FROM {} k WHERE {}", kind.keys, kind.orphan);
         // Look first without the write lock, which the other server may want.
-        if !self.conn().query_row(ANY_ORPHAN, [], |row| row.get::<_, bool>(0))? {
+        let any: bool = self.conn().query_row(&format!("SELECT EXISTS ({orphans_sql})"), [], |row| row.get(0))?;
+        if !any {
             return Ok(0);
         }
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let orphans: Vec<i64> = {
-            let mut stmt = tx.prepare_cached(
-                "SELECT id FROM vector_keys vk
-                 WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = vk.content_hash)",
-            )?;
+            let mut stmt = tx.prepare_cached(&orphans_sql)?;
             let rows = stmt.query_map([], |row| row.get(0))?;
             rows.collect::<Result<_, _>>()?
         };
         if orphans.is_empty() {
             return Ok(0);
         }
-        let has_table = has_vec_table(&tx)?;
+        let has_vectors = has_table(&tx, kind.vectors)?;
         {
-            let mut delete_key = tx.prepare_cached("DELETE FROM vector_keys WHERE id = ?1")?;
+            let mut delete_key = tx.prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", kind.keys))?;
             for id in &orphans {
                 delete_key.execute([id])?;
             }
-            if has_table {
-                let mut delete_vec = tx.prepare_cached(&format!("DELETE FROM {VEC_TABLE} WHERE rowid = ?1"))?;
+            if has_vectors {
+                let mut delete_vec = tx.prepare_cached(&format!("DELETE FROM {} WHERE rowid = ?1", kind.vectors))?;
                 for id in &orphans {
                     delete_vec.execute([id])?;
                 }
@@ -552,23 +596,8 @@ impl Store {
              ORDER BY c.seq"
         ))?;
         let rows = stmt.query_map(params![path, model.model_id], |row| {
-            let heading: String = row.get(2)?;
             let blob: Vec<u8> = row.get(6)?;
-            Ok((
-                ChunkRecord {
-                    seq: row.get(0)?,
-                    pointer: row.get(1)?,
-                    heading_path: if heading.is_empty() {
-                        Vec::new()
-                    } else {
-                        heading.split(HEADING_PATH_SEPARATOR).map(str::to_string).collect()
-                    },
-                    start_line: row.get(3)?,
-                    end_line: row.get(4)?,
-                    text: row.get(5)?,
-                },
-                from_blob(&blob),
-            ))
+            Ok((super::chunk_record(row)?, from_blob(&blob)))
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -688,42 +717,7 @@ impl Store {
     /// Errors: the index holds another model, or a vector has the wrong dimension or
     /// a non-finite value ([`StoreError::InvalidRecord`]); nothing is stored then.
     pub fn insert_document_vectors(&mut self, model_id: &str, vectors: &[(String, Vec<f32>)]) -> Result<usize, StoreError> {
-        if vectors.is_empty() {
-            return Ok(0);
-        }
-        let tx = self.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let dims = match read_model(&tx)? {
-            Some(m) if m.model_id == model_id => m.dims,
-            other => {
-                return Err(StoreError::InvalidRecord(format!(
-                    "the index holds vectors of {}, not of `{model_id}`",
-                    other.as_ref().map_or("no model".to_owned(), |m| format!("`{}`", m.model_id))
-                )));
-            }
-        };
-        let mut n_new = 0;
-        {
-            let mut insert_key = tx.prepare_cached(
-                "INSERT INTO doc_vector_keys (model_id, source_hash) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            )?;
-            let mut insert_vec = tx.prepare_cached(&format!("INSERT INTO {DOC_VEC_TABLE} (rowid, embedding) VALUES (?1, ?2)"))?;
-            for (hash, vector) in vectors {
-                if vector.len() != dims || vector.iter().any(|x| !x.is_finite()) {
-                    return Err(StoreError::InvalidRecord(format!(
-                        "the vector of document {hash} has {} dimensions (model `{model_id}` has {dims}) or a non-finite value",
-                        vector.len()
-                    )));
-                }
-                if insert_key.execute(params![model_id, hash])? == 0 {
-                    continue;
-                }
-                let id = tx.last_insert_rowid();
-                insert_vec.execute(params![id, to_blob(vector)])?;
-                n_new += 1;
-            }
-        }
-        tx.commit()?;
-        Ok(n_new)
+        self.insert_keyed_vectors(&DOCUMENT_VECTORS, model_id, vectors)
     }
 
     /// Deletes whole-document vectors whose source hash no document has any more;
@@ -731,27 +725,7 @@ impl Store {
     ///
     /// Errors: the database fails.
     pub fn delete_orphan_document_vectors(&mut self) -> Result<usize, StoreError> {
-        const ORPHANS: &str = "SELECT id FROM doc_vector_keys k
-             WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.source_hash = k.source_hash)";
-        let any: bool = self.conn().query_row(&format!("SELECT EXISTS ({ORPHANS})"), [], |r| r.get(0))?;
-        if !any {
-            return Ok(0);
-        }
-        let tx = self.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let orphans: Vec<i64> = tx.prepare(ORPHANS)?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-        let has_table: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)",
-            [DOC_VEC_TABLE],
-            |r| r.get(0),
-        )?;
-        for id in &orphans {
-            tx.execute("DELETE FROM doc_vector_keys WHERE id = ?1", [id])?;
-            if has_table {
-                tx.execute(&format!("DELETE FROM {DOC_VEC_TABLE} WHERE rowid = ?1"), [id])?;
-            }
-        }
-        tx.commit()?;
-        Ok(orphans.len())
+        self.delete_orphans(&DOCUMENT_VECTORS)
     }
 
     /// Cosine similarity of `query_vec` to the whole-document vector of each of
@@ -769,18 +743,20 @@ impl Store {
             Some(m) if m.model_id == model_id && m.dims == query_vec.len() => {}
             _ => return Ok(out),
         }
+        // One statement for all paths (this runs on every hybrid search).
+        let paths_json = serde_json::to_string(paths).map_err(|e| StoreError::InvalidRecord(e.to_string()))?;
         let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT vec_distance_cosine(v.embedding, ?3) FROM documents d
+            "SELECT d.path, vec_distance_cosine(v.embedding, ?3) FROM documents d
              JOIN doc_vector_keys k ON k.model_id = ?2 AND k.source_hash = d.source_hash
              JOIN {DOC_VEC_TABLE} v ON v.rowid = k.id
-             WHERE d.path = ?1"
+             WHERE d.path IN (SELECT value FROM json_each(?1))"
         ))?;
-        let blob = to_blob(query_vec);
-        for path in paths {
-            let distance: Option<f64> = stmt.query_row(params![path, model_id, blob], |r| r.get(0)).optional()?;
-            if let Some(distance) = distance {
-                out.insert(path.clone(), 1.0 - distance);
-            }
+        let rows = stmt.query_map(params![paths_json, model_id, to_blob(query_vec)], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
+        })?;
+        for row in rows {
+            let (path, distance) = row?;
+            out.insert(path, 1.0 - distance);
         }
         Ok(out)
     }
