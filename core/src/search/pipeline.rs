@@ -181,6 +181,13 @@ pub struct VectorHit {
 
 /// The vector leg of one query: it holds the query embedding.
 pub trait VectorLeg {
+    /// Waits until the leg can answer (the query embedding may be computed while the
+    /// lexical leg runs); `Err(reason)` when it cannot, e.g. the query could not be
+    /// embedded. The pipeline calls it once, after the lexical leg and before any other
+    /// method. The default is always ready.
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// The `k` chunks nearest the query, best first. Filters need not be applied.
     fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError>;
     /// The stored vectors of these chunks, for MMR's cosine; chunks left out fall back
@@ -322,7 +329,7 @@ pub fn hybrid_search_with(
             "rerank needs a cross-encoder model and none is available; search without rerank".into(),
         ));
     }
-    let mode = match (options.mode, vector_leg) {
+    let mut mode = match (options.mode, vector_leg) {
         (SearchMode::Semantic, None) => {
             return Err(PipelineError::NotConfigured(
                 "semantic search needs embeddings and none are available (no embedding provider, or the index has no vectors yet); use mode lexical".into(),
@@ -354,8 +361,17 @@ pub fn hybrid_search_with(
     } else {
         filter_applied = build_filters(query)?.applied;
     }
+    let mut vector_leg = vector_leg.filter(|_| mode != SearchMode::Lexical);
+    if let Some(Err(reason)) = vector_leg.map(|leg| leg.ready()) {
+        if mode == SearchMode::Semantic {
+            return Err(PipelineError::NotConfigured(format!("the query could not be embedded: {reason}")));
+        }
+        tracing::warn!(%reason, "query embedding failed; searching lexically");
+        mode = SearchMode::Lexical;
+        vector_leg = None;
+    }
     let mut vector_hits: Vec<VectorHit> = Vec::new();
-    if let (Some(leg), true) = (vector_leg, mode != SearchMode::Lexical) {
+    if let Some(leg) = vector_leg {
         let filtering = !filter_applied.is_empty() || terms.iter().any(|t| t.excluded);
         let k = if filtering { n_candidates.saturating_mul(4) } else { n_candidates };
         let raw = leg.nearest(k)?;

@@ -6,8 +6,13 @@
 //! vectors of that embedder's model (`Store::vector_status`); otherwise `hybrid`
 //! runs lexical alone (and reports `mode: lexical`), and `semantic` is
 //! [`PipelineError::NotConfigured`] with the reason.
+//!
+//! The query is embedded on a thread of its own while the pipeline runs the lexical
+//! leg (on 2 cores this hides the shorter of the two), and the vector leg waits for it.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::mpsc;
 
 use super::pipeline::{self, PipelineError, PipelineOptions, PipelineResults, SearchMode, VectorHit, VectorLeg};
 use super::query::parse_query;
@@ -22,11 +27,15 @@ pub fn query_embedding_text(text: &str) -> String {
     parse_query(text).into_iter().filter(|t| !t.excluded).map(|t| t.text).collect::<Vec<_>>().join(" ")
 }
 
-/// The vector leg over the store for one embedded query.
+/// The vector leg over the store for one query.
 pub struct StoreVectorLeg<'a> {
     store: &'a Store,
     model_id: String,
-    vector: Vec<f32>,
+    /// The query vector, or why there is none; set on the first [`VectorLeg::ready`]
+    /// when the vector is computed on another thread.
+    vector: OnceCell<Result<Vec<f32>, String>>,
+    /// The embedding thread's answer, when the vector is still being computed.
+    pending: Option<mpsc::Receiver<Result<Vec<f32>, String>>>,
     filters: SearchQuery,
 }
 
@@ -34,15 +43,48 @@ impl<'a> StoreVectorLeg<'a> {
     /// A leg searching `store`'s vectors of `model_id` near `vector` (the embedded
     /// query, same dimension as the model), pre-filtered by `filters`' filters.
     pub fn new(store: &'a Store, model_id: &str, vector: Vec<f32>, filters: &SearchQuery) -> StoreVectorLeg<'a> {
-        StoreVectorLeg { store, model_id: model_id.to_owned(), vector, filters: filters.clone() }
+        StoreVectorLeg {
+            store,
+            model_id: model_id.to_owned(),
+            vector: OnceCell::from(Ok(vector)),
+            pending: None,
+            filters: filters.clone(),
+        }
+    }
+
+    /// A leg whose query vector arrives on `pending` (from a thread embedding the
+    /// query while the lexical leg runs).
+    fn deferred(
+        store: &'a Store,
+        model_id: &str,
+        pending: mpsc::Receiver<Result<Vec<f32>, String>>,
+        filters: &SearchQuery,
+    ) -> StoreVectorLeg<'a> {
+        StoreVectorLeg { store, model_id: model_id.to_owned(), vector: OnceCell::new(), pending: Some(pending), filters: filters.clone() }
+    }
+
+    fn vector(&self) -> Result<&[f32], SearchError> {
+        match self.vector.get() {
+            Some(Ok(v)) => Ok(v),
+            // The pipeline only asks after `ready` said yes.
+            _ => Err(SearchError::InvalidArgument("the query has no embedding".into())),
+        }
     }
 }
 
 impl VectorLeg for StoreVectorLeg<'_> {
+    fn ready(&self) -> Result<(), String> {
+        let result = self.vector.get_or_init(|| match &self.pending {
+            Some(rx) => rx.recv().unwrap_or_else(|_| Err("the embedding thread stopped".into())),
+            None => Err("the query has no embedding".into()),
+        });
+        result.as_ref().map(|_| ()).map_err(Clone::clone)
+    }
+
     fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError> {
         Ok(self
             .store
-            .vector_search_ids(&self.model_id, &self.vector, k, &self.filters)?
+            .vector_search_ids(&self.model_id, self.vector()?, k, &self.filters)?
             .into_iter()
             .map(|(chunk_id, similarity)| VectorHit { chunk_id, similarity })
             .collect())
@@ -53,7 +95,7 @@ impl VectorLeg for StoreVectorLeg<'_> {
     }
 
     fn document_similarity(&self, paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
-        Ok(self.store.document_similarities(&self.model_id, &self.vector, paths)?)
+        Ok(self.store.document_similarities(&self.model_id, self.vector()?, paths)?)
     }
 }
 
@@ -65,8 +107,7 @@ pub fn vectors_unavailable(store: &Store, embedder: Option<&dyn Embedder>) -> Re
     let Some(embedder) = embedder else {
         return Ok(Some("no embedding model is loaded (provider `none`, the model is not installed, or it is still loading)".into()));
     };
-    let status = store.vector_status()?;
-    if status.model.as_ref().map(|m| m.model_id.as_str()) != Some(embedder.model_id()) || status.embedded_chunks == 0 {
+    if !store.has_vectors_of(embedder.model_id())? {
         return Ok(Some(format!("the index has no vectors of `{}` yet (embedding has not run or is still running)", embedder.model_id())));
     }
     Ok(None)
@@ -100,25 +141,32 @@ pub fn search(
         return pipeline::hybrid_search(store, query, options, None);
     }
     let unavailable = vectors_unavailable(store, embedder)?;
-    let leg = match (unavailable, embedder) {
+    match (unavailable, embedder) {
         (None, Some(embedder)) => {
-            match embedder.embed_query(&text) {
-                Ok(vector) => Some(StoreVectorLeg::new(store, embedder.model_id(), vector, query)),
-                Err(err) if options.mode == SearchMode::Semantic => {
-                    return Err(PipelineError::NotConfigured(format!("the query could not be embedded: {err}")));
-                }
-                Err(err) => {
-                    tracing::warn!(%err, "query embedding failed; searching lexically");
-                    None
-                }
-            }
+            // The query is embedded on its own thread while the pipeline runs the
+            // lexical leg; the vector leg waits for it (see `VectorLeg::ready`). A
+            // failure, or a panic in the embedder, reaches the pipeline as a reason:
+            // `semantic` reports it, `hybrid` searches lexically.
+            std::thread::scope(|scope| {
+                let (tx, rx) = mpsc::sync_channel(1);
+                let text = text.as_str();
+                scope.spawn(move || {
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embedder.embed_query(text)));
+                    let _ = tx.send(match result {
+                        Ok(Ok(vector)) => Ok(vector),
+                        Ok(Err(err)) => Err(err.to_string()),
+                        Err(_) => Err("the embedder panicked".to_owned()),
+                    });
+                });
+                let leg = StoreVectorLeg::deferred(store, embedder.model_id(), rx, query);
+                pipeline::hybrid_search(store, query, options, Some(&leg))
+            })
         }
         (Some(reason), _) if options.mode == SearchMode::Semantic => {
-            return Err(PipelineError::NotConfigured(format!("semantic search is not available: {reason}; use mode lexical")));
+            Err(PipelineError::NotConfigured(format!("semantic search is not available: {reason}; use mode lexical")))
         }
-        _ => None,
-    };
-    pipeline::hybrid_search(store, query, options, leg.as_ref().map(|l| l as &dyn VectorLeg))
+        _ => pipeline::hybrid_search(store, query, options, None),
+    }
 }
 
 #[cfg(test)]
@@ -206,6 +254,47 @@ mod tests {
         assert_eq!(err.to_string(), "invalid argument: the query has no words to search for, only -excluded ones");
         let res = search(&store, Some(&e), &SearchQuery::new("-install"), &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
         assert_eq!((res.mode, res.results.len()), (SearchMode::Lexical, 0));
+    }
+
+    /// Passages embed as the vocabulary embedder does; queries fail or panic.
+    struct BrokenQueries {
+        inner: VocabEmbedder,
+        panic: bool,
+    }
+
+    impl Embedder for BrokenQueries {
+        fn model_id(&self) -> &str {
+            self.inner.model_id()
+        }
+        fn dimensions(&self) -> usize {
+            self.inner.dimensions()
+        }
+        fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
+            self.inner.embed_passages(texts)
+        }
+        fn embed_query(&self, _text: &str) -> Result<Vec<f32>, crate::embed::EmbedError> {
+            if self.panic {
+                panic!("query embedding panicked on purpose");
+            }
+            Err(crate::embed::EmbedError::Unavailable("connection refused".into()))
+        }
+    }
+
+    /// The query is embedded on another thread while the lexical leg runs: its
+    /// failure (an error or a panic) makes `semantic` say why and `hybrid` lexical.
+    #[test]
+    fn a_failing_query_embedding_degrades_hybrid_and_fails_semantic() {
+        let (_dir, store, e) = setup(true);
+        let query = SearchQuery::new("deploy linux");
+        for (panic, reason) in [(false, "embedding provider unavailable: connection refused"), (true, "the embedder panicked")] {
+            let broken = BrokenQueries { inner: VocabEmbedder::new(e.model_id(), &["install", "linux", "deploy", "search"]), panic };
+            let err = search(&store, Some(&broken), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+            assert_eq!(err.to_string(), format!("not configured: the query could not be embedded: {reason}"));
+            let res = search(&store, Some(&broken), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+            assert_eq!(res.mode, SearchMode::Lexical);
+            assert_eq!(paths(&res), ["b.md", "a.md"]);
+            assert!(res.results.iter().all(|h| h.vector_rank.is_none()));
+        }
     }
 
     #[test]

@@ -628,6 +628,23 @@ impl Store {
         Ok(VectorStatus { model, embedded_chunks, total_chunks, vectors, last_unavailable })
     }
 
+    /// Whether a search with `model_id` has a vector leg: the stored vectors are of
+    /// that model and at least one current chunk has one. One indexed lookup that
+    /// stops at the first match (it runs on every semantic or hybrid search, where
+    /// [`Store::vector_status`]'s counts would cost a scan of all chunks).
+    ///
+    /// Errors: the database cannot be read.
+    pub fn has_vectors_of(&self, model_id: &str) -> Result<bool, StoreError> {
+        if read_model(self.conn())?.is_none_or(|m| m.model_id != model_id) {
+            return Ok(false);
+        }
+        let found: bool = self.conn().prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM vector_keys vk JOIN chunks c ON c.content_hash = vk.content_hash
+                            WHERE vk.model_id = ?1)",
+        )?.query_row([model_id], |row| row.get(0))?;
+        Ok(found)
+    }
+
     /// Records (or, with `None`, clears) why the last embedding pass found the
     /// provider unavailable; writes only when the value changes.
     pub fn record_embed_unavailable(&mut self, reason: Option<&str>) -> Result<(), StoreError> {

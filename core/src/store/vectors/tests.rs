@@ -173,6 +173,7 @@ fn model_change_drops_vectors_only() {
     let status = store.vector_status().unwrap();
     assert_eq!(status.model, Some(VectorModel { model_id: "test:b".to_owned(), dims: 3 }));
     assert_eq!((status.embedded_chunks, status.total_chunks, status.vectors), (6, 6, 5));
+    assert_eq!((store.has_vectors_of("test:b").unwrap(), store.has_vectors_of("test:a").unwrap()), (true, false));
     assert_eq!(store.search_lexical(&SearchQuery::new("alpha")).unwrap(), lexical_before);
     assert_eq!(store.status().unwrap().n_chunks, status_before.n_chunks);
     // The old model's vectors are gone: its queries find nothing.
@@ -183,6 +184,7 @@ fn model_change_drops_vectors_only() {
     store.clear_vectors().unwrap();
     let status = store.vector_status().unwrap();
     assert_eq!((status.model, status.embedded_chunks, status.vectors), (None, 0, 0));
+    assert!(!store.has_vectors_of("test:b").unwrap());
     assert_eq!(store.search_lexical(&SearchQuery::new("alpha")).unwrap(), lexical_before);
 }
 
@@ -203,6 +205,15 @@ fn orphans_are_deleted_and_shared_texts_kept() {
     assert_eq!(store.delete_orphan_vectors().unwrap(), 1);
     let status = store.vector_status().unwrap();
     assert_eq!((status.embedded_chunks, status.total_chunks, status.vectors), (4, 4, 4));
+    assert!(store.has_vectors_of("test:vocab").unwrap());
+    // Every document goes: the vectors remain (until the next pass) but no chunk has one.
+    let mut batch = store.batch().unwrap();
+    for path in ["notes/b.md", "work/c.md", "work/e.md"] {
+        batch.remove_document(path).unwrap();
+    }
+    batch.commit().unwrap();
+    assert_eq!(store.status().unwrap().n_chunks, 0);
+    assert!(!store.has_vectors_of("test:vocab").unwrap());
 }
 
 #[test]
