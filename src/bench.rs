@@ -1,7 +1,8 @@
 //! `folio bench`: cold index, no-op reindex and search latency, printed as a table.
 //!
 //! Each root is indexed into a fresh temporary database, so the corpus folder is only
-//! read. Search latency is measured in-process over a fixed query list (English,
+//! read (`--db FILE` keeps the database, and a later run reuses it: a quick way to
+//! re-measure search latency over a large semantic index without embedding it again). Search latency is measured in-process over a fixed query list (English,
 //! Japanese, Chinese and Korean terms, phrases and exclusions), `repeat` times each.
 //! With `--semantic`, every chunk is also embedded with the configured embedder (cold
 //! semantic index: wall time and chunks/s), hybrid search is timed end to end (query
@@ -40,6 +41,9 @@ struct Figures {
     root: String,
     files: usize,
     chunks: usize,
+    /// False when `--db` named an existing index: the index and embedding times are
+    /// then of an incremental run.
+    cold: bool,
     cold_index_ms: u64,
     noop_reindex_ms: u64,
     search_p50_us: u64,
@@ -118,16 +122,20 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-/// Runs the benchmark over `roots`.
-pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool) -> Result<ExitCode> {
+/// Runs the benchmark over `roots`, each indexed into a temporary database, or with
+/// `keep_db` (one root only) into that file, which is kept: a later run reuses it, so its
+/// index and embedding figures are then incremental, not cold (`cold: false`).
+pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db: Option<&std::path::Path>) -> Result<ExitCode> {
+    anyhow::ensure!(keep_db.is_none() || roots.len() == 1, "--db takes one root, not {}", roots.len());
     let mut all = Vec::new();
     for root in roots {
         let root = root.canonicalize().with_context(|| format!("root `{}` does not exist", root.display()))?;
         let config = Config::load(&root)?;
         let tmp = tempfile::tempdir().context("creating a temporary folder")?;
-        let db = tmp.path().join("index.db");
+        let db = keep_db.map_or_else(|| tmp.path().join("index.db"), std::path::Path::to_path_buf);
+        let cold = !db.exists();
         let t = Instant::now();
-        let cold = index_root(&root, &config, &db, false, None)?;
+        let first = index_root(&root, &config, &db, false, None)?;
         let cold_ms = t.elapsed().as_millis() as u64;
         let t = Instant::now();
         index_root(&root, &config, &db, false, None)?;
@@ -145,8 +153,9 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool) -> Resu
         let semantic = if semantic { Some(semantic_figures(&root, &config, &db, repeat)?) } else { None };
         all.push(Figures {
             root: root.display().to_string(),
-            files: cold.files,
-            chunks: cold.chunks,
+            files: first.files,
+            chunks: first.chunks,
+            cold,
             cold_index_ms: cold_ms,
             noop_reindex_ms: noop_ms,
             search_p50_us: percentile(&times, 0.50),
@@ -165,11 +174,12 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool) -> Resu
     for f in &all {
         writeln!(
             out,
-            "| {} | {} | {} | {} ms | {} ms | {:.2} ms | {:.2} ms |",
+            "| {} | {} | {} | {} ms{} | {} ms | {:.2} ms | {:.2} ms |",
             f.root,
             f.files,
             f.chunks,
             f.cold_index_ms,
+            if f.cold { "" } else { " (reused index)" },
             f.noop_reindex_ms,
             f.search_p50_us as f64 / 1000.0,
             f.search_p95_us as f64 / 1000.0
@@ -183,12 +193,13 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool) -> Resu
             if let Some(s) = &f.semantic {
                 writeln!(
                     out,
-                    "| {} | {} | {} ms | {} | {:.1} s | {:.1} | {:.1} ms | {:.1} ms | {} MiB |",
+                    "| {} | {} | {} ms | {} | {:.1} s{} | {:.1} | {:.1} ms | {:.1} ms | {} MiB |",
                     f.root,
                     s.model,
                     s.model_load_ms,
                     s.embedded_texts,
                     s.embed_ms as f64 / 1000.0,
+                    if f.cold { "" } else { " (reused index)" },
                     s.chunks_per_s,
                     s.hybrid_p50_us as f64 / 1000.0,
                     s.hybrid_p95_us as f64 / 1000.0,

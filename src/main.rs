@@ -182,6 +182,11 @@ enum Command {
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
+        /// Index into this file and keep it (one root only), instead of a temporary
+        /// database. A later run reuses it: its index and embedding figures are then
+        /// incremental, and marked "reused index"; the search figures are as usual.
+        #[arg(long, value_name = "FILE")]
+        db: Option<PathBuf>,
     },
     /// Measure the language server: initialize → first workspace/symbol, RSS, and didChange → publishDiagnostics.
     BenchLsp {
@@ -318,7 +323,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, embed, json } => cmd_status(&root, embed, json),
-        Command::Bench { roots, repeat, semantic, json } => bench::run(&roots, usize::from(repeat), semantic, json),
+        Command::Bench { roots, repeat, semantic, json, db } => bench::run(&roots, usize::from(repeat), semantic, json, db.as_deref()),
         Command::BenchLsp { symbols_root, query, edit_root, edit_file, edits, repeat } => {
             bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat)
         }

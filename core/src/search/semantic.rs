@@ -27,6 +27,10 @@ pub fn query_embedding_text(text: &str) -> String {
     parse_query(text).into_iter().filter(|t| !t.excluded).map(|t| t.text).collect::<Vec<_>>().join(" ")
 }
 
+/// How the [`PipelineError::NotConfigured`] message of a `semantic` search without a
+/// vector leg begins; the reason and "; use mode lexical" follow.
+pub const SEMANTIC_UNAVAILABLE: &str = "semantic search is not available:";
+
 /// The vector leg over the store for one query.
 pub struct StoreVectorLeg<'a> {
     store: &'a Store,
@@ -163,7 +167,7 @@ pub fn search(
             })
         }
         (Some(reason), _) if options.mode == SearchMode::Semantic => {
-            Err(PipelineError::NotConfigured(format!("semantic search is not available: {reason}; use mode lexical")))
+            Err(PipelineError::NotConfigured(format!("{SEMANTIC_UNAVAILABLE} {reason}; use mode lexical")))
         }
         _ => pipeline::hybrid_search(store, query, options, None),
     }

@@ -141,6 +141,7 @@ impl Kb {
             if let Some(reason) = folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref())
                 .map_err(ToolError::internal)?
             {
+                let reason = self.embedding_not_ready().unwrap_or(reason);
                 return Err(ToolError::new(
                     ErrorCode::NotConfigured,
                     format!("kb_graph needs embeddings: {reason}; see kb_status `embedding`"),

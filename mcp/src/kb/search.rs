@@ -2,6 +2,7 @@
 
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::search::{SearchError, SearchQuery};
+use folio_core::search::semantic::SEMANTIC_UNAVAILABLE;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +127,9 @@ pub struct SearchOutput {
     pub mode: String,
     /// True while a reindex runs: results may miss files not indexed yet (see kb_status).
     pub indexing: bool,
+    /// True while the background embedding pass runs: the vector leg of `semantic` and
+    /// `hybrid` covers only the chunks embedded so far (kb_status `embedding` has the progress).
+    pub embedding: bool,
 }
 
 impl Kb {
@@ -169,6 +173,10 @@ impl Kb {
         let embedder = self.embedding.embedder();
         let res = self.with_store(|store| {
             folio_core::search::semantic::search(store, embedder.as_deref(), &query, &options).map_err(|e| match e {
+                PipelineError::NotConfigured(m) if m.starts_with(SEMANTIC_UNAVAILABLE) => match self.embedding_not_ready() {
+                    Some(why) => ToolError::new(ErrorCode::NotConfigured, format!("{SEMANTIC_UNAVAILABLE} {why}; use mode lexical")),
+                    None => ToolError::new(ErrorCode::NotConfigured, m),
+                },
                 PipelineError::NotConfigured(m) => ToolError::new(ErrorCode::NotConfigured, m),
                 PipelineError::Search(SearchError::InvalidArgument(m)) => ToolError::invalid(m),
                 PipelineError::Search(other) => ToolError::internal(other),
@@ -204,7 +212,23 @@ impl Kb {
             filter_applied: res.filter_applied,
             mode: ran.as_str().into(),
             indexing: self.reindex_running(),
+            embedding: self.embedding.is_running(),
         })
+    }
+
+    /// Why the vector leg cannot run yet, in the background embedding's own terms
+    /// (off, unavailable with the provider's error, or still running with its
+    /// progress); `None` when it has nothing to add (no pass has started).
+    pub(crate) fn embedding_not_ready(&self) -> Option<String> {
+        use folio_core::embed::pass::EmbedState;
+        let p = self.embedding.snapshot();
+        let reason = p.reason.as_deref().unwrap_or("no reason given");
+        match p.state {
+            EmbedState::Off => Some(format!("embeddings are off: {reason}")),
+            EmbedState::Unavailable => Some(format!("the embedding provider is unavailable: {reason}")),
+            EmbedState::Running => Some(format!("embedding is still running ({} of {} chunk texts embedded)", p.done, p.total)),
+            EmbedState::Idle | EmbedState::Done => None,
+        }
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose

@@ -185,7 +185,8 @@ fn kb_search_returns_hits_with_uri_and_filters() {
             "low_confidence": false,
             "filter_applied": ["tags_any"],
             "mode": "lexical",
-            "indexing": false
+            "indexing": false,
+            "embedding": false
         })
     );
     assert!(
@@ -202,7 +203,7 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     }));
     assert_eq!(
         v,
-        json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical", "indexing": false})
+        json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical", "indexing": false, "embedding": false})
     );
     // Frontmatter fields, required and excluded.
     let fields = |key: &str, v: &str| {
@@ -273,7 +274,7 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     assert_eq!(v["mode"], "lexical");
     assert_eq!(
         err(kb.search(&SearchArgs { query: "x".into(), mode: Some("semantic".into()), ..SearchArgs::default() })),
-        json!({"code": "NOT_CONFIGURED", "message": "semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"})
+        json!({"code": "NOT_CONFIGURED", "message": "semantic search is not available: embeddings are off: embeddings are off in this test; use mode lexical"})
     );
     assert_eq!(
         err(kb.search(&SearchArgs { query: "x".into(), rerank: Some(true), ..SearchArgs::default() })),
@@ -1173,7 +1174,7 @@ fn kb_graph_needs_embeddings_and_checks_its_arguments() {
     use crate::kb::graph::GraphArgs;
     assert_eq!(
         err(kb.graph(&GraphArgs { start: "index.md".into(), ..GraphArgs::default() })),
-        json!({"code": "NOT_CONFIGURED", "message": "kb_graph needs embeddings: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); see kb_status `embedding`"})
+        json!({"code": "NOT_CONFIGURED", "message": "kb_graph needs embeddings: embeddings are off: embeddings are off in this test; see kb_status `embedding`"})
     );
     assert_eq!(
         err(kb.graph(&GraphArgs { start: "index.md".into(), depth: Some(4), ..GraphArgs::default() })),
@@ -1185,4 +1186,46 @@ fn kb_graph_needs_embeddings_and_checks_its_arguments() {
     );
     assert_eq!(err(kb.graph(&GraphArgs { start: "nope.md".into(), ..GraphArgs::default() }))["code"], "NOT_FOUND");
     assert_eq!(err(kb.graph(&GraphArgs { start: "../etc/passwd".into(), ..GraphArgs::default() }))["code"], "INVALID_PATH");
+}
+
+/// An embedding provider that cannot be reached: after the background pass gives up,
+/// `semantic` kb_search and kb_graph say so with the provider's error (not "still
+/// running"), and `hybrid` runs lexical.
+#[test]
+fn an_unavailable_provider_is_named_in_not_configured() {
+    use folio_core::embed::pass::EmbedState;
+    use folio_core::embed::settings::{EmbedSettings, ProviderKind};
+    use folio_core::workspace::config::EmbedConfig;
+    // A port that nothing listens on: bind, read the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let workspace = EmbedConfig {
+        provider: Some(ProviderKind::Ollama),
+        model: Some("m".into()),
+        endpoint: Some(endpoint.clone()),
+        timeout_ms: Some(2_000),
+        ..EmbedConfig::default()
+    };
+    let settings = EmbedSettings::resolve(&workspace, &Default::default(), false).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.md"), INDEX).unwrap();
+    let kb = Kb::open(Options { root: dir.path().to_path_buf(), db: None, allow_writes: false, embed: Ok(settings) }).unwrap();
+    assert!(kb.reindex_blocking(false).unwrap().ok);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while kb.embedding.snapshot().state != EmbedState::Unavailable {
+        assert!(std::time::Instant::now() < deadline, "still {:?}", kb.embedding.snapshot());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let reason = kb.embedding.snapshot().reason.unwrap();
+    assert!(reason.contains(&format!("127.0.0.1:{port}")), "{reason}");
+    assert_eq!(
+        err(kb.search(&SearchArgs { query: "widget".into(), mode: Some("semantic".into()), ..SearchArgs::default() })),
+        json!({"code": "NOT_CONFIGURED", "message": format!("semantic search is not available: the embedding provider is unavailable: {reason}; use mode lexical")})
+    );
+    assert_eq!(
+        err(kb.graph(&crate::kb::graph::GraphArgs { start: "index.md".into(), ..Default::default() })),
+        json!({"code": "NOT_CONFIGURED", "message": format!("kb_graph needs embeddings: the embedding provider is unavailable: {reason}; see kb_status `embedding`")})
+    );
+    let v = ok(kb.search(&SearchArgs { query: "widget".into(), ..SearchArgs::default() }));
+    assert_eq!((&v["mode"], &v["embedding"]), (&json!("lexical"), &json!(false)));
 }
