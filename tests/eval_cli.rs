@@ -29,7 +29,9 @@ fn metric(v: &serde_json::Value, group: &str, name: &str) -> f64 {
 /// The lexical figures are deterministic (BM25 over a fixed corpus), measured when the
 /// pipeline landed. The Japanese paraphrases are found through their bigrams (a long
 /// CJK run is not searched as one phrase); before that change every one of them missed
-/// and single-answer recall@1 / MRR were 0.44 / 0.525.
+/// and single-answer recall@1 / MRR were 0.44 / 0.525. Searching the frontmatter
+/// titles and tags (the FTS `document` column) raised them from 0.72 / 0.845 (multi
+/// recall@5 0.7) to 0.88 / 0.933 (multi recall@5 0.9).
 #[test]
 fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let dir = tempfile::tempdir().unwrap();
@@ -41,17 +43,17 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert_eq!((r["single"]["queries"].as_u64(), r["multi"]["queries"].as_u64()), (Some(25), Some(5)));
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     for (group, name, want) in [
-        ("single", "recall@1", 0.72),
-        ("single", "recall@5", 0.96),
+        ("single", "recall@1", 0.88),
+        ("single", "recall@5", 1.0),
         ("single", "recall@10", 1.0),
-        ("single", "mrr", 0.845),
-        ("single", "ndcg@10", 0.884041735928579),
-        ("multi", "recall@1", 0.4),
-        ("multi", "recall@5", 0.7),
+        ("single", "mrr", 0.9333333333333335),
+        ("single", "ndcg@10", 0.9504743802857166),
+        ("multi", "recall@1", 0.5),
+        ("multi", "recall@5", 0.9),
         ("multi", "recall@10", 1.0),
-        ("multi", "mrr", 0.85),
-        ("multi", "ndcg@10", 0.7913847303324367),
-        ("all", "mrr", 0.8458333333333333),
+        ("multi", "mrr", 1.0),
+        ("multi", "ndcg@10", 0.9064488881306263),
+        ("all", "mrr", 0.9444444444444445),
     ] {
         let got = metric(&v, group, name);
         assert!(close(got, want), "{group} {name}: {got} (pinned {want})");
@@ -59,10 +61,10 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert_eq!(r["missing_expected"], serde_json::json!([]));
     let q = r["queries"].as_array().unwrap();
     let by_id = |id: &str| q.iter().find(|x| x["id"] == id).unwrap().clone();
-    assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([8]));
-    assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([8, 1]));
+    assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([1]));
+    assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([2, 1]));
     assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([1]));
-    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 7]));
+    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 5]));
     // First run: nothing to compare with.
     assert!(v["diff"].is_null());
 
@@ -77,7 +79,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
 
     // A doctored baseline: deltas and rank changes against it.
     let mut base = v.clone();
-    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.78);
+    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.94);
     let qs = base["report"]["queries"].as_array_mut().unwrap();
     let i = qs.iter().position(|x| x["id"] == "en-restore-pitr").unwrap();
     qs[i]["ranks"] = serde_json::json!([2]);
@@ -90,7 +92,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert!(close(r1["delta"].as_f64().unwrap(), -0.06), "{r1}");
     assert_eq!(
         d["queries"],
-        serde_json::json!([{"id": "en-restore-pitr", "before": 2, "after": 8, "ranks_before": [2], "ranks_after": [8]}])
+        serde_json::json!([{"id": "en-restore-pitr", "before": 2, "after": 1, "ranks_before": [2], "ranks_after": [1]}])
     );
 
     // The text report shows the table and the rank change.
@@ -103,7 +105,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("25 single-answer, 5 multi-answer"), "{text}");
     assert!(text.contains("(-0.060)"), "{text}");
-    assert!(text.contains("en-restore-pitr") && text.contains("2 → 8"), "{text}");
+    assert!(text.contains("en-restore-pitr") && text.contains("2 → 1"), "{text}");
 }
 
 #[test]

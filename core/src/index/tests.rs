@@ -224,3 +224,72 @@ fn min_quality_filters_stubs_out_of_search() {
     let err = store.search_lexical(&SearchQuery { min_quality: Some(1.5), ..SearchQuery::new("deploy") }).unwrap_err();
     assert_eq!(err.to_string(), "invalid argument: min_quality 1.5 is not between 0 and 1");
 }
+
+/// Frontmatter title, aliases and tags are searchable although no chunk's text holds
+/// them; a word only in the frontmatter's other keys is not.
+#[test]
+fn frontmatter_title_aliases_and_tags_are_searchable() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(&root, "notes/a.md", b"---\ntitle: Zettelkasten method\naliases: [slip box]\ntags: [pkm]\nowner: quixotic\n---\n# Intro\n\nFirst part.\n\n# More\n\nSecond part.\n");
+    write(&root, "notes/b.md", b"# Other\n\nNothing here about it.\n");
+    let db = root.join(".folio/index.db");
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    let store = Store::open(&db).unwrap();
+    let found = |q: &str| -> Vec<(String, String)> {
+        let res = store.search_lexical(&SearchQuery::new(q)).unwrap();
+        res.results.into_iter().map(|h| (h.path, h.pointer.split('~').next().unwrap().to_owned())).collect()
+    };
+    let both = vec![("notes/a.md".to_owned(), "1".to_owned()), ("notes/a.md".to_owned(), "2".to_owned())];
+    assert_eq!(found("zettelkasten"), both);
+    assert_eq!(found("\"slip box\""), both);
+    assert_eq!(found("pkm"), both);
+    assert_eq!(found("quixotic"), Vec::<(String, String)>::new());
+    // A body word still picks its chunk first, the title word adding to both.
+    assert_eq!(found("zettelkasten second")[0], both[1]);
+    // Coverage counts the title: both terms match the best hit.
+    assert!(!store.search_lexical(&SearchQuery::new("zettelkasten second")).unwrap().low_confidence);
+}
+
+/// A version 4 index (before frontmatter terms) is migrated, not rebuilt: its vectors
+/// stay, and the next pass re-parses every file, so the title becomes searchable with
+/// nothing embedded again.
+#[test]
+fn a_version_4_index_is_migrated_keeping_its_vectors() {
+    use std::sync::atomic::AtomicBool;
+    use crate::embed::pass::{EmbedProgress, embed_pending};
+    use crate::embed::testing::VocabEmbedder;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(&root, "a.md", b"---\ntitle: Zettelkasten\n---\n# Intro\n\nalpha beta\n");
+    write(&root, "b.md", b"# B\n\ngamma\n");
+    let db = root.join(".folio/index.db");
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    let e = VocabEmbedder::new("test:vocab", &["alpha", "beta", "gamma"]);
+    {
+        let mut store = Store::open(&db).unwrap();
+        let first = embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
+        assert_eq!((first.embedded, first.documents_embedded), (2, 2), "{first:?}");
+        // Make it a version 4 index: the title is not in the FTS rows.
+        store.conn().execute_batch(
+            "DROP TABLE chunks_fts;
+             CREATE VIRTUAL TABLE chunks_fts USING fts5(heading, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+             INSERT INTO chunks_fts (rowid, heading, body) SELECT id, heading_path, text FROM chunks;",
+        ).unwrap();
+        store.conn().execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'", []).unwrap();
+        assert!(store.search_lexical(&SearchQuery::new("zettelkasten")).unwrap().results.is_empty());
+    }
+    let before = Store::open(&db).unwrap();
+    assert!(!before.was_rebuilt());
+    assert_eq!(before.status().unwrap().schema_version, crate::store::SCHEMA_VERSION);
+    assert_eq!(before.vector_status().unwrap().vectors, 2);
+    assert!(before.documents().unwrap().values().all(String::is_empty));
+    drop(before);
+    let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((summary.indexed, summary.unchanged), (2, 0));
+    let mut store = Store::open(&db).unwrap();
+    let hits = store.search_lexical(&SearchQuery::new("zettelkasten")).unwrap().results;
+    assert_eq!(hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), ["a.md"]);
+    let again = embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
+    assert_eq!((again.embedded, again.documents_embedded, again.removed), (0, 0, 0), "{again:?}");
+}

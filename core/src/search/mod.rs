@@ -29,8 +29,9 @@ pub const DEFAULT_LIMIT: usize = 10;
 /// Most distinct terms one query may have (each costs a `MATCH` and a BM25 lookup).
 pub const MAX_TERMS: usize = 64;
 
-/// BM25 column weights: heading path, then body.
-const BM25_WEIGHTS: (f64, f64) = (2.0, 1.0);
+/// BM25 column weights: heading path, body, and the document's frontmatter title,
+/// aliases and tags.
+const BM25_WEIGHTS: (f64, f64, f64) = (2.0, 1.0, 2.0);
 
 /// A lexical search request.
 #[derive(Debug, Clone, PartialEq)]
@@ -186,7 +187,7 @@ impl Store {
         values.push(Value::Integer(limit));
         let sql = format!(
             "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text,
-                    d.source_hash, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}) AS score_bm25
+                    d.source_hash, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}, {document_weight:.1}) AS score_bm25
              FROM chunks_fts
              JOIN chunks c ON c.id = chunks_fts.rowid
              JOIN documents d ON d.id = c.doc_id
@@ -195,6 +196,7 @@ impl Store {
              LIMIT ?{limit_idx}",
             heading_weight = BM25_WEIGHTS.0,
             body_weight = BM25_WEIGHTS.1,
+            document_weight = BM25_WEIGHTS.2,
             where_sql = filters.sql,
             limit_idx = values.len(),
         );

@@ -350,6 +350,29 @@ pub struct Batch<'a> {
     tx: Transaction<'a>,
 }
 
+/// The words of a document that describe it as a whole and are not part of any
+/// chunk's text: the frontmatter `title`, `aliases` (or `alias`) and `tags`, one per
+/// line. They go into the FTS `document` column of every chunk of the document
+/// (weighted like the heading path), so a note is found by its title, alias or tag even
+/// when no heading or paragraph repeats them. Empty without frontmatter.
+fn document_terms(doc: &DocRecord) -> String {
+    let mut terms: Vec<String> = Vec::new();
+    if let Some(fm) = doc.frontmatter_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok()) {
+        for key in ["title", "aliases", "alias"] {
+            match fm.get(key) {
+                Some(serde_json::Value::String(s)) => terms.push(s.clone()),
+                Some(serde_json::Value::Array(items)) => {
+                    terms.extend(items.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+                }
+                _ => {}
+            }
+        }
+    }
+    terms.extend(doc.tags.iter().cloned());
+    terms.retain(|t| !t.trim().is_empty());
+    terms.join("\n")
+}
+
 impl Batch<'_> {
     /// Inserts or replaces the document at `doc.path` and replaces all of its
     /// chunks (and their FTS rows) with `chunks`.
@@ -402,7 +425,9 @@ impl Batch<'_> {
         )?;
         let mut insert_fts = self
             .tx
-            .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?1, ?2, ?3)")?;
+            .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)")?;
+        let doc_terms = document_terms(doc);
+        let doc_terms = cjk_bigrams(&doc_terms);
         for chunk in chunks {
             let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
             let content_hash = chunk_content_hash(&heading_path, &chunk.text);
@@ -420,7 +445,8 @@ impl Batch<'_> {
             insert_fts.execute(params![
                 chunk_id,
                 cjk_bigrams(&heading_path).as_ref(),
-                cjk_bigrams(&chunk.text).as_ref()
+                cjk_bigrams(&chunk.text).as_ref(),
+                doc_terms.as_ref(),
             ])?;
         }
         Ok(())

@@ -3,7 +3,9 @@
 //! The schema is versioned by one row in `meta` (`key = 'schema_version'`).
 //! A database whose version is missing, unreadable or different from
 //! [`SCHEMA_VERSION`] is never read: every object in it is dropped and the
-//! schema is created again, because the index is derived data.
+//! schema is created again, because the index is derived data. The one
+//! exception is version 4, migrated in place so that its vectors (costly to
+//! compute again) are kept.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
@@ -15,7 +17,32 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// Version 3: `chunks.content_hash` covers the heading path and the text (the
 /// exact input of the embedder), with an index on it, and `vector_keys` holds
 /// the keys of the vectors in the `chunk_vectors` vec0 table.
-pub const SCHEMA_VERSION: u32 = 4;
+///
+/// Version 5: `chunks_fts` has a third column, `document`: the document's frontmatter
+/// title, aliases and tags. A version 4 index is migrated in place ([`MIGRATE_4_TO_5`]),
+/// keeping its vectors.
+pub const SCHEMA_VERSION: u32 = 5;
+
+/// The full-text table: per chunk, its heading path, its text, and the words describing
+/// its whole document (see `Batch::upsert_document`), each CJK run replaced by bigrams.
+macro_rules! chunks_fts_ddl {
+    () => {
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    heading,
+    body,
+    document,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);"
+    };
+}
+
+/// From version 4 to 5: the full-text table is created again with its new column,
+/// empty, and every document's `source_hash` is cleared, so the next index pass parses
+/// each file again and writes its rows. Chunk texts and content hashes do not change,
+/// so no vector is embedded again.
+const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!(), "\nUPDATE documents SET source_hash = '';");
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -62,7 +89,8 @@ pub(crate) fn ownership(conn: &Connection) -> rusqlite::Result<Ownership> {
 /// dimension is known only with the model, so `store::vectors` creates it on
 /// first use and records the model id and dimension in `meta`
 /// (`vector_model`, `vector_dims`).
-const CREATE_SQL: &str = "
+const CREATE_SQL: &str = concat!(
+    "
 CREATE TABLE meta (
     key TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
@@ -108,17 +136,14 @@ CREATE TABLE doc_vector_keys (
 );
 CREATE INDEX documents_category ON documents(category);
 CREATE INDEX documents_topic ON documents(topic);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    heading,
-    body,
-    content = '',
-    contentless_delete = 1,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
+",
+    chunks_fts_ddl!(),
+    "
 CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
-";
+"
+);
 
 /// What [`ensure_schema`] found and did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +152,9 @@ pub(crate) enum SchemaOutcome {
     Current,
     /// The database was empty and the schema was created.
     Created,
+    /// The database held an older schema that was migrated in place (its documents
+    /// are re-parsed by the next index pass; vectors are kept).
+    Migrated,
     /// The database held another or an unreadable schema; it was dropped and
     /// created again.
     Rebuilt,
@@ -186,6 +214,12 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let outcome = match read_version(&tx)? {
             Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
+            Some(Some(4)) => {
+                tx.execute_batch(MIGRATE_4_TO_5)?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [SCHEMA_VERSION.to_string()])?;
+                tx.commit()?;
+                return Ok(SchemaOutcome::Migrated);
+            }
             None if n_user_objects(&tx)? == 0 => SchemaOutcome::Created,
             _ => {
                 drop_everything(&tx)?;
