@@ -83,6 +83,8 @@ pub enum SettingSource {
     User,
     /// A command-line flag.
     CommandLine,
+    /// The `FOLIO_EMBED_PROVIDER` environment variable.
+    Environment,
 }
 
 impl SettingSource {
@@ -92,6 +94,7 @@ impl SettingSource {
             SettingSource::Workspace => "the workspace's folio.toml",
             SettingSource::User => "your config.toml",
             SettingSource::CommandLine => "the command line",
+            SettingSource::Environment => "FOLIO_EMBED_PROVIDER",
         }
     }
 }
@@ -140,7 +143,10 @@ impl EmbedSettings {
                 (None, None) => (None, SettingSource::Default),
             }
         }
-        let (provider, provider_source) = pick(&user.provider, &workspace.provider);
+        let (provider, mut provider_source) = pick(&user.provider, &workspace.provider);
+        if user.provider_from_env {
+            provider_source = SettingSource::Environment;
+        }
         let provider = provider.unwrap_or_default();
         let (model, model_source) = pick(&user.model, &workspace.model);
         let (endpoint, endpoint_source) = pick(&user.endpoint, &workspace.endpoint);
@@ -429,6 +435,9 @@ mod tests {
 
     #[test]
     fn invalid_settings_are_errors() {
+        let from_env = UserEmbedConfig { provider: Some(ProviderKind::Ollama), provider_from_env: true, ..UserEmbedConfig::default() };
+        let err = EmbedSettings::resolve(&EmbedConfig::default(), &from_env, false).unwrap_err();
+        assert_eq!(err, "[embed] provider = \"ollama\" (from FOLIO_EMBED_PROVIDER) needs `model`, the name of the embedding model to request");
         let err = EmbedSettings::resolve(&ws("ollama", None, None), &UserEmbedConfig::default(), false).unwrap_err();
         assert_eq!(
             err,

@@ -36,6 +36,10 @@ pub struct UserEmbedConfig {
     /// Allow an endpoint that is not on this machine (not loopback). Only this
     /// file or `--allow-remote-embeddings` can allow it.
     pub allow_remote: bool,
+    /// True when `provider` came from [`EMBED_PROVIDER_ENV`] rather than the file
+    /// (for messages that name where a setting came from).
+    #[serde(skip)]
+    pub provider_from_env: bool,
 }
 
 /// `[mcp]` in the user's configuration.
@@ -73,6 +77,7 @@ impl UserConfig {
                 format!("{EMBED_PROVIDER_ENV}=`{value}` is not an embedding provider (builtin, none, ollama or openai)")
             })?;
             config.embed.provider = Some(provider);
+            config.embed.provider_from_env = true;
         }
         Ok(config)
     }
