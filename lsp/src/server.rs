@@ -454,7 +454,7 @@ impl Backend {
         let (folder, config) = self.request("folio/search", handlers::search::target)?;
         let embedding = self.embedding_of(&folder, &config);
         let result = tokio::task::spawn_blocking(move || {
-            let result = handlers::search::search(&folder, &config, &params, embedding.as_ref().and_then(|e| e.embedder()));
+            let result = handlers::search::search(&folder, &config, &params, embedding.as_deref());
             // Embeds what changed, in the background, after answering: the next search can use it.
             if let Some(embedding) = &embedding {
                 embedding.start(folio_core::index::default_db_path(&folder));

@@ -76,3 +76,32 @@ async fn search_rejects_bad_params() {
     let r = c.request("folio/search", json!({"query": "x", "pathGlobs": ["[" ]})).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
+
+/// An embedding provider that cannot be reached (the root's folio.toml names a closed
+/// loopback port): once the lazily started pass gives up, `semantic` says the provider is
+/// unavailable, with its error, instead of a guess; `hybrid` runs lexical.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_search_names_an_unavailable_provider() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let toml = format!("[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join("a.md"), A).unwrap();
+    std::fs::write(dir.path().join("folio.toml"), &toml).unwrap();
+    let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let mut c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, folio_lsp::Options::default()).await;
+    let prefix = "folio/search: not configured: semantic search is not available: the embedding provider is unavailable: ";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let message = loop {
+        let r = c.request("folio/search", json!({"query": "tomatoes", "mode": "semantic"})).await;
+        let message = r["error"]["message"].as_str().unwrap_or_default().to_owned();
+        if message.starts_with(prefix) {
+            break message;
+        }
+        assert!(std::time::Instant::now() < deadline, "still: {r}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(message.contains(&format!("127.0.0.1:{port}")) && message.ends_with("; use mode lexical"), "{message}");
+    let r = c.call("folio/search", json!({"query": "tomatoes"})).await;
+    assert_eq!((r["mode"].clone(), r["results"].as_array().unwrap().len()), (json!("lexical"), 2));
+}

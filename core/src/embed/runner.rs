@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::Embedder;
-use super::pass::{EmbedProgress, EmbedProgressSnapshot, EmbedderSlot, spawn_load_and_embed};
+use super::pass::{EmbedProgress, EmbedProgressSnapshot, EmbedState, EmbedderSlot, spawn_load_and_embed};
 use super::settings::EmbedSettings;
 
 /// See the module documentation.
@@ -68,6 +68,22 @@ impl Embedding {
     /// The progress of the running or last pass.
     pub fn snapshot(&self) -> EmbedProgressSnapshot {
         self.progress.snapshot()
+    }
+
+    /// Why a search may have no vector leg, in this runner's own terms: embeddings
+    /// off (with the reason), the provider unavailable (with its error), or a pass
+    /// still running (with its progress); `None` when no pass has started or the last
+    /// one finished. Front ends put it in their "semantic search is not available"
+    /// messages instead of a guess.
+    pub fn not_ready_reason(&self) -> Option<String> {
+        let p = self.snapshot();
+        let reason = p.reason.as_deref().unwrap_or("no reason given");
+        match p.state {
+            EmbedState::Off => Some(format!("embeddings are off: {reason}")),
+            EmbedState::Unavailable => Some(format!("the embedding provider is unavailable: {reason}")),
+            EmbedState::Running => Some(format!("embedding is still running ({} of {} chunk texts embedded)", p.done, p.total)),
+            EmbedState::Idle | EmbedState::Done => None,
+        }
     }
 
     /// Embeds what the index at `db_path` lacks, on a background thread (loading

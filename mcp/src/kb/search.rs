@@ -217,18 +217,9 @@ impl Kb {
     }
 
     /// Why the vector leg cannot run yet, in the background embedding's own terms
-    /// (off, unavailable with the provider's error, or still running with its
-    /// progress); `None` when it has nothing to add (no pass has started).
+    /// (`Embedding::not_ready_reason`).
     pub(crate) fn embedding_not_ready(&self) -> Option<String> {
-        use folio_core::embed::pass::EmbedState;
-        let p = self.embedding.snapshot();
-        let reason = p.reason.as_deref().unwrap_or("no reason given");
-        match p.state {
-            EmbedState::Off => Some(format!("embeddings are off: {reason}")),
-            EmbedState::Unavailable => Some(format!("the embedding provider is unavailable: {reason}")),
-            EmbedState::Running => Some(format!("embedding is still running ({} of {} chunk texts embedded)", p.done, p.total)),
-            EmbedState::Idle | EmbedState::Done => None,
-        }
+        self.embedding.not_ready_reason()
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose
