@@ -778,11 +778,15 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
 
 fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode> {
     let r = resolve_root(args)?;
-    // Never loads a model or calls an endpoint: it reports the settings and what the index holds.
+    // Never loads a model or calls an endpoint: it reports the settings, whether the built-in
+    // model's file is in place, and what the index holds.
     let settings = embed_settings(&r, embed);
+    // For the built-in model: are its files installed and intact (read and hashed, not loaded)?
+    let model_error = settings.as_ref().ok().and_then(|s| folio_core::embed::settings::check_builtin(s).err());
     let settings_json = match &settings {
         Ok(s) => serde_json::json!({
             "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
+            "model_error": model_error,
         }),
         Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
     };
@@ -793,6 +797,9 @@ fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode>
         } else {
             writeln!(out, "root: {}\nindex: none yet (run `folio index`)", r.root.display())?;
             write_embed_settings(&mut out, &settings)?;
+            if let Some(err) = &model_error {
+                writeln!(out, "built-in model: not usable: {err}")?;
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -828,6 +835,9 @@ fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode>
             st.schema_version
         )?;
         write_embed_settings(&mut out, &settings)?;
+        if let Some(err) = &model_error {
+            writeln!(out, "built-in model: not usable: {err} (search is lexical)")?;
+        }
         match &vs.model {
             Some(m) => writeln!(
                 out,

@@ -267,3 +267,47 @@ fn search_reports_skipped_files_and_survives_a_closed_pipe() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// `folio status` says when the built-in model cannot be loaded (missing or damaged
+/// weights file), without loading it; with the installed model it says nothing more.
+#[test]
+fn status_reports_a_missing_or_damaged_built_in_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.md"), "# Note\n").unwrap();
+    let models = tempfile::tempdir().unwrap();
+    let status = |model_dir: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(["status", "--root", dir.path().to_str().unwrap(), "--json"])
+            .env("FOLIO_EMBED_PROVIDER", "builtin")
+            .env("FOLIO_MODEL_DIR", model_dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["embed"]["model_error"].clone()
+    };
+    let file = models.path().join("e5-small-q4.bin");
+    assert_eq!(
+        status(models.path()),
+        serde_json::json!(format!(
+            "embedding provider unavailable: built-in model file {} is missing; run scripts/fetch-model to install multilingual-e5-small-q4",
+            file.display()
+        ))
+    );
+    std::fs::write(&file, b"not the weights").unwrap();
+    let err = status(models.path());
+    assert!(err.as_str().unwrap().contains("is not the multilingual-e5-small-q4 weights file"), "{err}");
+    // The installed model (scripts/fetch-model puts it in the default folder).
+    let installed = folio_core::embed::builtin::default_model_dir().unwrap();
+    assert_eq!(status(&installed), serde_json::Value::Null);
+    // The text report says it in a line of its own.
+    std::fs::remove_file(&file).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(["status", "--root", dir.path().to_str().unwrap()])
+        .env("FOLIO_EMBED_PROVIDER", "builtin")
+        .env("FOLIO_MODEL_DIR", models.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("built-in model: not usable: embedding provider unavailable: built-in model file"), "{text}");
+}

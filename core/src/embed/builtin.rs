@@ -109,7 +109,7 @@ impl BuiltinEmbedder {
     /// Loads the model from `dir`, which must hold [`WEIGHTS_FILE`] as
     /// installed by `scripts/fetch-model`.
     ///
-    /// Takes about a quarter of a second and about 185 MB of memory (the 72 MB
+    /// Takes about a quarter of a second and about 175 MB of memory (the 72 MB
     /// weights file is kept, plus 85 MB of expanded encoder matrices, their 13 MB
     /// of 4-bit blocks and the vocabulary's lookup table).
     ///
@@ -117,25 +117,7 @@ impl BuiltinEmbedder {
     /// unreadable (the message names `scripts/fetch-model`), or when it is not
     /// a multilingual-e5-small image of the expected shape.
     pub fn load(dir: &Path) -> Result<BuiltinEmbedder, EmbedError> {
-        let weights_path = dir.join(WEIGHTS_FILE);
-        if !weights_path.is_file() {
-            return Err(EmbedError::Unavailable(format!(
-                "built-in model file {} is missing; run scripts/fetch-model to install {MODEL_NAME}",
-                weights_path.display()
-            )));
-        }
-        let bytes = fs::read(&weights_path).map_err(|e| {
-            EmbedError::Unavailable(format!("cannot read {}: {e}", weights_path.display()))
-        })?;
-        // Only the exact file scripts/fetch-model installs is parsed: a damaged or
-        // different file is refused before any count in it is trusted.
-        let digest = xxhash_rust::xxh64::xxh64(&bytes, 0);
-        if digest != WEIGHTS_XXH64 {
-            return Err(EmbedError::Unavailable(format!(
-                "{} is not the {MODEL_NAME} weights file (xxh64 {digest:016x}, expected {WEIGHTS_XXH64:016x}); run scripts/fetch-model again",
-                weights_path.display()
-            )));
-        }
+        let (weights_path, bytes) = read_verified(dir)?;
         let (tokenizer, net) = Network::parse(bytes).map_err(|e| {
             EmbedError::Unavailable(format!(
                 "{} is not a usable {MODEL_NAME} weights file ({e}); run scripts/fetch-model again",
@@ -147,6 +129,15 @@ impl BuiltinEmbedder {
             tokenizer,
             net,
         })
+    }
+
+    /// Checks that `dir` holds the weights file `scripts/fetch-model` installs (present,
+    /// readable, the expected xxh64) without building the model: what `folio status`
+    /// reports. Reads the 72 MB file once (tens of milliseconds).
+    ///
+    /// Errors: as [`BuiltinEmbedder::load`] before parsing.
+    pub fn verify(dir: &Path) -> Result<(), EmbedError> {
+        read_verified(dir).map(|_| ())
     }
 
     /// The token ids the encoder is fed for `text` as it is (no `query: ` or
@@ -233,6 +224,30 @@ impl BuiltinEmbedder {
         }
         out
     }
+}
+
+/// The weights file in `dir`, read and checked against [`WEIGHTS_XXH64`].
+fn read_verified(dir: &Path) -> Result<(PathBuf, Vec<u8>), EmbedError> {
+    let weights_path = dir.join(WEIGHTS_FILE);
+    if !weights_path.is_file() {
+        return Err(EmbedError::Unavailable(format!(
+            "built-in model file {} is missing; run scripts/fetch-model to install {MODEL_NAME}",
+            weights_path.display()
+        )));
+    }
+    let bytes = fs::read(&weights_path).map_err(|e| {
+        EmbedError::Unavailable(format!("cannot read {}: {e}", weights_path.display()))
+    })?;
+    // Only the exact file scripts/fetch-model installs is parsed: a damaged or
+    // different file is refused before any count in it is trusted.
+    let digest = xxhash_rust::xxh64::xxh64(&bytes, 0);
+    if digest != WEIGHTS_XXH64 {
+        return Err(EmbedError::Unavailable(format!(
+            "{} is not the {MODEL_NAME} weights file (xxh64 {digest:016x}, expected {WEIGHTS_XXH64:016x}); run scripts/fetch-model again",
+            weights_path.display()
+        )));
+    }
+    Ok((weights_path, bytes))
 }
 
 impl Embedder for BuiltinEmbedder {

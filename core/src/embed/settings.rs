@@ -324,12 +324,33 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
 /// Errors: no folder is known, or the model files there are missing or unusable
 /// (the message says to run `scripts/fetch-model`).
 fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
-    let dir = match settings.model.as_deref() {
-        Some(dir) => std::path::PathBuf::from(dir),
-        None => super::builtin::default_model_dir()
-            .ok_or_else(|| "no folder for the built-in model: set FOLIO_MODEL_DIR or HOME".to_owned())?,
-    };
+    let dir = builtin_model_dir(settings)?;
     super::builtin::BuiltinEmbedder::load(&dir).map(|e| Arc::new(e) as Arc<dyn Embedder>).map_err(|e| e.to_string())
+}
+
+/// The folder the built-in model is loaded from: `model` when set, else
+/// [`super::builtin::default_model_dir`].
+///
+/// Errors: no folder is known (no `FOLIO_MODEL_DIR`, `XDG_DATA_HOME` or `HOME`).
+pub fn builtin_model_dir(settings: &EmbedSettings) -> Result<std::path::PathBuf, String> {
+    match settings.model.as_deref() {
+        Some(dir) => Ok(std::path::PathBuf::from(dir)),
+        None => super::builtin::default_model_dir()
+            .ok_or_else(|| "no folder for the built-in model: set FOLIO_MODEL_DIR or HOME".to_owned()),
+    }
+}
+
+/// For provider `builtin`: whether the model files are installed and intact
+/// ([`super::builtin::BuiltinEmbedder::verify`]), without building the model; `Ok`
+/// for other providers. `folio status` reports it.
+///
+/// Errors: why the model cannot be loaded (the message names `scripts/fetch-model`).
+pub fn check_builtin(settings: &EmbedSettings) -> Result<(), String> {
+    if settings.provider != ProviderKind::Builtin {
+        return Ok(());
+    }
+    let dir = builtin_model_dir(settings)?;
+    super::builtin::BuiltinEmbedder::verify(&dir).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
