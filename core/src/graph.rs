@@ -84,9 +84,9 @@ pub struct GraphOptions {
     pub seed_strategy: SeedStrategy,
     /// At most one node per document (besides the start document's seeds).
     pub dedup_by_path: bool,
-    /// Only documents in this category (first folder).
+    /// Only documents in this category (frontmatter `category`, else the first folder).
     pub category: Option<String>,
-    /// Only documents in this topic (first two folders).
+    /// Only documents in this topic (frontmatter `topic`, else the first two folders).
     pub topic: Option<String>,
     /// KB-relative paths never added (the start document is always left out).
     pub exclude_paths: Vec<String>,

@@ -32,10 +32,10 @@ pub struct GraphArgs {
     /// At most one node per document (default false).
     #[serde(default)]
     pub dedup_by_path: bool,
-    /// Only neighbours in this category (first folder).
+    /// Only neighbours in this category (frontmatter `category`, else the first folder; as kb_search's filter).
     #[serde(default)]
     pub category: Option<String>,
-    /// Only neighbours in this topic (first two folders, `a/b`).
+    /// Only neighbours in this topic (frontmatter `topic`, else the first two folders, `a/b`).
     #[serde(default)]
     pub topic: Option<String>,
     /// KB-relative paths never added as neighbours (the start document never is).
