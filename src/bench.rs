@@ -133,7 +133,7 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
         let config = Config::load(&root)?;
         let tmp = tempfile::tempdir().context("creating a temporary folder")?;
         let db = keep_db.map_or_else(|| tmp.path().join("index.db"), std::path::Path::to_path_buf);
-        let cold = !db.exists();
+        let cold = std::fs::metadata(&db).map_or(true, |m| m.len() == 0);
         let t = Instant::now();
         let first = index_root(&root, &config, &db, false, None)?;
         let cold_ms = t.elapsed().as_millis() as u64;
@@ -154,7 +154,8 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
         all.push(Figures {
             root: root.display().to_string(),
             files: first.files,
-            chunks: first.chunks,
+            // Chunks in the index (a reused index's pass writes none).
+            chunks: Store::open(&db)?.status()?.n_chunks as usize,
             cold,
             cold_index_ms: cold_ms,
             noop_reindex_ms: noop_ms,

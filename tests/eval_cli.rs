@@ -30,8 +30,8 @@ fn metric(v: &serde_json::Value, group: &str, name: &str) -> f64 {
 /// pipeline landed. The Japanese paraphrases are found through their bigrams (a long
 /// CJK run is not searched as one phrase); before that change every one of them missed
 /// and single-answer recall@1 / MRR were 0.44 / 0.525. Searching the frontmatter
-/// titles and tags (the FTS `document` column) raised them from 0.72 / 0.845 (multi
-/// recall@5 0.7) to 0.88 / 0.933 (multi recall@5 0.9).
+/// titles and tags (the FTS `document` column of each document's first chunk) raised
+/// them from 0.72 / 0.845 to 0.84 / 0.913.
 #[test]
 fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let dir = tempfile::tempdir().unwrap();
@@ -43,17 +43,17 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert_eq!((r["single"]["queries"].as_u64(), r["multi"]["queries"].as_u64()), (Some(25), Some(5)));
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     for (group, name, want) in [
-        ("single", "recall@1", 0.88),
+        ("single", "recall@1", 0.84),
         ("single", "recall@5", 1.0),
         ("single", "recall@10", 1.0),
-        ("single", "mrr", 0.9333333333333335),
-        ("single", "ndcg@10", 0.9504743802857166),
+        ("single", "mrr", 0.9133333333333334),
+        ("single", "ndcg@10", 0.9357115704285749),
         ("multi", "recall@1", 0.5),
-        ("multi", "recall@5", 0.9),
+        ("multi", "recall@5", 0.7),
         ("multi", "recall@10", 1.0),
         ("multi", "mrr", 1.0),
-        ("multi", "ndcg@10", 0.9064488881306263),
-        ("all", "mrr", 0.9444444444444445),
+        ("multi", "ndcg@10", 0.8693796341776048),
+        ("all", "mrr", 0.9277777777777778),
     ] {
         let got = metric(&v, group, name);
         assert!(close(got, want), "{group} {name}: {got} (pinned {want})");
@@ -62,9 +62,9 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let q = r["queries"].as_array().unwrap();
     let by_id = |id: &str| q.iter().find(|x| x["id"] == id).unwrap().clone();
     assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([1]));
-    assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([2, 1]));
+    assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([6, 1]));
     assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([1]));
-    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 5]));
+    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 8]));
     // First run: nothing to compare with.
     assert!(v["diff"].is_null());
 
@@ -79,7 +79,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
 
     // A doctored baseline: deltas and rank changes against it.
     let mut base = v.clone();
-    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.94);
+    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.9);
     let qs = base["report"]["queries"].as_array_mut().unwrap();
     let i = qs.iter().position(|x| x["id"] == "en-restore-pitr").unwrap();
     qs[i]["ranks"] = serde_json::json!([2]);

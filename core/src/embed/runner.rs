@@ -80,8 +80,15 @@ impl Embedding {
         let reason = p.reason.as_deref().unwrap_or("no reason given");
         match p.state {
             EmbedState::Off => Some(format!("embeddings are off: {reason}")),
-            EmbedState::Unavailable => Some(format!("the embedding provider is unavailable: {reason}")),
+            EmbedState::Unavailable => {
+                let reason = reason.strip_prefix("embedding provider unavailable: ").unwrap_or(reason);
+                Some(format!("the embedding provider is unavailable: {reason}"))
+            }
             EmbedState::Running => Some(format!("embedding is still running ({} of {} chunk texts embedded)", p.done, p.total)),
+            // Started (or about to be) but the model is not built yet.
+            EmbedState::Idle if self.settings.is_some() && self.slot.get().is_none() => {
+                Some("the embedding model is loading (in the background)".to_owned())
+            }
             EmbedState::Idle | EmbedState::Done => None,
         }
     }

@@ -148,7 +148,18 @@ impl EmbedSettings {
             provider_source = SettingSource::Environment;
         }
         let provider = provider.unwrap_or_default();
-        let (model, model_source) = pick(&user.model, &workspace.model);
+        let (mut model, model_source) = pick(&user.model, &workspace.model);
+        // `model` written for an HTTP provider in one file does not name the built-in
+        // model's folder when the provider is overridden to `builtin` (by the user's file
+        // or FOLIO_EMBED_PROVIDER).
+        let model_written_for = match model_source {
+            SettingSource::User if !user.provider_from_env => user.provider,
+            SettingSource::Workspace => workspace.provider,
+            _ => None,
+        };
+        if provider == ProviderKind::Builtin && model_written_for.is_some_and(|p| p != ProviderKind::Builtin) {
+            model = None;
+        }
         let (endpoint, endpoint_source) = pick(&user.endpoint, &workspace.endpoint);
         let (batch_size, batch_source) = pick(&user.batch_size, &workspace.batch_size);
         let (timeout_ms, timeout_source) = pick(&user.timeout_ms, &workspace.timeout_ms);
@@ -456,6 +467,13 @@ mod tests {
 
     #[test]
     fn invalid_settings_are_errors() {
+        // The workspace's ollama model is not taken for the built-in model's folder when
+        // FOLIO_EMBED_PROVIDER says builtin.
+        let builtin_env = UserEmbedConfig { provider: Some(ProviderKind::Builtin), provider_from_env: true, ..UserEmbedConfig::default() };
+        let s = EmbedSettings::resolve(&ws("ollama", Some("m"), None), &builtin_env, false).unwrap();
+        assert_eq!((s.provider, s.provider_source, s.model), (ProviderKind::Builtin, SettingSource::Environment, None));
+        let s = EmbedSettings::resolve(&ws("builtin", Some("/models/e5"), None), &builtin_env, false).unwrap();
+        assert_eq!(s.model.as_deref(), Some("/models/e5"));
         let from_env = UserEmbedConfig { provider: Some(ProviderKind::Ollama), provider_from_env: true, ..UserEmbedConfig::default() };
         let err = EmbedSettings::resolve(&EmbedConfig::default(), &from_env, false).unwrap_err();
         assert_eq!(err, "[embed] provider = \"ollama\" (from FOLIO_EMBED_PROVIDER) needs `model`, the name of the embedding model to request");

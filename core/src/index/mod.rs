@@ -124,7 +124,16 @@ pub fn records(path: &str, text: &str, size: u64, mtime_ms: i64, chunk_bytes: us
     let fm = parsed.frontmatter.as_ref();
     let (category, topic) = path_category_topic(path);
     let tags = match fm.and_then(|f| f.get("tags")) {
-        Some(serde_json::Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        // `tags: [2024, release]`: YAML reads 2024 as a number; it is the tag "2024".
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        Some(serde_json::Value::Number(n)) => vec![n.to_string()],
         Some(serde_json::Value::String(s)) => s.split([',', ' ']).filter(|t| !t.is_empty()).map(str::to_string).collect(),
         _ => Vec::new(),
     };

@@ -103,9 +103,11 @@ fn split_long_cjk(text: &str) -> Option<Vec<String>> {
 }
 
 /// Splits `input` into terms; terms without a letter or digit, and repeats of a term
-/// (compared case-insensitively), are dropped.
+/// (compared case-insensitively), are dropped. Control characters (NUL included, which
+/// SQLite would take as the end of a string) separate terms like spaces.
 pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     let mut terms = Vec::new();
+    let input: String = input.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let mut chars = input.chars().peekable();
     loop {
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
@@ -193,6 +195,8 @@ mod tests {
             ("", None),
             ("  -  ( * : ", None),
             ("foo:bar", Some(r#"("foo:bar")"#)),
+            ("foo\0bar", Some(r#"("foo" OR "bar")"#)),
+            ("\"a\0b\"\u{7}", Some(r#"("a b")"#)),
             (r#""unterminated"#, Some(r#"("unterminated")"#)),
             ("a*b(", Some(r#"("a*b(")"#)),
             ("NEAR(", Some(r#"("NEAR(")"#)),

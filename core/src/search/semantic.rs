@@ -112,6 +112,9 @@ pub fn vectors_unavailable(store: &Store, embedder: Option<&dyn Embedder>) -> Re
         return Ok(Some("no embedding model is loaded (provider `none`, the model is not installed, or it is still loading)".into()));
     };
     if !store.has_vectors_of(embedder.model_id())? {
+        if let Some(reason) = store.vector_status()?.last_unavailable {
+            return Ok(Some(format!("the index has no vectors of `{}`: the last embedding pass found the provider unavailable ({reason})", embedder.model_id())));
+        }
         return Ok(Some(format!("the index has no vectors of `{}` yet (embedding has not run or is still running)", embedder.model_id())));
     }
     Ok(None)
@@ -133,13 +136,25 @@ pub fn search(
     if options.mode == SearchMode::Lexical {
         return pipeline::hybrid_search(store, query, options, None);
     }
+    // The lexical leg's term limit, checked before the query is embedded for nothing.
+    let n_terms = parse_query(&query.text).len();
+    if options.mode == SearchMode::Hybrid && n_terms > super::MAX_TERMS {
+        return Err(PipelineError::Search(SearchError::InvalidArgument(format!(
+            "the query has {n_terms} distinct terms; at most {} are allowed",
+            super::MAX_TERMS
+        ))));
+    }
     let text = query_embedding_text(&query.text);
     if text.trim().is_empty() {
         // Only `-excluded` terms: nothing to be near. Hybrid runs its lexical leg (which
         // finds nothing either); semantic says why.
         if options.mode == SearchMode::Semantic {
             return Err(PipelineError::Search(SearchError::InvalidArgument(
-                "the query has no words to search for, only -excluded ones".into(),
+                if parse_query(&query.text).iter().any(|t| t.excluded) {
+                    "the query has no words to search for, only -excluded ones".into()
+                } else {
+                    "the query has no words to search for (letters or digits)".into()
+                },
             )));
         }
         return pipeline::hybrid_search(store, query, options, None);

@@ -351,26 +351,63 @@ pub struct Batch<'a> {
 }
 
 /// The words of a document that describe it as a whole and are not part of any
-/// chunk's text: the frontmatter `title`, `aliases` (or `alias`) and `tags`, one per
-/// line. They go into the FTS `document` column of every chunk of the document
-/// (weighted like the heading path), so a note is found by its title, alias or tag even
-/// when no heading or paragraph repeats them. Empty without frontmatter.
-fn document_terms(doc: &DocRecord) -> String {
+/// chunk's text: the frontmatter `title`, `aliases` (or `alias`) and `tags` (strings or
+/// numbers), one per line, from the document's `frontmatter_json` and `tags`. They go
+/// into the FTS `document` column of the document's first chunk only, so a note is found
+/// by its title, alias or tag (landing on its beginning) even when no heading or
+/// paragraph repeats them, without every chunk of a long note matching. Empty without
+/// frontmatter.
+fn document_terms(frontmatter_json: Option<&str>, tags: &[String]) -> String {
     let mut terms: Vec<String> = Vec::new();
-    if let Some(fm) = doc.frontmatter_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok()) {
+    let scalar = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    if let Some(fm) = frontmatter_json.and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok()) {
         for key in ["title", "aliases", "alias"] {
             match fm.get(key) {
-                Some(serde_json::Value::String(s)) => terms.push(s.clone()),
-                Some(serde_json::Value::Array(items)) => {
-                    terms.extend(items.iter().filter_map(|v| v.as_str().map(str::to_owned)));
-                }
-                _ => {}
+                Some(serde_json::Value::Array(items)) => terms.extend(items.iter().filter_map(scalar)),
+                Some(v) => terms.extend(scalar(v)),
+                None => {}
             }
         }
     }
-    terms.extend(doc.tags.iter().cloned());
+    terms.extend(tags.iter().cloned());
     terms.retain(|t| !t.trim().is_empty());
     terms.join("\n")
+}
+
+/// Writes the FTS rows of every chunk from the `chunks` and `documents` tables (the
+/// full-text table must be empty): what a schema migration does instead of parsing
+/// every file again. Returns the rows written.
+pub(crate) fn fill_fts(conn: &Connection) -> rusqlite::Result<usize> {
+    let mut select = conn.prepare(
+        "SELECT c.id, c.seq, c.heading_path, c.text, d.frontmatter_json, d.tags_json
+         FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.doc_id, c.seq",
+    )?;
+    let mut insert = conn.prepare("INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut rows = select.query([])?;
+    let mut n = 0;
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        let seq: i64 = row.get(1)?;
+        let heading_path: String = row.get(2)?;
+        let text: String = row.get(3)?;
+        let document = if seq == 0 {
+            let frontmatter: Option<String> = row.get(4)?;
+            let tags: Vec<String> = row
+                .get::<_, Option<String>>(5)?
+                .and_then(|j| serde_json::from_str(&j).ok())
+                .unwrap_or_default();
+            cjk_bigrams(&document_terms(frontmatter.as_deref(), &tags)).into_owned()
+        } else {
+            String::new()
+        };
+        insert.execute(params![id, cjk_bigrams(&heading_path).as_ref(), cjk_bigrams(&text).as_ref(), document])?;
+        n += 1;
+    }
+    Ok(n)
 }
 
 impl Batch<'_> {
@@ -426,9 +463,9 @@ impl Batch<'_> {
         let mut insert_fts = self
             .tx
             .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)")?;
-        let doc_terms = document_terms(doc);
+        let doc_terms = document_terms(doc.frontmatter_json.as_deref(), &doc.tags);
         let doc_terms = cjk_bigrams(&doc_terms);
-        for chunk in chunks {
+        for (i, chunk) in chunks.iter().enumerate() {
             let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
             let content_hash = chunk_content_hash(&heading_path, &chunk.text);
             insert_chunk.execute(params![
@@ -446,7 +483,7 @@ impl Batch<'_> {
                 chunk_id,
                 cjk_bigrams(&heading_path).as_ref(),
                 cjk_bigrams(&chunk.text).as_ref(),
-                doc_terms.as_ref(),
+                if i == 0 { doc_terms.as_ref() } else { "" },
             ])?;
         }
         Ok(())

@@ -5,7 +5,7 @@
 //! [`SCHEMA_VERSION`] is never read: every object in it is dropped and the
 //! schema is created again, because the index is derived data. The one
 //! exception is version 4, migrated in place so that its vectors (costly to
-//! compute again) are kept.
+//! compute again) are kept; a version 4 file that cannot be migrated is rebuilt.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
@@ -38,11 +38,11 @@ macro_rules! chunks_fts_ddl {
     };
 }
 
-/// From version 4 to 5: the full-text table is created again with its new column,
-/// empty, and every document's `source_hash` is cleared, so the next index pass parses
-/// each file again and writes its rows. Chunk texts and content hashes do not change,
-/// so no vector is embedded again.
-const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!(), "\nUPDATE documents SET source_hash = '';");
+/// From version 4 to 5: the full-text table is created again with its new column, then
+/// filled from the `chunks` and `documents` tables (`fill_fts`), all in the transaction
+/// that bumps the version. Chunk texts and content hashes do not change, so no vector
+/// is embedded again and no file needs parsing.
+const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!());
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -152,8 +152,7 @@ pub(crate) enum SchemaOutcome {
     Current,
     /// The database was empty and the schema was created.
     Created,
-    /// The database held an older schema that was migrated in place (its documents
-    /// are re-parsed by the next index pass; vectors are kept).
+    /// The database held schema 4, migrated in place (vectors kept).
     Migrated,
     /// The database held another or an unreadable schema; it was dropped and
     /// created again.
@@ -215,10 +214,29 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
         let outcome = match read_version(&tx)? {
             Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
             Some(Some(4)) => {
-                tx.execute_batch(MIGRATE_4_TO_5)?;
-                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [SCHEMA_VERSION.to_string()])?;
-                tx.commit()?;
-                return Ok(SchemaOutcome::Migrated);
+                let migrated = (|| {
+                    tx.execute_batch("SAVEPOINT migrate")?;
+                    tx.execute_batch(MIGRATE_4_TO_5)?;
+                    let rows = super::fill_fts(&tx)?;
+                    tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [SCHEMA_VERSION.to_string()])?;
+                    tx.execute_batch("RELEASE migrate")?;
+                    Ok::<usize, rusqlite::Error>(rows)
+                })();
+                match migrated {
+                    Ok(rows) => {
+                        tx.commit()?;
+                        tracing::info!(rows, "index migrated from schema 4 to 5; vectors kept");
+                        return Ok(SchemaOutcome::Migrated);
+                    }
+                    Err(err) => {
+                        // A damaged version 4 file (a table missing, say): rebuilt like any
+                        // other unreadable schema.
+                        tracing::warn!(%err, "migrating the index from schema 4 failed; rebuilding it");
+                        tx.execute_batch("ROLLBACK TO migrate; RELEASE migrate")?;
+                        drop_everything(&tx)?;
+                        SchemaOutcome::Rebuilt
+                    }
+                }
             }
             None if n_user_objects(&tx)? == 0 => SchemaOutcome::Created,
             _ => {

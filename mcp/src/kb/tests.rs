@@ -1217,6 +1217,7 @@ fn an_unavailable_provider_is_named_in_not_configured() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let reason = kb.embedding.snapshot().reason.unwrap();
+    let reason = reason.strip_prefix("embedding provider unavailable: ").unwrap().to_owned();
     assert!(reason.contains(&format!("127.0.0.1:{port}")), "{reason}");
     assert_eq!(
         err(kb.search(&SearchArgs { query: "widget".into(), mode: Some("semantic".into()), ..SearchArgs::default() })),
