@@ -613,7 +613,12 @@ fn cmd_search(args: &RootArgs, search: SearchQuery, options: &PipelineOptions, e
         }
     }
     if results.mode != options.mode {
-        writeln!(out, "note: searched in {} mode ({} needs vectors; see `folio status`)", results.mode, options.mode)?;
+        if folio_core::search::semantic::query_embedding_text(&search.text).trim().is_empty() {
+            // Nothing to embed (no letters or digits, or only -excluded terms): vectors are not the reason.
+            writeln!(out, "note: searched in {} mode (the query has no words to embed)", results.mode)?;
+        } else {
+            writeln!(out, "note: searched in {} mode ({} needs vectors; see `folio status`)", results.mode, options.mode)?;
+        }
     }
     if results.low_confidence && !results.results.is_empty() {
         writeln!(out, "note: low confidence — the best hit does not stand out from the rest")?;

@@ -311,3 +311,22 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("built-in model: not usable: embedding provider unavailable: built-in model file"), "{text}");
 }
+
+/// The note under a hybrid search that ran lexically gives the right reason: no words
+/// to embed, or no vectors.
+#[test]
+fn search_says_why_hybrid_ran_lexically() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.md"), "# Note\n\nSome words.\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = folio(&["search", "--root", root, "!!!"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "no results for `!!!`\nnote: searched in lexical mode (the query has no words to embed)\n"
+    );
+    let out = folio(&["search", "--root", root, "nothing-matches-this"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "no results for `nothing-matches-this`\nnote: searched in lexical mode (hybrid needs vectors; see `folio status`)\n"
+    );
+}
