@@ -426,7 +426,7 @@ fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
     let chosen = settings.provider_source != SettingSource::Default;
     Ok(match make_embedder(&settings) {
         Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
-        Ok(None) => EmbedPlan::Off { provider: settings.provider, reason: "provider `none`".to_owned(), chosen },
+        Ok(None) => EmbedPlan::Off { provider: settings.provider, reason: format!("provider `none`, set by {}", settings.provider_source.describe()), chosen },
         Err(reason) => EmbedPlan::Off { provider: settings.provider, reason, chosen },
     })
 }

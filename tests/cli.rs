@@ -329,4 +329,11 @@ fn search_says_why_hybrid_ran_lexically() {
         String::from_utf8_lossy(&out.stdout),
         "no results for `nothing-matches-this`\nnote: searched in lexical mode (hybrid needs vectors; see `folio status`)\n"
     );
+    // Semantic without a provider says which setting turned it off.
+    let out = folio(&["search", "--root", root, "--mode", "semantic", "words"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "folio: error: not configured: semantic search needs embeddings (provider `none`, set by FOLIO_EMBED_PROVIDER); use --mode lexical\n"
+    );
 }

@@ -561,7 +561,10 @@ pub fn spawn_load_and_embed(
             None => match super::settings::make_embedder(&settings) {
                 Ok(Some(embedder)) => slot.get_or_init(|| embedder).clone(),
                 Ok(None) => {
-                    progress.set_off("embedding provider `none`: search is lexical");
+                    progress.set_off(&format!(
+                        "embedding provider `none` (from {}): search is lexical",
+                        settings.provider_source.describe()
+                    ));
                     return None;
                 }
                 Err(reason) => {

@@ -185,6 +185,6 @@ mod tests {
         }
         let s = e.snapshot();
         assert_eq!(s.state, EmbedState::Off);
-        assert_eq!(s.reason.as_deref(), Some("embedding provider `none`: search is lexical"));
+        assert_eq!(s.reason.as_deref(), Some("embedding provider `none` (from the workspace's folio.toml): search is lexical"));
     }
 }

@@ -88,7 +88,9 @@ pub enum SettingSource {
 }
 
 impl SettingSource {
-    fn describe(self) -> &'static str {
+    /// Where the setting came from, for messages: "the workspace's folio.toml",
+    /// "your config.toml", "FOLIO_EMBED_PROVIDER", "the command line" or "the default".
+    pub fn describe(self) -> &'static str {
         match self {
             SettingSource::Default => "the default",
             SettingSource::Workspace => "the workspace's folio.toml",

@@ -208,7 +208,7 @@ fn background_loader_reports_why_embeddings_are_off() {
     use crate::workspace::user_config::UserEmbedConfig;
     let (_dir, _root, db) = setup();
     for (toml, reason) in [
-        ("[embed]\nprovider = \"none\"\n", "embedding provider `none`: search is lexical"),
+        ("[embed]\nprovider = \"none\"\n", "embedding provider `none` (from the workspace's folio.toml): search is lexical"),
         (
             "[embed]\nmodel = \"/nonexistent/folio-model\"\n",
             "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4",
