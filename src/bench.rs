@@ -2,7 +2,8 @@
 //!
 //! Each root is indexed into a fresh temporary database, so the corpus folder is only
 //! read (`--db FILE` keeps the database, and a later run reuses it: a quick way to
-//! re-measure search latency over a large semantic index without embedding it again). Search latency is measured in-process over a fixed query list (English,
+//! re-measure search latency over a large semantic index without embedding it again).
+//! Search latency is measured in-process over a fixed query list (English,
 //! Japanese, Chinese and Korean terms, phrases and exclusions), `repeat` times each.
 //! With `--semantic`, every chunk is also embedded with the configured embedder (cold
 //! semantic index: wall time and chunks/s), hybrid search is timed end to end (query
@@ -141,6 +142,7 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
         index_root(&root, &config, &db, false, None)?;
         let noop_ms = t.elapsed().as_millis() as u64;
         let store = Store::open(&db)?;
+        let n_chunks = store.status()?.n_chunks as usize;
         let mut times = Vec::new();
         for _ in 0..repeat.max(1) {
             for q in QUERIES {
@@ -155,7 +157,7 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
             root: root.display().to_string(),
             files: first.files,
             // Chunks in the index (a reused index's pass writes none).
-            chunks: Store::open(&db)?.status()?.n_chunks as usize,
+            chunks: n_chunks,
             cold,
             cold_index_ms: cold_ms,
             noop_reindex_ms: noop_ms,

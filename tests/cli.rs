@@ -275,13 +275,17 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("note.md"), "# Note\n").unwrap();
     let models = tempfile::tempdir().unwrap();
-    let status = |model_dir: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-            .args(["status", "--root", dir.path().to_str().unwrap(), "--json"])
+    let run_status = |model_dir: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(["status", "--root", dir.path().to_str().unwrap()])
+            .args(extra)
             .env("FOLIO_EMBED_PROVIDER", "builtin")
             .env("FOLIO_MODEL_DIR", model_dir)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let status = |model_dir: &Path| {
+        let out = run_status(model_dir, &["--json"]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["embed"]["model_error"].clone()
@@ -302,13 +306,7 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     assert_eq!(status(&installed), serde_json::Value::Null);
     // The text report says it in a line of its own.
     std::fs::remove_file(&file).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(["status", "--root", dir.path().to_str().unwrap()])
-        .env("FOLIO_EMBED_PROVIDER", "builtin")
-        .env("FOLIO_MODEL_DIR", models.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(run_status(models.path(), &[]).stdout).unwrap();
     assert!(text.contains("built-in model: not usable: embedding provider unavailable: built-in model file"), "{text}");
 }
 

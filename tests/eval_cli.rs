@@ -8,8 +8,14 @@ use std::process::{Command, Output};
 
 use support::{copy_dir, fixture};
 
+/// `folio ARGS`, lexical only (pinned figures must not depend on the installed model).
 fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", "none").output().expect("folio runs")
+    folio_with("none", args)
+}
+
+/// `folio ARGS` with the embedding provider `provider`.
+fn folio_with(provider: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", provider).output().expect("folio runs")
 }
 
 fn eval_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
@@ -141,12 +147,10 @@ fn eval_with_the_built_in_model_stays_above_its_floors() {
     let golden = dir.path().join("golden.yml");
     let root = dir.path().join("kb");
     let run = |mode: &str| -> serde_json::Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-            .args(["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--json", "--mode", mode])
-            .env("NO_COLOR", "1")
-            .env("FOLIO_EMBED_PROVIDER", "builtin")
-            .output()
-            .expect("folio runs");
+        let out = folio_with(
+            "builtin",
+            &["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--json", "--mode", mode],
+        );
         assert!(
             out.status.success(),
             "folio eval --mode {mode} failed (is the built-in model installed? run scripts/fetch-model): {}",

@@ -269,9 +269,15 @@ pub fn probe(embedder: &dyn Embedder) -> Result<usize, EmbedError> {
 /// Embeds `items` in one call and checks the answer's shape.
 fn embed_items(embedder: &dyn Embedder, items: &[&PendingChunk], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
     let texts: Vec<&str> = items.iter().map(|p| p.text.as_str()).collect();
-    let vectors = embedder.embed_passages(&texts)?;
-    if vectors.len() != items.len() {
-        return Err(EmbedError::Invalid(format!("{} vectors for {} inputs", vectors.len(), items.len())));
+    embed_checked(embedder, &texts, dims)
+}
+
+/// Embeds `texts` as passages and checks the answer: one vector per text, each of
+/// `dims` finite values ([`EmbedError::Invalid`] otherwise).
+fn embed_checked(embedder: &dyn Embedder, texts: &[&str], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let vectors = embedder.embed_passages(texts)?;
+    if vectors.len() != texts.len() {
+        return Err(EmbedError::Invalid(format!("{} vectors for {} inputs", vectors.len(), texts.len())));
     }
     if let Some(v) = vectors.iter().find(|v| v.len() != dims || v.iter().any(|x| !x.is_finite())) {
         return Err(EmbedError::Invalid(format!(
@@ -423,8 +429,8 @@ fn run_pass(
                 let group = groups[i];
                 i += 1;
                 let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
-                match embedder.embed_passages(&texts) {
-                    Ok(vectors) if vectors.len() == group.len() && vectors.iter().all(|v| v.len() == dims) => {
+                match embed_checked(embedder, &texts, dims) {
+                    Ok(vectors) => {
                         let rows: Vec<(String, Vec<f32>)> = group.iter().map(|d| d.source_hash.clone()).zip(vectors).collect();
                         summary.documents_embedded += store.insert_document_vectors(&model_id, &rows)?;
                     }
@@ -432,10 +438,8 @@ fn run_pass(
                         summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
                         break;
                     }
-                    Ok(_) | Err(EmbedError::Invalid(_)) | Err(EmbedError::Refused(_)) if group.len() > 1 => {
-                        groups.extend(group.chunks(1));
-                    }
-                    Ok(_) | Err(EmbedError::Invalid(_)) | Err(EmbedError::Refused(_)) => {}
+                    Err(_) if group.len() > 1 => groups.extend(group.chunks(1)),
+                    Err(_) => {}
                 }
             }
             if summary.unavailable.is_some() {

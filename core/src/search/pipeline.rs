@@ -107,8 +107,7 @@ pub struct PipelineOptions {
     /// [`VectorLeg::document_similarity`]), and every candidate chunk gains
     /// `document_weight / (rrf_k + rank of its document)` on top of its chunk-level RRF
     /// score. It lifts a document that answers the query as a whole when no single
-    /// chunk of it ranks high. It lifts a document that answers the query
-    /// as a whole when no single chunk of it ranks high.
+    /// chunk of it ranks high.
     pub document_weight: f64,
     /// Rescore the pool with a cross-encoder.
     pub rerank: bool,
@@ -395,19 +394,16 @@ pub fn hybrid_search_with(
             .enumerate()
             .map(|(i, h)| Candidate { id: h.chunk_id, score: h.similarity, unboosted: None, lexical_rank: None, vector_rank: Some(i + 1), similarity: Some(h.similarity) })
             .collect(),
-        SearchMode::Hybrid => {
-            let chunks: Vec<Candidate> = fusion::rrf(
-                &[
-                    fusion::RrfLeg { weight: options.lexical_weight, ranked: &lexical_ids },
-                    fusion::RrfLeg { weight: options.vector_weight, ranked: &vector_ids },
-                ],
-                options.rrf_k,
-            )
-            .into_iter()
-            .map(|f| Candidate { id: f.key, score: f.score, unboosted: None, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
-            .collect();
-            chunks
-        }
+        SearchMode::Hybrid => fusion::rrf(
+            &[
+                fusion::RrfLeg { weight: options.lexical_weight, ranked: &lexical_ids },
+                fusion::RrfLeg { weight: options.vector_weight, ranked: &vector_ids },
+            ],
+            options.rrf_k,
+        )
+        .into_iter()
+        .map(|f| Candidate { id: f.key, score: f.score, unboosted: None, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
+        .collect(),
     };
     // Read once for the document leg and every later stage.
     let rows = store.load_chunk_rows(&pool.iter().map(|c| c.id).collect::<Vec<_>>())?;
@@ -518,8 +514,9 @@ pub fn hybrid_search_with(
 /// The document leg of hybrid search (see [`PipelineOptions::document_weight`]):
 /// adds each chunk's document boost to the chunk-level fusion and re-sorts (stable,
 /// so equal scores keep the fused order). A candidate document without a current
-/// whole-document vector is ranked at its place in the chunk-level fusion. Without whole-document vectors (or with
-/// `document_weight` 0) the chunk-level fusion is returned unchanged.
+/// whole-document vector is ranked at its place in the chunk-level fusion. Without
+/// whole-document vectors (or with `document_weight` 0) the chunk-level fusion is
+/// returned unchanged.
 fn document_fusion(
     vector_leg: Option<&dyn VectorLeg>,
     options: &PipelineOptions,

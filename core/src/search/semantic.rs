@@ -3,7 +3,7 @@
 //! and the stored vectors, then runs the [`pipeline`](super::pipeline).
 //!
 //! The vector leg exists only when an embedder is loaded **and** the index holds
-//! vectors of that embedder's model (`Store::vector_status`); otherwise `hybrid`
+//! vectors of that embedder's model (`Store::has_vectors_of`); otherwise `hybrid`
 //! runs lexical alone (and reports `mode: lexical`), and `semantic` is
 //! [`PipelineError::NotConfigured`] with the reason.
 //!
@@ -15,21 +15,27 @@ use std::collections::HashMap;
 use std::sync::mpsc;
 
 use super::pipeline::{self, PipelineError, PipelineOptions, PipelineResults, SearchMode, VectorHit, VectorLeg};
-use super::query::parse_query;
+use super::query::{QueryTerm, parse_query};
 use super::{SearchError, SearchQuery};
 use crate::embed::Embedder;
+use crate::embed::runner::Embedding;
 use crate::store::Store;
 
 /// The text embedded for a query: its included terms, space-separated, as typed
 /// (quotes and `*` dropped); excluded `-terms` are left out, since they filter
 /// both legs instead of describing what is sought.
 pub fn query_embedding_text(text: &str) -> String {
-    parse_query(text).into_iter().filter(|t| !t.excluded).map(|t| t.text).collect::<Vec<_>>().join(" ")
+    embedding_text(&parse_query(text))
+}
+
+/// [`query_embedding_text`] of already parsed terms.
+fn embedding_text(terms: &[QueryTerm]) -> String {
+    terms.iter().filter(|t| !t.excluded).map(|t| t.text.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 /// How the [`PipelineError::NotConfigured`] message of a `semantic` search without a
 /// vector leg begins; the reason and "; use mode lexical" follow.
-pub const SEMANTIC_UNAVAILABLE: &str = "semantic search is not available:";
+const SEMANTIC_UNAVAILABLE: &str = "semantic search is not available:";
 
 /// The vector leg over the store for one query.
 pub struct StoreVectorLeg<'a> {
@@ -112,12 +118,22 @@ pub fn vectors_unavailable(store: &Store, embedder: Option<&dyn Embedder>) -> Re
         return Ok(Some("no embedding model is loaded (provider `none`, the model is not installed, or it is still loading)".into()));
     };
     if !store.has_vectors_of(embedder.model_id())? {
-        if let Some(reason) = store.vector_status()?.last_unavailable {
+        if let Some(reason) = store.last_embed_unavailable()? {
             return Ok(Some(format!("the index has no vectors of `{}`: the last embedding pass found the provider unavailable ({reason})", embedder.model_id())));
         }
         return Ok(Some(format!("the index has no vectors of `{}` yet (embedding has not run or is still running)", embedder.model_id())));
     }
     Ok(None)
+}
+
+/// [`vectors_unavailable`] for a server's background [`Embedding`] runner: the
+/// runner's own account (embeddings off, the provider unavailable, a pass running, the
+/// model loading; [`Embedding::not_ready_reason`]) replaces the generic reason.
+///
+/// Errors: the index cannot be read.
+pub fn runner_vectors_unavailable(store: &Store, runner: Option<&Embedding>) -> Result<Option<String>, SearchError> {
+    let embedder = runner.and_then(Embedding::embedder);
+    Ok(vectors_unavailable(store, embedder.as_deref())?.map(|generic| runner.and_then(Embedding::not_ready_reason).unwrap_or(generic)))
 }
 
 /// Runs one search in `options.mode` (see the module documentation for when
@@ -133,24 +149,50 @@ pub fn search(
     query: &SearchQuery,
     options: &PipelineOptions,
 ) -> Result<PipelineResults, PipelineError> {
+    search_inner(store, embedder, None, query, options)
+}
+
+/// [`search`] with the embedder of a server's background [`Embedding`] runner (`None`
+/// when the server runs without embeddings); a `semantic` search without vectors says
+/// why in the runner's terms ([`runner_vectors_unavailable`]).
+///
+/// Errors: as [`search`].
+pub fn search_with_runner(
+    store: &Store,
+    runner: Option<&Embedding>,
+    query: &SearchQuery,
+    options: &PipelineOptions,
+) -> Result<PipelineResults, PipelineError> {
+    let embedder = runner.and_then(Embedding::embedder);
+    search_inner(store, embedder.as_deref(), runner, query, options)
+}
+
+fn search_inner(
+    store: &Store,
+    embedder: Option<&dyn Embedder>,
+    runner: Option<&Embedding>,
+    query: &SearchQuery,
+    options: &PipelineOptions,
+) -> Result<PipelineResults, PipelineError> {
     if options.mode == SearchMode::Lexical {
         return pipeline::hybrid_search(store, query, options, None);
     }
+    let terms = parse_query(&query.text);
     // The lexical leg's term limit, checked before the query is embedded for nothing.
-    let n_terms = parse_query(&query.text).len();
-    if options.mode == SearchMode::Hybrid && n_terms > super::MAX_TERMS {
+    if options.mode == SearchMode::Hybrid && terms.len() > super::MAX_TERMS {
         return Err(PipelineError::Search(SearchError::InvalidArgument(format!(
-            "the query has {n_terms} distinct terms; at most {} are allowed",
+            "the query has {} distinct terms; at most {} are allowed",
+            terms.len(),
             super::MAX_TERMS
         ))));
     }
-    let text = query_embedding_text(&query.text);
+    let text = embedding_text(&terms);
     if text.trim().is_empty() {
         // Only `-excluded` terms: nothing to be near. Hybrid runs its lexical leg (which
         // finds nothing either); semantic says why.
         if options.mode == SearchMode::Semantic {
             return Err(PipelineError::Search(SearchError::InvalidArgument(
-                if parse_query(&query.text).iter().any(|t| t.excluded) {
+                if terms.iter().any(|t| t.excluded) {
                     "the query has no words to search for, only -excluded ones".into()
                 } else {
                     "the query has no words to search for (letters or digits)".into()
@@ -159,7 +201,7 @@ pub fn search(
         }
         return pipeline::hybrid_search(store, query, options, None);
     }
-    let unavailable = vectors_unavailable(store, embedder)?;
+    let unavailable = vectors_unavailable(store, embedder)?.map(|generic| runner.and_then(Embedding::not_ready_reason).unwrap_or(generic));
     match (unavailable, embedder) {
         (None, Some(embedder)) => {
             // The query is embedded on its own thread while the pipeline runs the

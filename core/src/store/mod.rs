@@ -386,28 +386,44 @@ pub(crate) fn fill_fts(conn: &Connection) -> rusqlite::Result<usize> {
         "SELECT c.id, c.seq, c.heading_path, c.text, d.frontmatter_json, d.tags_json
          FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.doc_id, c.seq",
     )?;
-    let mut insert = conn.prepare("INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut insert = conn.prepare(INSERT_FTS)?;
     let mut rows = select.query([])?;
     let mut n = 0;
     while let Some(row) = rows.next()? {
-        let id: i64 = row.get(0)?;
-        let seq: i64 = row.get(1)?;
-        let heading_path: String = row.get(2)?;
-        let text: String = row.get(3)?;
-        let document = if seq == 0 {
+        let seq: u32 = row.get(1)?;
+        let doc_terms = if seq == 0 {
             let frontmatter: Option<String> = row.get(4)?;
             let tags: Vec<String> = row
                 .get::<_, Option<String>>(5)?
                 .and_then(|j| serde_json::from_str(&j).ok())
                 .unwrap_or_default();
-            cjk_bigrams(&document_terms(frontmatter.as_deref(), &tags)).into_owned()
+            document_terms(frontmatter.as_deref(), &tags)
         } else {
             String::new()
         };
-        insert.execute(params![id, cjk_bigrams(&heading_path).as_ref(), cjk_bigrams(&text).as_ref(), document])?;
+        let (heading_path, text): (String, String) = (row.get(2)?, row.get(3)?);
+        write_fts_row(&mut insert, row.get(0)?, seq, &heading_path, &text, &doc_terms)?;
         n += 1;
     }
     Ok(n)
+}
+
+const INSERT_FTS: &str = "INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)";
+
+/// Writes one chunk's FTS row with [`INSERT_FTS`]: its heading path and text, and, for
+/// the document's first chunk (`seq` 0), the [`document_terms`]; every CJK run becomes
+/// bigrams. The one place that decides what the full-text index holds.
+fn write_fts_row(
+    insert: &mut rusqlite::Statement<'_>,
+    chunk_id: i64,
+    seq: u32,
+    heading_path: &str,
+    text: &str,
+    doc_terms: &str,
+) -> rusqlite::Result<()> {
+    let document = if seq == 0 { cjk_bigrams(doc_terms) } else { "".into() };
+    insert.execute(params![chunk_id, cjk_bigrams(heading_path).as_ref(), cjk_bigrams(text).as_ref(), document.as_ref()])?;
+    Ok(())
 }
 
 impl Batch<'_> {
@@ -460,12 +476,9 @@ impl Batch<'_> {
             "INSERT INTO chunks (doc_id, seq, pointer, heading_path, start_line, end_line, text, content_hash)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
-        let mut insert_fts = self
-            .tx
-            .prepare_cached("INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut insert_fts = self.tx.prepare_cached(INSERT_FTS)?;
         let doc_terms = document_terms(doc.frontmatter_json.as_deref(), &doc.tags);
-        let doc_terms = cjk_bigrams(&doc_terms);
-        for (i, chunk) in chunks.iter().enumerate() {
+        for chunk in chunks {
             let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
             let content_hash = chunk_content_hash(&heading_path, &chunk.text);
             insert_chunk.execute(params![
@@ -479,12 +492,7 @@ impl Batch<'_> {
                 content_hash,
             ])?;
             let chunk_id = self.tx.last_insert_rowid();
-            insert_fts.execute(params![
-                chunk_id,
-                cjk_bigrams(&heading_path).as_ref(),
-                cjk_bigrams(&chunk.text).as_ref(),
-                if i == 0 { doc_terms.as_ref() } else { "" },
-            ])?;
+            write_fts_row(&mut insert_fts, chunk_id, chunk.seq, &heading_path, &chunk.text, &doc_terms)?;
         }
         Ok(())
     }

@@ -624,7 +624,7 @@ impl Store {
         } else {
             (0, 0)
         };
-        let last_unavailable = meta_in(conn, "embed_unavailable")?;
+        let last_unavailable = self.last_embed_unavailable()?;
         Ok(VectorStatus { model, embedded_chunks, total_chunks, vectors, last_unavailable })
     }
 
@@ -643,6 +643,14 @@ impl Store {
                             WHERE vk.model_id = ?1)",
         )?.query_row([model_id], |row| row.get(0))?;
         Ok(found)
+    }
+
+    /// Why the last embedding pass (in any process) stopped early because the provider
+    /// was unavailable; `None` once a pass completes. One `meta` read.
+    ///
+    /// Errors: the database cannot be read.
+    pub fn last_embed_unavailable(&self) -> Result<Option<String>, StoreError> {
+        Ok(meta_in(self.conn(), "embed_unavailable")?)
     }
 
     /// Records (or, with `None`, clears) why the last embedding pass found the

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use folio_core::workspace::Config;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
-use folio_core::search::semantic::SEMANTIC_UNAVAILABLE;
 use folio_core::search::{SearchError, SearchQuery};
 use folio_core::store::Store;
 use serde::{Deserialize, Serialize};
@@ -118,7 +117,6 @@ pub fn search(
     params: &SearchParams,
     embedding: Option<&folio_core::embed::runner::Embedding>,
 ) -> Result<SearchResult, Result<String, anyhow::Error>> {
-    let embedder = embedding.and_then(|e| e.embedder());
     reindex(folder, config).map_err(Err)?;
     let store = Store::open(&default_db_path(folder)).map_err(|e| Err(e.into()))?;
     let query = SearchQuery {
@@ -129,16 +127,9 @@ pub fn search(
     };
     let mode = params.mode.as_deref().map_or(Ok(SearchMode::Hybrid), str::parse::<SearchMode>).map_err(Ok)?;
     let options = PipelineOptions { mmr: params.mmr, parent_retriever: params.parent_retriever, ..PipelineOptions::for_mode(mode) };
-    let res = folio_core::search::semantic::search(&store, embedder.as_deref(), &query, &options).map_err(|e| match e {
+    let res = folio_core::search::semantic::search_with_runner(&store, embedding, &query, &options).map_err(|e| match e {
         PipelineError::Search(SearchError::InvalidArgument(m)) => Ok(m),
-        PipelineError::NotConfigured(m) => {
-            // Name the embedding's real state (off, unavailable, still running) when known.
-            let why = m.starts_with(SEMANTIC_UNAVAILABLE).then(|| embedding.and_then(|e| e.not_ready_reason())).flatten();
-            match why {
-                Some(why) => Err(anyhow::anyhow!("not configured: {SEMANTIC_UNAVAILABLE} {why}; use mode lexical")),
-                None => Err(anyhow::anyhow!("not configured: {m}")),
-            }
-        }
+        PipelineError::NotConfigured(m) => Err(anyhow::anyhow!("not configured: {m}")),
         PipelineError::Search(other) => Err(other.into()),
     })?;
     let ran = res.mode;

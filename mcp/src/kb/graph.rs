@@ -138,10 +138,9 @@ impl Kb {
         // kb_status and kb_search wait for.
         let store = folio_core::store::Store::open(self.db_path()).map_err(ToolError::internal)?;
         let graph = (|store: &folio_core::store::Store| {
-            if let Some(reason) = folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref())
+            if let Some(reason) = folio_core::search::semantic::runner_vectors_unavailable(store, Some(&self.embedding))
                 .map_err(ToolError::internal)?
             {
-                let reason = self.embedding_not_ready().unwrap_or(reason);
                 return Err(ToolError::new(
                     ErrorCode::NotConfigured,
                     format!("kb_graph needs embeddings: {reason}; see kb_status `embedding`"),

@@ -2,7 +2,6 @@
 
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::search::{SearchError, SearchQuery};
-use folio_core::search::semantic::SEMANTIC_UNAVAILABLE;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -170,13 +169,8 @@ impl Kb {
             fields_not: args.fields_not.clone().into_iter().collect(),
             min_quality: args.min_quality,
         };
-        let embedder = self.embedding.embedder();
         let res = self.with_store(|store| {
-            folio_core::search::semantic::search(store, embedder.as_deref(), &query, &options).map_err(|e| match e {
-                PipelineError::NotConfigured(m) if m.starts_with(SEMANTIC_UNAVAILABLE) => match self.embedding_not_ready() {
-                    Some(why) => ToolError::new(ErrorCode::NotConfigured, format!("{SEMANTIC_UNAVAILABLE} {why}; use mode lexical")),
-                    None => ToolError::new(ErrorCode::NotConfigured, m),
-                },
+            folio_core::search::semantic::search_with_runner(store, Some(&self.embedding), &query, &options).map_err(|e| match e {
                 PipelineError::NotConfigured(m) => ToolError::new(ErrorCode::NotConfigured, m),
                 PipelineError::Search(SearchError::InvalidArgument(m)) => ToolError::invalid(m),
                 PipelineError::Search(other) => ToolError::internal(other),
@@ -214,12 +208,6 @@ impl Kb {
             indexing: self.reindex_running(),
             embedding: self.embedding.is_running(),
         })
-    }
-
-    /// Why the vector leg cannot run yet, in the background embedding's own terms
-    /// (`Embedding::not_ready_reason`).
-    pub(crate) fn embedding_not_ready(&self) -> Option<String> {
-        self.embedding.not_ready_reason()
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose
