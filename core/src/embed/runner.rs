@@ -179,6 +179,8 @@ mod tests {
         )
         .unwrap();
         let e = Embedding::new(Ok(settings));
+        // Before the background thread has built (or refused) the embedder.
+        assert_eq!(e.not_ready_reason().as_deref(), Some("the embedding model is loading (in the background)"));
         e.start(dir.path().join("index.db"));
         while e.is_running() {
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -186,5 +188,9 @@ mod tests {
         let s = e.snapshot();
         assert_eq!(s.state, EmbedState::Off);
         assert_eq!(s.reason.as_deref(), Some("embedding provider `none` (from the workspace's folio.toml): search is lexical"));
+        assert_eq!(
+            e.not_ready_reason().as_deref(),
+            Some("embeddings are off: embedding provider `none` (from the workspace's folio.toml): search is lexical")
+        );
     }
 }

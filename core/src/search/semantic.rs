@@ -375,5 +375,13 @@ mod tests {
             err.to_string(),
             "not configured: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
         );
+        // A pass that found the provider unavailable left its reason in the index.
+        let mut store = store;
+        store.record_embed_unavailable(Some("embedding provider unavailable: connection refused")).unwrap();
+        let err = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not configured: semantic search is not available: the index has no vectors of `test:vocab`: the last embedding pass found the provider unavailable (embedding provider unavailable: connection refused); use mode lexical"
+        );
     }
 }
