@@ -321,6 +321,8 @@ mod tests {
     struct BrokenQueries {
         inner: VocabEmbedder,
         panic: bool,
+        /// `embed_query` calls.
+        calls: std::sync::atomic::AtomicUsize,
     }
 
     impl Embedder for BrokenQueries {
@@ -334,6 +336,7 @@ mod tests {
             self.inner.embed_passages(texts)
         }
         fn embed_query(&self, _text: &str) -> Result<Vec<f32>, crate::embed::EmbedError> {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             if self.panic {
                 panic!("query embedding panicked on purpose");
             }
@@ -348,14 +351,22 @@ mod tests {
         let (_dir, store, e) = setup(true);
         let query = SearchQuery::new("deploy linux");
         for (panic, reason) in [(false, "embedding provider unavailable: connection refused"), (true, "the embedder panicked")] {
-            let broken = BrokenQueries { inner: VocabEmbedder::new(e.model_id(), &["install", "linux", "deploy", "search"]), panic };
+            let broken = BrokenQueries { inner: VocabEmbedder::new(e.model_id(), &["install", "linux", "deploy", "search"]), panic, calls: Default::default() };
             let err = search(&store, Some(&broken), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
             assert_eq!(err.to_string(), format!("not configured: the query could not be embedded: {reason}"));
             let res = search(&store, Some(&broken), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
             assert_eq!(res.mode, SearchMode::Lexical);
             assert_eq!(paths(&res), ["b.md", "a.md"]);
             assert!(res.results.iter().all(|h| h.vector_rank.is_none()));
+            assert_eq!(broken.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
         }
+        // Hybrid refuses a query over the lexical leg's term limit before embedding it
+        // (the index has vectors, so the query would otherwise be embedded).
+        let long = SearchQuery::new(&(0..=crate::search::MAX_TERMS).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "));
+        let counting = BrokenQueries { inner: VocabEmbedder::new(e.model_id(), &["install"]), panic: false, calls: Default::default() };
+        let err = search(&store, Some(&counting), &long, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap_err();
+        assert_eq!(err.to_string(), "invalid argument: the query has 65 distinct terms; at most 64 are allowed");
+        assert_eq!(counting.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
     #[test]
