@@ -70,23 +70,39 @@ struct SemanticFigures {
 fn peak_rss_mib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
         .map_or(0, |kb| kb / 1024)
 }
 
-fn semantic_figures(root: &std::path::Path, config: &Config, db: &std::path::Path, repeat: usize) -> Result<SemanticFigures> {
+fn semantic_figures(
+    root: &std::path::Path,
+    config: &Config,
+    db: &std::path::Path,
+    repeat: usize,
+) -> Result<SemanticFigures> {
     use folio_core::embed::pass::{EmbedProgress, embed_db};
     use folio_core::embed::settings::{EmbedSettings, make_embedder};
     use folio_core::search::pipeline::{PipelineOptions, SearchMode};
-    let user = folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
-    let settings = EmbedSettings::resolve(&config.embed, &user.embed, false).map_err(anyhow::Error::msg)?;
+    let user =
+        folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
+    let settings =
+        EmbedSettings::resolve(&config.embed, &user.embed, false).map_err(anyhow::Error::msg)?;
     let t = Instant::now();
     let embedder = make_embedder(&settings)
         .map_err(anyhow::Error::msg)?
         .with_context(|| format!("no embedder for `{}` (provider none)", root.display()))?;
     let model_load_ms = t.elapsed().as_millis() as u64;
     let t = Instant::now();
-    let summary = embed_db(db, embedder.as_ref(), &EmbedProgress::new(), &std::sync::atomic::AtomicBool::new(false))?;
+    let summary = embed_db(
+        db,
+        embedder.as_ref(),
+        &EmbedProgress::new(),
+        &std::sync::atomic::AtomicBool::new(false),
+    )?;
     let embed_ms = t.elapsed().as_millis() as u64;
     if let Some(reason) = summary.unavailable {
         anyhow::bail!("the embedder stopped: {reason}");
@@ -97,9 +113,18 @@ fn semantic_figures(root: &std::path::Path, config: &Config, db: &std::path::Pat
     for _ in 0..repeat.max(1) {
         for q in QUERIES {
             let t = Instant::now();
-            let res = folio_core::search::semantic::search(&store, Some(embedder.as_ref()), &SearchQuery::new(q), &options)?;
+            let res = folio_core::search::semantic::search(
+                &store,
+                Some(embedder.as_ref()),
+                &SearchQuery::new(q),
+                &options,
+            )?;
             times.push(t.elapsed().as_micros() as u64);
-            anyhow::ensure!(res.mode == SearchMode::Hybrid, "hybrid search ran as {}", res.mode);
+            anyhow::ensure!(
+                res.mode == SearchMode::Hybrid,
+                "hybrid search ran as {}",
+                res.mode
+            );
         }
     }
     times.sort_unstable();
@@ -126,11 +151,23 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 /// Runs the benchmark over `roots`, each indexed into a temporary database, or with
 /// `keep_db` (one root only) into that file, which is kept: a later run reuses it, so its
 /// index and embedding figures are then incremental, not cold (`cold: false`).
-pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db: Option<&std::path::Path>) -> Result<ExitCode> {
-    anyhow::ensure!(keep_db.is_none() || roots.len() == 1, "--db takes one root, not {}", roots.len());
+pub fn run(
+    roots: &[PathBuf],
+    repeat: usize,
+    semantic: bool,
+    json: bool,
+    keep_db: Option<&std::path::Path>,
+) -> Result<ExitCode> {
+    anyhow::ensure!(
+        keep_db.is_none() || roots.len() == 1,
+        "--db takes one root, not {}",
+        roots.len()
+    );
     let mut all = Vec::new();
     for root in roots {
-        let root = root.canonicalize().with_context(|| format!("root `{}` does not exist", root.display()))?;
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("root `{}` does not exist", root.display()))?;
         let config = Config::load(&root)?;
         let tmp = tempfile::tempdir().context("creating a temporary folder")?;
         let db = keep_db.map_or_else(|| tmp.path().join("index.db"), std::path::Path::to_path_buf);
@@ -152,7 +189,11 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
             }
         }
         times.sort_unstable();
-        let semantic = if semantic { Some(semantic_figures(&root, &config, &db, repeat)?) } else { None };
+        let semantic = if semantic {
+            Some(semantic_figures(&root, &config, &db, repeat)?)
+        } else {
+            None
+        };
         all.push(Figures {
             root: root.display().to_string(),
             files: first.files,
@@ -172,7 +213,10 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
         writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "| root | files | chunks | cold index | no-op reindex | search p50 | search p95 |")?;
+    writeln!(
+        out,
+        "| root | files | chunks | cold index | no-op reindex | search p50 | search p95 |"
+    )?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
     for f in &all {
         writeln!(
@@ -190,7 +234,10 @@ pub fn run(roots: &[PathBuf], repeat: usize, semantic: bool, json: bool, keep_db
     }
     if all.iter().any(|f| f.semantic.is_some()) {
         writeln!(out)?;
-        writeln!(out, "| root | model | load | texts embedded | cold semantic index | chunks/s | hybrid p50 | hybrid p95 | peak RSS |")?;
+        writeln!(
+            out,
+            "| root | model | load | texts embedded | cold semantic index | chunks/s | hybrid p50 | hybrid p95 | peak RSS |"
+        )?;
         writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|")?;
         for f in &all {
             if let Some(s) = &f.semantic {

@@ -37,7 +37,12 @@ impl Server {
             .context("cannot start folio lsp")?;
         let stdin = child.stdin.take().context("no stdin")?;
         let stdout = BufReader::new(child.stdout.take().context("no stdout")?);
-        Ok(Server { child, stdin, stdout, next_id: 1 })
+        Ok(Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        })
     }
 
     fn send(&mut self, message: &Value) -> Result<()> {
@@ -120,11 +125,15 @@ impl Server {
 }
 
 fn file_uri(path: &Path) -> Result<String> {
-    let abs = path.canonicalize().with_context(|| format!("{} does not exist", path.display()))?;
+    let abs = path
+        .canonicalize()
+        .with_context(|| format!("{} does not exist", path.display()))?;
     let mut uri = String::from("file://");
     for byte in abs.to_str().context("non-UTF-8 path")?.bytes() {
         match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(byte as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(byte as char)
+            }
             other => uri.push_str(&format!("%{other:02X}")),
         }
     }
@@ -155,9 +164,16 @@ fn keystrokes(root: &Path, file: &Path, edits: usize) -> Result<(Vec<f64>, usize
     server.initialize(root)?;
     let uri = file_uri(file)?;
     let text = std::fs::read_to_string(file)?;
-    server.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}))?;
-    let first = server.read_until(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)?;
-    let n_diagnostics = first["params"]["diagnostics"].as_array().map_or(0, Vec::len);
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}),
+    )?;
+    let first = server.read_until(|m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+    })?;
+    let n_diagnostics = first["params"]["diagnostics"]
+        .as_array()
+        .map_or(0, Vec::len);
     // Type and delete one character on a line in the middle of the document, like a keystroke.
     let line = text.lines().count() / 2;
     let mut times = Vec::with_capacity(edits);
@@ -169,9 +185,14 @@ fn keystrokes(root: &Path, file: &Path, edits: usize) -> Result<(Vec<f64>, usize
             json!({"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}}, "text": ""})
         };
         let sent = Instant::now();
-        server.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}))?;
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+        )?;
         server.read_until(|m| {
-            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && m["params"]["version"] == version
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
         })?;
         times.push(ms(sent.elapsed()));
     }
@@ -188,17 +209,31 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Runs the benchmarks and prints the figures.
-pub fn run(symbols_root: &Path, query: &str, edit_root: &Path, edit_file: &Path, edits: usize, repeat: usize) -> Result<ExitCode> {
+pub fn run(
+    symbols_root: &Path,
+    query: &str,
+    edit_root: &Path,
+    edit_file: &Path,
+    edits: usize,
+    repeat: usize,
+) -> Result<ExitCode> {
     println!("folio bench-lsp (release build recommended; figures vary on a shared machine)");
     for run in 1..=repeat {
         let (from_spawn, from_init, n, rss) = startup(symbols_root, query)?;
         println!(
             "startup run {run}: {} — first workspace/symbol ({n} symbols for {query:?}) {from_spawn:.0} ms after spawn, {from_init:.0} ms after initialize; RSS {}",
             symbols_root.display(),
-            rss.map_or("unknown".to_string(), |k| format!("{:.0} MiB", k as f64 / 1024.0))
+            rss.map_or("unknown".to_string(), |k| format!(
+                "{:.0} MiB",
+                k as f64 / 1024.0
+            ))
         );
     }
-    let file: PathBuf = if edit_file.is_absolute() { edit_file.to_path_buf() } else { edit_root.join(edit_file) };
+    let file: PathBuf = if edit_file.is_absolute() {
+        edit_file.to_path_buf()
+    } else {
+        edit_root.join(edit_file)
+    };
     let (mut times, n_diagnostics) = keystrokes(edit_root, &file, edits)?;
     let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
     times.sort_by(f64::total_cmp);

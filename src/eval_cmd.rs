@@ -91,8 +91,13 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     // An eval measures the mode asked for: it embeds whatever the index lacks first.
     let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
     let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
-    let mode = if args.mode.is_none() && embedder.is_none() { SearchMode::Lexical } else { asked };
-    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let mode = if args.mode.is_none() && embedder.is_none() {
+        SearchMode::Lexical
+    } else {
+        asked
+    };
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let defaults = PipelineOptions::for_mode(mode);
     let options = PipelineOptions {
         mmr: args.mmr,
@@ -101,14 +106,26 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         document_weight: args.document_weight.unwrap_or(defaults.document_weight),
         ..defaults
     };
-    let label = if args.mmr { format!("{mode}+mmr") } else { mode.to_string() };
+    let label = if args.mmr {
+        format!("{mode}+mmr")
+    } else {
+        mode.to_string()
+    };
     let max_k = args.k.iter().max().copied().unwrap_or(10);
     // Enough chunks to fill the top `max_k` documents even when documents repeat.
     let chunk_limit = (max_k * 5).max(50);
     let documents = store.documents()?;
     let mut search = |text: &str| -> Result<eval::SearchOutcome> {
-        let query = SearchQuery { limit: chunk_limit, ..SearchQuery::new(text) };
-        let res = match folio_core::search::semantic::search(&store, embedder.as_deref(), &query, &options) {
+        let query = SearchQuery {
+            limit: chunk_limit,
+            ..SearchQuery::new(text)
+        };
+        let res = match folio_core::search::semantic::search(
+            &store,
+            embedder.as_deref(),
+            &query,
+            &options,
+        ) {
             Ok(res) => res,
             Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
             Err(PipelineError::Search(err)) => return Err(err.into()),
@@ -116,10 +133,20 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         if res.mode != mode {
             bail!("{mode} search needs embeddings and the index has none yet; use --mode lexical");
         }
-        Ok(eval::SearchOutcome { low_confidence: res.low_confidence, paths: res.results.into_iter().map(|h| h.hit.path).collect() })
+        Ok(eval::SearchOutcome {
+            low_confidence: res.low_confidence,
+            paths: res.results.into_iter().map(|h| h.hit.path).collect(),
+        })
     };
     let golden_label = args.golden.display().to_string();
-    let report = eval::run_eval(&golden, &golden_label, &label, &args.k, &|p| documents.contains_key(p), &mut search)?;
+    let report = eval::run_eval(
+        &golden,
+        &golden_label,
+        &label,
+        &args.k,
+        &|p| documents.contains_key(p),
+        &mut search,
+    )?;
 
     let history_path = history_path(&r.db);
     let key = eval::history_key(&args.golden, &label);

@@ -20,7 +20,6 @@ use folio_core::document::Encoding;
 use folio_core::embed::Embedder;
 use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, probe};
 use folio_core::embed::settings::{EmbedSettings, ProviderKind, SettingSource, make_embedder};
-use folio_core::workspace::user_config::UserConfig;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::parse;
@@ -28,10 +27,15 @@ use folio_core::search::SearchQuery;
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
 use folio_core::store::Store;
 use folio_core::workspace::config::DEFAULT_MAX_FILE_SIZE;
+use folio_core::workspace::user_config::UserConfig;
 use folio_core::workspace::{Config, Workspace, find_root, read_markdown};
 
 #[derive(Parser)]
-#[command(name = "folio", version, about = "A live knowledge base over a folder of Markdown.")]
+#[command(
+    name = "folio",
+    version,
+    about = "A live knowledge base over a folder of Markdown."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -255,7 +259,10 @@ fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The error and its causes joined with `: `, leaving out a cause whose text the message
@@ -277,7 +284,13 @@ fn error_chain(err: &anyhow::Error) -> String {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Index { root, force, no_embed, embed, json } => cmd_index(&root, force, no_embed, embed, json),
+        Command::Index {
+            root,
+            force,
+            no_embed,
+            embed,
+            json,
+        } => cmd_index(&root, force, no_embed, embed, json),
         Command::Search {
             query,
             root,
@@ -323,29 +336,54 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Outline { file, json } => cmd_outline(&file, json),
         Command::Check { root, format } => cmd_check(&root, format),
         Command::Status { root, embed, json } => cmd_status(&root, embed, json),
-        Command::Bench { roots, repeat, semantic, json, db } => bench::run(&roots, usize::from(repeat), semantic, json, db.as_deref()),
-        Command::BenchLsp { symbols_root, query, edit_root, edit_file, edits, repeat } => {
-            bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat)
-        }
+        Command::Bench {
+            roots,
+            repeat,
+            semantic,
+            json,
+            db,
+        } => bench::run(&roots, usize::from(repeat), semantic, json, db.as_deref()),
+        Command::BenchLsp {
+            symbols_root,
+            query,
+            edit_root,
+            edit_file,
+            edits,
+            repeat,
+        } => bench_lsp::run(&symbols_root, &query, &edit_root, &edit_file, edits, repeat),
         Command::Lsp { stdio: _ } => {
             folio_lsp::run_stdio()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Mcp { root, allow_writes, embed } => cmd_mcp(&root, allow_writes, embed),
+        Command::Mcp {
+            root,
+            allow_writes,
+            embed,
+        } => cmd_mcp(&root, allow_writes, embed),
     }
 }
 
 fn cmd_mcp(args: &RootArgs, allow_writes: bool, embed: EmbedArgs) -> Result<ExitCode> {
     let r = resolve_root(args)?;
-    let user = folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
+    let user =
+        folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
     // Settings that cannot be resolved (a refused remote endpoint, say) leave embeddings
     // off with the reason in kb_status; the server still starts.
     let embed = EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings);
     if let Err(reason) = &embed {
         tracing::warn!(%reason, "embeddings are off");
     }
-    let options = folio_mcp::Options { root: r.root, db: Some(r.db), allow_writes: allow_writes || user.mcp.allow_writes, embed };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the async runtime")?;
+    let options = folio_mcp::Options {
+        root: r.root,
+        db: Some(r.db),
+        allow_writes: allow_writes || user.mcp.allow_writes,
+        embed,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(folio_mcp::serve_stdio(options))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -362,7 +400,8 @@ fn resolve_root(args: &RootArgs) -> Result<Resolved> {
             if !dir.is_dir() {
                 bail!("root `{}` does not exist or is not a folder", dir.display());
             }
-            dir.canonicalize().with_context(|| format!("cannot resolve `{}`", dir.display()))?
+            dir.canonicalize()
+                .with_context(|| format!("cannot resolve `{}`", dir.display()))?
         }
         None => find_root(&std::env::current_dir().context("cannot read the current folder")?),
     };
@@ -375,9 +414,11 @@ fn run_index(r: &Resolved, force: bool, show_progress: bool) -> Result<IndexSumm
     let bar = (show_progress && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} indexing {pos}/{len} files [{bar:30}] {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} indexing {pos}/{len} files [{bar:30}] {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         bar
     });
@@ -400,7 +441,9 @@ fn report_skipped(summary: &IndexSummary) {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
     if summary.files == 0 {
-        eprintln!("folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude");
+        eprintln!(
+            "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
+        );
     }
 }
 
@@ -410,7 +453,11 @@ enum EmbedPlan {
     Skipped,
     /// Provider `none`, or the provider cannot be built (the reason); `chosen` when a
     /// config file named the provider (then a failure to build it is worth a note).
-    Off { provider: ProviderKind, reason: String, chosen: bool },
+    Off {
+        provider: ProviderKind,
+        reason: String,
+        chosen: bool,
+    },
     /// An embedder to run the pass with.
     Ready(Arc<dyn Embedder>),
 }
@@ -418,7 +465,8 @@ enum EmbedPlan {
 /// The embedding settings of `r`: its folio.toml, the user's config and the flag.
 fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
     let user = UserConfig::load().map_err(anyhow::Error::msg)?;
-    EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings).map_err(anyhow::Error::msg)
+    EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings)
+        .map_err(anyhow::Error::msg)
 }
 
 fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
@@ -426,8 +474,19 @@ fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
     let chosen = settings.provider_source != SettingSource::Default;
     Ok(match make_embedder(&settings) {
         Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
-        Ok(None) => EmbedPlan::Off { provider: settings.provider, reason: format!("provider `none`, set by {}", settings.provider_source.describe()), chosen },
-        Err(reason) => EmbedPlan::Off { provider: settings.provider, reason, chosen },
+        Ok(None) => EmbedPlan::Off {
+            provider: settings.provider,
+            reason: format!(
+                "provider `none`, set by {}",
+                settings.provider_source.describe()
+            ),
+            chosen,
+        },
+        Err(reason) => EmbedPlan::Off {
+            provider: settings.provider,
+            reason,
+            chosen,
+        },
     })
 }
 
@@ -435,9 +494,11 @@ fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         bar
     });
@@ -456,9 +517,19 @@ fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> {
     Ok(summary)
 }
 
-fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, json: bool) -> Result<ExitCode> {
+fn cmd_index(
+    args: &RootArgs,
+    force: bool,
+    no_embed: bool,
+    embed: EmbedArgs,
+    json: bool,
+) -> Result<ExitCode> {
     let r = resolve_root(args)?;
-    let plan = if no_embed { EmbedPlan::Skipped } else { plan_embedding(&r, embed)? };
+    let plan = if no_embed {
+        EmbedPlan::Skipped
+    } else {
+        plan_embedding(&r, embed)?
+    };
     if force && let EmbedPlan::Ready(embedder) = &plan {
         // A rebuild must not throw away vectors it cannot compute again.
         probe(embedder.as_ref()).map_err(|err| {
@@ -473,7 +544,9 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
     let embed_summary = match &plan {
         EmbedPlan::Ready(embedder) => {
             if force {
-                Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?.clear_vectors()?;
+                Store::open(&r.db)
+                    .with_context(|| format!("opening the index `{}`", r.db.display()))?
+                    .clear_vectors()?;
             }
             Some(run_embed(&r, embedder.as_ref())?)
         }
@@ -484,10 +557,16 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
             eprintln!("folio: skipped {} (embedding): {}", s.path, s.reason);
         }
         if let Some(reason) = &es.unavailable {
-            eprintln!("folio: warning: embeddings incomplete, the provider is unavailable: {reason}");
+            eprintln!(
+                "folio: warning: embeddings incomplete, the provider is unavailable: {reason}"
+            );
         }
     }
-    if let EmbedPlan::Off { provider, reason, chosen: true } = &plan
+    if let EmbedPlan::Off {
+        provider,
+        reason,
+        chosen: true,
+    } = &plan
         && *provider != ProviderKind::None
     {
         eprintln!("folio: note: semantic search is off ({reason}); search is lexical");
@@ -497,12 +576,21 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
         let mut value = serde_json::to_value(&summary)?;
         let embed_json = match (&plan, &embed_summary) {
             (EmbedPlan::Skipped, _) => serde_json::json!({"state": "skipped"}),
-            (EmbedPlan::Off { provider, reason, .. }, _) => {
+            (
+                EmbedPlan::Off {
+                    provider, reason, ..
+                },
+                _,
+            ) => {
                 serde_json::json!({"state": "off", "provider": provider, "reason": reason})
             }
             (EmbedPlan::Ready(_), Some(es)) => {
                 let mut v = serde_json::to_value(es)?;
-                v["state"] = serde_json::json!(if es.unavailable.is_some() { "unavailable" } else { "done" });
+                v["state"] = serde_json::json!(if es.unavailable.is_some() {
+                    "unavailable"
+                } else {
+                    "done"
+                });
                 v
             }
             (EmbedPlan::Ready(_), None) => serde_json::Value::Null,
@@ -523,7 +611,10 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
             summary.db_path.display()
         )?;
         if summary.rebuilt {
-            writeln!(out, "note: the index had an incompatible schema and was rebuilt")?;
+            writeln!(
+                out,
+                "note: the index had an incompatible schema and was rebuilt"
+            )?;
         }
         if let Some(es) = &embed_summary {
             writeln!(
@@ -537,8 +628,15 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
             )?;
         }
     }
-    let any_skipped = !summary.skipped.is_empty() || embed_summary.as_ref().is_some_and(|es| !es.skipped_files.is_empty());
-    Ok(if any_skipped { ExitCode::from(3) } else { ExitCode::SUCCESS })
+    let any_skipped = !summary.skipped.is_empty()
+        || embed_summary
+            .as_ref()
+            .is_some_and(|es| !es.skipped_files.is_empty());
+    Ok(if any_skipped {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The embedder for a search or an eval in `mode`, with the index's vectors brought
@@ -547,7 +645,13 @@ fn cmd_index(args: &RootArgs, force: bool, no_embed: bool, embed: EmbedArgs, jso
 /// `None` for `lexical`, and for `hybrid` when no embedder can be built or the index has
 /// no vectors of its model yet (a first embedding of a whole folder is `folio index`'s job,
 /// unless `embed_all`). Errors: `semantic` without an embedder.
-fn search_embedder(r: &Resolved, embed: EmbedArgs, mode: SearchMode, refresh: bool, embed_all: bool) -> Result<Option<Arc<dyn Embedder>>> {
+fn search_embedder(
+    r: &Resolved,
+    embed: EmbedArgs,
+    mode: SearchMode,
+    refresh: bool,
+    embed_all: bool,
+) -> Result<Option<Arc<dyn Embedder>>> {
     if mode == SearchMode::Lexical {
         return Ok(None);
     }
@@ -555,14 +659,20 @@ fn search_embedder(r: &Resolved, embed: EmbedArgs, mode: SearchMode, refresh: bo
         EmbedPlan::Ready(embedder) => embedder,
         EmbedPlan::Off { reason, .. } => {
             if mode == SearchMode::Semantic {
-                bail!("not configured: semantic search needs embeddings ({reason}); use --mode lexical");
+                bail!(
+                    "not configured: semantic search needs embeddings ({reason}); use --mode lexical"
+                );
             }
             return Ok(None);
         }
         EmbedPlan::Skipped => return Ok(None),
     };
-    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let has_vectors = store.vector_status()?.model.is_some_and(|m| m.model_id == embedder.model_id());
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let has_vectors = store
+        .vector_status()?
+        .model
+        .is_some_and(|m| m.model_id == embedder.model_id());
     drop(store);
     if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
         let summary = run_embed(r, embedder.as_ref())?;
@@ -570,13 +680,22 @@ fn search_embedder(r: &Resolved, embed: EmbedArgs, mode: SearchMode, refresh: bo
             eprintln!("folio: warning: embedding provider unavailable: {reason}");
         }
     } else if !has_vectors && mode == SearchMode::Hybrid {
-        eprintln!("folio: note: the index has no vectors yet, so this search is lexical; `folio index` computes them");
+        eprintln!(
+            "folio: note: the index has no vectors yet, so this search is lexical; `folio index` computes them"
+        );
         return Ok(None);
     }
     Ok(Some(embedder))
 }
 
-fn cmd_search(args: &RootArgs, search: SearchQuery, options: &PipelineOptions, embed: EmbedArgs, no_reindex: bool, json: bool) -> Result<ExitCode> {
+fn cmd_search(
+    args: &RootArgs,
+    search: SearchQuery,
+    options: &PipelineOptions,
+    embed: EmbedArgs,
+    no_reindex: bool,
+    json: bool,
+) -> Result<ExitCode> {
     if search.text.trim().is_empty() {
         bail!("the query must not be empty");
     }
@@ -586,42 +705,78 @@ fn cmd_search(args: &RootArgs, search: SearchQuery, options: &PipelineOptions, e
         report_skipped(&summary);
     }
     let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
-    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let results = match folio_core::search::semantic::search(&store, embedder.as_deref(), &search, options) {
-        Ok(results) => results,
-        Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
-        Err(PipelineError::Search(err)) => return Err(err.into()),
-    };
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let results =
+        match folio_core::search::semantic::search(&store, embedder.as_deref(), &search, options) {
+            Ok(results) => results,
+            Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+            Err(PipelineError::Search(err)) => return Err(err.into()),
+        };
     let mut out = std::io::stdout().lock();
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&results_json(&results))?)?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&results_json(&results))?
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     if results.results.is_empty() {
         let shown: String = search.text.chars().take(80).collect();
-        let ellipsis = if shown.len() < search.text.len() { "…" } else { "" };
+        let ellipsis = if shown.len() < search.text.len() {
+            "…"
+        } else {
+            ""
+        };
         writeln!(out, "no results for `{shown}{ellipsis}`")?;
     }
     for p in &results.results {
         let hit = &p.hit;
-        let heading = if hit.heading_path.is_empty() { String::new() } else { format!(" — {}", hit.heading_path.join(" > ")) };
-        writeln!(out, "{}:{}-{}{}  (score {:.4})", hit.path, hit.start_line, hit.end_line, heading, hit.score)?;
+        let heading = if hit.heading_path.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", hit.heading_path.join(" > "))
+        };
+        writeln!(
+            out,
+            "{}:{}-{}{}  (score {:.4})",
+            hit.path, hit.start_line, hit.end_line, heading, hit.score
+        )?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
         if !p.expanded_from.is_empty() {
-            writeln!(out, "    (section: {} hits collapsed)", p.expanded_from.len())?;
+            writeln!(
+                out,
+                "    (section: {} hits collapsed)",
+                p.expanded_from.len()
+            )?;
         }
     }
     if results.mode != options.mode {
-        if folio_core::search::semantic::query_embedding_text(&search.text).trim().is_empty() {
+        if folio_core::search::semantic::query_embedding_text(&search.text)
+            .trim()
+            .is_empty()
+        {
             // Nothing to embed (no letters or digits, or only -excluded terms): vectors are not the reason.
-            writeln!(out, "note: searched in {} mode (the query has no words to embed)", results.mode)?;
+            writeln!(
+                out,
+                "note: searched in {} mode (the query has no words to embed)",
+                results.mode
+            )?;
         } else {
-            writeln!(out, "note: searched in {} mode ({} needs vectors; see `folio status`)", results.mode, options.mode)?;
+            writeln!(
+                out,
+                "note: searched in {} mode ({} needs vectors; see `folio status`)",
+                results.mode, options.mode
+            )?;
         }
     }
     if results.low_confidence && !results.results.is_empty() {
-        writeln!(out, "note: low confidence — the best hit does not stand out from the rest")?;
+        writeln!(
+            out,
+            "note: low confidence — the best hit does not stand out from the rest"
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -646,7 +801,10 @@ fn results_json(results: &PipelineResults) -> serde_json::Value {
                 ("lexical_rank", p.lexical_rank.map(serde_json::Value::from)),
                 ("vector_rank", p.vector_rank.map(serde_json::Value::from)),
                 ("similarity", p.similarity.map(serde_json::Value::from)),
-                ("expanded_from", (!p.expanded_from.is_empty()).then(|| serde_json::json!(p.expanded_from))),
+                (
+                    "expanded_from",
+                    (!p.expanded_from.is_empty()).then(|| serde_json::json!(p.expanded_from)),
+                ),
             ];
             for (key, value) in extra {
                 if let Some(value) = value {
@@ -703,7 +861,12 @@ fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {
         )?;
     }
     for p in &parsed.problems {
-        eprintln!("folio: {}:{}: {}", file.display(), parsed.line_of(p.range.start), p.message);
+        eprintln!(
+            "folio: {}:{}: {}",
+            file.display(),
+            parsed.line_of(p.range.start),
+            p.message
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -711,7 +874,11 @@ fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {
 /// First line of an element, at most 60 characters.
 fn preview(text: &str) -> String {
     let line = text.lines().next().unwrap_or("").trim();
-    if line.chars().count() > 60 { format!("{}…", line.chars().take(59).collect::<String>()) } else { line.to_string() }
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(59).collect::<String>())
+    } else {
+        line.to_string()
+    }
 }
 
 fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
@@ -721,7 +888,9 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
     if ws.is_empty() {
-        eprintln!("folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude");
+        eprintln!(
+            "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
+        );
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (mut n_errors, mut n_warnings, mut n_files) = (0usize, 0usize, 0usize);
@@ -754,7 +923,10 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
                     out,
                     "::{severity} file={path},line={line},col={col},title={}::{}",
                     d.code,
-                    d.message.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+                    d.message
+                        .replace('%', "%25")
+                        .replace('\r', "%0D")
+                        .replace('\n', "%0A")
                 )?,
                 Format::Json => json_items.push(serde_json::json!({
                     "path": path, "line": line, "column": col, "code": d.code.as_str(),
@@ -770,7 +942,11 @@ fn cmd_check(args: &RootArgs, format: Format) -> Result<ExitCode> {
     eprintln!(
         "folio: checked {} documents: {n_errors} errors, {n_warnings} warnings in {n_files} files{}",
         ws.len(),
-        if report.skipped.is_empty() { String::new() } else { format!(", {} files skipped", report.skipped.len()) }
+        if report.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(", {} files skipped", report.skipped.len())
+        }
     );
     Ok(if n_errors > 0 {
         ExitCode::from(1)
@@ -787,7 +963,10 @@ fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode>
     // model's file is in place, and what the index holds.
     let settings = embed_settings(&r, embed);
     // For the built-in model: are its files installed and intact (read and hashed, not loaded)?
-    let model_error = settings.as_ref().ok().and_then(|s| folio_core::embed::settings::check_builtin(s).err());
+    let model_error = settings
+        .as_ref()
+        .ok()
+        .and_then(|s| folio_core::embed::settings::check_builtin(s).err());
     let settings_json = match &settings {
         Ok(s) => serde_json::json!({
             "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
@@ -798,9 +977,17 @@ fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode>
     let mut out = std::io::stdout().lock();
     if !r.db.exists() {
         if json {
-            writeln!(out, "{}", serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json}))?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json})
+            )?;
         } else {
-            writeln!(out, "root: {}\nindex: none yet (run `folio index`)", r.root.display())?;
+            writeln!(
+                out,
+                "root: {}\nindex: none yet (run `folio index`)",
+                r.root.display()
+            )?;
             write_embed_settings(&mut out, &settings)?;
             if let Some(err) = &model_error {
                 writeln!(out, "built-in model: not usable: {err}")?;
@@ -808,7 +995,8 @@ fn cmd_status(args: &RootArgs, embed: EmbedArgs, json: bool) -> Result<ExitCode>
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let store = Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let st = store.status()?;
     let vs = store.vector_status()?;
     if json {

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use folio_core::bridge::{ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_VERSION_CONFLICT, live_endpoints};
+use folio_core::bridge::{
+    ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_VERSION_CONFLICT, live_endpoints,
+};
 use serde_json::{Value, json};
 use support::{copy_dir, fixture, headless_nvim, nvim};
 
@@ -30,7 +32,10 @@ fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
         if let Some(v) = probe() {
             return v;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(25));
     }
 }
@@ -59,14 +64,30 @@ impl Editor {
             .stderr(Stdio::null())
             .spawn()
             .expect("nvim starts");
-        let editor = Editor { nvim, child, listen, root, runtime, _work: work };
-        wait_for("Neovim and folio lsp", || (editor.listen.exists() && editor.expr("get(g:, 'folio_ready', 0)") == "1").then_some(()));
+        let editor = Editor {
+            nvim,
+            child,
+            listen,
+            root,
+            runtime,
+            _work: work,
+        };
+        wait_for("Neovim and folio lsp", || {
+            (editor.listen.exists() && editor.expr("get(g:, 'folio_ready', 0)") == "1")
+                .then_some(())
+        });
         editor
     }
 
     /// Evaluates a Vim expression in the editor.
     fn expr(&self, expr: &str) -> String {
-        let out = Command::new(&self.nvim).arg("--server").arg(&self.listen).arg("--remote-expr").arg(expr).output().unwrap();
+        let out = Command::new(&self.nvim)
+            .arg("--server")
+            .arg(&self.listen)
+            .arg("--remote-expr")
+            .arg(expr)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
@@ -99,9 +120,15 @@ impl Editor {
 
 impl Drop for Editor {
     fn drop(&mut self) {
-        let _ = Command::new(&self.nvim).arg("--server").arg(&self.listen).args(["--remote-send", "<Esc>:qa!<CR>"]).output();
+        let _ = Command::new(&self.nvim)
+            .arg("--server")
+            .arg(&self.listen)
+            .args(["--remote-send", "<Esc>:qa!<CR>"])
+            .output();
         let started = Instant::now();
-        while self.child.try_wait().ok().flatten().is_none() && started.elapsed() < Duration::from_secs(10) {
+        while self.child.try_wait().ok().flatten().is_none()
+            && started.elapsed() < Duration::from_secs(10)
+        {
             std::thread::sleep(Duration::from_millis(25));
         }
         let _ = self.child.kill();
@@ -119,11 +146,17 @@ fn synced(editor: &Editor, bridge: &mut BridgeClient, path: &str) -> (i32, Strin
 }
 
 fn replace(path: &str, version: i32, text: &str, old: &str, new: &str) -> ApplyEditParams {
-    let start = text.find(old).unwrap_or_else(|| panic!("`{old}` not in the buffer"));
+    let start = text
+        .find(old)
+        .unwrap_or_else(|| panic!("`{old}` not in the buffer"));
     ApplyEditParams {
         path: path.to_string(),
         version,
-        edits: vec![ByteEdit { start, end: start + old.len(), new_text: new.to_string() }],
+        edits: vec![ByteEdit {
+            start,
+            end: start + old.len(),
+            new_text: new.to_string(),
+        }],
         label: None,
     }
 }
@@ -137,12 +170,22 @@ fn a_bridge_edit_lands_in_the_neovim_buffer_and_undo_reverts_it() {
     let mut bridge = editor.bridge();
     assert_eq!(bridge.hello.editor, "Neovim");
     // The user changes a line and does not save.
-    editor.run(json!({"op": "set_line", "line": 12, "text": "Unsaved: moderating Kubernetes channels."}));
+    editor.run(
+        json!({"op": "set_line", "line": 12, "text": "Unsaved: moderating Kubernetes channels."}),
+    );
     let (version, text) = synced(&editor, &mut bridge, FILE);
     assert!(text.contains("Unsaved: moderating Kubernetes channels.\n"));
     assert_eq!(bridge.open_documents().unwrap()[0].path, FILE);
 
-    let result = bridge.apply_edit(&replace(FILE, version, &text, "Community Moderators", "Channel Moderators")).unwrap();
+    let result = bridge
+        .apply_edit(&replace(
+            FILE,
+            version,
+            &text,
+            "Community Moderators",
+            "Channel Moderators",
+        ))
+        .unwrap();
     assert!(result.applied, "{result:?}");
     let state = editor.state();
     let patched = text.replace("# Community Moderators", "# Channel Moderators");
@@ -150,7 +193,11 @@ fn a_bridge_edit_lands_in_the_neovim_buffer_and_undo_reverts_it() {
     // The result's version is the buffer's, as Neovim reported it.
     assert_eq!(i64::from(result.version), state["tick"].as_i64().unwrap());
     assert_eq!(state["modified"], true);
-    assert_eq!(editor.disk(FILE), on_disk, "the disk copy is the editor's business");
+    assert_eq!(
+        editor.disk(FILE),
+        on_disk,
+        "the disk copy is the editor's business"
+    );
 
     // Undo reverts the patch, and only the patch.
     assert_eq!(editor.run(json!({"op": "undo"}))["text"], text.as_str());
@@ -174,15 +221,30 @@ fn an_edit_against_a_buffer_that_moved_is_refused_and_nothing_changes() {
         other => panic!("expected a version conflict, got {other:?}"),
     };
     // The server already knows the buffer moved.
-    conflict(bridge.apply_edit(&replace(FILE, version, &text, "Community Moderators", "Channel Moderators")));
+    conflict(bridge.apply_edit(&replace(
+        FILE,
+        version,
+        &text,
+        "Community Moderators",
+        "Channel Moderators",
+    )));
     assert_eq!(editor.text(), moved);
     // The buffer moves while the edit is on its way (after the server checked the
     // version): Neovim skips the edit for the newer buffer, yet answers `applied`; the
     // server sees its buffer does not hold the result, and the answer is still a conflict.
     let (version, text) = synced(&editor, &mut bridge, FILE);
     editor.run(json!({"op": "arm_race", "line": 12, "text": "Typed again."}));
-    conflict(bridge.apply_edit(&replace(FILE, version, &text, "Community Moderators", "Channel Moderators")));
+    conflict(bridge.apply_edit(&replace(
+        FILE,
+        version,
+        &text,
+        "Community Moderators",
+        "Channel Moderators",
+    )));
     let now = editor.text();
-    assert!(now.contains("Typed again.\n") && now.contains("# Community Moderators\n"), "{now}");
+    assert!(
+        now.contains("Typed again.\n") && now.contains("# Community Moderators\n"),
+        "{now}"
+    );
     assert_eq!(editor.disk(FILE), on_disk);
 }

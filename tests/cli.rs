@@ -10,7 +10,12 @@ use support::{copy_dir, fixture};
 
 fn folio(args: &[&str]) -> Output {
     // Lexical only: the pinned results must not depend on whether the built-in model is installed.
-    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", "none").output().expect("folio runs")
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("FOLIO_EMBED_PROVIDER", "none")
+        .output()
+        .expect("folio runs")
 }
 
 /// Copies a fixture folder into a temporary folder so indexing writes nothing into the repository.
@@ -22,11 +27,24 @@ fn copy_fixture(name: &str) -> tempfile::TempDir {
 
 /// `(path, line, code)` of every diagnostic `folio check --format json` reports.
 fn check_json(root: &Path) -> (Vec<(String, u64, String)>, i32) {
-    let out = folio(&["check", "--root", root.to_str().unwrap(), "--format", "json"]);
-    let items: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    let out = folio(&[
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let items: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).expect("check prints JSON");
     let rows = items
         .iter()
-        .map(|d| (d["path"].as_str().unwrap().to_string(), d["line"].as_u64().unwrap(), d["code"].as_str().unwrap().to_string()))
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                d["code"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     (rows, out.status.code().unwrap())
 }
@@ -43,12 +61,20 @@ fn pinned_diagnostics_in_k8s_community() {
     for pinned in [
         // The definition on line 63 follows a paragraph line without a blank line, so it is a lazy
         // continuation of the paragraph (a definition cannot interrupt a paragraph, CommonMark 4.7).
-        row("sig-network/annual-report-2025.md", 57, "undefined-reference"),
+        row(
+            "sig-network/annual-report-2025.md",
+            57,
+            "undefined-reference",
+        ),
         // sig-list.md has "Special Interest Groups" and "Working Groups" headings, no "master" lists.
         row("communication/best-practices.md", 17, "missing-heading"),
         row("communication/best-practices.md", 18, "missing-heading"),
         // moderators.md has a "Discuss" heading, none whose slug is "discusskubernetesio".
-        row("communication/discuss-guidelines.md", 208, "missing-heading"),
+        row(
+            "communication/discuss-guidelines.md",
+            208,
+            "missing-heading",
+        ),
         // Only one "Moderators Pro Tempore" heading exists, so `-1` names nothing.
         row("communication/moderators.md", 32, "missing-heading"),
         // `[Developer's Guide]: …` is defined and never used.
@@ -63,7 +89,11 @@ fn pinned_diagnostics_in_k8s_community() {
 #[test]
 fn pinned_diagnostics_in_rust_book() {
     let (rows, _) = check_json(&fixture("rust-book"));
-    let not_missing_file: Vec<_> = rows.iter().filter(|r| r.2 != "missing-file").cloned().collect();
+    let not_missing_file: Vec<_> = rows
+        .iter()
+        .filter(|r| r.2 != "missing-file")
+        .cloned()
+        .collect();
     assert_eq!(
         not_missing_file,
         vec![
@@ -79,18 +109,32 @@ fn pinned_diagnostics_in_rust_book() {
     );
     // `ch04-01-what-is-ownership.html#the-stack-and-the-heap` names a heading inside a block quote
     // (`> ### The Stack and the Heap`) of the `.md` mdBook renders to that page: no diagnostic.
-    assert!(!rows.iter().any(|r| r.0 == "ch03-02-data-types.md" && r.1 == 383));
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.0 == "ch03-02-data-types.md" && r.1 == 383)
+    );
     // `#wheres-the---operator`: "Where’s the `->` Operator?" (curly apostrophe) slugs to exactly that.
-    assert!(!rows.iter().any(|r| r.0 == "ch15-05-interior-mutability.md" && r.1 == 361));
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.0 == "ch15-05-interior-mutability.md" && r.1 == 361)
+    );
 }
 
 #[test]
 fn pinned_diagnostics_in_foam_docs() {
     let (rows, _) = check_json(&fixture("foam-docs"));
     // No note is named cli-grep (the command's page is grep.md) and search.md has no definition for it.
-    assert!(rows.contains(&row("user/tools/cli/search.md", 11, "missing-wiki-target")), "{rows:#?}");
+    assert!(
+        rows.contains(&row("user/tools/cli/search.md", 11, "missing-wiki-target")),
+        "{rows:#?}"
+    );
     // `[[daily|CLI daily command]]` uses Foam's `[daily]: ../tools/cli/daily.md` definition.
-    assert!(!rows.iter().any(|r| r.0 == "user/features/daily-notes.md"), "{rows:#?}");
+    assert!(
+        !rows.iter().any(|r| r.0 == "user/features/daily-notes.md"),
+        "{rows:#?}"
+    );
 }
 
 #[test]
@@ -103,7 +147,13 @@ fn check_text_and_github_formats() {
             == "ch17-06-futures-tasks-threads.md:104:33: missing-heading: no heading or anchor `#composing-streams` in `ch17-04-streams.md`"),
         "{text}"
     );
-    let out = folio(&["check", "--root", root.to_str().unwrap(), "--format", "github"]);
+    let out = folio(&[
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--format",
+        "github",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.lines().any(|l| l
@@ -117,39 +167,111 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
     let dir = copy_fixture("rust-book");
     let root = dir.path().to_str().unwrap();
     let out = folio(&["index", "--root", root, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((summary["files"].as_u64(), summary["indexed"].as_u64(), summary["unchanged"].as_u64()), (Some(9), Some(9), Some(0)));
-    let again: serde_json::Value = serde_json::from_slice(&folio(&["index", "--root", root, "--json"]).stdout).unwrap();
-    assert_eq!((again["indexed"].as_u64(), again["unchanged"].as_u64()), (Some(0), Some(9)));
+    assert_eq!(
+        (
+            summary["files"].as_u64(),
+            summary["indexed"].as_u64(),
+            summary["unchanged"].as_u64()
+        ),
+        (Some(9), Some(9), Some(0))
+    );
+    let again: serde_json::Value =
+        serde_json::from_slice(&folio(&["index", "--root", root, "--json"]).stdout).unwrap();
+    assert_eq!(
+        (again["indexed"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(9))
+    );
 
-    let out = folio(&["search", "interior mutability RefCell", "--root", root, "--limit", "3", "--json"]);
+    let out = folio(&[
+        "search",
+        "interior mutability RefCell",
+        "--root",
+        root,
+        "--limit",
+        "3",
+        "--json",
+    ]);
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let hits = results["results"].as_array().unwrap();
     assert_eq!(hits.len(), 3);
-    assert!(hits.iter().all(|h| h["path"] == "ch15-05-interior-mutability.md"), "{results:#}");
+    assert!(
+        hits.iter()
+            .all(|h| h["path"] == "ch15-05-interior-mutability.md"),
+        "{results:#}"
+    );
     let first = &hits[0];
-    for key in ["pointer", "heading_path", "start_line", "end_line", "score", "snippet", "indexedSourceHash"] {
+    for key in [
+        "pointer",
+        "heading_path",
+        "start_line",
+        "end_line",
+        "score",
+        "snippet",
+        "indexedSourceHash",
+    ] {
         assert!(first.get(key).is_some(), "hit lacks {key}: {first:#}");
     }
     let path_filtered: serde_json::Value = serde_json::from_slice(
-        &folio(&["search", "RefCell", "--root", root, "--path", "!ch15-*", "--json", "--no-reindex"]).stdout,
+        &folio(&[
+            "search",
+            "RefCell",
+            "--root",
+            root,
+            "--path",
+            "!ch15-*",
+            "--json",
+            "--no-reindex",
+        ])
+        .stdout,
     )
     .unwrap();
-    assert!(path_filtered["results"].as_array().unwrap().iter().all(|h| h["path"] != "ch15-05-interior-mutability.md"));
-    assert_eq!(path_filtered["filter_applied"], serde_json::json!(["path_globs"]));
+    assert!(
+        path_filtered["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["path"] != "ch15-05-interior-mutability.md")
+    );
+    assert_eq!(
+        path_filtered["filter_applied"],
+        serde_json::json!(["path_globs"])
+    );
 
     // The pointer of a hit is the pointer `folio outline` shows for that element.
     let outline: serde_json::Value = serde_json::from_slice(
-        &folio(&["outline", dir.path().join("ch15-05-interior-mutability.md").to_str().unwrap(), "--json"]).stdout,
+        &folio(&[
+            "outline",
+            dir.path()
+                .join("ch15-05-interior-mutability.md")
+                .to_str()
+                .unwrap(),
+            "--json",
+        ])
+        .stdout,
     )
     .unwrap();
-    let pointers: Vec<&str> = outline.as_array().unwrap().iter().map(|e| e["pointer"].as_str().unwrap()).collect();
+    let pointers: Vec<&str> = outline
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["pointer"].as_str().unwrap())
+        .collect();
     assert!(pointers.contains(&first["pointer"].as_str().unwrap()));
     assert_eq!(outline[1]["kind"], "heading");
-    assert_eq!(outline[1]["preview"], "## `RefCell<T>` and the Interior Mutability Pattern");
+    assert_eq!(
+        outline[1]["preview"],
+        "## `RefCell<T>` and the Interior Mutability Pattern"
+    );
 
-    let status: serde_json::Value = serde_json::from_slice(&folio(&["status", "--root", root, "--json"]).stdout).unwrap();
+    let status: serde_json::Value =
+        serde_json::from_slice(&folio(&["status", "--root", root, "--json"]).stdout).unwrap();
     assert_eq!(status["documents"], 9);
     assert_eq!(status["schema_version"], folio_core::store::SCHEMA_VERSION);
 }
@@ -158,7 +280,10 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
 fn a_missing_root_is_a_clear_error() {
     let out = folio(&["check", "--root", "/definitely/not/here"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "folio: error: root `/definitely/not/here` does not exist or is not a folder\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "folio: error: root `/definitely/not/here` does not exist or is not a folder\n"
+    );
     let out = folio(&["outline", "/definitely/not/here.md"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -176,7 +301,11 @@ fn bad_files_are_reported_and_the_rest_is_indexed() {
     std::fs::write(root.join("image.md"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
     std::fs::write(root.join("huge.md"), vec![b'a'; 20 * 1024 * 1024]).unwrap();
     std::fs::write(root.join("secret.md"), "# Secret\n").unwrap();
-    let out = run_unprivileged_with_unreadable(root, "secret.md", &["index", "--root", root.to_str().unwrap()]);
+    let out = run_unprivileged_with_unreadable(
+        root,
+        "secret.md",
+        &["index", "--root", root.to_str().unwrap()],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
@@ -190,8 +319,20 @@ fn bad_files_are_reported_and_the_rest_is_indexed() {
         ]
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("indexed 5 files (1 changed, 0 unchanged, 4 skipped, 0 removed, 1 chunks)"), "{stdout}");
-    let out = folio(&["search", "searchable", "--root", root.to_str().unwrap(), "--json", "--no-reindex"]);
+    assert!(
+        stdout.starts_with(
+            "indexed 5 files (1 changed, 0 unchanged, 4 skipped, 0 removed, 1 chunks)"
+        ),
+        "{stdout}"
+    );
+    let out = folio(&[
+        "search",
+        "searchable",
+        "--root",
+        root.to_str().unwrap(),
+        "--json",
+        "--no-reindex",
+    ]);
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(results["results"][0]["path"], "good.md");
 }
@@ -201,7 +342,11 @@ fn bad_files_are_reported_and_the_rest_is_indexed() {
 fn run_unprivileged_with_unreadable(root: &Path, file: &str, args: &[&str]) -> Output {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(root.join(file), std::fs::Permissions::from_mode(0o000)).unwrap();
-    let is_root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false);
     if !is_root {
         return folio(args);
     }
@@ -209,7 +354,9 @@ fn run_unprivileged_with_unreadable(root: &Path, file: &str, args: &[&str]) -> O
     while let Some(d) = dir {
         let mode = std::fs::metadata(d).unwrap().permissions().mode();
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode | 0o755)).unwrap();
-        dir = d.parent().filter(|p| p.starts_with(std::env::temp_dir()) && *p != std::env::temp_dir());
+        dir = d
+            .parent()
+            .filter(|p| p.starts_with(std::env::temp_dir()) && *p != std::env::temp_dir());
     }
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o777)).unwrap();
     for entry in std::fs::read_dir(root).unwrap() {
@@ -219,7 +366,12 @@ fn run_unprivileged_with_unreadable(root: &Path, file: &str, args: &[&str]) -> O
         }
     }
     Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_folio")])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_folio"),
+        ])
         .args(args)
         .env("HOME", root)
         .env("FOLIO_EMBED_PROVIDER", "none")
@@ -232,7 +384,13 @@ fn a_file_that_is_not_an_index_is_never_used_as_one() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("note.md"), "# Note\n").unwrap();
     let db = dir.path().join("note.md");
-    let out = folio(&["index", "--root", dir.path().to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    let out = folio(&[
+        "index",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -253,7 +411,10 @@ fn search_reports_skipped_files_and_survives_a_closed_pipe() {
     std::fs::write(dir.path().join("bad.md"), b"\xff\xfe").unwrap();
     let out = folio(&["search", "alpha", "--root", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "folio: skipped bad.md: not valid UTF-8 (first invalid byte at offset 0)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "folio: skipped bad.md: not valid UTF-8 (first invalid byte at offset 0)\n"
+    );
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("good.md:1-3 — Good"));
     // The reader goes away before folio has written everything: no panic, no error.
     let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
@@ -264,7 +425,12 @@ fn search_reports_skipped_files_and_survives_a_closed_pipe() {
         .unwrap();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
@@ -286,7 +452,11 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     };
     let status = |model_dir: &Path| {
         let out = run_status(model_dir, &["--json"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["embed"]["model_error"].clone()
     };
@@ -300,14 +470,24 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     );
     std::fs::write(&file, b"not the weights").unwrap();
     let err = status(models.path());
-    assert!(err.as_str().unwrap().contains("is not the multilingual-e5-small-q4 weights file"), "{err}");
+    assert!(
+        err.as_str()
+            .unwrap()
+            .contains("is not the multilingual-e5-small-q4 weights file"),
+        "{err}"
+    );
     // The installed model (scripts/fetch-model puts it in the default folder).
     let installed = folio_core::embed::builtin::default_model_dir().unwrap();
     assert_eq!(status(&installed), serde_json::Value::Null);
     // The text report says it in a line of its own.
     std::fs::remove_file(&file).unwrap();
     let text = String::from_utf8(run_status(models.path(), &[]).stdout).unwrap();
-    assert!(text.contains("built-in model: not usable: embedding provider unavailable: built-in model file"), "{text}");
+    assert!(
+        text.contains(
+            "built-in model: not usable: embedding provider unavailable: built-in model file"
+        ),
+        "{text}"
+    );
 }
 
 /// The note under a hybrid search that ran lexically gives the right reason: no words

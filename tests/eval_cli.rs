@@ -15,21 +15,39 @@ fn folio(args: &[&str]) -> Output {
 
 /// `folio ARGS` with the embedding provider `provider`.
 fn folio_with(provider: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).env("NO_COLOR", "1").env("FOLIO_EMBED_PROVIDER", provider).output().expect("folio runs")
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("FOLIO_EMBED_PROVIDER", provider)
+        .output()
+        .expect("folio runs")
 }
 
 fn eval_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
     let golden = dir.join("golden.yml");
     let root = dir.join("kb");
-    let mut args = vec!["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--json"];
+    let mut args = vec![
+        "eval",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--json",
+    ];
     args.extend_from_slice(extra);
     let out = folio(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("eval prints JSON")
 }
 
 fn metric(v: &serde_json::Value, group: &str, name: &str) -> f64 {
-    v["report"][group]["metrics"][name].as_f64().unwrap_or_else(|| panic!("{group} {name}"))
+    v["report"][group]["metrics"][name]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{group} {name}"))
 }
 
 /// The lexical figures are deterministic (BM25 over a fixed corpus), measured when the
@@ -46,7 +64,13 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let r = &v["report"];
     assert_eq!(r["mode"], "lexical");
     assert_eq!(r["k"], serde_json::json!([1, 5, 10]));
-    assert_eq!((r["single"]["queries"].as_u64(), r["multi"]["queries"].as_u64()), (Some(25), Some(5)));
+    assert_eq!(
+        (
+            r["single"]["queries"].as_u64(),
+            r["multi"]["queries"].as_u64()
+        ),
+        (Some(25), Some(5))
+    );
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     for (group, name, want) in [
         ("single", "recall@1", 0.84),
@@ -68,9 +92,15 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let q = r["queries"].as_array().unwrap();
     let by_id = |id: &str| q.iter().find(|x| x["id"] == id).unwrap().clone();
     assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([1]));
-    assert_eq!(by_id("multi-en-database-recovery")["ranks"], serde_json::json!([6, 1]));
+    assert_eq!(
+        by_id("multi-en-database-recovery")["ranks"],
+        serde_json::json!([6, 1])
+    );
     assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([1]));
-    assert_eq!(by_id("multi-ja-release-safety")["ranks"], serde_json::json!([1, 8]));
+    assert_eq!(
+        by_id("multi-ja-release-safety")["ranks"],
+        serde_json::json!([1, 8])
+    );
     // First run: nothing to compare with.
     assert!(v["diff"].is_null());
 
@@ -79,7 +109,13 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let d = &v2["diff"];
     assert_eq!(d["golden_changed"], false);
     assert_eq!(d["metrics"].as_array().unwrap().len(), 15);
-    assert!(d["metrics"].as_array().unwrap().iter().all(|m| m["delta"].as_f64() == Some(0.0)));
+    assert!(
+        d["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["delta"].as_f64() == Some(0.0))
+    );
     assert_eq!(d["queries"], serde_json::json!([]));
     assert!(dir.path().join("kb/.folio/eval-last.json").is_file());
 
@@ -87,14 +123,31 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let mut base = v.clone();
     base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.9);
     let qs = base["report"]["queries"].as_array_mut().unwrap();
-    let i = qs.iter().position(|x| x["id"] == "en-restore-pitr").unwrap();
+    let i = qs
+        .iter()
+        .position(|x| x["id"] == "en-restore-pitr")
+        .unwrap();
     qs[i]["ranks"] = serde_json::json!([2]);
     qs[i]["first_rank"] = serde_json::json!(2);
     let base_path = dir.path().join("base.json");
     std::fs::write(&base_path, serde_json::to_string(&base).unwrap()).unwrap();
-    let v3 = eval_json(dir.path(), &["--mode", "lexical", "--baseline", base_path.to_str().unwrap(), "--no-save"]);
+    let v3 = eval_json(
+        dir.path(),
+        &[
+            "--mode",
+            "lexical",
+            "--baseline",
+            base_path.to_str().unwrap(),
+            "--no-save",
+        ],
+    );
     let d = &v3["diff"];
-    let r1 = d["metrics"].as_array().unwrap().iter().find(|m| m["group"] == "single" && m["metric"] == "recall@1").unwrap();
+    let r1 = d["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["group"] == "single" && m["metric"] == "recall@1")
+        .unwrap();
     assert!(close(r1["delta"].as_f64().unwrap(), -0.06), "{r1}");
     assert_eq!(
         d["queries"],
@@ -105,13 +158,24 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     let golden = dir.path().join("golden.yml");
     let root = dir.path().join("kb");
     let out = folio(&[
-        "eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--mode", "lexical",
-        "--baseline", base_path.to_str().unwrap(), "--no-save",
+        "eval",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--baseline",
+        base_path.to_str().unwrap(),
+        "--no-save",
     ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("25 single-answer, 5 multi-answer"), "{text}");
     assert!(text.contains("(-0.060)"), "{text}");
-    assert!(text.contains("en-restore-pitr") && text.contains("2 → 1"), "{text}");
+    assert!(
+        text.contains("en-restore-pitr") && text.contains("2 → 1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -121,16 +185,41 @@ fn eval_rejects_bad_golden_files_and_missing_embeddings() {
     let root = dir.path().join("kb");
     let bad = dir.path().join("bad.yml");
     std::fs::write(&bad, "queries:\n  - query: no expected list\n").unwrap();
-    let out = folio(&["eval", "--golden", bad.to_str().unwrap(), "--root", root.to_str().unwrap(), "--mode", "lexical"]);
+    let out = folio(&[
+        "eval",
+        "--golden",
+        bad.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--mode",
+        "lexical",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("invalid golden file") && err.contains("expected"), "{err}");
+    assert!(
+        err.contains("invalid golden file") && err.contains("expected"),
+        "{err}"
+    );
     let missing = dir.path().join("nope.yml");
-    let out = folio(&["eval", "--golden", missing.to_str().unwrap(), "--root", root.to_str().unwrap()]);
+    let out = folio(&[
+        "eval",
+        "--golden",
+        missing.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     // No embeddings yet: semantic is refused rather than measured as lexical.
     let golden = dir.path().join("golden.yml");
-    let out = folio(&["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--mode", "semantic"]);
+    let out = folio(&[
+        "eval",
+        "--golden",
+        golden.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--mode",
+        "semantic",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not configured"));
 }
@@ -149,7 +238,16 @@ fn eval_with_the_built_in_model_stays_above_its_floors() {
     let run = |mode: &str| -> serde_json::Value {
         let out = folio_with(
             "builtin",
-            &["eval", "--golden", golden.to_str().unwrap(), "--root", root.to_str().unwrap(), "--json", "--mode", mode],
+            &[
+                "eval",
+                "--golden",
+                golden.to_str().unwrap(),
+                "--root",
+                root.to_str().unwrap(),
+                "--json",
+                "--mode",
+                mode,
+            ],
         );
         assert!(
             out.status.success(),
@@ -160,19 +258,38 @@ fn eval_with_the_built_in_model_stays_above_its_floors() {
     };
     let hybrid = run("hybrid");
     assert_eq!(hybrid["report"]["mode"], "hybrid");
-    for (group, name, floor) in [("single", "recall@1", 0.92), ("single", "mrr", 0.95), ("multi", "recall@5", 0.9)] {
+    for (group, name, floor) in [
+        ("single", "recall@1", 0.92),
+        ("single", "mrr", 0.95),
+        ("multi", "recall@5", 0.9),
+    ] {
         let got = metric(&hybrid, group, name);
-        assert!(got >= floor, "hybrid {group} {name} = {got}, under its floor {floor}");
+        assert!(
+            got >= floor,
+            "hybrid {group} {name} = {got}, under its floor {floor}"
+        );
     }
     // low_confidence stays rare where the answers are found (measured: 1 of 30 queries);
     // the document leg's boost must not flatten the ratio it reads.
-    let low = hybrid["report"]["queries"].as_array().unwrap().iter().filter(|q| q["low_confidence"] == true).count();
+    let low = hybrid["report"]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["low_confidence"] == true)
+        .count();
     assert!(low <= 3, "hybrid low_confidence on {low} of 30 queries");
     let semantic = run("semantic");
     assert_eq!(semantic["report"]["mode"], "semantic");
-    for (group, name, floor) in [("single", "recall@1", 0.76), ("single", "mrr", 0.85), ("multi", "recall@5", 0.8)] {
+    for (group, name, floor) in [
+        ("single", "recall@1", 0.76),
+        ("single", "mrr", 0.85),
+        ("multi", "recall@5", 0.8),
+    ] {
         let got = metric(&semantic, group, name);
-        assert!(got >= floor, "semantic {group} {name} = {got}, under its floor {floor}");
+        assert!(
+            got >= floor,
+            "semantic {group} {name} = {got}, under its floor {floor}"
+        );
     }
     // Hybrid beats both of its legs on the headline figure.
     assert!(metric(&hybrid, "single", "recall@1") > metric(&semantic, "single", "recall@1"));

@@ -26,7 +26,10 @@ struct Server {
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
-        assert!(started.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -48,30 +51,48 @@ fn start() -> Server {
     let uri = format!("file://{}", root_path.display());
     let stdin = child.stdin.as_mut().unwrap();
     stdin
-        .write_all(&frame(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": null, "rootUri": uri, "capabilities": {},
-            "workspaceFolders": [{"uri": uri, "name": "kb"}],
-            "clientInfo": {"name": "lifecycle-test"}
-        }})))
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "processId": null, "rootUri": uri, "capabilities": {},
+                "workspaceFolders": [{"uri": uri, "name": "kb"}],
+                "clientInfo": {"name": "lifecycle-test"}
+            }}),
+        ))
         .unwrap();
     stdin.flush().unwrap();
     let socket = socket_path(&runtime.path().join("folio"), &root_path, child.id());
     wait_for("the bridge socket", || socket.exists());
-    Server { child, runtime, root, socket }
+    Server {
+        child,
+        runtime,
+        root,
+        socket,
+    }
 }
 
 fn wait_exit(server: &mut Server) {
-    wait_for("the server to exit", || server.child.try_wait().unwrap().is_some());
+    wait_for("the server to exit", || {
+        server.child.try_wait().unwrap().is_some()
+    });
 }
 
 fn check_answers(server: &Server) {
-    let client = BridgeClient::connect(&server.socket, &server.root.path().canonicalize().unwrap(), Duration::from_secs(10)).unwrap();
+    let client = BridgeClient::connect(
+        &server.socket,
+        &server.root.path().canonicalize().unwrap(),
+        Duration::from_secs(10),
+    )
+    .unwrap();
     assert_eq!(client.hello.editor, "lifecycle-test");
     assert!(server.runtime.path().join("folio").is_dir());
 }
 
 fn kill(server: &Server, signal: &str) {
-    let status = Command::new("kill").arg(format!("-{signal}")).arg(server.child.id().to_string()).status().unwrap();
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(server.child.id().to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
 }
 
@@ -81,7 +102,11 @@ fn the_socket_is_removed_on_sigterm() {
     check_answers(&server);
     kill(&server, "TERM");
     wait_exit(&mut server);
-    assert!(!server.socket.exists(), "{} is left behind", server.socket.display());
+    assert!(
+        !server.socket.exists(),
+        "{} is left behind",
+        server.socket.display()
+    );
 }
 
 #[test]
@@ -104,11 +129,24 @@ fn the_socket_is_removed_when_stdin_closes() {
 fn the_socket_is_removed_after_shutdown_and_exit() {
     let mut server = start();
     let stdin = server.child.stdin.as_mut().unwrap();
-    stdin.write_all(&frame(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))).unwrap();
-    stdin.write_all(&frame(&json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))).unwrap();
-    stdin.write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"}))).unwrap();
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        ))
+        .unwrap();
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        ))
+        .unwrap();
+    stdin
+        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
+        .unwrap();
     stdin.flush().unwrap();
     wait_exit(&mut server);
     assert!(!server.socket.exists());
-    assert!(Path::new(&server.runtime.path().join("folio")).is_dir(), "the folder stays for other servers");
+    assert!(
+        Path::new(&server.runtime.path().join("folio")).is_dir(),
+        "the folder stays for other servers"
+    );
 }

@@ -45,7 +45,11 @@ fn neovim_drives_folio_lsp_on_k8s_community() {
     }
     let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
     let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(results.get("error").is_none(), "the Lua script failed: {}\n{results:#}", results["error"]);
+    assert!(
+        results.get("error").is_none(),
+        "the Lua script failed: {}\n{results:#}",
+        results["error"]
+    );
 
     // Neovim offers UTF-8 first; folio takes it.
     assert_eq!(results["encoding"], "utf-8");
@@ -92,7 +96,10 @@ fn neovim_drives_folio_lsp_on_k8s_community() {
         ])
     );
     // Go to definition in another file: `## Slack` of moderators.md (line 111, one-based).
-    assert_eq!(results["definition"], json!(["communication/moderators.md", 110, 0, 110, 8]));
+    assert_eq!(
+        results["definition"],
+        json!(["communication/moderators.md", 110, 0, 110, 8])
+    );
     // Workspace symbols for the query "mod pro tempore" (each word must match, in order, fuzzily).
     assert_eq!(
         results["workspace_symbols"],
@@ -100,11 +107,21 @@ fn neovim_drives_folio_lsp_on_k8s_community() {
             ["Moderators Pro Tempore", "communication/moderation.md", 81],
             ["Moderators Pro Tempore", "communication/moderators.md", 54],
             // A looser fuzzy match ranks below the two exact headings.
-            ["Escalation to Code of Conduct Committee Procedures", "communication/moderation.md", 196],
+            [
+                "Escalation to Code of Conduct Committee Procedures",
+                "communication/moderation.md",
+                196
+            ],
         ])
     );
     // The rename changed the heading and the link in the other file.
     assert_eq!(results["renamed_heading"], "## Slack Workspace");
-    assert_eq!(results["renamed_link"], "- [Moderators](./moderators.md#slack-workspace)");
-    assert_eq!(results["definition_after_rename"], json!(["communication/moderators.md", 110]));
+    assert_eq!(
+        results["renamed_link"],
+        "- [Moderators](./moderators.md#slack-workspace)"
+    );
+    assert_eq!(
+        results["definition_after_rename"],
+        json!(["communication/moderators.md", 110])
+    );
 }

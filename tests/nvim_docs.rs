@@ -19,15 +19,27 @@ fn repo() -> &'static Path {
 /// The first ```lua block after the line `heading` of `file` (relative to the repo).
 fn lua_block(file: &str, heading: &str) -> String {
     let text = std::fs::read_to_string(repo().join(file)).unwrap();
-    let after = text.split_once(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("no `{heading}` in {file}")).1;
-    let block = after.split_once("```lua\n").unwrap_or_else(|| panic!("no lua block after `{heading}` in {file}")).1;
+    let after = text
+        .split_once(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no `{heading}` in {file}"))
+        .1;
+    let block = after
+        .split_once("```lua\n")
+        .unwrap_or_else(|| panic!("no lua block after `{heading}` in {file}"))
+        .1;
     block.split_once("\n```").unwrap().0.to_string()
 }
 
 /// lazy.nvim's folder: `FOLIO_LAZY_NVIM`, else the copy `scripts/test` puts in `.venv`.
 fn lazy_nvim() -> PathBuf {
-    let dir = std::env::var_os("FOLIO_LAZY_NVIM").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv/lazy.nvim"));
-    assert!(dir.join("lua/lazy/init.lua").is_file(), "lazy.nvim not found at {}; run scripts/test, which installs it", dir.display());
+    let dir = std::env::var_os("FOLIO_LAZY_NVIM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/lazy.nvim"));
+    assert!(
+        dir.join("lua/lazy/init.lua").is_file(),
+        "lazy.nvim not found at {}; run scripts/test, which installs it",
+        dir.display()
+    );
     dir
 }
 
@@ -44,10 +56,17 @@ fn run(snippet: &str, mode: &str) -> (Value, PathBuf) {
     let out = work.path().join("results.json");
     // `folio` on PATH is the built binary.
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_folio")).parent().unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut cmd = headless_nvim(&nvim, work.path());
     cmd.arg("-c")
-        .arg(format!("luafile {}", repo().join("tests/nvim/snippet_e2e.lua").display()))
+        .arg(format!(
+            "luafile {}",
+            repo().join("tests/nvim/snippet_e2e.lua").display()
+        ))
         .current_dir(&root)
         .env("PATH", path)
         .env("FOLIO_SNIPPET", &snippet_file)
@@ -70,7 +89,11 @@ fn run(snippet: &str, mode: &str) -> (Value, PathBuf) {
     }
     let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
     let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(results.get("error").is_none(), "the Lua script failed: {}\n{results:#}", results["error"]);
+    assert!(
+        results.get("error").is_none(),
+        "the Lua script failed: {}\n{results:#}",
+        results["error"]
+    );
     (results, root)
 }
 
@@ -78,15 +101,25 @@ fn assert_attached(r: &Value, root: &Path, plugin: bool) {
     assert_eq!(r["cmd"], json!(["folio", "lsp"]));
     assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
     assert_eq!(r["diagnostics"], json!([[10, 36, "missing-wiki-target"]]));
-    assert_eq!(r["commands"], json!(plugin), "the plugin's commands exist exactly when the plugin is loaded");
+    assert_eq!(
+        r["commands"],
+        json!(plugin),
+        "the plugin's commands exist exactly when the plugin is loaded"
+    );
     assert_eq!(r["notifications"], json!([]));
 }
 
 #[test]
 fn lazy_nvim_spec_of_the_docs_loads_the_plugin_on_markdown() {
-    let spec = lua_block("docs/clients.md", "### Plugin (`editors/nvim`), with lazy.nvim");
+    let spec = lua_block(
+        "docs/clients.md",
+        "### Plugin (`editors/nvim`), with lazy.nvim",
+    );
     let (r, root) = run(&spec, "lazy");
-    assert_eq!(r["lazy"], json!({"version": "11.17.5", "name": "folio", "loaded_before_open": false, "loaded_by": "markdown"}));
+    assert_eq!(
+        r["lazy"],
+        json!({"version": "11.17.5", "name": "folio", "loaded_before_open": false, "loaded_by": "markdown"})
+    );
     assert_attached(&r, &root, true);
 }
 
@@ -94,14 +127,20 @@ fn lazy_nvim_spec_of_the_docs_loads_the_plugin_on_markdown() {
 fn lazy_nvim_spec_of_the_plugin_readme_loads_the_plugin_on_markdown() {
     let spec = lua_block("editors/nvim/README.md", "## lazy.nvim");
     let (r, root) = run(&spec, "lazy");
-    assert_eq!(r["lazy"], json!({"version": "11.17.5", "name": "folio", "loaded_before_open": false, "loaded_by": "markdown"}));
+    assert_eq!(
+        r["lazy"],
+        json!({"version": "11.17.5", "name": "folio", "loaded_before_open": false, "loaded_by": "markdown"})
+    );
     assert_attached(&r, &root, true);
 }
 
 #[test]
 fn plugin_without_a_plugin_manager_as_in_the_docs() {
     let snippet = lua_block("docs/clients.md", "### Plugin, without a plugin manager");
-    assert!(snippet.contains("'/path/to/folio/editors/nvim'"), "{snippet}");
+    assert!(
+        snippet.contains("'/path/to/folio/editors/nvim'"),
+        "{snippet}"
+    );
     let snippet = snippet.replace("/path/to/folio", &repo().to_string_lossy());
     let (r, root) = run(&snippet, "plain");
     assert_attached(&r, &root, true);

@@ -16,7 +16,13 @@ fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value
 }
 
 /// [`run`] on a copy of the fixture `fixture`, or on a folder without Markdown when `None`.
-fn run_in(cmd: &Path, fixture_name: Option<&str>, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
+fn run_in(
+    cmd: &Path,
+    fixture_name: Option<&str>,
+    file: &str,
+    query: &str,
+    min_version: Option<&str>,
+) -> (Value, PathBuf) {
     let nvim = nvim();
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("foam-docs");
@@ -30,7 +36,10 @@ fn run_in(cmd: &Path, fixture_name: Option<&str>, file: &str, query: &str, min_v
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = headless_nvim(&nvim, work.path())
         .arg("-c")
-        .arg(format!("luafile {}", repo.join("tests/nvim/plugin_e2e.lua").display()))
+        .arg(format!(
+            "luafile {}",
+            repo.join("tests/nvim/plugin_e2e.lua").display()
+        ))
         .current_dir(&root)
         .env("FOLIO_PLUGIN", repo.join("editors/nvim"))
         .env("FOLIO_CMD", cmd)
@@ -39,7 +48,10 @@ fn run_in(cmd: &Path, fixture_name: Option<&str>, file: &str, query: &str, min_v
         .env("FOLIO_QUERY", query)
         .env("FOLIO_OUT", &out)
         .env("FOLIO_MIN_VERSION", min_version.unwrap_or(""))
-        .env("FOLIO_EXPECT", if fixture_name.is_none() { "empty" } else { "" })
+        .env(
+            "FOLIO_EXPECT",
+            if fixture_name.is_none() { "empty" } else { "" },
+        )
         .spawn()
         .expect("nvim starts");
     let started = Instant::now();
@@ -52,69 +64,153 @@ fn run_in(cmd: &Path, fixture_name: Option<&str>, file: &str, query: &str, min_v
     }
     let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
     let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(results.get("error").is_none(), "the Lua script failed: {}\n{results:#}", results["error"]);
+    assert!(
+        results.get("error").is_none(),
+        "the Lua script failed: {}\n{results:#}",
+        results["error"]
+    );
     (results, root)
 }
 
 #[test]
 fn neovim_plugin_setup_diagnostics_search_and_health() {
-    let (r, root) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks", None);
+    let (r, root) = run(
+        Path::new(env!("CARGO_BIN_EXE_folio")),
+        "user/tools/cli/search.md",
+        "find broken wikilinks",
+        None,
+    );
     assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
     assert_eq!(r["diagnostics"], json!([[10, 36, "missing-wiki-target"]]));
     // The stubbed vim.ui.select picks the first of the hits; the plugin opens it at its first line.
-    assert_eq!(r["select"], json!({"count": 6, "first": "user/tools/cli/list.md:32 — foam list > Examples"}));
+    assert_eq!(
+        r["select"],
+        json!({"count": 6, "first": "user/tools/cli/list.md:32 — foam list > Examples"})
+    );
     assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
     let notes = r["notifications"].as_array().unwrap();
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0][0].as_str().unwrap().starts_with("folio: indexed 0 of 7 files (7 unchanged, 0 removed) in "), "{notes:?}");
+    assert!(
+        notes[0][0]
+            .as_str()
+            .unwrap()
+            .starts_with("folio: indexed 0 of 7 files (7 unchanged, 0 removed) in "),
+        "{notes:?}"
+    );
     let health = r["health"].as_array().unwrap();
     let bin = env!("CARGO_BIN_EXE_folio");
     assert_eq!(health[0], json!(format!("- ✅ OK binary: {bin}")));
-    assert_eq!(health[1], json!(format!("- ✅ OK version: folio {}", env!("CARGO_PKG_VERSION"))));
+    assert_eq!(
+        health[1],
+        json!(format!(
+            "- ✅ OK version: folio {}",
+            env!("CARGO_PKG_VERSION")
+        ))
+    );
     assert_eq!(health[2], json!(format!("- root: {}", root.display())));
-    assert!(health[3].as_str().unwrap().starts_with("- ✅ OK server running (client 1) on "), "{health:?}");
+    assert!(
+        health[3]
+            .as_str()
+            .unwrap()
+            .starts_with("- ✅ OK server running (client 1) on "),
+        "{health:?}"
+    );
     assert_eq!(health.len(), 4, "no ERROR or WARNING lines: {health:?}");
 }
 
 #[test]
 fn neovim_plugin_missing_binary_gives_one_clear_error() {
-    let (r, _) = run(Path::new("/nonexistent/folio"), "user/tools/cli/search.md", "x", None);
+    let (r, _) = run(
+        Path::new("/nonexistent/folio"),
+        "user/tools/cli/search.md",
+        "x",
+        None,
+    );
     assert_eq!(r["clients"], 0);
     // One error at setup, then one warning per command run: no storm, no Lua error.
     assert_eq!(
         r["notifications"],
         json!([
-            ["folio: `/nonexistent/folio` not found: install folio (cargo install --path . in the folio repository) or set cmd in require(\"folio\").setup{}", 4],
-            ["folio: `/nonexistent/folio` not found; see :checkhealth folio", 3],
-            ["folio: `/nonexistent/folio` not found; see :checkhealth folio", 3],
+            [
+                "folio: `/nonexistent/folio` not found: install folio (cargo install --path . in the folio repository) or set cmd in require(\"folio\").setup{}",
+                4
+            ],
+            [
+                "folio: `/nonexistent/folio` not found; see :checkhealth folio",
+                3
+            ],
+            [
+                "folio: `/nonexistent/folio` not found; see :checkhealth folio",
+                3
+            ],
         ])
     );
 }
 
 #[test]
 fn neovim_plugin_warns_once_about_a_server_older_than_it_needs() {
-    let (r, _) = run(Path::new(env!("CARGO_BIN_EXE_folio")), "user/tools/cli/search.md", "find broken wikilinks", Some("99.0.0"));
+    let (r, _) = run(
+        Path::new(env!("CARGO_BIN_EXE_folio")),
+        "user/tools/cli/search.md",
+        "find broken wikilinks",
+        Some("99.0.0"),
+    );
     let notes = r["notifications"].as_array().unwrap();
-    assert_eq!(notes[0], json!([format!("folio: the server is version {}; this plugin needs 99.0.0 or newer", env!("CARGO_PKG_VERSION")), 3]));
+    assert_eq!(
+        notes[0],
+        json!([
+            format!(
+                "folio: the server is version {}; this plugin needs 99.0.0 or newer",
+                env!("CARGO_PKG_VERSION")
+            ),
+            3
+        ])
+    );
     assert_eq!(notes.len(), 2, "{notes:?}");
     // The search still works, and :checkhealth names the problem.
     assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
-    let health: Vec<&str> = r["health"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
-    assert_eq!(health[1], format!("- ⚠️ WARNING folio {} is older than 99.0.0, which this plugin needs", env!("CARGO_PKG_VERSION")));
+    let health: Vec<&str> = r["health"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        health[1],
+        format!(
+            "- ⚠️ WARNING folio {} is older than 99.0.0, which this plugin needs",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
 }
 
 #[test]
 fn neovim_plugin_in_a_workspace_without_markdown_says_so_once() {
     // A new buffer (not on disk yet) in a folder whose only file is a CSV.
-    let (r, root) = run_in(Path::new(env!("CARGO_BIN_EXE_folio")), None, "new.md", "", None);
+    let (r, root) = run_in(
+        Path::new(env!("CARGO_BIN_EXE_folio")),
+        None,
+        "new.md",
+        "",
+        None,
+    );
     assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
     // One warning, nothing else; then each command answers once, without errors.
-    assert_eq!(r["first"], json!([[format!("folio: no Markdown files under {}", root.display()), 3]]));
+    assert_eq!(
+        r["first"],
+        json!([[
+            format!("folio: no Markdown files under {}", root.display()),
+            3
+        ]])
+    );
     let notes = r["notifications"].as_array().unwrap();
     assert_eq!(notes.len(), 3, "{notes:?}");
     assert_eq!(notes[1], json!(["folio: no results for anything", 2]));
     let reindex = notes[2][0].as_str().unwrap();
-    assert!(reindex.starts_with("folio: indexed 0 of 0 files (0 unchanged, 0 removed) in "), "{notes:?}");
+    assert!(
+        reindex.starts_with("folio: indexed 0 of 0 files (0 unchanged, 0 removed) in "),
+        "{notes:?}"
+    );
     assert_eq!(notes[2][1], json!(2));
     assert_eq!(r["diagnostics"], json!(0));
 }

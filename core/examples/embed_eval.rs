@@ -124,9 +124,9 @@ fn evaluate(label: &str, model: &BuiltinEmbedder, golden: &Golden, units: &[(Str
     println!(
         "{label:6}: {} units{tokens_note}, {tokens} tokens; single R@1 {:.3}  MRR {:.3}  (n={n1})  multi R@5 {:.3} (n={n5});  passages {:.1}/s, {:.0} tokens/s ({:.2} s); query mean {:.1} ms",
         units.len(),
-        r1 / n1 as f64,
-        mrr / n1 as f64,
-        r5 / n5.max(1) as f64,
+        r1 / f64::from(n1),
+        mrr / f64::from(n1),
+        r5 / f64::from(n5.max(1)),
         units.len() as f64 / secs,
         tokens as f64 / secs,
         secs,

@@ -38,7 +38,8 @@ pub fn chunks(text: &str, parsed: &Parsed, budget: usize) -> Vec<Chunk> {
             let e = &elements[i];
             e.kind != ElementKind::Document
                 && e.kind != ElementKind::Frontmatter
-                && e.parent.is_none_or(|p| elements[p].kind == ElementKind::Heading)
+                && e.parent
+                    .is_none_or(|p| elements[p].kind == ElementKind::Heading)
         })
         .collect();
     // Heading text by element index, so a heading path costs its depth, not the heading count.
@@ -67,7 +68,11 @@ pub fn chunks(text: &str, parsed: &Parsed, budget: usize) -> Vec<Chunk> {
         if let Some((first, last, path)) = current.take() {
             let start = elements[first].range.start;
             let end = elements[last].subtree.end.max(elements[last].range.end);
-            let end = if elements[last].kind == ElementKind::Heading { elements[last].range.end } else { end };
+            let end = if elements[last].kind == ElementKind::Heading {
+                elements[last].range.end
+            } else {
+                end
+            };
             out.push(Chunk {
                 seq: out.len() as u32,
                 pointer: elements[first].pointer().to_string(),
@@ -90,11 +95,16 @@ pub fn chunks(text: &str, parsed: &Parsed, budget: usize) -> Vec<Chunk> {
         match &mut current {
             Some((first, last, _)) if own_end - elements[*first].range.start <= budget => *last = i,
             // A chunk that holds only its heading takes the element whatever its size.
-            Some((first, last, _)) if *first == *last && elements[*first].kind == ElementKind::Heading => *last = i,
+            Some((first, last, _))
+                if *first == *last && elements[*first].kind == ElementKind::Heading =>
+            {
+                *last = i
+            }
             _ => {
-                let path = current.as_ref().map(|c| c.2.clone()).unwrap_or_else(|| {
-                    e.parent.map(&heading_path).unwrap_or_default()
-                });
+                let path = current
+                    .as_ref()
+                    .map(|c| c.2.clone())
+                    .unwrap_or_else(|| e.parent.map(&heading_path).unwrap_or_default());
                 flush(&mut current, &mut out);
                 current = Some((i, i, path));
             }
@@ -116,20 +126,49 @@ mod tests {
         let chunks = chunks(text, &parsed, 40);
         let summary: Vec<(Vec<&str>, u32, u32, &str)> = chunks
             .iter()
-            .map(|c| (c.heading_path.iter().map(String::as_str).collect(), c.start_line, c.end_line, c.text.as_str()))
+            .map(|c| {
+                (
+                    c.heading_path.iter().map(String::as_str).collect(),
+                    c.start_line,
+                    c.end_line,
+                    c.text.as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             summary,
             vec![
                 (vec!["Guide"], 1, 3, "# Guide\n\nIntro."),
-                (vec!["Guide", "Install"], 5, 7, "## Install\n\nStep one is long enough."),
+                (
+                    vec!["Guide", "Install"],
+                    5,
+                    7,
+                    "## Install\n\nStep one is long enough."
+                ),
                 (vec!["Guide", "Install"], 9, 9, "Step two is long too."),
-                (vec!["Guide", "Install"], 11, 13, "```sh\nmake install && make check && make more\n```"),
+                (
+                    vec!["Guide", "Install"],
+                    11,
+                    13,
+                    "```sh\nmake install && make check && make more\n```"
+                ),
                 (vec!["Other"], 15, 15, "# Other"),
             ]
         );
-        assert_eq!(chunks[1].pointer, parsed.elements.iter().find(|e| e.logical == "1.1").unwrap().pointer().to_string());
-        assert_eq!(chunks.iter().map(|c| c.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            chunks[1].pointer,
+            parsed
+                .elements
+                .iter()
+                .find(|e| e.logical == "1.1")
+                .unwrap()
+                .pointer()
+                .to_string()
+        );
+        assert_eq!(
+            chunks.iter().map(|c| c.seq).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
     }
 
     #[test]

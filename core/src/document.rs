@@ -77,7 +77,10 @@ pub struct Document {
 impl Document {
     /// Creates a document from its exact text; `version` is the editor's version, or 0.
     pub fn new(text: &str, version: i32) -> Document {
-        Document { rope: Rope::from_str(text), version }
+        Document {
+            rope: Rope::from_str(text),
+            version,
+        }
     }
 
     /// The version: the editor's version while open in an editor, else a counter.
@@ -140,7 +143,10 @@ impl Document {
                 self.rope.char_to_utf16_cu(c) - self.rope.char_to_utf16_cu(c0)
             }
         };
-        LineCol { line: line as u32, col: col as u32 }
+        LineCol {
+            line: line as u32,
+            col: col as u32,
+        }
     }
 
     /// Converts a line and column in `encoding` to a byte offset.
@@ -166,7 +172,9 @@ impl Document {
             Encoding::Utf16 => {
                 let c0 = self.rope.byte_to_char(line_start);
                 let u0 = self.rope.char_to_utf16_cu(c0);
-                let u_end = self.rope.char_to_utf16_cu(self.rope.byte_to_char(content_end));
+                let u_end = self
+                    .rope
+                    .char_to_utf16_cu(self.rope.byte_to_char(content_end));
                 let u = (u0 + col).min(u_end);
                 // A column inside a surrogate pair rounds down to the character's start.
                 self.rope.char_to_byte(self.rope.utf16_cu_to_char(u))
@@ -266,24 +274,54 @@ mod tests {
         let doc = Document::new("a😀b [x](y.md)\n", 0);
         let at_bracket = "a😀b ".len();
         assert_eq!(at_bracket, 7);
-        assert_eq!(doc.offset_to_line_col(at_bracket, Encoding::Utf16), LineCol { line: 0, col: 5 });
-        assert_eq!(doc.offset_to_line_col(at_bracket, Encoding::Utf8), LineCol { line: 0, col: 7 });
-        assert_eq!(doc.offset_to_line_col(at_bracket, Encoding::Utf32), LineCol { line: 0, col: 4 });
-        assert_eq!(doc.line_col_to_offset(LineCol { line: 0, col: 5 }, Encoding::Utf16), 7);
-        assert_eq!(doc.line_col_to_offset(LineCol { line: 0, col: 4 }, Encoding::Utf32), 7);
+        assert_eq!(
+            doc.offset_to_line_col(at_bracket, Encoding::Utf16),
+            LineCol { line: 0, col: 5 }
+        );
+        assert_eq!(
+            doc.offset_to_line_col(at_bracket, Encoding::Utf8),
+            LineCol { line: 0, col: 7 }
+        );
+        assert_eq!(
+            doc.offset_to_line_col(at_bracket, Encoding::Utf32),
+            LineCol { line: 0, col: 4 }
+        );
+        assert_eq!(
+            doc.line_col_to_offset(LineCol { line: 0, col: 5 }, Encoding::Utf16),
+            7
+        );
+        assert_eq!(
+            doc.line_col_to_offset(LineCol { line: 0, col: 4 }, Encoding::Utf32),
+            7
+        );
         // Column 2 is inside the surrogate pair: rounds down to the emoji's start.
-        assert_eq!(doc.line_col_to_offset(LineCol { line: 0, col: 2 }, Encoding::Utf16), 1);
+        assert_eq!(
+            doc.line_col_to_offset(LineCol { line: 0, col: 2 }, Encoding::Utf16),
+            1
+        );
     }
 
     #[test]
     fn crlf_and_lone_cr_are_line_breaks_and_columns_clamp() {
         let doc = Document::new("ab\r\ncd\ref\n", 0);
         assert_eq!(doc.len_lines(), 4);
-        assert_eq!(doc.offset_to_line_col(4, Encoding::Utf16), LineCol { line: 1, col: 0 });
-        assert_eq!(doc.offset_to_line_col(7, Encoding::Utf16), LineCol { line: 2, col: 0 });
+        assert_eq!(
+            doc.offset_to_line_col(4, Encoding::Utf16),
+            LineCol { line: 1, col: 0 }
+        );
+        assert_eq!(
+            doc.offset_to_line_col(7, Encoding::Utf16),
+            LineCol { line: 2, col: 0 }
+        );
         // Past the line end clamps before the "\r\n".
-        assert_eq!(doc.line_col_to_offset(LineCol { line: 0, col: 99 }, Encoding::Utf16), 2);
-        assert_eq!(doc.line_col_to_offset(LineCol { line: 9, col: 0 }, Encoding::Utf16), 10);
+        assert_eq!(
+            doc.line_col_to_offset(LineCol { line: 0, col: 99 }, Encoding::Utf16),
+            2
+        );
+        assert_eq!(
+            doc.line_col_to_offset(LineCol { line: 9, col: 0 }, Encoding::Utf16),
+            10
+        );
         let index = LineIndex::new("ab\r\ncd\ref\n");
         assert_eq!(index.line_of(4), 1);
         assert_eq!(index.line_of(7), 2);
@@ -298,7 +336,11 @@ mod tests {
         // Replace "three" using a UTF-16 position, as an editor would send it.
         let start = doc.line_col_to_offset(LineCol { line: 2, col: 0 }, Encoding::Utf16);
         let end = doc.line_col_to_offset(LineCol { line: 2, col: 5 }, Encoding::Utf16);
-        doc.apply_edits(&[TextEdit { range: start..end, new_text: "3".into() }]).unwrap();
+        doc.apply_edits(&[TextEdit {
+            range: start..end,
+            new_text: "3".into(),
+        }])
+        .unwrap();
         assert_eq!(doc.text().as_bytes(), b"one\ntwo\r\n3\rfour\n");
     }
 
@@ -308,22 +350,41 @@ mod tests {
         let mut doc = Document::new(original, 1);
         let body = original.find("body").unwrap();
         doc.apply_edits(&[
-            TextEdit { range: body..body + 4, new_text: "BODY!".into() },
+            TextEdit {
+                range: body..body + 4,
+                new_text: "BODY!".into(),
+            },
             // Applied against the result of the first edit.
-            TextEdit { range: body + 5..body + 5, new_text: "?".into() },
+            TextEdit {
+                range: body + 5..body + 5,
+                new_text: "?".into(),
+            },
         ])
         .unwrap();
         assert_eq!(doc.text(), "\u{feff}# T\r\n\r\nBODY!?\nmore\r\n");
         let err = doc.apply_edits(&[
-            TextEdit { range: 0..0, new_text: "x".into() },
-            TextEdit { range: 1..2, new_text: String::new() },
+            TextEdit {
+                range: 0..0,
+                new_text: "x".into(),
+            },
+            TextEdit {
+                range: 1..2,
+                new_text: String::new(),
+            },
         ]);
         // Byte 1 is inside the BOM after the first edit shifted it: nothing changes.
         assert_eq!(err, Err(EditError::NotCharBoundary { start: 1, end: 2 }));
         assert_eq!(doc.text(), "\u{feff}# T\r\n\r\nBODY!?\nmore\r\n");
         assert_eq!(
-            doc.apply_edits(&[TextEdit { range: 5..500, new_text: String::new() }]),
-            Err(EditError::OutOfBounds { start: 5, end: 500, len: doc.len_bytes() })
+            doc.apply_edits(&[TextEdit {
+                range: 5..500,
+                new_text: String::new()
+            }]),
+            Err(EditError::OutOfBounds {
+                start: 5,
+                end: 500,
+                len: doc.len_bytes()
+            })
         );
     }
 }

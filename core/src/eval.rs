@@ -115,7 +115,10 @@ pub fn parse_golden(text: &str) -> Result<Golden, EvalError> {
     let mut ids = HashSet::new();
     for (n, q) in raw_queries.into_iter().enumerate() {
         let at = format!("queries[{n}]");
-        let query = q.query.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let query = q
+            .query
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
         let query = query.ok_or_else(|| bad(format!("{at}: `query` is missing or empty")))?;
         let id = match q.id {
             Some(id) if id.trim().is_empty() => return Err(bad(format!("{at}: `id` is empty"))),
@@ -127,39 +130,63 @@ pub fn parse_golden(text: &str) -> Result<Golden, EvalError> {
         }
         let raw_expected = q.expected.unwrap_or_default();
         if raw_expected.is_empty() {
-            return Err(bad(format!("{at} (`{id}`): `expected` needs at least one entry")));
+            return Err(bad(format!(
+                "{at} (`{id}`): `expected` needs at least one entry"
+            )));
         }
         let mut expected: Vec<String> = Vec::new();
         for (m, e) in raw_expected.into_iter().enumerate() {
             let at = format!("{at}.expected[{m}]");
             if e.heading.is_some() {
-                return Err(bad(format!("{at}: `heading` is not supported (folio evaluates documents; give only `path`)")));
+                return Err(bad(format!(
+                    "{at}: `heading` is not supported (folio evaluates documents; give only `path`)"
+                )));
             }
-            let path = e.path.map(|p| p.trim().to_string()).filter(|p| !p.is_empty());
+            let path = e
+                .path
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty());
             let path = path.ok_or_else(|| bad(format!("{at}: `path` is missing or empty")))?;
-            if path.starts_with('/') || path.split('/').any(|seg| seg == "..") || path.contains('\\') {
-                return Err(bad(format!("{at}: `{path}` must be a root-relative path with `/` separators and no `..`")));
+            if path.starts_with('/')
+                || path.split('/').any(|seg| seg == "..")
+                || path.contains('\\')
+            {
+                return Err(bad(format!(
+                    "{at}: `{path}` must be a root-relative path with `/` separators and no `..`"
+                )));
             }
             let path = path.trim_start_matches("./").to_string();
             if !expected.contains(&path) {
                 expected.push(path);
             }
         }
-        queries.push(GoldenQuery { id, query, expected });
+        queries.push(GoldenQuery {
+            id,
+            query,
+            expected,
+        });
     }
-    Ok(Golden { queries, hash: format!("{:016x}", xxhash_rust::xxh64::xxh64(text.as_bytes(), 0)) })
+    Ok(Golden {
+        queries,
+        hash: format!("{:016x}", xxhash_rust::xxh64::xxh64(text.as_bytes(), 0)),
+    })
 }
 
 /// Reads and parses a golden file.
 pub fn load_golden(path: &Path) -> Result<Golden, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EvalError::Io(format!("reading `{}`", path.display()), e))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| EvalError::Io(format!("reading `{}`", path.display()), e))?;
     parse_golden(&text)
 }
 
 /// The documents of a ranked hit list: each path at its first occurrence.
 pub fn rank_documents<'a>(hit_paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut seen = HashSet::new();
-    hit_paths.into_iter().filter(|p| seen.insert(*p)).map(str::to_string).collect()
+    hit_paths
+        .into_iter()
+        .filter(|p| seen.insert(*p))
+        .map(str::to_string)
+        .collect()
 }
 
 /// `|E ∩ top k| / |E|` (0 when `expected` is empty).
@@ -173,7 +200,10 @@ pub fn recall_at_k(expected: &[String], ranked: &[String], k: usize) -> f64 {
 
 /// `1 / rank` of the first expected document, 0 when none is ranked.
 pub fn reciprocal_rank(expected: &[String], ranked: &[String]) -> f64 {
-    ranked.iter().position(|d| expected.contains(d)).map_or(0.0, |i| 1.0 / (i + 1) as f64)
+    ranked
+        .iter()
+        .position(|d| expected.contains(d))
+        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
 }
 
 /// nDCG@k with binary relevance (see the module docs); 0 when `expected` is empty or k = 0.
@@ -275,12 +305,24 @@ pub fn score_query(q: &GoldenQuery, ranked: &[String], ks: &[usize]) -> QueryOut
         metrics.insert(format!("recall@{k}"), recall_at_k(&q.expected, ranked, k));
     }
     metrics.insert("mrr".into(), reciprocal_rank(&q.expected, ranked));
-    metrics.insert(format!("ndcg@{max_k}"), ndcg_at_k(&q.expected, ranked, max_k));
-    let ranks: Vec<Option<usize>> = q.expected.iter().map(|e| ranked.iter().position(|d| d == e).map(|i| i + 1)).collect();
+    metrics.insert(
+        format!("ndcg@{max_k}"),
+        ndcg_at_k(&q.expected, ranked, max_k),
+    );
+    let ranks: Vec<Option<usize>> = q
+        .expected
+        .iter()
+        .map(|e| ranked.iter().position(|d| d == e).map(|i| i + 1))
+        .collect();
     QueryOutcome {
         id: q.id.clone(),
         query: q.query.clone(),
-        group: if q.expected.len() == 1 { "single" } else { "multi" }.into(),
+        group: if q.expected.len() == 1 {
+            "single"
+        } else {
+            "multi"
+        }
+        .into(),
         expected: q.expected.clone(),
         first_rank: ranks.iter().flatten().min().copied(),
         ranks,
@@ -295,11 +337,17 @@ fn average(outcomes: &[&QueryOutcome], names: &[String]) -> GroupMetrics {
     let metrics = names
         .iter()
         .map(|name| {
-            let sum: f64 = outcomes.iter().map(|o| o.metrics.get(name).copied().unwrap_or(0.0)).sum();
+            let sum: f64 = outcomes
+                .iter()
+                .map(|o| o.metrics.get(name).copied().unwrap_or(0.0))
+                .sum();
             (name.clone(), if n == 0 { 0.0 } else { sum / n as f64 })
         })
         .collect();
-    GroupMetrics { queries: n, metrics }
+    GroupMetrics {
+        queries: n,
+        metrics,
+    }
 }
 
 /// Runs every golden query through `search` (which returns the hit paths, best first,
@@ -331,8 +379,13 @@ pub fn run_eval<E>(
     let single: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.group == "single").collect();
     let multi: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.group == "multi").collect();
     let all: Vec<&QueryOutcome> = outcomes.iter().collect();
-    let mut missing: Vec<String> =
-        golden.queries.iter().flat_map(|q| q.expected.iter()).filter(|p| !indexed(p)).cloned().collect();
+    let mut missing: Vec<String> = golden
+        .queries
+        .iter()
+        .flat_map(|q| q.expected.iter())
+        .filter(|p| !indexed(p))
+        .cloned()
+        .collect();
     missing.sort();
     missing.dedup();
     Ok(EvalReport {
@@ -395,10 +448,20 @@ pub fn diff(prev: &EvalReport, now: &EvalReport) -> EvalDiff {
     let golden_changed = prev.golden_hash != now.golden_hash;
     let mut metrics = Vec::new();
     if !golden_changed {
-        for (group, a, b) in [("single", &prev.single, &now.single), ("multi", &prev.multi, &now.multi), ("all", &prev.all, &now.all)] {
+        for (group, a, b) in [
+            ("single", &prev.single, &now.single),
+            ("multi", &prev.multi, &now.multi),
+            ("all", &prev.all, &now.all),
+        ] {
             for name in metric_names(&now.k) {
                 if let (Some(before), Some(after)) = (a.metrics.get(&name), b.metrics.get(&name)) {
-                    metrics.push(MetricDelta { group: group.into(), metric: name, before: *before, after: *after, delta: after - before });
+                    metrics.push(MetricDelta {
+                        group: group.into(),
+                        metric: name,
+                        before: *before,
+                        after: *after,
+                        delta: after - before,
+                    });
                 }
             }
         }
@@ -417,7 +480,11 @@ pub fn diff(prev: &EvalReport, now: &EvalReport) -> EvalDiff {
             })
         })
         .collect();
-    EvalDiff { golden_changed, metrics, queries }
+    EvalDiff {
+        golden_changed,
+        metrics,
+        queries,
+    }
 }
 
 fn rank_str(r: Option<usize>) -> String {
@@ -433,13 +500,29 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         report.golden, report.mode, report.all.queries, report.single.queries, report.multi.queries
     );
     let delta = |group: &str, name: &str| -> String {
-        diff.and_then(|d| d.metrics.iter().find(|m| m.group == group && m.metric == name))
-            .map(|m| if m.delta.abs() < 5e-4 { " ".repeat(9) } else { format!(" ({:+.3})", m.delta) })
-            .unwrap_or_default()
+        diff.and_then(|d| {
+            d.metrics
+                .iter()
+                .find(|m| m.group == group && m.metric == name)
+        })
+        .map(|m| {
+            if m.delta.abs() < 5e-4 {
+                " ".repeat(9)
+            } else {
+                format!(" ({:+.3})", m.delta)
+            }
+        })
+        .unwrap_or_default()
     };
     let _ = writeln!(s, "{:<11}{:>18}{:>18}{:>18}", "", "single", "multi", "all");
     for name in metric_names(&report.k) {
-        let cell = |group: &str, g: &GroupMetrics| format!("{:.3}{}", g.metrics.get(&name).copied().unwrap_or(0.0), delta(group, &name));
+        let cell = |group: &str, g: &GroupMetrics| {
+            format!(
+                "{:.3}{}",
+                g.metrics.get(&name).copied().unwrap_or(0.0),
+                delta(group, &name)
+            )
+        };
         let _ = writeln!(
             s,
             "{:<11}{:>18}{:>18}{:>18}",
@@ -450,7 +533,11 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         );
     }
     if !report.missing_expected.is_empty() {
-        let _ = writeln!(s, "warning: expected documents not in the index: {}", report.missing_expected.join(", "));
+        let _ = writeln!(
+            s,
+            "warning: expected documents not in the index: {}",
+            report.missing_expected.join(", ")
+        );
     }
     match diff {
         None => {
@@ -458,12 +545,18 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         }
         Some(d) => {
             if d.golden_changed {
-                let _ = writeln!(s, "note: the golden file changed since the previous run; metric deltas are left out");
+                let _ = writeln!(
+                    s,
+                    "note: the golden file changed since the previous run; metric deltas are left out"
+                );
             }
             if d.queries.is_empty() {
                 let _ = writeln!(s, "no query changed rank since the previous run");
             } else {
-                let _ = writeln!(s, "rank changes since the previous run (first expected document):");
+                let _ = writeln!(
+                    s,
+                    "rank changes since the previous run (first expected document):"
+                );
                 for c in &d.queries {
                     let arrow = match (c.before, c.after) {
                         (Some(b), Some(a)) if a < b => "better",
@@ -471,20 +564,40 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
                         (Some(b), Some(a)) if a == b => "same first",
                         _ => "worse",
                     };
-                    let _ = writeln!(s, "  {:<28} {} → {}  ({arrow})", c.id, rank_str(c.before), rank_str(c.after));
+                    let _ = writeln!(
+                        s,
+                        "  {:<28} {} → {}  ({arrow})",
+                        c.id,
+                        rank_str(c.before),
+                        rank_str(c.after)
+                    );
                 }
             }
         }
     }
     let max_k = report.k.iter().max().copied().unwrap_or(10);
     let low = report.queries.iter().filter(|q| q.low_confidence).count();
-    let _ = writeln!(s, "low_confidence on {low} of {} queries", report.queries.len());
-    let misses: Vec<&QueryOutcome> = report.queries.iter().filter(|q| q.ranks.iter().any(|r| r.is_none_or(|r| r > max_k))).collect();
+    let _ = writeln!(
+        s,
+        "low_confidence on {low} of {} queries",
+        report.queries.len()
+    );
+    let misses: Vec<&QueryOutcome> = report
+        .queries
+        .iter()
+        .filter(|q| q.ranks.iter().any(|r| r.is_none_or(|r| r > max_k)))
+        .collect();
     if !misses.is_empty() {
         let _ = writeln!(s, "expected documents outside the top {max_k}:");
         for q in misses {
             let ranks: Vec<String> = q.ranks.iter().map(|r| rank_str(*r)).collect();
-            let _ = writeln!(s, "  {:<28} ranks [{}]  {}", q.id, ranks.join(", "), q.expected.join(", "));
+            let _ = writeln!(
+                s,
+                "  {:<28} ranks [{}]  {}",
+                q.id,
+                ranks.join(", "),
+                q.expected.join(", ")
+            );
         }
     }
     s
@@ -499,7 +612,9 @@ pub struct EvalHistory {
 
 /// The key of a run in [`EvalHistory`]: the golden file's canonical path and the mode.
 pub fn history_key(golden_path: &Path, mode: &str) -> String {
-    let p = golden_path.canonicalize().unwrap_or_else(|_| golden_path.to_path_buf());
+    let p = golden_path
+        .canonicalize()
+        .unwrap_or_else(|_| golden_path.to_path_buf());
     format!("{}#{mode}", p.display())
 }
 
@@ -507,7 +622,8 @@ impl EvalHistory {
     /// Reads a history file; a missing file is an empty history.
     pub fn load(path: &Path) -> Result<EvalHistory, EvalError> {
         match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| EvalError::InvalidHistory(path.display().to_string(), e.to_string())),
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| EvalError::InvalidHistory(path.display().to_string(), e.to_string())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(EvalHistory::default()),
             Err(e) => Err(EvalError::Io(format!("reading `{}`", path.display()), e)),
         }
@@ -516,7 +632,10 @@ impl EvalHistory {
     /// Writes the history atomically (a temporary file renamed over it).
     pub fn save(&self, path: &Path) -> Result<(), EvalError> {
         let io = |e| EvalError::Io(format!("writing `{}`", path.display()), e);
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io)?;
         let json = serde_json::to_string_pretty(self).map_err(|e| io(std::io::Error::other(e)))?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
@@ -528,12 +647,14 @@ impl EvalHistory {
 
 /// Reads one report (a `folio eval --json` output or a history entry) as a baseline.
 pub fn load_report(path: &Path) -> Result<EvalReport, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EvalError::Io(format!("reading `{}`", path.display()), e))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| EvalError::InvalidHistory(path.display().to_string(), e.to_string()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| EvalError::Io(format!("reading `{}`", path.display()), e))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| EvalError::InvalidHistory(path.display().to_string(), e.to_string()))?;
     // `folio eval --json` prints `{"report": …, "diff": …}`; a bare report is accepted too.
     let report = value.get("report").cloned().unwrap_or(value);
-    serde_json::from_value(report).map_err(|e| EvalError::InvalidHistory(path.display().to_string(), e.to_string()))
+    serde_json::from_value(report)
+        .map_err(|e| EvalError::InvalidHistory(path.display().to_string(), e.to_string()))
 }
 
 #[cfg(test)]
@@ -575,7 +696,11 @@ mod tests {
     fn eval_ranks_documents_at_first_occurrence() {
         let hits = ["a.md", "a.md", "b.md", "a.md", "c.md"];
         assert_eq!(rank_documents(hits), s(&["a.md", "b.md", "c.md"]));
-        let q = GoldenQuery { id: "q".into(), query: "x".into(), expected: s(&["c.md"]) };
+        let q = GoldenQuery {
+            id: "q".into(),
+            query: "x".into(),
+            expected: s(&["c.md"]),
+        };
         let out = score_query(&q, &rank_documents(hits), &[1, 5, 10]);
         assert_eq!(out.first_rank, Some(3));
         assert_eq!(out.metrics["recall@1"], 0.0);
@@ -593,17 +718,40 @@ mod tests {
         let mut results: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         results.insert("alpha", s(&["x.md", "a.md"]));
         results.insert("beta", s(&["c.md", "c.md", "y.md", "b.md"]));
-        let mut search = |q: &str| -> Result<SearchOutcome, String> { Ok(SearchOutcome { paths: results[q].clone(), low_confidence: q == "beta" }) };
-        let report = run_eval(&golden, "g.yml", "lexical", &[10, 1, 5, 5], &|p| p != "c.md", &mut search).unwrap();
+        let mut search = |q: &str| -> Result<SearchOutcome, String> {
+            Ok(SearchOutcome {
+                paths: results[q].clone(),
+                low_confidence: q == "beta",
+            })
+        };
+        let report = run_eval(
+            &golden,
+            "g.yml",
+            "lexical",
+            &[10, 1, 5, 5],
+            &|p| p != "c.md",
+            &mut search,
+        )
+        .unwrap();
         assert_eq!(report.k, vec![1, 5, 10]);
-        assert_eq!((report.single.queries, report.multi.queries, report.all.queries), (1, 1, 2));
+        assert_eq!(
+            (
+                report.single.queries,
+                report.multi.queries,
+                report.all.queries
+            ),
+            (1, 1, 2)
+        );
         assert_eq!(report.single.metrics["recall@1"], 0.0);
         assert_eq!(report.single.metrics["mrr"], 0.5);
         // beta: documents c, y, b → recall@1 = 0.5, recall@5 = 1, RR = 1,
         // nDCG = (1 + 1/log2(4)) / (1 + 1/log2(3)) = 1.5 / 1.6309297535714575.
         assert_eq!(report.multi.metrics["recall@1"], 0.5);
         assert_eq!(report.multi.metrics["recall@5"], 1.0);
-        assert!(close(report.multi.metrics["ndcg@10"], 1.5 / (1.0 + 1.0 / 3f64.log2())));
+        assert!(close(
+            report.multi.metrics["ndcg@10"],
+            1.5 / (1.0 + 1.0 / 3f64.log2())
+        ));
         assert_eq!(report.all.metrics["mrr"], 0.75);
         assert_eq!(report.missing_expected, s(&["c.md"]));
         assert_eq!(report.queries[1].ranks, vec![Some(3), Some(1)]);
@@ -611,14 +759,41 @@ mod tests {
 
         // A second run where alpha finds a.md first.
         results.insert("alpha", s(&["a.md"]));
-        let mut search = |q: &str| -> Result<SearchOutcome, String> { Ok(SearchOutcome { paths: results[q].clone(), low_confidence: q == "beta" }) };
-        let now = run_eval(&golden, "g.yml", "lexical", &[1, 5, 10], &|_| true, &mut search).unwrap();
+        let mut search = |q: &str| -> Result<SearchOutcome, String> {
+            Ok(SearchOutcome {
+                paths: results[q].clone(),
+                low_confidence: q == "beta",
+            })
+        };
+        let now = run_eval(
+            &golden,
+            "g.yml",
+            "lexical",
+            &[1, 5, 10],
+            &|_| true,
+            &mut search,
+        )
+        .unwrap();
         let d = diff(&report, &now);
         assert!(!d.golden_changed);
-        let single_r1 = d.metrics.iter().find(|m| m.group == "single" && m.metric == "recall@1").unwrap();
-        assert_eq!((single_r1.before, single_r1.after, single_r1.delta), (0.0, 1.0, 1.0));
+        let single_r1 = d
+            .metrics
+            .iter()
+            .find(|m| m.group == "single" && m.metric == "recall@1")
+            .unwrap();
+        assert_eq!(
+            (single_r1.before, single_r1.after, single_r1.delta),
+            (0.0, 1.0, 1.0)
+        );
         assert_eq!(d.queries.len(), 1);
-        assert_eq!((d.queries[0].id.as_str(), d.queries[0].before, d.queries[0].after), ("one", Some(2), Some(1)));
+        assert_eq!(
+            (
+                d.queries[0].id.as_str(),
+                d.queries[0].before,
+                d.queries[0].after
+            ),
+            ("one", Some(2), Some(1))
+        );
         let text = format_text(&now, Some(&d));
         assert!(text.contains("(+1.000)"), "{text}");
         assert!(text.contains("one") && text.contains("2 → 1"), "{text}");
@@ -633,16 +808,37 @@ mod tests {
             ("", "queries"),
             ("queries: []", "empty"),
             ("queries:\n  - query: x\n", "expected"),
-            ("queries:\n  - query: ''\n    expected: [{path: a.md}]\n", "query"),
-            ("queries:\n  - query: x\n    expected: [{path: /etc/passwd}]\n", "root-relative"),
-            ("queries:\n  - query: x\n    expected: [{path: ../a.md}]\n", "root-relative"),
-            ("queries:\n  - query: x\n    expected: [{path: a.md, heading: H}]\n", "heading"),
-            ("queries:\n  - {id: a, query: x, expected: [{path: a.md}]}\n  - {id: a, query: y, expected: [{path: b.md}]}\n", "duplicate"),
-            ("queries:\n  - query: x\n    expected: [{path: a.md}]\n    bogus: 1\n", "bogus"),
+            (
+                "queries:\n  - query: ''\n    expected: [{path: a.md}]\n",
+                "query",
+            ),
+            (
+                "queries:\n  - query: x\n    expected: [{path: /etc/passwd}]\n",
+                "root-relative",
+            ),
+            (
+                "queries:\n  - query: x\n    expected: [{path: ../a.md}]\n",
+                "root-relative",
+            ),
+            (
+                "queries:\n  - query: x\n    expected: [{path: a.md, heading: H}]\n",
+                "heading",
+            ),
+            (
+                "queries:\n  - {id: a, query: x, expected: [{path: a.md}]}\n  - {id: a, query: y, expected: [{path: b.md}]}\n",
+                "duplicate",
+            ),
+            (
+                "queries:\n  - query: x\n    expected: [{path: a.md}]\n    bogus: 1\n",
+                "bogus",
+            ),
             ("queries: [", ""),
         ] {
             let err = parse_golden(text).unwrap_err().to_string();
-            assert!(err.starts_with("invalid golden file") && err.contains(needle), "{text:?}: {err}");
+            assert!(
+                err.starts_with("invalid golden file") && err.contains(needle),
+                "{text:?}: {err}"
+            );
         }
         let g = parse_golden("defaults: {limit: 3}\nqueries:\n  - query: a long query that goes beyond thirty-two characters\n    tags: [x]\n    expected: [{path: ./a.md}, {path: a.md}]\n").unwrap();
         assert_eq!(g.queries[0].id, "a long query that goes beyond th");

@@ -130,16 +130,28 @@ impl GraphOptions {
             return Err(format!("depth must be 0..={MAX_DEPTH}, got {}", self.depth));
         }
         if self.fan_out > MAX_FAN_OUT {
-            return Err(format!("fan_out must be 0..={MAX_FAN_OUT}, got {}", self.fan_out));
+            return Err(format!(
+                "fan_out must be 0..={MAX_FAN_OUT}, got {}",
+                self.fan_out
+            ));
         }
         if !(-1.0..=1.0).contains(&self.min_similarity) {
-            return Err(format!("min_similarity must be in [-1, 1], got {}", self.min_similarity));
+            return Err(format!(
+                "min_similarity must be in [-1, 1], got {}",
+                self.min_similarity
+            ));
         }
         if self.max_nodes > MAX_NODES {
-            return Err(format!("max_nodes must be 0..={MAX_NODES}, got {}", self.max_nodes));
+            return Err(format!(
+                "max_nodes must be 0..={MAX_NODES}, got {}",
+                self.max_nodes
+            ));
         }
         if !(1..=MAX_SEED_CHUNKS).contains(&self.max_seed_chunks) {
-            return Err(format!("max_seed_chunks must be 1..={MAX_SEED_CHUNKS}, got {}", self.max_seed_chunks));
+            return Err(format!(
+                "max_seed_chunks must be 1..={MAX_SEED_CHUNKS}, got {}",
+                self.max_seed_chunks
+            ));
         }
         Ok(())
     }
@@ -293,7 +305,12 @@ fn node(id: usize, parent: Option<usize>, depth: u32, score: f32, chunk: &GraphC
     }
 }
 
-fn push_truncation(out: &mut Vec<Truncation>, reason: TruncationReason, limit: u32, options: &GraphOptions) {
+fn push_truncation(
+    out: &mut Vec<Truncation>,
+    reason: TruncationReason,
+    limit: u32,
+    options: &GraphOptions,
+) {
     if out.iter().any(|t| t.reason == reason) {
         return;
     }
@@ -311,7 +328,11 @@ fn push_truncation(out: &mut Vec<Truncation>, reason: TruncationReason, limit: u
             "the walk stopped after its time budget of {limit} ms with nodes left to expand; use a lower depth, fan_out or max_seed_chunks, seed_strategy centroid, or a higher min_similarity"
         ),
     };
-    out.push(Truncation { reason, limit, detail });
+    out.push(Truncation {
+        reason,
+        limit,
+        detail,
+    });
 }
 
 /// Walks the graph from `start`. See the module documentation for the rules.
@@ -326,16 +347,23 @@ pub fn connection_graph<S: VectorSource>(
 ) -> Result<ConnectionGraph, GraphError<S::Error>> {
     options.validate().map_err(GraphError::InvalidArgument)?;
     let max_nodes = options.max_nodes as usize;
-    let (seeds, more) =
-        source.document_chunks(start, options.max_seed_chunks as usize).map_err(GraphError::Source)?;
+    let (seeds, more) = source
+        .document_chunks(start, options.max_seed_chunks as usize)
+        .map_err(GraphError::Source)?;
     if seeds.is_empty() {
         return Err(GraphError::NotEmbedded(start.to_owned()));
     }
     let mut truncation = Vec::new();
     if more {
-        push_truncation(&mut truncation, TruncationReason::SeedChunks, options.max_seed_chunks, options);
+        push_truncation(
+            &mut truncation,
+            TruncationReason::SeedChunks,
+            options.max_seed_chunks,
+            options,
+        );
     }
-    let mut excluded_paths: HashSet<&str> = options.exclude_paths.iter().map(String::as_str).collect();
+    let mut excluded_paths: HashSet<&str> =
+        options.exclude_paths.iter().map(String::as_str).collect();
     excluded_paths.insert(start);
     let mut seen_chunks: HashSet<i64> = seeds.iter().map(|(c, _)| c.chunk_id).collect();
     let mut seen_paths: HashSet<String> = HashSet::new();
@@ -346,7 +374,12 @@ pub fn connection_graph<S: VectorSource>(
         SeedStrategy::AllChunks => {
             for (chunk, vector) in &seeds {
                 if nodes.len() >= max_nodes {
-                    push_truncation(&mut truncation, TruncationReason::NodeBudget, options.max_nodes, options);
+                    push_truncation(
+                        &mut truncation,
+                        TruncationReason::NodeBudget,
+                        options.max_nodes,
+                        options,
+                    );
                     break;
                 }
                 nodes.push(node(nodes.len(), None, 0, 1.0, chunk));
@@ -383,11 +416,21 @@ pub fn connection_graph<S: VectorSource>(
         }
         if started.elapsed().as_millis() as u64 >= options.time_budget_ms {
             let limit = u32::try_from(options.time_budget_ms).unwrap_or(u32::MAX);
-            push_truncation(&mut truncation, TruncationReason::TimeBudget, limit, options);
+            push_truncation(
+                &mut truncation,
+                TruncationReason::TimeBudget,
+                limit,
+                options,
+            );
             break;
         }
         if nodes.len() >= max_nodes {
-            push_truncation(&mut truncation, TruncationReason::NodeBudget, options.max_nodes, options);
+            push_truncation(
+                &mut truncation,
+                TruncationReason::NodeBudget,
+                options.max_nodes,
+                options,
+            );
             break;
         }
         // Ask for enough neighbours that `fan_out` new ones survive the skips; ask
@@ -398,7 +441,12 @@ pub fn connection_graph<S: VectorSource>(
         let mut considered: HashSet<i64> = HashSet::new();
         loop {
             let found = source
-                .nearest(&vector, k, options.category.as_deref(), options.topic.as_deref())
+                .nearest(
+                    &vector,
+                    k,
+                    options.category.as_deref(),
+                    options.topic.as_deref(),
+                )
                 .map_err(GraphError::Source)?;
             knn_queries += 1;
             let exhausted = found.len() < k;
@@ -418,12 +466,23 @@ pub fn connection_graph<S: VectorSource>(
                     continue;
                 }
                 if nodes.len() >= max_nodes {
-                    push_truncation(&mut truncation, TruncationReason::NodeBudget, options.max_nodes, options);
+                    push_truncation(
+                        &mut truncation,
+                        TruncationReason::NodeBudget,
+                        options.max_nodes,
+                        options,
+                    );
                     break 'walk;
                 }
                 seen_chunks.insert(chunk.chunk_id);
                 seen_paths.insert(chunk.path.clone());
-                nodes.push(node(nodes.len(), Some(parent), depth + 1, similarity, &chunk));
+                nodes.push(node(
+                    nodes.len(),
+                    Some(parent),
+                    depth + 1,
+                    similarity,
+                    &chunk,
+                ));
                 max_depth_reached = max_depth_reached.max(depth + 1);
                 queue.push_back((nodes.len() - 1, next_vector));
                 added += 1;
@@ -456,7 +515,10 @@ pub struct StoreGraph<'a> {
 impl<'a> StoreGraph<'a> {
     /// Walks `store`'s vectors of `model_id` (the embedder's model).
     pub fn new(store: &'a crate::store::Store, model_id: &str) -> StoreGraph<'a> {
-        StoreGraph { store, model_id: model_id.to_owned() }
+        StoreGraph {
+            store,
+            model_id: model_id.to_owned(),
+        }
     }
 }
 
@@ -464,7 +526,9 @@ impl VectorSource for StoreGraph<'_> {
     type Error = crate::search::SearchError;
 
     fn document_chunks(&self, path: &str, limit: usize) -> Result<SeedChunks, Self::Error> {
-        let ids = self.store.embedded_chunk_ids_of(path, &self.model_id, limit.saturating_add(1))?;
+        let ids =
+            self.store
+                .embedded_chunk_ids_of(path, &self.model_id, limit.saturating_add(1))?;
         let more = ids.len() > limit;
         let ids = &ids[..ids.len().min(limit)];
         let rows = self.store.load_chunk_rows(ids)?;
@@ -489,13 +553,21 @@ impl VectorSource for StoreGraph<'_> {
             topic: topic.map(str::to_owned),
             ..crate::search::SearchQuery::default()
         };
-        let hits = self.store.vector_search_ids(&self.model_id, vector, k, &filters)?;
+        let hits = self
+            .store
+            .vector_search_ids(&self.model_id, vector, k, &filters)?;
         let ids: Vec<i64> = hits.iter().map(|(id, _)| *id).collect();
         let rows = self.store.load_chunk_rows(&ids)?;
         let mut vectors = self.store.chunk_vectors(&ids)?;
         Ok(hits
             .into_iter()
-            .filter_map(|(id, similarity)| Some((graph_chunk(id, rows.get(&id)?), vectors.remove(&id)?, similarity as f32)))
+            .filter_map(|(id, similarity)| {
+                Some((
+                    graph_chunk(id, rows.get(&id)?),
+                    vectors.remove(&id)?,
+                    similarity as f32,
+                ))
+            })
             .collect())
     }
 }

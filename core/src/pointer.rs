@@ -32,7 +32,11 @@ pub struct Pointer {
 
 impl fmt::Display for Pointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}~{:016x}~{:016x}", self.logical, self.self_hash, self.subtree_hash)
+        write!(
+            f,
+            "{}~{:016x}~{:016x}",
+            self.logical, self.self_hash, self.subtree_hash
+        )
     }
 }
 
@@ -40,7 +44,9 @@ impl fmt::Display for Pointer {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PointerParseError {
     /// Not of the form `logical~selfHash~subtreeHash`.
-    #[error("pointer `{0}` is not of the form logical~selfHash~subtreeHash (hashes: 16 lowercase hex digits)")]
+    #[error(
+        "pointer `{0}` is not of the form logical~selfHash~subtreeHash (hashes: 16 lowercase hex digits)"
+    )]
     Malformed(String),
     /// The logical address names no element kind.
     #[error("pointer `{0}` has an unknown logical address")]
@@ -55,11 +61,16 @@ impl Pointer {
     /// of the logical address is not a known element kind.
     pub fn parse(s: &str) -> Result<Pointer, PointerParseError> {
         let mut parts = s.split('~');
-        let (Some(logical), Some(h1), Some(h2), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(logical), Some(h1), Some(h2), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(PointerParseError::Malformed(s.to_string()));
         };
         let parse_hash = |h: &str| {
-            if h.len() == 16 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            if h.len() == 16
+                && h.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            {
                 u64::from_str_radix(h, 16).ok()
             } else {
                 None
@@ -71,7 +82,11 @@ impl Pointer {
         if logical.is_empty() || kind_of_logical(logical).is_none() {
             return Err(PointerParseError::UnknownAddress(s.to_string()));
         }
-        Ok(Pointer { logical: logical.to_string(), self_hash, subtree_hash })
+        Ok(Pointer {
+            logical: logical.to_string(),
+            self_hash,
+            subtree_hash,
+        })
     }
 
     /// The element kind named by the logical address.
@@ -115,7 +130,9 @@ impl Resolution {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ResolveError {
     /// No element has the pointer's kind and selfHash: the element changed or is gone.
-    #[error("element {pointer} changed or no longer exists (no {kind} with selfHash {self_hash:016x})")]
+    #[error(
+        "element {pointer} changed or no longer exists (no {kind} with selfHash {self_hash:016x})"
+    )]
     Changed {
         /// The pointer as given.
         pointer: String,
@@ -150,13 +167,15 @@ pub enum ResolveError {
 /// re-anchored when exactly one element of that kind has the selfHash; else an error.
 /// With `check_subtree`, the found element's subtreeHash must match too (section and
 /// subtree operations).
-pub fn resolve(parsed: &Parsed, pointer: &Pointer, check_subtree: bool) -> Result<Resolution, ResolveError> {
+pub fn resolve(
+    parsed: &Parsed,
+    pointer: &Pointer,
+    check_subtree: bool,
+) -> Result<Resolution, ResolveError> {
     let kind = pointer.kind().unwrap_or(ElementKind::Document);
-    let found = if let Some(i) = parsed
-        .elements
-        .iter()
-        .position(|e| e.logical == pointer.logical && e.kind == kind && e.self_hash == pointer.self_hash)
-    {
+    let found = if let Some(i) = parsed.elements.iter().position(|e| {
+        e.logical == pointer.logical && e.kind == kind && e.self_hash == pointer.self_hash
+    }) {
         Resolution::Exact(i)
     } else {
         let matches: Vec<usize> = parsed
@@ -177,8 +196,11 @@ pub fn resolve(parsed: &Parsed, pointer: &Pointer, check_subtree: bool) -> Resul
             }
             many => {
                 // Several identical elements: prefer the one whose subtree also matches, if unique.
-                let by_subtree: Vec<usize> =
-                    many.iter().copied().filter(|&i| parsed.elements[i].subtree_hash == pointer.subtree_hash).collect();
+                let by_subtree: Vec<usize> = many
+                    .iter()
+                    .copied()
+                    .filter(|&i| parsed.elements[i].subtree_hash == pointer.subtree_hash)
+                    .collect();
                 if let [i] = by_subtree.as_slice() {
                     Resolution::Reanchored(*i)
                 } else {
@@ -193,7 +215,10 @@ pub fn resolve(parsed: &Parsed, pointer: &Pointer, check_subtree: bool) -> Resul
     };
     let el = &parsed.elements[found.index()];
     if check_subtree && el.subtree_hash != pointer.subtree_hash {
-        return Err(ResolveError::SubtreeChanged { pointer: pointer.to_string(), current: el.subtree_hash });
+        return Err(ResolveError::SubtreeChanged {
+            pointer: pointer.to_string(),
+            current: el.subtree_hash,
+        });
     }
     Ok(found)
 }
@@ -204,7 +229,11 @@ mod tests {
     use crate::parse::parse;
 
     fn pointers(text: &str) -> Vec<String> {
-        parse(text).elements.iter().map(|e| e.pointer().to_string()).collect()
+        parse(text)
+            .elements
+            .iter()
+            .map(|e| e.pointer().to_string())
+            .collect()
     }
 
     #[test]
@@ -212,8 +241,18 @@ mod tests {
         let text = "# A\n\npara\n";
         let p = pointers(text);
         assert_eq!(p.len(), 3);
-        assert_eq!(p[0], format!("document~{0}~{0}", hex(hash_bytes(text.as_bytes()))));
-        assert_eq!(p[1], format!("1~{}~{}", hex(hash_bytes(b"# A")), hex(hash_bytes(b"# A\n\npara"))));
+        assert_eq!(
+            p[0],
+            format!("document~{0}~{0}", hex(hash_bytes(text.as_bytes())))
+        );
+        assert_eq!(
+            p[1],
+            format!(
+                "1~{}~{}",
+                hex(hash_bytes(b"# A")),
+                hex(hash_bytes(b"# A\n\npara"))
+            )
+        );
         assert_eq!(p[2], format!("1.p1~{0}~{0}", hex(hash_bytes(b"para"))));
         // Checked against the Python `xxhash` package: xxhash.xxh64(b"para").hexdigest().
         assert_eq!(hex(hash_bytes(b"para")), "d260ea3b3234fde8");
@@ -222,10 +261,28 @@ mod tests {
     #[test]
     fn parse_rejects_malformed_pointers() {
         assert!(Pointer::parse("1.p1~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8").is_ok());
-        assert_eq!(Pointer::parse("1.p1~D5B5E3A3FA6B6FA8~d5b5e3a3fa6b6fa8"), Err(PointerParseError::Malformed("1.p1~D5B5E3A3FA6B6FA8~d5b5e3a3fa6b6fa8".into())));
-        assert_eq!(Pointer::parse("1.p1~abc~def"), Err(PointerParseError::Malformed("1.p1~abc~def".into())));
-        assert_eq!(Pointer::parse("1.zz1~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8"), Err(PointerParseError::UnknownAddress("1.zz1~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8".into())));
-        assert_eq!(Pointer::parse("p1.p2~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8"), Err(PointerParseError::UnknownAddress("p1.p2~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8".into())));
+        assert_eq!(
+            Pointer::parse("1.p1~D5B5E3A3FA6B6FA8~d5b5e3a3fa6b6fa8"),
+            Err(PointerParseError::Malformed(
+                "1.p1~D5B5E3A3FA6B6FA8~d5b5e3a3fa6b6fa8".into()
+            ))
+        );
+        assert_eq!(
+            Pointer::parse("1.p1~abc~def"),
+            Err(PointerParseError::Malformed("1.p1~abc~def".into()))
+        );
+        assert_eq!(
+            Pointer::parse("1.zz1~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8"),
+            Err(PointerParseError::UnknownAddress(
+                "1.zz1~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8".into()
+            ))
+        );
+        assert_eq!(
+            Pointer::parse("p1.p2~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8"),
+            Err(PointerParseError::UnknownAddress(
+                "p1.p2~d5b5e3a3fa6b6fa8~d5b5e3a3fa6b6fa8".into()
+            ))
+        );
     }
 
     #[test]
@@ -235,7 +292,11 @@ mod tests {
         let (b, a) = (pointers(before), pointers(after));
         // The edited paragraph and the sections containing it change; everything else keeps its pointer.
         let changed: Vec<(&String, &String)> = b.iter().zip(&a).filter(|(x, y)| x != y).collect();
-        assert_eq!(changed.len(), 3, "document, section 1 and 1.p1 change: {changed:?}");
+        assert_eq!(
+            changed.len(),
+            3,
+            "document, section 1 and 1.p1 change: {changed:?}"
+        );
         assert!(changed[0].0.starts_with("document~"));
         assert!(changed[1].0.starts_with("1~"));
         assert!(changed[2].0.starts_with("1.p1~"));
@@ -245,7 +306,12 @@ mod tests {
     #[test]
     fn reanchors_by_kind_and_self_hash_after_an_insertion_above() {
         let before = parse("# A\n\nalpha\n\nbeta\n");
-        let beta = before.elements.iter().find(|e| e.logical == "1.p2").unwrap().pointer();
+        let beta = before
+            .elements
+            .iter()
+            .find(|e| e.logical == "1.p2")
+            .unwrap()
+            .pointer();
         let after = parse("# A\n\nnew\n\nalpha\n\nbeta\n");
         let r = resolve(&after, &beta, true).unwrap();
         assert_eq!(r, Resolution::Reanchored(4));
@@ -254,11 +320,18 @@ mod tests {
         let twice = parse("# A\n\nnew\n\nalpha\n\nbeta\n\nbeta\n");
         assert_eq!(
             resolve(&twice, &beta, false),
-            Err(ResolveError::Ambiguous { pointer: beta.to_string(), kind: "paragraph", count: 2 })
+            Err(ResolveError::Ambiguous {
+                pointer: beta.to_string(),
+                kind: "paragraph",
+                count: 2
+            })
         );
         // A changed element is a conflict.
         let changed = parse("# A\n\nalpha\n\nbeta!\n");
-        assert!(matches!(resolve(&changed, &beta, false), Err(ResolveError::Changed { .. })));
+        assert!(matches!(
+            resolve(&changed, &beta, false),
+            Err(ResolveError::Changed { .. })
+        ));
     }
 
     #[test]
@@ -267,6 +340,9 @@ mod tests {
         let a = before.elements[1].pointer();
         let after = parse("# A\n\nalpha!\n\n# B\n");
         assert_eq!(resolve(&after, &a, false), Ok(Resolution::Exact(1)));
-        assert!(matches!(resolve(&after, &a, true), Err(ResolveError::SubtreeChanged { .. })));
+        assert!(matches!(
+            resolve(&after, &a, true),
+            Err(ResolveError::SubtreeChanged { .. })
+        ));
     }
 }

@@ -308,7 +308,9 @@ fn a_damaged_weights_file_is_refused_before_parsing() {
     let copy = tempfile::tempdir().unwrap();
     let path = copy.path().join(folio_core::embed::builtin::WEIGHTS_FILE);
     std::fs::write(&path, &bytes).unwrap();
-    let Err(err) = BuiltinEmbedder::load(copy.path()) else { panic!("a damaged file must be refused") };
+    let Err(err) = BuiltinEmbedder::load(copy.path()) else {
+        panic!("a damaged file must be refused")
+    };
     let digest = format!("{:016x}", xxhash_rust::xxh64::xxh64(&bytes, 0));
     assert_eq!(
         err.to_string(),

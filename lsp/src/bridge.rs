@@ -24,9 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use folio_core::bridge::{
-    ApplyEditParams, ApplyEditResult, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_REFUSED, ERR_VERSION_CONFLICT,
-    ERR_VERSION_MISMATCH, FileOperationParams, FileOperationResult, HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION,
-    ReadParams, ReadResult,
+    ApplyEditParams, ApplyEditResult, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_REFUSED,
+    ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, FileOperationParams, FileOperationResult,
+    HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION, ReadParams, ReadResult,
 };
 use folio_core::document::{Document, TextEdit as CoreEdit};
 use folio_core::workspace::path_policy::check_syntax;
@@ -35,8 +35,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tower_lsp_server::ls_types::{
     ApplyWorkspaceEditParams, DeleteFile, DocumentChangeOperation, DocumentChanges, OneOf,
-    OptionalVersionedTextDocumentIdentifier, RenameFile, ResourceOp, TextDocumentEdit, TextEdit, WorkspaceEdit,
-    request::ApplyWorkspaceEdit,
+    OptionalVersionedTextDocumentIdentifier, RenameFile, ResourceOp, TextDocumentEdit, TextEdit,
+    WorkspaceEdit, request::ApplyWorkspaceEdit,
 };
 
 use crate::convert;
@@ -82,7 +82,10 @@ pub struct Endpoints {
 impl Endpoints {
     /// No endpoints yet; sockets go under `base`.
     pub fn new(base: PathBuf) -> Endpoints {
-        Endpoints { base, open: HashMap::new() }
+        Endpoints {
+            base,
+            open: HashMap::new(),
+        }
     }
 
     /// The socket of the endpoint serving `folder`, if one is open.
@@ -100,7 +103,11 @@ impl Endpoints {
             }
             match open_endpoint(&self.base, folder, shared) {
                 Ok(endpoint) => {
-                    tracing::info!("bridge for {} at {}", folder.display(), endpoint.socket.display());
+                    tracing::info!(
+                        "bridge for {} at {}",
+                        folder.display(),
+                        endpoint.socket.display()
+                    );
                     self.open.insert(folder.clone(), endpoint);
                 }
                 Err(e) => tracing::warn!("no bridge for {}: {e:#}", folder.display()),
@@ -125,7 +132,10 @@ fn open_endpoint(base: &Path, folder: &Path, shared: &Shared) -> anyhow::Result<
     let listener = UnixListener::bind(&socket)?;
     // The folder is 0700 already; the socket itself is 0600 too.
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
-    let context = Arc::new(Context { shared: shared.clone(), root: folder.to_path_buf() });
+    let context = Arc::new(Context {
+        shared: shared.clone(),
+        root: folder.to_path_buf(),
+    });
     let task = tokio::spawn(async move {
         loop {
             match listener.accept().await {
@@ -164,10 +174,15 @@ async fn serve_connection(stream: UnixStream, context: Arc<Context>) {
     let ours = folio_core::bridge::current_uid();
     let (read, mut write) = stream.into_split();
     if peer.as_ref().ok() != Some(&ours) {
-        let who = peer.map_or_else(|e| format!("an unknown user ({e})"), |uid| format!("uid {uid}"));
+        let who = peer.map_or_else(
+            |e| format!("an unknown user ({e})"),
+            |uid| format!("uid {uid}"),
+        );
         tracing::warn!("bridge: refused a connection from {who}");
         let message = format!("this folio bridge accepts only uid {ours}, not {who}");
-        let _ = write.write_all(answer(&Value::Null, Err((ERR_FORBIDDEN, message))).as_bytes()).await;
+        let _ = write
+            .write_all(answer(&Value::Null, Err((ERR_FORBIDDEN, message))).as_bytes())
+            .await;
         let _ = write.shutdown().await;
         return;
     }
@@ -188,7 +203,9 @@ async fn serve_connection(stream: UnixStream, context: Arc<Context>) {
             }
         };
         // Notifications need no answer and the protocol has none.
-        let Some(id) = request.get("id").cloned() else { continue };
+        let Some(id) = request.get("id").cloned() else {
+            continue;
+        };
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
         let params = request.get("params").cloned().unwrap_or(Value::Null);
         let result = match method {
@@ -199,21 +216,26 @@ async fn serve_connection(stream: UnixStream, context: Arc<Context>) {
             }
             _ if !greeted => Err((-32600, "say `hello` first".to_string())),
             "openDocuments" => Ok(json!(open_documents(&context.shared.lock(), &context.root))),
-            "read" => parse::<ReadParams>(params).and_then(|p| read_buffer(&context.shared.lock(), &context.root, &p.path)),
+            "read" => parse::<ReadParams>(params)
+                .and_then(|p| read_buffer(&context.shared.lock(), &context.root, &p.path)),
             "applyEdit" => match parse::<ApplyEditParams>(params) {
                 Ok(p) => apply_edit(&context, p).await.map(|r| json!(r)),
                 Err(e) => Err(e),
             },
             "deleteFile" | "renameFile" => match parse::<FileOperationParams>(params) {
-                Ok(p) if (method == "renameFile") != p.new_path.is_some() => {
-                    Err(invalid_params("`newPath` is required by renameFile and refused by deleteFile"))
-                }
+                Ok(p) if (method == "renameFile") != p.new_path.is_some() => Err(invalid_params(
+                    "`newPath` is required by renameFile and refused by deleteFile",
+                )),
                 Ok(p) => file_operation(&context, p).await.map(|r| json!(r)),
                 Err(e) => Err(e),
             },
             other => Err((-32601, format!("unknown method `{other}`"))),
         };
-        if write.write_all(answer(&id, result).as_bytes()).await.is_err() {
+        if write
+            .write_all(answer(&id, result).as_bytes())
+            .await
+            .is_err()
+        {
             return;
         }
     }
@@ -239,10 +261,17 @@ fn hello(context: &Context, params: Value) -> Result<Value, RpcError> {
     let asked = Path::new(&params.root);
     let asked = asked.canonicalize().unwrap_or_else(|_| asked.to_path_buf());
     if asked != context.root {
-        return Err(invalid_params(format!("this endpoint serves {}, not {}", context.root.display(), params.root)));
+        return Err(invalid_params(format!(
+            "this endpoint serves {}, not {}",
+            context.root.display(),
+            params.root
+        )));
     }
     let session = context.shared.lock();
-    let (editor, editor_version) = session.client_info.clone().unwrap_or_else(|| ("unknown editor".to_string(), None));
+    let (editor, editor_version) = session
+        .client_info
+        .clone()
+        .unwrap_or_else(|| ("unknown editor".to_string(), None));
     Ok(json!(HelloResult {
         protocol_version: PROTOCOL_VERSION,
         root: context.root.to_string_lossy().into_owned(),
@@ -259,8 +288,12 @@ pub fn open_documents(s: &Session, root: &Path) -> Vec<OpenDocument> {
         .iter()
         .filter_map(|(abs, version)| {
             let rel = abs.strip_prefix(root).ok()?;
-            let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-            Some(OpenDocument { path: parts?.join("/"), version: *version })
+            let parts: Option<Vec<&str>> =
+                rel.components().map(|c| c.as_os_str().to_str()).collect();
+            Some(OpenDocument {
+                path: parts?.join("/"),
+                version: *version,
+            })
         })
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -282,7 +315,10 @@ fn open_buffer(s: &Session, root: &Path, path: &str) -> Result<(PathBuf, i32, Do
 /// The buffer of an open document, unsaved changes included.
 pub fn read_buffer(s: &Session, root: &Path, path: &str) -> Result<Value, RpcError> {
     let (_, version, doc) = open_buffer(s, root, path)?;
-    Ok(json!(ReadResult { version, text: doc.text() }))
+    Ok(json!(ReadResult {
+        version,
+        text: doc.text()
+    }))
 }
 
 /// The text `edits` (sorted, disjoint byte ranges of `doc`) produce, or why they are invalid.
@@ -299,9 +335,17 @@ fn edited_text(doc: &Document, edits: &[ByteEdit]) -> Result<String, RpcError> {
     }
     let mut result = doc.clone();
     // From the last to the first, so each range still means the same bytes.
-    let reversed: Vec<CoreEdit> =
-        edits.iter().rev().map(|e| CoreEdit { range: e.start..e.end, new_text: e.new_text.clone() }).collect();
-    result.apply_edits(&reversed).map_err(|e| invalid_params(e.to_string()))?;
+    let reversed: Vec<CoreEdit> = edits
+        .iter()
+        .rev()
+        .map(|e| CoreEdit {
+            range: e.start..e.end,
+            new_text: e.new_text.clone(),
+        })
+        .collect();
+    result
+        .apply_edits(&reversed)
+        .map_err(|e| invalid_params(e.to_string()))?;
     Ok(result.text())
 }
 
@@ -318,27 +362,44 @@ fn prepare(s: &Session, root: &Path, params: &ApplyEditParams) -> Result<Prepare
     if version != params.version {
         return Err((
             ERR_VERSION_CONFLICT,
-            format!("{} is at version {version} in the editor, not {}; read it again", params.path, params.version),
+            format!(
+                "{} is at version {version} in the editor, not {}; read it again",
+                params.path, params.version
+            ),
         ));
     }
     // Sent as `documentChanges` even to a client that does not advertise them (Neovim
     // 0.11 handles them, version check included, but does not say so): a client that
     // ignored the edit and still said `applied` fails the confirmation below.
     let expected = edited_text(&doc, &params.edits)?;
-    let uri = convert::path_to_uri(&abs).ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
+    let uri = convert::path_to_uri(&abs)
+        .ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
     let edits = params
         .edits
         .iter()
-        .map(|e| OneOf::Left(TextEdit { range: convert::range(&doc, &(e.start..e.end), s.encoding), new_text: e.new_text.clone() }))
+        .map(|e| {
+            OneOf::Left(TextEdit {
+                range: convert::range(&doc, &(e.start..e.end), s.encoding),
+                new_text: e.new_text.clone(),
+            })
+        })
         .collect();
     let edit = WorkspaceEdit {
         document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier { uri, version: Some(version) },
+            text_document: OptionalVersionedTextDocumentIdentifier {
+                uri,
+                version: Some(version),
+            },
             edits,
         }])),
         ..WorkspaceEdit::default()
     };
-    Ok(Prepared { abs, before: doc.text(), expected, edit })
+    Ok(Prepared {
+        abs,
+        before: doc.text(),
+        expected,
+        edit,
+    })
 }
 
 /// The version of the open buffer at `abs` and whether it holds `expected`.
@@ -346,25 +407,44 @@ fn buffer_state(s: &Session, abs: &Path, expected: &str) -> Option<(i32, bool)> 
     let version = *s.open.get(abs)?;
     let doc = s.locate(abs)?;
     let entry = s.entry(&doc)?;
-    Some((version, entry.doc.len_bytes() == expected.len() && entry.doc.text() == expected))
+    Some((
+        version,
+        entry.doc.len_bytes() == expected.len() && entry.doc.text() == expected,
+    ))
 }
 
-async fn apply_edit(context: &Context, params: ApplyEditParams) -> Result<ApplyEditResult, RpcError> {
+async fn apply_edit(
+    context: &Context,
+    params: ApplyEditParams,
+) -> Result<ApplyEditResult, RpcError> {
     let shared = &context.shared;
     // One edit at a time, from the check to the editor's confirmation.
     let _turn = shared.edit_lock.lock().await;
     let mut changes = shared.changes.subscribe();
     let prepared = prepare(&shared.lock(), &context.root, &params)?;
     if prepared.expected == prepared.before {
-        return Ok(ApplyEditResult { applied: true, version: params.version, failure_reason: None });
+        return Ok(ApplyEditResult {
+            applied: true,
+            version: params.version,
+            failure_reason: None,
+        });
     }
     let response = send_edit(shared, prepared.edit, params.label.clone()).await?;
     if !response.applied {
-        let version = shared.lock().open.get(&prepared.abs).copied().unwrap_or(params.version);
+        let version = shared
+            .lock()
+            .open
+            .get(&prepared.abs)
+            .copied()
+            .unwrap_or(params.version);
         return Ok(ApplyEditResult {
             applied: false,
             version,
-            failure_reason: Some(response.failure_reason.unwrap_or_else(|| "the editor refused the edit".to_string())),
+            failure_reason: Some(
+                response
+                    .failure_reason
+                    .unwrap_or_else(|| "the editor refused the edit".to_string()),
+            ),
         });
     }
     // The editor says it applied the edit; the answer is its buffer once `didChange`
@@ -375,22 +455,38 @@ async fn apply_edit(context: &Context, params: ApplyEditParams) -> Result<ApplyE
         let state = buffer_state(&shared.lock(), &prepared.abs, &prepared.expected);
         match state {
             Some((version, true)) if version != params.version => {
-                return Ok(ApplyEditResult { applied: true, version, failure_reason: None });
+                return Ok(ApplyEditResult {
+                    applied: true,
+                    version,
+                    failure_reason: None,
+                });
             }
             Some((version, _)) => last_version = version,
-            None => return Err((ERR_VERSION_CONFLICT, format!("{} was closed while the edit was applied", params.path))),
+            None => {
+                return Err((
+                    ERR_VERSION_CONFLICT,
+                    format!("{} was closed while the edit was applied", params.path),
+                ));
+            }
         }
         match tokio::time::timeout_at(deadline, changes.changed()).await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) => return Err((ERR_REFUSED, "the language server is shutting down".to_string())),
-            Err(_) => return Err((
-                ERR_VERSION_CONFLICT,
-                format!(
-                    "the editor said it applied the edit to {}, but within {} ms its buffer (version {last_version}) did not hold the result; it was changed concurrently or the edit was skipped",
-                    params.path,
-                    CONFIRM_TIMEOUT.as_millis()
-                ),
-            )),
+            Ok(Err(_)) => {
+                return Err((
+                    ERR_REFUSED,
+                    "the language server is shutting down".to_string(),
+                ));
+            }
+            Err(_) => {
+                return Err((
+                    ERR_VERSION_CONFLICT,
+                    format!(
+                        "the editor said it applied the edit to {}, but within {} ms its buffer (version {last_version}) did not hold the result; it was changed concurrently or the edit was skipped",
+                        params.path,
+                        CONFIRM_TIMEOUT.as_millis()
+                    ),
+                ));
+            }
         }
     }
 }
@@ -402,19 +498,36 @@ async fn send_edit(
     label: Option<String>,
 ) -> Result<tower_lsp_server::ls_types::ApplyWorkspaceEditResponse, RpcError> {
     let request = ApplyWorkspaceEditParams { label, edit };
-    tokio::time::timeout(ANSWER_TIMEOUT, shared.client.send_request::<ApplyWorkspaceEdit>(request))
-        .await
-        .map_err(|_| {
-            (ERR_REFUSED, format!("the editor did not answer workspace/applyEdit within {} ms", ANSWER_TIMEOUT.as_millis()))
-        })?
-        .map_err(|e| (ERR_REFUSED, format!("the editor failed workspace/applyEdit: {}", e.message)))
+    tokio::time::timeout(
+        ANSWER_TIMEOUT,
+        shared.client.send_request::<ApplyWorkspaceEdit>(request),
+    )
+    .await
+    .map_err(|_| {
+        (
+            ERR_REFUSED,
+            format!(
+                "the editor did not answer workspace/applyEdit within {} ms",
+                ANSWER_TIMEOUT.as_millis()
+            ),
+        )
+    })?
+    .map_err(|e| {
+        (
+            ERR_REFUSED,
+            format!("the editor failed workspace/applyEdit: {}", e.message),
+        )
+    })
 }
 
 /// Deletes or renames the file of an open document through the editor (LSP resource
 /// operations), after checking the buffer's version. Resource operations carry no
 /// version, so the check is the server's; the answer counts as done only once the
 /// editor closed the old document (`didClose`) and the file system shows the result.
-async fn file_operation(context: &Context, params: FileOperationParams) -> Result<FileOperationResult, RpcError> {
+async fn file_operation(
+    context: &Context,
+    params: FileOperationParams,
+) -> Result<FileOperationResult, RpcError> {
     let shared = &context.shared;
     let _turn = shared.edit_lock.lock().await;
     let mut changes = shared.changes.subscribe();
@@ -424,20 +537,40 @@ async fn file_operation(context: &Context, params: FileOperationParams) -> Resul
         if version != params.version {
             return Err((
                 ERR_VERSION_CONFLICT,
-                format!("{} is at version {version} in the editor, not {}; read it again", params.path, params.version),
+                format!(
+                    "{} is at version {version} in the editor, not {}; read it again",
+                    params.path, params.version
+                ),
             ));
         }
-        let uri = convert::path_to_uri(&abs).ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
+        let uri = convert::path_to_uri(&abs)
+            .ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
         match &params.new_path {
             None => {
                 if !s.flags.delete_files {
-                    return Err((ERR_REFUSED, "the editor cannot delete files through LSP (resourceOperations)".to_string()));
+                    return Err((
+                        ERR_REFUSED,
+                        "the editor cannot delete files through LSP (resourceOperations)"
+                            .to_string(),
+                    ));
                 }
-                (abs, None, ResourceOp::Delete(DeleteFile { uri, options: None, annotation_id: None }))
+                (
+                    abs,
+                    None,
+                    ResourceOp::Delete(DeleteFile {
+                        uri,
+                        options: None,
+                        annotation_id: None,
+                    }),
+                )
             }
             Some(new_path) => {
                 if !s.flags.rename_files {
-                    return Err((ERR_REFUSED, "the editor cannot rename files through LSP (resourceOperations)".to_string()));
+                    return Err((
+                        ERR_REFUSED,
+                        "the editor cannot rename files through LSP (resourceOperations)"
+                            .to_string(),
+                    ));
                 }
                 check_syntax(new_path).map_err(|e| invalid_params(format!("{new_path}: {e}")))?;
                 let mut new_abs = context.root.clone();
@@ -445,21 +578,36 @@ async fn file_operation(context: &Context, params: FileOperationParams) -> Resul
                 if std::fs::symlink_metadata(&new_abs).is_ok() {
                     return Err(invalid_params(format!("{new_path} already exists")));
                 }
-                let new_uri =
-                    convert::path_to_uri(&new_abs).ok_or_else(|| invalid_params(format!("no URI for {}", new_abs.display())))?;
-                (abs, Some(new_abs), ResourceOp::Rename(RenameFile { old_uri: uri, new_uri, options: None, annotation_id: None }))
+                let new_uri = convert::path_to_uri(&new_abs)
+                    .ok_or_else(|| invalid_params(format!("no URI for {}", new_abs.display())))?;
+                (
+                    abs,
+                    Some(new_abs),
+                    ResourceOp::Rename(RenameFile {
+                        old_uri: uri,
+                        new_uri,
+                        options: None,
+                        annotation_id: None,
+                    }),
+                )
             }
         }
     };
     let edit = WorkspaceEdit {
-        document_changes: Some(DocumentChanges::Operations(vec![DocumentChangeOperation::Op(op)])),
+        document_changes: Some(DocumentChanges::Operations(vec![
+            DocumentChangeOperation::Op(op),
+        ])),
         ..WorkspaceEdit::default()
     };
     let response = send_edit(shared, edit, None).await?;
     if !response.applied {
         return Ok(FileOperationResult {
             applied: false,
-            failure_reason: Some(response.failure_reason.unwrap_or_else(|| "the editor refused the operation".to_string())),
+            failure_reason: Some(
+                response
+                    .failure_reason
+                    .unwrap_or_else(|| "the editor refused the operation".to_string()),
+            ),
         });
     }
     let deadline = tokio::time::Instant::now() + CONFIRM_TIMEOUT;
@@ -467,11 +615,24 @@ async fn file_operation(context: &Context, params: FileOperationParams) -> Resul
         let closed = !shared.lock().open.contains_key(&abs);
         let on_disk = !abs.exists() && target.as_ref().is_none_or(|t| t.exists());
         if closed && on_disk {
-            return Ok(FileOperationResult { applied: true, failure_reason: None });
+            return Ok(FileOperationResult {
+                applied: true,
+                failure_reason: None,
+            });
         }
         // The file system has no notification here; poll it along with the session changes.
-        match tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + Duration::from_millis(50)), changes.changed()).await {
-            Ok(Err(_)) => return Err((ERR_REFUSED, "the language server is shutting down".to_string())),
+        match tokio::time::timeout_at(
+            deadline.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+            changes.changed(),
+        )
+        .await
+        {
+            Ok(Err(_)) => {
+                return Err((
+                    ERR_REFUSED,
+                    "the language server is shutting down".to_string(),
+                ));
+            }
             _ if tokio::time::Instant::now() >= deadline => {
                 return Err((
                     ERR_VERSION_CONFLICT,

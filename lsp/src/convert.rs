@@ -48,19 +48,39 @@ fn bom_width(doc: &Document, encoding: Encoding) -> u32 {
 /// A byte offset as an LSP position.
 pub fn position(doc: &Document, offset: usize, encoding: Encoding) -> Position {
     let lc = doc.offset_to_line_col(offset, encoding);
-    let col = if lc.line == 0 { lc.col.saturating_sub(bom_width(doc, encoding)) } else { lc.col };
-    Position { line: lc.line, character: col }
+    let col = if lc.line == 0 {
+        lc.col.saturating_sub(bom_width(doc, encoding))
+    } else {
+        lc.col
+    };
+    Position {
+        line: lc.line,
+        character: col,
+    }
 }
 
 /// A byte range as an LSP range.
 pub fn range(doc: &Document, bytes: &Range<usize>, encoding: Encoding) -> LspRange {
-    LspRange { start: position(doc, bytes.start, encoding), end: position(doc, bytes.end, encoding) }
+    LspRange {
+        start: position(doc, bytes.start, encoding),
+        end: position(doc, bytes.end, encoding),
+    }
 }
 
 /// An LSP position as a byte offset; columns past the line end are clamped.
 pub fn offset(doc: &Document, pos: Position, encoding: Encoding) -> usize {
-    let col = if pos.line == 0 { pos.character.saturating_add(bom_width(doc, encoding)) } else { pos.character };
-    doc.line_col_to_offset(LineCol { line: pos.line, col }, encoding)
+    let col = if pos.line == 0 {
+        pos.character.saturating_add(bom_width(doc, encoding))
+    } else {
+        pos.character
+    };
+    doc.line_col_to_offset(
+        LineCol {
+            line: pos.line,
+            col,
+        },
+        encoding,
+    )
 }
 
 /// An LSP range as a byte range (start and end ordered).
@@ -91,17 +111,71 @@ mod tests {
     fn bom_is_not_counted_on_the_first_line() {
         let doc = Document::new("\u{feff}a😀[x](y)\nb\n", 0);
         let at = "\u{feff}a😀".len();
-        assert_eq!(position(&doc, at, Encoding::Utf16), Position { line: 0, character: 3 });
-        assert_eq!(position(&doc, at, Encoding::Utf8), Position { line: 0, character: 5 });
-        assert_eq!(offset(&doc, Position { line: 0, character: 3 }, Encoding::Utf16), at);
-        assert_eq!(offset(&doc, Position { line: 0, character: 5 }, Encoding::Utf8), at);
-        assert_eq!(offset(&doc, Position { line: 1, character: 0 }, Encoding::Utf8), at + "[x](y)\n".len());
+        assert_eq!(
+            position(&doc, at, Encoding::Utf16),
+            Position {
+                line: 0,
+                character: 3
+            }
+        );
+        assert_eq!(
+            position(&doc, at, Encoding::Utf8),
+            Position {
+                line: 0,
+                character: 5
+            }
+        );
+        assert_eq!(
+            offset(
+                &doc,
+                Position {
+                    line: 0,
+                    character: 3
+                },
+                Encoding::Utf16
+            ),
+            at
+        );
+        assert_eq!(
+            offset(
+                &doc,
+                Position {
+                    line: 0,
+                    character: 5
+                },
+                Encoding::Utf8
+            ),
+            at
+        );
+        assert_eq!(
+            offset(
+                &doc,
+                Position {
+                    line: 1,
+                    character: 0
+                },
+                Encoding::Utf8
+            ),
+            at + "[x](y)\n".len()
+        );
     }
 
     #[test]
     fn negotiation_prefers_utf8_then_utf32() {
         assert_eq!(negotiate(None), Encoding::Utf16);
-        assert_eq!(negotiate(Some(&[PositionEncodingKind::UTF16, PositionEncodingKind::UTF32])), Encoding::Utf32);
-        assert_eq!(negotiate(Some(&[PositionEncodingKind::UTF16, PositionEncodingKind::UTF8])), Encoding::Utf8);
+        assert_eq!(
+            negotiate(Some(&[
+                PositionEncodingKind::UTF16,
+                PositionEncodingKind::UTF32
+            ])),
+            Encoding::Utf32
+        );
+        assert_eq!(
+            negotiate(Some(&[
+                PositionEncodingKind::UTF16,
+                PositionEncodingKind::UTF8
+            ])),
+            Encoding::Utf8
+        );
     }
 }

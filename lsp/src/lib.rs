@@ -49,7 +49,10 @@ where
     O: tokio::io::AsyncWrite,
 {
     let (service, socket) = service_with(options);
-    Server::new(input, output, socket).concurrency_level(1).serve(service).await;
+    Server::new(input, output, socket)
+        .concurrency_level(1)
+        .serve(service)
+        .await;
 }
 
 /// Runs the server over stdin and stdout on a new Tokio runtime, until the client
@@ -57,7 +60,10 @@ where
 /// server is dropped before returning, which removes its live-bridge sockets.
 pub fn run_stdio() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     runtime.block_on(async {
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;

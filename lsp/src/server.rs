@@ -48,7 +48,8 @@ pub struct Backend {
     pending: Mutex<Vec<PathBuf>>,
     /// Background embedding per searched root, created by the first `folio/search` or
     /// `folio/reindex` of that root (editors that never search load no model).
-    embeddings: Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::Embedding>>>,
+    embeddings:
+        Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::Embedding>>>,
     no_embeddings: bool,
 }
 
@@ -96,18 +97,30 @@ pub(crate) struct Work {
 
 impl Work {
     async fn send(&self, progress: WorkDoneProgress) {
-        let params = ProgressParams { token: self.token.clone(), value: ProgressParamsValue::WorkDone(progress) };
-        self.client.send_notification::<notification::Progress>(params).await;
+        let params = ProgressParams {
+            token: self.token.clone(),
+            value: ProgressParamsValue::WorkDone(progress),
+        };
+        self.client
+            .send_notification::<notification::Progress>(params)
+            .await;
     }
 
     /// `$/progress` report with a message.
     pub(crate) async fn report(&self, message: String) {
-        self.send(WorkDoneProgress::Report(WorkDoneProgressReport { message: Some(message), ..Default::default() })).await;
+        self.send(WorkDoneProgress::Report(WorkDoneProgressReport {
+            message: Some(message),
+            ..Default::default()
+        }))
+        .await;
     }
 
     /// `$/progress` end with a message.
     pub(crate) async fn end(self, message: String) {
-        self.send(WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(message) })).await;
+        self.send(WorkDoneProgress::End(WorkDoneProgressEnd {
+            message: Some(message),
+        }))
+        .await;
     }
 }
 
@@ -131,12 +144,20 @@ pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => {
             tracing::warn!("{method}: {err:#}");
-            Err(Error { code: ErrorCode::InternalError, message: format!("{method}: {err:#}").into(), data: None })
+            Err(Error {
+                code: ErrorCode::InternalError,
+                message: format!("{method}: {err:#}").into(),
+                data: None,
+            })
         }
         Err(payload) => {
             let message = panic_message(payload.as_ref());
             tracing::error!("{method} panicked: {message}");
-            Err(Error { code: ErrorCode::InternalError, message: format!("{method} failed: internal error ({message})").into(), data: None })
+            Err(Error {
+                code: ErrorCode::InternalError,
+                message: format!("{method} failed: internal error ({message})").into(),
+                data: None,
+            })
         }
     }
 }
@@ -149,7 +170,12 @@ impl Shared {
 
     /// Starts a work-done progress when the client shows them: asks it to create the
     /// token `folio/{kind}/{n}`, then sends `begin`. `None` when the client cannot or refused.
-    pub(crate) async fn begin_work(&self, kind: &str, title: &str, message: String) -> Option<Work> {
+    pub(crate) async fn begin_work(
+        &self,
+        kind: &str,
+        title: &str,
+        message: String,
+    ) -> Option<Work> {
         if !self.lock().flags.work_done_progress {
             return None;
         }
@@ -159,8 +185,16 @@ impl Shared {
             tracing::warn!("the client refused progress {kind}: {e}");
             return None;
         }
-        let work = Work { client: self.client.clone(), token };
-        let begin = WorkDoneProgressBegin { title: title.to_string(), cancellable: Some(false), message: Some(message), percentage: None };
+        let work = Work {
+            client: self.client.clone(),
+            token,
+        };
+        let begin = WorkDoneProgressBegin {
+            title: title.to_string(),
+            cancellable: Some(false),
+            message: Some(message),
+            percentage: None,
+        };
         work.send(WorkDoneProgress::Begin(begin)).await;
         Some(work)
     }
@@ -177,19 +211,31 @@ impl Shared {
 
     async fn send_status(&self, status: Option<(usize, usize)>) {
         if let Some((documents, broken)) = status {
-            self.client.send_notification::<StatusNotification>(json!({"documents": documents, "brokenLinks": broken})).await;
+            self.client
+                .send_notification::<StatusNotification>(
+                    json!({"documents": documents, "brokenLinks": broken}),
+                )
+                .await;
         }
     }
 
     /// Applies a mutation and computes the diagnostics to publish for the open
     /// documents it affected, all before any `.await`.
-    fn mutate(&self, method: &str, f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>) -> Outcome {
+    fn mutate(
+        &self,
+        method: &str,
+        f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>,
+    ) -> Outcome {
         let mut session = self.lock();
         let affected = guarded(method, || f(&mut session)).unwrap_or_default();
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
         // A pulling client re-pulls the document it changed by itself; other documents
         // whose diagnostics may have changed need a refresh request.
-        let others = if matches!(method, "didChange" | "didOpen") { affected.len() > 1 } else { !affected.is_empty() };
+        let others = if matches!(method, "didChange" | "didOpen") {
+            affected.len() > 1
+        } else {
+            !affected.is_empty()
+        };
         let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
         // Diagnostics pushed for open documents also give their broken-link counts.
         let mut counted = HashMap::new();
@@ -199,10 +245,21 @@ impl Shared {
             guarded(method, || {
                 let mut batch = Batch::new();
                 for doc in session.open_among(&affected) {
-                    let Some(uri) = session.uri(doc.root, &doc.path) else { continue };
-                    let version = session.open.get(&session.abs_path(doc.root, &doc.path)).copied();
+                    let Some(uri) = session.uri(doc.root, &doc.path) else {
+                        continue;
+                    };
+                    let version = session
+                        .open
+                        .get(&session.abs_path(doc.root, &doc.path))
+                        .copied();
                     let items = handlers::diagnostics::for_document(&session, &doc);
-                    counted.insert(doc, items.iter().filter(|d| d.severity == Some(DiagnosticSeverity::ERROR)).count());
+                    counted.insert(
+                        doc,
+                        items
+                            .iter()
+                            .filter(|d| d.severity == Some(DiagnosticSeverity::ERROR))
+                            .count(),
+                    );
                     batch.push((uri, items, version));
                 }
                 Ok(batch)
@@ -216,7 +273,11 @@ impl Shared {
             Ok(())
         });
         let status = Shared::take_status(&mut session);
-        Outcome { batch, refresh, status }
+        Outcome {
+            batch,
+            refresh,
+            status,
+        }
     }
 
     async fn publish(&self, outcome: Outcome) {
@@ -257,7 +318,9 @@ impl Backend {
             edit_lock: Arc::new(tokio::sync::Mutex::new(())),
             progress_seq: Arc::new(AtomicU64::new(0)),
         };
-        let base = options.bridge_dir.unwrap_or_else(folio_core::bridge::base_dir);
+        let base = options
+            .bridge_dir
+            .unwrap_or_else(folio_core::bridge::base_dir);
         Backend {
             shared,
             watcher: Mutex::new(None),
@@ -272,11 +335,19 @@ impl Backend {
     /// (`folio/scan/N`) when the client shows them; then says once for each folder
     /// without Markdown that it has none, and sends the first `folio/status`.
     async fn initial_scan(&self) {
-        let folders = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        let folders =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         if folders.is_empty() {
             return;
         }
-        let work = self.shared.begin_work("scan", "folio: indexing", format!("scanning {}", folders[0].display())).await;
+        let work = self
+            .shared
+            .begin_work(
+                "scan",
+                "folio: indexing",
+                format!("scanning {}", folders[0].display()),
+            )
+            .await;
         let mut empty = Vec::new();
         for (i, folder) in folders.iter().enumerate() {
             if i > 0
@@ -289,29 +360,47 @@ impl Backend {
             let (shared, path) = (self.shared.clone(), folder.clone());
             let loaded = tokio::task::spawn_blocking(move || {
                 let mut session = shared.lock();
-                guarded("initialized", || session.add_root(&path)).map(|idx| (session.roots[idx].folder.clone(), session.roots[idx].ws.len()))
+                guarded("initialized", || session.add_root(&path)).map(|idx| {
+                    (
+                        session.roots[idx].folder.clone(),
+                        session.roots[idx].ws.len(),
+                    )
+                })
             })
             .await;
-            let Ok(Ok((folder, n))) = loaded else { continue };
+            let Ok(Ok((folder, n))) = loaded else {
+                continue;
+            };
             if n == 0 {
                 empty.push(folder.clone());
             }
             if let Some(work) = &work {
-                work.report(format!("{n} documents in {}", folder.display())).await;
+                work.report(format!("{n} documents in {}", folder.display()))
+                    .await;
             }
         }
         self.sync_endpoints();
         let (status, (documents, broken), counted) = {
             let mut session = self.shared.lock();
-            (Shared::take_status(&mut session), session.status(), session.flags.status_notification)
+            (
+                Shared::take_status(&mut session),
+                session.status(),
+                session.flags.status_notification,
+            )
         };
         if let Some(work) = work {
-            let message =
-                if counted { format!("{documents} documents, {broken} broken links") } else { format!("{documents} documents") };
+            let message = if counted {
+                format!("{documents} documents, {broken} broken links")
+            } else {
+                format!("{documents} documents")
+            };
             work.end(message).await;
         }
         for folder in empty {
-            self.shared.client.show_message(MessageType::WARNING, no_markdown_message(&folder)).await;
+            self.shared
+                .client
+                .show_message(MessageType::WARNING, no_markdown_message(&folder))
+                .await;
         }
         self.shared.send_status(status).await;
     }
@@ -319,7 +408,10 @@ impl Backend {
     /// Opens and closes bridge endpoints so there is one per root.
     fn sync_endpoints(&self) {
         let folders = self.shared.lock().root_folders();
-        self.endpoints.lock().unwrap_or_else(PoisonError::into_inner).sync(&folders, &self.shared);
+        self.endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sync(&folders, &self.shared);
     }
 
     fn request<T>(&self, method: &str, f: impl FnOnce(&Session) -> anyhow::Result<T>) -> Result<T> {
@@ -374,7 +466,10 @@ fn flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|e| e.resource_operations.as_ref())
             .is_some_and(|ops| ops.contains(&kind))
     };
-    let diagnostic_refresh = ws.and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false);
+    let diagnostic_refresh = ws
+        .and_then(|w| w.diagnostics.as_ref())
+        .and_then(|d| d.refresh_support)
+        .unwrap_or(false);
     ClientFlags {
         // Pull only from a client that can be asked to pull again: without
         // `workspace/diagnostic/refresh` (Neovim 0.11) a change to another file (a link
@@ -388,9 +483,21 @@ fn flags(caps: &ClientCapabilities) -> ClientFlags {
         create_files: resource_operation(ResourceOperationKind::Create),
         delete_files: resource_operation(ResourceOperationKind::Delete),
         rename_files: resource_operation(ResourceOperationKind::Rename),
-        document_changes: ws.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false),
-        work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
-        status_notification: caps.experimental.as_ref().and_then(|e| e.get("folioStatus")).and_then(|v| v.as_bool()).unwrap_or(false),
+        document_changes: ws
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false),
+        work_done_progress: caps
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false),
+        status_notification: caps
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get("folioStatus"))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
     }
 }
 
@@ -399,27 +506,44 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
     let all_files = FileOperationRegistrationOptions {
         filters: vec![FileOperationFilter {
             scheme: Some("file".to_string()),
-            pattern: FileOperationPattern { glob: "**/*".to_string(), matches: None, options: None },
+            pattern: FileOperationPattern {
+                glob: "**/*".to_string(),
+                matches: None,
+                options: None,
+            },
         }],
     };
     ServerCapabilities {
         position_encoding: Some(convert::encoding_kind(s.encoding)),
-        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-            open_close: Some(true),
-            change: Some(TextDocumentSyncKind::INCREMENTAL),
-            ..TextDocumentSyncOptions::default()
-        })),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         completion_provider: Some(CompletionOptions {
-            trigger_characters: Some(handlers::completion::TRIGGER_CHARACTERS.iter().map(|c| c.to_string()).collect()),
+            trigger_characters: Some(
+                handlers::completion::TRIGGER_CHARACTERS
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect(),
+            ),
             ..CompletionOptions::default()
         }),
-        rename_provider: Some(OneOf::Right(RenameOptions { prepare_provider: Some(true), work_done_progress_options: Default::default() })),
-        document_link_provider: Some(DocumentLinkOptions { resolve_provider: Some(false), work_done_progress_options: Default::default() }),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        document_link_provider: Some(DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        }),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
             code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
@@ -438,7 +562,10 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
                 supported: Some(true),
                 change_notifications: Some(OneOf::Left(true)),
             }),
-            file_operations: Some(WorkspaceFileOperationsServerCapabilities { will_rename: Some(all_files), ..Default::default() }),
+            file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                will_rename: Some(all_files),
+                ..Default::default()
+            }),
         }),
         ..ServerCapabilities::default()
     }
@@ -447,7 +574,10 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
 impl Backend {
     /// `folio/search`: the hits of kb_search, from the core index of the first root
     /// (brought up to date incrementally first; see `handlers::search`).
-    pub async fn folio_search(&self, params: handlers::search::SearchParams) -> Result<handlers::search::SearchResult> {
+    pub async fn folio_search(
+        &self,
+        params: handlers::search::SearchParams,
+    ) -> Result<handlers::search::SearchResult> {
         if let Err(message) = handlers::search::check(&params) {
             return Err(Error::invalid_params(message));
         }
@@ -461,28 +591,49 @@ impl Backend {
             }
             result
         })
-            .await
-            .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/search: {e}").into(), data: None })?;
+        .await
+        .map_err(|e| Error {
+            code: ErrorCode::InternalError,
+            message: format!("folio/search: {e}").into(),
+            data: None,
+        })?;
         match result {
             Ok(result) => Ok(result),
             Err(Ok(message)) => Err(Error::invalid_params(message)),
             Err(Err(err)) => {
                 tracing::warn!("folio/search: {err:#}");
-                Err(Error { code: ErrorCode::InternalError, message: format!("folio/search: {err:#}").into(), data: None })
+                Err(Error {
+                    code: ErrorCode::InternalError,
+                    message: format!("folio/search: {err:#}").into(),
+                    data: None,
+                })
             }
         }
     }
 
     /// The embedding runner of `folder`, made on first use from its `folio.toml` and the
     /// user's configuration (`None` with `Options::no_embeddings`).
-    fn embedding_of(&self, folder: &std::path::Path, config: &folio_core::workspace::Config) -> Option<Arc<folio_core::embed::runner::Embedding>> {
+    fn embedding_of(
+        &self,
+        folder: &std::path::Path,
+        config: &folio_core::workspace::Config,
+    ) -> Option<Arc<folio_core::embed::runner::Embedding>> {
         if self.no_embeddings {
             return None;
         }
-        let mut map = self.embeddings.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self
+            .embeddings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let runner = map.entry(folder.to_path_buf()).or_insert_with(|| {
-            let settings = folio_core::workspace::user_config::UserConfig::load()
-                .and_then(|user| folio_core::embed::settings::EmbedSettings::resolve(&config.embed, &user.embed, false));
+            let settings =
+                folio_core::workspace::user_config::UserConfig::load().and_then(|user| {
+                    folio_core::embed::settings::EmbedSettings::resolve(
+                        &config.embed,
+                        &user.embed,
+                        false,
+                    )
+                });
             if let Err(reason) = &settings {
                 tracing::warn!(%reason, "embeddings are off");
             }
@@ -496,20 +647,41 @@ impl Backend {
     pub async fn folio_reindex(&self) -> Result<handlers::search::ReindexResult> {
         let (folder, config) = self.request("folio/reindex", handlers::search::target)?;
         let embedding = self.embedding_of(&folder, &config);
-        let work = self.shared.begin_work("reindex", "folio: reindexing", format!("indexing {}", folder.display())).await;
+        let work = self
+            .shared
+            .begin_work(
+                "reindex",
+                "folio: reindexing",
+                format!("indexing {}", folder.display()),
+            )
+            .await;
         let result = tokio::task::spawn_blocking(move || {
-            let summary = handlers::search::reindex(&folder, &config).map(|s| handlers::search::summary(&folder, &s));
+            let summary = handlers::search::reindex(&folder, &config)
+                .map(|s| handlers::search::summary(&folder, &s));
             if let Some(embedding) = &embedding {
                 embedding.start(folio_core::index::default_db_path(&folder));
             }
             summary
         })
         .await
-        .map_err(|e| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {e}").into(), data: None })
-        .and_then(|r| r.map_err(|err| Error { code: ErrorCode::InternalError, message: format!("folio/reindex: {err:#}").into(), data: None }));
+        .map_err(|e| Error {
+            code: ErrorCode::InternalError,
+            message: format!("folio/reindex: {e}").into(),
+            data: None,
+        })
+        .and_then(|r| {
+            r.map_err(|err| Error {
+                code: ErrorCode::InternalError,
+                message: format!("folio/reindex: {err:#}").into(),
+                data: None,
+            })
+        });
         if let Some(work) = work {
             let message = match &result {
-                Ok(r) => format!("indexed {} of {} files ({} unchanged, {} removed)", r.indexed, r.files, r.unchanged, r.removed),
+                Ok(r) => format!(
+                    "indexed {} of {} files ({} unchanged, {} removed)",
+                    r.indexed, r.files, r.unchanged, r.removed
+                ),
                 Err(e) => format!("failed: {}", e.message),
             };
             work.end(message).await;
@@ -522,14 +694,27 @@ impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let mut session = self.shared.lock();
         guarded("initialize", || {
-            session.encoding = convert::negotiate(params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
+            session.encoding = convert::negotiate(
+                params
+                    .capabilities
+                    .general
+                    .as_ref()
+                    .and_then(|g| g.position_encodings.as_deref()),
+            );
             session.flags = flags(&params.capabilities);
-            session.client_info = params.client_info.as_ref().map(|c| (c.name.clone(), c.version.clone()));
+            session.client_info = params
+                .client_info
+                .as_ref()
+                .map(|c| (c.name.clone(), c.version.clone()));
             if let Some(options) = &params.initialization_options {
                 session.apply_settings(Some(options.clone()))?;
             }
-            let mut folders: Vec<PathBuf> =
-                params.workspace_folders.iter().flatten().filter_map(|f| convert::uri_to_path(&f.uri)).collect();
+            let mut folders: Vec<PathBuf> = params
+                .workspace_folders
+                .iter()
+                .flatten()
+                .filter_map(|f| convert::uri_to_path(&f.uri))
+                .collect();
             #[allow(deprecated)]
             if folders.is_empty()
                 && let Some(root) = params.root_uri.as_ref().and_then(convert::uri_to_path)
@@ -537,19 +722,31 @@ impl LanguageServer for Backend {
                 folders.push(root);
             }
             // Loaded in `initialized`, where progress can be shown.
-            *self.pending.lock().unwrap_or_else(PoisonError::into_inner) =
-                folders.into_iter().map(|f| f.canonicalize().unwrap_or(f)).collect();
+            *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = folders
+                .into_iter()
+                .map(|f| f.canonicalize().unwrap_or(f))
+                .collect();
             Ok(())
         })?;
         let capabilities = capabilities(&session);
         drop(session);
         // The bridge endpoints open now, as they did when the folders loaded here: until the
         // scan is done a bridge request finds no open buffer and the agent reads the disk.
-        let folders = self.pending.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        self.endpoints.lock().unwrap_or_else(PoisonError::into_inner).sync(&folders, &self.shared);
+        let folders = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        self.endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sync(&folders, &self.shared);
         Ok(InitializeResult {
             capabilities,
-            server_info: Some(ServerInfo { name: "folio".to_string(), version: Some(env!("CARGO_PKG_VERSION").to_string()) }),
+            server_info: Some(ServerInfo {
+                name: "folio".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
             offset_encoding: None,
         })
     }
@@ -559,14 +756,22 @@ impl LanguageServer for Backend {
         let dynamic = self.shared.lock().flags.watched_files_dynamic;
         if dynamic {
             let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: vec![FileSystemWatcher { glob_pattern: GlobPattern::String("**/*".to_string()), kind: None }],
+                watchers: vec![FileSystemWatcher {
+                    glob_pattern: GlobPattern::String("**/*".to_string()),
+                    kind: None,
+                }],
             };
             let registration = Registration {
                 id: "folio-watched-files".to_string(),
                 method: "workspace/didChangeWatchedFiles".to_string(),
                 register_options: Some(json!(options)),
             };
-            if let Err(e) = self.shared.client.register_capability(vec![registration]).await {
+            if let Err(e) = self
+                .shared
+                .client
+                .register_capability(vec![registration])
+                .await
+            {
                 tracing::warn!("client refused to watch files ({e}); using notify");
                 self.start_watcher();
             }
@@ -576,15 +781,22 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
-        self.watcher.lock().unwrap_or_else(PoisonError::into_inner).take();
-        self.endpoints.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        self.endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         Ok(())
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let result = self.shared.mutate("didOpen", |s| {
-            let abs = convert::uri_to_path(&doc.uri).ok_or_else(|| anyhow::anyhow!("not a file URI: {}", doc.uri.as_str()))?;
+            let abs = convert::uri_to_path(&doc.uri)
+                .ok_or_else(|| anyhow::anyhow!("not a file URI: {}", doc.uri.as_str()))?;
             let before = s.roots.len();
             let affected = s.did_open(&abs, &doc.text, doc.version);
             if s.roots.len() > before {
@@ -598,7 +810,8 @@ impl LanguageServer for Backend {
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let result = self.shared.mutate("didChange", |s| {
-            let abs = convert::uri_to_path(&params.text_document.uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
+            let abs = convert::uri_to_path(&params.text_document.uri)
+                .ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
             s.did_change(&abs, params.text_document.version, &params.content_changes)
         });
         self.shared.publish(result).await;
@@ -607,14 +820,18 @@ impl LanguageServer for Backend {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         let outcome = self.shared.mutate("didClose", |s| {
-            let abs = convert::uri_to_path(&uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
+            let abs =
+                convert::uri_to_path(&uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
             Ok(s.did_close(&abs))
         });
         self.sync_endpoints();
         let pull = self.shared.lock().flags.pull_diagnostics;
         if !pull {
             // Diagnostics are published for open documents only.
-            self.shared.client.publish_diagnostics(uri, Vec::new(), None).await;
+            self.shared
+                .client
+                .publish_diagnostics(uri, Vec::new(), None)
+                .await;
         }
         self.shared.publish(outcome).await;
     }
@@ -634,7 +851,11 @@ impl LanguageServer for Backend {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         let result = self.shared.mutate("didChangeConfiguration", |s| {
-            let settings = if params.settings.is_null() { None } else { Some(params.settings.clone()) };
+            let settings = if params.settings.is_null() {
+                None
+            } else {
+                Some(params.settings.clone())
+            };
             s.apply_settings(settings)?;
             Ok(s.all_documents())
         });
@@ -655,10 +876,18 @@ impl LanguageServer for Backend {
                     added.push((s.roots[idx].folder.clone(), s.roots[idx].ws.is_empty()));
                 }
             }
-            Ok(s.all_documents().into_iter().filter(|d| s.is_open(d)).collect())
+            Ok(s.all_documents()
+                .into_iter()
+                .filter(|d| s.is_open(d))
+                .collect())
         });
         self.sync_endpoints();
-        if let Some(debouncer) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+        if let Some(debouncer) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
             for (folder, _) in &added {
                 if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
                     tracing::warn!("cannot watch {}: {e}", folder.display());
@@ -668,60 +897,104 @@ impl LanguageServer for Backend {
         self.shared.publish(result).await;
         for (folder, empty) in added {
             if empty {
-                self.shared.client.show_message(MessageType::WARNING, no_markdown_message(&folder)).await;
+                self.shared
+                    .client
+                    .show_message(MessageType::WARNING, no_markdown_message(&folder))
+                    .await;
             }
         }
     }
 
-    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
-        self.request("textDocument/documentSymbol", |s| handlers::symbols::document_symbol(s, &params))
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        self.request("textDocument/documentSymbol", |s| {
+            handlers::symbols::document_symbol(s, &params)
+        })
     }
 
-    async fn symbol(&self, params: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
-        self.request("workspace/symbol", |s| handlers::symbols::workspace_symbol(s, &params))
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        self.request("workspace/symbol", |s| {
+            handlers::symbols::workspace_symbol(s, &params)
+        })
     }
 
-    async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
-        self.request("textDocument/diagnostic", |s| handlers::diagnostics::pull(s, &params))
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        self.request("textDocument/diagnostic", |s| {
+            handlers::diagnostics::pull(s, &params)
+        })
     }
 
-    async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
-        self.request("textDocument/definition", |s| handlers::navigation::definition(s, &params))
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        self.request("textDocument/definition", |s| {
+            handlers::navigation::definition(s, &params)
+        })
     }
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
-        self.request("textDocument/references", |s| handlers::navigation::references(s, &params))
+        self.request("textDocument/references", |s| {
+            handlers::navigation::references(s, &params)
+        })
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        self.request("textDocument/hover", |s| handlers::navigation::hover(s, &params))
+        self.request("textDocument/hover", |s| {
+            handlers::navigation::hover(s, &params)
+        })
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
-        self.request("textDocument/completion", |s| handlers::completion::completion(s, &params))
+        self.request("textDocument/completion", |s| {
+            handlers::completion::completion(s, &params)
+        })
     }
 
-    async fn prepare_rename(&self, params: TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> {
-        self.request("textDocument/prepareRename", |s| handlers::rename::prepare_rename(s, &params))
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        self.request("textDocument/prepareRename", |s| {
+            handlers::rename::prepare_rename(s, &params)
+        })
     }
 
     async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
-        self.request("textDocument/rename", |s| handlers::rename::rename(s, &params))
+        self.request("textDocument/rename", |s| {
+            handlers::rename::rename(s, &params)
+        })
     }
 
     async fn will_rename_files(&self, params: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
-        self.request("workspace/willRenameFiles", |s| handlers::rename::will_rename_files(s, &params))
+        self.request("workspace/willRenameFiles", |s| {
+            handlers::rename::will_rename_files(s, &params)
+        })
     }
 
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
-        self.request("textDocument/documentLink", |s| handlers::links::document_link(s, &params))
+        self.request("textDocument/documentLink", |s| {
+            handlers::links::document_link(s, &params)
+        })
     }
 
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
-        self.request("textDocument/foldingRange", |s| handlers::folding::folding_range(s, &params))
+        self.request("textDocument/foldingRange", |s| {
+            handlers::folding::folding_range(s, &params)
+        })
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        self.request("textDocument/codeAction", |s| handlers::actions::code_action(s, &params))
+        self.request("textDocument/codeAction", |s| {
+            handlers::actions::code_action(s, &params)
+        })
     }
 }

@@ -20,7 +20,9 @@ use folio_core::parse::{Parsed, parse};
 use folio_core::pointer::hash_bytes;
 use folio_core::workspace::config::{DiagnosticsConfig, WikiConfig, WikiStyle};
 use folio_core::workspace::path_policy::check_syntax;
-use folio_core::workspace::{Config, DocEntry, Origin, Workspace, find_root, is_markdown, read_markdown};
+use folio_core::workspace::{
+    Config, DocEntry, Origin, Workspace, find_root, is_markdown, read_markdown,
+};
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::convert;
@@ -100,11 +102,20 @@ pub struct Session {
 /// What links into a document can name: headings (slug, text, custom id), anchor ids,
 /// block ids and the title.
 #[derive(PartialEq, Eq)]
-struct Surface(Vec<(String, String, Option<String>)>, Vec<String>, Vec<String>, Option<String>);
+struct Surface(
+    Vec<(String, String, Option<String>)>,
+    Vec<String>,
+    Vec<String>,
+    Option<String>,
+);
 
 fn surface(parsed: &Parsed) -> Surface {
     Surface(
-        parsed.headings.iter().map(|h| (h.slug.clone(), h.text.clone(), h.custom_id.clone())).collect(),
+        parsed
+            .headings
+            .iter()
+            .map(|h| (h.slug.clone(), h.text.clone(), h.custom_id.clone()))
+            .collect(),
         parsed.anchors.iter().map(|a| a.id.clone()).collect(),
         parsed.block_ids.iter().map(|(id, _)| id.clone()).collect(),
         parsed.title(),
@@ -115,15 +126,19 @@ fn surface(parsed: &Parsed) -> Surface {
 /// `folio` key optional) over a configuration read from `folio.toml`.
 pub fn effective_config(file: &Config, settings: Option<&serde_json::Value>) -> Result<Config> {
     let mut config = file.clone();
-    let Some(settings) = settings else { return Ok(config) };
+    let Some(settings) = settings else {
+        return Ok(config);
+    };
     let section = settings.get("folio").unwrap_or(settings);
     if let Some(d) = section.get("diagnostics") {
-        let mut diagnostics: DiagnosticsConfig = serde_json::from_value(d.clone()).context("invalid folio.diagnostics settings")?;
+        let mut diagnostics: DiagnosticsConfig =
+            serde_json::from_value(d.clone()).context("invalid folio.diagnostics settings")?;
         diagnostics.compile().map_err(anyhow::Error::msg)?;
         config.diagnostics = diagnostics;
     }
     if let Some(w) = section.get("wiki") {
-        config.wiki = serde_json::from_value::<WikiConfig>(w.clone()).context("invalid folio.wiki settings")?;
+        config.wiki = serde_json::from_value::<WikiConfig>(w.clone())
+            .context("invalid folio.wiki settings")?;
     }
     Ok(config)
 }
@@ -180,8 +195,14 @@ impl Session {
     /// Adds a root folder (loading every document under it); returns its index.
     /// Adding a folder twice returns the existing root.
     pub fn add_root(&mut self, folder: &Path) -> Result<usize> {
-        let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
-        if let Some(i) = self.roots.iter().position(|r| r.folder == folder && !r.single_file) {
+        let folder = folder
+            .canonicalize()
+            .unwrap_or_else(|_| folder.to_path_buf());
+        if let Some(i) = self
+            .roots
+            .iter()
+            .position(|r| r.folder == folder && !r.single_file)
+        {
             return Ok(i);
         }
         let file_config = Config::load(&folder).unwrap_or_else(|e| {
@@ -190,7 +211,8 @@ impl Session {
         });
         let config = effective_config(&file_config, self.settings.as_ref())?;
         let started = std::time::Instant::now();
-        let (mut ws, report) = Workspace::load(&folder, config).with_context(|| format!("cannot load {}", folder.display()))?;
+        let (mut ws, report) = Workspace::load(&folder, config)
+            .with_context(|| format!("cannot load {}", folder.display()))?;
         let loaded = started.elapsed();
         ws.add_other("");
         for skipped in &report.skipped {
@@ -209,10 +231,24 @@ impl Session {
             loaded.as_millis(),
             (started.elapsed() - loaded).as_millis()
         );
-        self.roots.push(Root { folder, ws, graph, file_config, single_file: false, broken: HashMap::new() });
+        self.roots.push(Root {
+            folder,
+            ws,
+            graph,
+            file_config,
+            single_file: false,
+            broken: HashMap::new(),
+        });
         let idx = self.roots.len() - 1;
         self.overlay_open_documents(idx);
-        let docs = self.roots[idx].ws.document_paths().map(|path| DocRef { root: idx, path: path.to_string() }).collect();
+        let docs = self.roots[idx]
+            .ws
+            .document_paths()
+            .map(|path| DocRef {
+                root: idx,
+                path: path.to_string(),
+            })
+            .collect();
         self.recount(&docs, &HashMap::new(), false);
         Ok(idx)
     }
@@ -221,7 +257,9 @@ impl Session {
     fn overlay_open_documents(&mut self, idx: usize) {
         let open: Vec<PathBuf> = self.open.keys().cloned().collect();
         for abs in open {
-            let Some(doc) = self.locate(&abs) else { continue };
+            let Some(doc) = self.locate(&abs) else {
+                continue;
+            };
             if doc.root != idx {
                 continue;
             }
@@ -232,8 +270,14 @@ impl Session {
                 .enumerate()
                 .filter(|(i, _)| *i != idx)
                 .find_map(|(_, r)| {
-                    let rel = abs.strip_prefix(&r.folder).ok()?.to_str()?.replace('\\', "/");
-                    r.ws.get(&rel).filter(|e| e.origin == Origin::Editor).map(|e| e.doc.clone())
+                    let rel = abs
+                        .strip_prefix(&r.folder)
+                        .ok()?
+                        .to_str()?
+                        .replace('\\', "/");
+                    r.ws.get(&rel)
+                        .filter(|e| e.origin == Origin::Editor)
+                        .map(|e| e.doc.clone())
                 });
             if let Some(buffer) = buffer {
                 self.set_document(&doc, buffer, Origin::Editor);
@@ -243,7 +287,9 @@ impl Session {
 
     /// Removes the root at `folder`, if any.
     pub fn remove_root(&mut self, folder: &Path) {
-        let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+        let folder = folder
+            .canonicalize()
+            .unwrap_or_else(|_| folder.to_path_buf());
         self.roots.retain(|r| r.folder != folder);
     }
 
@@ -272,30 +318,58 @@ impl Session {
     /// Replaces a document's text, reparses it and updates the link graph. Returns the
     /// documents whose diagnostics may have changed: this one, plus the documents linking
     /// to it when it is new or what links can name in it (headings, anchors, title) changed.
-    pub fn set_document(&mut self, doc: &DocRef, text: Document, origin: Origin) -> BTreeSet<DocRef> {
+    pub fn set_document(
+        &mut self,
+        doc: &DocRef,
+        text: Document,
+        origin: Origin,
+    ) -> BTreeSet<DocRef> {
         let source = text.text();
         let parsed = parse(&source);
         self.set_parsed_document(doc, text, &source, parsed, origin)
     }
 
     /// [`Session::set_document`] with the parse already made (`source` is the text).
-    fn set_parsed_document(&mut self, doc: &DocRef, text: Document, source: &str, parsed: Parsed, origin: Origin) -> BTreeSet<DocRef> {
+    fn set_parsed_document(
+        &mut self,
+        doc: &DocRef,
+        text: Document,
+        source: &str,
+        parsed: Parsed,
+        origin: Origin,
+    ) -> BTreeSet<DocRef> {
         let root = &mut self.roots[doc.root];
         let parsed = Arc::new(parsed);
         let old_surface = root.ws.parsed(&doc.path).map(|p| surface(&p));
-        let entry = DocEntry { doc: text, parsed: Arc::clone(&parsed), source_hash: hash_bytes(source.as_bytes()), origin };
+        let entry = DocEntry {
+            doc: text,
+            parsed: Arc::clone(&parsed),
+            source_hash: hash_bytes(source.as_bytes()),
+            origin,
+        };
         root.ws.insert(doc.path.clone(), entry);
         root.graph.update(&doc.path, &parsed);
         let mut affected = BTreeSet::from([doc.clone()]);
         let new_surface = surface(&parsed);
         if old_surface.as_ref() != Some(&new_surface) {
-            affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            affected.extend(
+                root.graph
+                    .affected_by(&doc.path)
+                    .into_iter()
+                    .map(|path| DocRef {
+                        root: doc.root,
+                        path,
+                    }),
+            );
             // With the `title` wiki style, `[[Old Title]]` and `[[New Title]]` links depend on the title too.
             let old_title = old_surface.and_then(|s| s.3);
             if root.ws.config().wiki.style == WikiStyle::Title && old_title != new_surface.3 {
                 for title in old_title.iter().chain(new_surface.3.iter()) {
                     let key = TargetKey::Wiki(wiki_key(title));
-                    affected.extend(root.graph.dependents(&key).map(|path| DocRef { root: doc.root, path: path.to_string() }));
+                    affected.extend(root.graph.dependents(&key).map(|path| DocRef {
+                        root: doc.root,
+                        path: path.to_string(),
+                    }));
                 }
             }
         }
@@ -307,7 +381,14 @@ impl Session {
         let root = &mut self.roots[doc.root];
         root.ws.remove(&doc.path);
         root.graph.remove(&doc.path);
-        root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }).collect()
+        root.graph
+            .affected_by(&doc.path)
+            .into_iter()
+            .map(|path| DocRef {
+                root: doc.root,
+                path,
+            })
+            .collect()
     }
 
     /// Opens a document in the editor: its buffer overrides the disk copy.
@@ -322,7 +403,13 @@ impl Session {
         };
         let (parser, parsed) = IncrementalParser::new(text);
         self.parsers.insert(abs.to_path_buf(), parser);
-        self.set_parsed_document(&doc, Document::new(text, version), text, parsed, Origin::Editor)
+        self.set_parsed_document(
+            &doc,
+            Document::new(text, version),
+            text,
+            parsed,
+            Origin::Editor,
+        )
     }
 
     /// Finds or makes a root for a file opened outside every root: the nearest folder
@@ -330,14 +417,18 @@ impl Session {
     fn add_root_for_file(&mut self, abs: &Path) -> Option<DocRef> {
         let folder = abs.parent()?.to_path_buf();
         let found = find_root(&folder);
-        let has_marker = found.join(folio_core::workspace::config::CONFIG_FILE).is_file() || found.join(".git").exists();
+        let has_marker = found
+            .join(folio_core::workspace::config::CONFIG_FILE)
+            .is_file()
+            || found.join(".git").exists();
         if has_marker {
             if let Err(e) = self.add_root(&found) {
                 tracing::warn!("{e:#}");
             }
         } else {
             let folder = folder.canonicalize().unwrap_or(folder);
-            let config = effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
+            let config =
+                effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
             let mut ws = Workspace::new(folder.clone(), config);
             ws.add_other("");
             if let Ok(entries) = std::fs::read_dir(&folder) {
@@ -361,9 +452,18 @@ impl Session {
     }
 
     /// Applies `didChange` content changes in order, each against the previous result.
-    pub fn did_change(&mut self, abs: &Path, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Result<BTreeSet<DocRef>> {
-        let doc = self.locate(abs).context("change to a document that is not open")?;
-        let entry = self.entry(&doc).context("change to a document that is not open")?;
+    pub fn did_change(
+        &mut self,
+        abs: &Path,
+        version: i32,
+        changes: &[TextDocumentContentChangeEvent],
+    ) -> Result<BTreeSet<DocRef>> {
+        let doc = self
+            .locate(abs)
+            .context("change to a document that is not open")?;
+        let entry = self
+            .entry(&doc)
+            .context("change to a document that is not open")?;
         let mut text = entry.doc.clone();
         let previous = Arc::clone(&entry.parsed);
         let old_source = text.text();
@@ -372,7 +472,10 @@ impl Session {
                 None => text = Document::new(&change.text, version),
                 Some(r) => {
                     let bytes = convert::byte_range(&text, r, self.encoding);
-                    text.apply_edits(&[TextEdit { range: bytes, new_text: change.text.clone() }])?;
+                    text.apply_edits(&[TextEdit {
+                        range: bytes,
+                        new_text: change.text.clone(),
+                    }])?;
                 }
             }
         }
@@ -390,11 +493,14 @@ impl Session {
     pub fn did_close(&mut self, abs: &Path) -> BTreeSet<DocRef> {
         self.open.remove(abs);
         self.parsers.remove(abs);
-        let Some(doc) = self.locate(abs) else { return BTreeSet::new() };
-        let affected = match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
-            Ok(text) => self.set_document(&doc, Document::new(&text, 0), Origin::Disk),
-            Err(_) => self.remove_document(&doc),
+        let Some(doc) = self.locate(abs) else {
+            return BTreeSet::new();
         };
+        let affected =
+            match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
+                Ok(text) => self.set_document(&doc, Document::new(&text, 0), Origin::Disk),
+                Err(_) => self.remove_document(&doc),
+            };
         let root = &self.roots[doc.root];
         if root.single_file && !self.open.keys().any(|p| p.starts_with(&root.folder)) {
             let folder = root.folder.clone();
@@ -407,7 +513,9 @@ impl Session {
     /// A file changed on disk (created, modified or deleted; `exists` says which).
     /// Open documents keep their buffer.
     pub fn file_event(&mut self, abs: &Path, exists: bool) -> BTreeSet<DocRef> {
-        let Some(doc) = self.locate(abs) else { return BTreeSet::new() };
+        let Some(doc) = self.locate(abs) else {
+            return BTreeSet::new();
+        };
         if doc.path == folio_core::workspace::config::CONFIG_FILE {
             if let Err(e) = self.reload_file_config(doc.root) {
                 tracing::warn!("{e:#}");
@@ -420,15 +528,30 @@ impl Session {
         let mut affected = BTreeSet::new();
         if exists && abs.is_dir() {
             self.roots[doc.root].ws.add_other(&doc.path);
-            affected.extend(self.roots[doc.root].graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+            affected.extend(
+                self.roots[doc.root]
+                    .graph
+                    .affected_by(&doc.path)
+                    .into_iter()
+                    .map(|path| DocRef {
+                        root: doc.root,
+                        path,
+                    }),
+            );
             return affected;
         }
         if is_markdown(&doc.path) && exists {
             match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
                 Ok(text) => {
-                    let unchanged = self.entry(&doc).is_some_and(|e| e.source_hash == hash_bytes(text.as_bytes()));
+                    let unchanged = self
+                        .entry(&doc)
+                        .is_some_and(|e| e.source_hash == hash_bytes(text.as_bytes()));
                     if !unchanged {
-                        affected.extend(self.set_document(&doc, Document::new(&text, 0), Origin::Disk));
+                        affected.extend(self.set_document(
+                            &doc,
+                            Document::new(&text, 0),
+                            Origin::Disk,
+                        ));
                     }
                 }
                 Err(reason) => {
@@ -442,20 +565,43 @@ impl Session {
             let root = &mut self.roots[doc.root];
             if !root.ws.contains_other_path(&doc.path) {
                 root.ws.add_other(&doc.path);
-                affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+                affected.extend(
+                    root.graph
+                        .affected_by(&doc.path)
+                        .into_iter()
+                        .map(|path| DocRef {
+                            root: doc.root,
+                            path,
+                        }),
+                );
             }
             self.add_parent_folders(&doc);
         } else {
             // Deleted: a document, another file, or a folder with everything under it.
             let prefix = format!("{}/", doc.path);
-            let under: Vec<String> =
-                self.roots[doc.root].ws.document_paths().filter(|p| *p == doc.path || p.starts_with(&prefix)).map(str::to_string).collect();
+            let under: Vec<String> = self.roots[doc.root]
+                .ws
+                .document_paths()
+                .filter(|p| *p == doc.path || p.starts_with(&prefix))
+                .map(str::to_string)
+                .collect();
             for path in under {
-                affected.extend(self.remove_document(&DocRef { root: doc.root, path }));
+                affected.extend(self.remove_document(&DocRef {
+                    root: doc.root,
+                    path,
+                }));
             }
             let root = &mut self.roots[doc.root];
             if root.ws.remove_other(&doc.path) {
-                affected.extend(root.graph.affected_by(&doc.path).into_iter().map(|path| DocRef { root: doc.root, path }));
+                affected.extend(
+                    root.graph
+                        .affected_by(&doc.path)
+                        .into_iter()
+                        .map(|path| DocRef {
+                            root: doc.root,
+                            path,
+                        }),
+                );
             }
         }
         affected.retain(|d| self.entry(d).is_some());
@@ -481,7 +627,10 @@ impl Session {
     pub fn all_documents(&self) -> BTreeSet<DocRef> {
         let mut out = BTreeSet::new();
         for (i, root) in self.roots.iter().enumerate() {
-            out.extend(root.ws.document_paths().map(|p| DocRef { root: i, path: p.to_string() }));
+            out.extend(root.ws.document_paths().map(|p| DocRef {
+                root: i,
+                path: p.to_string(),
+            }));
         }
         out
     }
@@ -491,16 +640,26 @@ impl Session {
     /// longer exist.
     /// Counting costs a diagnostics pass over the documents, so it is done only for a
     /// client that asked for `folio/status`.
-    pub fn recount(&mut self, docs: &BTreeSet<DocRef>, counted: &HashMap<DocRef, usize>, prune: bool) {
+    pub fn recount(
+        &mut self,
+        docs: &BTreeSet<DocRef>,
+        counted: &HashMap<DocRef, usize>,
+        prune: bool,
+    ) {
         if !self.flags.status_notification {
             return;
         }
         for doc in docs {
-            let Some(root) = self.roots.get(doc.root) else { continue };
+            let Some(root) = self.roots.get(doc.root) else {
+                continue;
+            };
             let n = if let Some(n) = counted.get(doc) {
                 *n
             } else if root.ws.get(&doc.path).is_some() {
-                diagnostics(&root.ws, &doc.path).iter().filter(|d| d.severity == Severity::Error).count()
+                diagnostics(&root.ws, &doc.path)
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .count()
             } else {
                 0
             };

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use common::{ApplyPolicy, Client, Enc, range};
 use folio_core::bridge::{
-    ApplyEditParams, ApplyEditResult, BridgeClient, BridgeError, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_VERSION_CONFLICT,
-    ERR_VERSION_MISMATCH, OpenDocument, ReadResult, root_dir, socket_path,
+    ApplyEditParams, ApplyEditResult, BridgeClient, BridgeError, ByteEdit, ERR_FORBIDDEN,
+    ERR_NOT_OPEN, ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, OpenDocument, ReadResult, root_dir,
+    socket_path,
 };
 use serde_json::{Value, json};
 
@@ -30,8 +31,12 @@ impl Bridged {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         common::write_files(dir.path(), files);
-        let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-        let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")), no_embeddings: true };
+        let folders =
+            json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+        let options = folio_lsp::Options {
+            bridge_dir: Some(base_dir.path().join("folio")),
+            no_embeddings: true,
+        };
         let caps = json!({"workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]}}});
         let mut c = Client::start_opts(dir, enc, caps, folders, options).await;
         c.apply_policy = ApplyPolicy::Apply;
@@ -64,7 +69,8 @@ impl Bridged {
     ) -> tokio::task::JoinHandle<T> {
         let (socket, root) = (self.socket(), self.root());
         tokio::task::spawn_blocking(move || {
-            let mut client = BridgeClient::connect(&socket, &root, Duration::from_secs(15)).unwrap();
+            let mut client =
+                BridgeClient::connect(&socket, &root, Duration::from_secs(15)).unwrap();
             f(&mut client)
         })
     }
@@ -74,7 +80,11 @@ impl Bridged {
     }
 
     /// Sends an edit; when `editor_sees_it`, serves the fake editor until it got the request.
-    async fn apply(&mut self, params: ApplyEditParams, editor_sees_it: bool) -> Result<ApplyEditResult, BridgeError> {
+    async fn apply(
+        &mut self,
+        params: ApplyEditParams,
+        editor_sees_it: bool,
+    ) -> Result<ApplyEditResult, BridgeError> {
         let handle = self.bridge(move |b| b.apply_edit(&params));
         if editor_sees_it {
             self.c.serve_apply_edit().await;
@@ -87,7 +97,14 @@ fn edit(path: &str, version: i32, edits: &[(usize, usize, &str)]) -> ApplyEditPa
     ApplyEditParams {
         path: path.to_string(),
         version,
-        edits: edits.iter().map(|(s, e, t)| ByteEdit { start: *s, end: *e, new_text: t.to_string() }).collect(),
+        edits: edits
+            .iter()
+            .map(|(s, e, t)| ByteEdit {
+                start: *s,
+                end: *e,
+                new_text: t.to_string(),
+            })
+            .collect(),
         label: Some("test".to_string()),
     }
 }
@@ -100,25 +117,51 @@ fn remote_code<T: std::fmt::Debug>(result: Result<T, BridgeError>) -> (i64, Stri
 }
 
 fn mode(path: &Path) -> u32 {
-    std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_sees_the_unsaved_buffer_and_open_documents_are_listed() {
     let mut t = Bridged::start(&[("a.md", "# A\n\ntext\n"), ("b.md", "# B\n")], Enc::Utf16).await;
     t.open("a.md").await;
-    t.c.change("a.md", vec![json!({"range": range(2, 0, 2, 4), "text": "unsaved"})]).await;
+    t.c.change(
+        "a.md",
+        vec![json!({"range": range(2, 0, 2, 4), "text": "unsaved"})],
+    )
+    .await;
     // A request after the notification: the change has been applied.
     t.c.call("workspace/symbol", json!({"query": ""})).await;
     let hello = t.bridge(|b| b.hello.clone()).await.unwrap();
-    assert_eq!((hello.editor.as_str(), hello.editor_version.as_deref()), ("test-editor", Some("1.0")));
+    assert_eq!(
+        (hello.editor.as_str(), hello.editor_version.as_deref()),
+        ("test-editor", Some("1.0"))
+    );
     assert_eq!(hello.pid, std::process::id());
-    assert_eq!(t.read("a.md").await.unwrap(), ReadResult { version: 2, text: "# A\n\nunsaved\n".to_string() });
+    assert_eq!(
+        t.read("a.md").await.unwrap(),
+        ReadResult {
+            version: 2,
+            text: "# A\n\nunsaved\n".to_string()
+        }
+    );
     let open = t.bridge(|b| b.open_documents()).await.unwrap().unwrap();
-    assert_eq!(open, vec![OpenDocument { path: "a.md".to_string(), version: 2 }]);
+    assert_eq!(
+        open,
+        vec![OpenDocument {
+            path: "a.md".to_string(),
+            version: 2
+        }]
+    );
     assert_eq!(remote_code(t.read("b.md").await).0, ERR_NOT_OPEN);
     assert_eq!(remote_code(t.read("../a.md").await).0, -32602);
-    assert_eq!(std::fs::read_to_string(t.c.path("a.md")).unwrap(), "# A\n\ntext\n");
+    assert_eq!(
+        std::fs::read_to_string(t.c.path("a.md")).unwrap(),
+        "# A\n\ntext\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,22 +171,54 @@ async fn an_edit_reaches_the_editor_as_a_versioned_document_edit() {
     t.open("a.md").await;
     let old = text.find("old").unwrap();
     let line = text.find("line").unwrap();
-    let result = t.apply(edit("a.md", 1, &[(old, old + 3, "new"), (line, line + 4, "row")]), true).await.unwrap();
-    assert_eq!(result, ApplyEditResult { applied: true, version: 2, failure_reason: None });
-    let (_, params) = t.c.server_requests.iter().find(|(m, _)| m == "workspace/applyEdit").unwrap();
+    let result = t
+        .apply(
+            edit("a.md", 1, &[(old, old + 3, "new"), (line, line + 4, "row")]),
+            true,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result,
+        ApplyEditResult {
+            applied: true,
+            version: 2,
+            failure_reason: None
+        }
+    );
+    let (_, params) =
+        t.c.server_requests
+            .iter()
+            .find(|(m, _)| m == "workspace/applyEdit")
+            .unwrap();
     assert_eq!(params["label"], "test");
     let change = &params["edit"]["documentChanges"][0];
-    assert_eq!(change["textDocument"], json!({"uri": t.c.uri("a.md"), "version": 1}));
+    assert_eq!(
+        change["textDocument"],
+        json!({"uri": t.c.uri("a.md"), "version": 1})
+    );
     // UTF-16 columns: the emoji counts two.
     assert_eq!(
         change["edits"],
         json!([{"range": range(2, 0, 2, 3), "newText": "new"}, {"range": range(2, 7, 2, 11), "newText": "row"}])
     );
-    assert_eq!(t.read("a.md").await.unwrap(), ReadResult { version: 2, text: "# Café 😀\n\nnew 😀 row\n".to_string() });
+    assert_eq!(
+        t.read("a.md").await.unwrap(),
+        ReadResult {
+            version: 2,
+            text: "# Café 😀\n\nnew 😀 row\n".to_string()
+        }
+    );
     // The next edit is checked against the buffer the first one produced.
-    let result = t.apply(edit("a.md", 2, &[(0, 1, "##")]), true).await.unwrap();
+    let result = t
+        .apply(edit("a.md", 2, &[(0, 1, "##")]), true)
+        .await
+        .unwrap();
     assert_eq!((result.applied, result.version), (true, 3));
-    assert_eq!(t.read("a.md").await.unwrap().text, "## Café 😀\n\nnew 😀 row\n");
+    assert_eq!(
+        t.read("a.md").await.unwrap().text,
+        "## Café 😀\n\nnew 😀 row\n"
+    );
     // The disk copy is the editor's business.
     assert_eq!(std::fs::read_to_string(t.c.path("a.md")).unwrap(), text);
 }
@@ -152,17 +227,44 @@ async fn an_edit_reaches_the_editor_as_a_versioned_document_edit() {
 async fn a_moved_version_is_refused_and_nothing_changes() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf8).await;
     t.open("a.md").await;
-    t.c.change("a.md", vec![json!({"range": range(0, 3, 0, 3), "text": "!"})]).await;
+    t.c.change(
+        "a.md",
+        vec![json!({"range": range(0, 3, 0, 3), "text": "!"})],
+    )
+    .await;
     t.c.call("workspace/symbol", json!({"query": ""})).await;
     let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "B")]), false).await);
     assert_eq!(code, ERR_VERSION_CONFLICT);
     assert!(message.contains("version 2"), "{message}");
-    assert!(!t.c.server_requests.iter().any(|(m, _)| m == "workspace/applyEdit"));
-    assert_eq!(t.read("a.md").await.unwrap(), ReadResult { version: 2, text: "# A!\n".to_string() });
+    assert!(
+        !t.c.server_requests
+            .iter()
+            .any(|(m, _)| m == "workspace/applyEdit")
+    );
+    assert_eq!(
+        t.read("a.md").await.unwrap(),
+        ReadResult {
+            version: 2,
+            text: "# A!\n".to_string()
+        }
+    );
     // Invalid edits are refused before anything is sent.
-    assert_eq!(remote_code(t.apply(edit("a.md", 2, &[(2, 3, "x"), (0, 1, "y")]), false).await).0, -32602);
-    assert_eq!(remote_code(t.apply(edit("a.md", 2, &[(2, 99, "x")]), false).await).0, -32602);
-    assert_eq!(remote_code(t.apply(edit("b.md", 2, &[(0, 0, "x")]), false).await).0, ERR_NOT_OPEN);
+    assert_eq!(
+        remote_code(
+            t.apply(edit("a.md", 2, &[(2, 3, "x"), (0, 1, "y")]), false)
+                .await
+        )
+        .0,
+        -32602
+    );
+    assert_eq!(
+        remote_code(t.apply(edit("a.md", 2, &[(2, 99, "x")]), false).await).0,
+        -32602
+    );
+    assert_eq!(
+        remote_code(t.apply(edit("b.md", 2, &[(0, 0, "x")]), false).await).0,
+        ERR_NOT_OPEN
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,12 +272,25 @@ async fn a_refusing_editor_leaves_the_buffer_unchanged() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf16).await;
     t.open("a.md").await;
     t.c.apply_policy = ApplyPolicy::Refuse;
-    let result = t.apply(edit("a.md", 1, &[(2, 3, "B")]), true).await.unwrap();
+    let result = t
+        .apply(edit("a.md", 1, &[(2, 3, "B")]), true)
+        .await
+        .unwrap();
     assert_eq!(
         result,
-        ApplyEditResult { applied: false, version: 1, failure_reason: Some("refused by the test client".to_string()) }
+        ApplyEditResult {
+            applied: false,
+            version: 1,
+            failure_reason: Some("refused by the test client".to_string())
+        }
     );
-    assert_eq!(t.read("a.md").await.unwrap(), ReadResult { version: 1, text: "# A\n".to_string() });
+    assert_eq!(
+        t.read("a.md").await.unwrap(),
+        ReadResult {
+            version: 1,
+            text: "# A\n".to_string()
+        }
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,24 +331,50 @@ async fn sockets_are_private_stale_ones_replaced_and_removed_with_their_root() {
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     common::write_files(dir.path(), &[("a.md", "# A\n")]);
     let folders = json!([{"uri": common::uri_of(&root), "name": "ws"}]);
-    let options = folio_lsp::Options { bridge_dir: Some(base.clone()), no_embeddings: true };
+    let options = folio_lsp::Options {
+        bridge_dir: Some(base.clone()),
+        no_embeddings: true,
+    };
     let mut c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, options).await;
     assert!(!stale.exists());
-    assert_eq!((mode(&base), mode(&root_dir(&base, &root)), mode(&ours)), (0o700, 0o700, 0o600));
-    assert!(std::fs::symlink_metadata(&ours).unwrap().file_type().is_socket_like());
-    assert_eq!(folio_core::bridge::live_endpoints(&base, &root), vec![ours.clone()]);
+    assert_eq!(
+        (mode(&base), mode(&root_dir(&base, &root)), mode(&ours)),
+        (0o700, 0o700, 0o600)
+    );
+    assert!(
+        std::fs::symlink_metadata(&ours)
+            .unwrap()
+            .file_type()
+            .is_socket_like()
+    );
+    assert_eq!(
+        folio_core::bridge::live_endpoints(&base, &root),
+        vec![ours.clone()]
+    );
     // A second root gets its own endpoint; removing a root closes its endpoint.
     let second = tempfile::tempdir().unwrap();
     let second_root = second.path().canonicalize().unwrap();
     let second_uri = common::uri_of(&second_root);
-    c.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [{"uri": second_uri, "name": "two"}], "removed": []}}))
-        .await;
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": second_uri, "name": "two"}], "removed": []}}),
+    )
+    .await;
     c.call("workspace/symbol", json!({"query": ""})).await;
-    assert_eq!(folio_core::bridge::live_endpoints(&base, &second_root).len(), 1);
-    c.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [{"uri": second_uri, "name": "two"}]}}))
-        .await;
+    assert_eq!(
+        folio_core::bridge::live_endpoints(&base, &second_root).len(),
+        1
+    );
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [], "removed": [{"uri": second_uri, "name": "two"}]}}),
+    )
+    .await;
     c.call("workspace/symbol", json!({"query": ""})).await;
-    assert_eq!(folio_core::bridge::live_endpoints(&base, &second_root), Vec::<PathBuf>::new());
+    assert_eq!(
+        folio_core::bridge::live_endpoints(&base, &second_root),
+        Vec::<PathBuf>::new()
+    );
     assert!(ours.exists());
     // `shutdown` closes every endpoint.
     c.call("shutdown", Value::Null).await;
@@ -254,7 +395,11 @@ impl SocketLike for std::fs::FileType {
 /// A refused peer gets its answer without being read, and the socket may be closed before
 /// the line is sent, so a failed send is not an error.
 fn exchange_as_nobody(socket: &Path, line: &str) -> String {
-    let python = if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
+    let python = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
     let script = "import socket, sys\n\
         s = socket.socket(socket.AF_UNIX)\n\
         s.connect(sys.argv[1])\n\
@@ -262,12 +407,23 @@ fn exchange_as_nobody(socket: &Path, line: &str) -> String {
         except OSError:\n    pass\n\
         print(s.makefile().readline().strip())\n";
     let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", script])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            python,
+            "-c",
+            script,
+        ])
         .arg(socket)
         .arg(line)
         .output()
         .expect("setpriv runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -285,14 +441,25 @@ async fn a_peer_with_another_uid_is_refused() {
     // uid 65534: its temp folders become traversable and the socket writable. Only this
     // test's own temp folder is loosened, after the server created its endpoint.
     let socket = t.socket();
-    for folder in [t.base_dir.path().to_path_buf(), t.base(), root_dir(&t.base(), &t.root())] {
+    for folder in [
+        t.base_dir.path().to_path_buf(),
+        t.base(),
+        root_dir(&t.base(), &t.root()),
+    ] {
         std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o711)).unwrap();
     }
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
     let hello = json!({"jsonrpc": "2.0", "id": 1, "method": "hello", "params": {"protocolVersion": 1, "root": t.root()}});
-    let answer: Value = serde_json::from_str(&exchange_as_nobody(&socket, &hello.to_string())).unwrap();
+    let answer: Value =
+        serde_json::from_str(&exchange_as_nobody(&socket, &hello.to_string())).unwrap();
     assert_eq!(answer["error"]["code"], ERR_FORBIDDEN, "{answer}");
-    assert!(answer["error"]["message"].as_str().unwrap().contains("uid 65534"), "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("uid 65534"),
+        "{answer}"
+    );
     // The same request from this user is answered.
     let hello = t.bridge(|b| b.hello.clone()).await.unwrap();
     assert_eq!(hello.editor, "test-editor");
@@ -318,7 +485,10 @@ async fn another_protocol_version_gets_a_clear_error() {
     assert_eq!(answer.0["error"]["message"], "say `hello` first");
     assert_eq!(answer.1["error"]["code"], ERR_VERSION_MISMATCH);
     let message = answer.1["error"]["message"].as_str().unwrap();
-    assert!(message.contains("speaks bridge protocol 1, the client speaks 99"), "{message}");
+    assert!(
+        message.contains("speaks bridge protocol 1, the client speaks 99"),
+        "{message}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -334,7 +504,10 @@ async fn the_editor_deletes_and_renames_open_documents() {
     let result = handle.await.unwrap().unwrap();
     assert!(result.applied, "{result:?}");
     let (_, params) = t.c.server_requests.last().unwrap();
-    assert_eq!(params["edit"]["documentChanges"], json!([{"kind": "delete", "uri": t.c.uri("a.md")}]));
+    assert_eq!(
+        params["edit"]["documentChanges"],
+        json!([{"kind": "delete", "uri": t.c.uri("a.md")}])
+    );
     assert!(!t.c.path("a.md").exists());
 
     let handle = t.bridge(|b| b.rename_file("b.md", 1, "c.md"));
@@ -345,11 +518,33 @@ async fn the_editor_deletes_and_renames_open_documents() {
     // The fake editor's didOpen for the new name follows its didClose.
     t.c.call("workspace/symbol", json!({"query": ""})).await;
     let open = t.bridge(|b| b.open_documents()).await.unwrap().unwrap();
-    assert_eq!(open, vec![OpenDocument { path: "c.md".to_string(), version: 1 }]);
+    assert_eq!(
+        open,
+        vec![OpenDocument {
+            path: "c.md".to_string(),
+            version: 1
+        }]
+    );
     // A path the policy refuses, and an existing target.
-    assert_eq!(remote_code(t.bridge(|b| b.rename_file("c.md", 1, "../x.md")).await.unwrap()).0, -32602);
+    assert_eq!(
+        remote_code(
+            t.bridge(|b| b.rename_file("c.md", 1, "../x.md"))
+                .await
+                .unwrap()
+        )
+        .0,
+        -32602
+    );
     std::fs::write(t.c.path("d.md"), "# D\n").unwrap();
-    assert_eq!(remote_code(t.bridge(|b| b.rename_file("c.md", 1, "d.md")).await.unwrap()).0, -32602);
+    assert_eq!(
+        remote_code(
+            t.bridge(|b| b.rename_file("c.md", 1, "d.md"))
+                .await
+                .unwrap()
+        )
+        .0,
+        -32602
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -357,8 +552,12 @@ async fn an_editor_without_file_operations_is_not_asked() {
     let dir = tempfile::tempdir().unwrap();
     common::write_files(dir.path(), &[("a.md", "# A\n")]);
     let base_dir = tempfile::tempdir().unwrap();
-    let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let options = folio_lsp::Options { bridge_dir: Some(base_dir.path().join("folio")), no_embeddings: true };
+    let folders =
+        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let options = folio_lsp::Options {
+        bridge_dir: Some(base_dir.path().join("folio")),
+        no_embeddings: true,
+    };
     let c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, options).await;
     let mut t = Bridged { c, base_dir };
     t.open("a.md").await;

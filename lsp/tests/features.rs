@@ -69,7 +69,12 @@ fn at(c: &Client, rel: &str, line: u32, character: u32) -> Value {
 
 async fn document_symbols(enc: Enc) {
     let mut c = start(enc).await;
-    let result = c.call("textDocument/documentSymbol", json!({"textDocument": {"uri": c.uri("a.md")}})).await;
+    let result = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": c.uri("a.md")}}),
+        )
+        .await;
     assert_eq!(
         result,
         json!([{
@@ -94,7 +99,11 @@ async fn diagnostics_are_pushed_with_every_code_range(enc: Enc) {
                 range(5, 8, 5, 18),
                 "file `missing.md` does not exist (resolved to `missing.md`)".to_string()
             ),
-            ("missing-heading".to_string(), range(5, 33, 5, 41), "no heading or anchor `#beta-tow` in `b.md`".to_string()),
+            (
+                "missing-heading".to_string(),
+                range(5, 33, 5, 41),
+                "no heading or anchor `#beta-tow` in `b.md`".to_string()
+            ),
         ]
     );
     assert_eq!(d[0]["severity"], 1);
@@ -109,7 +118,14 @@ async fn diagnostics_are_pushed_with_every_code_range(enc: Enc) {
     )
     .await;
     let d = c.diagnostics("a.md").await;
-    assert_eq!(summarize(&d)[0], ("missing-heading".to_string(), range(4, enc.col(13, 15), 4, enc.col(17, 19)), "no heading or anchor `#nope` in this document".to_string()));
+    assert_eq!(
+        summarize(&d)[0],
+        (
+            "missing-heading".to_string(),
+            range(4, enc.col(13, 15), 4, enc.col(17, 19)),
+            "no heading or anchor `#nope` in this document".to_string()
+        )
+    );
     assert_eq!(d.as_array().unwrap().len(), 3);
 }
 
@@ -118,20 +134,38 @@ async fn definition(enc: Enc) {
     let b = c.uri("b.md");
     let a = c.uri("a.md");
     // `[b](b.md#beta-two)` after the emoji.
-    let r = c.call("textDocument/definition", at(&c, "a.md", 4, enc.col(15, 17))).await;
+    let r = c
+        .call(
+            "textDocument/definition",
+            at(&c, "a.md", 4, enc.col(15, 17)),
+        )
+        .await;
     assert_eq!(r, json!({"uri": b, "range": range(2, 0, 2, 11)}));
     // `[self](#set-up)`.
-    let r = c.call("textDocument/definition", at(&c, "a.md", 4, enc.col(40, 42))).await;
+    let r = c
+        .call(
+            "textDocument/definition",
+            at(&c, "a.md", 4, enc.col(40, 42)),
+        )
+        .await;
     assert_eq!(r, json!({"uri": a, "range": range(2, 0, 2, 9)}));
     // `[[b#Beta Two]]`, `[[b]]`, `[r][lbl]`.
-    let r = c.call("textDocument/definition", at(&c, "a.md", 6, 33)).await;
+    let r = c
+        .call("textDocument/definition", at(&c, "a.md", 6, 33))
+        .await;
     assert_eq!(r, json!({"uri": b, "range": range(2, 0, 2, 11)}));
-    let r = c.call("textDocument/definition", at(&c, "a.md", 6, 19)).await;
+    let r = c
+        .call("textDocument/definition", at(&c, "a.md", 6, 19))
+        .await;
     assert_eq!(r, json!({"uri": b, "range": range(0, 0, 0, 0)}));
-    let r = c.call("textDocument/definition", at(&c, "a.md", 6, 5)).await;
+    let r = c
+        .call("textDocument/definition", at(&c, "a.md", 6, 5))
+        .await;
     assert_eq!(r, json!({"uri": a, "range": range(8, 0, 8, 11)}));
     // Plain text: nothing.
-    let r = c.call("textDocument/definition", at(&c, "a.md", 4, 2)).await;
+    let r = c
+        .call("textDocument/definition", at(&c, "a.md", 4, 2))
+        .await;
     assert_eq!(r, Value::Null);
 }
 
@@ -178,7 +212,9 @@ async fn references(enc: Enc) {
 
 async fn hover(enc: Enc) {
     let mut c = start(enc).await;
-    let r = c.call("textDocument/hover", at(&c, "a.md", 4, enc.col(20, 22))).await;
+    let r = c
+        .call("textDocument/hover", at(&c, "a.md", 4, enc.col(20, 22)))
+        .await;
     assert_eq!(
         r,
         json!({
@@ -201,7 +237,9 @@ async fn completion_after_incremental_change(enc: Enc) {
         ]}),
     )
     .await;
-    let r = c.call("textDocument/completion", at(&c, "a.md", 4, end + 10)).await;
+    let r = c
+        .call("textDocument/completion", at(&c, "a.md", 4, end + 10))
+        .await;
     let edit_range = range(4, end + 10, 4, end + 10);
     assert_eq!(
         r,
@@ -218,10 +256,20 @@ async fn completion_after_incremental_change(enc: Enc) {
         ]}),
     )
     .await;
-    let r = c.call("textDocument/completion", at(&c, "a.md", 9, enc.col(7, 9))).await;
-    let labels: Vec<&str> = r.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    let r = c
+        .call("textDocument/completion", at(&c, "a.md", 9, enc.col(7, 9)))
+        .await;
+    let labels: Vec<&str> = r
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
     assert_eq!(labels, ["b.md"]);
-    assert_eq!(r[0]["textEdit"]["range"], range(9, enc.col(7, 9), 9, enc.col(7, 9)));
+    assert_eq!(
+        r[0]["textEdit"]["range"],
+        range(9, enc.col(7, 9), 9, enc.col(7, 9))
+    );
     // Wiki targets and reference labels.
     c.notify(
         "textDocument/didChange",
@@ -230,9 +278,24 @@ async fn completion_after_incremental_change(enc: Enc) {
         ]}),
     )
     .await;
-    let r = c.call("textDocument/completion", at(&c, "a.md", 9, enc.col(12, 14))).await;
-    assert_eq!(r.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
-    assert_eq!(r[0]["textEdit"]["range"], range(9, enc.col(11, 13), 9, enc.col(12, 14)));
+    let r = c
+        .call(
+            "textDocument/completion",
+            at(&c, "a.md", 9, enc.col(12, 14)),
+        )
+        .await;
+    assert_eq!(
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(
+        r[0]["textEdit"]["range"],
+        range(9, enc.col(11, 13), 9, enc.col(12, 14))
+    );
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 5}, "contentChanges": [
@@ -240,9 +303,17 @@ async fn completion_after_incremental_change(enc: Enc) {
         ]}),
     )
     .await;
-    let r = c.call("textDocument/completion", at(&c, "a.md", 9, enc.col(20, 22))).await;
+    let r = c
+        .call(
+            "textDocument/completion",
+            at(&c, "a.md", 9, enc.col(20, 22)),
+        )
+        .await;
     assert_eq!(r[0]["label"], "lbl");
-    assert_eq!(r[0]["textEdit"]["range"], range(9, enc.col(19, 21), 9, enc.col(20, 22)));
+    assert_eq!(
+        r[0]["textEdit"]["range"],
+        range(9, enc.col(19, 21), 9, enc.col(20, 22))
+    );
     // Anchors of this document after `](#`, with a partly typed anchor replaced.
     c.notify(
         "textDocument/didChange",
@@ -251,19 +322,47 @@ async fn completion_after_incremental_change(enc: Enc) {
         ]}),
     )
     .await;
-    let r = c.call("textDocument/completion", at(&c, "a.md", 9, enc.col(29, 31))).await;
-    assert_eq!(r.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect::<Vec<_>>(), ["alpha", "set-up"]);
-    assert_eq!(r[1]["textEdit"], json!({"range": range(9, enc.col(27, 29), 9, enc.col(29, 31)), "newText": "set-up"}));
+    let r = c
+        .call(
+            "textDocument/completion",
+            at(&c, "a.md", 9, enc.col(29, 31)),
+        )
+        .await;
+    assert_eq!(
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["alpha", "set-up"]
+    );
+    assert_eq!(
+        r[1]["textEdit"],
+        json!({"range": range(9, enc.col(27, 29), 9, enc.col(29, 31)), "newText": "set-up"})
+    );
 }
 
 async fn rename_heading(enc: Enc) {
     let mut c = start(enc).await;
     let (a, b) = (c.uri("a.md"), c.uri("b.md"));
     // prepareRename on the anchor after the emoji names the heading.
-    let r = c.call("textDocument/prepareRename", at(&c, "a.md", 4, enc.col(46, 48))).await;
-    assert_eq!(r, json!({"range": range(4, enc.col(45, 47), 4, enc.col(51, 53)), "placeholder": "Set Up"}));
-    let r = c.call("textDocument/prepareRename", at(&c, "a.md", 2, 5)).await;
-    assert_eq!(r, json!({"range": range(2, 3, 2, 9), "placeholder": "Set Up"}));
+    let r = c
+        .call(
+            "textDocument/prepareRename",
+            at(&c, "a.md", 4, enc.col(46, 48)),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"range": range(4, enc.col(45, 47), 4, enc.col(51, 53)), "placeholder": "Set Up"})
+    );
+    let r = c
+        .call("textDocument/prepareRename", at(&c, "a.md", 2, 5))
+        .await;
+    assert_eq!(
+        r,
+        json!({"range": range(2, 3, 2, 9), "placeholder": "Set Up"})
+    );
     let mut params = at(&c, "a.md", 4, enc.col(46, 48));
     params["newName"] = json!("Getting Started");
     let r = c.call("textDocument/rename", params).await;
@@ -291,13 +390,20 @@ async fn rename_heading(enc: Enc) {
     let mut params = at(&c, "a.md", 2, 5);
     params["newName"] = json!("Alpha");
     let r = c.call("textDocument/rename", params).await;
-    assert_eq!(r["changes"][b.clone()], json!([{"range": range(4, 17, 4, 23), "newText": "alpha-1"}]));
+    assert_eq!(
+        r["changes"][b.clone()],
+        json!([{"range": range(4, 17, 4, 23), "newText": "alpha-1"}])
+    );
     // Nothing to rename on plain text: an error for this request only.
     let mut params = at(&c, "a.md", 4, 1);
     params["newName"] = json!("x");
     let r = c.request("textDocument/rename", params).await;
     assert_eq!(r["error"]["code"], -32603, "{r}");
-    assert_eq!(c.call("textDocument/prepareRename", at(&c, "a.md", 4, 1)).await, Value::Null);
+    assert_eq!(
+        c.call("textDocument/prepareRename", at(&c, "a.md", 4, 1))
+            .await,
+        Value::Null
+    );
 }
 
 async fn rename_reference_label(enc: Enc) {
@@ -319,7 +425,12 @@ async fn will_rename_files(enc: Enc) {
     let mut c = start(enc).await;
     let (a, b) = (c.uri("a.md"), c.uri("b.md"));
     let new = c.uri("sub/bee.md");
-    let r = c.call("workspace/willRenameFiles", json!({"files": [{"oldUri": b, "newUri": new}]})).await;
+    let r = c
+        .call(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": b, "newUri": new}]}),
+        )
+        .await;
     assert_eq!(
         r,
         json!({"changes": {
@@ -338,8 +449,14 @@ async fn will_rename_files(enc: Enc) {
 async fn document_links(enc: Enc) {
     let mut c = start(enc).await;
     let b = c.uri("b.md");
-    let r = c.call("textDocument/documentLink", json!({"textDocument": {"uri": c.uri("a.md")}})).await;
-    let link = |l1, c1, l2, c2| json!({"range": range(l1, c1, l2, c2), "target": b, "tooltip": "b.md"});
+    let r = c
+        .call(
+            "textDocument/documentLink",
+            json!({"textDocument": {"uri": c.uri("a.md")}}),
+        )
+        .await;
+    let link =
+        |l1, c1, l2, c2| json!({"range": range(l1, c1, l2, c2), "target": b, "tooltip": "b.md"});
     assert_eq!(
         r,
         json!([
@@ -354,8 +471,16 @@ async fn document_links(enc: Enc) {
 
 async fn folding_ranges(enc: Enc) {
     let mut c = start(enc).await;
-    let r = c.call("textDocument/foldingRange", json!({"textDocument": {"uri": c.uri("a.md")}})).await;
-    assert_eq!(r, json!([{"startLine": 0, "endLine": 8}, {"startLine": 2, "endLine": 8}]));
+    let r = c
+        .call(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": c.uri("a.md")}}),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!([{"startLine": 0, "endLine": 8}, {"startLine": 2, "endLine": 8}])
+    );
 }
 
 async fn code_actions(enc: Enc) {
@@ -394,43 +519,84 @@ async fn code_actions(enc: Enc) {
     let r = c
         .call("textDocument/codeAction", json!({"textDocument": {"uri": a}, "range": range(5, 0, 5, 43), "context": {"diagnostics": d}}))
         .await;
-    assert_eq!(r.as_array().unwrap().iter().map(|x| x["title"].as_str().unwrap()).collect::<Vec<_>>(), ["Change anchor to `#beta-two`"]);
+    assert_eq!(
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["title"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["Change anchor to `#beta-two`"]
+    );
 }
 
 async fn workspace_symbols(enc: Enc) {
     let mut c = start(enc).await;
     let b = c.uri("b.md");
-    let r = c.call("workspace/symbol", json!({"query": "betatwo"})).await;
-    assert_eq!(r, json!([{"name": "Beta Two", "kind": 15, "location": {"uri": b, "range": range(2, 0, 2, 11)}, "containerName": "b.md"}]));
+    let r = c
+        .call("workspace/symbol", json!({"query": "betatwo"}))
+        .await;
+    assert_eq!(
+        r,
+        json!([{"name": "Beta Two", "kind": 15, "location": {"uri": b, "range": range(2, 0, 2, 11)}, "containerName": "b.md"}])
+    );
     let r = c.call("workspace/symbol", json!({"query": "alpha"})).await;
-    let names: Vec<(&str, i64)> = r.as_array().unwrap().iter().map(|s| (s["name"].as_str().unwrap(), s["kind"].as_i64().unwrap())).collect();
+    let names: Vec<(&str, i64)> = r
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["kind"].as_i64().unwrap()))
+        .collect();
     assert_eq!(names, [("Alpha", 1), ("Alpha", 15)]);
 }
 
 async fn configuration_silences_codes(enc: Enc) {
     let mut c = start(enc).await;
     assert_eq!(c.diagnostics("a.md").await.as_array().unwrap().len(), 2);
-    c.notify("workspace/didChangeConfiguration", json!({"settings": {"folio": {"diagnostics": {"silence": ["missing-file"]}}}})).await;
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"folio": {"diagnostics": {"silence": ["missing-file"]}}}}),
+    )
+    .await;
     let d = c.diagnostics("a.md").await;
-    assert_eq!(summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(), ["missing-heading"]);
+    assert_eq!(
+        summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(),
+        ["missing-heading"]
+    );
     c.notify(
         "workspace/didChangeConfiguration",
         json!({"settings": {"folio": {"diagnostics": {"silence_targets": ["b.md#*"], "fragment_case_sensitive": true}}}}),
     )
     .await;
     let d = c.diagnostics("a.md").await;
-    assert_eq!(summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(), ["missing-file"]);
+    assert_eq!(
+        summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(),
+        ["missing-file"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configuration_sets_the_wiki_style() {
-    let mut c = Client::start(&[("a.md", "[[Beta Two]]\n"), ("b.md", "# Beta Two\n")], Enc::Utf16, json!({})).await;
+    let mut c = Client::start(
+        &[("a.md", "[[Beta Two]]\n"), ("b.md", "# Beta Two\n")],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
     c.open("a.md").await;
-    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-wiki-target");
+    assert_eq!(
+        summarize(&c.diagnostics("a.md").await)[0].0,
+        "missing-wiki-target"
+    );
     // With the title style, `[[Beta Two]]` names the document titled "Beta Two".
-    c.notify("workspace/didChangeConfiguration", json!({"settings": {"folio": {"wiki": {"style": "title"}}}})).await;
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"folio": {"wiki": {"style": "title"}}}}),
+    )
+    .await;
     assert_eq!(c.diagnostics("a.md").await, json!([]));
-    let r = c.call("textDocument/definition", at(&c, "a.md", 0, 4)).await;
+    let r = c
+        .call("textDocument/definition", at(&c, "a.md", 0, 4))
+        .await;
     assert_eq!(r, json!({"uri": c.uri("b.md"), "range": range(0, 0, 0, 0)}));
     // Retitling b.md in the editor breaks the link; the linking document is re-checked.
     c.open("b.md").await;
@@ -440,7 +606,10 @@ async fn configuration_sets_the_wiki_style() {
         json!({"textDocument": {"uri": b, "version": 2}, "contentChanges": [{"range": range(0, 2, 0, 10), "text": "Gamma"}]}),
     )
     .await;
-    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-wiki-target");
+    assert_eq!(
+        summarize(&c.diagnostics("a.md").await)[0].0,
+        "missing-wiki-target"
+    );
 }
 
 async fn watched_files_update_dependents(enc: Enc) {
@@ -455,26 +624,57 @@ async fn watched_files_update_dependents(enc: Enc) {
     // Creating `missing.md` fixes the missing-file diagnostic of a.md, which links to it.
     common::write_files(c.dir.path(), &[("missing.md", "# M\n")]);
     let uri = c.uri("missing.md");
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri, "type": 1}]})).await;
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri, "type": 1}]}),
+    )
+    .await;
     let d = c.diagnostics("a.md").await;
-    assert_eq!(summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(), ["missing-heading"]);
+    assert_eq!(
+        summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>(),
+        ["missing-heading"]
+    );
     // Changing b.md's headings on disk fixes the anchor; deleting b.md breaks every link to it.
     common::write_files(c.dir.path(), &[("b.md", "# Beta\n## Beta Tow\n")]);
     let b = c.uri("b.md");
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 2}]})).await;
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": b, "type": 2}]}),
+    )
+    .await;
     let d = c.diagnostics("a.md").await;
     let found: Vec<(String, Value)> = summarize(&d).into_iter().map(|d| (d.0, d.1)).collect();
     assert_eq!(
         found,
         [
-            ("missing-heading".to_string(), range(4, enc.col(23, 25), 4, enc.col(31, 33))),
+            (
+                "missing-heading".to_string(),
+                range(4, enc.col(23, 25), 4, enc.col(31, 33))
+            ),
             ("missing-heading".to_string(), range(6, 31, 6, 39)),
         ]
     );
     std::fs::remove_file(c.path("b.md")).unwrap();
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 3}]})).await;
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": b, "type": 3}]}),
+    )
+    .await;
     let d = c.diagnostics("a.md").await;
     let codes: Vec<String> = summarize(&d).into_iter().map(|d| d.0).collect();
-    assert_eq!(codes, ["missing-file", "missing-file", "missing-wiki-target", "missing-wiki-target", "missing-file"]);
-    assert!(c.server_requests.iter().any(|(m, _)| m == "client/registerCapability"));
+    assert_eq!(
+        codes,
+        [
+            "missing-file",
+            "missing-file",
+            "missing-wiki-target",
+            "missing-wiki-target",
+            "missing-file"
+        ]
+    );
+    assert!(
+        c.server_requests
+            .iter()
+            .any(|(m, _)| m == "client/registerCapability")
+    );
 }

@@ -57,7 +57,10 @@ const SNIPPETS: &[&str] = &[
 ];
 
 const FILES: &[(&str, &str)] = &[
-    ("a.md", "# Alpha\n\nSee [b](b.md#beta) and [[c]].\n\n## Heading\n\n[r][lbl]\n\n[lbl]: b.md\n"),
+    (
+        "a.md",
+        "# Alpha\n\nSee [b](b.md#beta) and [[c]].\n\n## Heading\n\n[r][lbl]\n\n[lbl]: b.md\n",
+    ),
     ("b.md", "# Beta\n\nBack to [a](a.md#alpha).\n"),
     ("c.md", "# Gamma\n\n😀 [a](a.md#heading) [[b#Beta]]\n"),
 ];
@@ -71,7 +74,10 @@ fn random_position(rng: &mut Rng, text: &str) -> Position {
     let lines: Vec<&str> = text.split('\n').collect();
     let line = rng.below(lines.len());
     let units = lines[line].encode_utf16().count();
-    Position { line: line as u32, character: rng.below(units + 1) as u32 }
+    Position {
+        line: line as u32,
+        character: rng.below(units + 1) as u32,
+    }
 }
 
 #[test]
@@ -82,7 +88,9 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
         write(&root, path, text);
     }
     // a.md is long enough for several chunks, so most edits re-parse only part of it.
-    let filler: String = (0..600).map(|i| format!("Paragraph {i} [b](b.md#beta) and text.\n\n")).collect();
+    let filler: String = (0..600)
+        .map(|i| format!("Paragraph {i} [b](b.md#beta) and text.\n\n"))
+        .collect();
     let a_text = format!("{}{filler}", FILES[0].1);
     write(&root, "a.md", &a_text);
     let mut session = Session::default();
@@ -98,7 +106,11 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
             0 => {
                 let exists = rng.below(3) > 0;
                 if exists {
-                    write(&root, "b.md", &format!("# Beta\n\n{}\n", rng.pick(SNIPPETS)));
+                    write(
+                        &root,
+                        "b.md",
+                        &format!("# Beta\n\n{}\n", rng.pick(SNIPPETS)),
+                    );
                 } else {
                     let _ = std::fs::remove_file(root.join("b.md"));
                 }
@@ -116,17 +128,35 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
             _ => {
                 let file = if rng.below(2) == 0 { "a.md" } else { "c.md" };
                 let abs = root.join(file);
-                let text = session.entry(&session.locate(&abs).unwrap()).unwrap().doc.text();
+                let text = session
+                    .entry(&session.locate(&abs).unwrap())
+                    .unwrap()
+                    .doc
+                    .text();
                 let start = random_position(&mut rng, &text);
                 let end = if rng.below(3) == 0 {
                     random_position(&mut rng, &text)
                 } else {
                     start
                 };
-                let (start, end) = if (start.line, start.character) <= (end.line, end.character) { (start, end) } else { (end, start) };
-                let new_text = if rng.below(4) == 0 { String::new() } else { rng.pick(SNIPPETS).to_string() };
-                let change = TextDocumentContentChangeEvent { range: Some(Range { start, end }), range_length: None, text: new_text };
-                session.did_change(&abs, version, &[change]).unwrap_or_else(|e| panic!("step {step}: {e}"));
+                let (start, end) = if (start.line, start.character) <= (end.line, end.character) {
+                    (start, end)
+                } else {
+                    (end, start)
+                };
+                let new_text = if rng.below(4) == 0 {
+                    String::new()
+                } else {
+                    rng.pick(SNIPPETS).to_string()
+                };
+                let change = TextDocumentContentChangeEvent {
+                    range: Some(Range { start, end }),
+                    range_length: None,
+                    text: new_text,
+                };
+                session
+                    .did_change(&abs, version, &[change])
+                    .unwrap_or_else(|e| panic!("step {step}: {e}"));
             }
         }
     }
@@ -137,30 +167,53 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
     rebuilt.add_other("");
     for path in live.ws.document_paths() {
         let entry = live.ws.get(path).unwrap();
-        rebuilt.insert(path.to_string(), folio_core::workspace::DocEntry::new(&entry.doc.text(), 0, entry.origin));
+        rebuilt.insert(
+            path.to_string(),
+            folio_core::workspace::DocEntry::new(&entry.doc.text(), 0, entry.origin),
+        );
     }
     let (from_disk, _) = Workspace::load(&root, Config::default()).unwrap();
     let disk_docs: Vec<&str> = from_disk.document_paths().collect();
     let live_docs: Vec<&str> = live.ws.document_paths().collect();
     assert_eq!(live_docs, disk_docs, "the same documents exist");
-    let graph = LinkGraph::build(rebuilt.document_paths().map(|p| (p, rebuilt.get(p).unwrap().parsed.as_ref())));
+    let graph = LinkGraph::build(
+        rebuilt
+            .document_paths()
+            .map(|p| (p, rebuilt.get(p).unwrap().parsed.as_ref())),
+    );
     assert_eq!(live.graph, graph, "reverse link index");
     for path in live.ws.document_paths() {
         let a = live.ws.get(path).unwrap();
         let b = rebuilt.get(path).unwrap();
         assert_eq!(a.source_hash, b.source_hash, "{path}: text");
         assert_eq!(a.parsed.elements, b.parsed.elements, "{path}: elements");
-        let pointers = |p: &folio_core::parse::Parsed| p.elements.iter().map(|e| e.pointer().to_string()).collect::<Vec<_>>();
+        let pointers = |p: &folio_core::parse::Parsed| {
+            p.elements
+                .iter()
+                .map(|e| e.pointer().to_string())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(pointers(&a.parsed), pointers(&b.parsed), "{path}: pointers");
         assert_eq!(a.parsed.headings, b.parsed.headings, "{path}: headings");
         assert_eq!(a.parsed.anchors, b.parsed.anchors, "{path}: anchors");
-        assert_eq!(a.parsed.definitions, b.parsed.definitions, "{path}: definitions");
+        assert_eq!(
+            a.parsed.definitions, b.parsed.definitions,
+            "{path}: definitions"
+        );
         assert_eq!(a.parsed.links, b.parsed.links, "{path}: links");
         assert_eq!(a.parsed.block_ids, b.parsed.block_ids, "{path}: block ids");
-        assert_eq!(diagnostics(&live.ws, path), diagnostics(&rebuilt, path), "{path}: diagnostics");
+        assert_eq!(
+            diagnostics(&live.ws, path),
+            diagnostics(&rebuilt, path),
+            "{path}: diagnostics"
+        );
         // Closed documents equal their disk copy.
         if !session.is_open(&session.locate(&root.join(path)).unwrap()) {
-            assert_eq!(a.doc.text(), std::fs::read_to_string(root.join(path)).unwrap(), "{path}: disk copy");
+            assert_eq!(
+                a.doc.text(),
+                std::fs::read_to_string(root.join(path)).unwrap(),
+                "{path}: disk copy"
+            );
         }
     }
     // The edits did something: both open documents changed.

@@ -13,37 +13,87 @@ async fn workspace_folders_are_added_and_removed_at_run_time() {
     let second = tempfile::tempdir().unwrap();
     write_files(second.path(), &[("b.md", "# Banana\n")]);
     let second_uri = uri_of(&second.path().canonicalize().unwrap());
-    let names = |r: &Value| r.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
-    assert_eq!(names(&c.call("workspace/symbol", json!({"query": "banana"})).await), Vec::<String>::new());
-    c.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [{"uri": second_uri, "name": "two"}], "removed": []}}))
-        .await;
-    assert_eq!(names(&c.call("workspace/symbol", json!({"query": "banana"})).await), ["Banana", "Banana"]);
+    let names = |r: &Value| {
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&c.call("workspace/symbol", json!({"query": "banana"})).await),
+        Vec::<String>::new()
+    );
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": second_uri, "name": "two"}], "removed": []}}),
+    )
+    .await;
+    assert_eq!(
+        names(&c.call("workspace/symbol", json!({"query": "banana"})).await),
+        ["Banana", "Banana"]
+    );
     // Symbols come from every root.
-    assert_eq!(names(&c.call("workspace/symbol", json!({"query": "a"})).await).len(), 4);
-    c.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [], "removed": [{"uri": second_uri, "name": "two"}]}}))
-        .await;
-    assert_eq!(names(&c.call("workspace/symbol", json!({"query": "banana"})).await), Vec::<String>::new());
+    assert_eq!(
+        names(&c.call("workspace/symbol", json!({"query": "a"})).await).len(),
+        4
+    );
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [], "removed": [{"uri": second_uri, "name": "two"}]}}),
+    )
+    .await;
+    assert_eq!(
+        names(&c.call("workspace/symbol", json!({"query": "banana"})).await),
+        Vec::<String>::new()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn single_file_mode_without_a_root() {
     let dir = tempfile::tempdir().unwrap();
-    write_files(dir.path(), &[("lone.md", "# Lone\n\n[x](#nope) [s](sibling.txt) [m](gone.md)\n"), ("sibling.txt", "x")]);
+    write_files(
+        dir.path(),
+        &[
+            (
+                "lone.md",
+                "# Lone\n\n[x](#nope) [s](sibling.txt) [m](gone.md)\n",
+            ),
+            ("sibling.txt", "x"),
+        ],
+    );
     let mut c = Client::start_with(dir, Enc::Utf8, json!({}), Value::Null).await;
     c.open("lone.md").await;
     let d = c.diagnostics("lone.md").await;
     assert_eq!(
         summarize(&d),
         vec![
-            ("missing-heading".to_string(), range(2, 5, 2, 9), "no heading or anchor `#nope` in this document".to_string()),
-            ("missing-file".to_string(), range(2, 32, 2, 39), "file `gone.md` does not exist (resolved to `gone.md`)".to_string()),
+            (
+                "missing-heading".to_string(),
+                range(2, 5, 2, 9),
+                "no heading or anchor `#nope` in this document".to_string()
+            ),
+            (
+                "missing-file".to_string(),
+                range(2, 32, 2, 39),
+                "file `gone.md` does not exist (resolved to `gone.md`)".to_string()
+            ),
         ]
     );
-    let r = c.call("textDocument/documentSymbol", json!({"textDocument": {"uri": c.uri("lone.md")}})).await;
+    let r = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": c.uri("lone.md")}}),
+        )
+        .await;
     assert_eq!(r[0]["name"], "Lone");
     // Closing the last document of a single-file root clears its diagnostics.
     let uri = c.uri("lone.md");
-    c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    )
+    .await;
     assert_eq!(c.diagnostics("lone.md").await, json!([]));
 }
 
@@ -60,13 +110,22 @@ async fn pull_diagnostics_when_the_client_supports_them() {
     .await;
     c.open("a.md").await;
     let uri = c.uri("a.md");
-    let r = c.call("textDocument/diagnostic", json!({"textDocument": {"uri": uri}})).await;
+    let r = c
+        .call(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await;
     assert_eq!(r["kind"], "full");
     assert_eq!(summarize(&r["items"])[0].0, "missing-file");
     assert_eq!(summarize(&r["items"])[0].1, range(1, 4, 1, 8));
     // Nothing is pushed to a pulling client.
     c.call("workspace/symbol", json!({"query": ""})).await;
-    assert!(!c.notifications.iter().any(|n| n["method"] == "textDocument/publishDiagnostics"));
+    assert!(
+        !c.notifications
+            .iter()
+            .any(|n| n["method"] == "textDocument/publishDiagnostics")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,7 +141,11 @@ async fn a_client_that_pulls_but_cannot_refresh_gets_pushes() {
     // Another file appears on disk: the open document's diagnostics are pushed again.
     write_files(c.dir.path(), &[("b.md", "# B\n")]);
     let b = c.uri("b.md");
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 1}]})).await;
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": b, "type": 1}]}),
+    )
+    .await;
     assert_eq!(c.diagnostics("a.md").await, json!([]));
 }
 
@@ -100,40 +163,79 @@ async fn a_pulling_client_is_asked_to_refresh_when_a_linked_file_appears() {
     c.open("a.md").await;
     write_files(c.dir.path(), &[("b.md", "# B\n")]);
     let b = c.uri("b.md");
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 1}]})).await;
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": b, "type": 1}]}),
+    )
+    .await;
     // The refresh request arrives before the answer to a later request.
     c.call("workspace/symbol", json!({"query": ""})).await;
-    assert!(c.server_requests.iter().any(|(m, _)| m == "workspace/diagnostic/refresh"), "{:?}", c.server_requests);
-    let r = c.call("textDocument/diagnostic", json!({"textDocument": {"uri": c.uri("a.md")}})).await;
+    assert!(
+        c.server_requests
+            .iter()
+            .any(|(m, _)| m == "workspace/diagnostic/refresh"),
+        "{:?}",
+        c.server_requests
+    );
+    let r = c
+        .call(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": c.uri("a.md")}}),
+        )
+        .await;
     assert_eq!(r["items"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bom_on_disk_is_not_counted_in_columns() {
     let mut c = Client::start(
-        &[("a.md", "[b](b.md#beta-)\n"), ("b.md", "\u{feff}# Beta 😀\n[a](a.md)\n")],
+        &[
+            ("a.md", "[b](b.md#beta-)\n"),
+            ("b.md", "\u{feff}# Beta 😀\n[a](a.md)\n"),
+        ],
         Enc::Utf16,
         json!({}),
     )
     .await;
     c.open("a.md").await;
     let b = c.uri("b.md");
-    let r = c.call("textDocument/definition", json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 1)})).await;
+    let r = c
+        .call(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 1)}),
+        )
+        .await;
     assert_eq!(r, json!({"uri": b, "range": range(0, 0, 0, 9)}));
     let mut params = json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 1)});
     params["context"] = json!({"includeDeclaration": false});
     let r = c.call("textDocument/references", params).await;
-    assert_eq!(r, json!([{"uri": c.uri("a.md"), "range": range(0, 0, 0, 15)}]));
+    assert_eq!(
+        r,
+        json!([{"uri": c.uri("a.md"), "range": range(0, 0, 0, 15)}])
+    );
     // The heading's slug drops the emoji (`beta-`), so the link is fine.
     assert_eq!(c.diagnostics("a.md").await, json!([]));
     // Hover previews the section, which starts after the BOM.
-    let r = c.call("textDocument/hover", json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 1)})).await;
-    assert_eq!(r["contents"]["value"], "`b.md`\n\n---\n\n# Beta 😀\n[a](a.md)");
+    let r = c
+        .call(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 1)}),
+        )
+        .await;
+    assert_eq!(
+        r["contents"]["value"],
+        "`b.md`\n\n---\n\n# Beta 😀\n[a](a.md)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_a_buffer_makes_the_disk_copy_current() {
-    let mut c = Client::start(&[("a.md", "# A\n"), ("b.md", "[a](a.md#a)\n")], Enc::Utf16, json!({})).await;
+    let mut c = Client::start(
+        &[("a.md", "# A\n"), ("b.md", "[a](a.md#a)\n")],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
     c.open("a.md").await;
     c.open("b.md").await;
     assert_eq!(c.diagnostics("b.md").await, json!([]));
@@ -144,9 +246,13 @@ async fn closing_a_buffer_makes_the_disk_copy_current() {
         json!({"textDocument": {"uri": a, "version": 2}, "contentChanges": [{"range": range(0, 2, 0, 3), "text": "Z"}]}),
     )
     .await;
-    assert_eq!(summarize(&c.diagnostics("b.md").await)[0].0, "missing-heading");
+    assert_eq!(
+        summarize(&c.diagnostics("b.md").await)[0].0,
+        "missing-heading"
+    );
     // Closing without saving: the disk copy (`# A`) is current again and the link works.
-    c.notify("textDocument/didClose", json!({"textDocument": {"uri": a}})).await;
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": a}}))
+        .await;
     assert_eq!(c.diagnostics("b.md").await, json!([]));
 }
 
@@ -155,10 +261,18 @@ async fn a_failing_request_does_not_stop_the_server() {
     let mut c = Client::start(&[("a.md", "# A\n")], Enc::Utf16, json!({})).await;
     c.open("a.md").await;
     let r = c
-        .request("textDocument/rename", json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 2), "newName": "  "}))
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 2), "newName": "  "}),
+        )
         .await;
     assert_eq!(r["error"]["code"], -32603);
-    let r = c.call("textDocument/documentSymbol", json!({"textDocument": {"uri": c.uri("a.md")}})).await;
+    let r = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": c.uri("a.md")}}),
+        )
+        .await;
     assert_eq!(r[0]["name"], "A");
     let r = c.call("shutdown", Value::Null).await;
     assert_eq!(r, Value::Null);
@@ -168,7 +282,10 @@ async fn a_failing_request_does_not_stop_the_server() {
 fn a_panic_in_a_handler_becomes_an_error_for_that_request() {
     let r: Result<(), _> = folio_lsp::server::guarded("test/method", || panic!("boom"));
     let err = r.unwrap_err();
-    assert_eq!(err.code, tower_lsp_server::jsonrpc::ErrorCode::InternalError);
+    assert_eq!(
+        err.code,
+        tower_lsp_server::jsonrpc::ErrorCode::InternalError
+    );
     assert_eq!(err.message, "test/method failed: internal error (boom)");
     let ok = folio_lsp::server::guarded("test/method", || Ok(7)).unwrap();
     assert_eq!(ok, 7);
@@ -184,14 +301,21 @@ async fn the_notify_watcher_sees_files_created_on_disk() {
     c.call("workspace/symbol", json!({"query": ""})).await;
     write_files(c.dir.path(), &[("new.md", "# New\n")]);
     assert_eq!(c.diagnostics("a.md").await, json!([]));
-    assert!(!c.server_requests.iter().any(|(m, _)| m == "client/registerCapability"));
+    assert!(
+        !c.server_requests
+            .iter()
+            .any(|(m, _)| m == "client/registerCapability")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folio_toml_configures_diagnostics() {
     let mut c = Client::start(
         &[
-            ("folio.toml", "[diagnostics]\nsilence = [\"missing-file\"]\nfragment_case_sensitive = true\n"),
+            (
+                "folio.toml",
+                "[diagnostics]\nsilence = [\"missing-file\"]\nfragment_case_sensitive = true\n",
+            ),
             ("a.md", "# Title\n[x](gone.md) [t](#Title) [w](#title)\n"),
         ],
         Enc::Utf16,
@@ -202,20 +326,42 @@ async fn folio_toml_configures_diagnostics() {
     let d = c.diagnostics("a.md").await;
     assert_eq!(
         summarize(&d),
-        vec![("missing-heading".to_string(), range(1, 18, 1, 23), "no heading or anchor `#Title` in this document".to_string())]
+        vec![(
+            "missing-heading".to_string(),
+            range(1, 18, 1, 23),
+            "no heading or anchor `#Title` in this document".to_string()
+        )]
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completion_in_a_large_workspace_is_filtered_and_incomplete() {
-    let names: Vec<(String, String)> = (0..1005).map(|i| (format!("doc-{i:04}.md"), format!("# Doc {i}\n"))).collect();
-    let mut files: Vec<(&str, &str)> = names.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let names: Vec<(String, String)> = (0..1005)
+        .map(|i| (format!("doc-{i:04}.md"), format!("# Doc {i}\n")))
+        .collect();
+    let mut files: Vec<(&str, &str)> = names
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
     files.push(("a.md", "see [[doc-100\n"));
     let mut c = Client::start(&files, Enc::Utf16, json!({})).await;
     c.open("a.md").await;
-    let r = c.call("textDocument/completion", json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 13)})).await;
+    let r = c
+        .call(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 13)}),
+        )
+        .await;
     assert_eq!(r["isIncomplete"], true);
-    let labels: Vec<&str> = r["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, ["doc-1000", "doc-1001", "doc-1002", "doc-1003", "doc-1004"]);
+    let labels: Vec<&str> = r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["doc-1000", "doc-1001", "doc-1002", "doc-1003", "doc-1004"]
+    );
     assert_eq!(r["items"][0]["textEdit"]["range"], range(0, 6, 0, 13));
 }

@@ -25,7 +25,10 @@ async fn initial_scan_and_reindex_report_progress_and_status() {
     let status = c.notification("folio/status").await;
     assert_eq!(status, json!({"documents": 2, "brokenLinks": 2}));
     let root = root(&c);
-    assert_eq!(c.requests_of("window/workDoneProgress/create"), vec![json!({"token": "folio/scan/1"})]);
+    assert_eq!(
+        c.requests_of("window/workDoneProgress/create"),
+        vec![json!({"token": "folio/scan/1"})]
+    );
     assert_eq!(
         c.take("$/progress"),
         vec![
@@ -38,10 +41,16 @@ async fn initial_scan_and_reindex_report_progress_and_status() {
     assert_eq!(c.take("window/showMessage"), Vec::<Value>::new());
 
     let summary = c.call("folio/reindex", json!(null)).await;
-    assert_eq!((summary["files"].clone(), summary["indexed"].clone()), (json!(2), json!(2)));
+    assert_eq!(
+        (summary["files"].clone(), summary["indexed"].clone()),
+        (json!(2), json!(2))
+    );
     assert_eq!(
         c.requests_of("window/workDoneProgress/create"),
-        vec![json!({"token": "folio/scan/1"}), json!({"token": "folio/reindex/2"})]
+        vec![
+            json!({"token": "folio/scan/1"}),
+            json!({"token": "folio/reindex/2"})
+        ]
     );
     c.until_pending("$/progress", 2).await;
     assert_eq!(
@@ -54,25 +63,51 @@ async fn initial_scan_and_reindex_report_progress_and_status() {
 
     // Fixing one link in the buffer: the count follows.
     c.open("a.md").await;
-    c.change("a.md", vec![json!({"range": common::range(2, 0, 2, 9), "text": "[c](c.md)"})]).await;
-    assert_eq!(c.notification("folio/status").await, json!({"documents": 2, "brokenLinks": 1}));
+    c.change(
+        "a.md",
+        vec![json!({"range": common::range(2, 0, 2, 9), "text": "[c](c.md)"})],
+    )
+    .await;
+    assert_eq!(
+        c.notification("folio/status").await,
+        json!({"documents": 2, "brokenLinks": 1})
+    );
     // A new file on disk that the other link names: watched-file events update the count too.
     write_files(c.dir.path(), &[("b.md", "# B\n")]);
     let b = c.uri("b.md");
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": b, "type": 1}]})).await;
-    assert_eq!(c.notification("folio/status").await, json!({"documents": 3, "brokenLinks": 1}));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": b, "type": 1}]}),
+    )
+    .await;
+    assert_eq!(
+        c.notification("folio/status").await,
+        json!({"documents": 3, "brokenLinks": 1})
+    );
     // Only changes are sent: an edit that keeps the counts sends nothing.
-    c.change("a.md", vec![json!({"range": common::range(0, 3, 0, 3), "text": "h"})]).await;
+    c.change(
+        "a.md",
+        vec![json!({"range": common::range(0, 3, 0, 3), "text": "h"})],
+    )
+    .await;
     c.call("workspace/symbol", json!({"query": ""})).await;
     assert_eq!(c.take("folio/status"), Vec::<Value>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_progress_or_status_for_a_client_that_does_not_ask() {
-    let mut c = Client::start(&[("a.md", A), ("c.md", C)], Enc::Utf16, json!({"window": {"workDoneProgress": false}})).await;
+    let mut c = Client::start(
+        &[("a.md", A), ("c.md", C)],
+        Enc::Utf16,
+        json!({"window": {"workDoneProgress": false}}),
+    )
+    .await;
     c.call("workspace/symbol", json!({"query": ""})).await;
     c.call("folio/reindex", json!(null)).await;
-    assert_eq!(c.requests_of("window/workDoneProgress/create"), Vec::<Value>::new());
+    assert_eq!(
+        c.requests_of("window/workDoneProgress/create"),
+        Vec::<Value>::new()
+    );
     assert_eq!(c.take("$/progress"), Vec::<Value>::new());
     assert_eq!(c.take("folio/status"), Vec::<Value>::new());
 }
@@ -80,17 +115,26 @@ async fn no_progress_or_status_for_a_client_that_does_not_ask() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_without_markdown_gets_one_message() {
     let mut c = Client::start(&[("notes.txt", "no Markdown here\n")], Enc::Utf16, caps()).await;
-    assert_eq!(c.notification("folio/status").await, json!({"documents": 0, "brokenLinks": 0}));
+    assert_eq!(
+        c.notification("folio/status").await,
+        json!({"documents": 0, "brokenLinks": 0})
+    );
     let root = root(&c);
     assert_eq!(
         c.take("window/showMessage"),
         vec![json!({"type": 2, "message": format!("folio: no Markdown files under {root}")})]
     );
-    assert_eq!(c.take("$/progress").last().unwrap()["value"], json!({"kind": "end", "message": "0 documents, 0 broken links"}));
+    assert_eq!(
+        c.take("$/progress").last().unwrap()["value"],
+        json!({"kind": "end", "message": "0 documents, 0 broken links"})
+    );
     // A new buffer, symbols, search and reindex: answers, no further messages.
     let uri = c.uri("new.md");
     c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": "# New\n"}})).await;
-    assert_eq!(c.call("workspace/symbol", json!({"query": "new"})).await[0]["name"], "New");
+    assert_eq!(
+        c.call("workspace/symbol", json!({"query": "new"})).await[0]["name"],
+        "New"
+    );
     let found = c.call("folio/search", json!({"query": "anything"})).await;
     assert_eq!(found["results"], json!([]));
     let summary = c.call("folio/reindex", json!(null)).await;
@@ -101,23 +145,36 @@ async fn a_workspace_without_markdown_gets_one_message() {
     let second = tempfile::tempdir().unwrap();
     write_files(second.path(), &[("data.csv", "a,b\n")]);
     let second_path = second.path().canonicalize().unwrap();
-    c.notify("workspace/didChangeWorkspaceFolders", json!({"event": {"added": [{"uri": uri_of(&second_path), "name": "two"}], "removed": []}}))
-        .await;
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": uri_of(&second_path), "name": "two"}], "removed": []}}),
+    )
+    .await;
     c.until_pending("window/showMessage", 1).await;
     c.call("workspace/symbol", json!({"query": ""})).await;
     assert_eq!(
         c.take("window/showMessage"),
-        vec![json!({"type": 2, "message": format!("folio: no Markdown files under {}", second_path.display())})]
+        vec![
+            json!({"type": 2, "message": format!("folio: no Markdown files under {}", second_path.display())})
+        ]
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_folio_status_the_scan_progress_does_not_count_broken_links() {
     // Counting is a diagnostics pass over every document: only for clients that show it.
-    let mut c = Client::start(&[("a.md", A), ("c.md", C)], Enc::Utf16, json!({"window": {"workDoneProgress": true}})).await;
+    let mut c = Client::start(
+        &[("a.md", A), ("c.md", C)],
+        Enc::Utf16,
+        json!({"window": {"workDoneProgress": true}}),
+    )
+    .await;
     let root = root(&c);
     c.until_pending("$/progress", 3).await;
-    assert_eq!(c.requests_of("window/workDoneProgress/create"), vec![json!({"token": "folio/scan/1"})]);
+    assert_eq!(
+        c.requests_of("window/workDoneProgress/create"),
+        vec![json!({"token": "folio/scan/1"})]
+    );
     assert_eq!(
         c.take("$/progress"),
         vec![

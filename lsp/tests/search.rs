@@ -5,13 +5,19 @@ mod common;
 use common::{Client, Enc};
 use serde_json::json;
 
-const A: &str = "# Gardening\n\nTomatoes need sun.\n\n## Watering\n\nWater the tomatoes every morning.\n";
+const A: &str =
+    "# Gardening\n\nTomatoes need sun.\n\n## Watering\n\nWater the tomatoes every morning.\n";
 const B: &str = "# Kitchen\n\nA salad of cucumbers.\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_returns_kb_search_hits_with_file_uris() {
     let mut c = Client::start(&[("notes/a.md", A), ("b.md", B)], Enc::Utf16, json!({})).await;
-    let result = c.call("folio/search", json!({"query": "watering tomatoes", "limit": 5})).await;
+    let result = c
+        .call(
+            "folio/search",
+            json!({"query": "watering tomatoes", "limit": 5}),
+        )
+        .await;
     let uri = c.uri("notes/a.md");
     let got = result.to_string();
     assert_eq!(result["low_confidence"], false);
@@ -37,33 +43,82 @@ async fn search_returns_kb_search_hits_with_file_uris() {
     assert!(c.path(".folio/index.db").is_file());
 
     // Path globs filter, and the filter is named.
-    let result = c.call("folio/search", json!({"query": "tomatoes", "pathGlobs": ["b.md"]})).await;
-    assert_eq!(result, json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"], "mode": "lexical"}));
+    let result = c
+        .call(
+            "folio/search",
+            json!({"query": "tomatoes", "pathGlobs": ["b.md"]}),
+        )
+        .await;
+    assert_eq!(
+        result,
+        json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"], "mode": "lexical"})
+    );
     // Without embeddings, semantic is refused with the reason and hybrid runs lexical.
-    let r = c.request("folio/search", json!({"query": "tomatoes", "mode": "semantic"})).await;
+    let r = c
+        .request(
+            "folio/search",
+            json!({"query": "tomatoes", "mode": "semantic"}),
+        )
+        .await;
     assert_eq!(
         r["error"]["message"],
         "folio/search: not configured: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
     );
-    let r = c.request("folio/search", json!({"query": "tomatoes", "mode": "fuzzy"})).await;
+    let r = c
+        .request(
+            "folio/search",
+            json!({"query": "tomatoes", "mode": "fuzzy"}),
+        )
+        .await;
     assert_eq!(r["error"]["code"], -32602);
-    assert_eq!(r["error"]["message"], "unknown search mode `fuzzy` (expected lexical, semantic or hybrid)");
+    assert_eq!(
+        r["error"]["message"],
+        "unknown search mode `fuzzy` (expected lexical, semantic or hybrid)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_sees_files_changed_on_disk_and_reindex_reports_the_pass() {
     let mut c = Client::start(&[("a.md", A), ("b.md", B)], Enc::Utf16, json!({})).await;
     let summary = c.call("folio/reindex", json!(null)).await;
-    assert_eq!((summary["files"].clone(), summary["indexed"].clone(), summary["unchanged"].clone()), (json!(2), json!(2), json!(0)), "{summary}");
-    assert_eq!(summary["root"], json!(c.path("").to_string_lossy().trim_end_matches('/')));
+    assert_eq!(
+        (
+            summary["files"].clone(),
+            summary["indexed"].clone(),
+            summary["unchanged"].clone()
+        ),
+        (json!(2), json!(2), json!(0)),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["root"],
+        json!(c.path("").to_string_lossy().trim_end_matches('/'))
+    );
     std::fs::write(c.path("b.md"), "# Kitchen\n\nA salad of zucchini.\n").unwrap();
     let summary = c.call("folio/reindex", json!(null)).await;
-    assert_eq!((summary["files"].clone(), summary["indexed"].clone(), summary["unchanged"].clone(), summary["removed"].clone()), (json!(2), json!(1), json!(1), json!(0)), "{summary}");
+    assert_eq!(
+        (
+            summary["files"].clone(),
+            summary["indexed"].clone(),
+            summary["unchanged"].clone(),
+            summary["removed"].clone()
+        ),
+        (json!(2), json!(1), json!(1), json!(0)),
+        "{summary}"
+    );
     std::fs::write(c.path("c.md"), "# Zucchini\n").unwrap();
     let result = c.call("folio/search", json!({"query": "zucchini"})).await;
-    let paths: Vec<_> = result["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
+    let paths: Vec<_> = result["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(paths.len(), 2);
-    assert!(paths.contains(&"b.md".to_string()) && paths.contains(&"c.md".to_string()), "{paths:?}");
+    assert!(
+        paths.contains(&"b.md".to_string()) && paths.contains(&"c.md".to_string()),
+        "{paths:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -71,9 +126,13 @@ async fn search_rejects_bad_params() {
     let mut c = Client::start(&[("a.md", A)], Enc::Utf16, json!({})).await;
     let r = c.request("folio/search", json!({"query": "  "})).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    let r = c.request("folio/search", json!({"query": "x", "limit": 0})).await;
+    let r = c
+        .request("folio/search", json!({"query": "x", "limit": 0}))
+        .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    let r = c.request("folio/search", json!({"query": "x", "pathGlobs": ["[" ]})).await;
+    let r = c
+        .request("folio/search", json!({"query": "x", "pathGlobs": ["[" ]}))
+        .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
@@ -82,26 +141,54 @@ async fn search_rejects_bad_params() {
 /// unavailable, with its error, instead of a guess; `hybrid` runs lexical.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semantic_search_names_an_unavailable_provider() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let toml = format!("[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let toml = format!(
+        "[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n"
+    );
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     std::fs::write(dir.path().join("a.md"), A).unwrap();
     std::fs::write(dir.path().join("folio.toml"), &toml).unwrap();
-    let folders = json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let mut c = Client::start_opts(dir, Enc::Utf16, json!({}), folders, folio_lsp::Options::default()).await;
+    let folders =
+        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let mut c = Client::start_opts(
+        dir,
+        Enc::Utf16,
+        json!({}),
+        folders,
+        folio_lsp::Options::default(),
+    )
+    .await;
     let prefix = "folio/search: not configured: semantic search is not available: the embedding provider is unavailable: ";
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let message = loop {
-        let r = c.request("folio/search", json!({"query": "tomatoes", "mode": "semantic"})).await;
-        let message = r["error"]["message"].as_str().unwrap_or_default().to_owned();
+        let r = c
+            .request(
+                "folio/search",
+                json!({"query": "tomatoes", "mode": "semantic"}),
+            )
+            .await;
+        let message = r["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if message.starts_with(prefix) {
             break message;
         }
         assert!(std::time::Instant::now() < deadline, "still: {r}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     };
-    assert!(message.contains(&format!("127.0.0.1:{port}")) && message.ends_with("; use mode lexical"), "{message}");
+    assert!(
+        message.contains(&format!("127.0.0.1:{port}")) && message.ends_with("; use mode lexical"),
+        "{message}"
+    );
     let r = c.call("folio/search", json!({"query": "tomatoes"})).await;
-    assert_eq!((r["mode"].clone(), r["results"].as_array().unwrap().len()), (json!("lexical"), 2));
+    assert_eq!(
+        (r["mode"].clone(), r["results"].as_array().unwrap().len()),
+        (json!("lexical"), 2)
+    );
 }

@@ -16,14 +16,21 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A JSON-RPC error reply line.
 fn error_reply(id: serde_json::Value, code: i64, message: &str) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        .to_string()
 }
 
 /// The `id` of a request, read from the start of a line too long or too broken to parse whole.
 fn sniff_id(prefix: &[u8]) -> serde_json::Value {
     let text = String::from_utf8_lossy(&prefix[..prefix.len().min(4096)]);
-    let Some(at) = text.find("\"id\"") else { return serde_json::Value::Null };
-    let rest = text[at + 4..].trim_start().strip_prefix(':').unwrap_or("").trim_start();
+    let Some(at) = text.find("\"id\"") else {
+        return serde_json::Value::Null;
+    };
+    let rest = text[at + 4..]
+        .trim_start()
+        .strip_prefix(':')
+        .unwrap_or("")
+        .trim_start();
     let end = rest.find([',', '}']).unwrap_or(rest.len());
     match serde_json::from_str::<serde_json::Value>(rest[..end].trim()) {
         Ok(v) if v.is_string() || v.is_number() => v,
@@ -39,18 +46,36 @@ fn invalid_params(v: &serde_json::Value) -> Option<String> {
     let problem = match method {
         "tools/call" => {
             let p = params.filter(|_| object);
-            let name_ok = p.and_then(|p| p.get("name")).is_some_and(serde_json::Value::is_string);
-            let args_ok = p.and_then(|p| p.get("arguments")).is_none_or(|a| a.is_object() || a.is_null());
-            (!(name_ok && args_ok)).then_some("tools/call needs params {name: string, arguments?: object}")
+            let name_ok = p
+                .and_then(|p| p.get("name"))
+                .is_some_and(serde_json::Value::is_string);
+            let args_ok = p
+                .and_then(|p| p.get("arguments"))
+                .is_none_or(|a| a.is_object() || a.is_null());
+            (!(name_ok && args_ok))
+                .then_some("tools/call needs params {name: string, arguments?: object}")
         }
-        "prompts/get" => (!(object && params.and_then(|p| p.get("name")).is_some_and(serde_json::Value::is_string)))
-            .then_some("prompts/get needs params {name: string, arguments?: object}"),
-        "resources/read" => (!(object && params.and_then(|p| p.get("uri")).is_some_and(serde_json::Value::is_string)))
-            .then_some("resources/read needs params {uri: string}"),
+        "prompts/get" => (!(object
+            && params
+                .and_then(|p| p.get("name"))
+                .is_some_and(serde_json::Value::is_string)))
+        .then_some("prompts/get needs params {name: string, arguments?: object}"),
+        "resources/read" => (!(object
+            && params
+                .and_then(|p| p.get("uri"))
+                .is_some_and(serde_json::Value::is_string)))
+        .then_some("resources/read needs params {uri: string}"),
         _ => None,
     }?;
-    let id = v.get("id").filter(|id| id.is_string() || id.is_number()).cloned()?;
-    Some(error_reply(id, -32602, &format!("Invalid params: {problem}")))
+    let id = v
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()?;
+    Some(error_reply(
+        id,
+        -32602,
+        &format!("Invalid params: {problem}"),
+    ))
 }
 
 /// The reply to a line that is not a client message, if it needs one.
@@ -110,7 +135,10 @@ enum InputLine {
 }
 
 /// Reads one `\n`-terminated line, keeping at most `max` bytes in memory.
-async fn read_line<R: AsyncBufReadExt + Unpin>(input: &mut R, max: usize) -> std::io::Result<InputLine> {
+async fn read_line<R: AsyncBufReadExt + Unpin>(
+    input: &mut R,
+    max: usize,
+) -> std::io::Result<InputLine> {
     let mut line: Vec<u8> = Vec::new();
     let mut len = 0usize;
     loop {
@@ -171,19 +199,30 @@ where
                 Ok(InputLine::Eof) | Err(_) => break,
                 Ok(InputLine::NotUtf8(prefix)) => {
                     tracing::warn!("input line is not UTF-8; answered with a parse error");
-                    let reply = error_reply(sniff_id(&prefix), -32700, "Parse error: the message is not valid UTF-8");
+                    let reply = error_reply(
+                        sniff_id(&prefix),
+                        -32700,
+                        "Parse error: the message is not valid UTF-8",
+                    );
                     if errors.send(reply).await.is_err() {
                         break;
                     }
                     continue;
                 }
                 Ok(InputLine::TooLong { prefix, len }) => {
-                    tracing::warn!(len, "input line longer than the limit; answered with an error");
+                    tracing::warn!(
+                        len,
+                        "input line longer than the limit; answered with an error"
+                    );
                     let message = format!(
                         "Invalid Request: the message has more than {MAX_LINE_BYTES} bytes (the limit); send less per call"
                     );
                     let _ = len;
-                    if errors.send(error_reply(sniff_id(&prefix), -32600, &message)).await.is_err() {
+                    if errors
+                        .send(error_reply(sniff_id(&prefix), -32600, &message))
+                        .await
+                        .is_err()
+                    {
                         break;
                     }
                     continue;
@@ -265,19 +304,28 @@ mod tests {
 
     #[test]
     fn wrongly_shaped_params_of_known_methods_get_invalid_params() {
-        let reply = |line: &str| serde_json::from_str::<serde_json::Value>(&reply_to_malformed(line).unwrap()).unwrap();
+        let reply = |line: &str| {
+            serde_json::from_str::<serde_json::Value>(&reply_to_malformed(line).unwrap()).unwrap()
+        };
         assert_eq!(
             reply(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":null}"#),
             serde_json::json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
                 "message": "Invalid params: tools/call needs params {name: string, arguments?: object}"}})
         );
         assert_eq!(
-            reply(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"kb_read","arguments":"str"}}"#)["error"]["code"],
+            reply(
+                r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"kb_read","arguments":"str"}}"#
+            )["error"]["code"],
             -32602
         );
-        assert_eq!(reply(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{}}"#)["error"]["code"], -32602);
         assert_eq!(
-            reply_to_malformed(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"kb_status"}}"#),
+            reply(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{}}"#)["error"]["code"],
+            -32602
+        );
+        assert_eq!(
+            reply_to_malformed(
+                r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"kb_status"}}"#
+            ),
             None
         );
     }
@@ -286,7 +334,9 @@ mod tests {
     async fn lines_that_are_not_utf8_or_too_long_are_answered_and_reading_goes_on() {
         let mut input: Vec<u8> = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec();
         input.extend_from_slice(b"\xff\xfe garbage\n");
-        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"x\":\"");
+        input.extend_from_slice(
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"x\":\"",
+        );
         input.extend(std::iter::repeat_n(b'a', 100));
         input.extend_from_slice(b"\"}}\nlast\n");
         let mut reader = tokio::io::BufReader::new(&input[..]);
@@ -296,7 +346,9 @@ mod tests {
                 InputLine::Eof => break,
                 InputLine::Text(t) => got.push(format!("text {t}")),
                 InputLine::NotUtf8(p) => got.push(format!("not-utf8 {}", p.len())),
-                InputLine::TooLong { prefix, len } => got.push(format!("too-long {len} id={}", sniff_id(&prefix))),
+                InputLine::TooLong { prefix, len } => {
+                    got.push(format!("too-long {len} id={}", sniff_id(&prefix)))
+                }
             }
         }
         assert_eq!(

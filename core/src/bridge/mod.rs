@@ -201,7 +201,9 @@ pub enum BridgeError {
         message: String,
     },
     /// A folder on the socket path is not private to this user.
-    #[error("bridge folder {path} is not private to this user (mode {mode:o}, owner {owner}); refusing to use it")]
+    #[error(
+        "bridge folder {path} is not private to this user (mode {mode:o}, owner {owner}); refusing to use it"
+    )]
     Insecure {
         /// The folder.
         path: String,
@@ -236,7 +238,10 @@ pub fn root_dir(base: &Path, root: &Path) -> PathBuf {
 /// Creates `base` and `dir` (a folder inside it) as `0700` folders owned by this user,
 /// or checks that existing ones are. Errors when a folder is shared or someone else's.
 pub fn ensure_private_dir(base: &Path, dir: &Path) -> Result<(), BridgeError> {
-    let io = |source| BridgeError::Io { path: dir.display().to_string(), source };
+    let io = |source| BridgeError::Io {
+        path: dir.display().to_string(),
+        source,
+    };
     for folder in [base, dir] {
         match std::fs::symlink_metadata(folder) {
             Ok(meta) => {
@@ -250,9 +255,14 @@ pub fn ensure_private_dir(base: &Path, dir: &Path) -> Result<(), BridgeError> {
                 }
             }
             Err(_) => {
-                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(folder).map_err(io)?;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(folder)
+                    .map_err(io)?;
                 // `mode` is filtered by the umask; set it exactly.
-                std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+                std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))
+                    .map_err(io)?;
             }
         }
     }
@@ -270,7 +280,9 @@ pub fn socket_path(base: &Path, root: &Path, pid: u32) -> PathBuf {
 /// A socket whose server is gone (connection refused) is stale and removed.
 pub fn live_endpoints(base: &Path, root: &Path) -> Vec<PathBuf> {
     let dir = root_dir(base, root);
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
     let mut found: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -307,8 +319,15 @@ impl BridgeClient {
     ///
     /// Errors: the socket is gone, the server does not answer within `timeout`, or it
     /// speaks another protocol version ([`ERR_VERSION_MISMATCH`]).
-    pub fn connect(path: &Path, root: &Path, timeout: Duration) -> Result<BridgeClient, BridgeError> {
-        let io = |source| BridgeError::Io { path: path.display().to_string(), source };
+    pub fn connect(
+        path: &Path,
+        root: &Path,
+        timeout: Duration,
+    ) -> Result<BridgeClient, BridgeError> {
+        let io = |source| BridgeError::Io {
+            path: path.display().to_string(),
+            source,
+        };
         let stream = UnixStream::connect(path).map_err(io)?;
         stream.set_read_timeout(Some(timeout)).map_err(io)?;
         stream.set_write_timeout(Some(timeout)).map_err(io)?;
@@ -320,10 +339,22 @@ impl BridgeClient {
             editor_version: None,
             pid: 0,
         };
-        let mut client =
-            BridgeClient { path: path.to_path_buf(), writer: stream, reader, next_id: 1, timeout, hello: placeholder };
-        let params = HelloParams { protocol_version: PROTOCOL_VERSION, root: root.to_string_lossy().into_owned() };
-        client.hello = client.request("hello", Some(serde_json::to_value(params).expect("serialisable")))?;
+        let mut client = BridgeClient {
+            path: path.to_path_buf(),
+            writer: stream,
+            reader,
+            next_id: 1,
+            timeout,
+            hello: placeholder,
+        };
+        let params = HelloParams {
+            protocol_version: PROTOCOL_VERSION,
+            root: root.to_string_lossy().into_owned(),
+        };
+        client.hello = client.request(
+            "hello",
+            Some(serde_json::to_value(params).expect("serialisable")),
+        )?;
         Ok(client)
     }
 
@@ -344,19 +375,45 @@ impl BridgeClient {
 
     /// Asks the editor to apply edits to the buffer at `params.version`.
     pub fn apply_edit(&mut self, params: &ApplyEditParams) -> Result<ApplyEditResult, BridgeError> {
-        self.request("applyEdit", Some(serde_json::to_value(params).expect("serialisable")))
+        self.request(
+            "applyEdit",
+            Some(serde_json::to_value(params).expect("serialisable")),
+        )
     }
 
     /// Asks the editor to delete the file of an open document (and its buffer).
-    pub fn delete_file(&mut self, path: &str, version: i32) -> Result<FileOperationResult, BridgeError> {
-        let params = FileOperationParams { path: path.to_string(), version, new_path: None };
-        self.request("deleteFile", Some(serde_json::to_value(params).expect("serialisable")))
+    pub fn delete_file(
+        &mut self,
+        path: &str,
+        version: i32,
+    ) -> Result<FileOperationResult, BridgeError> {
+        let params = FileOperationParams {
+            path: path.to_string(),
+            version,
+            new_path: None,
+        };
+        self.request(
+            "deleteFile",
+            Some(serde_json::to_value(params).expect("serialisable")),
+        )
     }
 
     /// Asks the editor to rename the file of an open document (its buffer follows).
-    pub fn rename_file(&mut self, path: &str, version: i32, new_path: &str) -> Result<FileOperationResult, BridgeError> {
-        let params = FileOperationParams { path: path.to_string(), version, new_path: Some(new_path.to_string()) };
-        self.request("renameFile", Some(serde_json::to_value(params).expect("serialisable")))
+    pub fn rename_file(
+        &mut self,
+        path: &str,
+        version: i32,
+        new_path: &str,
+    ) -> Result<FileOperationResult, BridgeError> {
+        let params = FileOperationParams {
+            path: path.to_string(),
+            version,
+            new_path: Some(new_path.to_string()),
+        };
+        self.request(
+            "renameFile",
+            Some(serde_json::to_value(params).expect("serialisable")),
+        )
     }
 
     /// Sends one request and reads its answer.
@@ -374,12 +431,23 @@ impl BridgeClient {
         }
         let mut line = message.to_string();
         line.push('\n');
-        let timed_out = |e: &std::io::Error| matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut);
+        let timed_out = |e: &std::io::Error| {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            )
+        };
         self.writer.write_all(line.as_bytes()).map_err(|source| {
             if timed_out(&source) {
-                BridgeError::Timeout { path: path.clone(), ms: self.timeout.as_millis() }
+                BridgeError::Timeout {
+                    path: path.clone(),
+                    ms: self.timeout.as_millis(),
+                }
             } else {
-                BridgeError::Io { path: path.clone(), source }
+                BridgeError::Io {
+                    path: path.clone(),
+                    source,
+                }
             }
         })?;
         let mut answer = String::new();
@@ -387,19 +455,31 @@ impl BridgeClient {
             answer.clear();
             let n = self.reader.read_line(&mut answer).map_err(|source| {
                 if timed_out(&source) {
-                    BridgeError::Timeout { path: path.clone(), ms: self.timeout.as_millis() }
+                    BridgeError::Timeout {
+                        path: path.clone(),
+                        ms: self.timeout.as_millis(),
+                    }
                 } else {
-                    BridgeError::Io { path: path.clone(), source }
+                    BridgeError::Io {
+                        path: path.clone(),
+                        source,
+                    }
                 }
             })?;
             if n == 0 {
                 return Err(BridgeError::Io {
                     path,
-                    source: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the endpoint closed the connection"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the endpoint closed the connection",
+                    ),
                 });
             }
-            let value: serde_json::Value = serde_json::from_str(&answer)
-                .map_err(|e| BridgeError::Protocol { path: path.clone(), message: e.to_string() })?;
+            let value: serde_json::Value =
+                serde_json::from_str(&answer).map_err(|e| BridgeError::Protocol {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
             // Skip anything that is not the answer to this request.
             if value.get("id").and_then(serde_json::Value::as_u64) != Some(id) {
                 continue;
@@ -407,12 +487,25 @@ impl BridgeClient {
             if let Some(err) = value.get("error") {
                 return Err(BridgeError::Remote {
                     path,
-                    code: err.get("code").and_then(serde_json::Value::as_i64).unwrap_or(-32603),
-                    message: err.get("message").and_then(serde_json::Value::as_str).unwrap_or("").to_string(),
+                    code: err
+                        .get("code")
+                        .and_then(serde_json::Value::as_i64)
+                        .unwrap_or(-32603),
+                    message: err
+                        .get("message")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                 });
             }
-            let result = value.get("result").cloned().unwrap_or(serde_json::Value::Null);
-            return serde_json::from_value(result).map_err(|e| BridgeError::Protocol { path, message: e.to_string() });
+            let result = value
+                .get("result")
+                .cloned()
+                .unwrap_or(serde_json::Value::Null);
+            return serde_json::from_value(result).map_err(|e| BridgeError::Protocol {
+                path,
+                message: e.to_string(),
+            });
         }
     }
 }

@@ -55,7 +55,11 @@ pub fn dominant_eol(text: &str) -> &'static str {
 /// The first byte at or after `offset` that is not a space or tab.
 pub(crate) fn content_start(text: &str, offset: usize) -> usize {
     let rest = &text.as_bytes()[offset.min(text.len())..];
-    offset + rest.iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
+    offset
+        + rest
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count()
 }
 
 /// Applies sorted, disjoint edits (against `text`) and returns the new text.

@@ -517,7 +517,11 @@ pub fn edit_table(
         TableAction::RenameColumn(sel, new_name) => {
             let c = column_index(&grid, sel)?;
             let escaped = escape_cell(new_name, ValueFormat::Text)?;
-            if grid.lines[0].iter().enumerate().any(|(i, h)| i != c && h.trim() == escaped.trim()) {
+            if grid.lines[0]
+                .iter()
+                .enumerate()
+                .any(|(i, h)| i != c && h.trim() == escaped.trim())
+            {
                 return Err(EditError::InvalidArgument(format!(
                     "another column is already named `{new_name}`; column names must stay unique"
                 )));

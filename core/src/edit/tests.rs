@@ -235,10 +235,24 @@ fn items_whose_range_starts_at_the_line_start_keep_their_indentation() {
     // After a paragraph, markdown-rs starts this indented item at the line start.
     let text = "1. Q\n\n  Para\n  - a\n  - b\n";
     let a = ptr(text, "li2");
-    let a_el = parse(text).elements.into_iter().find(|e| e.logical == "li2").unwrap();
-    assert_eq!(&text[a_el.range.clone()], "  - a", "the shape this test is about");
-    assert_eq!(patch(text, &[op(PatchKind::InsertAfter, &a, Some("- a2"))]).unwrap(), "1. Q\n\n  Para\n  - a\n  - a2\n  - b\n");
-    assert_eq!(patch(text, &[op(PatchKind::InsertBefore, &a, Some("- a0"))]).unwrap(), "1. Q\n\n  Para\n  - a0\n  - a\n  - b\n");
+    let a_el = parse(text)
+        .elements
+        .into_iter()
+        .find(|e| e.logical == "li2")
+        .unwrap();
+    assert_eq!(
+        &text[a_el.range.clone()],
+        "  - a",
+        "the shape this test is about"
+    );
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertAfter, &a, Some("- a2"))]).unwrap(),
+        "1. Q\n\n  Para\n  - a\n  - a2\n  - b\n"
+    );
+    assert_eq!(
+        patch(text, &[op(PatchKind::InsertBefore, &a, Some("- a0"))]).unwrap(),
+        "1. Q\n\n  Para\n  - a0\n  - a\n  - b\n"
+    );
     // As written, or as kb_read shows it (with the indentation): the same result.
     for md in ["- A", "  - A"] {
         let out = apply_patch(text, &[op(PatchKind::ReplaceElement, &a, Some(md))]).unwrap();
@@ -427,8 +441,15 @@ fn table_rows_columns_and_alignment() {
         "# Prices\n\n| Product | Price |\n| --- | ------: |\n| Chicken | 10 |\n| Beef | 20 |\n\nafter\n"
     );
     // Two updates of one cell, or a column renamed to another column's name, are refused.
-    let sel = |c: &str, v: &str| RowSelector { where_eq: Some((c.into(), v.into())), index: None };
-    let refused = |action: TableAction| edit_table(text, &t, &action, ValueFormat::Text).unwrap_err().to_string();
+    let sel = |c: &str, v: &str| RowSelector {
+        where_eq: Some((c.into(), v.into())),
+        index: None,
+    };
+    let refused = |action: TableAction| {
+        edit_table(text, &t, &action, ValueFormat::Text)
+            .unwrap_err()
+            .to_string()
+    };
     assert_eq!(
         refused(TableAction::UpdateCells(vec![
             (sel("Product", "Beef"), col("Price"), "1".into()),
@@ -542,12 +563,20 @@ fn inserted_blocks_do_not_join_adjacent_text() {
     let text = "[a]: https://a.example\n[b]: https://b.example\n";
     let a = ptr(text, "def1");
     assert_eq!(
-        patch(text, &[op(PatchKind::InsertAfter, &a, Some("New paragraph."))]).unwrap(),
+        patch(
+            text,
+            &[op(PatchKind::InsertAfter, &a, Some("New paragraph."))]
+        )
+        .unwrap(),
         "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
     );
     let b = ptr(text, "def2");
     assert_eq!(
-        patch(text, &[op(PatchKind::InsertBefore, &b, Some("New paragraph."))]).unwrap(),
+        patch(
+            text,
+            &[op(PatchKind::InsertBefore, &b, Some("New paragraph."))]
+        )
+        .unwrap(),
         "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
     );
 }

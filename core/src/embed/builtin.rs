@@ -395,9 +395,9 @@ struct TensorEntry {
 
 /// Converts an IEEE half-precision value to `f32`.
 fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h >> 15) & 1) as u32;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let mant = (h & 0x3ff) as u32;
+    let sign = u32::from((h >> 15) & 1);
+    let exp = u32::from((h >> 10) & 0x1f);
+    let mant = u32::from(h & 0x3ff);
     let bits = match (exp, mant) {
         (0, 0) => sign << 31,
         (0, _) => {
@@ -420,8 +420,8 @@ fn dequantise_q4(blocks: &[u8], out: &mut [f32]) {
     {
         let d = f16_to_f32(u16::from_le_bytes([block[0], block[1]]));
         for (j, &q) in block[2..].iter().enumerate() {
-            o[j] = ((q & 0x0f) as i32 - 8) as f32 * d;
-            o[j + 16] = ((q >> 4) as i32 - 8) as f32 * d;
+            o[j] = (i32::from(q & 0x0f) - 8) as f32 * d;
+            o[j + 16] = (i32::from(q >> 4) - 8) as f32 * d;
         }
     }
 }
@@ -516,7 +516,11 @@ impl Network {
                 scales.push(f16_to_f32(u16::from_le_bytes([block[0], block[1]])));
                 nibbles.extend_from_slice(&block[2..]);
             }
-            Ok(Matrix { dense, nibbles, scales })
+            Ok(Matrix {
+                dense,
+                nibbles,
+                scales,
+            })
         };
 
         let word = find("emb.word")?;
@@ -768,8 +772,21 @@ fn linear(x: &[f32], rows: usize, n_in: usize, w: &Matrix, b: &[f32], n_out: usi
 }
 
 /// [`linear`] through `matrixmultiply` over the `f32` weights (any CPU, any row count).
-fn linear_packed(x: &[f32], rows: usize, n_in: usize, w: &Matrix, b: &[f32], n_out: usize, y: &mut [f32]) {
-    assert!(x.len() >= rows * n_in && w.dense.len() == n_out * n_in && b.len() == n_out && y.len() >= rows * n_out);
+fn linear_packed(
+    x: &[f32],
+    rows: usize,
+    n_in: usize,
+    w: &Matrix,
+    b: &[f32],
+    n_out: usize,
+    y: &mut [f32],
+) {
+    assert!(
+        x.len() >= rows * n_in
+            && w.dense.len() == n_out * n_in
+            && b.len() == n_out
+            && y.len() >= rows * n_out
+    );
     for row in y[..rows * n_out].chunks_exact_mut(n_out) {
         row.copy_from_slice(b);
     }
@@ -804,10 +821,18 @@ mod q4_rows {
     /// Computes [`super::linear`] when the CPU supports the kernel (x86-64 with AVX2 and
     /// FMA, detected at run time); returns `false`, having written nothing, otherwise.
     /// The caller checked the shapes (`n_in` is a multiple of [`Q4_BLOCK`]).
-    pub(super) fn linear(x: &[f32], rows: usize, n_in: usize, w: &Matrix, b: &[f32], n_out: usize, y: &mut [f32]) -> bool {
+    pub(super) fn linear(
+        x: &[f32],
+        rows: usize,
+        n_in: usize,
+        w: &Matrix,
+        b: &[f32],
+        n_out: usize,
+        y: &mut [f32],
+    ) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            if n_in % Q4_BLOCK == 0 && supported() {
+            if n_in.is_multiple_of(Q4_BLOCK) && supported() {
                 let mut start = 0;
                 while start < rows {
                     let g = (rows - start).min(8);
@@ -841,7 +866,8 @@ mod q4_rows {
     pub(super) fn supported() -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -860,10 +886,17 @@ mod q4_rows {
         /// # Safety
         /// The CPU supports AVX2 and FMA. (Shapes are asserted.)
         #[target_feature(enable = "avx2,fma")]
-        pub(super) unsafe fn rows<const G: usize>(x: &[f32], n_in: usize, w: &Matrix, b: &[f32], n_out: usize, y: &mut [f32]) {
+        pub(super) unsafe fn rows<const G: usize>(
+            x: &[f32],
+            n_in: usize,
+            w: &Matrix,
+            b: &[f32],
+            n_out: usize,
+            y: &mut [f32],
+        ) {
             let per_row = n_in / Q4_BLOCK;
             assert!(
-                n_in % Q4_BLOCK == 0
+                n_in.is_multiple_of(Q4_BLOCK)
                     && x.len() >= G * n_in
                     && w.scales.len() >= n_out * per_row
                     && w.nibbles.len() >= n_out * per_row * 16
@@ -982,7 +1015,10 @@ mod tests {
     /// blocks with scales of both signs.
     #[test]
     fn q4_kernel_matches_the_packed_product() {
-        assert!(q4_rows::supported(), "this test needs an x86-64 CPU with AVX2 and FMA");
+        assert!(
+            q4_rows::supported(),
+            "this test needs an x86-64 CPU with AVX2 and FMA"
+        );
         let (n_in, n_out) = (96, 7);
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
@@ -1001,18 +1037,29 @@ mod tests {
         dequantise_q4(&blocks, &mut dense);
         let w = Matrix {
             dense,
-            nibbles: blocks.chunks_exact(Q4_BLOCK_BYTES).flat_map(|b| b[2..].to_vec()).collect(),
-            scales: blocks.chunks_exact(Q4_BLOCK_BYTES).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))).collect(),
+            nibbles: blocks
+                .chunks_exact(Q4_BLOCK_BYTES)
+                .flat_map(|b| b[2..].to_vec())
+                .collect(),
+            scales: blocks
+                .chunks_exact(Q4_BLOCK_BYTES)
+                .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+                .collect(),
         };
         let bias: Vec<f32> = (0..n_out).map(|i| i as f32 * 0.25 - 1.0).collect();
         for rows in 1..=FEW_ROWS {
-            let x: Vec<f32> = (0..rows * n_in).map(|_| (next() % 2001) as f32 / 1000.0 - 1.0).collect();
+            let x: Vec<f32> = (0..rows * n_in)
+                .map(|_| (next() % 2001) as f32 / 1000.0 - 1.0)
+                .collect();
             let mut fast = vec![f32::NAN; rows * n_out];
             let mut packed = vec![f32::NAN; rows * n_out];
             assert!(q4_rows::linear(&x, rows, n_in, &w, &bias, n_out, &mut fast));
             linear_packed(&x, rows, n_in, &w, &bias, n_out, &mut packed);
             for (i, (a, b)) in fast.iter().zip(&packed).enumerate() {
-                assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "rows {rows}, value {i}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                    "rows {rows}, value {i}: {a} vs {b}"
+                );
             }
         }
     }

@@ -103,7 +103,11 @@ impl HttpEmbedder {
             HttpApi::Ollama => ("/api/embed", "ollama"),
             HttpApi::OpenAi => ("/v1/embeddings", "openai"),
         };
-        let proxy = if loopback { None } else { ureq::Proxy::try_from_env() };
+        let proxy = if loopback {
+            None
+        } else {
+            ureq::Proxy::try_from_env()
+        };
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -132,11 +136,16 @@ impl HttpEmbedder {
     /// One request for at most `batch_size` inputs.
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = serde_json::json!({ "model": self.model, "input": texts }).to_string();
-        let mut req = self.agent.post(&self.url).header("Content-Type", "application/json");
+        let mut req = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json");
         if let Some(key) = &self.api_key {
             req = req.header("Authorization", &format!("Bearer {key}"));
         }
-        let response = req.send(body.as_bytes()).map_err(|err| self.transport_error(err))?;
+        let response = req
+            .send(body.as_bytes())
+            .map_err(|err| self.transport_error(err))?;
         let status = response.status().as_u16();
         let bytes = response
             .into_body()
@@ -152,7 +161,11 @@ impl HttpEmbedder {
             } else {
                 format!("HTTP {status} from {}: {excerpt}", self.url)
             };
-            return Err(if is_refusal(status) { EmbedError::Refused(message) } else { EmbedError::Unavailable(message) });
+            return Err(if is_refusal(status) {
+                EmbedError::Refused(message)
+            } else {
+                EmbedError::Unavailable(message)
+            });
         }
         let raw: Vec<Vec<f64>> = match self.api {
             HttpApi::Ollama => {
@@ -166,7 +179,10 @@ impl HttpEmbedder {
                 let mut slots: Vec<Option<Vec<f64>>> = vec![None; answer.data.len()];
                 for item in answer.data {
                     let slot = slots.get_mut(item.index).ok_or_else(|| {
-                        EmbedError::Invalid(format!("answer of {}: index {} out of range", self.url, item.index))
+                        EmbedError::Invalid(format!(
+                            "answer of {}: index {} out of range",
+                            self.url, item.index
+                        ))
                     })?;
                     if slot.replace(item.embedding).is_some() {
                         return Err(EmbedError::Invalid(format!(
@@ -175,7 +191,10 @@ impl HttpEmbedder {
                         )));
                     }
                 }
-                slots.into_iter().map(|s| s.expect("every slot filled: n items, n distinct indexes < n")).collect()
+                slots
+                    .into_iter()
+                    .map(|s| s.expect("every slot filled: n items, n distinct indexes < n"))
+                    .collect()
             }
         };
         if raw.len() != texts.len() {

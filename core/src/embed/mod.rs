@@ -82,9 +82,15 @@ pub fn normalize(vector: &mut [f32]) -> Result<(), EmbedError> {
         return Err(EmbedError::Invalid("an empty vector".to_owned()));
     }
     if vector.iter().any(|x| !x.is_finite()) {
-        return Err(EmbedError::Invalid("a vector with a non-finite value".to_owned()));
+        return Err(EmbedError::Invalid(
+            "a vector with a non-finite value".to_owned(),
+        ));
     }
-    let norm = vector.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+    let norm = vector
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
     if norm == 0.0 || !norm.is_finite() {
         return Err(EmbedError::Invalid("a zero vector".to_owned()));
     }

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{EmbedError, Embedder};
-use crate::store::{PendingDocument, PendingChunk, Store, StoreError, VectorModel};
+use crate::store::{PendingChunk, PendingDocument, Store, StoreError, VectorModel};
 
 /// The text [`probe`] embeds.
 pub const PROBE_TEXT: &str = "folio embedding probe";
@@ -142,7 +142,9 @@ pub struct EmbedProgress {
 
 impl std::fmt::Debug for EmbedProgress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmbedProgress").field("snapshot", &self.snapshot()).finish()
+        f.debug_struct("EmbedProgress")
+            .field("snapshot", &self.snapshot())
+            .finish()
     }
 }
 
@@ -168,7 +170,10 @@ impl EmbedProgress {
     /// Idle progress that also calls `listener(done, total)` whenever the
     /// pass advances (for a progress bar).
     pub fn with_listener(listener: impl Fn(u64, u64) + Send + Sync + 'static) -> EmbedProgress {
-        EmbedProgress { listener: Some(Box::new(listener)), ..EmbedProgress::new() }
+        EmbedProgress {
+            listener: Some(Box::new(listener)),
+            ..EmbedProgress::new()
+        }
     }
 
     /// The current state.
@@ -194,7 +199,8 @@ impl EmbedProgress {
     /// Records that the provider is unavailable, and why.
     pub fn set_unavailable(&self, reason: &str) {
         self.text.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(reason.to_owned());
-        self.state.store(EmbedState::Unavailable as u8, Ordering::SeqCst);
+        self.state
+            .store(EmbedState::Unavailable as u8, Ordering::SeqCst);
     }
 
     fn set_text(&self, model_id: Option<String>, reason: Option<String>) {
@@ -206,7 +212,8 @@ impl EmbedProgress {
         self.done.store(0, Ordering::SeqCst);
         self.total.store(0, Ordering::SeqCst);
         self.skipped.store(0, Ordering::SeqCst);
-        self.state.store(EmbedState::Running as u8, Ordering::SeqCst);
+        self.state
+            .store(EmbedState::Running as u8, Ordering::SeqCst);
     }
 
     fn set_total(&self, total: u64) {
@@ -222,14 +229,18 @@ impl EmbedProgress {
 
     fn notify(&self) {
         if let Some(listener) = &self.listener {
-            listener(self.done.load(Ordering::SeqCst), self.total.load(Ordering::SeqCst));
+            listener(
+                self.done.load(Ordering::SeqCst),
+                self.total.load(Ordering::SeqCst),
+            );
         }
     }
 
     fn finish(&self, result: &Result<EmbedSummary, EmbedPassError>) {
         match result {
             Ok(summary) => {
-                self.skipped.store(summary.skipped_files.len() as u64, Ordering::SeqCst);
+                self.skipped
+                    .store(summary.skipped_files.len() as u64, Ordering::SeqCst);
                 match &summary.unavailable {
                     Some(reason) => self.set_unavailable(reason),
                     None => self.state.store(EmbedState::Done as u8, Ordering::SeqCst),
@@ -254,7 +265,10 @@ impl EmbedProgress {
 pub fn probe(embedder: &dyn Embedder) -> Result<usize, EmbedError> {
     let vectors = embedder.embed_passages(&[PROBE_TEXT])?;
     let [vector] = vectors.as_slice() else {
-        return Err(EmbedError::Invalid(format!("the probe returned {} vectors for 1 input", vectors.len())));
+        return Err(EmbedError::Invalid(format!(
+            "the probe returned {} vectors for 1 input",
+            vectors.len()
+        )));
     };
     let known = embedder.dimensions();
     if vector.is_empty() || (known != 0 && known != vector.len()) {
@@ -267,19 +281,34 @@ pub fn probe(embedder: &dyn Embedder) -> Result<usize, EmbedError> {
 }
 
 /// Embeds `items` in one call and checks the answer's shape.
-fn embed_items(embedder: &dyn Embedder, items: &[&PendingChunk], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+fn embed_items(
+    embedder: &dyn Embedder,
+    items: &[&PendingChunk],
+    dims: usize,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
     let texts: Vec<&str> = items.iter().map(|p| p.text.as_str()).collect();
     embed_checked(embedder, &texts, dims)
 }
 
 /// Embeds `texts` as passages and checks the answer: one vector per text, each of
 /// `dims` finite values ([`EmbedError::Invalid`] otherwise).
-fn embed_checked(embedder: &dyn Embedder, texts: &[&str], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+fn embed_checked(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+    dims: usize,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
     let vectors = embedder.embed_passages(texts)?;
     if vectors.len() != texts.len() {
-        return Err(EmbedError::Invalid(format!("{} vectors for {} inputs", vectors.len(), texts.len())));
+        return Err(EmbedError::Invalid(format!(
+            "{} vectors for {} inputs",
+            vectors.len(),
+            texts.len()
+        )));
     }
-    if let Some(v) = vectors.iter().find(|v| v.len() != dims || v.iter().any(|x| !x.is_finite())) {
+    if let Some(v) = vectors
+        .iter()
+        .find(|v| v.len() != dims || v.iter().any(|x| !x.is_finite()))
+    {
         return Err(EmbedError::Invalid(format!(
             "a vector of {} dimensions (expected {dims}) or with a non-finite value",
             v.len()
@@ -320,7 +349,10 @@ fn run_pass(
 ) -> Result<EmbedSummary, EmbedPassError> {
     let started = Instant::now();
     let model_id = embedder.model_id().to_owned();
-    let mut summary = EmbedSummary { model_id: model_id.clone(), ..EmbedSummary::default() };
+    let mut summary = EmbedSummary {
+        model_id: model_id.clone(),
+        ..EmbedSummary::default()
+    };
     summary.removed = store.delete_orphan_vectors()?;
     store.delete_orphan_document_vectors()?;
     let mut pending = store.chunks_lacking_vectors(&model_id)?;
@@ -354,7 +386,10 @@ fn run_pass(
             }
         }
     };
-    let model = VectorModel { model_id: model_id.clone(), dims };
+    let model = VectorModel {
+        model_id: model_id.clone(),
+        dims,
+    };
     summary.recreated = store.ensure_vector_model(&model)?;
     if summary.recreated && stored.as_ref().is_some_and(|m| m.model_id == model_id) {
         // Same id, other dimension: this model's vectors were dropped too.
@@ -395,7 +430,9 @@ fn run_pass(
                 }
                 for (_, group) in groups {
                     match embed_items(embedder, &group, dims) {
-                        Ok(vectors) => summary.embedded += store_vectors(store, &model_id, &group, vectors)?,
+                        Ok(vectors) => {
+                            summary.embedded += store_vectors(store, &model_id, &group, vectors)?
+                        }
                         Err(EmbedError::Unavailable(why)) => {
                             summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
                             break 'batches;
@@ -404,7 +441,10 @@ fn run_pass(
                             let reason = err.to_string();
                             for path in group.iter().flat_map(|item| item.paths.iter()) {
                                 if skipped_paths.insert(path.clone()) {
-                                    summary.skipped_files.push(SkippedFile { path: path.clone(), reason: reason.clone() });
+                                    summary.skipped_files.push(SkippedFile {
+                                        path: path.clone(),
+                                        reason: reason.clone(),
+                                    });
                                 }
                             }
                         }
@@ -431,8 +471,13 @@ fn run_pass(
                 let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
                 match embed_checked(embedder, &texts, dims) {
                     Ok(vectors) => {
-                        let rows: Vec<(String, Vec<f32>)> = group.iter().map(|d| d.source_hash.clone()).zip(vectors).collect();
-                        summary.documents_embedded += store.insert_document_vectors(&model_id, &rows)?;
+                        let rows: Vec<(String, Vec<f32>)> = group
+                            .iter()
+                            .map(|d| d.source_hash.clone())
+                            .zip(vectors)
+                            .collect();
+                        summary.documents_embedded +=
+                            store.insert_document_vectors(&model_id, &rows)?;
                     }
                     Err(EmbedError::Unavailable(why)) => {
                         summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
@@ -460,8 +505,11 @@ fn store_vectors(
     items: &[&PendingChunk],
     vectors: Vec<Vec<f32>>,
 ) -> Result<usize, StoreError> {
-    let rows: Vec<(String, Vec<f32>)> =
-        items.iter().map(|p| p.content_hash.clone()).zip(vectors).collect();
+    let rows: Vec<(String, Vec<f32>)> = items
+        .iter()
+        .map(|p| p.content_hash.clone())
+        .zip(vectors)
+        .collect();
     store.insert_vectors(model_id, &rows)
 }
 
@@ -477,7 +525,10 @@ pub fn embed_db(
 ) -> Result<EmbedSummary, EmbedPassError> {
     progress.begin(embedder.model_id());
     let lock_path = db_path.with_extension("embed.lock");
-    let lock_err = |source| EmbedPassError::Lock { path: lock_path.display().to_string(), source };
+    let lock_err = |source| EmbedPassError::Lock {
+        path: lock_path.display().to_string(),
+        source,
+    };
     if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(lock_err)?;
     }
@@ -559,32 +610,34 @@ pub fn spawn_load_and_embed(
     progress: Arc<EmbedProgress>,
     cancel: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<Option<EmbedSummary>>> {
-    std::thread::Builder::new().name("folio-embed".to_owned()).spawn(move || {
-        let embedder = match slot.get() {
-            Some(embedder) => embedder.clone(),
-            None => match super::settings::make_embedder(&settings) {
-                Ok(Some(embedder)) => slot.get_or_init(|| embedder).clone(),
-                Ok(None) => {
-                    progress.set_off(&format!(
-                        "embedding provider `none` (from {}): search is lexical",
-                        settings.provider_source.describe()
-                    ));
-                    return None;
+    std::thread::Builder::new()
+        .name("folio-embed".to_owned())
+        .spawn(move || {
+            let embedder = match slot.get() {
+                Some(embedder) => embedder.clone(),
+                None => match super::settings::make_embedder(&settings) {
+                    Ok(Some(embedder)) => slot.get_or_init(|| embedder).clone(),
+                    Ok(None) => {
+                        progress.set_off(&format!(
+                            "embedding provider `none` (from {}): search is lexical",
+                            settings.provider_source.describe()
+                        ));
+                        return None;
+                    }
+                    Err(reason) => {
+                        progress.set_off(&reason);
+                        return None;
+                    }
+                },
+            };
+            match embed_db(&db_path, embedder.as_ref(), &progress, &cancel) {
+                Ok(summary) => Some(summary),
+                Err(err) => {
+                    tracing::warn!(%err, "embedding pass failed");
+                    None
                 }
-                Err(reason) => {
-                    progress.set_off(&reason);
-                    return None;
-                }
-            },
-        };
-        match embed_db(&db_path, embedder.as_ref(), &progress, &cancel) {
-            Ok(summary) => Some(summary),
-            Err(err) => {
-                tracing::warn!(%err, "embedding pass failed");
-                None
             }
-        }
-    })
+        })
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::Embedder;
-use super::pass::{EmbedProgress, EmbedProgressSnapshot, EmbedState, EmbedderSlot, spawn_load_and_embed};
+use super::pass::{
+    EmbedProgress, EmbedProgressSnapshot, EmbedState, EmbedderSlot, spawn_load_and_embed,
+};
 use super::settings::EmbedSettings;
 
 /// See the module documentation.
@@ -27,7 +29,10 @@ pub struct Embedding {
 
 impl std::fmt::Debug for Embedding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedding").field("settings", &self.settings).field("progress", &self.progress).finish_non_exhaustive()
+        f.debug_struct("Embedding")
+            .field("settings", &self.settings)
+            .field("progress", &self.progress)
+            .finish_non_exhaustive()
     }
 }
 
@@ -81,10 +86,15 @@ impl Embedding {
         match p.state {
             EmbedState::Off => Some(format!("embeddings are off: {reason}")),
             EmbedState::Unavailable => {
-                let reason = reason.strip_prefix("embedding provider unavailable: ").unwrap_or(reason);
+                let reason = reason
+                    .strip_prefix("embedding provider unavailable: ")
+                    .unwrap_or(reason);
                 Some(format!("the embedding provider is unavailable: {reason}"))
             }
-            EmbedState::Running => Some(format!("embedding is still running ({} of {} chunk texts embedded)", p.done, p.total)),
+            EmbedState::Running => Some(format!(
+                "embedding is still running ({} of {} chunk texts embedded)",
+                p.done, p.total
+            )),
             // Started (or about to be) but the model is not built yet.
             EmbedState::Idle if self.settings.is_some() && self.slot.get().is_none() => {
                 Some("the embedding model is loading (in the background)".to_owned())
@@ -113,35 +123,44 @@ impl Embedding {
             Arc::clone(&self.running),
             Arc::clone(&self.again),
         );
-        let spawned = std::thread::Builder::new().name("folio-embed-runner".to_owned()).spawn(move || {
-            loop {
-                again.store(false, Ordering::SeqCst);
-                let pass = spawn_load_and_embed(
-                    db_path.clone(),
-                    settings.clone(),
-                    Arc::clone(&slot),
-                    Arc::clone(&progress),
-                    Arc::clone(&cancel),
-                );
-                match pass.map(std::thread::JoinHandle::join) {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(_)) => progress.set_unavailable("the embedding pass panicked (this is a bug in folio)"),
-                    Err(err) => progress.set_unavailable(&format!("cannot start the embedding thread: {err}")),
-                }
-                if cancel.load(Ordering::SeqCst) || !again.load(Ordering::SeqCst) {
-                    running.store(false, Ordering::SeqCst);
-                    // A `start` between the check and the store above found `running`
-                    // still set and only raised `again`: go once more for it.
-                    if again.swap(false, Ordering::SeqCst) && !cancel.load(Ordering::SeqCst) && !running.swap(true, Ordering::SeqCst) {
-                        continue;
+        let spawned = std::thread::Builder::new()
+            .name("folio-embed-runner".to_owned())
+            .spawn(move || {
+                loop {
+                    again.store(false, Ordering::SeqCst);
+                    let pass = spawn_load_and_embed(
+                        db_path.clone(),
+                        settings.clone(),
+                        Arc::clone(&slot),
+                        Arc::clone(&progress),
+                        Arc::clone(&cancel),
+                    );
+                    match pass.map(std::thread::JoinHandle::join) {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(_)) => progress.set_unavailable(
+                            "the embedding pass panicked (this is a bug in folio)",
+                        ),
+                        Err(err) => progress
+                            .set_unavailable(&format!("cannot start the embedding thread: {err}")),
                     }
-                    return;
+                    if cancel.load(Ordering::SeqCst) || !again.load(Ordering::SeqCst) {
+                        running.store(false, Ordering::SeqCst);
+                        // A `start` between the check and the store above found `running`
+                        // still set and only raised `again`: go once more for it.
+                        if again.swap(false, Ordering::SeqCst)
+                            && !cancel.load(Ordering::SeqCst)
+                            && !running.swap(true, Ordering::SeqCst)
+                        {
+                            continue;
+                        }
+                        return;
+                    }
                 }
-            }
-        });
+            });
         if let Err(err) = spawned {
             self.running.store(false, Ordering::SeqCst);
-            self.progress.set_unavailable(&format!("cannot start the embedding thread: {err}"));
+            self.progress
+                .set_unavailable(&format!("cannot start the embedding thread: {err}"));
         }
     }
 
@@ -168,29 +187,43 @@ mod tests {
         e.start(PathBuf::from("/nonexistent/index.db"));
         let s = e.snapshot();
         assert_eq!(s.state, EmbedState::Off);
-        assert_eq!(s.reason.as_deref(), Some("the embedding endpoint is not on this machine"));
+        assert_eq!(
+            s.reason.as_deref(),
+            Some("the embedding endpoint is not on this machine")
+        );
         assert!(e.embedder().is_none());
 
         let dir = tempfile::tempdir().unwrap();
         let settings = EmbedSettings::resolve(
-            &crate::workspace::config::EmbedConfig { provider: Some(ProviderKind::None), ..Default::default() },
+            &crate::workspace::config::EmbedConfig {
+                provider: Some(ProviderKind::None),
+                ..Default::default()
+            },
             &Default::default(),
             false,
         )
         .unwrap();
         let e = Embedding::new(Ok(settings));
         // Before the background thread has built (or refused) the embedder.
-        assert_eq!(e.not_ready_reason().as_deref(), Some("the embedding model is loading (in the background)"));
+        assert_eq!(
+            e.not_ready_reason().as_deref(),
+            Some("the embedding model is loading (in the background)")
+        );
         e.start(dir.path().join("index.db"));
         while e.is_running() {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let s = e.snapshot();
         assert_eq!(s.state, EmbedState::Off);
-        assert_eq!(s.reason.as_deref(), Some("embedding provider `none` (from the workspace's folio.toml): search is lexical"));
+        assert_eq!(
+            s.reason.as_deref(),
+            Some("embedding provider `none` (from the workspace's folio.toml): search is lexical")
+        );
         assert_eq!(
             e.not_ready_reason().as_deref(),
-            Some("embeddings are off: embedding provider `none` (from the workspace's folio.toml): search is lexical")
+            Some(
+                "embeddings are off: embedding provider `none` (from the workspace's folio.toml): search is lexical"
+            )
         );
     }
 }

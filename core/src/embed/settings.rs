@@ -159,7 +159,9 @@ impl EmbedSettings {
             SettingSource::Workspace => workspace.provider,
             _ => None,
         };
-        if provider == ProviderKind::Builtin && model_written_for.is_some_and(|p| p != ProviderKind::Builtin) {
+        if provider == ProviderKind::Builtin
+            && model_written_for.is_some_and(|p| p != ProviderKind::Builtin)
+        {
             model = None;
         }
         let (endpoint, endpoint_source) = pick(&user.endpoint, &workspace.endpoint);
@@ -174,7 +176,10 @@ impl EmbedSettings {
         }
         let timeout_ms = timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if timeout_ms == 0 {
-            return Err(format!("[embed].timeout_ms (from {}) must be at least 1", timeout_source.describe()));
+            return Err(format!(
+                "[embed].timeout_ms (from {}) must be at least 1",
+                timeout_source.describe()
+            ));
         }
         let allow_remote = cli_allow_remote || user.allow_remote;
         let mut settings = EmbedSettings {
@@ -203,7 +208,10 @@ impl EmbedSettings {
         let _ = model_source;
         let raw = endpoint.unwrap_or_else(|| default_endpoint.to_owned());
         let url = parse_endpoint(&raw).map_err(|why| {
-            format!("[embed].endpoint `{raw}` (from {}) is not valid: {why}", endpoint_source.describe())
+            format!(
+                "[embed].endpoint `{raw}` (from {}) is not valid: {why}",
+                endpoint_source.describe()
+            )
         })?;
         let mut base = raw.trim().trim_end_matches('/').to_owned();
         if provider == ProviderKind::Openai
@@ -252,8 +260,14 @@ pub fn parse_endpoint(raw: &str) -> Result<EndpointUrl, String> {
         return Err("credentials in the URL are not allowed (use FOLIO_EMBED_API_KEY)".to_owned());
     }
     let host = if let Some(after) = authority.strip_prefix('[') {
-        let (host, tail) = after.split_once(']').ok_or_else(|| "an unclosed `[` in the host".to_owned())?;
-        if !(tail.is_empty() || tail.strip_prefix(':').is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))) {
+        let (host, tail) = after
+            .split_once(']')
+            .ok_or_else(|| "an unclosed `[` in the host".to_owned())?;
+        if !(tail.is_empty()
+            || tail
+                .strip_prefix(':')
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+        {
             return Err("a bad port".to_owned());
         }
         host.to_owned()
@@ -263,7 +277,9 @@ pub fn parse_endpoint(raw: &str) -> Result<EndpointUrl, String> {
             None => (authority, None),
         };
         if let Some(port) = port
-            && (port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u16>().is_err())
+            && (port.is_empty()
+                || !port.bytes().all(|b| b.is_ascii_digit())
+                || port.parse::<u16>().is_err())
         {
             return Err(format!("`{port}` is not a port"));
         }
@@ -272,7 +288,10 @@ pub fn parse_endpoint(raw: &str) -> Result<EndpointUrl, String> {
     if host.is_empty() {
         return Err("the URL has no host".to_owned());
     }
-    Ok(EndpointUrl { scheme, host: host.to_ascii_lowercase() })
+    Ok(EndpointUrl {
+        scheme,
+        host: host.to_ascii_lowercase(),
+    })
 }
 
 /// True for `localhost` (and `*.localhost`), an IPv4 address in `127.0.0.0/8`,
@@ -284,7 +303,9 @@ pub fn is_loopback_host(host: &str) -> bool {
     }
     match host.parse::<std::net::IpAddr>() {
         Ok(std::net::IpAddr::V4(v4)) => v4.is_loopback(),
-        Ok(std::net::IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        Ok(std::net::IpAddr::V6(v6)) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
         Err(_) => false,
     }
 }
@@ -310,12 +331,19 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
         ProviderKind::None => Ok(None),
         ProviderKind::Builtin => load_builtin(settings).map(Some),
         ProviderKind::Ollama | ProviderKind::Openai => {
-            let api = if settings.provider == ProviderKind::Ollama { HttpApi::Ollama } else { HttpApi::OpenAi };
+            let api = if settings.provider == ProviderKind::Ollama {
+                HttpApi::Ollama
+            } else {
+                HttpApi::OpenAi
+            };
             let endpoint = settings
                 .endpoint
                 .as_deref()
                 .ok_or_else(|| "no endpoint configured".to_owned())?;
-            let model = settings.model.as_deref().ok_or_else(|| "no model configured".to_owned())?;
+            let model = settings
+                .model
+                .as_deref()
+                .ok_or_else(|| "no model configured".to_owned())?;
             let embedder = HttpEmbedder::new(
                 api,
                 endpoint,
@@ -338,7 +366,9 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
 /// (the message says to run `scripts/fetch-model`).
 fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
     let dir = builtin_model_dir(settings)?;
-    super::builtin::BuiltinEmbedder::load(&dir).map(|e| Arc::new(e) as Arc<dyn Embedder>).map_err(|e| e.to_string())
+    super::builtin::BuiltinEmbedder::load(&dir)
+        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+        .map_err(|e| e.to_string())
 }
 
 /// The folder the built-in model is loaded from: `model` when set, else
@@ -348,8 +378,9 @@ fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
 pub fn builtin_model_dir(settings: &EmbedSettings) -> Result<std::path::PathBuf, String> {
     match settings.model.as_deref() {
         Some(dir) => Ok(std::path::PathBuf::from(dir)),
-        None => super::builtin::default_model_dir()
-            .ok_or_else(|| "no folder for the built-in model: set FOLIO_MODEL_DIR or HOME".to_owned()),
+        None => super::builtin::default_model_dir().ok_or_else(|| {
+            "no folder for the built-in model: set FOLIO_MODEL_DIR or HOME".to_owned()
+        }),
     }
 }
 
@@ -378,28 +409,56 @@ mod tests {
         if let Some(e) = endpoint {
             text.push_str(&format!("endpoint = \"{e}\"\n"));
         }
-        crate::workspace::Config::from_toml(&text).expect("valid folio.toml").embed
+        crate::workspace::Config::from_toml(&text)
+            .expect("valid folio.toml")
+            .embed
     }
 
     #[test]
     fn defaults_are_builtin() {
-        let s = EmbedSettings::resolve(&EmbedConfig::default(), &UserEmbedConfig::default(), false).unwrap();
+        let s = EmbedSettings::resolve(&EmbedConfig::default(), &UserEmbedConfig::default(), false)
+            .unwrap();
         assert_eq!(
-            (s.provider, s.provider_source, s.endpoint.clone(), s.batch_size, s.timeout_ms, s.allow_remote),
-            (ProviderKind::Builtin, SettingSource::Default, None, 32, 30_000, false)
+            (
+                s.provider,
+                s.provider_source,
+                s.endpoint.clone(),
+                s.batch_size,
+                s.timeout_ms,
+                s.allow_remote
+            ),
+            (
+                ProviderKind::Builtin,
+                SettingSource::Default,
+                None,
+                32,
+                30_000,
+                false
+            )
         );
-        let missing = EmbedSettings { model: Some("/nonexistent/folio-model".into()), ..s.clone() };
+        let missing = EmbedSettings {
+            model: Some("/nonexistent/folio-model".into()),
+            ..s.clone()
+        };
         assert_eq!(
             make_embedder(&missing).err().as_deref(),
-            Some("embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4")
+            Some(
+                "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4"
+            )
         );
-        let none = EmbedSettings::resolve(&ws("none", None, None), &UserEmbedConfig::default(), false).unwrap();
+        let none =
+            EmbedSettings::resolve(&ws("none", None, None), &UserEmbedConfig::default(), false)
+                .unwrap();
         assert!(make_embedder(&none).unwrap().is_none());
     }
 
     #[test]
     fn remote_endpoint_in_folio_toml_is_refused() {
-        let cfg = ws("openai", Some("text-embedding-3-small"), Some("https://embed.example.invalid/v1"));
+        let cfg = ws(
+            "openai",
+            Some("text-embedding-3-small"),
+            Some("https://embed.example.invalid/v1"),
+        );
         let err = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false).unwrap_err();
         assert_eq!(
             err,
@@ -410,24 +469,46 @@ mod tests {
         );
         // The default OpenAI endpoint is remote too.
         let cfg = ws("openai", Some("m"), None);
-        assert!(EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false).unwrap_err().contains("`https://api.openai.com`"));
+        assert!(
+            EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false)
+                .unwrap_err()
+                .contains("`https://api.openai.com`")
+        );
         // folio.toml cannot allow it itself.
-        let err = crate::workspace::Config::from_toml("[embed]\nallow_remote = true\n").unwrap_err();
-        assert!(err.starts_with("[embed].allow_remote cannot be set in a workspace's folio.toml"), "{err}");
+        let err =
+            crate::workspace::Config::from_toml("[embed]\nallow_remote = true\n").unwrap_err();
+        assert!(
+            err.starts_with("[embed].allow_remote cannot be set in a workspace's folio.toml"),
+            "{err}"
+        );
     }
 
     #[test]
     fn remote_endpoint_allowed_by_user_config_or_flag() {
-        let cfg = ws("openai", Some("text-embedding-3-small"), Some("https://embed.example.invalid/v1/"));
-        let user = UserEmbedConfig { allow_remote: true, ..UserEmbedConfig::default() };
+        let cfg = ws(
+            "openai",
+            Some("text-embedding-3-small"),
+            Some("https://embed.example.invalid/v1/"),
+        );
+        let user = UserEmbedConfig {
+            allow_remote: true,
+            ..UserEmbedConfig::default()
+        };
         let s = EmbedSettings::resolve(&cfg, &user, false).unwrap();
         assert_eq!(
-            (s.endpoint.as_deref(), s.endpoint_is_loopback, s.allow_remote),
+            (
+                s.endpoint.as_deref(),
+                s.endpoint_is_loopback,
+                s.allow_remote
+            ),
             (Some("https://embed.example.invalid"), false, true)
         );
         // Building the embedder makes no request.
         let e = make_embedder(&s).unwrap().unwrap();
-        assert_eq!(e.model_id(), "openai:text-embedding-3-small@https://embed.example.invalid");
+        assert_eq!(
+            e.model_id(),
+            "openai:text-embedding-3-small@https://embed.example.invalid"
+        );
         let s = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), true).unwrap();
         assert_eq!(s.endpoint.as_deref(), Some("https://embed.example.invalid"));
         // The same endpoint named in the user's config is still refused without allow_remote.
@@ -443,27 +524,71 @@ mod tests {
 
     #[test]
     fn loopback_endpoints_are_accepted_from_folio_toml() {
-        for endpoint in ["http://127.0.0.1:8080", "http://localhost:11434/", "http://[::1]:9000", "http://127.9.9.9"] {
-            let s = EmbedSettings::resolve(&ws("ollama", Some("m"), Some(endpoint)), &UserEmbedConfig::default(), false)
-                .unwrap_or_else(|e| panic!("{endpoint}: {e}"));
+        for endpoint in [
+            "http://127.0.0.1:8080",
+            "http://localhost:11434/",
+            "http://[::1]:9000",
+            "http://127.9.9.9",
+        ] {
+            let s = EmbedSettings::resolve(
+                &ws("ollama", Some("m"), Some(endpoint)),
+                &UserEmbedConfig::default(),
+                false,
+            )
+            .unwrap_or_else(|e| panic!("{endpoint}: {e}"));
             assert!(s.endpoint_is_loopback, "{endpoint}");
         }
-        let s = EmbedSettings::resolve(&ws("ollama", Some("m"), None), &UserEmbedConfig::default(), false).unwrap();
+        let s = EmbedSettings::resolve(
+            &ws("ollama", Some("m"), None),
+            &UserEmbedConfig::default(),
+            false,
+        )
+        .unwrap();
         assert_eq!(s.endpoint.as_deref(), Some("http://127.0.0.1:11434"));
-        assert_eq!(make_embedder(&s).unwrap().unwrap().model_id(), "ollama:m@http://127.0.0.1:11434");
-        for host in ["0.0.0.0", "128.0.0.1", "localhost.example.com", "::", "192.168.1.1", "evil-localhost"] {
+        assert_eq!(
+            make_embedder(&s).unwrap().unwrap().model_id(),
+            "ollama:m@http://127.0.0.1:11434"
+        );
+        for host in [
+            "0.0.0.0",
+            "128.0.0.1",
+            "localhost.example.com",
+            "::",
+            "192.168.1.1",
+            "evil-localhost",
+        ] {
             assert!(!is_loopback_host(host), "{host}");
         }
     }
 
     #[test]
     fn user_config_overrides_workspace_per_key() {
-        let cfg = ws("ollama", Some("workspace-model"), Some("http://127.0.0.1:1"));
-        let user = UserEmbedConfig { model: Some("user-model".to_owned()), batch_size: Some(8), ..UserEmbedConfig::default() };
+        let cfg = ws(
+            "ollama",
+            Some("workspace-model"),
+            Some("http://127.0.0.1:1"),
+        );
+        let user = UserEmbedConfig {
+            model: Some("user-model".to_owned()),
+            batch_size: Some(8),
+            ..UserEmbedConfig::default()
+        };
         let s = EmbedSettings::resolve(&cfg, &user, false).unwrap();
         assert_eq!(
-            (s.provider, s.provider_source, s.model.as_deref(), s.endpoint.as_deref(), s.batch_size),
-            (ProviderKind::Ollama, SettingSource::Workspace, Some("user-model"), Some("http://127.0.0.1:1"), 8)
+            (
+                s.provider,
+                s.provider_source,
+                s.model.as_deref(),
+                s.endpoint.as_deref(),
+                s.batch_size
+            ),
+            (
+                ProviderKind::Ollama,
+                SettingSource::Workspace,
+                Some("user-model"),
+                Some("http://127.0.0.1:1"),
+                8
+            )
         );
     }
 
@@ -471,26 +596,65 @@ mod tests {
     fn invalid_settings_are_errors() {
         // The workspace's ollama model is not taken for the built-in model's folder when
         // FOLIO_EMBED_PROVIDER says builtin.
-        let builtin_env = UserEmbedConfig { provider: Some(ProviderKind::Builtin), provider_from_env: true, ..UserEmbedConfig::default() };
-        let s = EmbedSettings::resolve(&ws("ollama", Some("m"), None), &builtin_env, false).unwrap();
-        assert_eq!((s.provider, s.provider_source, s.model), (ProviderKind::Builtin, SettingSource::Environment, None));
-        let s = EmbedSettings::resolve(&ws("builtin", Some("/models/e5"), None), &builtin_env, false).unwrap();
+        let builtin_env = UserEmbedConfig {
+            provider: Some(ProviderKind::Builtin),
+            provider_from_env: true,
+            ..UserEmbedConfig::default()
+        };
+        let s =
+            EmbedSettings::resolve(&ws("ollama", Some("m"), None), &builtin_env, false).unwrap();
+        assert_eq!(
+            (s.provider, s.provider_source, s.model),
+            (ProviderKind::Builtin, SettingSource::Environment, None)
+        );
+        let s = EmbedSettings::resolve(
+            &ws("builtin", Some("/models/e5"), None),
+            &builtin_env,
+            false,
+        )
+        .unwrap();
         assert_eq!(s.model.as_deref(), Some("/models/e5"));
-        let from_env = UserEmbedConfig { provider: Some(ProviderKind::Ollama), provider_from_env: true, ..UserEmbedConfig::default() };
+        let from_env = UserEmbedConfig {
+            provider: Some(ProviderKind::Ollama),
+            provider_from_env: true,
+            ..UserEmbedConfig::default()
+        };
         let err = EmbedSettings::resolve(&EmbedConfig::default(), &from_env, false).unwrap_err();
-        assert_eq!(err, "[embed] provider = \"ollama\" (from FOLIO_EMBED_PROVIDER) needs `model`, the name of the embedding model to request");
-        let err = EmbedSettings::resolve(&ws("ollama", None, None), &UserEmbedConfig::default(), false).unwrap_err();
+        assert_eq!(
+            err,
+            "[embed] provider = \"ollama\" (from FOLIO_EMBED_PROVIDER) needs `model`, the name of the embedding model to request"
+        );
+        let err = EmbedSettings::resolve(
+            &ws("ollama", None, None),
+            &UserEmbedConfig::default(),
+            false,
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             "[embed] provider = \"ollama\" (from the workspace's folio.toml) needs `model`, the name of the embedding model to request"
         );
-        let err = EmbedSettings::resolve(&ws("ollama", Some("m"), Some("ftp://127.0.0.1")), &UserEmbedConfig::default(), false)
-            .unwrap_err();
-        assert_eq!(err, "[embed].endpoint `ftp://127.0.0.1` (from the workspace's folio.toml) is not valid: the scheme must be http or https, not `ftp`");
-        let err = crate::workspace::Config::from_toml("[embed]\nprovider = \"cohere\"\n").unwrap_err();
+        let err = EmbedSettings::resolve(
+            &ws("ollama", Some("m"), Some("ftp://127.0.0.1")),
+            &UserEmbedConfig::default(),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "[embed].endpoint `ftp://127.0.0.1` (from the workspace's folio.toml) is not valid: the scheme must be http or https, not `ftp`"
+        );
+        let err =
+            crate::workspace::Config::from_toml("[embed]\nprovider = \"cohere\"\n").unwrap_err();
         assert!(err.contains("unknown variant `cohere`"), "{err}");
-        let user = UserEmbedConfig { batch_size: Some(0), ..UserEmbedConfig::default() };
+        let user = UserEmbedConfig {
+            batch_size: Some(0),
+            ..UserEmbedConfig::default()
+        };
         let err = EmbedSettings::resolve(&EmbedConfig::default(), &user, false).unwrap_err();
-        assert_eq!(err, "[embed].batch_size = 0 (from your config.toml) must be between 1 and 2048");
+        assert_eq!(
+            err,
+            "[embed].batch_size = 0 (from your config.toml) must be between 1 and 2048"
+        );
     }
 }

@@ -50,9 +50,16 @@ impl VocabEmbedder {
 
     fn vector(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; self.vocab.len() + 1];
-        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
             let word = word.to_lowercase();
-            let idx = self.vocab.iter().position(|w| *w == word).unwrap_or(self.vocab.len());
+            let idx = self
+                .vocab
+                .iter()
+                .position(|w| *w == word)
+                .unwrap_or(self.vocab.len());
             v[idx] += 1.0;
         }
         if v.iter().all(|&x| x == 0.0) {

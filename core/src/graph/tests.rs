@@ -32,10 +32,22 @@ impl Plane {
 impl VectorSource for Plane {
     type Error = String;
 
-    fn document_chunks(&self, path: &str, limit: usize) -> Result<(Vec<(GraphChunk, Vec<f32>)>, bool), String> {
-        let all: Vec<usize> = (0..self.chunks.len()).filter(|&i| self.chunks[i].0 == path).collect();
+    fn document_chunks(
+        &self,
+        path: &str,
+        limit: usize,
+    ) -> Result<(Vec<(GraphChunk, Vec<f32>)>, bool), String> {
+        let all: Vec<usize> = (0..self.chunks.len())
+            .filter(|&i| self.chunks[i].0 == path)
+            .collect();
         let more = all.len() > limit;
-        Ok((all.into_iter().take(limit).map(|i| (self.chunk(i), vector(self.chunks[i].1))).collect(), more))
+        Ok((
+            all.into_iter()
+                .take(limit)
+                .map(|i| (self.chunk(i), vector(self.chunks[i].1)))
+                .collect(),
+            more,
+        ))
     }
 
     fn nearest(
@@ -76,20 +88,32 @@ fn plane() -> Plane {
 
 /// (parent, depth, path, pointer) of every node, and scores separately.
 fn shape(graph: &ConnectionGraph) -> Vec<(Option<usize>, u32, &str, &str)> {
-    graph.nodes.iter().map(|n| (n.parent, n.depth, n.path.as_str(), n.pointer.as_str())).collect()
+    graph
+        .nodes
+        .iter()
+        .map(|n| (n.parent, n.depth, n.path.as_str(), n.pointer.as_str()))
+        .collect()
 }
 
 fn assert_scores(graph: &ConnectionGraph, degrees: &[f32]) {
     assert_eq!(graph.nodes.len(), degrees.len());
     for (node, d) in graph.nodes.iter().zip(degrees) {
         let expected = d.to_radians().cos();
-        assert!((node.score - expected).abs() < 1e-5, "node {} score {} expected cos({d}°) = {expected}", node.id, node.score);
+        assert!(
+            (node.score - expected).abs() < 1e-5,
+            "node {} score {} expected cos({d}°) = {expected}",
+            node.id,
+            node.score
+        );
     }
 }
 
 #[test]
 fn all_chunks_walk_adds_nearest_new_chunks_per_node() {
-    let options = GraphOptions { fan_out: 2, ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 2,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
     assert_eq!(
         shape(&graph),
@@ -114,7 +138,11 @@ fn all_chunks_walk_adds_nearest_new_chunks_per_node() {
 
 #[test]
 fn dedup_by_path_keeps_one_node_per_document_and_asks_again_when_skips_eat_the_neighbours() {
-    let options = GraphOptions { fan_out: 2, dedup_by_path: true, ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 2,
+        dedup_by_path: true,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
     assert_eq!(
         shape(&graph),
@@ -134,11 +162,20 @@ fn dedup_by_path_keeps_one_node_per_document_and_asks_again_when_skips_eat_the_n
 
 #[test]
 fn centroid_makes_one_seed_and_the_node_budget_truncates() {
-    let options = GraphOptions { fan_out: 2, seed_strategy: SeedStrategy::Centroid, max_nodes: 3, ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 2,
+        seed_strategy: SeedStrategy::Centroid,
+        max_nodes: 3,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
     assert_eq!(
         shape(&graph),
-        vec![(None, 0, "notes/start.md", "p1"), (Some(0), 1, "notes/a.md", "p3"), (Some(0), 1, "notes/b.md", "p4")]
+        vec![
+            (None, 0, "notes/start.md", "p1"),
+            (Some(0), 1, "notes/a.md", "p3"),
+            (Some(0), 1, "notes/b.md", "p4")
+        ]
     );
     // The centroid of 0° and 10° points at 5°.
     assert_scores(&graph, &[0.0, 15.0, 35.0]);
@@ -154,10 +191,21 @@ fn centroid_makes_one_seed_and_the_node_budget_truncates() {
 
 #[test]
 fn max_seed_chunks_cuts_the_start_document_and_says_so() {
-    let options = GraphOptions { fan_out: 1, depth: 1, max_seed_chunks: 1, ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 1,
+        depth: 1,
+        max_seed_chunks: 1,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
     // The second chunk of the start document is never a node, not even as a neighbour.
-    assert_eq!(shape(&graph), vec![(None, 0, "notes/start.md", "p1"), (Some(0), 1, "notes/a.md", "p3")]);
+    assert_eq!(
+        shape(&graph),
+        vec![
+            (None, 0, "notes/start.md", "p1"),
+            (Some(0), 1, "notes/a.md", "p3")
+        ]
+    );
     assert!(graph.truncated);
     assert_eq!(graph.truncation[0].reason, TruncationReason::SeedChunks);
     assert_eq!(graph.truncation[0].limit, 1);
@@ -165,15 +213,27 @@ fn max_seed_chunks_cuts_the_start_document_and_says_so() {
 
 #[test]
 fn category_exclude_paths_and_similarity_floor_filter_neighbours() {
-    let only_ref = GraphOptions { category: Some("ref".into()), ..GraphOptions::default() };
+    let only_ref = GraphOptions {
+        category: Some("ref".into()),
+        ..GraphOptions::default()
+    };
     // c.md is 80° (cos 0.17) from the first seed and 70° (cos 0.34) from the second.
     let graph = connection_graph(&plane(), "notes/start.md", &only_ref).unwrap();
     assert_eq!(
         shape(&graph),
-        vec![(None, 0, "notes/start.md", "p1"), (None, 0, "notes/start.md", "p2"), (Some(1), 1, "ref/c.md", "p6")]
+        vec![
+            (None, 0, "notes/start.md", "p1"),
+            (None, 0, "notes/start.md", "p2"),
+            (Some(1), 1, "ref/c.md", "p6")
+        ]
     );
 
-    let options = GraphOptions { fan_out: 2, depth: 1, exclude_paths: vec!["notes/a.md".into()], ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 2,
+        depth: 1,
+        exclude_paths: vec!["notes/a.md".into()],
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
     assert_eq!(
         shape(&graph),
@@ -189,17 +249,41 @@ fn category_exclude_paths_and_similarity_floor_filter_neighbours() {
 
 #[test]
 fn depth_follows_a_chain_and_stops_at_the_limit() {
-    let chain = Plane { chunks: vec![("s.md", 0.0), ("x.md", 50.0), ("y.md", 100.0), ("z.md", 150.0)] };
-    let options = GraphOptions { fan_out: 1, min_similarity: 0.6, ..GraphOptions::default() };
+    let chain = Plane {
+        chunks: vec![
+            ("s.md", 0.0),
+            ("x.md", 50.0),
+            ("y.md", 100.0),
+            ("z.md", 150.0),
+        ],
+    };
+    let options = GraphOptions {
+        fan_out: 1,
+        min_similarity: 0.6,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&chain, "s.md", &options).unwrap();
-    assert_eq!(shape(&graph), vec![(None, 0, "s.md", "p1"), (Some(0), 1, "x.md", "p2"), (Some(1), 2, "y.md", "p3")]);
+    assert_eq!(
+        shape(&graph),
+        vec![
+            (None, 0, "s.md", "p1"),
+            (Some(0), 1, "x.md", "p2"),
+            (Some(1), 2, "y.md", "p3")
+        ]
+    );
     assert_scores(&graph, &[0.0, 50.0, 50.0]);
     assert_eq!(graph.max_depth_reached, 2);
-    let deeper = GraphOptions { depth: 3, ..options.clone() };
+    let deeper = GraphOptions {
+        depth: 3,
+        ..options.clone()
+    };
     let graph = connection_graph(&chain, "s.md", &deeper).unwrap();
     assert_eq!(graph.nodes.len(), 4);
     assert_eq!(graph.nodes[3].path, "z.md");
-    let seeds_only = GraphOptions { fan_out: 0, ..options };
+    let seeds_only = GraphOptions {
+        fan_out: 0,
+        ..options
+    };
     let graph = connection_graph(&chain, "s.md", &seeds_only).unwrap();
     assert_eq!(graph.nodes.len(), 1);
     assert_eq!(graph.knn_queries, 0);
@@ -207,17 +291,62 @@ fn depth_follows_a_chain_and_stops_at_the_limit() {
 
 #[test]
 fn bad_options_and_unknown_documents_are_errors() {
-    let err = connection_graph(&plane(), "notes/start.md", &GraphOptions { depth: 4, ..GraphOptions::default() }).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: depth must be 0..=3, got 4");
-    let err = connection_graph(&plane(), "notes/start.md", &GraphOptions { fan_out: 21, ..GraphOptions::default() }).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: fan_out must be 0..=20, got 21");
-    let err = connection_graph(&plane(), "notes/start.md", &GraphOptions { max_seed_chunks: 0, ..GraphOptions::default() }).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: max_seed_chunks must be 1..=1000, got 0");
+    let err = connection_graph(
+        &plane(),
+        "notes/start.md",
+        &GraphOptions {
+            depth: 4,
+            ..GraphOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: depth must be 0..=3, got 4"
+    );
+    let err = connection_graph(
+        &plane(),
+        "notes/start.md",
+        &GraphOptions {
+            fan_out: 21,
+            ..GraphOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: fan_out must be 0..=20, got 21"
+    );
+    let err = connection_graph(
+        &plane(),
+        "notes/start.md",
+        &GraphOptions {
+            max_seed_chunks: 0,
+            ..GraphOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: max_seed_chunks must be 1..=1000, got 0"
+    );
     let err = connection_graph(&plane(), "nope.md", &GraphOptions::default()).unwrap_err();
-    assert_eq!(err.to_string(), "`nope.md` has no embedded chunks: it is not indexed, or embedding has not reached it yet");
-    assert_eq!(SeedStrategy::parse("all-chunks"), Some(SeedStrategy::AllChunks));
-    assert_eq!(SeedStrategy::parse("all_chunks"), Some(SeedStrategy::AllChunks));
-    assert_eq!(SeedStrategy::parse("centroid"), Some(SeedStrategy::Centroid));
+    assert_eq!(
+        err.to_string(),
+        "`nope.md` has no embedded chunks: it is not indexed, or embedding has not reached it yet"
+    );
+    assert_eq!(
+        SeedStrategy::parse("all-chunks"),
+        Some(SeedStrategy::AllChunks)
+    );
+    assert_eq!(
+        SeedStrategy::parse("all_chunks"),
+        Some(SeedStrategy::AllChunks)
+    );
+    assert_eq!(
+        SeedStrategy::parse("centroid"),
+        Some(SeedStrategy::Centroid)
+    );
     assert_eq!(SeedStrategy::parse("mean"), None);
 }
 
@@ -246,31 +375,71 @@ fn walk_over_the_store() {
     std::fs::write(root.join("ops/near.md"), "linux deploy\n").unwrap();
     std::fs::write(root.join("ops/far.md"), "deploy deploy\n").unwrap();
     let db = root.join(".folio/index.db");
-    crate::index::index_root(&root, &crate::workspace::Config::default(), &db, false, None).unwrap();
+    crate::index::index_root(
+        &root,
+        &crate::workspace::Config::default(),
+        &db,
+        false,
+        None,
+    )
+    .unwrap();
     let e = VocabEmbedder::new("test:vocab", &["install", "linux", "deploy"]);
     let mut store = Store::open(&db).unwrap();
-    embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
+    embed_pending(
+        &mut store,
+        &e,
+        &EmbedProgress::new(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
 
     let source = StoreGraph::new(&store, e.model_id());
-    let options = GraphOptions { fan_out: 1, min_similarity: 0.4, ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 1,
+        min_similarity: 0.4,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&source, "start.md", &options).unwrap();
     // start (install+linux)/√2 · near (linux+deploy)/√2 = 1/2; near · far (deploy) = 1/√2.
     assert_eq!(
-        graph.nodes.iter().map(|n| (n.parent, n.depth, n.path.as_str(), n.snippet.as_str())).collect::<Vec<_>>(),
-        vec![(None, 0, "start.md", "install linux"), (Some(0), 1, "ops/near.md", "linux deploy"), (Some(1), 2, "ops/far.md", "deploy deploy")]
+        graph
+            .nodes
+            .iter()
+            .map(|n| (n.parent, n.depth, n.path.as_str(), n.snippet.as_str()))
+            .collect::<Vec<_>>(),
+        vec![
+            (None, 0, "start.md", "install linux"),
+            (Some(0), 1, "ops/near.md", "linux deploy"),
+            (Some(1), 2, "ops/far.md", "deploy deploy")
+        ]
     );
     assert!((graph.nodes[1].score - 0.5).abs() < 1e-6);
     assert!((graph.nodes[2].score - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
     // A category with none of the neighbours leaves the seed alone.
-    let graph = connection_graph(&source, "start.md", &GraphOptions { category: Some("guide".into()), ..options }).unwrap();
+    let graph = connection_graph(
+        &source,
+        "start.md",
+        &GraphOptions {
+            category: Some("guide".into()),
+            ..options
+        },
+    )
+    .unwrap();
     assert_eq!(graph.nodes.len(), 1);
     let err = connection_graph(&source, "missing.md", &GraphOptions::default()).unwrap_err();
-    assert_eq!(err.to_string(), "`missing.md` has no embedded chunks: it is not indexed, or embedding has not reached it yet");
+    assert_eq!(
+        err.to_string(),
+        "`missing.md` has no embedded chunks: it is not indexed, or embedding has not reached it yet"
+    );
 }
 
 #[test]
 fn a_spent_time_budget_stops_the_walk_and_says_so() {
-    let options = GraphOptions { fan_out: 2, time_budget_ms: 0, ..GraphOptions::default() };
+    let options = GraphOptions {
+        fan_out: 2,
+        time_budget_ms: 0,
+        ..GraphOptions::default()
+    };
     let graph = connection_graph(&plane(), "notes/start.md", &options).unwrap();
     // The seeds are placed; no expansion starts.
     assert_eq!(graph.nodes.len(), 2);

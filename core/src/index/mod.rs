@@ -25,7 +25,9 @@ pub enum IndexError {
     #[error("index database: {0}")]
     Store(#[from] StoreError),
     /// The database holds the index of another folder.
-    #[error("`{db}` is the index of `{recorded}`, not of `{root}`; use another --db, or --force to take it over")]
+    #[error(
+        "`{db}` is the index of `{recorded}`, not of `{root}`; use another --db, or --force to take it over"
+    )]
     OtherRoot {
         /// The database file.
         db: String,
@@ -78,7 +80,9 @@ pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 /// Creates nothing; [`Store::open`] creates the folder when the index is first written.
 pub fn default_db_path(root: &Path) -> PathBuf {
     let local = root.join(".folio");
-    let read_only = std::fs::metadata(root).map(|m| is_read_only(&m)).unwrap_or(false);
+    let read_only = std::fs::metadata(root)
+        .map(|m| is_read_only(&m))
+        .unwrap_or(false);
     if local.is_dir() || !read_only {
         return local.join("index.db");
     }
@@ -119,7 +123,13 @@ fn frontmatter_str(fm: Option<&serde_json::Value>, key: &str) -> Option<String> 
 }
 
 /// Builds the store records of one document.
-pub fn records(path: &str, text: &str, size: u64, mtime_ms: i64, chunk_bytes: usize) -> (DocRecord, Vec<ChunkRecord>) {
+pub fn records(
+    path: &str,
+    text: &str,
+    size: u64,
+    mtime_ms: i64,
+    chunk_bytes: usize,
+) -> (DocRecord, Vec<ChunkRecord>) {
     let parsed = parse(text);
     let fm = parsed.frontmatter.as_ref();
     let (category, topic) = path_category_topic(path);
@@ -134,16 +144,24 @@ pub fn records(path: &str, text: &str, size: u64, mtime_ms: i64, chunk_bytes: us
             })
             .collect(),
         Some(serde_json::Value::Number(n)) => vec![n.to_string()],
-        Some(serde_json::Value::String(s)) => s.split([',', ' ']).filter(|t| !t.is_empty()).map(str::to_string).collect(),
+        Some(serde_json::Value::String(s)) => s
+            .split([',', ' '])
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     };
     // YAML reads an unquoted 2024-01-31 as a string; keep only well-formed dates.
-    let date = frontmatter_str(fm, "date").map(|d| d.chars().take(10).collect::<String>()).filter(|d| {
-        crate::search::filter::validate_date("date", d).is_ok()
-    });
+    let date = frontmatter_str(fm, "date")
+        .map(|d| d.chars().take(10).collect::<String>())
+        .filter(|d| crate::search::filter::validate_date("date", d).is_ok());
     let title = parsed.title().or_else(|| {
         let name = path.rsplit('/').next().unwrap_or(path);
-        Some(name.rsplit_once('.').map_or(name, |(stem, _)| stem).to_string())
+        Some(
+            name.rsplit_once('.')
+                .map_or(name, |(stem, _)| stem)
+                .to_string(),
+        )
     });
     let doc = DocRecord {
         path: path.to_string(),
@@ -184,7 +202,11 @@ pub const FULL_QUALITY_WORDS: usize = 100;
 /// "coming soon") is a stub and scores at most 0.1.
 pub fn quality_score(text: &str, parsed: &crate::parse::Parsed) -> f64 {
     use crate::parse::ElementKind;
-    if let Some(q) = parsed.frontmatter.as_ref().and_then(|f| f.get("quality")).and_then(serde_json::Value::as_f64)
+    if let Some(q) = parsed
+        .frontmatter
+        .as_ref()
+        .and_then(|f| f.get("quality"))
+        .and_then(serde_json::Value::as_f64)
         && (0.0..=1.0).contains(&q)
     {
         return q;
@@ -192,23 +214,46 @@ pub fn quality_score(text: &str, parsed: &crate::parse::Parsed) -> f64 {
     let mut words = 0.0f64;
     let mut body = String::new();
     for e in &parsed.elements {
-        let top = e.parent.is_none_or(|p| parsed.elements[p].kind == ElementKind::Heading);
-        if !top || matches!(e.kind, ElementKind::Document | ElementKind::Heading | ElementKind::Frontmatter | ElementKind::Html) {
+        let top = e
+            .parent
+            .is_none_or(|p| parsed.elements[p].kind == ElementKind::Heading);
+        if !top
+            || matches!(
+                e.kind,
+                ElementKind::Document
+                    | ElementKind::Heading
+                    | ElementKind::Frontmatter
+                    | ElementKind::Html
+            )
+        {
             continue;
         }
-        let range = if e.kind == ElementKind::ListItem { e.subtree.clone() } else { e.range.clone() };
+        let range = if e.kind == ElementKind::ListItem {
+            e.subtree.clone()
+        } else {
+            e.range.clone()
+        };
         let chunk = &text[range];
         for token in chunk.split_whitespace() {
-            let cjk = token.chars().filter(|&c| crate::search::cjk::is_cjk(c)).count();
+            let cjk = token
+                .chars()
+                .filter(|&c| crate::search::cjk::is_cjk(c))
+                .count();
             words += if cjk > 0 { cjk as f64 / 2.0 } else { 1.0 };
         }
         body.push_str(chunk);
         body.push('\n');
     }
     let lower = body.to_lowercase();
-    let placeholder = ["todo", "tbd", "wip", "fixme", "coming soon"].iter().any(|p| lower.contains(p));
+    let placeholder = ["todo", "tbd", "wip", "fixme", "coming soon"]
+        .iter()
+        .any(|p| lower.contains(p));
     let score = (words / FULL_QUALITY_WORDS as f64).min(1.0);
-    if placeholder && words < 30.0 { score.min(0.1) } else { score }
+    if placeholder && words < 30.0 {
+        score.min(0.1)
+    } else {
+        score
+    }
 }
 
 enum FileOutcome {
@@ -231,7 +276,10 @@ pub fn index_root(
     let started = Instant::now();
     let scan = scan(root, config)?;
     if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| IndexError::Lock { path: parent.display().to_string(), source })?;
+        std::fs::create_dir_all(parent).map_err(|source| IndexError::Lock {
+            path: parent.display().to_string(),
+            source,
+        })?;
     }
     // One indexer at a time per database: a second run waits, then finds the work done.
     let lock_path = db_path.with_extension("lock");
@@ -241,7 +289,10 @@ pub fn index_root(
         .write(true)
         .open(&lock_path)
         .and_then(|f| f.lock().map(|()| f))
-        .map_err(|source| IndexError::Lock { path: lock_path.display().to_string(), source })?;
+        .map_err(|source| IndexError::Lock {
+            path: lock_path.display().to_string(),
+            source,
+        })?;
     let mut store = Store::open(db_path)?;
     let root_str = root.to_string_lossy().into_owned();
     let recorded = store.meta("root")?;
@@ -249,7 +300,11 @@ pub fn index_root(
         && *recorded != root_str
         && !force
     {
-        return Err(IndexError::OtherRoot { db: db_path.display().to_string(), recorded: recorded.clone(), root: root_str });
+        return Err(IndexError::OtherRoot {
+            db: db_path.display().to_string(),
+            recorded: recorded.clone(),
+            root: root_str,
+        });
     }
     let indexed = store.documents()?;
     let total = scan.markdown.len();
@@ -259,7 +314,10 @@ pub fn index_root(
     let outcomes = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
         let outcome = match read_markdown(&abs, cap) {
-            Err(reason) => FileOutcome::Skipped(Skipped { path: path.clone(), reason }),
+            Err(reason) => FileOutcome::Skipped(Skipped {
+                path: path.clone(),
+                reason,
+            }),
             Ok(text) => {
                 let hash = hex(hash_bytes(text.as_bytes()));
                 if !force && indexed.get(path) == Some(&hash) {
@@ -270,7 +328,13 @@ pub fn index_root(
                         .ok()
                         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                         .map_or(0, |d| d.as_millis() as i64);
-                    FileOutcome::Changed(Box::new(records(path, &text, text.len() as u64, mtime_ms, chunk_bytes)))
+                    FileOutcome::Changed(Box::new(records(
+                        path,
+                        &text,
+                        text.len() as u64,
+                        mtime_ms,
+                        chunk_bytes,
+                    )))
                 }
             }
         };
@@ -297,10 +361,17 @@ pub fn index_root(
         .filter(|(_, o)| !matches!(o, FileOutcome::Skipped(_)))
         .map(|(p, _)| p.as_str())
         .collect();
-    let vanished: Vec<&String> = indexed.keys().filter(|p| !seen.contains(p.as_str())).collect();
+    let vanished: Vec<&String> = indexed
+        .keys()
+        .filter(|p| !seen.contains(p.as_str()))
+        .collect();
     let root_changed = recorded.as_deref() != Some(root_str.as_str());
-    let any_change =
-        force || root_changed || !vanished.is_empty() || outcomes.iter().any(|o| matches!(o, FileOutcome::Changed(_)));
+    let any_change = force
+        || root_changed
+        || !vanished.is_empty()
+        || outcomes
+            .iter()
+            .any(|o| matches!(o, FileOutcome::Changed(_)));
     if any_change {
         let mut batch = store.batch()?;
         if root_changed {

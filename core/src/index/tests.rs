@@ -25,10 +25,26 @@ fn dump(db: &Path) -> Vec<(String, String, Vec<ChunkRecord>)> {
 }
 
 fn corpus(root: &Path) {
-    write(root, "guide/install.md", b"# Install\n\nRun the installer.\n\n## Linux\n\nUse the package manager.\n");
-    write(root, "guide/ja/search.md", "# 検索\n\n全文検索の説明です。東京で開発しています。\n".as_bytes());
-    write(root, "ops/deploy.md", b"---\ntags: [release]\ndate: 2024-05-01\n---\n# Deploy\n\nShip it carefully.\n");
-    write(root, "README.markdown", b"# Readme\n\nSee [install](guide/install.md).\n");
+    write(
+        root,
+        "guide/install.md",
+        b"# Install\n\nRun the installer.\n\n## Linux\n\nUse the package manager.\n",
+    );
+    write(
+        root,
+        "guide/ja/search.md",
+        "# 検索\n\n全文検索の説明です。東京で開発しています。\n".as_bytes(),
+    );
+    write(
+        root,
+        "ops/deploy.md",
+        b"---\ntags: [release]\ndate: 2024-05-01\n---\n# Deploy\n\nShip it carefully.\n",
+    );
+    write(
+        root,
+        "README.markdown",
+        b"# Readme\n\nSee [install](guide/install.md).\n",
+    );
 }
 
 #[test]
@@ -40,18 +56,37 @@ fn incremental_index_equals_full_rebuild_and_noop_writes_nothing() {
     let config = Config::default();
 
     let first = index_root(&root, &config, &db, false, None).unwrap();
-    assert_eq!((first.files, first.indexed, first.unchanged, first.removed), (4, 4, 0, 0));
-    assert_eq!(std::fs::read_to_string(root.join(".folio/.gitignore")).unwrap().trim(), "*");
+    assert_eq!(
+        (first.files, first.indexed, first.unchanged, first.removed),
+        (4, 4, 0, 0)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".folio/.gitignore"))
+            .unwrap()
+            .trim(),
+        "*"
+    );
 
     // A no-op reindex parses nothing and leaves the database file byte-identical.
     let before = std::fs::read(&db).unwrap();
     let noop = index_root(&root, &config, &db, false, None).unwrap();
-    assert_eq!((noop.indexed, noop.unchanged, noop.removed, noop.chunks), (0, 4, 0, 0));
+    assert_eq!(
+        (noop.indexed, noop.unchanged, noop.removed, noop.chunks),
+        (0, 4, 0, 0)
+    );
     assert_eq!(std::fs::read(&db).unwrap(), before);
 
     // Change one file, add one, delete one.
-    write(&root, "guide/install.md", b"# Install\n\nRun the new installer.\n");
-    write(&root, "ops/rollback.md", b"# Rollback\n\nRevert the release.\n");
+    write(
+        &root,
+        "guide/install.md",
+        b"# Install\n\nRun the new installer.\n",
+    );
+    write(
+        &root,
+        "ops/rollback.md",
+        b"# Rollback\n\nRevert the release.\n",
+    );
     std::fs::remove_file(root.join("README.markdown")).unwrap();
     let incr = index_root(&root, &config, &db, false, None).unwrap();
     assert_eq!((incr.indexed, incr.unchanged, incr.removed), (2, 2, 1));
@@ -66,7 +101,15 @@ fn incremental_index_equals_full_rebuild_and_noop_writes_nothing() {
     index_root(&root, &config, &db, false, None).unwrap();
     assert_eq!(dump(&db), dump(&fresh_db));
     let paths: Vec<String> = dump(&db).into_iter().map(|d| d.0).collect();
-    assert_eq!(paths, vec!["guide/install.md", "guide/ja/search.md", "ops/deploy.md", "ops/rollback.md"]);
+    assert_eq!(
+        paths,
+        vec![
+            "guide/install.md",
+            "guide/ja/search.md",
+            "ops/deploy.md",
+            "ops/rollback.md"
+        ]
+    );
 }
 
 #[test]
@@ -86,7 +129,9 @@ fn cjk_two_character_query_finds_its_japanese_document() {
     assert_eq!(hits.results[0].heading_path, vec!["検索".to_string()]);
     assert_eq!(
         hits.results[0].indexed_source_hash,
-        hex(hash_bytes("# 検索\n\n全文検索の説明です。東京で開発しています。\n".as_bytes()))
+        hex(hash_bytes(
+            "# 検索\n\n全文検索の説明です。東京で開発しています。\n".as_bytes()
+        ))
     );
 }
 
@@ -108,9 +153,21 @@ fn metadata_categories_tags_and_dates() {
     assert_eq!(chunks[0].text, "# Deploy\n\nShip.");
     assert_eq!((chunks[0].start_line, chunks[0].end_line), (6, 8));
     let (plain, _) = records("top.md", "no heading\n", 11, 0, 1500);
-    assert_eq!((plain.title.as_deref(), plain.category, plain.topic), (Some("top"), None, None));
-    let (bad_date, _) = records("a/b.md", "---\ndate: yesterday\ncategory: custom\n---\n", 1, 0, 1500);
-    assert_eq!((bad_date.date, bad_date.category.as_deref(), bad_date.topic), (None, Some("custom"), None));
+    assert_eq!(
+        (plain.title.as_deref(), plain.category, plain.topic),
+        (Some("top"), None, None)
+    );
+    let (bad_date, _) = records(
+        "a/b.md",
+        "---\ndate: yesterday\ncategory: custom\n---\n",
+        1,
+        0,
+        1500,
+    );
+    assert_eq!(
+        (bad_date.date, bad_date.category.as_deref(), bad_date.topic),
+        (None, Some("custom"), None)
+    );
 }
 
 #[test]
@@ -128,7 +185,11 @@ fn bad_files_are_skipped_with_reasons_and_the_rest_is_indexed() {
     config.index.max_file_size = 1024;
     let db = root.join(".folio/index.db");
     let summary = index_root(root, &config, &db, false, None).unwrap();
-    let skipped: Vec<String> = summary.skipped.iter().map(|s| format!("{}: {}", s.path, s.reason)).collect();
+    let skipped: Vec<String> = summary
+        .skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.path, s.reason))
+        .collect();
     assert_eq!(
         skipped,
         vec![
@@ -146,8 +207,21 @@ fn bad_files_are_skipped_with_reasons_and_the_rest_is_indexed() {
 #[test]
 fn a_missing_root_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let err = index_root(&dir.path().join("nope"), &Config::default(), &dir.path().join("db"), false, None).unwrap_err();
-    assert_eq!(err.to_string(), format!("`{}` does not exist or is not a folder", dir.path().join("nope").display()));
+    let err = index_root(
+        &dir.path().join("nope"),
+        &Config::default(),
+        &dir.path().join("db"),
+        false,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` does not exist or is not a folder",
+            dir.path().join("nope").display()
+        )
+    );
 }
 
 #[test]
@@ -181,7 +255,9 @@ fn concurrent_index_runs_wait_for_each_other() {
     let db = dir.path().join(".folio/index.db");
     let summaries: Vec<IndexSummary> = std::thread::scope(|s| {
         let runs: Vec<_> = (0..3)
-            .map(|_| s.spawn(|| index_root(dir.path(), &Config::default(), &db, false, None).unwrap()))
+            .map(|_| {
+                s.spawn(|| index_root(dir.path(), &Config::default(), &db, false, None).unwrap())
+            })
             .collect();
         runs.into_iter().map(|r| r.join().unwrap()).collect()
     });
@@ -197,7 +273,13 @@ fn quality_scores_stubs_low_and_frontmatter_wins() {
     assert_eq!(score("# Title\n\nTODO\n"), 0.01);
     assert_eq!(score("# Title\n\nComing soon: the whole guide.\n"), 0.05);
     assert_eq!(score(&format!("# Title\n\n{}\n", "word ".repeat(50))), 0.5);
-    assert_eq!(score(&format!("# Title\n\n- {}\n  - nested item\n", "word ".repeat(200))), 1.0);
+    assert_eq!(
+        score(&format!(
+            "# Title\n\n- {}\n  - nested item\n",
+            "word ".repeat(200)
+        )),
+        1.0
+    );
     // Ten CJK characters count as five words.
     assert_eq!(score("# 見出し\n\n東京都の天気予報です\n"), 0.05);
     assert_eq!(score("---\nquality: 0.8\n---\nTODO\n"), 0.8);
@@ -206,23 +288,55 @@ fn quality_scores_stubs_low_and_frontmatter_wins() {
 #[test]
 fn min_quality_filters_stubs_out_of_search() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "full.md", format!("# Deploy\n\n{}\n", "deploy the service carefully ".repeat(30)).as_bytes());
-    write(dir.path(), "stub.md", b"# Deploy\n\nTODO: write the deploy guide.\n");
+    write(
+        dir.path(),
+        "full.md",
+        format!(
+            "# Deploy\n\n{}\n",
+            "deploy the service carefully ".repeat(30)
+        )
+        .as_bytes(),
+    );
+    write(
+        dir.path(),
+        "stub.md",
+        b"# Deploy\n\nTODO: write the deploy guide.\n",
+    );
     let db = dir.path().join(".folio/index.db");
     index_root(dir.path(), &Config::default(), &db, false, None).unwrap();
     let store = Store::open(&db).unwrap();
     let paths = |min_quality| {
-        let q = SearchQuery { min_quality, ..SearchQuery::new("deploy") };
+        let q = SearchQuery {
+            min_quality,
+            ..SearchQuery::new("deploy")
+        };
         let r = store.search_lexical(&q).unwrap();
         let mut p: Vec<String> = r.results.into_iter().map(|h| h.path).collect();
         p.sort();
         p.dedup();
         (p, r.filter_applied)
     };
-    assert_eq!(paths(None), (vec!["full.md".to_string(), "stub.md".to_string()], Vec::<String>::new()));
-    assert_eq!(paths(Some(0.5)), (vec!["full.md".to_string()], vec!["min_quality".to_string()]));
-    let err = store.search_lexical(&SearchQuery { min_quality: Some(1.5), ..SearchQuery::new("deploy") }).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: min_quality 1.5 is not between 0 and 1");
+    assert_eq!(
+        paths(None),
+        (
+            vec!["full.md".to_string(), "stub.md".to_string()],
+            Vec::<String>::new()
+        )
+    );
+    assert_eq!(
+        paths(Some(0.5)),
+        (vec!["full.md".to_string()], vec!["min_quality".to_string()])
+    );
+    let err = store
+        .search_lexical(&SearchQuery {
+            min_quality: Some(1.5),
+            ..SearchQuery::new("deploy")
+        })
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: min_quality 1.5 is not between 0 and 1"
+    );
 }
 
 /// Frontmatter title, aliases and tags (strings or numbers) are searchable although no
@@ -239,7 +353,10 @@ fn frontmatter_title_aliases_and_tags_are_searchable() {
     let store = Store::open(&db).unwrap();
     let found = |q: &str| -> Vec<(String, String)> {
         let res = store.search_lexical(&SearchQuery::new(q)).unwrap();
-        res.results.into_iter().map(|h| (h.path, h.pointer.split('~').next().unwrap().to_owned())).collect()
+        res.results
+            .into_iter()
+            .map(|h| (h.path, h.pointer.split('~').next().unwrap().to_owned()))
+            .collect()
     };
     let first = vec![("notes/a.md".to_owned(), "1".to_owned())];
     assert_eq!(found("zettelkasten"), first);
@@ -251,7 +368,13 @@ fn frontmatter_title_aliases_and_tags_are_searchable() {
     // The title word finds the first chunk, the body word the second.
     let mut both = found("zettelkasten second");
     both.sort();
-    assert_eq!(both, [("notes/a.md".to_owned(), "1".to_owned()), ("notes/a.md".to_owned(), "2".to_owned())]);
+    assert_eq!(
+        both,
+        [
+            ("notes/a.md".to_owned(), "1".to_owned()),
+            ("notes/a.md".to_owned(), "2".to_owned())
+        ]
+    );
 }
 
 /// A version 4 index (before frontmatter terms) is migrated when opened, not rebuilt:
@@ -260,12 +383,16 @@ fn frontmatter_title_aliases_and_tags_are_searchable() {
 /// that cannot be migrated (its full-text table is gone) is rebuilt.
 #[test]
 fn a_version_4_index_is_migrated_keeping_its_vectors() {
-    use std::sync::atomic::AtomicBool;
     use crate::embed::pass::{EmbedProgress, embed_pending};
     use crate::embed::testing::VocabEmbedder;
+    use std::sync::atomic::AtomicBool;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("kb");
-    write(&root, "a.md", b"---\ntitle: Zettelkasten\n---\n# Intro\n\nalpha beta\n");
+    write(
+        &root,
+        "a.md",
+        b"---\ntitle: Zettelkasten\n---\n# Intro\n\nalpha beta\n",
+    );
     write(&root, "b.md", "# B\n\ngamma 東京\n".as_bytes());
     let db = root.join(".folio/index.db");
     index_root(&root, &Config::default(), &db, false, None).unwrap();
@@ -281,23 +408,52 @@ fn a_version_4_index_is_migrated_keeping_its_vectors() {
     let hashes;
     {
         let mut store = Store::open(&db).unwrap();
-        let first = embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
-        assert_eq!((first.embedded, first.documents_embedded), (2, 2), "{first:?}");
+        let first = embed_pending(
+            &mut store,
+            &e,
+            &EmbedProgress::new(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(
+            (first.embedded, first.documents_embedded),
+            (2, 2),
+            "{first:?}"
+        );
         hashes = store.documents().unwrap();
         make_v4(&store);
     }
     let mut store = Store::open(&db).unwrap();
     assert!(!store.was_rebuilt());
-    assert_eq!(store.status().unwrap().schema_version, crate::store::SCHEMA_VERSION);
+    assert_eq!(
+        store.status().unwrap().schema_version,
+        crate::store::SCHEMA_VERSION
+    );
     assert_eq!(store.vector_status().unwrap().vectors, 2);
     assert_eq!(store.documents().unwrap(), hashes);
     let paths = |store: &Store, q: &str| -> Vec<String> {
-        store.search_lexical(&SearchQuery::new(q)).unwrap().results.into_iter().map(|h| h.path).collect()
+        store
+            .search_lexical(&SearchQuery::new(q))
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|h| h.path)
+            .collect()
     };
     assert_eq!(paths(&store, "zettelkasten"), ["a.md"]);
     assert_eq!(paths(&store, "東京"), ["b.md"]);
-    let again = embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
-    assert_eq!((again.embedded, again.documents_embedded, again.removed), (0, 0, 0), "{again:?}");
+    let again = embed_pending(
+        &mut store,
+        &e,
+        &EmbedProgress::new(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(
+        (again.embedded, again.documents_embedded, again.removed),
+        (0, 0, 0),
+        "{again:?}"
+    );
     drop(store);
     let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!((summary.indexed, summary.unchanged), (0, 2));
@@ -310,7 +466,13 @@ fn a_version_4_index_is_migrated_keeping_its_vectors() {
     }
     let store = Store::open(&db).unwrap();
     assert!(store.was_rebuilt());
-    assert_eq!((store.status().unwrap().n_chunks, store.vector_status().unwrap().vectors), (0, 0));
+    assert_eq!(
+        (
+            store.status().unwrap().n_chunks,
+            store.vector_status().unwrap().vectors
+        ),
+        (0, 0)
+    );
     drop(store);
     let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!((summary.indexed, summary.unchanged), (2, 0));

@@ -34,7 +34,12 @@ pub struct LinkGraph {
 /// The wiki key of a wiki link target or of a document path: its last segment,
 /// lowercased, without a `.md` or `.markdown` extension.
 pub fn wiki_key(name: &str) -> String {
-    let last = name.trim_end_matches('/').rsplit('/').next().unwrap_or(name).to_lowercase();
+    let last = name
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(name)
+        .to_lowercase();
     for ext in [".md", ".markdown"] {
         if let Some(stem) = last.strip_suffix(ext) {
             return stem.to_string();
@@ -64,8 +69,13 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
                     continue;
                 }
                 let dest = link.dest.split('?').next().unwrap_or("");
-                let Some(joined) = join_relative(path, dest) else { continue };
-                let stem = joined.strip_suffix(".html").or_else(|| joined.strip_suffix(".htm")).unwrap_or(&joined);
+                let Some(joined) = join_relative(path, dest) else {
+                    continue;
+                };
+                let stem = joined
+                    .strip_suffix(".html")
+                    .or_else(|| joined.strip_suffix(".htm"))
+                    .unwrap_or(&joined);
                 keys.insert(TargetKey::Path(format!("{stem}.md")));
                 keys.insert(TargetKey::Path(format!("{stem}.markdown")));
                 keys.insert(TargetKey::Path(joined));
@@ -79,7 +89,10 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
 /// The keys under which a change to the file `path` is seen: the path itself, its
 /// wiki key, and its parent folders (a link to a folder resolves while it has files).
 pub fn keys_of_file(path: &str) -> Vec<TargetKey> {
-    let mut keys = vec![TargetKey::Path(path.to_string()), TargetKey::Wiki(wiki_key(path))];
+    let mut keys = vec![
+        TargetKey::Path(path.to_string()),
+        TargetKey::Wiki(wiki_key(path)),
+    ];
     let mut rest = path;
     while let Some((parent, _)) = rest.rsplit_once('/') {
         keys.push(TargetKey::Path(parent.to_string()));
@@ -107,7 +120,10 @@ impl LinkGraph {
         }
         self.remove(path);
         for key in &keys {
-            self.reverse.entry(key.clone()).or_default().insert(path.to_string());
+            self.reverse
+                .entry(key.clone())
+                .or_default()
+                .insert(path.to_string());
         }
         self.forward.insert(path.to_string(), keys);
         true
@@ -115,7 +131,9 @@ impl LinkGraph {
 
     /// Forgets document `path`'s links.
     pub fn remove(&mut self, path: &str) {
-        let Some(old) = self.forward.remove(path) else { return };
+        let Some(old) = self.forward.remove(path) else {
+            return;
+        };
         for key in old {
             if let Some(set) = self.reverse.get_mut(&key) {
                 set.remove(path);
@@ -128,7 +146,11 @@ impl LinkGraph {
 
     /// Documents with a link that may resolve through `key`.
     pub fn dependents(&self, key: &TargetKey) -> impl Iterator<Item = &str> {
-        self.reverse.get(key).into_iter().flatten().map(String::as_str)
+        self.reverse
+            .get(key)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
     }
 
     /// Documents whose diagnostics may change when the file `path` is created, deleted
@@ -136,7 +158,11 @@ impl LinkGraph {
     pub fn affected_by(&self, path: &str) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for key in keys_of_file(path) {
-            out.extend(self.dependents(&key).filter(|p| *p != path).map(str::to_string));
+            out.extend(
+                self.dependents(&key)
+                    .filter(|p| *p != path)
+                    .map(str::to_string),
+            );
         }
         out
     }
@@ -158,9 +184,24 @@ mod tests {
         let mut graph = LinkGraph::default();
         assert!(graph.update("a.md", &a));
         assert!(!graph.update("a.md", &a));
-        assert_eq!(graph.affected_by("sub/b.md").into_iter().collect::<Vec<_>>(), ["a.md"]);
-        assert_eq!(graph.affected_by("notes/page.md").into_iter().collect::<Vec<_>>(), ["a.md"]);
-        assert_eq!(graph.affected_by("c.md").into_iter().collect::<Vec<_>>(), ["a.md"]);
+        assert_eq!(
+            graph
+                .affected_by("sub/b.md")
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["a.md"]
+        );
+        assert_eq!(
+            graph
+                .affected_by("notes/page.md")
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["a.md"]
+        );
+        assert_eq!(
+            graph.affected_by("c.md").into_iter().collect::<Vec<_>>(),
+            ["a.md"]
+        );
         assert!(graph.affected_by("d.md").is_empty());
         // A file created inside `sub/` can make a link to the folder resolve.
         let folder = parse("[dir](sub)\n");
@@ -168,7 +209,13 @@ mod tests {
         assert!(graph.affected_by("sub/new.png").contains("f.md"));
         graph.update("a.md", &parse("nothing\n"));
         // Only the folder link is left.
-        assert_eq!(graph.affected_by("sub/b.md").into_iter().collect::<Vec<_>>(), ["f.md"]);
+        assert_eq!(
+            graph
+                .affected_by("sub/b.md")
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["f.md"]
+        );
         graph.remove("f.md");
         assert_eq!(graph, LinkGraph::build([("a.md", &parse("nothing\n"))]));
     }

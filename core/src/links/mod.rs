@@ -16,7 +16,9 @@ use crate::parse::{Link, LinkKind, Parsed};
 use crate::workspace::Workspace;
 
 /// A stable diagnostic code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum DiagnosticCode {
     /// A link to a relative path where no file or folder exists.
@@ -87,7 +89,12 @@ impl FromStr for DiagnosticCode {
         DiagnosticCode::ALL
             .into_iter()
             .find(|c| c.as_str() == s)
-            .ok_or_else(|| format!("unknown diagnostic code `{s}` (known: {})", DiagnosticCode::ALL.map(|c| c.as_str()).join(", ")))
+            .ok_or_else(|| {
+                format!(
+                    "unknown diagnostic code `{s}` (known: {})",
+                    DiagnosticCode::ALL.map(|c| c.as_str()).join(", ")
+                )
+            })
     }
 }
 
@@ -167,43 +174,61 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         return Target::External;
     }
     match link.kind {
-        LinkKind::Reference | LinkKind::ImageReference | LinkKind::Footnote | LinkKind::UndefinedReference => {
+        LinkKind::Reference
+        | LinkKind::ImageReference
+        | LinkKind::Footnote
+        | LinkKind::UndefinedReference => {
             return Target::Definition(link.label.clone().unwrap_or_default());
         }
         LinkKind::Wiki | LinkKind::WikiEmbed => return resolve_wiki(ws, from, link),
         _ => {}
     }
     if link.dest.is_empty() {
-        return Target::Document { path: from.to_string(), fragment: link.fragment.clone() };
+        return Target::Document {
+            path: from.to_string(),
+            fragment: link.fragment.clone(),
+        };
     }
     let Some(path) = join_relative(from, &link.dest) else {
         // Outside the root only the file system can tell (a `docs/` root may link to
         // `../README.md`). A page of the rendered site (`../std/index.html` from an mdBook
         // book) is not a source file and is not checked.
         let site_page = link.dest.ends_with(".html") || link.dest.ends_with(".htm");
-        return if site_page || outside_root_path(ws.root(), from, &link.dest).is_some_and(|p| p.exists()) {
+        return if site_page
+            || outside_root_path(ws.root(), from, &link.dest).is_some_and(|p| p.exists())
+        {
             Target::OutsideRoot
         } else {
             Target::Missing
         };
     };
     if ws.contains_document(&path) {
-        return Target::Document { path, fragment: link.fragment.clone() };
+        return Target::Document {
+            path,
+            fragment: link.fragment.clone(),
+        };
     }
     if ws.contains_other_path(&path) || path.is_empty() {
         return Target::File(path);
     }
     // An extension-less link to a Markdown file (wikis, static site generators), or a
     // link to the `.html` page a book generator such as mdBook renders from `x.md`.
-    let stem = path.strip_suffix(".html").or_else(|| path.strip_suffix(".htm")).unwrap_or(&path);
+    let stem = path
+        .strip_suffix(".html")
+        .or_else(|| path.strip_suffix(".htm"))
+        .unwrap_or(&path);
     for ext in [".md", ".markdown"] {
         let with_ext = format!("{stem}{ext}");
         if ws.contains_document(&with_ext) {
-            return Target::Document { path: with_ext, fragment: link.fragment.clone() };
+            return Target::Document {
+                path: with_ext,
+                fragment: link.fragment.clone(),
+            };
         }
     }
     // Files the walk left out (ignored, excluded, symbolic links) still exist.
-    if !ws.root().as_os_str().is_empty() && std::fs::symlink_metadata(ws.root().join(&path)).is_ok() {
+    if !ws.root().as_os_str().is_empty() && std::fs::symlink_metadata(ws.root().join(&path)).is_ok()
+    {
         return Target::File(path);
     }
     Target::Missing
@@ -212,7 +237,10 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
 /// The file-system path of a destination that leaves the root, joined lexically onto
 /// the root; `None` when it climbs above the file system's root.
 fn outside_root_path(root: &std::path::Path, from: &str, dest: &str) -> Option<std::path::PathBuf> {
-    let mut parts: Vec<String> = root.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> = root
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
     let base = parts.len();
     let rel = match dest.strip_prefix('/') {
         Some(abs) => abs,
@@ -240,7 +268,10 @@ fn outside_root_path(root: &std::path::Path, from: &str, dest: &str) -> Option<s
 
 fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
     if link.dest.is_empty() {
-        return Target::Document { path: from.to_string(), fragment: link.fragment.clone() };
+        return Target::Document {
+            path: from.to_string(),
+            fragment: link.fragment.clone(),
+        };
     }
     let candidates = ws.wiki_candidates(from, &link.dest);
     match candidates.len() {
@@ -250,11 +281,17 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
             let parsed = ws.parsed(from);
             let definition = parsed.as_ref().and_then(|p| {
                 let def = p.definitions.iter().find(|d| d.key == key)?;
-                p.links.iter().find(|l| l.kind == LinkKind::Definition && l.range == def.range).cloned()
+                p.links
+                    .iter()
+                    .find(|l| l.kind == LinkKind::Definition && l.range == def.range)
+                    .cloned()
             });
             match definition {
                 Some(def_link) => match resolve_link(ws, from, &def_link) {
-                    Target::Document { path, .. } => Target::Document { path, fragment: link.fragment.clone() },
+                    Target::Document { path, .. } => Target::Document {
+                        path,
+                        fragment: link.fragment.clone(),
+                    },
                     other => other,
                 },
                 None => Target::Missing,
@@ -263,7 +300,10 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
         1 => {
             let path = candidates.into_iter().next().expect("one candidate");
             if ws.contains_document(&path) {
-                Target::Document { path, fragment: link.fragment.clone() }
+                Target::Document {
+                    path,
+                    fragment: link.fragment.clone(),
+                }
             } else {
                 Target::File(path)
             }
@@ -282,8 +322,14 @@ pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensit
         return true;
     }
     let names = target.fragment_names();
-    let has = |exact: &std::collections::HashSet<String>, lower: &std::collections::HashSet<String>, s: &str| {
-        if case_sensitive { exact.contains(s) } else { lower.contains(&s.to_lowercase()) }
+    let has = |exact: &std::collections::HashSet<String>,
+               lower: &std::collections::HashSet<String>,
+               s: &str| {
+        if case_sensitive {
+            exact.contains(s)
+        } else {
+            lower.contains(&s.to_lowercase())
+        }
     };
     if let Some(block) = fragment.strip_prefix('^') {
         return has(&names.blocks, &names.blocks_lower, block);
@@ -296,15 +342,23 @@ pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensit
 
 /// All link diagnostics of document `path`, in source order, after silencing rules.
 pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
-    let Some(parsed) = ws.parsed(path) else { return Vec::new() };
+    let Some(parsed) = ws.parsed(path) else {
+        return Vec::new();
+    };
     let config = &ws.config().diagnostics;
     let mut out = Vec::new();
-    let mut push = |code: DiagnosticCode, range: Range<usize>, message: String, target: Option<&str>| {
-        if config.is_silenced(code, target) {
-            return;
-        }
-        out.push(Diagnostic { code, severity: code.severity(), range, message });
-    };
+    let mut push =
+        |code: DiagnosticCode, range: Range<usize>, message: String, target: Option<&str>| {
+            if config.is_silenced(code, target) {
+                return;
+            }
+            out.push(Diagnostic {
+                code,
+                severity: code.severity(),
+                range,
+                message,
+            });
+        };
 
     // Labels the links use, once, so each definition is checked in constant time.
     // Foam writes a definition for each wiki link so other renderers can follow it:
@@ -323,7 +377,11 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         }
     }
     let defined: HashSet<&str> = parsed.definitions.iter().map(|d| d.key.as_str()).collect();
-    let defined_footnotes: HashSet<&str> = parsed.footnote_definitions.iter().map(|(l, _)| l.as_str()).collect();
+    let defined_footnotes: HashSet<&str> = parsed
+        .footnote_definitions
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .collect();
 
     // Definitions: duplicates and unused ones.
     let mut seen: HashSet<&str> = HashSet::new();
@@ -332,7 +390,10 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             push(
                 DiagnosticCode::DuplicateDefinition,
                 def.label_range.clone(),
-                format!("duplicate definition of `[{}]`; the first one is used (CommonMark 4.7)", def.label),
+                format!(
+                    "duplicate definition of `[{}]`; the first one is used (CommonMark 4.7)",
+                    def.label
+                ),
                 None,
             );
             continue;
@@ -348,7 +409,12 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     }
     for (label, range) in &parsed.footnote_definitions {
         if !used_footnotes.contains(label.as_str()) {
-            push(DiagnosticCode::UnusedDefinition, range.clone(), format!("footnote `[^{label}]` is not used"), None);
+            push(
+                DiagnosticCode::UnusedDefinition,
+                range.clone(),
+                format!("footnote `[^{label}]` is not used"),
+                None,
+            );
         }
     }
 
@@ -384,25 +450,43 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                     Some(f) if f.start > range.start => range.start..f.start - 1,
                     _ => range,
                 };
-                let resolved = join_relative(path, &link.dest).unwrap_or_else(|| "a path outside the root".to_string());
+                let resolved = join_relative(path, &link.dest)
+                    .unwrap_or_else(|| "a path outside the root".to_string());
                 push(
                     DiagnosticCode::MissingFile,
                     range,
-                    format!("file `{}` does not exist (resolved to `{resolved}`)", link.dest),
+                    format!(
+                        "file `{}` does not exist (resolved to `{resolved}`)",
+                        link.dest
+                    ),
                     Some(&resolved),
                 );
             }
             Target::Ambiguous(paths) => push(
                 DiagnosticCode::AmbiguousWikiTarget,
                 range,
-                format!("wiki link `[[{}]]` matches {} documents: {}", link.dest, paths.len(), paths.join(", ")),
+                format!(
+                    "wiki link `[[{}]]` matches {} documents: {}",
+                    link.dest,
+                    paths.len(),
+                    paths.join(", ")
+                ),
                 Some(&link.dest),
             ),
-            Target::Document { path: target_path, fragment: Some(fragment) } => {
-                let Some(target) = ws.parsed(&target_path) else { continue };
+            Target::Document {
+                path: target_path,
+                fragment: Some(fragment),
+            } => {
+                let Some(target) = ws.parsed(&target_path) else {
+                    continue;
+                };
                 if !fragment_matches(&target, &fragment, wiki, config.fragment_case_sensitive) {
                     let frag_range = link.fragment_range.clone().unwrap_or(range);
-                    let where_ = if target_path == path { "this document".to_string() } else { format!("`{target_path}`") };
+                    let where_ = if target_path == path {
+                        "this document".to_string()
+                    } else {
+                        format!("`{target_path}`")
+                    };
                     let target_desc = format!("{target_path}#{fragment}");
                     push(
                         DiagnosticCode::MissingHeading,

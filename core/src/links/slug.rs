@@ -29,7 +29,10 @@ impl Slugger {
         let original = slug(text);
         let mut result = original.clone();
         while self.occurrences.contains_key(&result) {
-            let n = self.occurrences.get_mut(&original).expect("original slug was recorded first");
+            let n = self
+                .occurrences
+                .get_mut(&original)
+                .expect("original slug was recorded first");
             *n += 1;
             result = format!("{original}-{n}");
         }

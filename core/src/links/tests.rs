@@ -14,7 +14,13 @@ fn render(ws: &Workspace) -> String {
         let doc = &ws.get(path).unwrap().doc;
         for d in diagnostics(ws, path) {
             let lc = doc.offset_to_line_col(d.range.start, Encoding::Utf32);
-            out.push_str(&format!("{path}:{}:{}: {}: {}\n", lc.line + 1, lc.col + 1, d.code, d.message));
+            out.push_str(&format!(
+                "{path}:{}:{}: {}: {}\n",
+                lc.line + 1,
+                lc.col + 1,
+                d.code,
+                d.message
+            ));
         }
     }
     out
@@ -171,9 +177,18 @@ A paragraph. ^block-1
 
 #[test]
 fn join_relative_normalises_and_refuses_to_leave_the_root() {
-    assert_eq!(join_relative("docs/a.md", "b.md").as_deref(), Some("docs/b.md"));
-    assert_eq!(join_relative("docs/a.md", "../b.md").as_deref(), Some("b.md"));
-    assert_eq!(join_relative("docs/a.md", "/x/./y.md").as_deref(), Some("x/y.md"));
+    assert_eq!(
+        join_relative("docs/a.md", "b.md").as_deref(),
+        Some("docs/b.md")
+    );
+    assert_eq!(
+        join_relative("docs/a.md", "../b.md").as_deref(),
+        Some("b.md")
+    );
+    assert_eq!(
+        join_relative("docs/a.md", "/x/./y.md").as_deref(),
+        Some("x/y.md")
+    );
     assert_eq!(join_relative("docs/a.md", "../../b.md"), None);
 }
 

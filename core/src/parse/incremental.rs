@@ -56,7 +56,11 @@ pub struct IncrementalParser {
 /// line before it is blank.
 fn is_boundary(text: &str, at: usize) -> bool {
     let bytes = text.as_bytes();
-    if at == 0 || at >= bytes.len() || bytes[at - 1] != b'\n' || matches!(bytes[at], b' ' | b'\t' | b'\n' | b'\r') {
+    if at == 0
+        || at >= bytes.len()
+        || bytes[at - 1] != b'\n'
+        || matches!(bytes[at], b' ' | b'\t' | b'\n' | b'\r')
+    {
         return false;
     }
     let before = &text[..at - 1];
@@ -67,12 +71,21 @@ fn is_boundary(text: &str, at: usize) -> bool {
 /// Groups top-level nodes (absolute positions) covering `range` into chunks.
 fn chunk(text: &str, range: Range<usize>, nodes: Vec<Node>) -> Vec<Chunk> {
     let mut chunks = Vec::new();
-    let mut current = Chunk { range: range.start..range.start, nodes: Vec::new() };
+    let mut current = Chunk {
+        range: range.start..range.start,
+        nodes: Vec::new(),
+    };
     for node in nodes {
         let start = span(&node).start;
-        if !current.nodes.is_empty() && start - current.range.start >= MIN_CHUNK_BYTES && is_boundary(text, start) {
+        if !current.nodes.is_empty()
+            && start - current.range.start >= MIN_CHUNK_BYTES
+            && is_boundary(text, start)
+        {
             current.range.end = start;
-            let next = Chunk { range: start..start, nodes: Vec::new() };
+            let next = Chunk {
+                range: start..start,
+                nodes: Vec::new(),
+            };
             chunks.push(std::mem::replace(&mut current, next));
         }
         current.nodes.push(node);
@@ -85,12 +98,15 @@ fn chunk(text: &str, range: Range<usize>, nodes: Vec<Node>) -> Vec<Chunk> {
 /// Lines that may hold a link reference or footnote definition, in any container.
 fn may_define(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?m)^[ \t>*+\-0-9.)]*\[[^\]]*\]:").expect("valid regex")).is_match(text)
+    RE.get_or_init(|| Regex::new(r"(?m)^[ \t>*+\-0-9.)]*\[[^\]]*\]:").expect("valid regex"))
+        .is_match(text)
 }
 
 fn ends_with_blank_line(text: &str) -> bool {
     let trimmed = text.trim_end_matches([' ', '\t']);
-    let Some(body) = trimmed.strip_suffix('\n') else { return false };
+    let Some(body) = trimmed.strip_suffix('\n') else {
+        return false;
+    };
     let body = body.strip_suffix('\r').unwrap_or(body);
     let last_line = body.rsplit('\n').next().unwrap_or(body);
     last_line.trim().is_empty()
@@ -105,19 +121,28 @@ fn is_unclosed(node: &Node, text: &str) -> bool {
     let _ = first.len();
     match node {
         Node::Code(_) => {
-            let fence: String = first.chars().take_while(|&c| c == '`' || c == '~').collect();
+            let fence: String = first
+                .chars()
+                .take_while(|&c| c == '`' || c == '~')
+                .collect();
             if fence.len() < 3 {
                 return false;
             }
             let fence_char = fence.chars().next().unwrap_or('`');
-            source.lines().count() < 2 || !(last.len() >= fence.len() && last.chars().all(|c| c == fence_char))
+            source.lines().count() < 2
+                || !(last.len() >= fence.len() && last.chars().all(|c| c == fence_char))
         }
         Node::Math(_) => source.lines().count() < 2 || !last.starts_with("$$"),
         Node::Html(_) => {
             let trimmed = source.trim_start();
             let lower = trimmed.to_ascii_lowercase();
-            if ["<script", "<pre", "<style", "<textarea"].iter().any(|t| lower.starts_with(t)) {
-                return !["</script>", "</pre>", "</style>", "</textarea>"].iter().any(|e| lower.contains(e));
+            if ["<script", "<pre", "<style", "<textarea"]
+                .iter()
+                .any(|t| lower.starts_with(t))
+            {
+                return !["</script>", "</pre>", "</style>", "</textarea>"]
+                    .iter()
+                    .any(|e| lower.contains(e));
             }
             let (opener, end) = if trimmed.starts_with("<!--") {
                 ("<!--", "-->")
@@ -146,7 +171,13 @@ impl IncrementalParser {
             Ok(nodes) => {
                 let parsed = build(text, nodes.iter());
                 let chunks = chunk(text, 0..text.len(), nodes);
-                (IncrementalParser { chunks, stats: Stats::default() }, parsed)
+                (
+                    IncrementalParser {
+                        chunks,
+                        stats: Stats::default(),
+                    },
+                    parsed,
+                )
             }
             Err(_) => (IncrementalParser::default(), parse(text)),
         }
@@ -166,22 +197,37 @@ impl IncrementalParser {
         let stats = self.stats;
         let (fresh, parsed) = IncrementalParser::new(new_text);
         *self = fresh;
-        self.stats = Stats { full: stats.full + 1, ..stats };
+        self.stats = Stats {
+            full: stats.full + 1,
+            ..stats
+        };
         parsed
     }
 
     fn try_update(&mut self, old_text: &str, new_text: &str, previous: &Parsed) -> Option<Parsed> {
-        if self.chunks.is_empty() || self.chunks.last().map(|c| c.range.end) != Some(old_text.len()) {
+        if self.chunks.is_empty() || self.chunks.last().map(|c| c.range.end) != Some(old_text.len())
+        {
             return None;
         }
         let (old_b, new_b) = (old_text.as_bytes(), new_text.as_bytes());
         let prefix = old_b.iter().zip(new_b).take_while(|(a, b)| a == b).count();
         let max_suffix = old_b.len().min(new_b.len()) - prefix;
-        let suffix = old_b.iter().rev().zip(new_b.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+        let suffix = old_b
+            .iter()
+            .rev()
+            .zip(new_b.iter().rev())
+            .take(max_suffix)
+            .take_while(|(a, b)| a == b)
+            .count();
         let old_end = old_b.len() - suffix;
         let delta = new_b.len() as isize - old_b.len() as isize;
 
-        let find = |at: usize| self.chunks.iter().position(|c| c.range.start <= at && at < c.range.end).unwrap_or(self.chunks.len() - 1);
+        let find = |at: usize| {
+            self.chunks
+                .iter()
+                .position(|c| c.range.start <= at && at < c.range.end)
+                .unwrap_or(self.chunks.len() - 1)
+        };
         let mut first = find(prefix);
         if first > 0 && prefix == self.chunks[first].range.start {
             first -= 1;
@@ -199,7 +245,10 @@ impl IncrementalParser {
         if nesting_problem(region_new).is_some() {
             return None;
         }
-        if may_define(region_old) || may_define(region_new) || (!is_last && !ends_with_blank_line(region_new)) {
+        if may_define(region_old)
+            || may_define(region_new)
+            || (!is_last && !ends_with_blank_line(region_new))
+        {
             return None;
         }
         if !is_last && !is_boundary(new_text, region_new_end) {
@@ -210,7 +259,10 @@ impl IncrementalParser {
         let mut source = region_new.to_string();
         let mut stubs = String::new();
         for def in &previous.definitions {
-            stubs.push_str(&format!("[{}]: x\n\n", old_text.get(def.label_range.clone())?));
+            stubs.push_str(&format!(
+                "[{}]: x\n\n",
+                old_text.get(def.label_range.clone())?
+            ));
         }
         for (_, range) in &previous.footnote_definitions {
             let written = old_text.get(range.clone())?;
@@ -230,7 +282,11 @@ impl IncrementalParser {
         }
         let root = to_mdast(&source, region_start == 0).ok()?;
         let Node::Root(root) = root else { return None };
-        let mut nodes: Vec<Node> = root.children.into_iter().filter(|n| span(n).start < region_new.len()).collect();
+        let mut nodes: Vec<Node> = root
+            .children
+            .into_iter()
+            .filter(|n| span(n).start < region_new.len())
+            .collect();
         if nodes.iter().any(|n| span(n).end > region_new.len()) {
             return None;
         }
@@ -242,7 +298,8 @@ impl IncrementalParser {
         }
         if delta != 0 {
             for chunk in &mut self.chunks[last + 1..] {
-                chunk.range = (chunk.range.start as isize + delta) as usize..(chunk.range.end as isize + delta) as usize;
+                chunk.range = (chunk.range.start as isize + delta) as usize
+                    ..(chunk.range.end as isize + delta) as usize;
                 for node in &mut chunk.nodes {
                     shift(node, delta);
                 }
@@ -250,7 +307,10 @@ impl IncrementalParser {
         }
         let replacement = chunk(new_text, region_start..region_new_end, nodes);
         self.chunks.splice(first..=last, replacement);
-        Some(build(new_text, self.chunks.iter().flat_map(|c| c.nodes.iter())))
+        Some(build(
+            new_text,
+            self.chunks.iter().flat_map(|c| c.nodes.iter()),
+        ))
     }
 }
 
@@ -287,9 +347,34 @@ mod tests {
     }
 
     const SNIPPETS: &[&str] = &[
-        "x", "\n", "\n\n", "# H\n", "- item\n", "    code\n", "```\n", "```rust\nfn x() {}\n```\n", "~~~\n", "$$\n", "<!--\n", "-->",
-        "<div>\n", "[a](b.md#c)", "[[w]]", "[r][lbl]", "\n[lbl]: x.md\n", "[^n]", "> q\n", "| a |\n|---|\n", "😀", "---\n", "\t",
-        "1. one\n", "*", "`", "[", "]",
+        "x",
+        "\n",
+        "\n\n",
+        "# H\n",
+        "- item\n",
+        "    code\n",
+        "```\n",
+        "```rust\nfn x() {}\n```\n",
+        "~~~\n",
+        "$$\n",
+        "<!--\n",
+        "-->",
+        "<div>\n",
+        "[a](b.md#c)",
+        "[[w]]",
+        "[r][lbl]",
+        "\n[lbl]: x.md\n",
+        "[^n]",
+        "> q\n",
+        "| a |\n|---|\n",
+        "😀",
+        "---\n",
+        "\t",
+        "1. one\n",
+        "*",
+        "`",
+        "[",
+        "]",
     ];
 
     /// Real files with fences, lists, tables, HTML and definitions, edited at random;
@@ -299,7 +384,9 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         let mut files = Vec::new();
         for dir in ["k8s-community/communication", "k8s-community", "rust-book"] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
             for entry in entries.flatten() {
                 let path = entry.path();
                 if path.extension().is_some_and(|e| e == "md") {
@@ -321,14 +408,23 @@ mod tests {
             };
             // Make every file large enough to hold several chunks: more copies of its body
             // (frontmatter only once, as markdown-rs panics on a second one; see `to_mdast`).
-            let body = match original.strip_prefix("---\n").and_then(|rest| rest.find("\n---\n").map(|i| &rest[i + 5..])) {
+            let body = match original
+                .strip_prefix("---\n")
+                .and_then(|rest| rest.find("\n---\n").map(|i| &rest[i + 5..]))
+            {
                 Some(body) => body,
-                None => match original.strip_prefix("---\r\n").and_then(|rest| rest.find("\r\n---\r\n").map(|i| &rest[i + 7..])) {
+                None => match original
+                    .strip_prefix("---\r\n")
+                    .and_then(|rest| rest.find("\r\n---\r\n").map(|i| &rest[i + 7..]))
+                {
                     Some(body) => body,
                     None => original.as_str(),
                 },
             };
-            let mut text = format!("{original}\n\n{}", body.repeat(1 + 3 * MIN_CHUNK_BYTES / body.len().max(1)));
+            let mut text = format!(
+                "{original}\n\n{}",
+                body.repeat(1 + 3 * MIN_CHUNK_BYTES / body.len().max(1))
+            );
             let (mut parser, mut parsed) = IncrementalParser::new(&text);
             for step in 0..30 {
                 let mut at = rng.below(text.len() + 1);
@@ -339,12 +435,19 @@ mod tests {
                 while !text.is_char_boundary(end) {
                     end -= 1;
                 }
-                let insert = if rng.below(3) == 0 { "" } else { SNIPPETS[rng.below(SNIPPETS.len())] };
+                let insert = if rng.below(3) == 0 {
+                    ""
+                } else {
+                    SNIPPETS[rng.below(SNIPPETS.len())]
+                };
                 let mut next = text.clone();
                 next.replace_range(at..end, insert);
                 let incremental = parser.update(&text, &next, &parsed);
                 let full = parse(&next);
-                assert!(same(&incremental, &full), "step {step}: edit {at}..{end} -> {insert:?} differs from a full parse");
+                assert!(
+                    same(&incremental, &full),
+                    "step {step}: edit {at}..{end} -> {insert:?} differs from a full parse"
+                );
                 text = next;
                 parsed = incremental;
             }

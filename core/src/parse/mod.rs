@@ -82,7 +82,10 @@ impl ElementKind {
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        ALL_KINDS.iter().copied().find(|k| k.prefix() == prefix && *k != ElementKind::Document)
+        ALL_KINDS
+            .iter()
+            .copied()
+            .find(|k| k.prefix() == prefix && *k != ElementKind::Document)
     }
 
     /// The snake_case name used on the wire (`list_item`).
@@ -150,7 +153,11 @@ pub struct Element {
 impl Element {
     /// The concrete pointer `logical~selfHash~subtreeHash`.
     pub fn pointer(&self) -> Pointer {
-        Pointer { logical: self.logical.clone(), self_hash: self.self_hash, subtree_hash: self.subtree_hash }
+        Pointer {
+            logical: self.logical.clone(),
+            self_hash: self.self_hash,
+            subtree_hash: self.subtree_hash,
+        }
     }
 }
 
@@ -302,7 +309,12 @@ pub struct FragmentNames {
 impl Parsed {
     /// The document title: frontmatter `title`, else the first level-1 heading, else the first heading.
     pub fn title(&self) -> Option<String> {
-        if let Some(t) = self.frontmatter.as_ref().and_then(|f| f.get("title")).and_then(|v| v.as_str()) {
+        if let Some(t) = self
+            .frontmatter
+            .as_ref()
+            .and_then(|f| f.get("title"))
+            .and_then(|v| v.as_str())
+        {
             return Some(t.to_string());
         }
         self.headings
@@ -336,7 +348,9 @@ impl Parsed {
 
     /// 1-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> u32 {
-        self.lines.as_ref().map_or(1, |l| l.line_of(offset) as u32 + 1)
+        self.lines
+            .as_ref()
+            .map_or(1, |l| l.line_of(offset) as u32 + 1)
     }
 }
 
@@ -370,7 +384,15 @@ pub fn nesting_problem(text: &str) -> Option<String> {
                 b'0'..=b'9' => {
                     let digits = bytes[i..].iter().take_while(|c| c.is_ascii_digit()).count();
                     match bytes.get(i + digits) {
-                        Some(b'.' | b')') if digits <= 9 && matches!(bytes.get(i + digits + 1), Some(b' ' | b'\t') | None) => digits + 1,
+                        Some(b'.' | b')')
+                            if digits <= 9
+                                && matches!(
+                                    bytes.get(i + digits + 1),
+                                    Some(b' ' | b'\t') | None
+                                ) =>
+                        {
+                            digits + 1
+                        }
                         _ => 0,
                     }
                 }
@@ -380,11 +402,17 @@ pub fn nesting_problem(text: &str) -> Option<String> {
                 break;
             }
             if col > MAX_CONTAINER_INDENT {
-                return Some(format!("line {} is indented {col} columns before a list marker or `>` (limit {MAX_CONTAINER_INDENT})", n + 1));
+                return Some(format!(
+                    "line {} is indented {col} columns before a list marker or `>` (limit {MAX_CONTAINER_INDENT})",
+                    n + 1
+                ));
             }
             markers += 1;
             if markers > MAX_CONTAINER_MARKERS {
-                return Some(format!("line {} opens more than {MAX_CONTAINER_MARKERS} nested block quotes or lists", n + 1));
+                return Some(format!(
+                    "line {} opens more than {MAX_CONTAINER_MARKERS} nested block quotes or lists",
+                    n + 1
+                ));
             }
             i += marker_len;
             col += marker_len;
@@ -401,7 +429,9 @@ pub fn nesting_problem(text: &str) -> Option<String> {
             run = 0;
         }
         if run > MAX_DELIMITER_RUN {
-            return Some(format!("a run of more than {MAX_DELIMITER_RUN} `*`, `_` or `[` characters"));
+            return Some(format!(
+                "a run of more than {MAX_DELIMITER_RUN} `*`, `_` or `[` characters"
+            ));
         }
         prev = b;
     }
@@ -421,9 +451,14 @@ pub(crate) fn parse_options(frontmatter: bool) -> markdown::ParseOptions {
 pub(crate) fn to_mdast(text: &str, frontmatter: bool) -> Result<Node, String> {
     let options = parse_options(frontmatter);
     // The options hold no state a panic could leave half-updated.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| markdown::to_mdast(text, &options))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        markdown::to_mdast(text, &options)
+    })) {
         Ok(result) => result.map_err(|m| m.to_string()),
-        Err(_) => Err("markdown-rs could not parse this document (internal panic); it is kept as plain text".to_string()),
+        Err(_) => Err(
+            "markdown-rs could not parse this document (internal panic); it is kept as plain text"
+                .to_string(),
+        ),
     }
 }
 
@@ -472,7 +507,10 @@ fn unparsed(text: &str, message: String) -> Parsed {
     let mut parsed = Parsed::default();
     parsed.elements.push(document_element(text, &lines));
     parsed.lines = Some(lines);
-    parsed.problems.push(Problem { range: 0..text.len(), message });
+    parsed.problems.push(Problem {
+        range: 0..text.len(),
+        message,
+    });
     parsed
 }
 
@@ -511,7 +549,11 @@ impl Scope {
     }
 
     fn child_logical(&self, segment: &str) -> String {
-        if self.logical.is_empty() { segment.to_string() } else { format!("{}.{}", self.logical, segment) }
+        if self.logical.is_empty() {
+            segment.to_string()
+        } else {
+            format!("{}.{}", self.logical, segment)
+        }
     }
 }
 
@@ -552,9 +594,16 @@ impl Builder<'_> {
     ) -> usize {
         let bytes = self.text.as_bytes();
         let self_hash = hash_bytes(&bytes[range.clone()]);
-        let subtree_hash = if subtree == range { self_hash } else { hash_bytes(&bytes[subtree.clone()]) };
+        let subtree_hash = if subtree == range {
+            self_hash
+        } else {
+            hash_bytes(&bytes[subtree.clone()])
+        };
         let start_line = self.lines.line_of(range.start) as u32 + 1;
-        let end_line = self.lines.line_of(range.end.saturating_sub(1).max(range.start)) as u32 + 1;
+        let end_line = self
+            .lines
+            .line_of(range.end.saturating_sub(1).max(range.start)) as u32
+            + 1;
         self.parsed.elements.push(Element {
             kind,
             logical,
@@ -572,8 +621,12 @@ impl Builder<'_> {
 
     /// Walks the top-level blocks, numbering them under the heading that owns them.
     fn blocks<'n>(&mut self, children: impl IntoIterator<Item = &'n Node>) {
-        let mut stack: Vec<Scope> =
-            vec![Scope { element: None, logical: String::new(), level: 0, counters: Vec::new() }];
+        let mut stack: Vec<Scope> = vec![Scope {
+            element: None,
+            logical: String::new(),
+            level: 0,
+            counters: Vec::new(),
+        }];
         for node in children {
             if let Node::Heading(h) = node {
                 while stack.len() > 1 && stack.last().is_some_and(|s| s.level >= h.depth) {
@@ -585,9 +638,21 @@ impl Builder<'_> {
                 let parent_el = parent.element;
                 let range = self.trim_end(span(h.position.as_ref()));
                 // The section is fixed up in `finish_sections` once all headings are known.
-                let idx = self.push_element(ElementKind::Heading, logical.clone(), range.clone(), range.clone(), h.depth, parent_el);
+                let idx = self.push_element(
+                    ElementKind::Heading,
+                    logical.clone(),
+                    range.clone(),
+                    range.clone(),
+                    h.depth,
+                    parent_el,
+                );
                 self.heading(h, Some(idx));
-                stack.push(Scope { element: Some(idx), logical, level: h.depth, counters: Vec::new() });
+                stack.push(Scope {
+                    element: Some(idx),
+                    logical,
+                    level: h.depth,
+                    counters: Vec::new(),
+                });
                 continue;
             }
             let scope = stack.last_mut().expect("root scope is never popped");
@@ -626,7 +691,14 @@ impl Builder<'_> {
             let n = scope.next(kind.prefix());
             scope.child_logical(&format!("{}{}", kind.prefix(), n))
         };
-        self.push_element(kind, logical, range.clone(), range.clone(), 0, scope.element);
+        self.push_element(
+            kind,
+            logical,
+            range.clone(),
+            range.clone(),
+            0,
+            scope.element,
+        );
         self.inline(node);
     }
 
@@ -640,13 +712,31 @@ impl Builder<'_> {
         let own_end = item
             .children
             .iter()
-            .find_map(|c| if let Node::List(l) = c { l.position.as_ref().map(|p| p.start.offset) } else { None })
+            .find_map(|c| {
+                if let Node::List(l) = c {
+                    l.position.as_ref().map(|p| p.start.offset)
+                } else {
+                    None
+                }
+            })
             .unwrap_or(subtree.end);
         let range = self.trim_end(subtree.start..own_end.max(subtree.start));
         let n = scope.next("li");
         let logical = scope.child_logical(&format!("li{n}"));
-        let idx = self.push_element(ElementKind::ListItem, logical.clone(), range, subtree, 0, scope.element);
-        let mut inner = Scope { element: Some(idx), logical, level: scope.level, counters: Vec::new() };
+        let idx = self.push_element(
+            ElementKind::ListItem,
+            logical.clone(),
+            range,
+            subtree,
+            0,
+            scope.element,
+        );
+        let mut inner = Scope {
+            element: Some(idx),
+            logical,
+            level: scope.level,
+            counters: Vec::new(),
+        };
         for child in &item.children {
             match child {
                 Node::List(list) => {
@@ -676,9 +766,20 @@ impl Builder<'_> {
         let slug = self.slugger.slug(text.trim());
         let (text, custom_id) = split_custom_id(text.trim());
         if let Some(id) = &custom_id {
-            self.parsed.anchors.push(Anchor { id: id.clone(), range: range.clone() });
+            self.parsed.anchors.push(Anchor {
+                id: id.clone(),
+                range: range.clone(),
+            });
         }
-        self.parsed.headings.push(Heading { level: h.depth, text, slug, custom_id, range, text_range, element });
+        self.parsed.headings.push(Heading {
+            level: h.depth,
+            text,
+            slug,
+            custom_id,
+            range,
+            text_range,
+            element,
+        });
         for child in &h.children {
             self.inline(child);
         }
@@ -697,7 +798,9 @@ impl Builder<'_> {
                 .find(|&&j| self.parsed.elements[j].level <= level)
                 .map(|&j| {
                     let start = self.parsed.elements[j].range.start;
-                    self.lines.line_start(self.lines.line_of(start)).unwrap_or(start)
+                    self.lines
+                        .line_start(self.lines.line_of(start))
+                        .unwrap_or(start)
                 })
                 .unwrap_or(self.text.len());
             let start = self.parsed.elements[i].range.start;
@@ -721,7 +824,10 @@ impl Builder<'_> {
                 match serde_norway::from_str::<serde_json::Value>(&y.value) {
                     Ok(v) if v.is_object() => self.parsed.frontmatter = Some(v),
                     Ok(_) => {}
-                    Err(e) => self.parsed.problems.push(Problem { range, message: format!("frontmatter is not valid YAML: {e}") }),
+                    Err(e) => self.parsed.problems.push(Problem {
+                        range,
+                        message: format!("frontmatter is not valid YAML: {e}"),
+                    }),
                 }
                 return;
             }
@@ -729,14 +835,20 @@ impl Builder<'_> {
                 self.excluded.push(range.clone());
                 match toml::from_str::<serde_json::Value>(&t.value) {
                     Ok(v) => self.parsed.frontmatter = Some(v),
-                    Err(e) => self.parsed.problems.push(Problem { range, message: format!("frontmatter is not valid TOML: {e}") }),
+                    Err(e) => self.parsed.problems.push(Problem {
+                        range,
+                        message: format!("frontmatter is not valid TOML: {e}"),
+                    }),
                 }
                 return;
             }
             Node::Html(h) => {
                 self.excluded.push(range.clone());
                 for id in html_anchor_ids(&h.value) {
-                    self.parsed.anchors.push(Anchor { id, range: range.clone() });
+                    self.parsed.anchors.push(Anchor {
+                        id,
+                        range: range.clone(),
+                    });
                 }
                 return;
             }
@@ -745,12 +857,24 @@ impl Builder<'_> {
                 let source = &self.text[range.clone()];
                 let autolink = source.starts_with('<') || !source.starts_with('[');
                 let dest_range = if autolink {
-                    let inner = if source.starts_with('<') { range.start + 1..range.end - 1 } else { range.clone() };
+                    let inner = if source.starts_with('<') {
+                        range.start + 1..range.end - 1
+                    } else {
+                        range.clone()
+                    };
                     Some(inner)
                 } else {
-                    inline_dest_range(self.text, &range, l.children.last().map(|c| span(c.position()).end))
+                    inline_dest_range(
+                        self.text,
+                        &range,
+                        l.children.last().map(|c| span(c.position()).end),
+                    )
                 };
-                let kind = if autolink { LinkKind::Autolink } else { LinkKind::Inline };
+                let kind = if autolink {
+                    LinkKind::Autolink
+                } else {
+                    LinkKind::Inline
+                };
                 self.push_link(kind, range, dest_range, &l.url, None);
             }
             Node::Image(i) => {
@@ -761,11 +885,19 @@ impl Builder<'_> {
             }
             Node::LinkReference(r) => {
                 self.covered.push(range.clone());
-                self.push_reference(LinkKind::Reference, range, r.label.as_deref().unwrap_or(&r.identifier));
+                self.push_reference(
+                    LinkKind::Reference,
+                    range,
+                    r.label.as_deref().unwrap_or(&r.identifier),
+                );
             }
             Node::ImageReference(r) => {
                 self.covered.push(range.clone());
-                self.push_reference(LinkKind::ImageReference, range, r.label.as_deref().unwrap_or(&r.identifier));
+                self.push_reference(
+                    LinkKind::ImageReference,
+                    range,
+                    r.label.as_deref().unwrap_or(&r.identifier),
+                );
                 return;
             }
             Node::Definition(d) => {
@@ -774,17 +906,30 @@ impl Builder<'_> {
                 let source = &self.text[range.clone()];
                 let label_range = source
                     .find('[')
-                    .and_then(|open| source.find("]:").map(|close| range.start + open + 1..range.start + close))
+                    .and_then(|open| {
+                        source
+                            .find("]:")
+                            .map(|close| range.start + open + 1..range.start + close)
+                    })
                     .unwrap_or(range.clone());
                 let key = normalize_label(&label);
-                self.parsed.definitions.push(Definition { label, key, range: range.clone(), label_range });
+                self.parsed.definitions.push(Definition {
+                    label,
+                    key,
+                    range: range.clone(),
+                    label_range,
+                });
                 let dest_range = definition_dest_range(self.text, &range);
                 self.push_link(LinkKind::Definition, range, dest_range, &d.url, None);
                 return;
             }
             Node::FootnoteReference(f) => {
                 self.covered.push(range.clone());
-                self.push_reference(LinkKind::Footnote, range, f.label.as_deref().unwrap_or(&f.identifier));
+                self.push_reference(
+                    LinkKind::Footnote,
+                    range,
+                    f.label.as_deref().unwrap_or(&f.identifier),
+                );
                 return;
             }
             Node::Heading(h) => {
@@ -793,9 +938,14 @@ impl Builder<'_> {
                 return;
             }
             Node::FootnoteDefinition(f) => {
-                let label_end = self.text[range.clone()].find("]:").map_or(range.start, |i| range.start + i + 2);
+                let label_end = self.text[range.clone()]
+                    .find("]:")
+                    .map_or(range.start, |i| range.start + i + 2);
                 self.covered.push(range.start..label_end);
-                self.parsed.footnote_definitions.push((normalize_label(f.label.as_deref().unwrap_or(&f.identifier)), range.clone()));
+                self.parsed.footnote_definitions.push((
+                    normalize_label(f.label.as_deref().unwrap_or(&f.identifier)),
+                    range.clone(),
+                ));
             }
             _ => {}
         }
@@ -819,7 +969,14 @@ impl Builder<'_> {
         });
     }
 
-    fn push_link(&mut self, kind: LinkKind, range: Range<usize>, dest_range: Option<Range<usize>>, url: &str, label: Option<String>) {
+    fn push_link(
+        &mut self,
+        kind: LinkKind,
+        range: Range<usize>,
+        dest_range: Option<Range<usize>>,
+        url: &str,
+        label: Option<String>,
+    ) {
         let external = has_scheme(url);
         let (path, fragment) = match url.find('#') {
             Some(i) if !external => (&url[..i], Some(&url[i + 1..])),
@@ -827,12 +984,22 @@ impl Builder<'_> {
         };
         // A query string is not part of the path; it is split off before percent-decoding,
         // so `what%3F.md` names the file `what?.md`.
-        let path = if external { path } else { path.split('?').next().unwrap_or("") };
+        let path = if external {
+            path
+        } else {
+            path.split('?').next().unwrap_or("")
+        };
         let fragment_range = match (&dest_range, fragment) {
-            (Some(d), Some(_)) => self.text[d.clone()].find('#').map(|i| d.start + i + 1..d.end),
+            (Some(d), Some(_)) => self.text[d.clone()]
+                .find('#')
+                .map(|i| d.start + i + 1..d.end),
             _ => None,
         };
-        let dest = if external { url.to_string() } else { percent_decode(path) };
+        let dest = if external {
+            url.to_string()
+        } else {
+            percent_decode(path)
+        };
         self.parsed.links.push(Link {
             kind,
             range,
@@ -848,7 +1015,12 @@ impl Builder<'_> {
     /// An index of the ranges where nothing else can be a link, leaving out `skip`.
     fn taken(&self, skip: &std::collections::HashSet<(usize, usize)>) -> RangeIndex {
         RangeIndex::new(
-            self.excluded.iter().chain(&self.covered).filter(|r| !skip.contains(&(r.start, r.end))).cloned().collect(),
+            self.excluded
+                .iter()
+                .chain(&self.covered)
+                .filter(|r| !skip.contains(&(r.start, r.end)))
+                .cloned()
+                .collect(),
         )
     }
 
@@ -871,7 +1043,8 @@ impl Builder<'_> {
             .map(|l| (l.range.start, l.range.end))
             .collect();
         let taken = self.taken(&bracketed_refs);
-        let mut replaced: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+        let mut replaced: std::collections::HashSet<(usize, usize)> =
+            std::collections::HashSet::new();
         let mut wiki_ranges = Vec::new();
         for m in wiki_regex().captures_iter(text) {
             let whole = m.get(0).expect("group 0 always matches");
@@ -879,7 +1052,11 @@ impl Builder<'_> {
             if is_escaped(text, range.start) || taken.overlaps(&range) {
                 continue;
             }
-            let bracket_start = if m.get(1).is_some() { range.start + 1 } else { range.start };
+            let bracket_start = if m.get(1).is_some() {
+                range.start + 1
+            } else {
+                range.start
+            };
             let inner_ref = (bracket_start + 1, range.end - 1);
             if bracketed_refs.contains(&inner_ref) {
                 replaced.insert(inner_ref);
@@ -895,11 +1072,16 @@ impl Builder<'_> {
             let target_trimmed = target.trim();
             let lead = target.len() - target.trim_start().len();
             let dest_range = inner.start() + lead..inner.start() + lead + target_trimmed.len();
-            let fragment_range =
-                fragment.map(|f| inner.start() + target.len() + 1..inner.start() + target.len() + 1 + f.len());
+            let fragment_range = fragment.map(|f| {
+                inner.start() + target.len() + 1..inner.start() + target.len() + 1 + f.len()
+            });
             wiki_ranges.push(range.clone());
             self.parsed.links.push(Link {
-                kind: if embed { LinkKind::WikiEmbed } else { LinkKind::Wiki },
+                kind: if embed {
+                    LinkKind::WikiEmbed
+                } else {
+                    LinkKind::Wiki
+                },
                 range,
                 dest_range: Some(dest_range),
                 dest: target_trimmed.to_string(),
@@ -910,8 +1092,11 @@ impl Builder<'_> {
             });
         }
         if !replaced.is_empty() {
-            self.parsed.links.retain(|l| !(l.kind == LinkKind::Reference && replaced.contains(&(l.range.start, l.range.end))));
-            self.covered.retain(|r| !replaced.contains(&(r.start, r.end)));
+            self.parsed.links.retain(|l| {
+                !(l.kind == LinkKind::Reference && replaced.contains(&(l.range.start, l.range.end)))
+            });
+            self.covered
+                .retain(|r| !replaced.contains(&(r.start, r.end)));
         }
         self.covered.extend(wiki_ranges);
         let taken = self.taken(&std::collections::HashSet::new());
@@ -929,11 +1114,19 @@ impl Builder<'_> {
                 continue;
             }
             // `a[0][1]` is code-like text, not a reference: require a non-word character before.
-            if text[..range.start].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == ']' || c == '!') {
+            if text[..range.start]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == ']' || c == '!')
+            {
                 continue;
             }
             let text_label = m.get(1).expect("group 1").as_str();
-            let label = m.get(2).map(|g| g.as_str()).filter(|l| !l.is_empty()).unwrap_or(text_label);
+            let label = m
+                .get(2)
+                .map(|g| g.as_str())
+                .filter(|l| !l.is_empty())
+                .unwrap_or(text_label);
             if label.trim().is_empty() {
                 continue;
             }
@@ -994,7 +1187,11 @@ impl RangeIndex {
 }
 
 fn is_escaped(text: &str, at: usize) -> bool {
-    let preceding = text.as_bytes()[..at].iter().rev().take_while(|&&b| b == b'\\').count();
+    let preceding = text.as_bytes()[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
     preceding % 2 == 1
 }
 
@@ -1032,17 +1229,23 @@ pub fn has_scheme(url: &str) -> bool {
     if url.starts_with("//") {
         return true;
     }
-    let Some(colon) = url.find(':') else { return false };
+    let Some(colon) = url.find(':') else {
+        return false;
+    };
     let scheme = &url[..colon];
     // One letter would be a Windows drive; treat it as a path.
     scheme.len() > 1
         && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Percent-decodes a destination (RFC 3986); invalid UTF-8 after decoding keeps the input.
 pub fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s).decode_utf8().map_or_else(|_| s.to_string(), |c| c.into_owned())
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .map_or_else(|_| s.to_string(), |c| c.into_owned())
 }
 
 fn collect_text(node: &Node, out: &mut String) {
@@ -1070,7 +1273,10 @@ fn split_custom_id(text: &str) -> (String, Option<String>) {
     {
         let id = &stripped[open + 2..];
         if !id.is_empty() && !id.contains(char::is_whitespace) {
-            return (stripped[..open].trim_end().to_string(), Some(id.to_string()));
+            return (
+                stripped[..open].trim_end().to_string(),
+                Some(id.to_string()),
+            );
         }
     }
     (text.to_string(), None)
@@ -1098,7 +1304,11 @@ fn html_anchor_ids(html: &str) -> Vec<String> {
 }
 
 /// Bytes of the destination of an inline link or image, found after the `](`.
-fn inline_dest_range(text: &str, range: &Range<usize>, children_end: Option<usize>) -> Option<Range<usize>> {
+fn inline_dest_range(
+    text: &str,
+    range: &Range<usize>,
+    children_end: Option<usize>,
+) -> Option<Range<usize>> {
     let search_from = children_end.unwrap_or(range.start);
     let rel = text[search_from..range.end].find("](")?;
     let mut start = search_from + rel + 2;

@@ -22,7 +22,8 @@ pub const SEGMENT_BYTES: usize = 64 * 1024;
 
 /// The byte range of a node (empty when it has no position).
 pub(crate) fn span(node: &Node) -> std::ops::Range<usize> {
-    node.position().map_or(0..0, |p| p.start.offset..p.end.offset)
+    node.position()
+        .map_or(0..0, |p| p.start.offset..p.end.offset)
 }
 
 /// Adds `delta` to every offset in `node` (negative when text before it shrank).
@@ -62,14 +63,21 @@ pub(crate) fn segmented(text: &str, target: usize) -> Result<Vec<Node>, String> 
         let nodes = parse_segment(&text[start..end], "", i == 0)?;
         let mut own = Vec::new();
         collect_labels(&nodes, &mut own);
-        own_labels.push(own.iter().map(|l| crate::parse::normalize_label(l)).collect());
+        own_labels.push(
+            own.iter()
+                .map(|l| crate::parse::normalize_label(l))
+                .collect(),
+        );
         labels.extend(own);
         parts.push(nodes);
     }
     labels.sort();
     labels.dedup();
     let stubs: String = labels.iter().map(|l| format!("[{l}]: x\n\n")).collect();
-    let keys: Vec<String> = labels.iter().map(|l| crate::parse::normalize_label(l)).collect();
+    let keys: Vec<String> = labels
+        .iter()
+        .map(|l| crate::parse::normalize_label(l))
+        .collect();
     let mut nodes = Vec::new();
     for (i, &start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(text.len());
@@ -79,8 +87,9 @@ pub(crate) fn segmented(text: &str, target: usize) -> Result<Vec<Node>, String> 
         // inside something that would swallow the stubs.
         let mut parsed = std::mem::take(&mut parts[i]);
         let lower = segment.to_lowercase();
-        let names_foreign_label =
-            keys.iter().any(|k| !own_labels[i].contains(k) && lower.contains(&format!("[{k}]")));
+        let names_foreign_label = keys
+            .iter()
+            .any(|k| !own_labels[i].contains(k) && lower.contains(&format!("[{k}]")));
         if names_foreign_label {
             let with_stubs = parse_segment(segment, &stubs, i == 0)?;
             if with_stubs.iter().all(|n| span(n).end <= segment.len()) {
@@ -100,8 +109,13 @@ pub(crate) fn segmented(text: &str, target: usize) -> Result<Vec<Node>, String> 
 fn collect_labels(nodes: &[Node], out: &mut Vec<String>) {
     for node in nodes {
         match node {
-            Node::Definition(d) => out.push(d.label.clone().unwrap_or_else(|| d.identifier.clone())),
-            Node::FootnoteDefinition(f) => out.push(format!("^{}", f.label.clone().unwrap_or_else(|| f.identifier.clone()))),
+            Node::Definition(d) => {
+                out.push(d.label.clone().unwrap_or_else(|| d.identifier.clone()))
+            }
+            Node::FootnoteDefinition(f) => out.push(format!(
+                "^{}",
+                f.label.clone().unwrap_or_else(|| f.identifier.clone())
+            )),
             _ => {}
         }
         if let Some(children) = node.children() {
@@ -123,7 +137,11 @@ fn parse_segment(segment: &str, stubs: &str, frontmatter: bool) -> Result<Vec<No
         &source
     };
     let mut nodes: Vec<Node> = match to_mdast(input, frontmatter)? {
-        Node::Root(root) => root.children.into_iter().filter(|n| span(n).start < segment.len()).collect(),
+        Node::Root(root) => root
+            .children
+            .into_iter()
+            .filter(|n| span(n).start < segment.len())
+            .collect(),
         _ => Vec::new(),
     };
     if !stubs.is_empty() {
@@ -167,7 +185,11 @@ fn segment_starts(text: &str, target: usize) -> Vec<usize> {
         Raw(&'static str),
         Frontmatter,
     }
-    let mut state = if text.starts_with("---") { State::Frontmatter } else { State::Normal };
+    let mut state = if text.starts_with("---") {
+        State::Frontmatter
+    } else {
+        State::Normal
+    };
     let mut prev_blank = false;
     let mut offset = 0usize;
     for (n, line) in text.split_inclusive('\n').enumerate() {
@@ -221,7 +243,8 @@ fn segment_starts(text: &str, target: usize) -> Vec<usize> {
                     && trimmed.starts_with('#')
                     && {
                         let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
-                        hashes <= 6 && matches!(trimmed.as_bytes().get(hashes), None | Some(b' ' | b'\t'))
+                        hashes <= 6
+                            && matches!(trimmed.as_bytes().get(hashes), None | Some(b' ' | b'\t'))
                     }
                 {
                     starts.push(start);
@@ -229,13 +252,27 @@ fn segment_starts(text: &str, target: usize) -> Vec<usize> {
                 let fence_char = trimmed.bytes().next().filter(|&b| b == b'`' || b == b'~');
                 let lower = trimmed.to_ascii_lowercase();
                 match fence_char {
-                    Some(ch) if indent <= 3 && trimmed.bytes().take_while(|&b| b == ch).count() >= 3 => {
+                    Some(ch)
+                        if indent <= 3 && trimmed.bytes().take_while(|&b| b == ch).count() >= 3 =>
+                    {
                         State::Fence(ch, trimmed.bytes().take_while(|&b| b == ch).count())
                     }
-                    _ if indent <= 3 && trimmed.starts_with("$$") && !trimmed[2..].contains("$$") => State::Math,
-                    _ if indent <= 3 && trimmed.starts_with("<!--") && !trimmed.contains("-->") => State::Comment,
+                    _ if indent <= 3
+                        && trimmed.starts_with("$$")
+                        && !trimmed[2..].contains("$$") =>
+                    {
+                        State::Math
+                    }
+                    _ if indent <= 3 && trimmed.starts_with("<!--") && !trimmed.contains("-->") => {
+                        State::Comment
+                    }
                     _ if indent <= 3 => {
-                        let raw = [("<pre", "</pre>"), ("<script", "</script>"), ("<style", "</style>"), ("<textarea", "</textarea>")];
+                        let raw = [
+                            ("<pre", "</pre>"),
+                            ("<script", "</script>"),
+                            ("<style", "</style>"),
+                            ("<textarea", "</textarea>"),
+                        ];
                         match raw.iter().find(|(open, _)| lower.starts_with(open)) {
                             Some((_, end)) if !lower.contains(end) => State::Raw(end),
                             _ => State::Normal,
@@ -271,7 +308,11 @@ mod tests {
         let mut files = Vec::new();
         walk(&root, &mut files);
         files.sort();
-        files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect::<Vec<_>>().join("\n\n")
+        files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n\n")
     }
 
     #[test]
@@ -287,8 +328,18 @@ mod tests {
         let (a, b) = (build(&text, whole.iter()), build(&text, pieces.iter()));
         assert_eq!(a.elements, b.elements);
         assert_eq!(a.headings, b.headings);
-        let only_whole: Vec<_> = a.links.iter().filter(|l| !b.links.contains(l)).map(|l| (&text[l.range.clone()], l.kind)).collect();
-        let only_pieces: Vec<_> = b.links.iter().filter(|l| !a.links.contains(l)).map(|l| (&text[l.range.clone()], l.kind)).collect();
+        let only_whole: Vec<_> = a
+            .links
+            .iter()
+            .filter(|l| !b.links.contains(l))
+            .map(|l| (&text[l.range.clone()], l.kind))
+            .collect();
+        let only_pieces: Vec<_> = b
+            .links
+            .iter()
+            .filter(|l| !a.links.contains(l))
+            .map(|l| (&text[l.range.clone()], l.kind))
+            .collect();
         assert_eq!((only_whole, only_pieces), (vec![], vec![]));
         assert_eq!(a.definitions, b.definitions);
         assert_eq!(a.footnote_definitions, b.footnote_definitions);
@@ -302,12 +353,19 @@ mod tests {
             "{filler}```sh\n\n# not a heading\n```\n\n{filler}<!--\n\n# not either\n-->\n\n{filler}$$\n\n# math\n$$\n\n{filler}<pre>\n\n# raw\n</pre>\n\n{filler}# Real\n\n[a][x]\n\n{filler}## Second\n\n[x]: y.md\n"
         );
         let starts = segment_starts(&text, 16);
-        let cut_lines: Vec<&str> = starts[1..].iter().map(|&s| text[s..].lines().next().unwrap()).collect();
+        let cut_lines: Vec<&str> = starts[1..]
+            .iter()
+            .map(|&s| text[s..].lines().next().unwrap())
+            .collect();
         assert_eq!(cut_lines, vec!["# Real", "## Second"]);
         // The reference in the middle segment finds the definition in the last one.
         let parsed = build(&text, segmented(&text, 16).unwrap().iter());
         assert_eq!(
-            parsed.links.iter().filter(|l| l.kind == crate::parse::LinkKind::Reference).count(),
+            parsed
+                .links
+                .iter()
+                .filter(|l| l.kind == crate::parse::LinkKind::Reference)
+                .count(),
             1
         );
     }

@@ -7,7 +7,16 @@ fn summary(text: &str) -> Vec<String> {
     parsed
         .elements
         .iter()
-        .map(|e| format!("{} {} {}-{} {:?}", e.logical, e.kind.as_str(), e.start_line, e.end_line, &text[e.range.clone()]))
+        .map(|e| {
+            format!(
+                "{} {} {}-{} {:?}",
+                e.logical,
+                e.kind.as_str(),
+                e.start_line,
+                e.end_line,
+                &text[e.range.clone()]
+            )
+        })
         .collect()
 }
 
@@ -36,7 +45,10 @@ fn logical_addresses_follow_heading_nesting() {
     );
     let parsed = parse(text);
     let one = &parsed.elements[2];
-    assert_eq!(&text[one.subtree.clone()], &text[text.find("# One").unwrap()..text.find("\n\n# Two").unwrap()]);
+    assert_eq!(
+        &text[one.subtree.clone()],
+        &text[text.find("# One").unwrap()..text.find("\n\n# Two").unwrap()]
+    );
     let li1 = &parsed.elements[5];
     assert_eq!(&text[li1.subtree.clone()], "- a\n  - a1");
     assert_ne!(li1.self_hash, li1.subtree_hash);
@@ -47,13 +59,25 @@ fn frontmatter_is_an_element_and_metadata() {
     let text = "---\ntitle: Hello\ntags: [a, b]\n---\n# H\n";
     let parsed = parse(text);
     assert_eq!(parsed.elements[1].logical, "frontmatter");
-    assert_eq!(&text[parsed.elements[1].range.clone()], "---\ntitle: Hello\ntags: [a, b]\n---");
-    assert_eq!(parsed.frontmatter, Some(serde_json::json!({"title": "Hello", "tags": ["a", "b"]})));
+    assert_eq!(
+        &text[parsed.elements[1].range.clone()],
+        "---\ntitle: Hello\ntags: [a, b]\n---"
+    );
+    assert_eq!(
+        parsed.frontmatter,
+        Some(serde_json::json!({"title": "Hello", "tags": ["a", "b"]}))
+    );
     assert_eq!(parsed.title().as_deref(), Some("Hello"));
     let broken = parse("---\ntitle: [unclosed\n---\n# H\n");
     assert_eq!(broken.frontmatter, None);
     assert_eq!(broken.problems.len(), 1);
-    assert!(broken.problems[0].message.starts_with("frontmatter is not valid YAML"), "{:?}", broken.problems);
+    assert!(
+        broken.problems[0]
+            .message
+            .starts_with("frontmatter is not valid YAML"),
+        "{:?}",
+        broken.problems
+    );
     assert_eq!(broken.title().as_deref(), Some("H"));
 }
 
@@ -64,20 +88,43 @@ fn bom_and_crlf_ranges_are_exact_source_bytes() {
     let h = &parsed.elements[1];
     assert_eq!(h.range, 3..10);
     assert_eq!(&text[h.range.clone()], "# Title");
-    assert_eq!(&text[parsed.elements[2].range.clone()], "Body line\r\nsecond");
-    assert_eq!((parsed.elements[2].start_line, parsed.elements[2].end_line), (3, 4));
+    assert_eq!(
+        &text[parsed.elements[2].range.clone()],
+        "Body line\r\nsecond"
+    );
+    assert_eq!(
+        (parsed.elements[2].start_line, parsed.elements[2].end_line),
+        (3, 4)
+    );
     assert_eq!(parsed.headings[0].slug, "title");
 }
 
 #[test]
 fn headings_get_unique_slugs_and_custom_ids() {
     let parsed = parse("# Intro\n## Intro\n> ### *Intro*\n\n## API: `get()` {#api}\nSetext\n===\n");
-    let slugs: Vec<(&str, &str)> = parsed.headings.iter().map(|h| (h.text.as_str(), h.slug.as_str())).collect();
+    let slugs: Vec<(&str, &str)> = parsed
+        .headings
+        .iter()
+        .map(|h| (h.text.as_str(), h.slug.as_str()))
+        .collect();
     assert_eq!(
         slugs,
-        vec![("Intro", "intro"), ("Intro", "intro-1"), ("Intro", "intro-2"), ("API: get()", "api-get-api"), ("Setext", "setext")]
+        vec![
+            ("Intro", "intro"),
+            ("Intro", "intro-1"),
+            ("Intro", "intro-2"),
+            ("API: get()", "api-get-api"),
+            ("Setext", "setext")
+        ]
     );
-    assert_eq!(parsed.anchors.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(), vec!["api"]);
+    assert_eq!(
+        parsed
+            .anchors
+            .iter()
+            .map(|a| a.id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["api"]
+    );
     // The heading inside the block quote has an anchor but no element of its own.
     assert_eq!(parsed.headings[2].element, None);
     assert_eq!(parsed.headings[1].element, Some(2));
@@ -119,13 +166,29 @@ fn link_kinds_ranges_and_destinations() {
     assert_eq!(parsed.definitions[0].key, "d");
     // `[[d]]` with a definition of `[d]` is still a wiki link (Foam).
     let foam = parse("[[d]]\n\n[d]: y.md\n");
-    assert_eq!(foam.links.iter().map(|l| l.kind).collect::<Vec<_>>(), vec![LinkKind::Wiki, LinkKind::Definition]);
+    assert_eq!(
+        foam.links.iter().map(|l| l.kind).collect::<Vec<_>>(),
+        vec![LinkKind::Wiki, LinkKind::Definition]
+    );
     assert_eq!(&text[parsed.definitions[0].label_range.clone()], "d");
 }
 
 #[test]
 fn broken_markdown_never_fails() {
-    for text in ["", "\n", "[", "[[", "]]", "```\nunclosed", "<div", "- \n  -", "| a |\n|", "\u{feff}", "\r\r\r", "#"] {
+    for text in [
+        "",
+        "\n",
+        "[",
+        "[[",
+        "]]",
+        "```\nunclosed",
+        "<div",
+        "- \n  -",
+        "| a |\n|",
+        "\u{feff}",
+        "\r\r\r",
+        "#",
+    ] {
         let parsed = parse(text);
         assert_eq!(parsed.elements[0].kind, ElementKind::Document, "{text:?}");
     }
@@ -148,11 +211,28 @@ fn element_kind_segments_round_trip() {
 #[test]
 fn pathological_nesting_is_reported_not_parsed() {
     let cases = [
-        (">".repeat(3200) + " x\n", "line 1 opens more than 100 nested block quotes or lists"),
-        ("- ".repeat(500) + "x\n", "line 1 opens more than 100 nested block quotes or lists"),
-        ((0..200).map(|k| format!("{}- x\n", "  ".repeat(k))).collect::<String>(), "line 130 is indented 258 columns before a list marker or `>` (limit 256)"),
-        ("*".repeat(6400) + "x" + &"*".repeat(6400), "a run of more than 1000 `*`, `_` or `[` characters"),
-        ("![".repeat(2000) + "x", "a run of more than 1000 `*`, `_` or `[` characters"),
+        (
+            ">".repeat(3200) + " x\n",
+            "line 1 opens more than 100 nested block quotes or lists",
+        ),
+        (
+            "- ".repeat(500) + "x\n",
+            "line 1 opens more than 100 nested block quotes or lists",
+        ),
+        (
+            (0..200)
+                .map(|k| format!("{}- x\n", "  ".repeat(k)))
+                .collect::<String>(),
+            "line 130 is indented 258 columns before a list marker or `>` (limit 256)",
+        ),
+        (
+            "*".repeat(6400) + "x" + &"*".repeat(6400),
+            "a run of more than 1000 `*`, `_` or `[` characters",
+        ),
+        (
+            "![".repeat(2000) + "x",
+            "a run of more than 1000 `*`, `_` or `[` characters",
+        ),
     ];
     for (text, reason) in cases {
         let parsed = parse(&text);
@@ -160,7 +240,12 @@ fn pathological_nesting_is_reported_not_parsed() {
         assert_eq!(parsed.problems[0].message, format!("not parsed: {reason}"));
     }
     // Ordinary nesting parses.
-    for ok in [">".repeat(100) + " x", "- ".repeat(100) + "x", "*".repeat(1000) + "x" + &"*".repeat(1000), "---\n***\n___\n".into()] {
+    for ok in [
+        ">".repeat(100) + " x",
+        "- ".repeat(100) + "x",
+        "*".repeat(1000) + "x" + &"*".repeat(1000),
+        "---\n***\n___\n".into(),
+    ] {
         assert_eq!(nesting_problem(&ok), None, "{ok:.40}");
     }
 }

@@ -32,7 +32,9 @@ pub const DEFAULT_MIN_CONFIDENCE_RATIO: f64 = 1.5;
 /// Checks a `min_confidence_ratio`: finite and ≥ 0 (0 disables the check).
 pub fn validate(ratio: f64) -> Result<(), String> {
     if !ratio.is_finite() || ratio < 0.0 {
-        return Err(format!("min_confidence_ratio must be a finite number ≥ 0, got {ratio}"));
+        return Err(format!(
+            "min_confidence_ratio must be a finite number ≥ 0, got {ratio}"
+        ));
     }
     Ok(())
 }
@@ -61,8 +63,16 @@ pub fn ratio_distances(distances: &[f64]) -> Option<f64> {
     if mean <= 0.0 || !mean.is_finite() {
         return None;
     }
-    let min = distances.iter().copied().fold(f64::INFINITY, f64::min).max(0.0);
-    Some(if min == 0.0 { f64::INFINITY } else { mean / min })
+    let min = distances
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0);
+    Some(if min == 0.0 {
+        f64::INFINITY
+    } else {
+        mean / min
+    })
 }
 
 /// True when a ratio (from the functions above) is under the threshold; a missing

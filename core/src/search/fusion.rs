@@ -54,7 +54,9 @@ pub fn validate(k: f64, weights: &[f64]) -> Result<(), String> {
     }
     for w in weights {
         if !w.is_finite() || *w < 0.0 {
-            return Err(format!("an RRF leg weight must be a finite number ≥ 0, got {w}"));
+            return Err(format!(
+                "an RRF leg weight must be a finite number ≥ 0, got {w}"
+            ));
         }
     }
     Ok(())
@@ -68,7 +70,11 @@ pub fn rrf<K: Eq + Hash + Ord + Clone>(legs: &[RrfLeg<'_, K>], k: f64) -> Vec<Fu
     for (leg_idx, leg) in legs.iter().enumerate() {
         for (pos, key) in leg.ranked.iter().enumerate() {
             let i = *index.entry(key.clone()).or_insert_with(|| {
-                fused.push(Fused { key: key.clone(), score: 0.0, ranks: vec![None; legs.len()] });
+                fused.push(Fused {
+                    key: key.clone(),
+                    score: 0.0,
+                    ranks: vec![None; legs.len()],
+                });
                 fused.len() - 1
             });
             if fused[i].ranks[leg_idx].is_none() {
@@ -110,7 +116,10 @@ mod tests {
     use super::*;
 
     fn leg(ranked: &[i64]) -> RrfLeg<'_, i64> {
-        RrfLeg { weight: 1.0, ranked }
+        RrfLeg {
+            weight: 1.0,
+            ranked,
+        }
     }
 
     #[test]
@@ -140,9 +149,28 @@ mod tests {
         // weights 1.0 / 2.0, k = 60: a: 1/61 = 0.016393, b: 2/61 = 0.032787, c: 1/62 + 2/62 = 0.048387
         let lexical = [10, 30];
         let vector = [20, 30];
-        let fused = rrf(&[RrfLeg { weight: 1.0, ranked: &lexical }, RrfLeg { weight: 2.0, ranked: &vector }], 60.0);
+        let fused = rrf(
+            &[
+                RrfLeg {
+                    weight: 1.0,
+                    ranked: &lexical,
+                },
+                RrfLeg {
+                    weight: 2.0,
+                    ranked: &vector,
+                },
+            ],
+            60.0,
+        );
         let got: Vec<(i64, f64)> = fused.iter().map(|f| (f.key, f.score)).collect();
-        assert_eq!(got, vec![(30, 1.0 / 62.0 + 2.0 / 62.0), (20, 2.0 / 61.0), (10, 1.0 / 61.0)]);
+        assert_eq!(
+            got,
+            vec![
+                (30, 1.0 / 62.0 + 2.0 / 62.0),
+                (20, 2.0 / 61.0),
+                (10, 1.0 / 61.0)
+            ]
+        );
     }
 
     #[test]
@@ -157,7 +185,19 @@ mod tests {
         // Everything equal but the leg: zero weights give both 0.0 at rank 1; leg order decides.
         let a = [2];
         let b = [1];
-        let fused = rrf(&[RrfLeg { weight: 0.0, ranked: &a }, RrfLeg { weight: 0.0, ranked: &b }], 60.0);
+        let fused = rrf(
+            &[
+                RrfLeg {
+                    weight: 0.0,
+                    ranked: &a,
+                },
+                RrfLeg {
+                    weight: 0.0,
+                    ranked: &b,
+                },
+            ],
+            60.0,
+        );
         assert_eq!(fused.iter().map(|f| f.key).collect::<Vec<_>>(), vec![2, 1]);
     }
 
@@ -165,7 +205,10 @@ mod tests {
     fn rrf_counts_a_repeated_key_once_and_handles_k() {
         let lexical = [1, 1, 2];
         let fused = rrf(&[leg(&lexical)], 1.0);
-        assert_eq!(fused.iter().map(|f| (f.key, f.score)).collect::<Vec<_>>(), vec![(1, 0.5), (2, 0.25)]);
+        assert_eq!(
+            fused.iter().map(|f| (f.key, f.score)).collect::<Vec<_>>(),
+            vec![(1, 0.5), (2, 0.25)]
+        );
         assert!(validate(0.0, &[1.0]).is_err());
         assert!(validate(60.0, &[f64::NAN]).is_err());
         assert!(validate(60.0, &[-1.0]).is_err());

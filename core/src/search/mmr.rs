@@ -59,7 +59,9 @@ pub fn validate(lambda: f64, same_doc_penalty: f64) -> Result<(), String> {
         return Err(format!("mmr_lambda must be between 0 and 1, got {lambda}"));
     }
     if !same_doc_penalty.is_finite() || same_doc_penalty < 0.0 {
-        return Err(format!("mmr_same_doc_penalty must be a finite number ≥ 0, got {same_doc_penalty}"));
+        return Err(format!(
+            "mmr_same_doc_penalty must be a finite number ≥ 0, got {same_doc_penalty}"
+        ));
     }
     Ok(())
 }
@@ -71,7 +73,13 @@ pub fn normalize(scores: &[f64]) -> Vec<f64> {
     let span = max - min;
     scores
         .iter()
-        .map(|s| if span > 0.0 && span.is_finite() { (s - min) / span } else { 1.0 })
+        .map(|s| {
+            if span > 0.0 && span.is_finite() {
+                (s - min) / span
+            } else {
+                1.0
+            }
+        })
         .collect()
 }
 
@@ -87,14 +95,22 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
         na += x * x;
         nb += y * y;
     }
-    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na.sqrt() * nb.sqrt()) }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
 }
 
 /// Jaccard index of two sets; 0.0 when both are empty.
 pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     let inter = a.intersection(b).count();
     let union = a.len() + b.len() - inter;
-    if union == 0 { 0.0 } else { inter as f64 / union as f64 }
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
 }
 
 /// The tokens of `text` for the lexical similarity: lowercased runs of letters and
@@ -146,7 +162,12 @@ pub fn similarity(a: &MmrCandidate<'_>, b: &MmrCandidate<'_>) -> f64 {
 
 /// Greedily picks up to `n` candidates of `pool` (see the module docs for the
 /// formula); parameters are assumed valid ([`validate`]).
-pub fn select(pool: &[MmrCandidate<'_>], n: usize, lambda: f64, same_doc_penalty: f64) -> Vec<MmrPick> {
+pub fn select(
+    pool: &[MmrCandidate<'_>],
+    n: usize,
+    lambda: f64,
+    same_doc_penalty: f64,
+) -> Vec<MmrPick> {
     let rel = normalize(&pool.iter().map(|c| c.score).collect::<Vec<_>>());
     let mut picked = vec![false; pool.len()];
     let mut max_sim = vec![f64::NEG_INFINITY; pool.len()];
@@ -172,7 +193,10 @@ pub fn select(pool: &[MmrCandidate<'_>], n: usize, lambda: f64, same_doc_penalty
         let Some((i, value)) = best else { break };
         picked[i] = true;
         picked_docs.insert(pool[i].doc);
-        picks.push(MmrPick { index: i, mmr_score: value });
+        picks.push(MmrPick {
+            index: i,
+            mmr_score: value,
+        });
         for (j, c) in pool.iter().enumerate() {
             if !picked[j] {
                 max_sim[j] = max_sim[j].max(similarity(c, &pool[i]));
@@ -194,7 +218,11 @@ mod tests {
     /// D = (3, 4) sits between them (cosine 0.6 with A and B, 0.8 with C). Raw scores 0.04 / 0.035 / 0.03 / 0.02 normalise to
     /// rel = 1 / 0.75 / 0.5 / 0.
     fn pool_vectors() -> (Vec<[f32; 2]>, Vec<&'static str>, Vec<f64>) {
-        (vec![[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 4.0]], vec!["x.md", "x.md", "y.md", "z.md"], vec![0.04, 0.035, 0.03, 0.02])
+        (
+            vec![[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 4.0]],
+            vec!["x.md", "x.md", "y.md", "z.md"],
+            vec![0.04, 0.035, 0.03, 0.02],
+        )
     }
 
     #[test]
@@ -202,7 +230,12 @@ mod tests {
         let (vecs, docs, scores) = pool_vectors();
         let empty = HashSet::new();
         let pool: Vec<MmrCandidate> = (0..4)
-            .map(|i| MmrCandidate { score: scores[i], doc: docs[i], vector: Some(&vecs[i][..]), tokens: &empty })
+            .map(|i| MmrCandidate {
+                score: scores[i],
+                doc: docs[i],
+                vector: Some(&vecs[i][..]),
+                tokens: &empty,
+            })
             .collect();
         // λ = 0.7, penalty 0.
         // 1: A = 0.7·1 = 0.7.
@@ -210,17 +243,26 @@ mod tests {
         // 3: B = 0.525 − 0.3·max(1, 0) = 0.225; D = 0 − 0.3·max(0.6, 0.8) = −0.24 → B.
         // 4: D = −0.24.
         let picks = select(&pool, 4, 0.7, 0.0);
-        assert_eq!(picks.iter().map(|p| p.index).collect::<Vec<_>>(), vec![0, 2, 1, 3]);
+        assert_eq!(
+            picks.iter().map(|p| p.index).collect::<Vec<_>>(),
+            vec![0, 2, 1, 3]
+        );
         for (p, want) in picks.iter().zip([0.7, 0.35, 0.225, -0.24]) {
             assert!(close(p.mmr_score, want), "{} vs {want}", p.mmr_score);
         }
         // Same-document penalty 0.5: at step 3, B = 0.225 − 0.5 = −0.275 < D = −0.24 → D first.
         let picks = select(&pool, 3, 0.7, 0.5);
-        assert_eq!(picks.iter().map(|p| p.index).collect::<Vec<_>>(), vec![0, 2, 3]);
+        assert_eq!(
+            picks.iter().map(|p| p.index).collect::<Vec<_>>(),
+            vec![0, 2, 3]
+        );
         assert!(close(picks[2].mmr_score, -0.24));
         // λ = 1 is relevance order.
         let picks = select(&pool, 4, 1.0, 0.0);
-        assert_eq!(picks.iter().map(|p| p.index).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+        assert_eq!(
+            picks.iter().map(|p| p.index).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
         // n larger than the pool stops at the pool.
         assert_eq!(select(&pool, 10, 0.7, 0.0).len(), 4);
     }
@@ -235,10 +277,18 @@ mod tests {
         let sets: Vec<HashSet<String>> = texts.iter().map(|t| token_set(t)).collect();
         assert!(close(jaccard(&sets[0], &sets[1]), 0.6));
         let pool: Vec<MmrCandidate> = (0..3)
-            .map(|i| MmrCandidate { score: [3.0, 2.0, 1.0][i], doc: ["p", "q", "r"][i], vector: None, tokens: &sets[i] })
+            .map(|i| MmrCandidate {
+                score: [3.0, 2.0, 1.0][i],
+                doc: ["p", "q", "r"][i],
+                vector: None,
+                tokens: &sets[i],
+            })
             .collect();
         let picks = select(&pool, 3, 0.5, 0.0);
-        assert_eq!(picks.iter().map(|p| p.index).collect::<Vec<_>>(), vec![0, 2, 1]);
+        assert_eq!(
+            picks.iter().map(|p| p.index).collect::<Vec<_>>(),
+            vec![0, 2, 1]
+        );
         for (p, want) in picks.iter().zip([0.5, 0.0, -0.05]) {
             assert!(close(p.mmr_score, want), "{} vs {want}", p.mmr_score);
         }
@@ -249,15 +299,30 @@ mod tests {
         assert_eq!(normalize(&[2.0, 2.0]), vec![1.0, 1.0]);
         assert_eq!(normalize(&[3.0, 1.0, 2.0]), vec![1.0, 0.0, 0.5]);
         let empty = HashSet::new();
-        let pool: Vec<MmrCandidate> =
-            (0..2).map(|i| MmrCandidate { score: 1.0, doc: ["a", "b"][i], vector: None, tokens: &empty }).collect();
-        assert_eq!(select(&pool, 2, 0.7, 0.0).iter().map(|p| p.index).collect::<Vec<_>>(), vec![0, 1]);
+        let pool: Vec<MmrCandidate> = (0..2)
+            .map(|i| MmrCandidate {
+                score: 1.0,
+                doc: ["a", "b"][i],
+                vector: None,
+                tokens: &empty,
+            })
+            .collect();
+        assert_eq!(
+            select(&pool, 2, 0.7, 0.0)
+                .iter()
+                .map(|p| p.index)
+                .collect::<Vec<_>>(),
+            vec![0, 1]
+        );
     }
 
     #[test]
     fn token_sets_use_cjk_bigrams_and_cosine_edge_cases() {
         let t = token_set("本番の変更 Deploy-2");
-        let want: HashSet<String> = ["本番", "番の", "の変", "変更", "deploy", "2"].iter().map(|s| s.to_string()).collect();
+        let want: HashSet<String> = ["本番", "番の", "の変", "変更", "deploy", "2"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(t, want);
         assert_eq!(cosine(&[1.0, 0.0], &[3.0, 4.0]), 3.0 / 5.0);
         assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);

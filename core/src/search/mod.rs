@@ -156,7 +156,10 @@ impl Store {
     }
 
     /// [`Store::search_lexical`], with the chunk id of each hit (same order).
-    pub(crate) fn search_lexical_with_ids(&self, search: &SearchQuery) -> Result<(SearchResults, Vec<i64>), SearchError> {
+    pub(crate) fn search_lexical_with_ids(
+        &self,
+        search: &SearchQuery,
+    ) -> Result<(SearchResults, Vec<i64>), SearchError> {
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
         if terms.len() > MAX_TERMS {
@@ -351,20 +354,31 @@ pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError
     }
     if let Some(q) = search.min_quality {
         if !(0.0..=1.0).contains(&q) {
-            return Err(SearchError::InvalidArgument(format!("min_quality {q} is not between 0 and 1")));
+            return Err(SearchError::InvalidArgument(format!(
+                "min_quality {q} is not between 0 and 1"
+            )));
         }
         filters.add("min_quality", "d.quality >= {}", vec![Value::Real(q)]);
     }
-    for (name, negate, list) in [("fields", false, &search.fields), ("fields_not", true, &search.fields_not)] {
+    for (name, negate, list) in [
+        ("fields", false, &search.fields),
+        ("fields_not", true, &search.fields_not),
+    ] {
         for (key, values) in list {
-            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            if key.is_empty()
+                || !key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
                 return Err(SearchError::InvalidArgument(format!(
                     "{name}: `{key}` is not a frontmatter key (letters, digits, `_` and `-` only)"
                 )));
             }
             let values = dedup(values);
             if values.is_empty() {
-                return Err(SearchError::InvalidArgument(format!("{name}: `{key}` needs at least one value")));
+                return Err(SearchError::InvalidArgument(format!(
+                    "{name}: `{key}` needs at least one value"
+                )));
             }
             let placeholders = vec!["{}"; values.len()].join(", ");
             let clause = format!(

@@ -88,18 +88,32 @@ pub struct ParentOptions {
 
 impl Default for ParentOptions {
     fn default() -> ParentOptions {
-        ParentOptions { min_hits: DEFAULT_MIN_HITS, max_section_bytes: DEFAULT_MAX_SECTION_BYTES }
+        ParentOptions {
+            min_hits: DEFAULT_MIN_HITS,
+            max_section_bytes: DEFAULT_MAX_SECTION_BYTES,
+        }
     }
 }
 
 /// The section `prefix` of a document, from its chunks; `None` when no chunk is in it.
 pub fn section_of(chunks: &[SectionChunk<'_>], prefix: &[String]) -> Option<(Section, usize)> {
-    let inside: Vec<&SectionChunk> = chunks.iter().filter(|c| c.heading_path.starts_with(prefix)).collect();
+    let inside: Vec<&SectionChunk> = chunks
+        .iter()
+        .filter(|c| c.heading_path.starts_with(prefix))
+        .collect();
     let first = inside.first()?;
     let end_line = inside.iter().map(|c| c.end_line).max()?;
     let start_line = inside.iter().map(|c| c.start_line).min()?;
     let bytes = inside.iter().map(|c| c.bytes).sum();
-    Some((Section { heading_path: prefix.to_vec(), pointer: first.pointer.to_string(), start_line, end_line }, bytes))
+    Some((
+        Section {
+            heading_path: prefix.to_vec(),
+            pointer: first.pointer.to_string(),
+            start_line,
+            end_line,
+        },
+        bytes,
+    ))
 }
 
 /// Groups `hits` (best first) into sections; see the module docs. `chunks_of` gives a
@@ -124,18 +138,27 @@ pub fn collapse<'a>(
         }
         absorbed[i] = true;
         let hit = &hits[i];
-        let mut group = Group { members: vec![i], section: None };
+        let mut group = Group {
+            members: vec![i],
+            section: None,
+        };
         if per_doc[hit.path] >= min_hits && !hit.heading_path.is_empty() {
             let chunks = docs.entry(hit.path).or_insert_with(|| chunks_of(hit.path));
             for depth in (1..=hit.heading_path.len()).rev() {
                 let prefix = &hit.heading_path[..depth];
                 let others: Vec<usize> = (i + 1..hits.len())
-                    .filter(|&j| !absorbed[j] && hits[j].path == hit.path && hits[j].heading_path.starts_with(prefix))
+                    .filter(|&j| {
+                        !absorbed[j]
+                            && hits[j].path == hit.path
+                            && hits[j].heading_path.starts_with(prefix)
+                    })
                     .collect();
                 if others.len() + 1 < min_hits {
                     continue;
                 }
-                let Some((section, bytes)) = section_of(chunks, prefix) else { continue };
+                let Some((section, bytes)) = section_of(chunks, prefix) else {
+                    continue;
+                };
                 if bytes > options.max_section_bytes {
                     continue;
                 }
@@ -175,11 +198,23 @@ mod tests {
             hp(&["Guide", "Install", "macOS"]),
             hp(&["Guide", "Usage"]),
         ];
-        let spans = [(1, 4, "p-guide"), (5, 9, "p-install"), (10, 14, "p-linux"), (15, 20, "p-mac"), (21, 30, "p-usage")];
+        let spans = [
+            (1, 4, "p-guide"),
+            (5, 9, "p-install"),
+            (10, 14, "p-linux"),
+            (15, 20, "p-mac"),
+            (21, 30, "p-usage"),
+        ];
         let owned: Vec<SectionChunk> = paths
             .iter()
             .zip(spans)
-            .map(|(p, (s, e, ptr))| SectionChunk { pointer: ptr, heading_path: p, start_line: s, end_line: e, bytes: 500 })
+            .map(|(p, (s, e, ptr))| SectionChunk {
+                pointer: ptr,
+                heading_path: p,
+                start_line: s,
+                end_line: e,
+                bytes: 500,
+            })
             .collect();
         let chunks_of = |path: &str| -> Vec<SectionChunk> {
             assert_eq!(path, "doc.md", "only documents with ≥ 2 hits are loaded");
@@ -188,10 +223,22 @@ mod tests {
         // Hits best first: Linux, other.md, macOS, Usage.
         let other = hp(&["Other"]);
         let hits = [
-            HitLocation { path: "doc.md", heading_path: &paths[2] },
-            HitLocation { path: "other.md", heading_path: &other },
-            HitLocation { path: "doc.md", heading_path: &paths[3] },
-            HitLocation { path: "doc.md", heading_path: &paths[4] },
+            HitLocation {
+                path: "doc.md",
+                heading_path: &paths[2],
+            },
+            HitLocation {
+                path: "other.md",
+                heading_path: &other,
+            },
+            HitLocation {
+                path: "doc.md",
+                heading_path: &paths[3],
+            },
+            HitLocation {
+                path: "doc.md",
+                heading_path: &paths[4],
+            },
         ];
         let groups = collapse(&hits, &chunks_of, ParentOptions::default());
         // Linux alone has 1 hit; its parent "Install" (lines 5-20) holds Linux and macOS → collapse.
@@ -201,22 +248,55 @@ mod tests {
             vec![
                 Group {
                     members: vec![0, 2],
-                    section: Some(Section { heading_path: hp(&["Guide", "Install"]), pointer: "p-install".into(), start_line: 5, end_line: 20 })
+                    section: Some(Section {
+                        heading_path: hp(&["Guide", "Install"]),
+                        pointer: "p-install".into(),
+                        start_line: 5,
+                        end_line: 20
+                    })
                 },
-                Group { members: vec![1], section: None },
-                Group { members: vec![3], section: None },
+                Group {
+                    members: vec![1],
+                    section: None
+                },
+                Group {
+                    members: vec![3],
+                    section: None
+                },
             ]
         );
         // A byte cap under the Install section (1500 bytes): "Guide" (2500 bytes) is larger
         // still, so nothing collapses.
-        let groups = collapse(&hits, &chunks_of, ParentOptions { min_hits: 2, max_section_bytes: 1000 });
-        assert_eq!(groups.iter().map(|g| g.members.clone()).collect::<Vec<_>>(), vec![vec![0], vec![1], vec![2], vec![3]]);
+        let groups = collapse(
+            &hits,
+            &chunks_of,
+            ParentOptions {
+                min_hits: 2,
+                max_section_bytes: 1000,
+            },
+        );
+        assert_eq!(
+            groups.iter().map(|g| g.members.clone()).collect::<Vec<_>>(),
+            vec![vec![0], vec![1], vec![2], vec![3]]
+        );
         // Three hits needed: Install has 2, Guide has all 3 (2500 bytes ≤ 8000) → the whole Guide.
-        let groups = collapse(&hits, &chunks_of, ParentOptions { min_hits: 3, max_section_bytes: 8000 });
+        let groups = collapse(
+            &hits,
+            &chunks_of,
+            ParentOptions {
+                min_hits: 3,
+                max_section_bytes: 8000,
+            },
+        );
         assert_eq!(groups[0].members, vec![0, 2, 3]);
         assert_eq!(
             groups[0].section,
-            Some(Section { heading_path: hp(&["Guide"]), pointer: "p-guide".into(), start_line: 1, end_line: 30 })
+            Some(Section {
+                heading_path: hp(&["Guide"]),
+                pointer: "p-guide".into(),
+                start_line: 1,
+                end_line: 30
+            })
         );
         assert_eq!(groups.len(), 2);
     }
@@ -226,19 +306,58 @@ mod tests {
         let sec = hp(&["Long"]);
         let none: Vec<String> = Vec::new();
         let owned = vec![
-            SectionChunk { pointer: "p0", heading_path: &none, start_line: 1, end_line: 2, bytes: 10 },
-            SectionChunk { pointer: "p1", heading_path: &sec, start_line: 3, end_line: 10, bytes: 10 },
-            SectionChunk { pointer: "p2", heading_path: &sec, start_line: 11, end_line: 19, bytes: 10 },
+            SectionChunk {
+                pointer: "p0",
+                heading_path: &none,
+                start_line: 1,
+                end_line: 2,
+                bytes: 10,
+            },
+            SectionChunk {
+                pointer: "p1",
+                heading_path: &sec,
+                start_line: 3,
+                end_line: 10,
+                bytes: 10,
+            },
+            SectionChunk {
+                pointer: "p2",
+                heading_path: &sec,
+                start_line: 11,
+                end_line: 19,
+                bytes: 10,
+            },
         ];
         let chunks_of = |_: &str| owned.clone();
         let hits = [
-            HitLocation { path: "a.md", heading_path: &sec },
-            HitLocation { path: "a.md", heading_path: &none },
-            HitLocation { path: "a.md", heading_path: &sec },
+            HitLocation {
+                path: "a.md",
+                heading_path: &sec,
+            },
+            HitLocation {
+                path: "a.md",
+                heading_path: &none,
+            },
+            HitLocation {
+                path: "a.md",
+                heading_path: &sec,
+            },
         ];
         let groups = collapse(&hits, &chunks_of, ParentOptions::default());
         assert_eq!(groups[0].members, vec![0, 2]);
-        assert_eq!(groups[0].section.as_ref().map(|s| (s.start_line, s.end_line, s.pointer.as_str())), Some((3, 19, "p1")));
-        assert_eq!(groups[1], Group { members: vec![1], section: None });
+        assert_eq!(
+            groups[0]
+                .section
+                .as_ref()
+                .map(|s| (s.start_line, s.end_line, s.pointer.as_str())),
+            Some((3, 19, "p1"))
+        );
+        assert_eq!(
+            groups[1],
+            Group {
+                members: vec![1],
+                section: None
+            }
+        );
     }
 }

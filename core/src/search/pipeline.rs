@@ -37,7 +37,7 @@ use std::str::FromStr;
 
 use rusqlite::types::Value;
 
-use super::{SearchError, SearchHit, SearchQuery, SearchResults, DEFAULT_LIMIT};
+use super::{DEFAULT_LIMIT, SearchError, SearchHit, SearchQuery, SearchResults};
 use super::{build_filters, confidence, fusion, mmr, parent, query, snippet, split_heading_path};
 use crate::store::Store;
 
@@ -83,7 +83,9 @@ impl FromStr for SearchMode {
             "lexical" => Ok(SearchMode::Lexical),
             "semantic" => Ok(SearchMode::Semantic),
             "hybrid" => Ok(SearchMode::Hybrid),
-            other => Err(format!("unknown search mode `{other}` (expected lexical, semantic or hybrid)")),
+            other => Err(format!(
+                "unknown search mode `{other}` (expected lexical, semantic or hybrid)"
+            )),
         }
     }
 }
@@ -148,12 +150,22 @@ impl Default for PipelineOptions {
 impl PipelineOptions {
     /// Options for `mode` with every other setting at its default.
     pub fn for_mode(mode: SearchMode) -> PipelineOptions {
-        PipelineOptions { mode, ..PipelineOptions::default() }
+        PipelineOptions {
+            mode,
+            ..PipelineOptions::default()
+        }
     }
 
     /// Checks every number; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        fusion::validate(self.rrf_k, &[self.lexical_weight, self.vector_weight, self.document_weight])?;
+        fusion::validate(
+            self.rrf_k,
+            &[
+                self.lexical_weight,
+                self.vector_weight,
+                self.document_weight,
+            ],
+        )?;
         mmr::validate(self.mmr_lambda, self.mmr_same_doc_penalty)?;
         confidence::validate(self.min_confidence_ratio)?;
         if self.candidates == Some(0) {
@@ -164,7 +176,9 @@ impl PipelineOptions {
 
     /// The per-leg candidate count for `limit`.
     pub fn candidates_for(&self, limit: usize) -> usize {
-        self.candidates.unwrap_or_else(|| limit.saturating_mul(5).max(50)).max(limit)
+        self.candidates
+            .unwrap_or_else(|| limit.saturating_mul(5).max(50))
+            .max(limit)
     }
 }
 
@@ -325,7 +339,8 @@ pub fn hybrid_search_with(
     options.validate().map_err(SearchError::InvalidArgument)?;
     if options.rerank && reranker.is_none() {
         return Err(PipelineError::NotConfigured(
-            "rerank needs a cross-encoder model and none is available; search without rerank".into(),
+            "rerank needs a cross-encoder model and none is available; search without rerank"
+                .into(),
         ));
     }
     let mut mode = match (options.mode, vector_leg) {
@@ -337,10 +352,21 @@ pub fn hybrid_search_with(
         (SearchMode::Hybrid, None) => SearchMode::Lexical,
         (m, _) => m,
     };
-    let limit = if query.limit == 0 { DEFAULT_LIMIT } else { query.limit };
+    let limit = if query.limit == 0 {
+        DEFAULT_LIMIT
+    } else {
+        query.limit
+    };
     // A single leg with nothing to re-rank needs no pool beyond `limit`.
-    let single_leg_plain = mode != SearchMode::Hybrid && !options.mmr && !options.rerank && options.candidates.is_none();
-    let n_candidates = if single_leg_plain { limit } else { options.candidates_for(limit) };
+    let single_leg_plain = mode != SearchMode::Hybrid
+        && !options.mmr
+        && !options.rerank
+        && options.candidates.is_none();
+    let n_candidates = if single_leg_plain {
+        limit
+    } else {
+        options.candidates_for(limit)
+    };
     let terms = query::parse_query(&query.text);
 
     // 1. The legs.
@@ -349,7 +375,10 @@ pub fn hybrid_search_with(
     let mut lexical_low = true;
     let filter_applied;
     if mode != SearchMode::Semantic {
-        let leg_query = SearchQuery { limit: n_candidates, ..query.clone() };
+        let leg_query = SearchQuery {
+            limit: n_candidates,
+            ..query.clone()
+        };
         let (res, ids) = store.search_lexical_with_ids(&leg_query)?;
         for (id, hit) in ids.iter().zip(&res.results) {
             lexical_scores.insert(*id, hit.score);
@@ -363,7 +392,9 @@ pub fn hybrid_search_with(
     let mut vector_leg = vector_leg.filter(|_| mode != SearchMode::Lexical);
     if let Some(Err(reason)) = vector_leg.map(|leg| leg.ready()) {
         if mode == SearchMode::Semantic {
-            return Err(PipelineError::NotConfigured(format!("the query could not be embedded: {reason}")));
+            return Err(PipelineError::NotConfigured(format!(
+                "the query could not be embedded: {reason}"
+            )));
         }
         tracing::warn!(%reason, "query embedding failed; searching lexically");
         mode = SearchMode::Lexical;
@@ -372,37 +403,75 @@ pub fn hybrid_search_with(
     let mut vector_hits: Vec<VectorHit> = Vec::new();
     if let Some(leg) = vector_leg {
         let filtering = !filter_applied.is_empty() || terms.iter().any(|t| t.excluded);
-        let k = if filtering { n_candidates.saturating_mul(4) } else { n_candidates };
+        let k = if filtering {
+            n_candidates.saturating_mul(4)
+        } else {
+            n_candidates
+        };
         let raw = leg.nearest(k)?;
         let ids: Vec<i64> = raw.iter().map(|h| h.chunk_id).collect();
         let keep = store.chunk_ids_passing(query, &ids)?;
         let mut seen = HashSet::new();
-        vector_hits = raw.into_iter().filter(|h| keep.contains(&h.chunk_id) && seen.insert(h.chunk_id)).take(n_candidates).collect();
+        vector_hits = raw
+            .into_iter()
+            .filter(|h| keep.contains(&h.chunk_id) && seen.insert(h.chunk_id))
+            .take(n_candidates)
+            .collect();
     }
 
     // 2. Fusion (or the single leg's order).
     let vector_ids: Vec<i64> = vector_hits.iter().map(|h| h.chunk_id).collect();
-    let similarity: HashMap<i64, f64> = vector_hits.iter().map(|h| (h.chunk_id, h.similarity)).collect();
+    let similarity: HashMap<i64, f64> = vector_hits
+        .iter()
+        .map(|h| (h.chunk_id, h.similarity))
+        .collect();
     let mut pool: Vec<Candidate> = match mode {
         SearchMode::Lexical => lexical_ids
             .iter()
             .enumerate()
-            .map(|(i, id)| Candidate { id: *id, score: lexical_scores[id], unboosted: None, lexical_rank: Some(i + 1), vector_rank: None, similarity: None })
+            .map(|(i, id)| Candidate {
+                id: *id,
+                score: lexical_scores[id],
+                unboosted: None,
+                lexical_rank: Some(i + 1),
+                vector_rank: None,
+                similarity: None,
+            })
             .collect(),
         SearchMode::Semantic => vector_hits
             .iter()
             .enumerate()
-            .map(|(i, h)| Candidate { id: h.chunk_id, score: h.similarity, unboosted: None, lexical_rank: None, vector_rank: Some(i + 1), similarity: Some(h.similarity) })
+            .map(|(i, h)| Candidate {
+                id: h.chunk_id,
+                score: h.similarity,
+                unboosted: None,
+                lexical_rank: None,
+                vector_rank: Some(i + 1),
+                similarity: Some(h.similarity),
+            })
             .collect(),
         SearchMode::Hybrid => fusion::rrf(
             &[
-                fusion::RrfLeg { weight: options.lexical_weight, ranked: &lexical_ids },
-                fusion::RrfLeg { weight: options.vector_weight, ranked: &vector_ids },
+                fusion::RrfLeg {
+                    weight: options.lexical_weight,
+                    ranked: &lexical_ids,
+                },
+                fusion::RrfLeg {
+                    weight: options.vector_weight,
+                    ranked: &vector_ids,
+                },
             ],
             options.rrf_k,
         )
         .into_iter()
-        .map(|f| Candidate { id: f.key, score: f.score, unboosted: None, lexical_rank: f.ranks[0], vector_rank: f.ranks[1], similarity: similarity.get(&f.key).copied() })
+        .map(|f| Candidate {
+            id: f.key,
+            score: f.score,
+            unboosted: None,
+            lexical_rank: f.ranks[0],
+            vector_rank: f.ranks[1],
+            similarity: similarity.get(&f.key).copied(),
+        })
         .collect(),
     };
     // Read once for the document leg and every later stage.
@@ -419,7 +488,10 @@ pub fn hybrid_search_with(
         let texts: Vec<&str> = pool.iter().map(|c| rows[&c.id].text.as_str()).collect();
         let scores = reranker.score(&query.text, &texts)?;
         if scores.len() != pool.len() {
-            return Err(SearchError::InvalidArgument("the reranker returned a wrong number of scores".into()).into());
+            return Err(SearchError::InvalidArgument(
+                "the reranker returned a wrong number of scores".into(),
+            )
+            .into());
         }
         for (c, s) in pool.iter_mut().zip(scores) {
             c.score = s;
@@ -437,7 +509,10 @@ pub fn hybrid_search_with(
             Some(leg) if mode != SearchMode::Lexical => leg.vectors(&ids)?,
             _ => HashMap::new(),
         };
-        let tokens: Vec<HashSet<String>> = pool.iter().map(|c| mmr::token_set(&rows[&c.id].text)).collect();
+        let tokens: Vec<HashSet<String>> = pool
+            .iter()
+            .map(|c| mmr::token_set(&rows[&c.id].text))
+            .collect();
         let cands: Vec<mmr::MmrCandidate> = pool
             .iter()
             .zip(&tokens)
@@ -448,7 +523,12 @@ pub fn hybrid_search_with(
                 tokens: t,
             })
             .collect();
-        let picks = mmr::select(&cands, limit, options.mmr_lambda, options.mmr_same_doc_penalty);
+        let picks = mmr::select(
+            &cands,
+            limit,
+            options.mmr_lambda,
+            options.mmr_same_doc_penalty,
+        );
         mmr_scores = picks.iter().map(|p| Some(p.mmr_score)).collect();
         picks.iter().map(|p| pool[p.index].clone()).collect()
     } else {
@@ -457,13 +537,25 @@ pub fn hybrid_search_with(
     mmr_scores.resize(selected.len(), None);
 
     // 5. Confidence.
-    let scores: Vec<f64> =
-        selected.iter().map(|c| if reranked { c.score } else { c.unboosted.unwrap_or(c.score) }).collect();
+    let scores: Vec<f64> = selected
+        .iter()
+        .map(|c| {
+            if reranked {
+                c.score
+            } else {
+                c.unboosted.unwrap_or(c.score)
+            }
+        })
+        .collect();
     let (ratio, low_confidence) = if selected.is_empty() {
         (None, true)
     } else if mode == SearchMode::Semantic && !reranked {
-        let ratio = confidence::ratio_distances(&scores.iter().map(|s| 1.0 - s).collect::<Vec<_>>());
-        (ratio, confidence::is_low(ratio, options.min_confidence_ratio))
+        let ratio =
+            confidence::ratio_distances(&scores.iter().map(|s| 1.0 - s).collect::<Vec<_>>());
+        (
+            ratio,
+            confidence::is_low(ratio, options.min_confidence_ratio),
+        )
     } else if mode == SearchMode::Lexical && !reranked {
         // BM25 scores of a few good hits sit close together, so their ratio says little
         // (and depends on `limit`); lexical confidence is term coverage: the best hit
@@ -471,7 +563,10 @@ pub fn hybrid_search_with(
         (confidence::ratio_higher_better(&scores), lexical_low)
     } else {
         let ratio = confidence::ratio_higher_better(&scores);
-        (ratio, confidence::is_low(ratio, options.min_confidence_ratio))
+        (
+            ratio,
+            confidence::is_low(ratio, options.min_confidence_ratio),
+        )
     };
 
     // Hits.
@@ -508,7 +603,14 @@ pub fn hybrid_search_with(
         hits = collapse_hits(store, hits, options.parent)?;
     }
 
-    Ok(PipelineResults { results: hits, low_confidence, confidence_ratio: ratio, filter_applied, mode, candidates: n_candidates })
+    Ok(PipelineResults {
+        results: hits,
+        low_confidence,
+        confidence_ratio: ratio,
+        filter_applied,
+        mode,
+        candidates: n_candidates,
+    })
 }
 
 /// The document leg of hybrid search (see [`PipelineOptions::document_weight`]):
@@ -536,10 +638,17 @@ fn document_fusion(
     if similarity.is_empty() {
         return Ok(chunks);
     }
-    let mut by_similarity: Vec<(f64, &String)> = in_chunk_order.iter().filter_map(|p| similarity.get(p).map(|s| (*s, p))).collect();
+    let mut by_similarity: Vec<(f64, &String)> = in_chunk_order
+        .iter()
+        .filter_map(|p| similarity.get(p).map(|s| (*s, p)))
+        .collect();
     by_similarity.sort_by(|a, b| b.0.total_cmp(&a.0));
     let document_ranked: Vec<String> = by_similarity.into_iter().map(|(_, p)| p.clone()).collect();
-    let mut doc_rank: HashMap<&str, usize> = document_ranked.iter().enumerate().map(|(i, p)| (p.as_str(), i + 1)).collect();
+    let mut doc_rank: HashMap<&str, usize> = document_ranked
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i + 1))
+        .collect();
     // A document without a current whole-document vector (changed since the last
     // embedding pass, or refused by the provider) is not pushed down for it: it takes
     // the rank of its place in the chunk-level fusion.
@@ -552,8 +661,14 @@ fn document_fusion(
             let boost = rows
                 .get(&c.id)
                 .and_then(|r| doc_rank.get(r.path.as_str()))
-                .map_or(0.0, |rank| options.document_weight / (options.rrf_k + *rank as f64));
-            Candidate { score: c.score + boost, unboosted: Some(c.score), ..c }
+                .map_or(0.0, |rank| {
+                    options.document_weight / (options.rrf_k + *rank as f64)
+                });
+            Candidate {
+                score: c.score + boost,
+                unboosted: Some(c.score),
+                ..c
+            }
         })
         .collect();
     pool.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -562,7 +677,11 @@ fn document_fusion(
 
 /// Parent retrieval over pipeline hits: loads the chunks of every document with at
 /// least `min_hits` hits and applies [`parent::collapse`].
-fn collapse_hits(store: &Store, hits: Vec<PipelineHit>, options: parent::ParentOptions) -> Result<Vec<PipelineHit>, SearchError> {
+fn collapse_hits(
+    store: &Store,
+    hits: Vec<PipelineHit>,
+    options: parent::ParentOptions,
+) -> Result<Vec<PipelineHit>, SearchError> {
     let mut per_doc: HashMap<&str, usize> = HashMap::new();
     for h in &hits {
         *per_doc.entry(h.hit.path.as_str()).or_default() += 1;
@@ -573,8 +692,13 @@ fn collapse_hits(store: &Store, hits: Vec<PipelineHit>, options: parent::ParentO
             chunks.insert(path.to_string(), store.chunks_of(path)?);
         }
     }
-    let locations: Vec<parent::HitLocation> =
-        hits.iter().map(|h| parent::HitLocation { path: &h.hit.path, heading_path: &h.hit.heading_path }).collect();
+    let locations: Vec<parent::HitLocation> = hits
+        .iter()
+        .map(|h| parent::HitLocation {
+            path: &h.hit.path,
+            heading_path: &h.hit.heading_path,
+        })
+        .collect();
     let chunks_of = |path: &str| -> Vec<parent::SectionChunk<'_>> {
         chunks
             .get(path)
@@ -602,7 +726,11 @@ fn collapse_hits(store: &Store, hits: Vec<PipelineHit>, options: parent::ParentO
                 best.hit.heading_path = section.heading_path;
                 best.hit.start_line = section.start_line;
                 best.hit.end_line = section.end_line;
-                best.expanded_from = g.members.iter().map(|&i| hits[i].hit.pointer.clone()).collect();
+                best.expanded_from = g
+                    .members
+                    .iter()
+                    .map(|&i| hits[i].hit.pointer.clone())
+                    .collect();
                 best.expanded_chunk_ids = g.members.iter().map(|&i| hits[i].chunk_id).collect();
             }
             best
@@ -616,12 +744,17 @@ impl Store {
     /// terms — the vector leg's equivalent of the lexical leg's SQL filtering. Ids of
     /// chunks no longer in the index are dropped. Invalid filters give
     /// [`SearchError::InvalidArgument`].
-    pub fn chunk_ids_passing(&self, search: &SearchQuery, ids: &[i64]) -> Result<HashSet<i64>, SearchError> {
+    pub fn chunk_ids_passing(
+        &self,
+        search: &SearchQuery,
+        ids: &[i64],
+    ) -> Result<HashSet<i64>, SearchError> {
         let filters = build_filters(search)?;
         if ids.is_empty() {
             return Ok(HashSet::new());
         }
-        let ids_json = serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        let ids_json =
+            serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let mut values = vec![Value::Text(ids_json)];
         values.extend(filters.values);
         let mut sql = format!(
@@ -629,8 +762,11 @@ impl Store {
              WHERE c.id IN (SELECT value FROM json_each(?1)){}",
             filters.sql
         );
-        let excluded: Vec<String> =
-            query::parse_query(&search.text).iter().filter(|t| t.excluded).map(query::QueryTerm::fts_expr).collect();
+        let excluded: Vec<String> = query::parse_query(&search.text)
+            .iter()
+            .filter(|t| t.excluded)
+            .map(query::QueryTerm::fts_expr)
+            .collect();
         if !excluded.is_empty() {
             values.push(Value::Text(excluded.join(" OR ")));
             sql.push_str(&format!(
@@ -640,16 +776,22 @@ impl Store {
         }
         let conn = self.conn();
         let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| row.get::<_, i64>(0))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
+            row.get::<_, i64>(0)
+        })?;
         Ok(rows.collect::<Result<HashSet<_>, _>>()?)
     }
 
     /// The candidate chunks by id (missing ids are absent from the map).
-    pub(crate) fn load_chunk_rows(&self, ids: &[i64]) -> Result<HashMap<i64, ChunkRow>, SearchError> {
+    pub(crate) fn load_chunk_rows(
+        &self,
+        ids: &[i64],
+    ) -> Result<HashMap<i64, ChunkRow>, SearchError> {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
-        let ids_json = serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        let ids_json =
+            serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash

@@ -31,7 +31,9 @@ impl QueryTerm {
     /// (CJK-bigram-transformed) text, or a prefix query for a prefix term and
     /// for a term that is a single CJK character.
     pub fn fts_expr(&self) -> String {
-        if !self.quoted && !self.prefix && !self.excluded
+        if !self.quoted
+            && !self.prefix
+            && !self.excluded
             && let Some(parts) = split_long_cjk(&self.text)
         {
             return format!("({})", parts.join(" OR "));
@@ -76,7 +78,11 @@ fn split_long_cjk(text: &str) -> Option<Vec<String>> {
             _ => runs.push((cjk, c.to_string())),
         }
     }
-    let longest = runs.iter().filter(|(cjk, _)| *cjk).map(|(_, r)| r.chars().count()).max()?;
+    let longest = runs
+        .iter()
+        .filter(|(cjk, _)| *cjk)
+        .map(|(_, r)| r.chars().count())
+        .max()?;
     if longest <= CJK_PHRASE_MAX_CHARS {
         return None;
     }
@@ -107,7 +113,10 @@ fn split_long_cjk(text: &str) -> Option<Vec<String>> {
 /// SQLite would take as the end of a string) separate terms like spaces.
 pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     let mut terms = Vec::new();
-    let input: String = input.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let input: String = input
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let mut chars = input.chars().peekable();
     loop {
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
@@ -141,7 +150,9 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
         }
         let text = text.trim().to_owned();
         let duplicate = terms.iter().any(|t: &QueryTerm| {
-            t.text.to_lowercase() == text.to_lowercase() && t.excluded == excluded && t.prefix == prefix
+            t.text.to_lowercase() == text.to_lowercase()
+                && t.excluded == excluded
+                && t.prefix == prefix
         });
         if text.chars().any(char::is_alphanumeric) && !duplicate {
             terms.push(QueryTerm {
@@ -207,12 +218,26 @@ mod tests {
             ("東", Some(r#"("東" *)"#)),
             ("Rust東京", Some(r#"("Rust 東京")"#)),
             // A CJK run over 4 characters: any of its bigrams (and other runs as phrases).
-            ("本番に戻したい", Some(r#"(("本番" OR "番に" OR "に戻" OR "戻し" OR "した" OR "たい"))"#)),
-            ("v2の設定を戻したい", Some(r#"(("v2" OR "の設" OR "設定" OR "定を" OR "を戻" OR "戻し" OR "した" OR "たい"))"#)),
+            (
+                "本番に戻したい",
+                Some(r#"(("本番" OR "番に" OR "に戻" OR "戻し" OR "した" OR "たい"))"#),
+            ),
+            (
+                "v2の設定を戻したい",
+                Some(
+                    r#"(("v2" OR "の設" OR "設定" OR "定を" OR "を戻" OR "戻し" OR "した" OR "たい"))"#,
+                ),
+            ),
             ("仕組み", Some(r#"("仕組 組み")"#)),
             // Quoted, excluded and prefix terms stay phrases.
-            (r#""本番に戻したい""#, Some(r#"("本番 番に に戻 戻し した たい")"#)),
-            ("x -本番に戻したい", Some(r#"("x") NOT "本番 番に に戻 戻し した たい""#)),
+            (
+                r#""本番に戻したい""#,
+                Some(r#"("本番 番に に戻 戻し した たい")"#),
+            ),
+            (
+                "x -本番に戻したい",
+                Some(r#"("x") NOT "本番 番に に戻 戻し した たい""#),
+            ),
         ];
         for (input, expected) in cases {
             assert_eq!(expr(input).as_deref(), *expected, "input {input:?}");
@@ -221,7 +246,9 @@ mod tests {
 
     #[test]
     fn long_cjk_runs_are_capped() {
-        let long: String = (0..200u32).map(|i| char::from_u32(0x4E00 + i).unwrap()).collect();
+        let long: String = (0..200u32)
+            .map(|i| char::from_u32(0x4E00 + i).unwrap())
+            .collect();
         let e = expr(&long).unwrap();
         assert_eq!(e.matches(" OR ").count(), CJK_MAX_PIECES - 1);
     }

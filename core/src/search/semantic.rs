@@ -14,7 +14,9 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::mpsc;
 
-use super::pipeline::{self, PipelineError, PipelineOptions, PipelineResults, SearchMode, VectorHit, VectorLeg};
+use super::pipeline::{
+    self, PipelineError, PipelineOptions, PipelineResults, SearchMode, VectorHit, VectorLeg,
+};
 use super::query::{QueryTerm, parse_query};
 use super::{SearchError, SearchQuery};
 use crate::embed::Embedder;
@@ -30,7 +32,12 @@ pub fn query_embedding_text(text: &str) -> String {
 
 /// [`query_embedding_text`] of already parsed terms.
 fn embedding_text(terms: &[QueryTerm]) -> String {
-    terms.iter().filter(|t| !t.excluded).map(|t| t.text.as_str()).collect::<Vec<_>>().join(" ")
+    terms
+        .iter()
+        .filter(|t| !t.excluded)
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// How the [`PipelineError::NotConfigured`] message of a `semantic` search without a
@@ -52,7 +59,12 @@ pub struct StoreVectorLeg<'a> {
 impl<'a> StoreVectorLeg<'a> {
     /// A leg searching `store`'s vectors of `model_id` near `vector` (the embedded
     /// query, same dimension as the model), pre-filtered by `filters`' filters.
-    pub fn new(store: &'a Store, model_id: &str, vector: Vec<f32>, filters: &SearchQuery) -> StoreVectorLeg<'a> {
+    pub fn new(
+        store: &'a Store,
+        model_id: &str,
+        vector: Vec<f32>,
+        filters: &SearchQuery,
+    ) -> StoreVectorLeg<'a> {
         StoreVectorLeg {
             store,
             model_id: model_id.to_owned(),
@@ -70,14 +82,22 @@ impl<'a> StoreVectorLeg<'a> {
         pending: mpsc::Receiver<Result<Vec<f32>, String>>,
         filters: &SearchQuery,
     ) -> StoreVectorLeg<'a> {
-        StoreVectorLeg { store, model_id: model_id.to_owned(), vector: OnceCell::new(), pending: Some(pending), filters: filters.clone() }
+        StoreVectorLeg {
+            store,
+            model_id: model_id.to_owned(),
+            vector: OnceCell::new(),
+            pending: Some(pending),
+            filters: filters.clone(),
+        }
     }
 
     fn vector(&self) -> Result<&[f32], SearchError> {
         match self.vector.get() {
             Some(Ok(v)) => Ok(v),
             // The pipeline only asks after `ready` said yes.
-            _ => Err(SearchError::InvalidArgument("the query has no embedding".into())),
+            _ => Err(SearchError::InvalidArgument(
+                "the query has no embedding".into(),
+            )),
         }
     }
 }
@@ -85,7 +105,9 @@ impl<'a> StoreVectorLeg<'a> {
 impl VectorLeg for StoreVectorLeg<'_> {
     fn ready(&self) -> Result<(), String> {
         let result = self.vector.get_or_init(|| match &self.pending {
-            Some(rx) => rx.recv().unwrap_or_else(|_| Err("the embedding thread stopped".into())),
+            Some(rx) => rx
+                .recv()
+                .unwrap_or_else(|_| Err("the embedding thread stopped".into())),
             None => Err("the query has no embedding".into()),
         });
         result.as_ref().map(|_| ()).map_err(Clone::clone)
@@ -96,7 +118,10 @@ impl VectorLeg for StoreVectorLeg<'_> {
             .store
             .vector_search_ids(&self.model_id, self.vector()?, k, &self.filters)?
             .into_iter()
-            .map(|(chunk_id, similarity)| VectorHit { chunk_id, similarity })
+            .map(|(chunk_id, similarity)| VectorHit {
+                chunk_id,
+                similarity,
+            })
             .collect())
     }
 
@@ -105,7 +130,9 @@ impl VectorLeg for StoreVectorLeg<'_> {
     }
 
     fn document_similarity(&self, paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
-        Ok(self.store.document_similarities(&self.model_id, self.vector()?, paths)?)
+        Ok(self
+            .store
+            .document_similarities(&self.model_id, self.vector()?, paths)?)
     }
 }
 
@@ -113,15 +140,24 @@ impl VectorLeg for StoreVectorLeg<'_> {
 /// index holds no vectors of the embedder's model yet.
 ///
 /// Errors: the index cannot be read.
-pub fn vectors_unavailable(store: &Store, embedder: Option<&dyn Embedder>) -> Result<Option<String>, SearchError> {
+pub fn vectors_unavailable(
+    store: &Store,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Option<String>, SearchError> {
     let Some(embedder) = embedder else {
         return Ok(Some("no embedding model is loaded (provider `none`, the model is not installed, or it is still loading)".into()));
     };
     if !store.has_vectors_of(embedder.model_id())? {
         if let Some(reason) = store.last_embed_unavailable()? {
-            return Ok(Some(format!("the index has no vectors of `{}`: the last embedding pass found the provider unavailable ({reason})", embedder.model_id())));
+            return Ok(Some(format!(
+                "the index has no vectors of `{}`: the last embedding pass found the provider unavailable ({reason})",
+                embedder.model_id()
+            )));
         }
-        return Ok(Some(format!("the index has no vectors of `{}` yet (embedding has not run or is still running)", embedder.model_id())));
+        return Ok(Some(format!(
+            "the index has no vectors of `{}` yet (embedding has not run or is still running)",
+            embedder.model_id()
+        )));
     }
     Ok(None)
 }
@@ -131,9 +167,18 @@ pub fn vectors_unavailable(store: &Store, embedder: Option<&dyn Embedder>) -> Re
 /// model loading; [`Embedding::not_ready_reason`]) replaces the generic reason.
 ///
 /// Errors: the index cannot be read.
-pub fn runner_vectors_unavailable(store: &Store, runner: Option<&Embedding>) -> Result<Option<String>, SearchError> {
+pub fn runner_vectors_unavailable(
+    store: &Store,
+    runner: Option<&Embedding>,
+) -> Result<Option<String>, SearchError> {
     let embedder = runner.and_then(Embedding::embedder);
-    Ok(vectors_unavailable(store, embedder.as_deref())?.map(|generic| runner.and_then(Embedding::not_ready_reason).unwrap_or(generic)))
+    Ok(
+        vectors_unavailable(store, embedder.as_deref())?.map(|generic| {
+            runner
+                .and_then(Embedding::not_ready_reason)
+                .unwrap_or(generic)
+        }),
+    )
 }
 
 /// Runs one search in `options.mode` (see the module documentation for when
@@ -180,11 +225,13 @@ fn search_inner(
     let terms = parse_query(&query.text);
     // The lexical leg's term limit, checked before the query is embedded for nothing.
     if options.mode == SearchMode::Hybrid && terms.len() > super::MAX_TERMS {
-        return Err(PipelineError::Search(SearchError::InvalidArgument(format!(
-            "the query has {} distinct terms; at most {} are allowed",
-            terms.len(),
-            super::MAX_TERMS
-        ))));
+        return Err(PipelineError::Search(SearchError::InvalidArgument(
+            format!(
+                "the query has {} distinct terms; at most {} are allowed",
+                terms.len(),
+                super::MAX_TERMS
+            ),
+        )));
     }
     let text = embedding_text(&terms);
     if text.trim().is_empty() {
@@ -201,7 +248,11 @@ fn search_inner(
         }
         return pipeline::hybrid_search(store, query, options, None);
     }
-    let unavailable = vectors_unavailable(store, embedder)?.map(|generic| runner.and_then(Embedding::not_ready_reason).unwrap_or(generic));
+    let unavailable = vectors_unavailable(store, embedder)?.map(|generic| {
+        runner
+            .and_then(Embedding::not_ready_reason)
+            .unwrap_or(generic)
+    });
     match (unavailable, embedder) {
         (None, Some(embedder)) => {
             // The query is embedded on its own thread while the pipeline runs the
@@ -212,7 +263,9 @@ fn search_inner(
                 let (tx, rx) = mpsc::sync_channel(1);
                 let text = text.as_str();
                 scope.spawn(move || {
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| embedder.embed_query(text)));
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        embedder.embed_query(text)
+                    }));
                     let _ = tx.send(match result {
                         Ok(Ok(vector)) => Ok(vector),
                         Ok(Err(err)) => Err(err.to_string()),
@@ -224,7 +277,9 @@ fn search_inner(
             })
         }
         (Some(reason), _) if options.mode == SearchMode::Semantic => {
-            Err(PipelineError::NotConfigured(format!("{SEMANTIC_UNAVAILABLE} {reason}; use mode lexical")))
+            Err(PipelineError::NotConfigured(format!(
+                "{SEMANTIC_UNAVAILABLE} {reason}; use mode lexical"
+            )))
         }
         _ => pipeline::hybrid_search(store, query, options, None),
     }
@@ -259,7 +314,13 @@ mod tests {
         let e = VocabEmbedder::new("test:vocab", &["install", "linux", "deploy", "search"]);
         let mut store = Store::open(&db).unwrap();
         if embed {
-            embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap();
+            embed_pending(
+                &mut store,
+                &e,
+                &EmbedProgress::new(),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
         }
         (dir, store, e)
     }
@@ -272,7 +333,13 @@ mod tests {
     fn semantic_ranks_by_cosine_and_hybrid_fuses_both_legs() {
         let (_dir, store, e) = setup(true);
         let query = SearchQuery::new("deploy linux");
-        let semantic = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap();
+        let semantic = search(
+            &store,
+            Some(&e),
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Semantic),
+        )
+        .unwrap();
         assert_eq!(semantic.mode, SearchMode::Semantic);
         assert_eq!(paths(&semantic), ["b.md", "a.md", "c.md"]);
         // Query (deploy, linux)/√2; b.md (deploy ×2, linux, 4 others)/√9... each cosine is
@@ -282,18 +349,40 @@ mod tests {
             let text = std::fs::read_to_string(_dir.path().join("kb").join(&hit.hit.path)).unwrap();
             let v = &e.embed_passages(&[text.trim_end()]).unwrap()[0];
             let cos: f64 = q.iter().zip(v).map(|(a, b)| f64::from(a * b)).sum();
-            assert!((hit.similarity.unwrap() - cos).abs() < 1e-6, "{}: {:?} vs {cos}", hit.hit.path, hit.similarity);
+            assert!(
+                (hit.similarity.unwrap() - cos).abs() < 1e-6,
+                "{}: {:?} vs {cos}",
+                hit.hit.path,
+                hit.similarity
+            );
         }
 
-        let hybrid = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        let hybrid = search(
+            &store,
+            Some(&e),
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Hybrid),
+        )
+        .unwrap();
         assert_eq!(hybrid.mode, SearchMode::Hybrid);
         assert_eq!(paths(&hybrid), ["b.md", "a.md", "c.md"]);
-        let ranks: Vec<(Option<usize>, Option<usize>)> = hybrid.results.iter().map(|h| (h.lexical_rank, h.vector_rank)).collect();
-        assert_eq!(ranks, [(Some(1), Some(1)), (Some(2), Some(2)), (None, Some(3))]);
+        let ranks: Vec<(Option<usize>, Option<usize>)> = hybrid
+            .results
+            .iter()
+            .map(|h| (h.lexical_rank, h.vector_rank))
+            .collect();
+        assert_eq!(
+            ranks,
+            [(Some(1), Some(1)), (Some(2), Some(2)), (None, Some(3))]
+        );
         let scores: Vec<f64> = hybrid.results.iter().map(|h| h.hit.score).collect();
         // Chunk-level RRF (k = 60) plus the document leg (weight 5): each one-chunk document's
         // whole-document vector ranks it as its chunk does (b, a, c).
-        let expected = [2.0 / 61.0 + 5.0 / 61.0, 2.0 / 62.0 + 5.0 / 62.0, 1.0 / 63.0 + 5.0 / 63.0];
+        let expected = [
+            2.0 / 61.0 + 5.0 / 61.0,
+            2.0 / 62.0 + 5.0 / 62.0,
+            1.0 / 63.0 + 5.0 / 63.0,
+        ];
         for (s, x) in scores.iter().zip(expected) {
             assert!((s - x).abs() < 1e-12, "{scores:?}");
         }
@@ -302,18 +391,51 @@ mod tests {
     #[test]
     fn the_vector_leg_obeys_filters_and_excluded_terms() {
         let (_dir, store, e) = setup(true);
-        let query = SearchQuery { path_globs: vec!["!b.md".into()], ..SearchQuery::new("deploy linux") };
-        let res = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap();
+        let query = SearchQuery {
+            path_globs: vec!["!b.md".into()],
+            ..SearchQuery::new("deploy linux")
+        };
+        let res = search(
+            &store,
+            Some(&e),
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Semantic),
+        )
+        .unwrap();
         assert_eq!(paths(&res), ["a.md", "c.md"]);
         assert_eq!(res.filter_applied, ["path_globs"]);
         // `-install` leaves a.md out of both legs and out of the embedded text.
-        assert_eq!(query_embedding_text("deploy \"on linux\" -install"), "deploy on linux");
-        let res = search(&store, Some(&e), &SearchQuery::new("linux -install"), &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        assert_eq!(
+            query_embedding_text("deploy \"on linux\" -install"),
+            "deploy on linux"
+        );
+        let res = search(
+            &store,
+            Some(&e),
+            &SearchQuery::new("linux -install"),
+            &PipelineOptions::for_mode(SearchMode::Hybrid),
+        )
+        .unwrap();
         assert_eq!(paths(&res), ["b.md", "c.md"]);
         // Only excluded terms: nothing to embed.
-        let err = search(&store, Some(&e), &SearchQuery::new("-install"), &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
-        assert_eq!(err.to_string(), "invalid argument: the query has no words to search for, only -excluded ones");
-        let res = search(&store, Some(&e), &SearchQuery::new("-install"), &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        let err = search(
+            &store,
+            Some(&e),
+            &SearchQuery::new("-install"),
+            &PipelineOptions::for_mode(SearchMode::Semantic),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid argument: the query has no words to search for, only -excluded ones"
+        );
+        let res = search(
+            &store,
+            Some(&e),
+            &SearchQuery::new("-install"),
+            &PipelineOptions::for_mode(SearchMode::Hybrid),
+        )
+        .unwrap();
         assert_eq!((res.mode, res.results.len()), (SearchMode::Lexical, 0));
     }
 
@@ -332,7 +454,10 @@ mod tests {
         fn dimensions(&self) -> usize {
             self.inner.dimensions()
         }
-        fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
+        fn embed_passages(
+            &self,
+            texts: &[&str],
+        ) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
             self.inner.embed_passages(texts)
         }
         fn embed_query(&self, _text: &str) -> Result<Vec<f32>, crate::embed::EmbedError> {
@@ -340,7 +465,9 @@ mod tests {
             if self.panic {
                 panic!("query embedding panicked on purpose");
             }
-            Err(crate::embed::EmbedError::Unavailable("connection refused".into()))
+            Err(crate::embed::EmbedError::Unavailable(
+                "connection refused".into(),
+            ))
         }
     }
 
@@ -350,11 +477,33 @@ mod tests {
     fn a_failing_query_embedding_degrades_hybrid_and_fails_semantic() {
         let (_dir, store, e) = setup(true);
         let query = SearchQuery::new("deploy linux");
-        for (panic, reason) in [(false, "embedding provider unavailable: connection refused"), (true, "the embedder panicked")] {
-            let broken = BrokenQueries { inner: VocabEmbedder::new(e.model_id(), &["install", "linux", "deploy", "search"]), panic, calls: Default::default() };
-            let err = search(&store, Some(&broken), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
-            assert_eq!(err.to_string(), format!("not configured: the query could not be embedded: {reason}"));
-            let res = search(&store, Some(&broken), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        for (panic, reason) in [
+            (false, "embedding provider unavailable: connection refused"),
+            (true, "the embedder panicked"),
+        ] {
+            let broken = BrokenQueries {
+                inner: VocabEmbedder::new(e.model_id(), &["install", "linux", "deploy", "search"]),
+                panic,
+                calls: Default::default(),
+            };
+            let err = search(
+                &store,
+                Some(&broken),
+                &query,
+                &PipelineOptions::for_mode(SearchMode::Semantic),
+            )
+            .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("not configured: the query could not be embedded: {reason}")
+            );
+            let res = search(
+                &store,
+                Some(&broken),
+                &query,
+                &PipelineOptions::for_mode(SearchMode::Hybrid),
+            )
+            .unwrap();
             assert_eq!(res.mode, SearchMode::Lexical);
             assert_eq!(paths(&res), ["b.md", "a.md"]);
             assert!(res.results.iter().all(|h| h.vector_rank.is_none()));
@@ -362,10 +511,28 @@ mod tests {
         }
         // Hybrid refuses a query over the lexical leg's term limit before embedding it
         // (the index has vectors, so the query would otherwise be embedded).
-        let long = SearchQuery::new(&(0..=crate::search::MAX_TERMS).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "));
-        let counting = BrokenQueries { inner: VocabEmbedder::new(e.model_id(), &["install"]), panic: false, calls: Default::default() };
-        let err = search(&store, Some(&counting), &long, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap_err();
-        assert_eq!(err.to_string(), "invalid argument: the query has 65 distinct terms; at most 64 are allowed");
+        let long = SearchQuery::new(
+            &(0..=crate::search::MAX_TERMS)
+                .map(|i| format!("w{i}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        let counting = BrokenQueries {
+            inner: VocabEmbedder::new(e.model_id(), &["install"]),
+            panic: false,
+            calls: Default::default(),
+        };
+        let err = search(
+            &store,
+            Some(&counting),
+            &long,
+            &PipelineOptions::for_mode(SearchMode::Hybrid),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid argument: the query has 65 distinct terms; at most 64 are allowed"
+        );
         assert_eq!(counting.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
@@ -373,23 +540,49 @@ mod tests {
     fn without_vectors_hybrid_is_lexical_and_semantic_says_why() {
         let (_dir, store, e) = setup(false);
         let query = SearchQuery::new("deploy linux");
-        let res = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Hybrid)).unwrap();
+        let res = search(
+            &store,
+            Some(&e),
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Hybrid),
+        )
+        .unwrap();
         assert_eq!(res.mode, SearchMode::Lexical);
         assert_eq!(paths(&res), ["b.md", "a.md"]);
-        let err = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        let err = search(
+            &store,
+            Some(&e),
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Semantic),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "not configured: semantic search is not available: the index has no vectors of `test:vocab` yet (embedding has not run or is still running); use mode lexical"
         );
-        let err = search(&store, None, &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        let err = search(
+            &store,
+            None,
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Semantic),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "not configured: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
         );
         // A pass that found the provider unavailable left its reason in the index.
         let mut store = store;
-        store.record_embed_unavailable(Some("embedding provider unavailable: connection refused")).unwrap();
-        let err = search(&store, Some(&e), &query, &PipelineOptions::for_mode(SearchMode::Semantic)).unwrap_err();
+        store
+            .record_embed_unavailable(Some("embedding provider unavailable: connection refused"))
+            .unwrap();
+        let err = search(
+            &store,
+            Some(&e),
+            &query,
+            &PipelineOptions::for_mode(SearchMode::Semantic),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "not configured: semantic search is not available: the index has no vectors of `test:vocab`: the last embedding pass found the provider unavailable (embedding provider unavailable: connection refused); use mode lexical"

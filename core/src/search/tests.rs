@@ -371,7 +371,14 @@ fn filters_apply_before_limit() {
 fn invalid_arguments() {
     let store = filter_store();
     // A NUL byte in the query is a separator, not an SQL error.
-    assert_eq!(store.search_lexical(&SearchQuery::new("comm\0words")).unwrap().results.len(), 6);
+    assert_eq!(
+        store
+            .search_lexical(&SearchQuery::new("comm\0words"))
+            .unwrap()
+            .results
+            .len(),
+        6
+    );
     let message = |edit: fn(&mut SearchQuery)| {
         let mut query = SearchQuery::new("common");
         edit(&mut query);

@@ -33,7 +33,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{OptionalExtension, Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior, params};
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 
 use crate::search::cjk::cjk_bigrams;
 
@@ -83,7 +85,9 @@ pub enum StoreError {
     #[error("invalid index record: {0}")]
     InvalidRecord(String),
     /// The file exists and is not a folio index; folio refuses to overwrite it.
-    #[error("`{0}` is not a folio index (another file or database is there); refusing to overwrite it")]
+    #[error(
+        "`{0}` is not a folio index (another file or database is there); refusing to overwrite it"
+    )]
     NotAnIndex(PathBuf),
 }
 
@@ -141,7 +145,10 @@ pub(crate) fn chunk_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRec
         heading_path: if heading.is_empty() {
             Vec::new()
         } else {
-            heading.split(HEADING_PATH_SEPARATOR).map(str::to_string).collect()
+            heading
+                .split(HEADING_PATH_SEPARATOR)
+                .map(str::to_string)
+                .collect()
         },
         start_line: row.get(3)?,
         end_line: row.get(4)?,
@@ -278,7 +285,9 @@ impl Store {
     pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
         Ok(self
             .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0))
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
+                row.get(0)
+            })
             .optional()?)
     }
 
@@ -364,10 +373,14 @@ fn document_terms(frontmatter_json: Option<&str>, tags: &[String]) -> String {
         serde_json::Value::Number(n) => Some(n.to_string()),
         _ => None,
     };
-    if let Some(fm) = frontmatter_json.and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok()) {
+    if let Some(fm) =
+        frontmatter_json.and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
+    {
         for key in ["title", "aliases", "alias"] {
             match fm.get(key) {
-                Some(serde_json::Value::Array(items)) => terms.extend(items.iter().filter_map(scalar)),
+                Some(serde_json::Value::Array(items)) => {
+                    terms.extend(items.iter().filter_map(scalar))
+                }
                 Some(v) => terms.extend(scalar(v)),
                 None => {}
             }
@@ -402,13 +415,21 @@ pub(crate) fn fill_fts(conn: &Connection) -> rusqlite::Result<usize> {
             String::new()
         };
         let (heading_path, text): (String, String) = (row.get(2)?, row.get(3)?);
-        write_fts_row(&mut insert, row.get(0)?, seq, &heading_path, &text, &doc_terms)?;
+        write_fts_row(
+            &mut insert,
+            row.get(0)?,
+            seq,
+            &heading_path,
+            &text,
+            &doc_terms,
+        )?;
         n += 1;
     }
     Ok(n)
 }
 
-const INSERT_FTS: &str = "INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)";
+const INSERT_FTS: &str =
+    "INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)";
 
 /// Writes one chunk's FTS row with [`INSERT_FTS`]: its heading path and text, and, for
 /// the document's first chunk (`seq` 0), the [`document_terms`]; every CJK run becomes
@@ -421,8 +442,17 @@ fn write_fts_row(
     text: &str,
     doc_terms: &str,
 ) -> rusqlite::Result<()> {
-    let document = if seq == 0 { cjk_bigrams(doc_terms) } else { "".into() };
-    insert.execute(params![chunk_id, cjk_bigrams(heading_path).as_ref(), cjk_bigrams(text).as_ref(), document.as_ref()])?;
+    let document = if seq == 0 {
+        cjk_bigrams(doc_terms)
+    } else {
+        "".into()
+    };
+    insert.execute(params![
+        chunk_id,
+        cjk_bigrams(heading_path).as_ref(),
+        cjk_bigrams(text).as_ref(),
+        document.as_ref()
+    ])?;
     Ok(())
 }
 
@@ -492,7 +522,14 @@ impl Batch<'_> {
                 content_hash,
             ])?;
             let chunk_id = self.tx.last_insert_rowid();
-            write_fts_row(&mut insert_fts, chunk_id, chunk.seq, &heading_path, &chunk.text, &doc_terms)?;
+            write_fts_row(
+                &mut insert_fts,
+                chunk_id,
+                chunk.seq,
+                &heading_path,
+                &chunk.text,
+                &doc_terms,
+            )?;
         }
         Ok(())
     }
@@ -557,8 +594,13 @@ fn write_gitignore(path: &Path) -> Result<(), StoreError> {
 /// cache layout `…/folio/<key>/`, where folio may replace a broken file.
 fn is_folio_folder(db_path: &Path) -> bool {
     let parent = db_path.parent();
-    parent.and_then(Path::file_name).is_some_and(|n| n == ".folio")
-        || parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == "folio")
+    parent
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == ".folio")
+        || parent
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "folio")
 }
 
 fn is_not_a_database(err: &rusqlite::Error) -> bool {

@@ -218,7 +218,10 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     tx.execute_batch("SAVEPOINT migrate")?;
                     tx.execute_batch(MIGRATE_4_TO_5)?;
                     let rows = super::fill_fts(&tx)?;
-                    tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [SCHEMA_VERSION.to_string()])?;
+                    tx.execute(
+                        "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                        [SCHEMA_VERSION.to_string()],
+                    )?;
                     tx.execute_batch("RELEASE migrate")?;
                     Ok::<usize, rusqlite::Error>(rows)
                 })();

@@ -294,7 +294,10 @@ fn files_outside_folio_folders_that_are_not_indexes_are_never_overwritten() {
     let note = dir.path().join("precious.md");
     std::fs::write(&note, "# Precious\n\nDo not lose me.\n").expect("write");
     assert!(matches!(Store::open(&note), Err(StoreError::NotAnIndex(p)) if p == note));
-    assert_eq!(std::fs::read_to_string(&note).expect("read"), "# Precious\n\nDo not lose me.\n");
+    assert_eq!(
+        std::fs::read_to_string(&note).expect("read"),
+        "# Precious\n\nDo not lose me.\n"
+    );
     // Another application's SQLite database keeps its tables.
     let app = dir.path().join("app.sqlite");
     Connection::open(&app)
@@ -308,11 +311,17 @@ fn files_outside_folio_folders_that_are_not_indexes_are_never_overwritten() {
         .expect("customers survive");
     assert_eq!(n, 1);
     // A folder is not a database either.
-    assert!(matches!(Store::open(dir.path()), Err(StoreError::NotAnIndex(_))));
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StoreError::NotAnIndex(_))
+    ));
     // A new file outside `.folio/` works, is marked as folio's, and gets no `.gitignore` beside it.
     let custom = dir.path().join("custom.db");
     let store = Store::open(&custom).expect("new index");
-    let id: i32 = store.conn().query_row("PRAGMA application_id", [], |row| row.get(0)).expect("id");
+    let id: i32 = store
+        .conn()
+        .query_row("PRAGMA application_id", [], |row| row.get(0))
+        .expect("id");
     assert_eq!(id, schema::APPLICATION_ID);
     drop(store);
     assert!(!dir.path().join(".gitignore").exists());

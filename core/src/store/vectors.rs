@@ -29,7 +29,9 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::{ChunkRecord, Store, StoreError, embedding_text};
-use crate::search::{SearchError, SearchHit, SearchQuery, SearchResults, build_filters, snippet, split_heading_path};
+use crate::search::{
+    SearchError, SearchHit, SearchQuery, SearchResults, build_filters, snippet, split_heading_path,
+};
 
 /// The largest `k` one vec0 KNN query accepts (sqlite-vec's own limit);
 /// [`Store::vector_search`] clamps to it.
@@ -59,7 +61,10 @@ pub(crate) fn register_sqlite_vec() {
             rusqlite::ffi::sqlite3_auto_extension(Some(init))
         };
         if rc != rusqlite::ffi::SQLITE_OK {
-            tracing::error!(rc, "registering sqlite-vec failed; semantic search will be unavailable");
+            tracing::error!(
+                rc,
+                "registering sqlite-vec failed; semantic search will be unavailable"
+            );
         }
     });
 }
@@ -117,8 +122,10 @@ fn from_blob(blob: &[u8]) -> Vec<f32> {
 }
 
 fn meta_in(conn: &rusqlite::Connection, key: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0))
-        .optional()
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
+        row.get(0)
+    })
+    .optional()
 }
 
 fn set_meta_in(conn: &rusqlite::Connection, key: &str, value: &str) -> rusqlite::Result<()> {
@@ -171,7 +178,10 @@ const DOCUMENT_VECTORS: VectorKind = VectorKind {
 
 /// The model recorded in `meta`, when the vec0 table exists.
 fn read_model(conn: &rusqlite::Connection) -> rusqlite::Result<Option<VectorModel>> {
-    let (Some(model_id), Some(dims)) = (meta_in(conn, "vector_model")?, meta_in(conn, "vector_dims")?) else {
+    let (Some(model_id), Some(dims)) = (
+        meta_in(conn, "vector_model")?,
+        meta_in(conn, "vector_dims")?,
+    ) else {
         return Ok(None);
     };
     let Ok(dims) = dims.parse::<usize>() else {
@@ -282,7 +292,11 @@ impl Store {
     /// Errors: the index holds another model (it changed since
     /// [`Store::ensure_vector_model`]), or a vector has the wrong dimension or a
     /// non-finite value ([`StoreError::InvalidRecord`]); nothing is stored then.
-    pub fn insert_vectors(&mut self, model_id: &str, vectors: &[(String, Vec<f32>)]) -> Result<usize, StoreError> {
+    pub fn insert_vectors(
+        &mut self,
+        model_id: &str,
+        vectors: &[(String, Vec<f32>)],
+    ) -> Result<usize, StoreError> {
         self.insert_keyed_vectors(&CHUNK_VECTORS, model_id, vectors)
     }
 
@@ -304,7 +318,9 @@ impl Store {
             other => {
                 return Err(StoreError::InvalidRecord(format!(
                     "the index holds vectors of {}, not of `{model_id}`",
-                    other.as_ref().map_or("no model".to_owned(), |m| format!("`{}`", m.model_id))
+                    other
+                        .as_ref()
+                        .map_or("no model".to_owned(), |m| format!("`{}`", m.model_id))
                 )));
             }
         };
@@ -315,8 +331,10 @@ impl Store {
                 "INSERT INTO {} (model_id, {}) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 kind.keys, kind.key_column
             ))?;
-            let mut insert_vec =
-                tx.prepare_cached(&format!("INSERT INTO {} (rowid, embedding) VALUES (?1, ?2)", kind.vectors))?;
+            let mut insert_vec = tx.prepare_cached(&format!(
+                "INSERT INTO {} (rowid, embedding) VALUES (?1, ?2)",
+                kind.vectors
+            ))?;
             for (hash, vector) in vectors {
                 if vector.len() != dims {
                     return Err(StoreError::InvalidRecord(format!(
@@ -350,7 +368,11 @@ impl Store {
     fn delete_orphans(&mut self, kind: &VectorKind) -> Result<usize, StoreError> {
         let orphans_sql = format!("SELECT id FROM {} k WHERE {}", kind.keys, kind.orphan);
         // Look first without the write lock, which the other server may want.
-        let any: bool = self.conn().query_row(&format!("SELECT EXISTS ({orphans_sql})"), [], |row| row.get(0))?;
+        let any: bool =
+            self.conn()
+                .query_row(&format!("SELECT EXISTS ({orphans_sql})"), [], |row| {
+                    row.get(0)
+                })?;
         if !any {
             return Ok(0);
         }
@@ -367,12 +389,14 @@ impl Store {
         }
         let has_vectors = has_table(&tx, kind.vectors)?;
         {
-            let mut delete_key = tx.prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", kind.keys))?;
+            let mut delete_key =
+                tx.prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", kind.keys))?;
             for id in &orphans {
                 delete_key.execute([id])?;
             }
             if has_vectors {
-                let mut delete_vec = tx.prepare_cached(&format!("DELETE FROM {} WHERE rowid = ?1", kind.vectors))?;
+                let mut delete_vec =
+                    tx.prepare_cached(&format!("DELETE FROM {} WHERE rowid = ?1", kind.vectors))?;
                 for id in &orphans {
                     delete_vec.execute([id])?;
                 }
@@ -409,7 +433,11 @@ impl Store {
     ) -> Result<SearchResults, SearchError> {
         let (rows, filter_applied) = self.vector_search_rows(model_id, query_vec, k, filters)?;
         let results: Vec<SearchHit> = rows.into_iter().map(|(_, hit)| hit).collect();
-        Ok(SearchResults { low_confidence: results.is_empty(), results, filter_applied })
+        Ok(SearchResults {
+            low_confidence: results.is_empty(),
+            results,
+            filter_applied,
+        })
     }
 
     /// [`Store::vector_search`] with each hit's `chunks.id` (the key the ranking
@@ -446,7 +474,9 @@ impl Store {
             if out.contains_key(&id) {
                 continue;
             }
-            let blob: Option<Vec<u8>> = stmt.query_row(params![id, model.model_id], |row| row.get(0)).optional()?;
+            let blob: Option<Vec<u8>> = stmt
+                .query_row(params![id, model.model_id], |row| row.get(0))
+                .optional()?;
             if let Some(blob) = blob {
                 out.insert(id, from_blob(&blob));
             }
@@ -458,7 +488,12 @@ impl Store {
     /// document order, at most `limit`.
     ///
     /// Errors: the database cannot be read.
-    pub fn embedded_chunk_ids_of(&self, path: &str, model_id: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+    pub fn embedded_chunk_ids_of(
+        &self,
+        path: &str,
+        model_id: &str,
+        limit: usize,
+    ) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT c.id FROM chunks c
              JOIN documents d ON d.id = c.doc_id
@@ -495,7 +530,9 @@ impl Store {
             )));
         }
         if query_vec.iter().any(|x| !x.is_finite()) {
-            return Err(SearchError::InvalidArgument("the query vector has a non-finite value".to_owned()));
+            return Err(SearchError::InvalidArgument(
+                "the query vector has a non-finite value".to_owned(),
+            ));
         }
         let k = k.min(MAX_VECTOR_K);
         if k == 0 {
@@ -558,23 +595,30 @@ impl Store {
         }
     }
 
-    fn vector_rows(&self, sql: &str, values: &[Value]) -> Result<Vec<(i64, SearchHit)>, SearchError> {
+    fn vector_rows(
+        &self,
+        sql: &str,
+        values: &[Value],
+    ) -> Result<Vec<(i64, SearchHit)>, SearchError> {
         let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
             let heading_path: String = row.get(2)?;
             let text: String = row.get(5)?;
             let distance: f64 = row.get(7)?;
             let id: i64 = row.get(8)?;
-            Ok((id, SearchHit {
-                path: row.get(0)?,
-                pointer: row.get(1)?,
-                heading_path: split_heading_path(&heading_path),
-                start_line: row.get(3)?,
-                end_line: row.get(4)?,
-                score: 1.0 - distance,
-                snippet: snippet::make_snippet(&text, &[]),
-                indexed_source_hash: row.get(6)?,
-            }))
+            Ok((
+                id,
+                SearchHit {
+                    path: row.get(0)?,
+                    pointer: row.get(1)?,
+                    heading_path: split_heading_path(&heading_path),
+                    start_line: row.get(3)?,
+                    end_line: row.get(4)?,
+                    score: 1.0 - distance,
+                    snippet: snippet::make_snippet(&text, &[]),
+                    indexed_source_hash: row.get(6)?,
+                },
+            ))
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -610,7 +654,10 @@ impl Store {
             Ok(u64::try_from(n).unwrap_or(0))
         };
         let model = read_model(conn)?;
-        let model_id = model.as_ref().map_or("", |m| m.model_id.as_str()).to_owned();
+        let model_id = model
+            .as_ref()
+            .map_or("", |m| m.model_id.as_str())
+            .to_owned();
         let total_chunks = count("SELECT count(*) FROM chunks WHERE ?1 = ?1", &model_id)?;
         let (embedded_chunks, vectors) = if model.is_some() {
             (
@@ -625,7 +672,13 @@ impl Store {
             (0, 0)
         };
         let last_unavailable = self.last_embed_unavailable()?;
-        Ok(VectorStatus { model, embedded_chunks, total_chunks, vectors, last_unavailable })
+        Ok(VectorStatus {
+            model,
+            embedded_chunks,
+            total_chunks,
+            vectors,
+            last_unavailable,
+        })
     }
 
     /// Whether a search with `model_id` has a vector leg: the stored vectors are of
@@ -662,7 +715,8 @@ impl Store {
         match reason {
             Some(reason) => set_meta_in(self.conn(), "embed_unavailable", reason)?,
             None => {
-                self.conn().execute("DELETE FROM meta WHERE key = 'embed_unavailable'", [])?;
+                self.conn()
+                    .execute("DELETE FROM meta WHERE key = 'embed_unavailable'", [])?;
             }
         }
         Ok(())
@@ -703,15 +757,23 @@ impl Store {
     /// Documents lacking a whole-document vector of `model_id`, by path.
     ///
     /// Errors: the database cannot be read.
-    pub fn documents_lacking_vectors(&self, model_id: &str) -> Result<Vec<PendingDocument>, StoreError> {
+    pub fn documents_lacking_vectors(
+        &self,
+        model_id: &str,
+    ) -> Result<Vec<PendingDocument>, StoreError> {
         let mut docs = self.conn().prepare_cached(
             "SELECT d.id, d.source_hash, d.path, coalesce(d.title, '') FROM documents d
              WHERE NOT EXISTS (SELECT 1 FROM doc_vector_keys k WHERE k.model_id = ?1 AND k.source_hash = d.source_hash)
              ORDER BY d.path",
         )?;
-        let rows: Vec<(i64, String, String, String)> =
-            docs.query_map([model_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<Result<_, _>>()?;
-        let mut chunks = self.conn().prepare_cached("SELECT text FROM chunks WHERE doc_id = ?1 ORDER BY seq")?;
+        let rows: Vec<(i64, String, String, String)> = docs
+            .query_map([model_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut chunks = self
+            .conn()
+            .prepare_cached("SELECT text FROM chunks WHERE doc_id = ?1 ORDER BY seq")?;
         let mut out = Vec::with_capacity(rows.len());
         for (id, source_hash, path, title) in rows {
             let mut text = title;
@@ -731,7 +793,11 @@ impl Store {
                 }
                 text.truncate(cut);
             }
-            out.push(PendingDocument { source_hash, path, text });
+            out.push(PendingDocument {
+                source_hash,
+                path,
+                text,
+            });
         }
         Ok(out)
     }
@@ -741,7 +807,11 @@ impl Store {
     ///
     /// Errors: the index holds another model, or a vector has the wrong dimension or
     /// a non-finite value ([`StoreError::InvalidRecord`]); nothing is stored then.
-    pub fn insert_document_vectors(&mut self, model_id: &str, vectors: &[(String, Vec<f32>)]) -> Result<usize, StoreError> {
+    pub fn insert_document_vectors(
+        &mut self,
+        model_id: &str,
+        vectors: &[(String, Vec<f32>)],
+    ) -> Result<usize, StoreError> {
         self.insert_keyed_vectors(&DOCUMENT_VECTORS, model_id, vectors)
     }
 
@@ -769,7 +839,8 @@ impl Store {
             _ => return Ok(out),
         }
         // One statement for all paths (this runs on every hybrid search).
-        let paths_json = serde_json::to_string(paths).map_err(|e| StoreError::InvalidRecord(e.to_string()))?;
+        let paths_json =
+            serde_json::to_string(paths).map_err(|e| StoreError::InvalidRecord(e.to_string()))?;
         let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT d.path, vec_distance_cosine(v.embedding, ?3) FROM documents d
              JOIN doc_vector_keys k ON k.model_id = ?2 AND k.source_hash = d.source_hash

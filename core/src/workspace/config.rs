@@ -89,7 +89,11 @@ pub struct IndexConfig {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude: Vec::new(), chunk_bytes: 1500 }
+        IndexConfig {
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            exclude: Vec::new(),
+            chunk_bytes: 1500,
+        }
     }
 }
 
@@ -113,7 +117,10 @@ impl DiagnosticsConfig {
     pub fn compile(&mut self) -> Result<(), String> {
         let mut builder = GlobSetBuilder::new();
         for glob in &self.silence_targets {
-            builder.add(Glob::new(glob).map_err(|e| format!("invalid glob `{glob}` in silence_targets: {e}"))?);
+            builder.add(
+                Glob::new(glob)
+                    .map_err(|e| format!("invalid glob `{glob}` in silence_targets: {e}"))?,
+            );
         }
         self.compiled_targets = Some(builder.build().map_err(|e| e.to_string())?);
         Ok(())
@@ -158,9 +165,17 @@ impl Config {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(source) => return Err(ConfigError::Io { path: path.display().to_string(), source }),
+            Err(source) => {
+                return Err(ConfigError::Io {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
         };
-        Config::from_toml(&text).map_err(|message| ConfigError::Invalid { path: path.display().to_string(), message })
+        Config::from_toml(&text).map_err(|message| ConfigError::Invalid {
+            path: path.display().to_string(),
+            message,
+        })
     }
 
     /// Parses configuration text.
@@ -173,7 +188,8 @@ impl Config {
         }
         config.diagnostics.compile()?;
         for glob in &config.index.exclude {
-            Glob::new(glob).map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;
+            Glob::new(glob)
+                .map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;
         }
         Ok(config)
     }
@@ -190,13 +206,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.index.max_file_size, 1024);
-        assert!(c.diagnostics.is_silenced(DiagnosticCode::UnusedDefinition, None));
-        assert!(c.diagnostics.is_silenced(DiagnosticCode::MissingFile, Some("vendor/x.md")));
-        assert!(!c.diagnostics.is_silenced(DiagnosticCode::MissingFile, Some("docs/x.md")));
+        assert!(
+            c.diagnostics
+                .is_silenced(DiagnosticCode::UnusedDefinition, None)
+        );
+        assert!(
+            c.diagnostics
+                .is_silenced(DiagnosticCode::MissingFile, Some("vendor/x.md"))
+        );
+        assert!(
+            !c.diagnostics
+                .is_silenced(DiagnosticCode::MissingFile, Some("docs/x.md"))
+        );
         let err = Config::from_toml("[index]\nmax_size = 1\n").unwrap_err();
         assert!(err.contains("unknown field `max_size`"), "{err}");
         let err = Config::from_toml("[index]\nexclude = [\"[\"]\n").unwrap_err();
-        assert!(err.starts_with("invalid glob `[` in [index].exclude"), "{err}");
+        assert!(
+            err.starts_with("invalid glob `[` in [index].exclude"),
+            "{err}"
+        );
         let err = Config::from_toml("[diagnostics]\nsilence = [\"nope\"]\n").unwrap_err();
         assert!(err.contains("unknown variant `nope`"), "{err}");
     }

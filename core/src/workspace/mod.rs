@@ -55,11 +55,17 @@ pub enum SkipReason {
 impl std::fmt::Display for SkipReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SkipReason::TooLarge { size, cap } => write!(f, "too large ({size} bytes; the cap is {cap} bytes)"),
-            SkipReason::InvalidUtf8 { at } => write!(f, "not valid UTF-8 (first invalid byte at offset {at})"),
+            SkipReason::TooLarge { size, cap } => {
+                write!(f, "too large ({size} bytes; the cap is {cap} bytes)")
+            }
+            SkipReason::InvalidUtf8 { at } => {
+                write!(f, "not valid UTF-8 (first invalid byte at offset {at})")
+            }
             SkipReason::Binary => write!(f, "binary content (NUL bytes)"),
             SkipReason::Symlink => write!(f, "symbolic link (not followed)"),
-            SkipReason::TooDeeplyNested { detail } => write!(f, "nested too deeply to parse: {detail}"),
+            SkipReason::TooDeeplyNested { detail } => {
+                write!(f, "nested too deeply to parse: {detail}")
+            }
             SkipReason::Unreadable { message } => write!(f, "unreadable: {message}"),
         }
     }
@@ -106,8 +112,14 @@ pub fn is_markdown(path: &str) -> bool {
 /// The workspace root for `start`: the folder itself if given a folder that holds
 /// `folio.toml` or `.git`, else the nearest ancestor that does, else `start`'s folder.
 pub fn find_root(start: &Path) -> PathBuf {
-    let start_dir = if start.is_file() { start.parent().unwrap_or(start) } else { start };
-    let start_dir = start_dir.canonicalize().unwrap_or_else(|_| start_dir.to_path_buf());
+    let start_dir = if start.is_file() {
+        start.parent().unwrap_or(start)
+    } else {
+        start
+    };
+    let start_dir = start_dir
+        .canonicalize()
+        .unwrap_or_else(|_| start_dir.to_path_buf());
     for dir in start_dir.ancestors() {
         if dir.join(config::CONFIG_FILE).is_file() || dir.join(".git").exists() {
             return dir.to_path_buf();
@@ -137,7 +149,9 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
     }
     let _ = overrides.add("!.git/");
     let _ = overrides.add("!.folio/");
-    let overrides = overrides.build().unwrap_or_else(|_| ignore::overrides::Override::empty());
+    let overrides = overrides
+        .build()
+        .unwrap_or_else(|_| ignore::overrides::Override::empty());
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .git_global(false)
@@ -148,16 +162,25 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
     let found = Mutex::new(Scan::default());
     walker.run(|| {
         Box::new(|entry| {
-            let Ok(entry) = entry else { return ignore::WalkState::Continue };
-            let Some(rel) = relative(root, entry.path()) else { return ignore::WalkState::Continue };
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            let Some(rel) = relative(root, entry.path()) else {
+                return ignore::WalkState::Continue;
+            };
             if rel == ".git" || rel == ".folio" {
                 return ignore::WalkState::Skip;
             }
-            let Some(ft) = entry.file_type() else { return ignore::WalkState::Continue };
+            let Some(ft) = entry.file_type() else {
+                return ignore::WalkState::Continue;
+            };
             let mut scan = found.lock().expect("scan lock poisoned");
             if ft.is_symlink() {
                 if is_markdown(&rel) {
-                    scan.skipped.push(Skipped { path: rel, reason: SkipReason::Symlink });
+                    scan.skipped.push(Skipped {
+                        path: rel,
+                        reason: SkipReason::Symlink,
+                    });
                 }
             } else if ft.is_file() && is_markdown(&rel) {
                 scan.markdown.push(rel);
@@ -177,21 +200,35 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
 /// Reads one Markdown file under the size cap, checking it is a regular file of UTF-8
 /// text without NUL bytes that is not nested too deeply to parse.
 pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
-    let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable { message: e.to_string() })?;
+    let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable {
+        message: e.to_string(),
+    })?;
     if !meta.is_file() {
-        return Err(SkipReason::Unreadable { message: "not a regular file".into() });
+        return Err(SkipReason::Unreadable {
+            message: "not a regular file".into(),
+        });
     }
     if meta.len() > cap {
-        return Err(SkipReason::TooLarge { size: meta.len(), cap });
+        return Err(SkipReason::TooLarge {
+            size: meta.len(),
+            cap,
+        });
     }
-    let bytes = std::fs::read(abs).map_err(|e| SkipReason::Unreadable { message: e.to_string() })?;
+    let bytes = std::fs::read(abs).map_err(|e| SkipReason::Unreadable {
+        message: e.to_string(),
+    })?;
     if bytes.len() as u64 > cap {
-        return Err(SkipReason::TooLarge { size: bytes.len() as u64, cap });
+        return Err(SkipReason::TooLarge {
+            size: bytes.len() as u64,
+            cap,
+        });
     }
     if bytes.contains(&0) {
         return Err(SkipReason::Binary);
     }
-    let text = String::from_utf8(bytes).map_err(|e| SkipReason::InvalidUtf8 { at: e.utf8_error().valid_up_to() })?;
+    let text = String::from_utf8(bytes).map_err(|e| SkipReason::InvalidUtf8 {
+        at: e.utf8_error().valid_up_to(),
+    })?;
     match crate::parse::nesting_problem(&text) {
         Some(detail) => Err(SkipReason::TooDeeplyNested { detail }),
         None => Ok(text),
@@ -257,7 +294,14 @@ pub struct Workspace {
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
-        Workspace { root, config, docs: BTreeMap::new(), other: HashSet::new(), by_stem: HashMap::new(), by_name: HashMap::new() }
+        Workspace {
+            root,
+            config,
+            docs: BTreeMap::new(),
+            other: HashSet::new(),
+            by_stem: HashMap::new(),
+            by_name: HashMap::new(),
+        }
     }
 
     /// Walks `root`, reads and parses every Markdown file (in parallel).
@@ -270,7 +314,10 @@ impl Workspace {
             read_markdown(&root.join(rel), cap).map(|text| DocEntry::new(&text, 0, Origin::Disk))
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
-        let mut report = LoadReport { loaded: 0, skipped: scan.skipped };
+        let mut report = LoadReport {
+            loaded: 0,
+            skipped: scan.skipped,
+        };
         for path in &scan.other {
             ws.add_other(path);
         }
@@ -309,7 +356,10 @@ impl Workspace {
     /// Inserts or replaces a document.
     pub fn insert(&mut self, path: String, entry: DocEntry) {
         if !self.docs.contains_key(&path) {
-            self.by_stem.entry(stem_key(&path)).or_default().push(path.clone());
+            self.by_stem
+                .entry(stem_key(&path))
+                .or_default()
+                .push(path.clone());
         }
         self.other.remove(&path);
         self.docs.insert(path, entry);
@@ -389,8 +439,16 @@ impl Workspace {
         let target = target.trim_start_matches('/');
         let from_dir = from.rsplit_once('/').map_or("", |(d, _)| d);
         for base in ["", from_dir] {
-            let joined = if base.is_empty() { target.to_string() } else { format!("{base}/{target}") };
-            for candidate in [joined.clone(), format!("{joined}.md"), format!("{joined}.markdown")] {
+            let joined = if base.is_empty() {
+                target.to_string()
+            } else {
+                format!("{base}/{target}")
+            };
+            for candidate in [
+                joined.clone(),
+                format!("{joined}.md"),
+                format!("{joined}.markdown"),
+            ] {
                 if self.docs.contains_key(&candidate) {
                     return vec![candidate];
                 }
@@ -398,7 +456,10 @@ impl Workspace {
         }
         let lower = target.to_lowercase();
         let stem = stem_key(&lower);
-        let no_ext = lower.strip_suffix(".md").or_else(|| lower.strip_suffix(".markdown")).unwrap_or(&lower);
+        let no_ext = lower
+            .strip_suffix(".md")
+            .or_else(|| lower.strip_suffix(".markdown"))
+            .unwrap_or(&lower);
         let mut found: Vec<String> = self
             .by_stem
             .get(&stem)
@@ -407,8 +468,12 @@ impl Workspace {
                     .iter()
                     .filter(|p| {
                         let p_lower = p.to_lowercase();
-                        let p_no_ext = p_lower.rsplit_once('.').map_or(p_lower.as_str(), |(a, _)| a);
-                        !no_ext.contains('/') || p_no_ext == no_ext || p_no_ext.ends_with(&format!("/{no_ext}"))
+                        let p_no_ext = p_lower
+                            .rsplit_once('.')
+                            .map_or(p_lower.as_str(), |(a, _)| a);
+                        !no_ext.contains('/')
+                            || p_no_ext == no_ext
+                            || p_no_ext.ends_with(&format!("/{no_ext}"))
                     })
                     .cloned()
                     .collect()
@@ -417,7 +482,11 @@ impl Workspace {
         if found.is_empty() {
             // Other files by name (embeds), including Markdown files that were skipped.
             let name = lower.rsplit('/').next().unwrap_or(&lower);
-            for candidate in [name.to_string(), format!("{name}.md"), format!("{name}.markdown")] {
+            for candidate in [
+                name.to_string(),
+                format!("{name}.md"),
+                format!("{name}.markdown"),
+            ] {
                 if let Some(paths) = self.by_name.get(&candidate) {
                     found.extend(paths.iter().cloned());
                 }
@@ -446,7 +515,9 @@ fn stem_key(path: &str) -> String {
 
 /// Maps `f` over `items` on all cores, keeping order.
 pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
     if threads <= 1 {
         return items.iter().map(f).collect();
     }
@@ -481,5 +552,10 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
             spawned.expect("spawning a worker thread");
         }
     });
-    slots.into_inner().expect("slots lock poisoned").into_iter().map(|r| r.expect("every slot filled")).collect()
+    slots
+        .into_inner()
+        .expect("slots lock poisoned")
+        .into_iter()
+        .map(|r| r.expect("every slot filled"))
+        .collect()
 }

@@ -44,20 +44,27 @@ impl PathError {
 }
 
 const DEVICE_NAMES: [&str; 22] = [
-    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9", "lpt1",
-    "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
 ];
 
 /// Checks that `path` is a name the index could hold. Touches no disk.
 ///
 /// Errors: [`PathError::Invalid`] with the rule broken.
 pub fn check_syntax(path: &str) -> Result<(), PathError> {
-    let invalid = |reason| Err(PathError::Invalid { path: path.to_string(), reason });
+    let invalid = |reason| {
+        Err(PathError::Invalid {
+            path: path.to_string(),
+            reason,
+        })
+    };
     if path.is_empty() {
         return invalid("empty path");
     }
     if path.starts_with('/') {
-        return invalid("absolute paths are not allowed; use a path relative to the knowledge base root");
+        return invalid(
+            "absolute paths are not allowed; use a path relative to the knowledge base root",
+        );
     }
     if path.contains('\\') {
         return invalid("backslashes are not allowed; separate folders with `/`");
@@ -80,7 +87,12 @@ pub fn check_syntax(path: &str) -> Result<(), PathError> {
         if seg.ends_with('.') || seg.ends_with(' ') {
             return invalid("a path segment may not end with a dot or a space");
         }
-        let stem = seg.split('.').next().unwrap_or(seg).trim_end().to_ascii_lowercase();
+        let stem = seg
+            .split('.')
+            .next()
+            .unwrap_or(seg)
+            .trim_end()
+            .to_ascii_lowercase();
         if DEVICE_NAMES.contains(&stem.as_str()) {
             return invalid("Windows device names (CON, NUL, COM1, …) are not allowed");
         }
@@ -98,7 +110,10 @@ pub fn check_syntax(path: &str) -> Result<(), PathError> {
 /// symbolic link, when the file has other hard links, or when it is not a regular file.
 pub fn resolve_existing(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     check_syntax(path)?;
-    let not_found = |detail: &str| PathError::NotFound { path: path.to_string(), detail: detail.to_string() };
+    let not_found = |detail: &str| PathError::NotFound {
+        path: path.to_string(),
+        detail: detail.to_string(),
+    };
     let mut current = root.to_path_buf();
     let segments: Vec<&str> = path.split('/').collect();
     for (i, seg) in segments.iter().enumerate() {
@@ -145,7 +160,10 @@ pub fn resolve_new(root: &Path, path: &str) -> Result<PathBuf, PathError> {
             }
             Ok(_) if i + 1 == segments.len() => return resolve_existing(root, path),
             Ok(meta) if !meta.is_dir() => {
-                return Err(PathError::NotFound { path: path.to_string(), detail: format!("; `{seg}` is not a folder") });
+                return Err(PathError::NotFound {
+                    path: path.to_string(),
+                    detail: format!("; `{seg}` is not a folder"),
+                });
             }
             Ok(_) => {}
             Err(_) => break,
@@ -161,7 +179,11 @@ fn exact_name_exists(dir: &Path, name: &str) -> bool {
         return true;
     }
     std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(Result::ok).any(|e| e.file_name().to_str() == Some(name)))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_str() == Some(name))
+        })
         .unwrap_or(false)
 }
 
@@ -205,11 +227,19 @@ mod tests {
         ];
         for (path, fragment) in cases {
             match check_syntax(path) {
-                Err(PathError::Invalid { reason, .. }) => assert!(reason.contains(fragment), "{path:?}: {reason}"),
+                Err(PathError::Invalid { reason, .. }) => {
+                    assert!(reason.contains(fragment), "{path:?}: {reason}")
+                }
                 other => panic!("{path:?} should be invalid, got {other:?}"),
             }
         }
-        for ok in ["a.md", "docs/ja/日本語.md", "a b/c-d_e.md", ".github/x.md", "console.md"] {
+        for ok in [
+            "a.md",
+            "docs/ja/日本語.md",
+            "a b/c-d_e.md",
+            ".github/x.md",
+            "console.md",
+        ] {
             assert_eq!(check_syntax(ok), Ok(()), "{ok}");
         }
     }
@@ -225,7 +255,10 @@ mod tests {
         std::os::unix::fs::symlink(root.join("docs/a.md"), root.join("link.md")).unwrap();
         std::fs::hard_link(root.join("outside.md"), root.join("hard.md")).unwrap();
 
-        assert_eq!(resolve_existing(root, "docs/a.md").unwrap(), root.join("docs/a.md"));
+        assert_eq!(
+            resolve_existing(root, "docs/a.md").unwrap(),
+            root.join("docs/a.md")
+        );
         let code = |r: Result<PathBuf, PathError>| r.unwrap_err().code();
         assert_eq!(code(resolve_existing(root, "docs/A.md")), "NOT_FOUND");
         assert_eq!(code(resolve_existing(root, "linkdir/a.md")), "NOT_FOUND");
@@ -234,7 +267,10 @@ mod tests {
         assert_eq!(code(resolve_existing(root, "docs")), "NOT_FOUND");
         assert_eq!(code(resolve_existing(root, "missing.md")), "NOT_FOUND");
         assert_eq!(code(resolve_existing(root, "../x.md")), "INVALID_PATH");
-        assert_eq!(resolve_new(root, "docs/new/b.md").unwrap(), root.join("docs/new/b.md"));
+        assert_eq!(
+            resolve_new(root, "docs/new/b.md").unwrap(),
+            root.join("docs/new/b.md")
+        );
         assert_eq!(code(resolve_new(root, "linkdir/b.md")), "NOT_FOUND");
         assert_eq!(code(resolve_new(root, "docs/a.md/b.md")), "NOT_FOUND");
     }

@@ -9,8 +9,9 @@ use folio_core::links::navigate::closest_heading;
 use folio_core::links::{DiagnosticCode, Target, diagnostics, join_relative, resolve_link};
 use folio_core::parse::LinkKind;
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse, CreateFile, CreateFileOptions,
-    DocumentChangeOperation, DocumentChanges, ResourceOp, TextEdit, WorkspaceEdit,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
+    CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges, ResourceOp, TextEdit,
+    WorkspaceEdit,
 };
 
 use crate::convert;
@@ -22,8 +23,12 @@ pub const MIN_SIMILARITY: f64 = 0.4;
 
 /// Quick fixes for the link diagnostics that overlap the requested range.
 pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<CodeActionResponse>> {
-    let Some(doc) = s.locate_uri(&params.text_document.uri) else { return Ok(None) };
-    let Some(entry) = s.entry(&doc) else { return Ok(None) };
+    let Some(doc) = s.locate_uri(&params.text_document.uri) else {
+        return Ok(None);
+    };
+    let Some(entry) = s.entry(&doc) else {
+        return Ok(None);
+    };
     let ws = &s.roots[doc.root].ws;
     let wanted = convert::byte_range(&entry.doc, params.range, s.encoding);
     let lsp_diagnostics = for_document(s, &doc);
@@ -32,18 +37,34 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
         if d.range.end < wanted.start || d.range.start > wanted.end {
             continue;
         }
-        let Some(link) = entry.parsed.links.iter().find(|l| l.range.start <= d.range.start && d.range.end <= l.range.end) else { continue };
+        let Some(link) = entry
+            .parsed
+            .links
+            .iter()
+            .find(|l| l.range.start <= d.range.start && d.range.end <= l.range.end)
+        else {
+            continue;
+        };
         match d.code {
             // Creating a file needs a client that applies `CreateFile` operations.
             DiagnosticCode::MissingFile if s.flags.create_files && s.flags.document_changes => {
-                let Some(mut path) = join_relative(&doc.path, link.dest.split('?').next().unwrap_or("")) else { continue };
+                let Some(mut path) =
+                    join_relative(&doc.path, link.dest.split('?').next().unwrap_or(""))
+                else {
+                    continue;
+                };
                 if !path.rsplit('/').next().unwrap_or(&path).contains('.') {
                     path.push_str(".md");
                 }
-                let Some(uri) = s.uri(doc.root, &path) else { continue };
+                let Some(uri) = s.uri(doc.root, &path) else {
+                    continue;
+                };
                 let create = CreateFile {
                     uri,
-                    options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+                    options: Some(CreateFileOptions {
+                        overwrite: Some(false),
+                        ignore_if_exists: Some(true),
+                    }),
                     annotation_id: None,
                 };
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
@@ -51,29 +72,56 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
                     kind: Some(CodeActionKind::QUICKFIX),
                     diagnostics: Some(vec![lsp_d]),
                     edit: Some(WorkspaceEdit {
-                        document_changes: Some(DocumentChanges::Operations(vec![DocumentChangeOperation::Op(ResourceOp::Create(create))])),
+                        document_changes: Some(DocumentChanges::Operations(vec![
+                            DocumentChangeOperation::Op(ResourceOp::Create(create)),
+                        ])),
                         ..WorkspaceEdit::default()
                     }),
                     ..CodeAction::default()
                 }));
             }
             DiagnosticCode::MissingHeading => {
-                let (Some(fragment), Some(fragment_range)) = (link.fragment.as_deref(), link.fragment_range.clone()) else { continue };
-                let Target::Document { path: target_path, .. } = resolve_link(ws, &doc.path, link) else { continue };
-                let Some(target) = ws.parsed(&target_path) else { continue };
-                let Some(slug) = closest_heading(&target, fragment, MIN_SIMILARITY) else { continue };
+                let (Some(fragment), Some(fragment_range)) =
+                    (link.fragment.as_deref(), link.fragment_range.clone())
+                else {
+                    continue;
+                };
+                let Target::Document {
+                    path: target_path, ..
+                } = resolve_link(ws, &doc.path, link)
+                else {
+                    continue;
+                };
+                let Some(target) = ws.parsed(&target_path) else {
+                    continue;
+                };
+                let Some(slug) = closest_heading(&target, fragment, MIN_SIMILARITY) else {
+                    continue;
+                };
                 let replacement = if matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed) {
-                    target.headings.iter().find(|h| h.slug == slug).map_or(slug.clone(), |h| h.text.clone())
+                    target
+                        .headings
+                        .iter()
+                        .find(|h| h.slug == slug)
+                        .map_or(slug.clone(), |h| h.text.clone())
                 } else {
                     slug.clone()
                 };
-                let Some(uri) = s.uri(doc.root, &doc.path) else { continue };
-                let edit = TextEdit { range: convert::range(&entry.doc, &fragment_range, s.encoding), new_text: replacement.clone() };
+                let Some(uri) = s.uri(doc.root, &doc.path) else {
+                    continue;
+                };
+                let edit = TextEdit {
+                    range: convert::range(&entry.doc, &fragment_range, s.encoding),
+                    new_text: replacement.clone(),
+                };
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: format!("Change anchor to `#{replacement}`"),
                     kind: Some(CodeActionKind::QUICKFIX),
                     diagnostics: Some(vec![lsp_d]),
-                    edit: Some(WorkspaceEdit { changes: Some(HashMap::from([(uri, vec![edit])])), ..WorkspaceEdit::default() }),
+                    edit: Some(WorkspaceEdit {
+                        changes: Some(HashMap::from([(uri, vec![edit])])),
+                        ..WorkspaceEdit::default()
+                    }),
                     is_preferred: Some(true),
                     ..CodeAction::default()
                 }));

@@ -13,7 +13,8 @@ use folio_core::links::join_relative;
 use folio_core::links::navigate::relative_path;
 use folio_core::parse::Parsed;
 use tower_lsp_server::ls_types::{
-    CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse, CompletionTextEdit, Position, TextEdit,
+    CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse,
+    CompletionTextEdit, Position, TextEdit,
 };
 
 use super::cursor;
@@ -36,93 +37,156 @@ struct Item {
 /// Completion items at the cursor.
 pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<CompletionResponse>> {
     let p = &params.text_document_position;
-    let Some(c) = cursor(s, &p.text_document.uri, p.position) else { return Ok(None) };
-    let ws = &s.roots[c.doc.root].ws;
-    let line_start = convert::offset(&c.entry.doc, Position { line: p.position.line, character: 0 }, s.encoding);
-    let Some(prefix) = c.entry.doc.slice(line_start..c.offset) else { return Ok(None) };
-    let at = |rel: usize| line_start + rel;
-    let (replace, items): (Range<usize>, Vec<Item>) = if let Some(open) = prefix.rfind("[[").filter(|&i| !prefix[i..].contains("]]")) {
-        let inner = &prefix[open + 2..];
-        if inner.contains('|') {
-            return Ok(None);
-        }
-        match inner.find('#') {
-            Some(hash) => {
-                let target = inner[..hash].trim();
-                let path = if target.is_empty() {
-                    Some(c.doc.path.clone())
-                } else {
-                    let candidates = ws.wiki_candidates(&c.doc.path, target);
-                    if candidates.len() == 1 { candidates.into_iter().next() } else { None }
-                };
-                let Some(parsed) = path.and_then(|p| ws.parsed(&p)) else { return Ok(None) };
-                let items = parsed
-                    .headings
-                    .iter()
-                    .map(|h| Item { label: h.text.clone(), kind: CompletionItemKind::REFERENCE, detail: Some(format!("#{}", h.slug)) })
-                    .collect();
-                (at(open + 2 + hash + 1)..c.offset, items)
-            }
-            None => {
-                // The file stem, or the path without extension when stems repeat.
-                let mut by_stem: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-                for path in ws.document_paths() {
-                    by_stem.entry(stem(path).to_string()).or_default().push(path);
-                }
-                let mut items = Vec::new();
-                for (name, paths) in by_stem {
-                    if paths.len() == 1 {
-                        items.push(Item { label: name, kind: CompletionItemKind::FILE, detail: Some(paths[0].to_string()) });
-                    } else {
-                        for path in paths {
-                            let no_ext = path.rsplit_once('.').map_or(path, |(a, _)| a);
-                            items.push(Item { label: no_ext.to_string(), kind: CompletionItemKind::FILE, detail: Some(path.to_string()) });
-                        }
-                    }
-                }
-                (at(open + 2)..c.offset, items)
-            }
-        }
-    } else if let Some(open) = prefix.rfind("](").filter(|&i| !prefix[i + 2..].contains([')', ' ', '\t'])) {
-        let partial = &prefix[open + 2..];
-        match partial.find('#') {
-            Some(hash) => {
-                let written = &partial[..hash];
-                let target = if written.is_empty() { Some(c.doc.path.clone()) } else { resolve_document(s, c.doc.root, &c.doc.path, written) };
-                let Some(parsed) = target.and_then(|p| ws.parsed(&p)) else { return Ok(None) };
-                (at(open + 2 + hash + 1)..c.offset, anchors(&parsed))
-            }
-            None => {
-                let mut items = Vec::new();
-                for path in ws.document_paths() {
-                    if path != c.doc.path {
-                        items.push(Item { label: relative_path(&c.doc.path, path), kind: CompletionItemKind::FILE, detail: None });
-                    }
-                }
-                (at(open + 2)..c.offset, items)
-            }
-        }
-    } else if let Some(open) = prefix.rfind("][").filter(|&i| !prefix[i + 2..].contains(']')) {
-        let mut seen = Vec::new();
-        let mut items = Vec::new();
-        for d in &c.entry.parsed.definitions {
-            if !seen.contains(&d.key) {
-                seen.push(d.key.clone());
-                items.push(Item { label: d.label.clone(), kind: CompletionItemKind::REFERENCE, detail: None });
-            }
-        }
-        (at(open + 2)..c.offset, items)
-    } else {
+    let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
         return Ok(None);
     };
+    let ws = &s.roots[c.doc.root].ws;
+    let line_start = convert::offset(
+        &c.entry.doc,
+        Position {
+            line: p.position.line,
+            character: 0,
+        },
+        s.encoding,
+    );
+    let Some(prefix) = c.entry.doc.slice(line_start..c.offset) else {
+        return Ok(None);
+    };
+    let at = |rel: usize| line_start + rel;
+    let (replace, items): (Range<usize>, Vec<Item>) =
+        if let Some(open) = prefix.rfind("[[").filter(|&i| !prefix[i..].contains("]]")) {
+            let inner = &prefix[open + 2..];
+            if inner.contains('|') {
+                return Ok(None);
+            }
+            match inner.find('#') {
+                Some(hash) => {
+                    let target = inner[..hash].trim();
+                    let path = if target.is_empty() {
+                        Some(c.doc.path.clone())
+                    } else {
+                        let candidates = ws.wiki_candidates(&c.doc.path, target);
+                        if candidates.len() == 1 {
+                            candidates.into_iter().next()
+                        } else {
+                            None
+                        }
+                    };
+                    let Some(parsed) = path.and_then(|p| ws.parsed(&p)) else {
+                        return Ok(None);
+                    };
+                    let items = parsed
+                        .headings
+                        .iter()
+                        .map(|h| Item {
+                            label: h.text.clone(),
+                            kind: CompletionItemKind::REFERENCE,
+                            detail: Some(format!("#{}", h.slug)),
+                        })
+                        .collect();
+                    (at(open + 2 + hash + 1)..c.offset, items)
+                }
+                None => {
+                    // The file stem, or the path without extension when stems repeat.
+                    let mut by_stem: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+                    for path in ws.document_paths() {
+                        by_stem
+                            .entry(stem(path).to_string())
+                            .or_default()
+                            .push(path);
+                    }
+                    let mut items = Vec::new();
+                    for (name, paths) in by_stem {
+                        if paths.len() == 1 {
+                            items.push(Item {
+                                label: name,
+                                kind: CompletionItemKind::FILE,
+                                detail: Some(paths[0].to_string()),
+                            });
+                        } else {
+                            for path in paths {
+                                let no_ext = path.rsplit_once('.').map_or(path, |(a, _)| a);
+                                items.push(Item {
+                                    label: no_ext.to_string(),
+                                    kind: CompletionItemKind::FILE,
+                                    detail: Some(path.to_string()),
+                                });
+                            }
+                        }
+                    }
+                    (at(open + 2)..c.offset, items)
+                }
+            }
+        } else if let Some(open) = prefix
+            .rfind("](")
+            .filter(|&i| !prefix[i + 2..].contains([')', ' ', '\t']))
+        {
+            let partial = &prefix[open + 2..];
+            match partial.find('#') {
+                Some(hash) => {
+                    let written = &partial[..hash];
+                    let target = if written.is_empty() {
+                        Some(c.doc.path.clone())
+                    } else {
+                        resolve_document(s, c.doc.root, &c.doc.path, written)
+                    };
+                    let Some(parsed) = target.and_then(|p| ws.parsed(&p)) else {
+                        return Ok(None);
+                    };
+                    (at(open + 2 + hash + 1)..c.offset, anchors(&parsed))
+                }
+                None => {
+                    let mut items = Vec::new();
+                    for path in ws.document_paths() {
+                        if path != c.doc.path {
+                            items.push(Item {
+                                label: relative_path(&c.doc.path, path),
+                                kind: CompletionItemKind::FILE,
+                                detail: None,
+                            });
+                        }
+                    }
+                    (at(open + 2)..c.offset, items)
+                }
+            }
+        } else if let Some(open) = prefix
+            .rfind("][")
+            .filter(|&i| !prefix[i + 2..].contains(']'))
+        {
+            let mut seen = Vec::new();
+            let mut items = Vec::new();
+            for d in &c.entry.parsed.definitions {
+                if !seen.contains(&d.key) {
+                    seen.push(d.key.clone());
+                    items.push(Item {
+                        label: d.label.clone(),
+                        kind: CompletionItemKind::REFERENCE,
+                        detail: None,
+                    });
+                }
+            }
+            (at(open + 2)..c.offset, items)
+        } else {
+            return Ok(None);
+        };
     let range = convert::range(&c.entry.doc, &replace, s.encoding);
     // In a large workspace, send only what contains the typed text and let the client ask again.
-    let typed = c.entry.doc.slice(replace.clone()).unwrap_or_default().to_lowercase();
+    let typed = c
+        .entry
+        .doc
+        .slice(replace.clone())
+        .unwrap_or_default()
+        .to_lowercase();
     let incomplete = items.len() > MAX_ITEMS;
     let mut items = items;
     if incomplete {
         items.retain(|i| i.label.to_lowercase().contains(&typed));
-        items.sort_by(|a, b| a.label.len().cmp(&b.label.len()).then(a.label.cmp(&b.label)));
+        items.sort_by(|a, b| {
+            a.label
+                .len()
+                .cmp(&b.label.len())
+                .then(a.label.cmp(&b.label))
+        });
         items.truncate(MAX_ITEMS);
     }
     let mut out: Vec<CompletionItem> = items
@@ -132,13 +196,19 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
             kind: Some(item.kind),
             detail: item.detail,
             filter_text: Some(item.label.clone()),
-            text_edit: Some(CompletionTextEdit::Edit(TextEdit { range, new_text: item.label })),
+            text_edit: Some(CompletionTextEdit::Edit(TextEdit {
+                range,
+                new_text: item.label,
+            })),
             ..CompletionItem::default()
         })
         .collect();
     out.sort_by(|a, b| a.label.cmp(&b.label));
     if incomplete {
-        return Ok(Some(CompletionResponse::List(CompletionList { is_incomplete: true, items: out })));
+        return Ok(Some(CompletionResponse::List(CompletionList {
+            is_incomplete: true,
+            items: out,
+        })));
     }
     Ok(Some(CompletionResponse::Array(out)))
 }
@@ -152,9 +222,17 @@ fn anchors(parsed: &Parsed) -> Vec<Item> {
     let mut items: Vec<Item> = parsed
         .headings
         .iter()
-        .map(|h| Item { label: h.slug.clone(), kind: CompletionItemKind::REFERENCE, detail: Some(h.text.clone()) })
+        .map(|h| Item {
+            label: h.slug.clone(),
+            kind: CompletionItemKind::REFERENCE,
+            detail: Some(h.text.clone()),
+        })
         .collect();
-    items.extend(parsed.anchors.iter().map(|a| Item { label: a.id.clone(), kind: CompletionItemKind::REFERENCE, detail: None }));
+    items.extend(parsed.anchors.iter().map(|a| Item {
+        label: a.id.clone(),
+        kind: CompletionItemKind::REFERENCE,
+        detail: None,
+    }));
     items
 }
 
@@ -162,5 +240,11 @@ fn anchors(parsed: &Parsed) -> Vec<Item> {
 fn resolve_document(s: &Session, root: usize, from: &str, written: &str) -> Option<String> {
     let ws = &s.roots[root].ws;
     let joined = join_relative(from, &folio_core::parse::percent_decode(written))?;
-    [joined.clone(), format!("{joined}.md"), format!("{joined}.markdown")].into_iter().find(|p| ws.contains_document(p))
+    [
+        joined.clone(),
+        format!("{joined}.md"),
+        format!("{joined}.markdown"),
+    ]
+    .into_iter()
+    .find(|p| ws.contains_document(p))
 }

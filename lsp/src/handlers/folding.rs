@@ -8,18 +8,27 @@ use tower_lsp_server::ls_types::{FoldingRange, FoldingRangeKind, FoldingRangePar
 use crate::session::Session;
 
 /// Folding ranges by line (zero-based, inclusive), in source order.
-pub fn folding_range(s: &Session, params: &FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
-    let Some(doc) = s.locate_uri(&params.text_document.uri) else { return Ok(None) };
-    let Some(entry) = s.entry(&doc) else { return Ok(None) };
+pub fn folding_range(
+    s: &Session,
+    params: &FoldingRangeParams,
+) -> Result<Option<Vec<FoldingRange>>> {
+    let Some(doc) = s.locate_uri(&params.text_document.uri) else {
+        return Ok(None);
+    };
+    let Some(entry) = s.entry(&doc) else {
+        return Ok(None);
+    };
     let parsed = &entry.parsed;
     let mut out = Vec::new();
     for el in &parsed.elements {
         let (bytes, kind) = match el.kind {
             ElementKind::Heading | ElementKind::ListItem => (el.subtree.clone(), None),
             ElementKind::Frontmatter => (el.range.clone(), Some(FoldingRangeKind::Imports)),
-            ElementKind::Code | ElementKind::Table | ElementKind::BlockQuote | ElementKind::Html | ElementKind::Math => {
-                (el.range.clone(), None)
-            }
+            ElementKind::Code
+            | ElementKind::Table
+            | ElementKind::BlockQuote
+            | ElementKind::Html
+            | ElementKind::Math => (el.range.clone(), None),
             _ => continue,
         };
         let start = parsed.line_of(bytes.start) - 1;

@@ -11,20 +11,38 @@ use crate::convert;
 use crate::session::Session;
 
 /// Links to existing documents and files, and external URLs.
-pub fn document_link(s: &Session, params: &DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
-    let Some(doc) = s.locate_uri(&params.text_document.uri) else { return Ok(None) };
-    let Some(entry) = s.entry(&doc) else { return Ok(None) };
+pub fn document_link(
+    s: &Session,
+    params: &DocumentLinkParams,
+) -> Result<Option<Vec<DocumentLink>>> {
+    let Some(doc) = s.locate_uri(&params.text_document.uri) else {
+        return Ok(None);
+    };
+    let Some(entry) = s.entry(&doc) else {
+        return Ok(None);
+    };
     let ws = &s.roots[doc.root].ws;
     let mut out = Vec::new();
     for link in &entry.parsed.links {
-        if matches!(link.kind, LinkKind::Reference | LinkKind::ImageReference | LinkKind::Footnote | LinkKind::UndefinedReference) {
+        if matches!(
+            link.kind,
+            LinkKind::Reference
+                | LinkKind::ImageReference
+                | LinkKind::Footnote
+                | LinkKind::UndefinedReference
+        ) {
             continue;
         }
         let bytes = link.dest_range.clone().unwrap_or(link.range.clone());
         let range = convert::range(&entry.doc, &bytes, s.encoding);
         if link.external {
             if let Ok(uri) = Uri::from_str(&link.dest) {
-                out.push(DocumentLink { range, target: Some(uri), tooltip: None, data: None });
+                out.push(DocumentLink {
+                    range,
+                    target: Some(uri),
+                    tooltip: None,
+                    data: None,
+                });
             }
             continue;
         }
@@ -36,8 +54,15 @@ pub fn document_link(s: &Session, params: &DocumentLinkParams) -> Result<Option<
             Target::Document { path, .. } | Target::File(path) => path,
             _ => continue,
         };
-        let Some(uri) = s.uri(doc.root, &path) else { continue };
-        out.push(DocumentLink { range, target: Some(uri), tooltip: Some(path), data: None });
+        let Some(uri) = s.uri(doc.root, &path) else {
+            continue;
+        };
+        out.push(DocumentLink {
+            range,
+            target: Some(uri),
+            tooltip: Some(path),
+            data: None,
+        });
     }
     Ok(Some(out))
 }

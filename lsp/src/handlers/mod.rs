@@ -50,7 +50,12 @@ pub fn lsp_range(s: &Session, root: usize, path: &str, bytes: &Range<usize>) -> 
 }
 
 /// A location in a document or file of a root; files that are not documents get an empty range at the start.
-pub fn location(s: &Session, root: usize, path: &str, bytes: Option<&Range<usize>>) -> Option<Location> {
+pub fn location(
+    s: &Session,
+    root: usize,
+    path: &str,
+    bytes: Option<&Range<usize>>,
+) -> Option<Location> {
     let uri = s.uri(root, path)?;
     let range = match bytes {
         Some(b) => lsp_range(s, root, path, b)?,

@@ -4,13 +4,13 @@ use std::ops::Range;
 
 use anyhow::Result;
 use folio_core::links::navigate::{
-    Destination, Reference, definition_at, destination, heading_at, link_at, references_to_definition, references_to_document,
-    references_to_heading,
+    Destination, Reference, definition_at, destination, heading_at, link_at,
+    references_to_definition, references_to_document, references_to_heading,
 };
 use folio_core::workspace::Workspace;
 use tower_lsp_server::ls_types::{
-    GotoDefinitionParams, GotoDefinitionResponse, Hover, HoverContents, HoverParams, Location, MarkupContent, MarkupKind,
-    ReferenceParams,
+    GotoDefinitionParams, GotoDefinitionResponse, Hover, HoverContents, HoverParams, Location,
+    MarkupContent, MarkupKind, ReferenceParams,
 };
 
 use super::{cursor, location};
@@ -23,25 +23,42 @@ pub const PREVIEW_BYTES: usize = 1200;
 pub const PREVIEW_LINES: usize = 20;
 
 /// Where the link under the cursor leads.
-pub fn definition(s: &Session, params: &GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+pub fn definition(
+    s: &Session,
+    params: &GotoDefinitionParams,
+) -> Result<Option<GotoDefinitionResponse>> {
     let p = &params.text_document_position_params;
-    let Some(c) = cursor(s, &p.text_document.uri, p.position) else { return Ok(None) };
+    let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
+        return Ok(None);
+    };
     let ws = &s.roots[c.doc.root].ws;
-    let Some(link) = link_at(&c.entry.parsed, c.offset) else { return Ok(None) };
-    let Some(dest) = destination(ws, &c.doc.path, link) else { return Ok(None) };
-    Ok(location(s, c.doc.root, &dest.path, dest.range.as_ref()).map(GotoDefinitionResponse::Scalar))
+    let Some(link) = link_at(&c.entry.parsed, c.offset) else {
+        return Ok(None);
+    };
+    let Some(dest) = destination(ws, &c.doc.path, link) else {
+        return Ok(None);
+    };
+    Ok(
+        location(s, c.doc.root, &dest.path, dest.range.as_ref())
+            .map(GotoDefinitionResponse::Scalar),
+    )
 }
 
 /// The index of the heading of `path` whose range is `range`.
 fn heading_with_range(ws: &Workspace, path: &str, range: &Range<usize>) -> Option<usize> {
-    ws.parsed(path)?.headings.iter().position(|h| h.range == *range)
+    ws.parsed(path)?
+        .headings
+        .iter()
+        .position(|h| h.range == *range)
 }
 
 /// Links to the heading, reference definition or document under the cursor (or that
 /// the link under the cursor leads to).
 pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Location>>> {
     let p = &params.text_document_position;
-    let Some(c) = cursor(s, &p.text_document.uri, p.position) else { return Ok(None) };
+    let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
+        return Ok(None);
+    };
     let ws = &s.roots[c.doc.root].ws;
     let parsed = &c.entry.parsed;
     let include_declaration = params.context.include_declaration;
@@ -50,19 +67,34 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
         declaration = Some((c.doc.path.clone(), parsed.headings[h].range.clone()));
         references_to_heading(ws, &c.doc.path, h)
     } else if let Some(d) = definition_at(parsed, c.offset) {
-        declaration = Some((c.doc.path.clone(), parsed.definitions[d].label_range.clone()));
+        declaration = Some((
+            c.doc.path.clone(),
+            parsed.definitions[d].label_range.clone(),
+        ));
         references_to_definition(ws, &c.doc.path, d)
     } else if let Some(link) = link_at(parsed, c.offset) {
         match destination(ws, &c.doc.path, link) {
-            Some(Destination { path, range: Some(range) }) if range.is_empty() => {
-                references_to_document(ws, &path)
-            }
-            Some(Destination { path, range: Some(range) }) => {
+            Some(Destination {
+                path,
+                range: Some(range),
+            }) if range.is_empty() => references_to_document(ws, &path),
+            Some(Destination {
+                path,
+                range: Some(range),
+            }) => {
                 if let Some(h) = heading_with_range(ws, &path, &range) {
                     declaration = Some((path.clone(), range.clone()));
                     references_to_heading(ws, &path, h)
-                } else if let Some(d) = ws.parsed(&path).and_then(|pp| pp.definitions.iter().position(|d| d.range == range)) {
-                    declaration = Some((path.clone(), ws.parsed(&path).map(|pp| pp.definitions[d].label_range.clone()).unwrap_or(range)));
+                } else if let Some(d) = ws
+                    .parsed(&path)
+                    .and_then(|pp| pp.definitions.iter().position(|d| d.range == range))
+                {
+                    declaration = Some((
+                        path.clone(),
+                        ws.parsed(&path)
+                            .map(|pp| pp.definitions[d].label_range.clone())
+                            .unwrap_or(range),
+                    ));
                     references_to_definition(ws, &path, d)
                 } else {
                     Vec::new()
@@ -90,7 +122,11 @@ pub fn clip(text: &str) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let mut clipped: String = text[..end].lines().take(PREVIEW_LINES).collect::<Vec<_>>().join("\n");
+    let mut clipped: String = text[..end]
+        .lines()
+        .take(PREVIEW_LINES)
+        .collect::<Vec<_>>()
+        .join("\n");
     if clipped.len() < text.trim_end().len() {
         clipped.push_str("\n…");
     }
@@ -101,17 +137,24 @@ pub fn clip(text: &str) -> String {
 /// start of the target document, or the reference definition.
 pub fn hover(s: &Session, params: &HoverParams) -> Result<Option<Hover>> {
     let p = &params.text_document_position_params;
-    let Some(c) = cursor(s, &p.text_document.uri, p.position) else { return Ok(None) };
+    let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
+        return Ok(None);
+    };
     let ws = &s.roots[c.doc.root].ws;
-    let Some(link) = link_at(&c.entry.parsed, c.offset) else { return Ok(None) };
-    let Some(dest) = destination(ws, &c.doc.path, link) else { return Ok(None) };
+    let Some(link) = link_at(&c.entry.parsed, c.offset) else {
+        return Ok(None);
+    };
+    let Some(dest) = destination(ws, &c.doc.path, link) else {
+        return Ok(None);
+    };
     let body = match (&dest.range, ws.get(&dest.path)) {
         (Some(range), Some(target)) => {
             let parsed = &target.parsed;
             let bytes = if range.is_empty() {
                 0..target.doc.len_bytes()
             } else if let Some(h) = parsed.headings.iter().find(|h| h.range == *range) {
-                h.element.map_or(h.range.clone(), |i| parsed.elements[i].subtree.clone())
+                h.element
+                    .map_or(h.range.clone(), |i| parsed.elements[i].subtree.clone())
             } else {
                 range.clone()
             };
@@ -121,7 +164,10 @@ pub fn hover(s: &Session, params: &HoverParams) -> Result<Option<Hover>> {
     };
     let value = format!("`{}`\n\n---\n\n{}", dest.path, body);
     Ok(Some(Hover {
-        contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value,
+        }),
         range: Some(convert::range(&c.entry.doc, &link.range, s.encoding)),
     }))
 }

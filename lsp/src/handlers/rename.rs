@@ -8,12 +8,13 @@ use std::str::FromStr;
 use anyhow::{Result, bail};
 use folio_core::document::TextEdit as CoreEdit;
 use folio_core::links::navigate::{
-    WorkspaceEdits, definition_at, destination, heading_at, link_at, reference_label_range, rename_definition,
-    heading_rename_conflict, rename_files_edits, rename_heading,
+    WorkspaceEdits, definition_at, destination, heading_at, heading_rename_conflict, link_at,
+    reference_label_range, rename_definition, rename_files_edits, rename_heading,
 };
 use folio_core::parse::LinkKind;
 use tower_lsp_server::ls_types::{
-    PrepareRenameResponse, RenameFilesParams, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
+    PrepareRenameResponse, RenameFilesParams, RenameParams, TextDocumentPositionParams, TextEdit,
+    Uri, WorkspaceEdit,
 };
 
 use super::{Cursor, cursor, lsp_range};
@@ -23,9 +24,18 @@ use crate::session::Session;
 /// What a rename at the cursor renames.
 enum Renamable {
     /// Heading `index` of document `path`, shown at `range` of the cursor's document.
-    Heading { path: String, index: usize, range: Range<usize>, placeholder: String },
+    Heading {
+        path: String,
+        index: usize,
+        range: Range<usize>,
+        placeholder: String,
+    },
     /// Link reference definition `index` of the cursor's document.
-    Definition { index: usize, range: Range<usize>, placeholder: String },
+    Definition {
+        index: usize,
+        range: Range<usize>,
+        placeholder: String,
+    },
 }
 
 fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
@@ -42,53 +52,104 @@ fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
     }
     if let Some(d) = definition_at(parsed, c.offset) {
         let def = &parsed.definitions[d];
-        return Some(Renamable::Definition { index: d, range: def.label_range.clone(), placeholder: def.label.clone() });
+        return Some(Renamable::Definition {
+            index: d,
+            range: def.label_range.clone(),
+            placeholder: def.label.clone(),
+        });
     }
     let link = link_at(parsed, c.offset)?;
     if matches!(link.kind, LinkKind::Reference | LinkKind::ImageReference) {
         let key = link.label.as_deref()?;
         let index = parsed.definitions.iter().position(|d| d.key == key)?;
         let range = reference_label_range(&c.entry.doc.text(), &link.range)?;
-        return Some(Renamable::Definition { index, range, placeholder: parsed.definitions[index].label.clone() });
+        return Some(Renamable::Definition {
+            index,
+            range,
+            placeholder: parsed.definitions[index].label.clone(),
+        });
     }
     // On a link's fragment: rename the heading it names.
-    let fragment = link.fragment_range.clone().filter(|f| f.start <= c.offset && c.offset <= f.end)?;
+    let fragment = link
+        .fragment_range
+        .clone()
+        .filter(|f| f.start <= c.offset && c.offset <= f.end)?;
     let dest = destination(ws, &c.doc.path, link)?;
     let target = ws.parsed(&dest.path)?;
-    let index = target.headings.iter().position(|h| Some(&h.range) == dest.range.as_ref())?;
-    Some(Renamable::Heading { path: dest.path, index, range: fragment, placeholder: target.headings[index].text.clone() })
+    let index = target
+        .headings
+        .iter()
+        .position(|h| Some(&h.range) == dest.range.as_ref())?;
+    Some(Renamable::Heading {
+        path: dest.path,
+        index,
+        range: fragment,
+        placeholder: target.headings[index].text.clone(),
+    })
 }
 
 /// The range and current name of what can be renamed at the cursor.
-pub fn prepare_rename(s: &Session, params: &TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> {
-    let Some(c) = cursor(s, &params.text_document.uri, params.position) else { return Ok(None) };
-    let Some(r) = renamable(s, &c) else { return Ok(None) };
-    let (range, placeholder) = match r {
-        Renamable::Heading { range, placeholder, .. } | Renamable::Definition { range, placeholder, .. } => (range, placeholder),
+pub fn prepare_rename(
+    s: &Session,
+    params: &TextDocumentPositionParams,
+) -> Result<Option<PrepareRenameResponse>> {
+    let Some(c) = cursor(s, &params.text_document.uri, params.position) else {
+        return Ok(None);
     };
-    Ok(Some(PrepareRenameResponse::RangeWithPlaceholder { range: convert::range(&c.entry.doc, &range, s.encoding), placeholder }))
+    let Some(r) = renamable(s, &c) else {
+        return Ok(None);
+    };
+    let (range, placeholder) = match r {
+        Renamable::Heading {
+            range, placeholder, ..
+        }
+        | Renamable::Definition {
+            range, placeholder, ..
+        } => (range, placeholder),
+    };
+    Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
+        range: convert::range(&c.entry.doc, &range, s.encoding),
+        placeholder,
+    }))
 }
 
 /// Converts core edits per document into an LSP workspace edit.
 pub fn workspace_edit(s: &Session, root: usize, edits: &WorkspaceEdits) -> WorkspaceEdit {
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for (path, list) in edits {
-        let Some(uri) = s.uri(root, path) else { continue };
-        let converted = list.iter().filter_map(|e| text_edit(s, root, path, e)).collect();
+        let Some(uri) = s.uri(root, path) else {
+            continue;
+        };
+        let converted = list
+            .iter()
+            .filter_map(|e| text_edit(s, root, path, e))
+            .collect();
         changes.insert(uri, converted);
     }
-    WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() }
+    WorkspaceEdit {
+        changes: Some(changes),
+        ..WorkspaceEdit::default()
+    }
 }
 
 fn text_edit(s: &Session, root: usize, path: &str, e: &CoreEdit) -> Option<TextEdit> {
-    Some(TextEdit { range: lsp_range(s, root, path, &e.range)?, new_text: e.new_text.clone() })
+    Some(TextEdit {
+        range: lsp_range(s, root, path, &e.range)?,
+        new_text: e.new_text.clone(),
+    })
 }
 
 /// Renames the heading or reference label at the cursor, updating every link to it.
 pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit>> {
     let p = &params.text_document_position;
-    let Some(c) = cursor(s, &p.text_document.uri, p.position) else { return Ok(None) };
-    let Some(r) = renamable(s, &c) else { bail!("nothing to rename here: put the cursor on a heading, a reference label or a link's #anchor") };
+    let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
+        return Ok(None);
+    };
+    let Some(r) = renamable(s, &c) else {
+        bail!(
+            "nothing to rename here: put the cursor on a heading, a reference label or a link's #anchor"
+        )
+    };
     let ws = &s.roots[c.doc.root].ws;
     let edits = match r {
         Renamable::Heading { path, index, .. } => {
@@ -98,10 +159,13 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
             rename_heading(ws, &path, index, &params.new_name)
         }
         Renamable::Definition { index, .. } => {
-            rename_definition(ws, &c.doc.path, index, &params.new_name).map(|list| WorkspaceEdits::from([(c.doc.path.clone(), list)]))
+            rename_definition(ws, &c.doc.path, index, &params.new_name)
+                .map(|list| WorkspaceEdits::from([(c.doc.path.clone(), list)]))
         }
     };
-    let Some(edits) = edits else { bail!("`{}` is not a valid new name here", params.new_name) };
+    let Some(edits) = edits else {
+        bail!("`{}` is not a valid new name here", params.new_name)
+    };
     Ok(Some(workspace_edit(s, c.doc.root, &edits)))
 }
 
@@ -109,9 +173,20 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
 pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
     let mut per_root: HashMap<usize, Vec<(String, String)>> = HashMap::new();
     for file in &params.files {
-        let (Ok(old_uri), Ok(new_uri)) = (Uri::from_str(&file.old_uri), Uri::from_str(&file.new_uri)) else { continue };
-        let (Some(old_abs), Some(new_abs)) = (convert::uri_to_path(&old_uri), convert::uri_to_path(&new_uri)) else { continue };
-        let (Some(old), Some(new)) = (s.locate(&old_abs), s.locate(&new_abs)) else { continue };
+        let (Ok(old_uri), Ok(new_uri)) =
+            (Uri::from_str(&file.old_uri), Uri::from_str(&file.new_uri))
+        else {
+            continue;
+        };
+        let (Some(old_abs), Some(new_abs)) = (
+            convert::uri_to_path(&old_uri),
+            convert::uri_to_path(&new_uri),
+        ) else {
+            continue;
+        };
+        let (Some(old), Some(new)) = (s.locate(&old_abs), s.locate(&new_abs)) else {
+            continue;
+        };
         if old.root != new.root {
             continue;
         }
@@ -123,7 +198,10 @@ pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Opti
             // A folder: every document under it moves.
             let prefix = format!("{}/", old.path);
             for path in ws.document_paths().filter(|p| p.starts_with(&prefix)) {
-                moves.push((path.to_string(), format!("{}/{}", new.path, &path[prefix.len()..])));
+                moves.push((
+                    path.to_string(),
+                    format!("{}/{}", new.path, &path[prefix.len()..]),
+                ));
             }
         }
     }
@@ -137,5 +215,8 @@ pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Opti
     if changes.is_empty() {
         return Ok(None);
     }
-    Ok(Some(WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() }))
+    Ok(Some(WorkspaceEdit {
+        changes: Some(changes),
+        ..WorkspaceEdit::default()
+    }))
 }

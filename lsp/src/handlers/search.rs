@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-use folio_core::workspace::Config;
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::search::{SearchError, SearchQuery};
 use folio_core::store::Store;
+use folio_core::workspace::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::convert;
@@ -105,7 +105,13 @@ pub fn check(params: &SearchParams) -> Result<(), String> {
 
 /// Runs an incremental index pass of `folder`.
 pub fn reindex(folder: &Path, config: &Config) -> anyhow::Result<IndexSummary> {
-    Ok(index_root(folder, config, &default_db_path(folder), false, None)?)
+    Ok(index_root(
+        folder,
+        config,
+        &default_db_path(folder),
+        false,
+        None,
+    )?)
 }
 
 /// Indexes incrementally, then searches. `Err(Ok(msg))` is an invalid argument.
@@ -125,20 +131,31 @@ pub fn search(
         path_globs: params.path_globs.clone(),
         ..SearchQuery::default()
     };
-    let mode = params.mode.as_deref().map_or(Ok(SearchMode::Hybrid), str::parse::<SearchMode>).map_err(Ok)?;
-    let options = PipelineOptions { mmr: params.mmr, parent_retriever: params.parent_retriever, ..PipelineOptions::for_mode(mode) };
-    let res = folio_core::search::semantic::search_with_runner(&store, embedding, &query, &options).map_err(|e| match e {
-        PipelineError::Search(SearchError::InvalidArgument(m)) => Ok(m),
-        PipelineError::NotConfigured(m) => Err(anyhow::anyhow!("not configured: {m}")),
-        PipelineError::Search(other) => Err(other.into()),
-    })?;
+    let mode = params
+        .mode
+        .as_deref()
+        .map_or(Ok(SearchMode::Hybrid), str::parse::<SearchMode>)
+        .map_err(Ok)?;
+    let options = PipelineOptions {
+        mmr: params.mmr,
+        parent_retriever: params.parent_retriever,
+        ..PipelineOptions::for_mode(mode)
+    };
+    let res = folio_core::search::semantic::search_with_runner(&store, embedding, &query, &options)
+        .map_err(|e| match e {
+            PipelineError::Search(SearchError::InvalidArgument(m)) => Ok(m),
+            PipelineError::NotConfigured(m) => Err(anyhow::anyhow!("not configured: {m}")),
+            PipelineError::Search(other) => Err(other.into()),
+        })?;
     let ran = res.mode;
     let results = res
         .results
         .into_iter()
         .map(|p| (p.hit, p.expanded_from))
         .map(|(h, expanded_from)| Hit {
-            uri: convert::path_to_uri(&folder.join(&h.path)).map(|u| u.as_str().to_string()).unwrap_or_default(),
+            uri: convert::path_to_uri(&folder.join(&h.path))
+                .map(|u| u.as_str().to_string())
+                .unwrap_or_default(),
             path: h.path,
             pointer: h.pointer,
             heading_path: h.heading_path,
@@ -149,7 +166,12 @@ pub fn search(
             expanded_from,
         })
         .collect();
-    Ok(SearchResult { results, low_confidence: res.low_confidence, filter_applied: res.filter_applied, mode: ran.as_str().to_owned() })
+    Ok(SearchResult {
+        results,
+        low_confidence: res.low_confidence,
+        filter_applied: res.filter_applied,
+        mode: ran.as_str().to_owned(),
+    })
 }
 
 /// The wire summary of a pass.

@@ -5,8 +5,8 @@ use anyhow::Result;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config as MatcherConfig, Matcher, Utf32Str};
 use tower_lsp_server::ls_types::{
-    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, Location, SymbolInformation, SymbolKind,
-    WorkspaceSymbolParams, WorkspaceSymbolResponse,
+    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, Location, SymbolInformation,
+    SymbolKind, WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 
 use crate::convert;
@@ -16,9 +16,16 @@ use crate::session::Session;
 pub const MAX_WORKSPACE_SYMBOLS: usize = 256;
 
 /// Headings nested by level; a heading's range is its section.
-pub fn document_symbol(s: &Session, params: &DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
-    let Some(doc) = s.locate_uri(&params.text_document.uri) else { return Ok(None) };
-    let Some(entry) = s.entry(&doc) else { return Ok(None) };
+pub fn document_symbol(
+    s: &Session,
+    params: &DocumentSymbolParams,
+) -> Result<Option<DocumentSymbolResponse>> {
+    let Some(doc) = s.locate_uri(&params.text_document.uri) else {
+        return Ok(None);
+    };
+    let Some(entry) = s.entry(&doc) else {
+        return Ok(None);
+    };
     let parsed = &entry.parsed;
     // A stack of (level, symbol); popping attaches a symbol to its parent.
     let mut roots: Vec<DocumentSymbol> = Vec::new();
@@ -34,10 +41,16 @@ pub fn document_symbol(s: &Session, params: &DocumentSymbolParams) -> Result<Opt
         while stack.last().is_some_and(|(level, _)| *level >= h.level) {
             attach(&mut stack, &mut roots);
         }
-        let section = h.element.map_or(h.range.clone(), |i| parsed.elements[i].subtree.clone());
+        let section = h
+            .element
+            .map_or(h.range.clone(), |i| parsed.elements[i].subtree.clone());
         #[allow(deprecated)]
         let symbol = DocumentSymbol {
-            name: if h.text.is_empty() { "(empty heading)".to_string() } else { h.text.clone() },
+            name: if h.text.is_empty() {
+                "(empty heading)".to_string()
+            } else {
+                h.text.clone()
+            },
             detail: Some(format!("{} #{}", "#".repeat(h.level as usize), h.slug)),
             kind: SymbolKind::STRING,
             tags: None,
@@ -55,25 +68,56 @@ pub fn document_symbol(s: &Session, params: &DocumentSymbolParams) -> Result<Opt
 }
 
 /// One match: (score, name, path, offset, root, kind, byte range).
-type Hit = (u32, String, String, usize, usize, SymbolKind, std::ops::Range<usize>);
+type Hit = (
+    u32,
+    String,
+    String,
+    usize,
+    usize,
+    SymbolKind,
+    std::ops::Range<usize>,
+);
 
 /// Fuzzy search over every heading and document title of every root.
-pub fn workspace_symbol(s: &Session, params: &WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
+pub fn workspace_symbol(
+    s: &Session,
+    params: &WorkspaceSymbolParams,
+) -> Result<Option<WorkspaceSymbolResponse>> {
     let mut matcher = Matcher::new(MatcherConfig::DEFAULT);
     let pattern = Pattern::parse(&params.query, CaseMatching::Smart, Normalization::Smart);
     let mut buf = Vec::new();
     let mut hits: Vec<Hit> = Vec::new();
     for (root_idx, root) in s.roots.iter().enumerate() {
         for path in root.ws.document_paths() {
-            let Some(parsed) = root.ws.parsed(path) else { continue };
+            let Some(parsed) = root.ws.parsed(path) else {
+                continue;
+            };
             let title = parsed.title().unwrap_or_else(|| path.to_string());
             let file_haystack = format!("{title} {path}");
-            if let Some(score) = pattern.score(Utf32Str::new(&file_haystack, &mut buf), &mut matcher) {
-                hits.push((score, title, path.to_string(), 0, root_idx, SymbolKind::FILE, 0..0));
+            if let Some(score) =
+                pattern.score(Utf32Str::new(&file_haystack, &mut buf), &mut matcher)
+            {
+                hits.push((
+                    score,
+                    title,
+                    path.to_string(),
+                    0,
+                    root_idx,
+                    SymbolKind::FILE,
+                    0..0,
+                ));
             }
             for h in &parsed.headings {
                 if let Some(score) = pattern.score(Utf32Str::new(&h.text, &mut buf), &mut matcher) {
-                    hits.push((score, h.text.clone(), path.to_string(), h.range.start, root_idx, SymbolKind::STRING, h.range.clone()));
+                    hits.push((
+                        score,
+                        h.text.clone(),
+                        path.to_string(),
+                        h.range.start,
+                        root_idx,
+                        SymbolKind::STRING,
+                        h.range.clone(),
+                    ));
                 }
             }
         }
@@ -90,15 +134,22 @@ pub fn workspace_symbol(s: &Session, params: &WorkspaceSymbolParams) -> Result<O
     hits.truncate(MAX_WORKSPACE_SYMBOLS);
     let mut out = Vec::with_capacity(hits.len());
     for (_, name, path, _, root_idx, kind, bytes) in hits {
-        let Some(entry) = s.roots[root_idx].ws.get(&path) else { continue };
-        let Some(uri) = s.uri(root_idx, &path) else { continue };
+        let Some(entry) = s.roots[root_idx].ws.get(&path) else {
+            continue;
+        };
+        let Some(uri) = s.uri(root_idx, &path) else {
+            continue;
+        };
         #[allow(deprecated)]
         out.push(SymbolInformation {
             name,
             kind,
             tags: None,
             deprecated: None,
-            location: Location { uri, range: convert::range(&entry.doc, &bytes, s.encoding) },
+            location: Location {
+                uri,
+                range: convert::range(&entry.doc, &bytes, s.encoding),
+            },
             container_name: Some(path),
         });
     }

@@ -8,7 +8,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
 
 /// Which position encoding a test offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +74,10 @@ pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
 
 /// The `file:` URI of a path.
 pub fn uri_of(path: &Path) -> String {
-    tower_lsp_server::ls_types::Uri::from_file_path(path).unwrap().as_str().to_string()
+    tower_lsp_server::ls_types::Uri::from_file_path(path)
+        .unwrap()
+        .as_str()
+        .to_string()
 }
 
 /// A range as JSON.
@@ -98,12 +103,33 @@ impl Client {
     }
 
     /// Like [`Client::start`] with explicit workspace folders (JSON array or null).
-    pub async fn start_with(dir: tempfile::TempDir, enc: Enc, extra_caps: Value, folders: Value) -> Client {
-        Client::start_opts(dir, enc, extra_caps, folders, folio_lsp::Options { no_embeddings: true, ..folio_lsp::Options::default() }).await
+    pub async fn start_with(
+        dir: tempfile::TempDir,
+        enc: Enc,
+        extra_caps: Value,
+        folders: Value,
+    ) -> Client {
+        Client::start_opts(
+            dir,
+            enc,
+            extra_caps,
+            folders,
+            folio_lsp::Options {
+                no_embeddings: true,
+                ..folio_lsp::Options::default()
+            },
+        )
+        .await
     }
 
     /// Like [`Client::start_with`] with server [`folio_lsp::Options`].
-    pub async fn start_opts(dir: tempfile::TempDir, enc: Enc, extra_caps: Value, folders: Value, options: folio_lsp::Options) -> Client {
+    pub async fn start_opts(
+        dir: tempfile::TempDir,
+        enc: Enc,
+        extra_caps: Value,
+        folders: Value,
+        options: folio_lsp::Options,
+    ) -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 22);
         let (server_read, server_write) = tokio::io::split(server_side);
         tokio::spawn(folio_lsp::serve_with(server_read, server_write, options));
@@ -140,7 +166,10 @@ impl Client {
             Enc::Utf16 => "utf-16",
             Enc::Utf8 => "utf-8",
         };
-        assert_eq!(result["result"]["capabilities"]["positionEncoding"], expected, "{result}");
+        assert_eq!(
+            result["result"]["capabilities"]["positionEncoding"], expected,
+            "{result}"
+        );
         client.notify("initialized", json!({})).await;
         // The folders load while `initialized` is handled: wait for that, so the files a
         // test writes next are changes, not part of the initial scan.
@@ -186,16 +215,20 @@ impl Client {
     /// Reads one message (failing after 20 s), answering server requests with `null`
     /// and storing notifications; returns responses.
     async fn pump(&mut self) -> Option<Value> {
-        let message = tokio::time::timeout(Duration::from_secs(20), self.read_message()).await.expect("timed out waiting for the server");
+        let message = tokio::time::timeout(Duration::from_secs(20), self.read_message())
+            .await
+            .expect("timed out waiting for the server");
         if message.get("method").is_some() && message.get("id").is_some() {
             let id = message["id"].clone();
             let method = message["method"].as_str().unwrap().to_string();
-            self.server_requests.push((method.clone(), message["params"].clone()));
+            self.server_requests
+                .push((method.clone(), message["params"].clone()));
             if method == "workspace/applyEdit" && self.apply_policy != ApplyPolicy::Null {
                 self.answer_apply_edit(id, &message["params"]).await;
                 return None;
             }
-            self.send(json!({"jsonrpc": "2.0", "id": id, "result": null})).await;
+            self.send(json!({"jsonrpc": "2.0", "id": id, "result": null}))
+                .await;
             return None;
         }
         if message.get("method").is_some() {
@@ -209,14 +242,17 @@ impl Client {
         let applied = match self.apply_policy {
             ApplyPolicy::Silent => return,
             ApplyPolicy::Refuse => {
-                let answer = json!({"applied": false, "failureReason": "refused by the test client"});
-                self.send(json!({"jsonrpc": "2.0", "id": id, "result": answer})).await;
+                let answer =
+                    json!({"applied": false, "failureReason": "refused by the test client"});
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": answer}))
+                    .await;
                 return;
             }
             ApplyPolicy::ClaimOnly => false,
             ApplyPolicy::Apply | ApplyPolicy::Null => true,
         };
-        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"applied": true}})).await;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"applied": true}}))
+            .await;
         if !applied {
             return;
         }
@@ -225,19 +261,42 @@ impl Client {
             match change["kind"].as_str() {
                 Some("delete") => {
                     let uri = change["uri"].as_str().unwrap().to_string();
-                    std::fs::remove_file(tower_lsp_server::ls_types::Uri::from_str(&uri).unwrap().to_file_path().unwrap()).unwrap();
+                    std::fs::remove_file(
+                        tower_lsp_server::ls_types::Uri::from_str(&uri)
+                            .unwrap()
+                            .to_file_path()
+                            .unwrap(),
+                    )
+                    .unwrap();
                     self.versions.remove(&uri);
-                    self.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
+                    self.notify(
+                        "textDocument/didClose",
+                        json!({"textDocument": {"uri": uri}}),
+                    )
+                    .await;
                     continue;
                 }
                 Some("rename") => {
-                    let (old, new) = (change["oldUri"].as_str().unwrap().to_string(), change["newUri"].as_str().unwrap().to_string());
-                    let path = |u: &str| tower_lsp_server::ls_types::Uri::from_str(u).unwrap().to_file_path().unwrap().into_owned();
+                    let (old, new) = (
+                        change["oldUri"].as_str().unwrap().to_string(),
+                        change["newUri"].as_str().unwrap().to_string(),
+                    );
+                    let path = |u: &str| {
+                        tower_lsp_server::ls_types::Uri::from_str(u)
+                            .unwrap()
+                            .to_file_path()
+                            .unwrap()
+                            .into_owned()
+                    };
                     std::fs::rename(path(&old), path(&new)).unwrap();
                     let text = std::fs::read_to_string(path(&new)).unwrap();
                     self.versions.remove(&old);
                     self.versions.insert(new.clone(), 1);
-                    self.notify("textDocument/didClose", json!({"textDocument": {"uri": old}})).await;
+                    self.notify(
+                        "textDocument/didClose",
+                        json!({"textDocument": {"uri": old}}),
+                    )
+                    .await;
                     self.notify("textDocument/didOpen", json!({"textDocument": {"uri": new, "languageId": "markdown", "version": 1, "text": text}}))
                         .await;
                     continue;
@@ -245,11 +304,18 @@ impl Client {
                 _ => {}
             }
             let uri = change["textDocument"]["uri"].as_str().unwrap().to_string();
-            assert_eq!(change["textDocument"]["version"], json!(self.versions[&uri]), "the edit carries the buffer's version");
+            assert_eq!(
+                change["textDocument"]["version"],
+                json!(self.versions[&uri]),
+                "the edit carries the buffer's version"
+            );
             // The edits are against the original text: as sequential content changes, apply them last to first.
             let mut edits = change["edits"].as_array().unwrap().clone();
             edits.reverse();
-            let changes: Vec<Value> = edits.iter().map(|e| json!({"range": e["range"], "text": e["newText"]})).collect();
+            let changes: Vec<Value> = edits
+                .iter()
+                .map(|e| json!({"range": e["range"], "text": e["newText"]}))
+                .collect();
             self.change_uri(&uri, changes).await;
         }
     }
@@ -258,8 +324,11 @@ impl Client {
     pub async fn change_uri(&mut self, uri: &str, changes: Vec<Value>) {
         let version = self.versions.get(uri).copied().unwrap_or(0) + 1;
         self.versions.insert(uri.to_string(), version);
-        self.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}))
-            .await;
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}),
+        )
+        .await;
     }
 
     /// Sends `didChange` for a workspace file with the next version.
@@ -270,8 +339,18 @@ impl Client {
 
     /// Handles messages until the server has sent `workspace/applyEdit` and it is answered.
     pub async fn serve_apply_edit(&mut self) {
-        let seen = self.server_requests.iter().filter(|(m, _)| m == "workspace/applyEdit").count();
-        while self.server_requests.iter().filter(|(m, _)| m == "workspace/applyEdit").count() == seen {
+        let seen = self
+            .server_requests
+            .iter()
+            .filter(|(m, _)| m == "workspace/applyEdit")
+            .count();
+        while self
+            .server_requests
+            .iter()
+            .filter(|(m, _)| m == "workspace/applyEdit")
+            .count()
+            == seen
+        {
             self.pump().await;
         }
     }
@@ -280,7 +359,8 @@ impl Client {
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
         loop {
             if let Some(response) = self.pump().await
                 && response["id"] == id
@@ -293,13 +373,17 @@ impl Client {
     /// Sends a request and returns its `result`, failing on an error.
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
         let response = self.request(method, params).await;
-        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        assert!(
+            response.get("error").is_none(),
+            "{method} failed: {response}"
+        );
         response["result"].clone()
     }
 
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
     }
 
     /// Opens a workspace file with its disk text.
@@ -315,11 +399,9 @@ impl Client {
     pub async fn diagnostics(&mut self, rel: &str) -> Value {
         let uri = self.uri(rel);
         loop {
-            if let Some(i) = self
-                .notifications
-                .iter()
-                .position(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri)
-            {
+            if let Some(i) = self.notifications.iter().position(|n| {
+                n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri
+            }) {
                 return self.notifications.remove(i)["params"]["diagnostics"].clone();
             }
             self.pump().await;
@@ -329,7 +411,11 @@ impl Client {
     /// Waits for the next notification `method` and returns its params.
     pub async fn notification(&mut self, method: &str) -> Value {
         loop {
-            if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+            if let Some(i) = self
+                .notifications
+                .iter()
+                .position(|n| n["method"] == method)
+            {
                 return self.notifications.remove(i)["params"].clone();
             }
             self.pump().await;
@@ -339,21 +425,34 @@ impl Client {
     /// Reads messages until `n` notifications `method` are pending (notifications and
     /// responses travel separately through the server, so one may overtake the other).
     pub async fn until_pending(&mut self, method: &str, n: usize) {
-        while self.notifications.iter().filter(|m| m["method"] == method).count() < n {
+        while self
+            .notifications
+            .iter()
+            .filter(|m| m["method"] == method)
+            .count()
+            < n
+        {
             self.pump().await;
         }
     }
 
     /// The params of every pending notification `method`, in order (removed from the queue).
     pub fn take(&mut self, method: &str) -> Vec<Value> {
-        let (taken, rest): (Vec<Value>, Vec<Value>) = self.notifications.drain(..).partition(|n| n["method"] == method);
+        let (taken, rest): (Vec<Value>, Vec<Value>) = self
+            .notifications
+            .drain(..)
+            .partition(|n| n["method"] == method);
         self.notifications = rest;
         taken.into_iter().map(|n| n["params"].clone()).collect()
     }
 
     /// The params of the requests `method` the server sent so far.
     pub fn requests_of(&self, method: &str) -> Vec<Value> {
-        self.server_requests.iter().filter(|(m, _)| m == method).map(|(_, p)| p.clone()).collect()
+        self.server_requests
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, p)| p.clone())
+            .collect()
     }
 
     /// Drops every pending notification.
@@ -380,6 +479,12 @@ pub fn summarize(diagnostics: &Value) -> Vec<(String, Value, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["code"].as_str().unwrap().to_string(), d["range"].clone(), d["message"].as_str().unwrap().to_string()))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["range"].clone(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }

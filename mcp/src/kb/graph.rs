@@ -2,8 +2,8 @@
 //! breadth-first walk over embedding similarity from its chunks.
 
 use folio_core::graph::{
-    DEFAULT_DEPTH, DEFAULT_FAN_OUT, DEFAULT_MAX_NODES, DEFAULT_MAX_SEED_CHUNKS, DEFAULT_MIN_SIMILARITY, GraphError,
-    GraphOptions, SeedStrategy, StoreGraph, connection_graph,
+    DEFAULT_DEPTH, DEFAULT_FAN_OUT, DEFAULT_MAX_NODES, DEFAULT_MAX_SEED_CHUNKS,
+    DEFAULT_MIN_SIMILARITY, GraphError, GraphOptions, SeedStrategy, StoreGraph, connection_graph,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -112,11 +112,15 @@ impl Kb {
         let start = abs
             .strip_prefix(self.root())
             .map(|p| p.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "/"))
-            .map_err(|_| ToolError::invalid(format!("`{}` is outside the knowledge base", args.start)))?;
+            .map_err(|_| {
+                ToolError::invalid(format!("`{}` is outside the knowledge base", args.start))
+            })?;
         let seed_strategy = match args.seed_strategy.as_deref() {
             None => SeedStrategy::AllChunks,
             Some(s) => SeedStrategy::parse(s).ok_or_else(|| {
-                ToolError::invalid(format!("unknown seed_strategy `{s}`; use all_chunks or centroid"))
+                ToolError::invalid(format!(
+                    "unknown seed_strategy `{s}`; use all_chunks or centroid"
+                ))
             })?,
         };
         let options = GraphOptions {
@@ -138,16 +142,24 @@ impl Kb {
         // kb_status and kb_search wait for.
         let store = folio_core::store::Store::open(self.db_path()).map_err(ToolError::internal)?;
         let graph = (|store: &folio_core::store::Store| {
-            if let Some(reason) = folio_core::search::semantic::runner_vectors_unavailable(store, Some(&self.embedding))
-                .map_err(ToolError::internal)?
+            if let Some(reason) = folio_core::search::semantic::runner_vectors_unavailable(
+                store,
+                Some(&self.embedding),
+            )
+            .map_err(ToolError::internal)?
             {
                 return Err(ToolError::new(
                     ErrorCode::NotConfigured,
                     format!("kb_graph needs embeddings: {reason}; see kb_status `embedding`"),
                 ));
             }
-            let model = embedder.as_ref().expect("vectors_unavailable checked it").model_id().to_owned();
-            connection_graph(&StoreGraph::new(store, &model), &start, &options).map_err(|e| match e {
+            let model = embedder
+                .as_ref()
+                .expect("vectors_unavailable checked it")
+                .model_id()
+                .to_owned();
+            connection_graph(&StoreGraph::new(store, &model), &start, &options).map_err(|e| match e
+            {
                 GraphError::InvalidArgument(m) => ToolError::invalid(m),
                 GraphError::NotEmbedded(_) => ToolError::new(ErrorCode::NotFound, e.to_string()),
                 GraphError::Source(err) => ToolError::internal(err),
@@ -177,7 +189,10 @@ impl Kb {
                 .truncation
                 .into_iter()
                 .map(|t| TruncationOut {
-                    reason: serde_json::to_value(t.reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+                    reason: serde_json::to_value(t.reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
                     limit: t.limit,
                     detail: t.detail,
                 })

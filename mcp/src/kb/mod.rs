@@ -272,7 +272,10 @@ impl Kb {
     }
 
     /// [`Kb::read_document`], also returning the editor buffer the text came from.
-    pub(crate) fn read_live(&self, path: &str) -> ToolResult<(PathBuf, String, Option<live::Buffer>)> {
+    pub(crate) fn read_live(
+        &self,
+        path: &str,
+    ) -> ToolResult<(PathBuf, String, Option<live::Buffer>)> {
         let abs = self.resolve_markdown(path)?;
         if let Some(buffer) = self.buffer(path)? {
             return Ok((abs, buffer.text.clone(), Some(buffer)));
@@ -296,19 +299,11 @@ impl Kb {
     /// The text of a document on disk.
     pub(crate) fn read_disk(&self, path: &str, abs: &Path) -> ToolResult<String> {
         let text =
-            read_markdown(abs, self.config.index.max_file_size).map_err(
-                |reason| match reason {
-                    SkipReason::TooLarge { .. } => {
-                        ToolError::invalid(format!("`{path}`: {reason}"))
-                    }
-                    SkipReason::Unreadable { .. } => {
-                        ToolError::internal(format!("`{path}`: {reason}"))
-                    }
-                    _ => {
-                        ToolError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}"))
-                    }
-                },
-            )?;
+            read_markdown(abs, self.config.index.max_file_size).map_err(|reason| match reason {
+                SkipReason::TooLarge { .. } => ToolError::invalid(format!("`{path}`: {reason}")),
+                SkipReason::Unreadable { .. } => ToolError::internal(format!("`{path}`: {reason}")),
+                _ => ToolError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
+            })?;
         Ok(text)
     }
 

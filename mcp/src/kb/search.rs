@@ -149,9 +149,13 @@ impl Kb {
         let options = PipelineOptions {
             mmr: args.mmr.unwrap_or(defaults.mmr),
             mmr_lambda: args.mmr_lambda.unwrap_or(defaults.mmr_lambda),
-            mmr_same_doc_penalty: args.mmr_same_doc_penalty.unwrap_or(defaults.mmr_same_doc_penalty),
+            mmr_same_doc_penalty: args
+                .mmr_same_doc_penalty
+                .unwrap_or(defaults.mmr_same_doc_penalty),
             parent_retriever: args.parent_retriever.unwrap_or(defaults.parent_retriever),
-            min_confidence_ratio: args.min_confidence_ratio.unwrap_or(defaults.min_confidence_ratio),
+            min_confidence_ratio: args
+                .min_confidence_ratio
+                .unwrap_or(defaults.min_confidence_ratio),
             rerank: args.rerank.unwrap_or(false),
             ..defaults
         };
@@ -170,7 +174,13 @@ impl Kb {
             min_quality: args.min_quality,
         };
         let res = self.with_store(|store| {
-            folio_core::search::semantic::search_with_runner(store, Some(&self.embedding), &query, &options).map_err(|e| match e {
+            folio_core::search::semantic::search_with_runner(
+                store,
+                Some(&self.embedding),
+                &query,
+                &options,
+            )
+            .map_err(|e| match e {
                 PipelineError::NotConfigured(m) => ToolError::new(ErrorCode::NotConfigured, m),
                 PipelineError::Search(SearchError::InvalidArgument(m)) => ToolError::invalid(m),
                 PipelineError::Search(other) => ToolError::internal(other),

@@ -165,7 +165,8 @@ impl Kb {
             Ok((
                 store.status().map_err(ToolError::internal)?,
                 store.vector_status().map_err(ToolError::internal)?,
-                folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref()).map_err(ToolError::internal)?,
+                folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref())
+                    .map_err(ToolError::internal)?,
             ))
         })?;
         let indexing = self.reindex.lock().map_err(ToolError::internal)?.view();
@@ -175,12 +176,17 @@ impl Kb {
             search_modes.extend(["semantic".to_owned(), "hybrid".to_owned()]);
         }
         let embedding = EmbeddingStatus {
-            provider: self.embedding.settings().map(|s| s.provider.as_str().to_owned()),
+            provider: self
+                .embedding
+                .settings()
+                .map(|s| s.provider.as_str().to_owned()),
             state: serde_json::to_value(progress.state)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default(),
-            model: progress.model_id.or_else(|| vectors.model.map(|m| m.model_id)),
+            model: progress
+                .model_id
+                .or_else(|| vectors.model.map(|m| m.model_id)),
             done: progress.done,
             total: progress.total,
             embedded_chunks: vectors.embedded_chunks,

@@ -254,10 +254,21 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     );
     // Quality: every fixture document is short, so a high floor leaves nothing; an
     // out-of-range floor is an argument error.
-    let v = ok(kb.search(&SearchArgs { query: "widget".into(), min_quality: Some(0.99), ..SearchArgs::default() }));
-    assert_eq!((v["results"].as_array().unwrap().len(), &v["filter_applied"]), (0, &json!(["min_quality"])));
+    let v = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        min_quality: Some(0.99),
+        ..SearchArgs::default()
+    }));
     assert_eq!(
-        err(kb.search(&SearchArgs { query: "x".into(), min_quality: Some(1.5), ..SearchArgs::default() })),
+        (v["results"].as_array().unwrap().len(), &v["filter_applied"]),
+        (0, &json!(["min_quality"]))
+    );
+    assert_eq!(
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            min_quality: Some(1.5),
+            ..SearchArgs::default()
+        })),
         json!({"code": "INVALID_ARGUMENT", "message": "min_quality 1.5 is not between 0 and 1"})
     );
     // Bad dates and modes.
@@ -270,22 +281,43 @@ fn kb_search_returns_hits_with_uri_and_filters() {
         "INVALID_ARGUMENT"
     );
     // Without vectors, hybrid runs lexical and says so; semantic and rerank are NOT_CONFIGURED.
-    let v = ok(kb.search(&SearchArgs { query: "widget".into(), mode: Some("hybrid".into()), ..SearchArgs::default() }));
+    let v = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        mode: Some("hybrid".into()),
+        ..SearchArgs::default()
+    }));
     assert_eq!(v["mode"], "lexical");
     assert_eq!(
-        err(kb.search(&SearchArgs { query: "x".into(), mode: Some("semantic".into()), ..SearchArgs::default() })),
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            mode: Some("semantic".into()),
+            ..SearchArgs::default()
+        })),
         json!({"code": "NOT_CONFIGURED", "message": "semantic search is not available: embeddings are off: embeddings are off in this test; use mode lexical"})
     );
     assert_eq!(
-        err(kb.search(&SearchArgs { query: "x".into(), rerank: Some(true), ..SearchArgs::default() })),
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            rerank: Some(true),
+            ..SearchArgs::default()
+        })),
         json!({"code": "NOT_CONFIGURED", "message": "rerank needs a cross-encoder model and none is available; search without rerank"})
     );
     assert_eq!(
-        err(kb.search(&SearchArgs { query: "x".into(), mode: Some("fuzzy".into()), ..SearchArgs::default() })),
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            mode: Some("fuzzy".into()),
+            ..SearchArgs::default()
+        })),
         json!({"code": "INVALID_ARGUMENT", "message": "unknown search mode `fuzzy` (expected lexical, semantic or hybrid)"})
     );
     assert_eq!(
-        err(kb.search(&SearchArgs { query: "x".into(), mmr: Some(true), mmr_lambda: Some(1.5), ..SearchArgs::default() }))["code"],
+        err(kb.search(&SearchArgs {
+            query: "x".into(),
+            mmr: Some(true),
+            mmr_lambda: Some(1.5),
+            ..SearchArgs::default()
+        }))["code"],
         "INVALID_ARGUMENT"
     );
 }
@@ -470,11 +502,18 @@ fn kb_list_files_prefix_is_a_folder_or_one_file() {
     );
     // Limits of zero are argument errors, as for kb_search.
     assert_eq!(
-        err(kb.list_files(&ListFilesArgs { limit: Some(0), ..ListFilesArgs::default() })),
+        err(kb.list_files(&ListFilesArgs {
+            limit: Some(0),
+            ..ListFilesArgs::default()
+        })),
         json!({"code": "INVALID_ARGUMENT", "message": "`limit` must be between 1 and 10000"})
     );
     assert_eq!(
-        err(kb.read(&ReadArgs { path: "index.md".into(), max_bytes: Some(0), ..ReadArgs::default() })),
+        err(kb.read(&ReadArgs {
+            path: "index.md".into(),
+            max_bytes: Some(0),
+            ..ReadArgs::default()
+        })),
         json!({"code": "INVALID_ARGUMENT", "message": "`max_bytes` must be at least 1"})
     );
 }
@@ -1173,19 +1212,42 @@ fn kb_graph_needs_embeddings_and_checks_its_arguments() {
     let (_dir, kb) = setup(false);
     use crate::kb::graph::GraphArgs;
     assert_eq!(
-        err(kb.graph(&GraphArgs { start: "index.md".into(), ..GraphArgs::default() })),
+        err(kb.graph(&GraphArgs {
+            start: "index.md".into(),
+            ..GraphArgs::default()
+        })),
         json!({"code": "NOT_CONFIGURED", "message": "kb_graph needs embeddings: embeddings are off: embeddings are off in this test; see kb_status `embedding`"})
     );
     assert_eq!(
-        err(kb.graph(&GraphArgs { start: "index.md".into(), depth: Some(4), ..GraphArgs::default() })),
+        err(kb.graph(&GraphArgs {
+            start: "index.md".into(),
+            depth: Some(4),
+            ..GraphArgs::default()
+        })),
         json!({"code": "INVALID_ARGUMENT", "message": "depth must be 0..=3, got 4"})
     );
     assert_eq!(
-        err(kb.graph(&GraphArgs { start: "index.md".into(), seed_strategy: Some("mean".into()), ..GraphArgs::default() })),
+        err(kb.graph(&GraphArgs {
+            start: "index.md".into(),
+            seed_strategy: Some("mean".into()),
+            ..GraphArgs::default()
+        })),
         json!({"code": "INVALID_ARGUMENT", "message": "unknown seed_strategy `mean`; use all_chunks or centroid"})
     );
-    assert_eq!(err(kb.graph(&GraphArgs { start: "nope.md".into(), ..GraphArgs::default() }))["code"], "NOT_FOUND");
-    assert_eq!(err(kb.graph(&GraphArgs { start: "../etc/passwd".into(), ..GraphArgs::default() }))["code"], "INVALID_PATH");
+    assert_eq!(
+        err(kb.graph(&GraphArgs {
+            start: "nope.md".into(),
+            ..GraphArgs::default()
+        }))["code"],
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        err(kb.graph(&GraphArgs {
+            start: "../etc/passwd".into(),
+            ..GraphArgs::default()
+        }))["code"],
+        "INVALID_PATH"
+    );
 }
 
 /// An embedding provider that cannot be reached: after the background pass gives up,
@@ -1197,7 +1259,11 @@ fn an_unavailable_provider_is_named_in_not_configured() {
     use folio_core::embed::settings::{EmbedSettings, ProviderKind};
     use folio_core::workspace::config::EmbedConfig;
     // A port that nothing listens on: bind, read the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let endpoint = format!("http://127.0.0.1:{port}");
     let workspace = EmbedConfig {
         provider: Some(ProviderKind::Ollama),
@@ -1209,24 +1275,50 @@ fn an_unavailable_provider_is_named_in_not_configured() {
     let settings = EmbedSettings::resolve(&workspace, &Default::default(), false).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.md"), INDEX).unwrap();
-    let kb = Kb::open(Options { root: dir.path().to_path_buf(), db: None, allow_writes: false, embed: Ok(settings) }).unwrap();
+    let kb = Kb::open(Options {
+        root: dir.path().to_path_buf(),
+        db: None,
+        allow_writes: false,
+        embed: Ok(settings),
+    })
+    .unwrap();
     assert!(kb.reindex_blocking(false).unwrap().ok);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while kb.embedding.snapshot().state != EmbedState::Unavailable {
-        assert!(std::time::Instant::now() < deadline, "still {:?}", kb.embedding.snapshot());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still {:?}",
+            kb.embedding.snapshot()
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let reason = kb.embedding.snapshot().reason.unwrap();
-    let reason = reason.strip_prefix("embedding provider unavailable: ").unwrap().to_owned();
+    let reason = reason
+        .strip_prefix("embedding provider unavailable: ")
+        .unwrap()
+        .to_owned();
     assert!(reason.contains(&format!("127.0.0.1:{port}")), "{reason}");
     assert_eq!(
-        err(kb.search(&SearchArgs { query: "widget".into(), mode: Some("semantic".into()), ..SearchArgs::default() })),
+        err(kb.search(&SearchArgs {
+            query: "widget".into(),
+            mode: Some("semantic".into()),
+            ..SearchArgs::default()
+        })),
         json!({"code": "NOT_CONFIGURED", "message": format!("semantic search is not available: the embedding provider is unavailable: {reason}; use mode lexical")})
     );
     assert_eq!(
-        err(kb.graph(&crate::kb::graph::GraphArgs { start: "index.md".into(), ..Default::default() })),
+        err(kb.graph(&crate::kb::graph::GraphArgs {
+            start: "index.md".into(),
+            ..Default::default()
+        })),
         json!({"code": "NOT_CONFIGURED", "message": format!("kb_graph needs embeddings: the embedding provider is unavailable: {reason}; see kb_status `embedding`")})
     );
-    let v = ok(kb.search(&SearchArgs { query: "widget".into(), ..SearchArgs::default() }));
-    assert_eq!((&v["mode"], &v["embedding"]), (&json!("lexical"), &json!(false)));
+    let v = ok(kb.search(&SearchArgs {
+        query: "widget".into(),
+        ..SearchArgs::default()
+    }));
+    assert_eq!(
+        (&v["mode"], &v["embedding"]),
+        (&json!("lexical"), &json!(false))
+    );
 }

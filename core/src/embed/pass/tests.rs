@@ -22,8 +22,16 @@ fn write(root: &Path, path: &str, text: &str) {
 /// Three files, six chunks, five distinct embedded texts: the "Shared"
 /// section (same heading path, same text) is in guide.md and ops.md.
 fn corpus(root: &Path) {
-    write(root, "guide.md", "# Install\n\nRun the installer.\n\n## Linux\n\nUse the package manager.\n\n# Shared\n\nThe same words.\n");
-    write(root, "ops.md", "# Deploy\n\nShip it carefully.\n\n# Shared\n\nThe same words.\n");
+    write(
+        root,
+        "guide.md",
+        "# Install\n\nRun the installer.\n\n## Linux\n\nUse the package manager.\n\n# Shared\n\nThe same words.\n",
+    );
+    write(
+        root,
+        "ops.md",
+        "# Deploy\n\nShip it carefully.\n\n# Shared\n\nThe same words.\n",
+    );
     write(root, "search.md", "# Search\n\nFind things.\n");
 }
 
@@ -38,7 +46,13 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
 
 fn pass(db: &Path, e: &dyn Embedder) -> EmbedSummary {
     let mut store = Store::open(db).unwrap();
-    embed_pending(&mut store, e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap()
+    embed_pending(
+        &mut store,
+        e,
+        &EmbedProgress::new(),
+        &AtomicBool::new(false),
+    )
+    .unwrap()
 }
 
 fn counts(db: &Path) -> (u64, u64, u64) {
@@ -51,21 +65,47 @@ fn only_changed_chunks_are_reembedded() {
     let (_dir, root, db) = setup();
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     let first = pass(&db, &e);
-    assert_eq!((first.embedded, first.documents_embedded, first.reused, first.removed, first.recreated), (5, 3, 0, 0, true));
+    assert_eq!(
+        (
+            first.embedded,
+            first.documents_embedded,
+            first.reused,
+            first.removed,
+            first.recreated
+        ),
+        (5, 3, 0, 0, true)
+    );
     // Each distinct chunk text once, and each of the 3 documents once (whole-document vectors).
-    assert_eq!(e.embedded.load(Ordering::SeqCst), 8, "the embedder saw each distinct text once");
+    assert_eq!(
+        e.embedded.load(Ordering::SeqCst),
+        8,
+        "the embedder saw each distinct text once"
+    );
     assert_eq!(counts(&db), (6, 6, 5));
 
     // Nothing changed: no provider call, nothing written.
     let before = std::fs::read(&db).unwrap();
     let again = pass(&db, &e);
-    assert_eq!((again.embedded, again.documents_embedded, again.reused, again.removed, again.recreated), (0, 0, 6, 0, false));
+    assert_eq!(
+        (
+            again.embedded,
+            again.documents_embedded,
+            again.reused,
+            again.removed,
+            again.recreated
+        ),
+        (0, 0, 6, 0, false)
+    );
     assert_eq!(e.embedded.load(Ordering::SeqCst), 8);
     assert_eq!(std::fs::read(&db).unwrap(), before);
 
     // Edit one chunk of one file: exactly that chunk is embedded again, and
     // the old text's vector is removed.
-    write(&root, "guide.md", "# Install\n\nRun the installer.\n\n## Linux\n\nUse apt on Linux.\n\n# Shared\n\nThe same words.\n");
+    write(
+        &root,
+        "guide.md",
+        "# Install\n\nRun the installer.\n\n## Linux\n\nUse apt on Linux.\n\n# Shared\n\nThe same words.\n",
+    );
     let reindex = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!(reindex.indexed, 1);
     // Before the pass, the old text's vector (nearest to "linux") is stale: a search for 5
@@ -73,12 +113,28 @@ fn only_changed_chunks_are_reembedded() {
     {
         let store = Store::open(&db).unwrap();
         let q = e.embed_query("linux").unwrap();
-        let hits = store.vector_search("test:vocab", &q, 5, &SearchQuery::default()).unwrap().results;
+        let hits = store
+            .vector_search("test:vocab", &q, 5, &SearchQuery::default())
+            .unwrap()
+            .results;
         assert_eq!(hits.len(), 5, "{hits:?}");
-        assert!(hits.iter().all(|h| h.start_line != 5 || h.path != "guide.md"), "{hits:?}");
+        assert!(
+            hits.iter()
+                .all(|h| h.start_line != 5 || h.path != "guide.md"),
+            "{hits:?}"
+        );
     }
     let third = pass(&db, &e);
-    assert_eq!((third.embedded, third.documents_embedded, third.reused, third.removed, third.recreated), (1, 1, 5, 1, false));
+    assert_eq!(
+        (
+            third.embedded,
+            third.documents_embedded,
+            third.reused,
+            third.removed,
+            third.recreated
+        ),
+        (1, 1, 5, 1, false)
+    );
     // The changed chunk and its document's new whole-document vector.
     assert_eq!(e.embedded.load(Ordering::SeqCst), 10);
     assert_eq!(counts(&db), (6, 6, 5));
@@ -88,27 +144,50 @@ fn only_changed_chunks_are_reembedded() {
     // "Install > Linux\n\n## Linux\n\nUse apt on Linux.": install 1, linux 3,
     // other words 3, so the query "linux" scores 3/√19.
     let q = e.embed_query("linux").unwrap();
-    let hits = store.vector_search("test:vocab", &q, 1, &SearchQuery::default()).unwrap().results;
+    let hits = store
+        .vector_search("test:vocab", &q, 1, &SearchQuery::default())
+        .unwrap()
+        .results;
     assert_eq!((hits[0].path.as_str(), hits[0].start_line), ("guide.md", 5));
-    assert!((hits[0].score - 3.0 / 19f64.sqrt()).abs() < 1e-6, "{}", hits[0].score);
+    assert!(
+        (hits[0].score - 3.0 / 19f64.sqrt()).abs() < 1e-6,
+        "{}",
+        hits[0].score
+    );
 }
 
 #[test]
 fn model_change_reembeds_all_and_keeps_lexical_rows() {
     let (_dir, _root, db) = setup();
     pass(&db, &VocabEmbedder::new("test:a", VOCAB));
-    let lexical = |db: &Path| Store::open(db).unwrap().search_lexical(&SearchQuery::new("same words")).unwrap();
+    let lexical = |db: &Path| {
+        Store::open(db)
+            .unwrap()
+            .search_lexical(&SearchQuery::new("same words"))
+            .unwrap()
+    };
     let before = lexical(&db);
     assert_eq!(before.results.len(), 2);
     let b = VocabEmbedder::new("test:b", &["install"]);
     let summary = pass(&db, &b);
-    assert_eq!((summary.embedded, summary.documents_embedded, summary.reused, summary.recreated), (5, 3, 0, true));
+    assert_eq!(
+        (
+            summary.embedded,
+            summary.documents_embedded,
+            summary.reused,
+            summary.recreated
+        ),
+        (5, 3, 0, true)
+    );
     assert_eq!(b.embedded.load(Ordering::SeqCst), 8);
     assert_eq!(counts(&db), (6, 6, 5));
     assert_eq!(lexical(&db), before);
     assert_eq!(
         Store::open(&db).unwrap().vector_model().unwrap(),
-        Some(VectorModel { model_id: "test:b".to_owned(), dims: 2 })
+        Some(VectorModel {
+            model_id: "test:b".to_owned(),
+            dims: 2
+        })
     );
 }
 
@@ -122,39 +201,68 @@ fn a_refused_file_is_skipped_alone() {
     let db = root.join(".folio/index.db");
     index_root(&root, &Config::default(), &db, false, None).unwrap();
     // Batches of 4: [a, a, b, c] is refused and retried file by file; [c] passes.
-    let e = VocabEmbedder::new("test:vocab", VOCAB).refusing("FORBIDDEN").with_batch(4);
+    let e = VocabEmbedder::new("test:vocab", VOCAB)
+        .refusing("FORBIDDEN")
+        .with_batch(4);
     let summary = pass(&db, &e);
     assert_eq!(
         summary.skipped_files,
-        vec![SkippedFile { path: "b.md".to_owned(), reason: "input refused: input contains FORBIDDEN".to_owned() }]
+        vec![SkippedFile {
+            path: "b.md".to_owned(),
+            reason: "input refused: input contains FORBIDDEN".to_owned()
+        }]
     );
-    assert_eq!((summary.embedded, summary.unavailable.as_deref()), (4, None));
+    assert_eq!(
+        (summary.embedded, summary.unavailable.as_deref()),
+        (4, None)
+    );
     assert_eq!(counts(&db), (4, 5, 4));
     // The next pass tries b.md again (and only b.md).
     let again = pass(&db, &e);
-    assert_eq!((again.embedded, again.reused, again.skipped_files.len()), (0, 4, 1));
+    assert_eq!(
+        (again.embedded, again.reused, again.skipped_files.len()),
+        (0, 4, 1)
+    );
 }
 
 #[test]
 fn an_unavailable_provider_stops_the_pass_and_says_why() {
     let (_dir, _root, db) = setup();
-    let lexical_before = Store::open(&db).unwrap().search_lexical(&SearchQuery::new("installer")).unwrap();
+    let lexical_before = Store::open(&db)
+        .unwrap()
+        .search_lexical(&SearchQuery::new("installer"))
+        .unwrap();
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     e.down.store(true, Ordering::SeqCst);
     let progress = EmbedProgress::new();
     let mut store = Store::open(&db).unwrap();
     let summary = embed_pending(&mut store, &e, &progress, &AtomicBool::new(false)).unwrap();
-    assert_eq!(summary.unavailable.as_deref(), Some("embedding provider unavailable: test embedder is down"));
+    assert_eq!(
+        summary.unavailable.as_deref(),
+        Some("embedding provider unavailable: test embedder is down")
+    );
     assert_eq!(summary.embedded, 0);
     let snap = progress.snapshot();
     assert_eq!(
         (snap.state, snap.reason.as_deref(), snap.model_id.as_deref()),
-        (EmbedState::Unavailable, Some("embedding provider unavailable: test embedder is down"), Some("test:vocab"))
+        (
+            EmbedState::Unavailable,
+            Some("embedding provider unavailable: test embedder is down"),
+            Some("test:vocab")
+        )
     );
     let status = store.vector_status().unwrap();
-    assert_eq!(status.last_unavailable.as_deref(), Some("embedding provider unavailable: test embedder is down"));
+    assert_eq!(
+        status.last_unavailable.as_deref(),
+        Some("embedding provider unavailable: test embedder is down")
+    );
     assert_eq!(status.embedded_chunks, 0);
-    assert_eq!(store.search_lexical(&SearchQuery::new("installer")).unwrap(), lexical_before);
+    assert_eq!(
+        store
+            .search_lexical(&SearchQuery::new("installer"))
+            .unwrap(),
+        lexical_before
+    );
 
     // Back up: the pass completes and the recorded reason is cleared.
     e.down.store(false, Ordering::SeqCst);
@@ -163,7 +271,10 @@ fn an_unavailable_provider_stops_the_pass_and_says_why() {
     assert_eq!(store.vector_status().unwrap().last_unavailable, None);
     let snap = progress.snapshot();
     // Progress counts the 5 chunk texts and the 3 whole-document texts.
-    assert_eq!((snap.state, snap.done, snap.total, snap.reason), (EmbedState::Done, 8, 8, None));
+    assert_eq!(
+        (snap.state, snap.done, snap.total, snap.reason),
+        (EmbedState::Done, 8, 8, None)
+    );
 }
 
 #[test]
@@ -171,7 +282,13 @@ fn cancel_stops_between_batches() {
     let (_dir, _root, db) = setup();
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     let mut store = Store::open(&db).unwrap();
-    let summary = embed_pending(&mut store, &e, &EmbedProgress::new(), &AtomicBool::new(true)).unwrap();
+    let summary = embed_pending(
+        &mut store,
+        &e,
+        &EmbedProgress::new(),
+        &AtomicBool::new(true),
+    )
+    .unwrap();
     assert_eq!((summary.cancelled, summary.embedded), (true, 0));
     assert_eq!(e.embedded.load(Ordering::SeqCst), 0);
 }
@@ -181,15 +298,26 @@ fn spawned_pass_reports_progress() {
     let (_dir, _root, db) = setup();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen_in = seen.clone();
-    let progress = Arc::new(EmbedProgress::with_listener(move |done, total| seen_in.lock().unwrap().push((done, total))));
+    let progress = Arc::new(EmbedProgress::with_listener(move |done, total| {
+        seen_in.lock().unwrap().push((done, total))
+    }));
     assert_eq!(progress.snapshot().state, EmbedState::Idle);
     let e: Arc<dyn Embedder> = Arc::new(VocabEmbedder::new("test:vocab", VOCAB).with_batch(4));
-    let handle = spawn_embed_pass(db.clone(), e, progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+    let handle = spawn_embed_pass(
+        db.clone(),
+        e,
+        progress.clone(),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .unwrap();
     let summary = handle.join().unwrap().unwrap();
     assert_eq!((summary.embedded, summary.reused), (5, 0));
     let snap = progress.snapshot();
     // Batches of 4: chunk texts 4 + 1, then the 3 documents.
-    assert_eq!((snap.state, snap.done, snap.total, snap.skipped_files), (EmbedState::Done, 8, 8, 0));
+    assert_eq!(
+        (snap.state, snap.done, snap.total, snap.skipped_files),
+        (EmbedState::Done, 8, 8, 0)
+    );
     assert_eq!(*seen.lock().unwrap(), vec![(0, 8), (4, 8), (5, 8), (8, 8)]);
     assert_eq!(counts(&db), (6, 6, 5));
 }
@@ -199,7 +327,10 @@ fn probe_learns_the_dimension() {
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     assert_eq!(probe(&e).unwrap(), 5);
     e.down.store(true, Ordering::SeqCst);
-    assert_eq!(probe(&e).unwrap_err().to_string(), "embedding provider unavailable: test embedder is down");
+    assert_eq!(
+        probe(&e).unwrap_err().to_string(),
+        "embedding provider unavailable: test embedder is down"
+    );
 }
 
 #[test]
@@ -208,30 +339,54 @@ fn background_loader_reports_why_embeddings_are_off() {
     use crate::workspace::user_config::UserEmbedConfig;
     let (_dir, _root, db) = setup();
     for (toml, reason) in [
-        ("[embed]\nprovider = \"none\"\n", "embedding provider `none` (from the workspace's folio.toml): search is lexical"),
+        (
+            "[embed]\nprovider = \"none\"\n",
+            "embedding provider `none` (from the workspace's folio.toml): search is lexical",
+        ),
         (
             "[embed]\nmodel = \"/nonexistent/folio-model\"\n",
             "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4",
         ),
     ] {
         let config = Config::from_toml(toml).unwrap();
-        let settings = EmbedSettings::resolve(&config.embed, &UserEmbedConfig::default(), false).unwrap();
+        let settings =
+            EmbedSettings::resolve(&config.embed, &UserEmbedConfig::default(), false).unwrap();
         let progress = Arc::new(EmbedProgress::new());
         let slot = EmbedderSlot::default();
-        let handle =
-            spawn_load_and_embed(db.clone(), settings, slot.clone(), progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+        let handle = spawn_load_and_embed(
+            db.clone(),
+            settings,
+            slot.clone(),
+            progress.clone(),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .unwrap();
         assert_eq!(handle.join().unwrap(), None);
         let snap = progress.snapshot();
-        assert_eq!((snap.state, snap.reason.as_deref()), (EmbedState::Off, Some(reason)));
+        assert_eq!(
+            (snap.state, snap.reason.as_deref()),
+            (EmbedState::Off, Some(reason))
+        );
         assert!(slot.get().is_none());
     }
     // An embedder already in the slot is used as it is.
-    let settings = EmbedSettings::resolve(&Default::default(), &UserEmbedConfig::default(), false).unwrap();
+    let settings =
+        EmbedSettings::resolve(&Default::default(), &UserEmbedConfig::default(), false).unwrap();
     let slot = EmbedderSlot::default();
     let e: Arc<dyn Embedder> = Arc::new(VocabEmbedder::new("test:vocab", VOCAB));
     assert!(slot.set(e).is_ok());
     let progress = Arc::new(EmbedProgress::new());
-    let handle = spawn_load_and_embed(db.clone(), settings, slot, progress.clone(), Arc::new(AtomicBool::new(false))).unwrap();
-    assert_eq!(handle.join().unwrap().map(|s| (s.embedded, s.reused)), Some((5, 0)));
+    let handle = spawn_load_and_embed(
+        db.clone(),
+        settings,
+        slot,
+        progress.clone(),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .unwrap();
+    assert_eq!(
+        handle.join().unwrap().map(|s| (s.embedded, s.reused)),
+        Some((5, 0))
+    );
     assert_eq!(progress.snapshot().state, EmbedState::Done);
 }

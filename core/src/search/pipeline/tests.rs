@@ -8,7 +8,10 @@ fn chunk_ids(store: &Store) -> HashMap<String, Vec<i64>> {
     let conn = store.conn();
     let mut stmt = conn.prepare("SELECT d.path, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY d.path, c.seq").unwrap();
     let mut out: HashMap<String, Vec<i64>> = HashMap::new();
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).unwrap() {
+    for row in stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .unwrap()
+    {
         let (p, id) = row.unwrap();
         out.entry(p).or_default().push(id);
     }
@@ -20,8 +23,14 @@ fn store() -> Store {
     index(
         &mut store,
         &[
-            ("ops/rollback.md", &["Roll back a deploy to the previous release."]),
-            ("ops/canary.md", &["Ship a canary build to a few users before the release."]),
+            (
+                "ops/rollback.md",
+                &["Roll back a deploy to the previous release."],
+            ),
+            (
+                "ops/canary.md",
+                &["Ship a canary build to a few users before the release."],
+            ),
             ("ref/cache.md", &["Cache invalidation after a deploy."]),
             ("guide/notes.md", &["Unrelated notes about writing."]),
         ],
@@ -38,7 +47,13 @@ fn pipeline_lexical_mode_matches_search_lexical() {
     let store = store();
     let query = SearchQuery::new("deploy release");
     let plain = store.search_lexical(&query).unwrap();
-    let res = hybrid_search(&store, &query, &PipelineOptions::for_mode(SearchMode::Lexical), None).unwrap();
+    let res = hybrid_search(
+        &store,
+        &query,
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
     assert_eq!(res.mode, SearchMode::Lexical);
     assert_eq!(res.candidates, 10);
     let hits: Vec<SearchHit> = res.results.iter().map(|h| h.hit.clone()).collect();
@@ -47,21 +62,45 @@ fn pipeline_lexical_mode_matches_search_lexical() {
     // Hybrid without a vector leg runs lexical and says so.
     let res = hybrid_search(&store, &query, &PipelineOptions::default(), None).unwrap();
     assert_eq!(res.mode, SearchMode::Lexical);
-    assert_eq!(res.results.iter().map(|h| h.hit.clone()).collect::<Vec<_>>(), plain.results);
+    assert_eq!(
+        res.results
+            .iter()
+            .map(|h| h.hit.clone())
+            .collect::<Vec<_>>(),
+        plain.results
+    );
 }
 
 #[test]
 fn pipeline_not_configured_and_invalid_options() {
     let store = store();
     let query = SearchQuery::new("deploy");
-    let err = hybrid_search(&store, &query, &PipelineOptions::for_mode(SearchMode::Semantic), None).unwrap_err();
+    let err = hybrid_search(
+        &store,
+        &query,
+        &PipelineOptions::for_mode(SearchMode::Semantic),
+        None,
+    )
+    .unwrap_err();
     assert!(matches!(err, PipelineError::NotConfigured(_)), "{err}");
-    let opts = PipelineOptions { rerank: true, ..PipelineOptions::for_mode(SearchMode::Lexical) };
+    let opts = PipelineOptions {
+        rerank: true,
+        ..PipelineOptions::for_mode(SearchMode::Lexical)
+    };
     let err = hybrid_search(&store, &query, &opts, None).unwrap_err();
-    assert!(matches!(err, PipelineError::NotConfigured(ref m) if m.contains("rerank")), "{err}");
-    let opts = PipelineOptions { mmr_lambda: 2.0, ..PipelineOptions::default() };
+    assert!(
+        matches!(err, PipelineError::NotConfigured(ref m) if m.contains("rerank")),
+        "{err}"
+    );
+    let opts = PipelineOptions {
+        mmr_lambda: 2.0,
+        ..PipelineOptions::default()
+    };
     let err = hybrid_search(&store, &query, &opts, None).unwrap_err();
-    assert!(matches!(err, PipelineError::Search(SearchError::InvalidArgument(ref m)) if m.contains("mmr_lambda")), "{err}");
+    assert!(
+        matches!(err, PipelineError::Search(SearchError::InvalidArgument(ref m)) if m.contains("mmr_lambda")),
+        "{err}"
+    );
     assert_eq!("hybrid".parse::<SearchMode>(), Ok(SearchMode::Hybrid));
     assert!("dense".parse::<SearchMode>().is_err());
 }
@@ -70,8 +109,11 @@ fn pipeline_not_configured_and_invalid_options() {
 fn pipeline_hybrid_fuses_both_legs() {
     let store = store();
     let ids = chunk_ids(&store);
-    let (rollback, canary, notes) =
-        (ids["ops/rollback.md"][0], ids["ops/canary.md"][0], ids["guide/notes.md"][0]);
+    let (rollback, canary, notes) = (
+        ids["ops/rollback.md"][0],
+        ids["ops/canary.md"][0],
+        ids["guide/notes.md"][0],
+    );
     let query = SearchQuery::new("deploy");
     // Lexical: "deploy" is in rollback and cache; BM25 order between them:
     let lexical = store.search_lexical(&query).unwrap();
@@ -81,9 +123,18 @@ fn pipeline_hybrid_fuses_both_legs() {
     let leg = |k: usize| -> Result<Vec<VectorHit>, SearchError> {
         assert!(k == 50 || k == 10, "{k}");
         Ok(vec![
-            VectorHit { chunk_id: notes, similarity: 0.9 },
-            VectorHit { chunk_id: canary, similarity: 0.8 },
-            VectorHit { chunk_id: rollback, similarity: 0.7 },
+            VectorHit {
+                chunk_id: notes,
+                similarity: 0.9,
+            },
+            VectorHit {
+                chunk_id: canary,
+                similarity: 0.8,
+            },
+            VectorHit {
+                chunk_id: rollback,
+                similarity: 0.7,
+            },
         ])
     };
     let res = hybrid_search(&store, &query, &PipelineOptions::default(), Some(&leg)).unwrap();
@@ -95,15 +146,35 @@ fn pipeline_hybrid_fuses_both_legs() {
     let want_rb = 1.0 / (60.0 + r_rb as f64) + 1.0 / 63.0;
     assert_eq!(res.results[0].hit.path, "ops/rollback.md");
     assert_eq!(res.results[0].hit.score, want_rb);
-    assert_eq!((res.results[0].lexical_rank, res.results[0].vector_rank), (Some(r_rb), Some(3)));
+    assert_eq!(
+        (res.results[0].lexical_rank, res.results[0].vector_rank),
+        (Some(r_rb), Some(3))
+    );
     assert_eq!(res.results[0].similarity, Some(0.7));
     // notes (1/61, vector rank 1) vs cache (1/61 when lexical rank 1, else 1/62): tie-break
     // by best rank then the earlier leg (lexical).
-    let rest: Vec<(&str, f64)> = res.results[1..].iter().map(|h| (h.hit.path.as_str(), h.hit.score)).collect();
+    let rest: Vec<(&str, f64)> = res.results[1..]
+        .iter()
+        .map(|h| (h.hit.path.as_str(), h.hit.score))
+        .collect();
     if r_cache == 1 {
-        assert_eq!(rest, vec![("ref/cache.md", 1.0 / 61.0), ("guide/notes.md", 1.0 / 61.0), ("ops/canary.md", 1.0 / 62.0)]);
+        assert_eq!(
+            rest,
+            vec![
+                ("ref/cache.md", 1.0 / 61.0),
+                ("guide/notes.md", 1.0 / 61.0),
+                ("ops/canary.md", 1.0 / 62.0)
+            ]
+        );
     } else {
-        assert_eq!(rest, vec![("guide/notes.md", 1.0 / 61.0), ("ref/cache.md", 1.0 / 62.0), ("ops/canary.md", 1.0 / 62.0)]);
+        assert_eq!(
+            rest,
+            vec![
+                ("guide/notes.md", 1.0 / 61.0),
+                ("ref/cache.md", 1.0 / 62.0),
+                ("ops/canary.md", 1.0 / 62.0)
+            ]
+        );
     }
     // Hybrid confidence: max / mean of the four fused scores.
     let fused: Vec<f64> = res.results.iter().map(|h| h.hit.score).collect();
@@ -111,33 +182,78 @@ fn pipeline_hybrid_fuses_both_legs() {
     assert_eq!(res.confidence_ratio, Some(want_ratio));
     assert_eq!(res.low_confidence, want_ratio < 1.5);
     // Semantic mode: the vector order, score = cosine; distances 0.1, 0.2, 0.3 → mean 0.2 / 0.1 = 2 ≥ 1.5.
-    let res = hybrid_search(&store, &query, &PipelineOptions::for_mode(SearchMode::Semantic), Some(&leg)).unwrap();
-    assert_eq!(paths(&res), vec!["guide/notes.md", "ops/canary.md", "ops/rollback.md"]);
+    let res = hybrid_search(
+        &store,
+        &query,
+        &PipelineOptions::for_mode(SearchMode::Semantic),
+        Some(&leg),
+    )
+    .unwrap();
+    assert_eq!(
+        paths(&res),
+        vec!["guide/notes.md", "ops/canary.md", "ops/rollback.md"]
+    );
     assert_eq!(res.results[0].hit.score, 0.9);
     assert!((res.confidence_ratio.unwrap() - 2.0).abs() < 1e-9);
     assert!(!res.low_confidence);
     // Snippets come from the stored text.
-    assert_eq!(res.results[2].hit.snippet, "Roll back a deploy to the previous release.");
+    assert_eq!(
+        res.results[2].hit.snippet,
+        "Roll back a deploy to the previous release."
+    );
 }
 
 #[test]
 fn pipeline_vector_leg_obeys_filters_and_exclusions() {
     let store = store();
     let ids = chunk_ids(&store);
-    let all: Vec<i64> = ["ops/rollback.md", "ops/canary.md", "ref/cache.md", "guide/notes.md"].iter().map(|p| ids[*p][0]).collect();
+    let all: Vec<i64> = [
+        "ops/rollback.md",
+        "ops/canary.md",
+        "ref/cache.md",
+        "guide/notes.md",
+    ]
+    .iter()
+    .map(|p| ids[*p][0])
+    .collect();
     let leg = |k: usize| -> Result<Vec<VectorHit>, SearchError> {
-        Ok(all.iter().take(k).enumerate().map(|(i, id)| VectorHit { chunk_id: *id, similarity: 0.9 - i as f64 * 0.1 }).collect())
+        Ok(all
+            .iter()
+            .take(k)
+            .enumerate()
+            .map(|(i, id)| VectorHit {
+                chunk_id: *id,
+                similarity: 0.9 - i as f64 * 0.1,
+            })
+            .collect())
     };
     let semantic = PipelineOptions::for_mode(SearchMode::Semantic);
-    let query = SearchQuery { path_globs: vec!["ops/**".into()], ..SearchQuery::new("release") };
+    let query = SearchQuery {
+        path_globs: vec!["ops/**".into()],
+        ..SearchQuery::new("release")
+    };
     let res = hybrid_search(&store, &query, &semantic, Some(&leg)).unwrap();
     assert_eq!(paths(&res), vec!["ops/rollback.md", "ops/canary.md"]);
     assert_eq!(res.filter_applied, vec!["path_globs"]);
     // `-canary` removes the chunk from the vector leg too.
-    let res = hybrid_search(&store, &SearchQuery::new("release -canary"), &semantic, Some(&leg)).unwrap();
-    assert_eq!(paths(&res), vec!["ops/rollback.md", "ref/cache.md", "guide/notes.md"]);
+    let res = hybrid_search(
+        &store,
+        &SearchQuery::new("release -canary"),
+        &semantic,
+        Some(&leg),
+    )
+    .unwrap();
+    assert_eq!(
+        paths(&res),
+        vec!["ops/rollback.md", "ref/cache.md", "guide/notes.md"]
+    );
     // An id no longer in the index is dropped.
-    let stale = |_: usize| -> Result<Vec<VectorHit>, SearchError> { Ok(vec![VectorHit { chunk_id: 999_999, similarity: 1.0 }]) };
+    let stale = |_: usize| -> Result<Vec<VectorHit>, SearchError> {
+        Ok(vec![VectorHit {
+            chunk_id: 999_999,
+            similarity: 1.0,
+        }])
+    };
     let res = hybrid_search(&store, &SearchQuery::new("x"), &semantic, Some(&stale)).unwrap();
     assert!(res.results.is_empty() && res.low_confidence);
 }
@@ -145,7 +261,13 @@ fn pipeline_vector_leg_obeys_filters_and_exclusions() {
 #[test]
 fn pipeline_parent_retrieval_collapses_a_section() {
     let mut store = Store::open_in_memory().unwrap();
-    let texts = ["# Guide", "## Install", "Install on Linux with apt.", "Install on macOS with brew.", "Usage notes."];
+    let texts = [
+        "# Guide",
+        "## Install",
+        "Install on Linux with apt.",
+        "Install on macOS with brew.",
+        "Usage notes.",
+    ];
     // Lines: chunk n spans 10n+1 ..= 10n+3.
     let chunks = vec![
         chunk(0, &["Guide"], texts[0]),
@@ -156,26 +278,62 @@ fn pipeline_parent_retrieval_collapses_a_section() {
     ];
     {
         let mut batch = store.batch().unwrap();
-        batch.upsert_document(&doc("guide.md", &texts), &chunks).unwrap();
-        batch.upsert_document(&doc("other.md", &["Install anything."]), &[chunk(0, &[], "Install anything.")]).unwrap();
+        batch
+            .upsert_document(&doc("guide.md", &texts), &chunks)
+            .unwrap();
+        batch
+            .upsert_document(
+                &doc("other.md", &["Install anything."]),
+                &[chunk(0, &[], "Install anything.")],
+            )
+            .unwrap();
         batch.commit().unwrap();
     }
-    let opts = PipelineOptions { parent_retriever: true, ..PipelineOptions::for_mode(SearchMode::Lexical) };
+    let opts = PipelineOptions {
+        parent_retriever: true,
+        ..PipelineOptions::for_mode(SearchMode::Lexical)
+    };
     let res = hybrid_search(&store, &SearchQuery::new("install"), &opts, None).unwrap();
-    let guide: Vec<&PipelineHit> = res.results.iter().filter(|h| h.hit.path == "guide.md").collect();
+    let guide: Vec<&PipelineHit> = res
+        .results
+        .iter()
+        .filter(|h| h.hit.path == "guide.md")
+        .collect();
     assert_eq!(guide.len(), 1, "{res:#?}");
     let g = guide[0];
     // Chunks 1..=3 (lines 11-33) form the Install section; its pointer is chunk 1's.
-    assert_eq!(g.hit.heading_path, vec!["Guide".to_string(), "Install".to_string()]);
+    assert_eq!(
+        g.hit.heading_path,
+        vec!["Guide".to_string(), "Install".to_string()]
+    );
     assert_eq!((g.hit.start_line, g.hit.end_line), (11, 33));
     assert_eq!(g.hit.pointer, chunks[1].pointer);
     let mut from = g.expanded_from.clone();
     from.sort();
-    assert_eq!(from, vec![chunks[1].pointer.clone(), chunks[2].pointer.clone(), chunks[3].pointer.clone()]);
+    assert_eq!(
+        from,
+        vec![
+            chunks[1].pointer.clone(),
+            chunks[2].pointer.clone(),
+            chunks[3].pointer.clone()
+        ]
+    );
     assert_eq!(g.expanded_chunk_ids.len(), 3);
     // Without parent retrieval the three chunks come back separately.
-    let res = hybrid_search(&store, &SearchQuery::new("install"), &PipelineOptions::for_mode(SearchMode::Lexical), None).unwrap();
-    assert_eq!(res.results.iter().filter(|h| h.hit.path == "guide.md").count(), 3);
+    let res = hybrid_search(
+        &store,
+        &SearchQuery::new("install"),
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        res.results
+            .iter()
+            .filter(|h| h.hit.path == "guide.md")
+            .count(),
+        3
+    );
 }
 
 #[test]
@@ -184,16 +342,38 @@ fn pipeline_mmr_in_lexical_mode_diversifies_by_tokens() {
     index(
         &mut store,
         &[
-            ("a.md", &["backup backup database nightly snapshot", "backup backup database nightly snapshot copy"]),
-            ("b.md", &["backup restore drill with many other words here for some padding text"]),
+            (
+                "a.md",
+                &[
+                    "backup backup database nightly snapshot",
+                    "backup backup database nightly snapshot copy",
+                ],
+            ),
+            (
+                "b.md",
+                &["backup restore drill with many other words here for some padding text"],
+            ),
         ],
     );
-    let query = SearchQuery { limit: 2, ..SearchQuery::new("backup") };
-    let plain = hybrid_search(&store, &query, &PipelineOptions::for_mode(SearchMode::Lexical), None).unwrap();
+    let query = SearchQuery {
+        limit: 2,
+        ..SearchQuery::new("backup")
+    };
+    let plain = hybrid_search(
+        &store,
+        &query,
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
     assert_eq!(paths(&plain), vec!["a.md", "a.md"]);
     // λ = 0.3: the second a.md chunk (Jaccard 0.8 with the first) scores at most
     // 0.3 − 0.7·0.8 = −0.26; b.md scores 0 − 0.7·(1/15) ≈ −0.047.
-    let opts = PipelineOptions { mmr: true, mmr_lambda: 0.3, ..PipelineOptions::for_mode(SearchMode::Lexical) };
+    let opts = PipelineOptions {
+        mmr: true,
+        mmr_lambda: 0.3,
+        ..PipelineOptions::for_mode(SearchMode::Lexical)
+    };
     let res = hybrid_search(&store, &query, &opts, None).unwrap();
     assert_eq!(paths(&res), vec!["a.md", "b.md"]);
     assert!(res.results.iter().all(|h| h.mmr_score.is_some()));
@@ -205,14 +385,29 @@ fn pipeline_lexical_finds_a_japanese_sentence_by_its_bigrams() {
     index(
         &mut store,
         &[
-            ("ja/kensaku.md", &["全文検索エンジンの仕組みについて説明します。"]),
+            (
+                "ja/kensaku.md",
+                &["全文検索エンジンの仕組みについて説明します。"],
+            ),
             ("ja/other.md", &["今日は天気がよいので散歩します。"]),
         ],
     );
     // One space-free term: as a phrase it would match nothing.
-    let res = hybrid_search(&store, &SearchQuery::new("検索の仕組みを知りたい"), &PipelineOptions::for_mode(SearchMode::Lexical), None).unwrap();
+    let res = hybrid_search(
+        &store,
+        &SearchQuery::new("検索の仕組みを知りたい"),
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
     assert_eq!(paths(&res), vec!["ja/kensaku.md"]);
     // Quoted, it stays verbatim.
-    let res = hybrid_search(&store, &SearchQuery::new("\"検索の仕組みを知りたい\""), &PipelineOptions::for_mode(SearchMode::Lexical), None).unwrap();
+    let res = hybrid_search(
+        &store,
+        &SearchQuery::new("\"検索の仕組みを知りたい\""),
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
     assert!(res.results.is_empty());
 }

@@ -30,31 +30,55 @@ fn fixture() -> Store {
         ("work/d.md", &["gamma"][..]),
         ("work/e.md", &["beta gamma", "alpha"][..]),
     ] {
-        let chunks: Vec<ChunkRecord> = texts.iter().enumerate().map(|(i, t)| chunk(i as u32, &[], t)).collect();
+        let chunks: Vec<ChunkRecord> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| chunk(i as u32, &[], t))
+            .collect();
         batch.upsert_document(&doc(path, texts), &chunks).unwrap();
     }
     let mut c = doc("work/c.md", &["alpha alpha beta"]);
     c.tags = vec!["x".to_owned()];
     c.date = Some("2024-05-01".to_owned());
     c.quality = 0.2;
-    batch.upsert_document(&c, &[chunk(0, &[], "alpha alpha beta")]).unwrap();
+    batch
+        .upsert_document(&c, &[chunk(0, &[], "alpha alpha beta")])
+        .unwrap();
     batch.commit().unwrap();
     store
 }
 
 fn embed_all(store: &mut Store, embedder: &VocabEmbedder) -> crate::embed::pass::EmbedSummary {
-    embed_pending(store, embedder, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap()
+    embed_pending(
+        store,
+        embedder,
+        &EmbedProgress::new(),
+        &AtomicBool::new(false),
+    )
+    .unwrap()
 }
 
 /// `(path, start_line, score rounded to 4 decimals)` of each hit.
-fn knn(store: &Store, embedder: &VocabEmbedder, query: &str, k: usize, filters: &SearchQuery) -> Vec<(String, u32, f64)> {
+fn knn(
+    store: &Store,
+    embedder: &VocabEmbedder,
+    query: &str,
+    k: usize,
+    filters: &SearchQuery,
+) -> Vec<(String, u32, f64)> {
     let q = embedder.embed_query(query).unwrap();
     store
         .vector_search(embedder.model_id(), &q, k, filters)
         .unwrap()
         .results
         .into_iter()
-        .map(|h| (h.path, h.start_line, (h.score * 10_000.0).round() / 10_000.0))
+        .map(|h| {
+            (
+                h.path,
+                h.start_line,
+                (h.score * 10_000.0).round() / 10_000.0,
+            )
+        })
         .collect()
 }
 
@@ -68,10 +92,26 @@ fn knn_order_and_scores_by_hand() {
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     let summary = embed_all(&mut store, &e);
     // Six chunks, five distinct texts ("alpha" twice).
-    assert_eq!((summary.embedded, summary.reused, summary.skipped_files.len()), (5, 0, 0));
+    assert_eq!(
+        (
+            summary.embedded,
+            summary.reused,
+            summary.skipped_files.len()
+        ),
+        (5, 0, 0)
+    );
     let status = store.vector_status().unwrap();
-    assert_eq!((status.embedded_chunks, status.total_chunks, status.vectors), (6, 6, 5));
-    assert_eq!(status.model, Some(VectorModel { model_id: "test:vocab".to_owned(), dims: 5 }));
+    assert_eq!(
+        (status.embedded_chunks, status.total_chunks, status.vectors),
+        (6, 6, 5)
+    );
+    assert_eq!(
+        status.model,
+        Some(VectorModel {
+            model_id: "test:vocab".to_owned(),
+            dims: 5
+        })
+    );
 
     let all = SearchQuery::default();
     assert_eq!(
@@ -87,14 +127,23 @@ fn knn_order_and_scores_by_hand() {
     );
     assert_eq!(
         knn(&store, &e, "alpha", 3, &all),
-        vec![hit("notes/a.md", 1, 1.0), hit("work/e.md", 11, 1.0), hit("work/c.md", 1, 0.8944)]
+        vec![
+            hit("notes/a.md", 1, 1.0),
+            hit("work/e.md", 11, 1.0),
+            hit("work/c.md", 1, 0.8944)
+        ]
     );
     assert_eq!(knn(&store, &e, "alpha", 0, &all), vec![]);
     // "beta gamma" = (0, 1, 1, 0, 0)/√2: e.md's first chunk is the same text,
     // d.md ("gamma") scores 1/√2, b.md ("alpha beta") 1/2, c.md 1/√10.
     assert_eq!(
         knn(&store, &e, "beta gamma", 4, &all),
-        vec![hit("work/e.md", 1, 1.0), hit("work/d.md", 1, 0.7071), hit("notes/b.md", 1, 0.5), hit("work/c.md", 1, 0.3162)]
+        vec![
+            hit("work/e.md", 1, 1.0),
+            hit("work/d.md", 1, 0.7071),
+            hit("notes/b.md", 1, 0.5),
+            hit("work/c.md", 1, 0.3162)
+        ]
     );
 }
 
@@ -104,43 +153,115 @@ fn filters_are_the_lexical_ones_and_apply_before_knn() {
     let e = VocabEmbedder::new("test:vocab", VOCAB);
     embed_all(&mut store, &e);
     let q = |f: SearchQuery| f;
-    let category = q(SearchQuery { category: Some("work".to_owned()), ..SearchQuery::default() });
-    assert_eq!(knn(&store, &e, "alpha", 2, &category), vec![hit("work/e.md", 11, 1.0), hit("work/c.md", 1, 0.8944)]);
-    let exclude = q(SearchQuery { path_globs: vec!["!work/**".to_owned()], ..SearchQuery::default() });
-    assert_eq!(knn(&store, &e, "alpha", 10, &exclude), vec![hit("notes/a.md", 1, 1.0), hit("notes/b.md", 1, 0.7071)]);
+    let category = q(SearchQuery {
+        category: Some("work".to_owned()),
+        ..SearchQuery::default()
+    });
+    assert_eq!(
+        knn(&store, &e, "alpha", 2, &category),
+        vec![hit("work/e.md", 11, 1.0), hit("work/c.md", 1, 0.8944)]
+    );
+    let exclude = q(SearchQuery {
+        path_globs: vec!["!work/**".to_owned()],
+        ..SearchQuery::default()
+    });
+    assert_eq!(
+        knn(&store, &e, "alpha", 10, &exclude),
+        vec![hit("notes/a.md", 1, 1.0), hit("notes/b.md", 1, 0.7071)]
+    );
     // A selective filter whose only chunk is far from the query: a KNN over
     // everything, filtered afterwards, would return nothing for k = 1.
-    let only_d = q(SearchQuery { path_globs: vec!["work/d.md".to_owned()], ..SearchQuery::default() });
-    assert_eq!(knn(&store, &e, "alpha", 1, &only_d), vec![hit("work/d.md", 1, 0.0)]);
-    let tags = q(SearchQuery { tags_any: vec!["x".to_owned()], ..SearchQuery::default() });
-    assert_eq!(knn(&store, &e, "gamma", 5, &tags), vec![hit("work/c.md", 1, 0.0)]);
-    let dated = q(SearchQuery { date_from: Some("2024-01-01".to_owned()), ..SearchQuery::default() });
-    assert_eq!(knn(&store, &e, "alpha", 5, &dated), vec![hit("work/c.md", 1, 0.8944)]);
-    let quality = q(SearchQuery { min_quality: Some(0.5), category: Some("work".to_owned()), ..SearchQuery::default() });
+    let only_d = q(SearchQuery {
+        path_globs: vec!["work/d.md".to_owned()],
+        ..SearchQuery::default()
+    });
+    assert_eq!(
+        knn(&store, &e, "alpha", 1, &only_d),
+        vec![hit("work/d.md", 1, 0.0)]
+    );
+    let tags = q(SearchQuery {
+        tags_any: vec!["x".to_owned()],
+        ..SearchQuery::default()
+    });
+    assert_eq!(
+        knn(&store, &e, "gamma", 5, &tags),
+        vec![hit("work/c.md", 1, 0.0)]
+    );
+    let dated = q(SearchQuery {
+        date_from: Some("2024-01-01".to_owned()),
+        ..SearchQuery::default()
+    });
+    assert_eq!(
+        knn(&store, &e, "alpha", 5, &dated),
+        vec![hit("work/c.md", 1, 0.8944)]
+    );
+    let quality = q(SearchQuery {
+        min_quality: Some(0.5),
+        category: Some("work".to_owned()),
+        ..SearchQuery::default()
+    });
     assert_eq!(
         knn(&store, &e, "alpha", 5, &quality),
-        vec![hit("work/e.md", 11, 1.0), hit("work/d.md", 1, 0.0), hit("work/e.md", 1, 0.0)]
+        vec![
+            hit("work/e.md", 11, 1.0),
+            hit("work/d.md", 1, 0.0),
+            hit("work/e.md", 1, 0.0)
+        ]
     );
     let res = store
         .vector_search("test:vocab", &e.embed_query("alpha").unwrap(), 5, &quality)
         .unwrap();
-    assert_eq!(res.filter_applied, vec!["category".to_owned(), "min_quality".to_owned()]);
     assert_eq!(
         res.filter_applied,
-        store.search_lexical(&SearchQuery { text: "alpha".to_owned(), ..quality.clone() }).unwrap().filter_applied
+        vec!["category".to_owned(), "min_quality".to_owned()]
     );
-    let nothing = q(SearchQuery { topic: Some("none/here".to_owned()), ..SearchQuery::default() });
-    let res = store.vector_search("test:vocab", &e.embed_query("alpha").unwrap(), 5, &nothing).unwrap();
+    assert_eq!(
+        res.filter_applied,
+        store
+            .search_lexical(&SearchQuery {
+                text: "alpha".to_owned(),
+                ..quality.clone()
+            })
+            .unwrap()
+            .filter_applied
+    );
+    let nothing = q(SearchQuery {
+        topic: Some("none/here".to_owned()),
+        ..SearchQuery::default()
+    });
+    let res = store
+        .vector_search("test:vocab", &e.embed_query("alpha").unwrap(), 5, &nothing)
+        .unwrap();
     assert_eq!((res.results.len(), res.low_confidence), (0, true));
 
     // The same validation as lexical search.
-    let bad = SearchQuery { path_globs: vec!["a/[b".to_owned()], ..SearchQuery::default() };
-    let err = store.vector_search("test:vocab", &e.embed_query("alpha").unwrap(), 5, &bad).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: invalid path glob \"a/[b\": unclosed character class; missing ']'");
-    let err = store.vector_search("test:vocab", &[1.0, 0.0], 5, &SearchQuery::default()).unwrap_err();
-    assert_eq!(err.to_string(), "invalid argument: the query vector has 2 dimensions; model `test:vocab` has 5");
+    let bad = SearchQuery {
+        path_globs: vec!["a/[b".to_owned()],
+        ..SearchQuery::default()
+    };
+    let err = store
+        .vector_search("test:vocab", &e.embed_query("alpha").unwrap(), 5, &bad)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: invalid path glob \"a/[b\": unclosed character class; missing ']'"
+    );
+    let err = store
+        .vector_search("test:vocab", &[1.0, 0.0], 5, &SearchQuery::default())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: the query vector has 2 dimensions; model `test:vocab` has 5"
+    );
     // Another model's query finds nothing rather than comparing unrelated vectors.
-    let res = store.vector_search("other", &e.embed_query("alpha").unwrap(), 5, &SearchQuery::default()).unwrap();
+    let res = store
+        .vector_search(
+            "other",
+            &e.embed_query("alpha").unwrap(),
+            5,
+            &SearchQuery::default(),
+        )
+        .unwrap();
     assert!(res.results.is_empty());
 }
 
@@ -169,23 +290,57 @@ fn model_change_drops_vectors_only() {
 
     let b = VocabEmbedder::new("test:b", &["alpha", "beta"]);
     let summary = embed_all(&mut store, &b);
-    assert_eq!((summary.recreated, summary.embedded, summary.reused), (true, 5, 0));
+    assert_eq!(
+        (summary.recreated, summary.embedded, summary.reused),
+        (true, 5, 0)
+    );
     let status = store.vector_status().unwrap();
-    assert_eq!(status.model, Some(VectorModel { model_id: "test:b".to_owned(), dims: 3 }));
-    assert_eq!((status.embedded_chunks, status.total_chunks, status.vectors), (6, 6, 5));
-    assert_eq!((store.has_vectors_of("test:b").unwrap(), store.has_vectors_of("test:a").unwrap()), (true, false));
-    assert_eq!(store.search_lexical(&SearchQuery::new("alpha")).unwrap(), lexical_before);
+    assert_eq!(
+        status.model,
+        Some(VectorModel {
+            model_id: "test:b".to_owned(),
+            dims: 3
+        })
+    );
+    assert_eq!(
+        (status.embedded_chunks, status.total_chunks, status.vectors),
+        (6, 6, 5)
+    );
+    assert_eq!(
+        (
+            store.has_vectors_of("test:b").unwrap(),
+            store.has_vectors_of("test:a").unwrap()
+        ),
+        (true, false)
+    );
+    assert_eq!(
+        store.search_lexical(&SearchQuery::new("alpha")).unwrap(),
+        lexical_before
+    );
     assert_eq!(store.status().unwrap().n_chunks, status_before.n_chunks);
     // The old model's vectors are gone: its queries find nothing.
-    let res = store.vector_search("test:a", &a.embed_query("alpha").unwrap(), 5, &SearchQuery::default()).unwrap();
+    let res = store
+        .vector_search(
+            "test:a",
+            &a.embed_query("alpha").unwrap(),
+            5,
+            &SearchQuery::default(),
+        )
+        .unwrap();
     assert!(res.results.is_empty());
 
     // clear_vectors forgets the model and leaves the lexical rows.
     store.clear_vectors().unwrap();
     let status = store.vector_status().unwrap();
-    assert_eq!((status.model, status.embedded_chunks, status.vectors), (None, 0, 0));
+    assert_eq!(
+        (status.model, status.embedded_chunks, status.vectors),
+        (None, 0, 0)
+    );
     assert!(!store.has_vectors_of("test:b").unwrap());
-    assert_eq!(store.search_lexical(&SearchQuery::new("alpha")).unwrap(), lexical_before);
+    assert_eq!(
+        store.search_lexical(&SearchQuery::new("alpha")).unwrap(),
+        lexical_before
+    );
 }
 
 #[test]
@@ -204,7 +359,10 @@ fn orphans_are_deleted_and_shared_texts_kept() {
     batch.commit().unwrap();
     assert_eq!(store.delete_orphan_vectors().unwrap(), 1);
     let status = store.vector_status().unwrap();
-    assert_eq!((status.embedded_chunks, status.total_chunks, status.vectors), (4, 4, 4));
+    assert_eq!(
+        (status.embedded_chunks, status.total_chunks, status.vectors),
+        (4, 4, 4)
+    );
     assert!(store.has_vectors_of("test:vocab").unwrap());
     // Every document goes: the vectors remain (until the next pass) but no chunk has one.
     let mut batch = store.batch().unwrap();
@@ -225,15 +383,28 @@ fn schema_rebuild_drops_the_vector_table() {
         super::super::tests::index(&mut store, &[("a.md", &["alpha"])]);
         embed_all(&mut store, &VocabEmbedder::new("test:vocab", VOCAB));
         assert_eq!(store.vector_status().unwrap().vectors, 1);
-        store.conn().execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'", []).unwrap();
+        store
+            .conn()
+            .execute(
+                "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
     }
     let store = Store::open(&db_path).unwrap();
     assert!(store.was_rebuilt());
     let status = store.vector_status().unwrap();
-    assert_eq!((status.model, status.vectors, status.total_chunks), (None, 0, 0));
+    assert_eq!(
+        (status.model, status.vectors, status.total_chunks),
+        (None, 0, 0)
+    );
     let n: i64 = store
         .conn()
-        .query_row("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'chunk_vectors%'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'chunk_vectors%'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(n, 0);
 }
