@@ -6,135 +6,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use folio_core::bridge::{
-    ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_VERSION_CONFLICT, live_endpoints,
+    ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_UNCONFIRMED, ERR_VERSION_CONFLICT,
 };
-use serde_json::{Value, json};
-use support::{copy_dir, fixture, headless_nvim, nvim};
-
-/// A headless Neovim editing a file of a temp copy of k8s-community, with `folio lsp` attached.
-struct Editor {
-    nvim: PathBuf,
-    child: Child,
-    listen: PathBuf,
-    root: PathBuf,
-    runtime: PathBuf,
-    _work: tempfile::TempDir,
-}
-
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
-impl Editor {
-    fn start(file: &str) -> Editor {
-        let nvim = nvim();
-        let work = tempfile::tempdir().unwrap();
-        let root = work.path().join("k8s-community");
-        std::fs::create_dir_all(&root).unwrap();
-        copy_dir(&fixture("k8s-community"), &root);
-        let root = root.canonicalize().unwrap();
-        let runtime = work.path().join("run");
-        std::fs::create_dir(&runtime).unwrap();
-        let listen = work.path().join("nvim.sock");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/bridge.lua");
-        let child = headless_nvim(&nvim, work.path())
-            .arg("--listen")
-            .arg(&listen)
-            .arg(root.join(file))
-            .arg("-c")
-            .arg(format!("luafile {}", script.display()))
-            .env("FOLIO_BIN", env!("CARGO_BIN_EXE_folio"))
-            .env("FOLIO_ROOT", &root)
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nvim starts");
-        let editor = Editor {
-            nvim,
-            child,
-            listen,
-            root,
-            runtime,
-            _work: work,
-        };
-        wait_for("Neovim and folio lsp", || {
-            (editor.listen.exists() && editor.expr("get(g:, 'folio_ready', 0)") == "1")
-                .then_some(())
-        });
-        editor
-    }
-
-    /// Evaluates a Vim expression in the editor.
-    fn expr(&self, expr: &str) -> String {
-        let out = Command::new(&self.nvim)
-            .arg("--server")
-            .arg(&self.listen)
-            .arg("--remote-expr")
-            .arg(expr)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    /// Runs one of the `ops` of tests/nvim/bridge.lua.
-    fn run(&self, op: Value) -> Value {
-        let arg = op.to_string().replace('\'', "''");
-        let out = self.expr(&format!("luaeval('T.run(_A)', '{arg}')"));
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{op}: {e}: {out}"))
-    }
-
-    fn state(&self) -> Value {
-        self.run(json!({"op": "state"}))
-    }
-
-    fn text(&self) -> String {
-        self.state()["text"].as_str().unwrap().to_string()
-    }
-
-    /// A bridge client connected to the only live endpoint of the root.
-    fn bridge(&self) -> BridgeClient {
-        let endpoints = live_endpoints(&self.runtime.join("folio"), &self.root);
-        assert_eq!(endpoints.len(), 1, "{endpoints:?}");
-        BridgeClient::connect(&endpoints[0], &self.root, Duration::from_secs(15)).unwrap()
-    }
-
-    fn disk(&self, path: &str) -> String {
-        std::fs::read_to_string(self.root.join(path)).unwrap()
-    }
-}
-
-impl Drop for Editor {
-    fn drop(&mut self) {
-        let _ = Command::new(&self.nvim)
-            .arg("--server")
-            .arg(&self.listen)
-            .args(["--remote-send", "<Esc>:qa!<CR>"])
-            .output();
-        let started = Instant::now();
-        while self.child.try_wait().ok().flatten().is_none()
-            && started.elapsed() < Duration::from_secs(10)
-        {
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use serde_json::json;
+use support::editor::{Editor, wait_for};
 
 /// Waits until the server's copy of the buffer is the editor's (Neovim debounces `didChange`).
 fn synced(editor: &Editor, bridge: &mut BridgeClient, path: &str) -> (i32, String) {
@@ -214,37 +90,68 @@ fn an_edit_against_a_buffer_that_moved_is_refused_and_nothing_changes() {
     let (version, text) = synced(&editor, &mut bridge, FILE);
     editor.run(json!({"op": "set_line", "line": 12, "text": "Typed by the user."}));
     let (_, moved) = synced(&editor, &mut bridge, FILE);
-    let conflict = |result: Result<_, BridgeError>| match result {
+    let conflict = |result: Result<_, BridgeError>, expected: i64| match result {
         Err(BridgeError::Remote { code, message, .. }) => {
-            assert_eq!(code, ERR_VERSION_CONFLICT, "{message}");
+            assert_eq!(code, expected, "{message}");
         }
-        other => panic!("expected a version conflict, got {other:?}"),
+        other => panic!("expected error {expected}, got {other:?}"),
     };
     // The server already knows the buffer moved.
-    conflict(bridge.apply_edit(&replace(
-        FILE,
-        version,
-        &text,
-        "Community Moderators",
-        "Channel Moderators",
-    )));
+    conflict(
+        bridge.apply_edit(&replace(
+            FILE,
+            version,
+            &text,
+            "Community Moderators",
+            "Channel Moderators",
+        )),
+        ERR_VERSION_CONFLICT,
+    );
     assert_eq!(editor.text(), moved);
     // The buffer moves while the edit is on its way (after the server checked the
     // version): Neovim skips the edit for the newer buffer, yet answers `applied`; the
-    // server sees its buffer does not hold the result, and the answer is still a conflict.
+    // server sees its buffer does not hold the result and says the edit is unconfirmed.
     let (version, text) = synced(&editor, &mut bridge, FILE);
     editor.run(json!({"op": "arm_race", "line": 12, "text": "Typed again."}));
-    conflict(bridge.apply_edit(&replace(
-        FILE,
-        version,
-        &text,
-        "Community Moderators",
-        "Channel Moderators",
-    )));
+    conflict(
+        bridge.apply_edit(&replace(
+            FILE,
+            version,
+            &text,
+            "Community Moderators",
+            "Channel Moderators",
+        )),
+        ERR_UNCONFIRMED,
+    );
     let now = editor.text();
     assert!(
         now.contains("Typed again.\n") && now.contains("# Community Moderators\n"),
         "{now}"
     );
     assert_eq!(editor.disk(FILE), on_disk);
+}
+
+/// An append after the last line (what `kb_patch` `insert_after` `document` sends) lands
+/// exactly: Neovim applies an edit that starts past the final line break with an extra
+/// empty line, so the server sends it as an insertion at the end of the last line.
+#[test]
+fn an_append_at_the_end_of_the_buffer_lands_exactly() {
+    let editor = Editor::start(FILE);
+    let mut bridge = editor.bridge();
+    let (version, text) = synced(&editor, &mut bridge, FILE);
+    assert!(text.ends_with('\n'));
+    let result = bridge
+        .apply_edit(&ApplyEditParams {
+            path: FILE.to_string(),
+            version,
+            edits: vec![ByteEdit {
+                start: text.len(),
+                end: text.len(),
+                new_text: "\nAppended by an agent.\n".into(),
+            }],
+            label: None,
+        })
+        .unwrap();
+    assert!(result.applied, "{result:?}");
+    assert_eq!(editor.text(), format!("{text}\nAppended by an agent.\n"));
 }

@@ -44,6 +44,46 @@ pub struct TextEdit {
     pub new_text: String,
 }
 
+/// Rewrites a replacement that reaches the end of `text` so that, when the text ends with
+/// a line break and the replacement keeps one there, it no longer touches that final
+/// line break: an insertion after the last line becomes an insertion at the end of the
+/// last line. The resulting text is the same.
+///
+/// Why: a position after the final line break is the start of a line that does not
+/// exist in a line-based editor. Neovim 0.11 applies an LSP edit there by first adding
+/// an empty line, so appending `"\nMore.\n"` to `"Text.\n"` gives `"Text.\n\nMore.\n\n"`;
+/// an edit that stays inside the last line is applied exactly by every client.
+/// `range` is a byte range of `text`; edits that do not reach its end come back unchanged.
+pub fn keep_final_line_break(
+    text: &str,
+    range: Range<usize>,
+    new_text: &str,
+) -> (Range<usize>, String) {
+    let eol = if text.ends_with("\r\n") {
+        "\r\n"
+    } else if text.ends_with('\n') {
+        "\n"
+    } else {
+        return (range, new_text.to_string());
+    };
+    let last_line_end = text.len() - eol.len();
+    if range.end != text.len() || !new_text.ends_with(eol) || range.start > text.len() {
+        return (range, new_text.to_string());
+    }
+    if range.start == text.len() {
+        // An insertion after the final line break: rotate it before that line break.
+        let body = &new_text[..new_text.len() - eol.len()];
+        return (last_line_end..last_line_end, format!("{eol}{body}"));
+    }
+    if range.start <= last_line_end {
+        // The replaced bytes end with the final line break and so does the new text:
+        // leave that line break out of both.
+        let body = &new_text[..new_text.len() - eol.len()];
+        return (range.start..last_line_end, body.to_string());
+    }
+    (range, new_text.to_string())
+}
+
 /// Errors from applying edits.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EditError {
@@ -267,6 +307,45 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edits_at_the_end_keep_off_the_final_line_break() {
+        let apply = |text: &str, range: Range<usize>, new: &str| {
+            format!("{}{new}{}", &text[..range.start], &text[range.end..])
+        };
+        // Text, edit range, new text, and the expected rewritten range and new text.
+        type Case = (
+            &'static str,
+            Range<usize>,
+            &'static str,
+            Range<usize>,
+            &'static str,
+        );
+        let cases: [Case; 6] = [
+            // An append after the last line becomes an insertion at its end.
+            ("Text.\n", 6..6, "\nMore.\n", 5..5, "\n\nMore."),
+            ("Text.\r\n", 7..7, "More.\r\n", 5..5, "\r\nMore."),
+            // A replacement of the last line keeps its line break out.
+            ("A\nold\n", 2..6, "new\n", 2..5, "new"),
+            // Edits that do not reach the end, or drop the final line break, stay.
+            ("A\nold\n", 2..5, "new", 2..5, "new"),
+            ("A\nold\n", 2..6, "new", 2..6, "new"),
+            ("No break", 8..8, "\n", 8..8, "\n"),
+        ];
+        for (text, range, new, want_range, want_new) in cases {
+            let (got_range, got_new) = keep_final_line_break(text, range.clone(), new);
+            assert_eq!(
+                (got_range.clone(), got_new.as_str()),
+                (want_range, want_new),
+                "{text:?}"
+            );
+            assert_eq!(
+                apply(text, got_range, &got_new),
+                apply(text, range, new),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn utf16_columns_count_surrogate_pairs() {

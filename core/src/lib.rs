@@ -23,6 +23,7 @@ pub mod pointer;
 pub mod search;
 pub mod store;
 pub mod workspace;
+pub mod write;
 
 #[cfg(test)]
 pub(crate) mod fixture;

@@ -25,10 +25,11 @@ use std::time::Duration;
 
 use folio_core::bridge::{
     ApplyEditParams, ApplyEditResult, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_REFUSED,
-    ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, FileOperationParams, FileOperationResult,
-    HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION, ReadParams, ReadResult,
+    ERR_UNCONFIRMED, ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, FileOperationParams,
+    FileOperationResult, HelloParams, HelloResult, OpenDocument, PROTOCOL_VERSION, ReadParams,
+    ReadResult,
 };
-use folio_core::document::{Document, TextEdit as CoreEdit};
+use folio_core::document::{Document, TextEdit as CoreEdit, keep_final_line_break};
 use folio_core::workspace::path_policy::check_syntax;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -372,15 +373,18 @@ fn prepare(s: &Session, root: &Path, params: &ApplyEditParams) -> Result<Prepare
     // 0.11 handles them, version check included, but does not say so): a client that
     // ignored the edit and still said `applied` fails the confirmation below.
     let expected = edited_text(&doc, &params.edits)?;
+    let before = doc.text();
     let uri = convert::path_to_uri(&abs)
         .ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
     let edits = params
         .edits
         .iter()
         .map(|e| {
+            // Neovim applies an edit after the final line break with an extra empty line.
+            let (range, new_text) = keep_final_line_break(&before, e.start..e.end, &e.new_text);
             OneOf::Left(TextEdit {
-                range: convert::range(&doc, &(e.start..e.end), s.encoding),
-                new_text: e.new_text.clone(),
+                range: convert::range(&doc, &range, s.encoding),
+                new_text,
             })
         })
         .collect();
@@ -396,7 +400,7 @@ fn prepare(s: &Session, root: &Path, params: &ApplyEditParams) -> Result<Prepare
     };
     Ok(Prepared {
         abs,
-        before: doc.text(),
+        before,
         expected,
         edit,
     })
@@ -478,10 +482,17 @@ async fn apply_edit(
                 ));
             }
             Err(_) => {
-                return Err((
-                    ERR_VERSION_CONFLICT,
+                let what = if last_version == params.version {
+                    "the buffer did not change (the edit was skipped)".to_string()
+                } else {
                     format!(
-                        "the editor said it applied the edit to {}, but within {} ms its buffer (version {last_version}) did not hold the result; it was changed concurrently or the edit was skipped",
+                        "the buffer changed to version {last_version} but does not hold the result (the user typed meanwhile, or the editor applied the edit differently)"
+                    )
+                };
+                return Err((
+                    ERR_UNCONFIRMED,
+                    format!(
+                        "the editor said it applied the edit to {}, but within {} ms {what}",
                         params.path,
                         CONFIRM_TIMEOUT.as_millis()
                     ),

@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+pub mod editor;
+pub mod mcp;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -46,6 +46,10 @@ pub const ERR_VERSION_CONFLICT: i64 = -32003;
 pub const ERR_REFUSED: i64 = -32004;
 /// JSON-RPC error code: the peer's uid differs from the server's.
 pub const ERR_FORBIDDEN: i64 = -32005;
+/// JSON-RPC error code: the editor said it applied the edit, but its buffer did not come
+/// to hold the result in time: it moved on to other text (the user typed, or the editor
+/// applied the edit differently) or did not change at all. The buffer may have changed.
+pub const ERR_UNCONFIRMED: i64 = -32006;
 
 /// `hello` parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

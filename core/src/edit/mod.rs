@@ -1,8 +1,8 @@
-//! Structural edits of Markdown source: patch operations on elements, table edits,
-//! link rewriting for moved files, and atomic file writes.
+//! Structural edits of Markdown source: patch operations on elements, table edits and
+//! link rewriting for moved files. Nothing here touches the disk.
 //!
 //! Every edit is data: a list of sorted, disjoint [`TextEdit`]s against the unchanged
-//! text, so the same edit can be written to disk ([`fs::write_atomic`]) or sent to an
+//! text, so the same edit can be written to disk (through [`crate::write`]) or sent to an
 //! editor buffer. Nothing re-serialises the syntax tree: bytes outside the edited
 //! ranges (BOM, line endings, trailing blanks) stay exactly as they were.
 //!
@@ -11,7 +11,6 @@
 //! bytes, list items must keep their list and their parent item, and each operation
 //! must produce the kind of element it promised. Otherwise the whole request fails.
 
-pub mod fs;
 pub mod patch;
 pub mod relink;
 pub mod table;

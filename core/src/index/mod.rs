@@ -72,37 +72,12 @@ pub struct IndexSummary {
 /// Progress of a run: `done` of `total` files read.
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-/// The index file for `root`: `<root>/.folio/index.db`, unless `<root>/.folio` does not
-/// exist and the root is read-only (no write permission bit set, so this holds even for
-/// root), then a folder under the user's cache:
-/// `$XDG_CACHE_HOME/folio/<hash of the root path>/index.db`, else `~/.cache/folio/...`.
+/// The index file for `root`: `index.db` in its state folder
+/// ([`crate::workspace::state_dir`]).
 ///
 /// Creates nothing; [`Store::open`] creates the folder when the index is first written.
 pub fn default_db_path(root: &Path) -> PathBuf {
-    let local = root.join(".folio");
-    let read_only = std::fs::metadata(root)
-        .map(|m| is_read_only(&m))
-        .unwrap_or(false);
-    if local.is_dir() || !read_only {
-        return local.join("index.db");
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    let key = hex(hash_bytes(root.to_string_lossy().as_bytes()));
-    cache.join("folio").join(key).join("index.db")
-}
-
-#[cfg(unix)]
-fn is_read_only(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o222 == 0
-}
-
-#[cfg(not(unix))]
-fn is_read_only(meta: &std::fs::Metadata) -> bool {
-    meta.permissions().readonly()
+    crate::workspace::state_dir(root).join("index.db")
 }
 
 /// Category and topic from a KB-relative path: the first folder, and the first two folders.
@@ -275,6 +250,8 @@ pub fn index_root(
 ) -> Result<IndexSummary, IndexError> {
     let started = Instant::now();
     let scan = scan(root, config)?;
+    // Temporary files of writers that were killed before their rename.
+    crate::write::atomic::remove_stale_temp_files(root, scan.other.iter().map(String::as_str));
     if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|source| IndexError::Lock {
             path: parent.display().to_string(),
@@ -311,7 +288,7 @@ pub fn index_root(
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
     let chunk_bytes = config.index.chunk_bytes.max(200);
-    let outcomes = parallel_map(&scan.markdown, |path| {
+    let mut outcomes = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
         let outcome = match read_markdown(&abs, cap) {
             Err(reason) => FileOutcome::Skipped(Skipped {
@@ -373,12 +350,26 @@ pub fn index_root(
             .iter()
             .any(|o| matches!(o, FileOutcome::Changed(_)));
     if any_change {
+        // Under the root's write lock, a document written by a folio writer since it was
+        // read here is left out: that writer indexed its new text, which this pass must
+        // not overwrite with the old. Without the lock (a root nobody can write) there is
+        // no such writer.
+        let writer = crate::write::Writer::new(root);
+        let _write_lock = writer.lock().ok();
         let mut batch = store.batch()?;
         if root_changed {
             batch.set_meta("root", &root_str)?;
         }
-        for outcome in &outcomes {
+        for outcome in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {
+                let now = std::fs::read(root.join(&records.0.path))
+                    .ok()
+                    .map(|bytes| hex(hash_bytes(&bytes)));
+                if now.as_deref() != Some(records.0.source_hash.as_str()) {
+                    tracing::info!(path = %records.0.path, "changed while indexed; left to its writer or the next pass");
+                    *outcome = FileOutcome::Unchanged;
+                    continue;
+                }
                 batch.upsert_document(&records.0, &records.1)?;
             }
         }

@@ -195,14 +195,10 @@ impl Store {
         vectors::register_sqlite_vec();
         let owned_folder = is_folio_folder(db_path);
         if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+            crate::workspace::prepare_state_dir(parent).map_err(|source| StoreError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
-            // Only folio's own folder is hidden from git; a user's folder never is.
-            if parent.file_name().is_some_and(|n| n == ".folio") {
-                write_gitignore(&parent.join(".gitignore"))?;
-            }
         }
         if let Ok(meta) = std::fs::metadata(db_path)
             && !meta.is_file()
@@ -564,28 +560,6 @@ impl Batch<'_> {
     pub fn commit(self) -> Result<(), StoreError> {
         self.tx.commit()?;
         Ok(())
-    }
-}
-
-/// Writes `*` to the `.gitignore` at `path` unless a file is already there.
-fn write_gitignore(path: &Path) -> Result<(), StoreError> {
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(mut file) => {
-            use std::io::Write;
-            file.write_all(b"*\n").map_err(|source| StoreError::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(source) => Err(StoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        }),
     }
 }
 

@@ -109,6 +109,63 @@ pub fn is_markdown(path: &str) -> bool {
     lower.ends_with(".md") || lower.ends_with(".markdown")
 }
 
+/// The folder of folio's derived data for `root` (the index, the write lock, the journal
+/// of multi-file writes): `<root>/.folio`, unless that folder does not exist and the root
+/// is read-only (no write permission bit set, so this holds even for root); then a folder
+/// under the user's cache, `$XDG_CACHE_HOME/folio/<XxHash64 of the root path>`, else
+/// `~/.cache/folio/...`.
+///
+/// Creates nothing.
+pub fn state_dir(root: &Path) -> PathBuf {
+    let local = root.join(".folio");
+    let read_only = std::fs::metadata(root)
+        .map(|m| is_read_only(&m))
+        .unwrap_or(false);
+    if local.is_dir() || !read_only {
+        return local;
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let key = crate::pointer::hex(hash_bytes(root.to_string_lossy().as_bytes()));
+    cache.join("folio").join(key)
+}
+
+/// Creates `dir` (a state folder, [`state_dir`], or the folder of an index given with
+/// `--db`) with its missing parents; a folder named `.folio` also gets a `.gitignore`
+/// holding `*` unless it has one, so git never sees derived data. A user's own folder
+/// is never hidden from git.
+pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    if dir.file_name().is_some_and(|n| n == ".folio") {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(".gitignore"))
+        {
+            Ok(mut file) => {
+                use std::io::Write;
+                file.write_all(b"*\n")?;
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_read_only(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o222 == 0
+}
+
+#[cfg(not(unix))]
+fn is_read_only(meta: &std::fs::Metadata) -> bool {
+    meta.permissions().readonly()
+}
+
 /// The workspace root for `start`: the folder itself if given a folder that holds
 /// `folio.toml` or `.git`, else the nearest ancestor that does, else `start`'s folder.
 pub fn find_root(start: &Path) -> PathBuf {

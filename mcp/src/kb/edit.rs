@@ -4,7 +4,6 @@
 //! (`folio_core::edit`), and writes atomically. The index rows of the changed files are
 //! updated right after, and `indexSynchronized` says whether that is confirmed.
 
-use folio_core::edit::fs::{create_new, move_file};
 use folio_core::edit::relink::move_edits;
 use folio_core::edit::table::{
     Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
@@ -12,6 +11,7 @@ use folio_core::edit::table::{
 use folio_core::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
 use folio_core::pointer::{hash_bytes, hex};
 use folio_core::workspace::path_policy::{check_syntax, resolve_new};
+use folio_core::write::{Step, WriteGuard};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -300,14 +300,6 @@ pub struct DeleteOutput {
     pub editor: Option<String>,
 }
 
-fn io_error(path: &str, err: std::io::Error) -> ToolError {
-    if err.kind() == std::io::ErrorKind::AlreadyExists {
-        ToolError::new(ErrorCode::AlreadyExists, format!("`{path}` already exists"))
-    } else {
-        ToolError::internal(format!("`{path}`: {err}"))
-    }
-}
-
 fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<()> {
     if let Some(expected) = expected {
         let now = hex(hash_bytes(text.as_bytes()));
@@ -359,11 +351,39 @@ impl Kb {
         Ok(())
     }
 
+    /// Plans an edit of one document against its current text with `plan` and applies
+    /// it: into the editor's buffer when the document is open in an editor (checked
+    /// against the buffer's version), else on disk under the root's write lock, planned
+    /// again when another program changes the file in between (core `write`).
+    ///
+    /// Returns where it landed, the new text and what `plan` returned besides it.
+    fn edit_document<T>(
+        &self,
+        guard: &WriteGuard<'_>,
+        path: &str,
+        label: &str,
+        mut plan: impl FnMut(&str) -> ToolResult<(String, T)>,
+    ) -> ToolResult<(Landed, String, T)> {
+        let (abs, text, buffer) = self.read_live(path)?;
+        if let Some(buffer) = buffer {
+            let (new, value) = plan(&text)?;
+            self.apply_to_buffer(path, &buffer, &new, label)?;
+            return Ok((Landed::Editor(buffer.editor.clone()), new, value));
+        }
+        let updated = guard.update(&abs, || self.read_disk(path, &abs), plan)?;
+        if updated.replans > 0 {
+            tracing::info!(
+                path,
+                replans = updated.replans,
+                "planned again after another program changed the file"
+            );
+        }
+        Ok((Landed::Disk, updated.new, updated.value))
+    }
+
     /// `kb_patch`.
     pub fn patch(&self, args: &PatchArgs) -> ToolResult<PatchOutput> {
         self.require_writes()?;
-        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
-        let (abs, text, buffer) = self.read_live(&args.path)?;
         let ops: Vec<PatchOp> = args
             .operations
             .iter()
@@ -373,11 +393,15 @@ impl Kb {
                 markdown: o.markdown.clone(),
             })
             .collect();
-        let outcome = apply_patch(&text, &ops)?;
-        let landed =
-            self.write_text(&args.path, &abs, buffer.as_ref(), &outcome.text, "kb_patch")?;
+        let guard = self.writer.lock()?;
+        let (landed, text, outcome) =
+            self.edit_document(&guard, &args.path, "kb_patch", |old| {
+                let outcome = apply_patch(old, &ops)?;
+                Ok((outcome.text.clone(), outcome))
+            })?;
         tracing::info!(path = %args.path, operations = ops.len(), landed = ?landed, "patched");
-        let index_synchronized = self.after_write(&args.path, &landed, Some(&outcome.text));
+        let index_synchronized = self.after_write(&args.path, &landed, Some(&text));
+        drop(guard);
         Ok(PatchOutput {
             path: args.path.clone(),
             source_hash: outcome.source_hash,
@@ -401,22 +425,19 @@ impl Kb {
     pub fn edit_table(&self, args: &EditTableArgs) -> ToolResult<EditTableOutput> {
         self.require_writes()?;
         let action = table_action(args)?;
-        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
-        let (abs, text, buffer) = self.read_live(&args.path)?;
         let format = match args.value_format {
             Some(ValueFormatArg::Markdown) => ValueFormat::Markdown,
             _ => ValueFormat::Text,
         };
-        let outcome = edit_table(&text, &args.pointer, &action, format)?;
-        let landed = self.write_text(
-            &args.path,
-            &abs,
-            buffer.as_ref(),
-            &outcome.text,
-            "kb_edit_table",
-        )?;
+        let guard = self.writer.lock()?;
+        let (landed, text, outcome) =
+            self.edit_document(&guard, &args.path, "kb_edit_table", |old| {
+                let outcome = edit_table(old, &args.pointer, &action, format)?;
+                Ok((outcome.text.clone(), outcome))
+            })?;
         tracing::info!(path = %args.path, action = %args.action, landed = ?landed, "table edited");
-        let index_synchronized = self.after_write(&args.path, &landed, Some(&outcome.text));
+        let index_synchronized = self.after_write(&args.path, &landed, Some(&text));
+        drop(guard);
         Ok(EditTableOutput {
             path: args.path.clone(),
             pointer: outcome.pointer,
@@ -433,18 +454,13 @@ impl Kb {
     pub fn create(&self, args: &CreateArgs) -> ToolResult<CreateOutput> {
         self.require_writes()?;
         Kb::check_markdown_name(&args.path)?;
-        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let guard = self.writer.lock()?;
         let abs = resolve_new(&self.root, &args.path)?;
-        if std::fs::symlink_metadata(&abs).is_ok() {
-            return Err(ToolError::new(
-                ErrorCode::AlreadyExists,
-                format!("`{}` already exists", args.path),
-            ));
-        }
         let text = args.markdown.clone().unwrap_or_default();
-        create_new(&abs, text.as_bytes()).map_err(|e| io_error(&args.path, e))?;
+        guard.create(&abs, text.as_bytes())?;
         tracing::info!(path = %args.path, "created");
         let index_synchronized = self.sync_document(&args.path, Some(&text));
+        drop(guard);
         Ok(CreateOutput {
             path: args.path.clone(),
             source_hash: hex(hash_bytes(text.as_bytes())),
@@ -456,11 +472,16 @@ impl Kb {
     }
 
     /// `kb_move`.
+    ///
+    /// Documents open in an editor are planned against their buffers and changed there
+    /// first (a refusal stops the move before anything else changed); every change on
+    /// disk (the link rewrites and the move itself) then runs as one journaled operation
+    /// (core `write::journal`): all of it or, if a file changed under it, none of it.
     pub fn move_document(&self, args: &MoveArgs) -> ToolResult<MoveOutput> {
         self.require_writes()?;
         check_syntax(&args.source_path)?;
         Kb::check_markdown_name(&args.target_path)?;
-        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let guard = self.writer.lock()?;
         let (from_abs, text, source_buffer) = self.read_live(&args.source_path)?;
         if let Some(buffer) = &source_buffer {
             self.require_saved(&args.source_path, &from_abs, buffer, "moved")?;
@@ -480,9 +501,9 @@ impl Kb {
         // Plan every link edit before touching anything; documents open in an editor are
         // planned against their buffers.
         let buffers = self.buffers()?;
-        let mut plans: Vec<(String, std::path::PathBuf, String, usize, Option<Buffer>)> =
-            Vec::new();
+        let mut plans: Vec<LinkPlan> = Vec::new();
         let mut moved_text = text.clone();
+        let mut own_links = 0;
         if args.update_links.unwrap_or(true) {
             let overlay: std::collections::HashMap<String, String> = buffers
                 .iter()
@@ -499,41 +520,36 @@ impl Kb {
             for (doc, known, edits) in planned {
                 if doc == args.source_path {
                     if known != text {
-                        return Err(ToolError::new(
-                            ErrorCode::Conflict,
-                            format!("`{doc}` changed while the move was planned; try again"),
-                        ));
+                        return Err(changed_while_planned(&doc));
                     }
                     moved_text = apply_edits(&text, &edits)?;
-                    plans.push((
-                        args.target_path.clone(),
-                        to_abs.clone(),
-                        moved_text.clone(),
-                        edits.len(),
-                        None,
-                    ));
+                    own_links = edits.len();
                     continue;
                 }
-                let (abs, now, buffer) = self.read_live(&doc)?;
+                let (_, now, buffer) = self.read_live(&doc)?;
                 if now != known {
-                    return Err(ToolError::new(
-                        ErrorCode::Conflict,
-                        format!("`{doc}` changed while the move was planned; try again"),
-                    ));
+                    return Err(changed_while_planned(&doc));
                 }
                 let new = apply_edits(&now, &edits)?;
-                plans.push((doc, abs, new, edits.len(), buffer));
+                plans.push(LinkPlan {
+                    path: doc,
+                    old: now,
+                    new,
+                    links: edits.len(),
+                    buffer,
+                });
             }
         }
         // Editors first: a refusal there stops the move before anything else changed.
         let mut updated_links = Vec::new();
-        for (doc, abs, new_text, n, buffer) in plans.iter().filter(|p| p.4.is_some()) {
-            let landed = self.write_text(doc, abs, buffer.as_ref(), new_text, "kb_move")?;
+        for plan in plans.iter().filter(|p| p.buffer.is_some()) {
+            let buffer = plan.buffer.as_ref().expect("filtered");
+            self.apply_to_buffer(&plan.path, buffer, &plan.new, "kb_move")?;
             updated_links.push(UpdatedDocument {
-                path: doc.clone(),
-                links: *n,
-                applied_to: landed.applied_to(),
-                editor: landed.editor(),
+                path: plan.path.clone(),
+                links: plan.links,
+                applied_to: "editor".into(),
+                editor: Some(buffer.editor.clone()),
             });
         }
         let landed = match &source_buffer {
@@ -547,42 +563,54 @@ impl Kb {
                 };
                 self.file_operation(&args.source_path, buffer, version, Some(&args.target_path))?
             }
-            None => {
-                move_file(&from_abs, &to_abs).map_err(|e| io_error(&args.target_path, e))?;
-                Landed::Disk
-            }
+            None => Landed::Disk,
         };
+        let mut steps: Vec<Step> = plans
+            .iter()
+            .filter(|p| p.buffer.is_none())
+            .map(|p| Step::Replace {
+                path: p.path.clone(),
+                old: p.old.clone(),
+                new: p.new.clone(),
+            })
+            .collect();
+        if landed == Landed::Disk {
+            steps.push(Step::Move {
+                from: args.source_path.clone(),
+                to: args.target_path.clone(),
+                old: text.clone(),
+                new: moved_text.clone(),
+            });
+        }
+        guard.run_journaled(&steps)?;
         tracing::info!(from = %args.source_path, to = %args.target_path, landed = ?landed, "moved");
-        for (doc, abs, new_text, n, _) in plans.iter().filter(|p| p.4.is_none()) {
-            if landed != Landed::Disk && doc == &args.target_path {
-                // Written by the editor with the rename.
-                updated_links.push(UpdatedDocument {
-                    path: doc.clone(),
-                    links: *n,
-                    applied_to: landed.applied_to(),
-                    editor: landed.editor(),
-                });
-                continue;
-            }
-            self.write_text(doc, abs, None, new_text, "kb_move")?;
+        for plan in plans.iter().filter(|p| p.buffer.is_none()) {
             updated_links.push(UpdatedDocument {
-                path: doc.clone(),
-                links: *n,
+                path: plan.path.clone(),
+                links: plan.links,
                 applied_to: Landed::Disk.applied_to(),
                 editor: None,
+            });
+        }
+        if own_links > 0 {
+            updated_links.push(UpdatedDocument {
+                path: args.target_path.clone(),
+                links: own_links,
+                applied_to: landed.applied_to(),
+                editor: landed.editor(),
             });
         }
         updated_links.sort_by(|a, b| a.path.cmp(&b.path));
         let mut synced = self.sync_document(&args.source_path, None);
         synced &= self.sync_document(&args.target_path, Some(&moved_text));
-        for (doc, _, new_text, _, buffer) in &plans {
-            if doc != &args.target_path {
-                let landed = buffer
-                    .as_ref()
-                    .map_or(Landed::Disk, |b| Landed::Editor(b.editor.clone()));
-                synced &= self.after_write(doc, &landed, Some(new_text));
-            }
+        for plan in &plans {
+            let landed = plan
+                .buffer
+                .as_ref()
+                .map_or(Landed::Disk, |b| Landed::Editor(b.editor.clone()));
+            synced &= self.after_write(&plan.path, &landed, Some(&plan.new));
         }
+        drop(guard);
         Ok(MoveOutput {
             previous_path: args.source_path.clone(),
             path: args.target_path.clone(),
@@ -597,7 +625,7 @@ impl Kb {
     /// `kb_delete`.
     pub fn delete(&self, args: &DeleteArgs) -> ToolResult<DeleteOutput> {
         self.require_writes()?;
-        let _guard = self.write_lock.lock().map_err(ToolError::internal)?;
+        let guard = self.writer.lock()?;
         let (abs, text, buffer) = self.read_live(&args.path)?;
         check_expected(&args.path, &text, args.expected_source_hash.as_deref())?;
         let landed = match &buffer {
@@ -606,12 +634,13 @@ impl Kb {
                 self.file_operation(&args.path, buffer, buffer.version, None)?
             }
             None => {
-                std::fs::remove_file(&abs).map_err(|e| io_error(&args.path, e))?;
+                guard.remove(&abs, text.as_bytes())?;
                 Landed::Disk
             }
         };
         tracing::info!(path = %args.path, landed = ?landed, "deleted");
         let index_synchronized = self.sync_document(&args.path, None);
+        drop(guard);
         Ok(DeleteOutput {
             path: args.path.clone(),
             deleted: true,
@@ -620,6 +649,27 @@ impl Kb {
             editor: landed.editor(),
         })
     }
+}
+
+/// One linking document's part of a move.
+struct LinkPlan {
+    /// KB-relative path.
+    path: String,
+    /// Its text when planned (the buffer's, when open in an editor).
+    old: String,
+    /// Its text with the links rewritten.
+    new: String,
+    /// How many links.
+    links: usize,
+    /// Its editor buffer, when open in one.
+    buffer: Option<Buffer>,
+}
+
+fn changed_while_planned(path: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!("`{path}` changed while the move was planned; nothing was changed, try again"),
+    )
 }
 
 fn column_selector(args: &EditTableArgs) -> ColumnSelector {

@@ -15,9 +15,8 @@ use std::time::Duration;
 
 use folio_core::bridge::{
     ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_NOT_OPEN, ERR_REFUSED,
-    ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, live_endpoints,
+    ERR_UNCONFIRMED, ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, live_endpoints,
 };
-use folio_core::edit::fs::write_atomic;
 
 use super::{ErrorCode, Kb, ToolError, ToolResult};
 
@@ -180,29 +179,6 @@ impl Kb {
         Ok(out)
     }
 
-    /// Writes `new` as the content of `path`: into the editor's buffer when `buffer` is
-    /// the document's open buffer (as read, `buffer.text` being the old content), else
-    /// atomically to `abs`.
-    ///
-    /// Errors: `CONFLICT` when the editor refuses or its buffer moved since it was read
-    /// (nothing changed), `BUSY` when the bridge stops answering.
-    pub(crate) fn write_text(
-        &self,
-        path: &str,
-        abs: &Path,
-        buffer: Option<&Buffer>,
-        new: &str,
-        label: &str,
-    ) -> ToolResult<Landed> {
-        let Some(buffer) = buffer else {
-            write_atomic(abs, new.as_bytes())
-                .map_err(|e| ToolError::internal(format!("`{path}`: {e}")))?;
-            return Ok(Landed::Disk);
-        };
-        self.apply_to_buffer(path, buffer, new, label)?;
-        Ok(Landed::Editor(buffer.editor.clone()))
-    }
-
     /// Sends the edit turning `buffer.text` into `new` to the editor; returns the
     /// buffer's version after it.
     pub(crate) fn apply_to_buffer(
@@ -283,6 +259,16 @@ fn bridge_failure(path: &str, editor: &str, err: BridgeError) -> ToolError {
             ErrorCode::Conflict,
             format!(
                 "`{path}` is open in {editor} and the change could not be made there: {message}; nothing was changed, read it again"
+            ),
+        ),
+        BridgeError::Remote {
+            code: ERR_UNCONFIRMED,
+            message,
+            ..
+        } => ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "`{path}` is open in {editor} and the edit could not be confirmed there: {message}; read it again before editing (an edit the editor did apply can be undone there)"
             ),
         ),
         e @ BridgeError::Remote { .. } => ToolError::internal(format!("editor bridge: {e}")),

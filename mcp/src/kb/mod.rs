@@ -90,6 +90,20 @@ impl From<PathError> for ToolError {
     }
 }
 
+impl From<folio_core::write::WriteError> for ToolError {
+    fn from(err: folio_core::write::WriteError) -> ToolError {
+        use folio_core::write::WriteError;
+        let code = match &err {
+            WriteError::Busy { .. } => ErrorCode::Busy,
+            WriteError::Changed { .. } => ErrorCode::Conflict,
+            WriteError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            WriteError::NotFound { .. } => ErrorCode::NotFound,
+            WriteError::Io { .. } => ErrorCode::Internal,
+        };
+        ToolError::new(code, err.to_string())
+    }
+}
+
 impl From<folio_core::edit::EditError> for ToolError {
     fn from(err: folio_core::edit::EditError) -> ToolError {
         let code = match err {
@@ -166,8 +180,9 @@ pub struct Kb {
     db_path: PathBuf,
     allow_writes: bool,
     reindex: Arc<Mutex<status::ReindexState>>,
-    /// Serialises writes so two edits of one file cannot interleave.
-    write_lock: Mutex<()>,
+    /// Serialises writes across every folio process on this root and checks each file
+    /// against what its edit was planned on (core `write`).
+    writer: folio_core::write::Writer,
     /// A connection kept open for reads (search, status, catalog).
     read_store: Mutex<Option<Store>>,
     /// The parsed workspace, for links and moves.
@@ -210,13 +225,14 @@ impl Kb {
         anyhow::ensure!(root.is_dir(), "root {} is not a folder", root.display());
         let config = Config::load(&root)?;
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
+        let writer = folio_core::write::Writer::new(&root);
         Ok(Kb {
             root,
             config,
             db_path,
             allow_writes: options.allow_writes,
             reindex: Arc::new(Mutex::new(status::ReindexState::default())),
-            write_lock: Mutex::new(()),
+            writer,
             read_store: Mutex::new(None),
             model: Mutex::new(None),
             bridge_dir: folio_core::bridge::base_dir(),

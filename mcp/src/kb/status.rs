@@ -337,16 +337,14 @@ impl Kb {
             .ok_or_else(|| ToolError::internal("reindex left no result"))
     }
 
-    /// Writes the index rows of one document after an edit. Returns whether the index is
-    /// now known to match the file (false while a background pass runs: it will be redone).
+    /// Writes the index rows of one document after an edit, under the root's write lock
+    /// (the caller holds it). Returns whether the index now matches the file.
+    ///
+    /// A background pass running meanwhile does not undo this: it commits under the same
+    /// lock and leaves out every file whose bytes changed since it read them (core
+    /// `index::index_root`).
     pub(crate) fn sync_document(&self, path: &str, text: Option<&str>) -> bool {
         self.invalidate(path);
-        if let Ok(mut s) = self.reindex.lock()
-            && s.running
-        {
-            s.rerun = true;
-            return false;
-        }
         let result = (|| -> Result<(), folio_core::store::StoreError> {
             let mut store = folio_core::store::Store::open(&self.db_path)?;
             let mut batch = store.batch()?;

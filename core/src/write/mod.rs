@@ -1,0 +1,363 @@
+//! Writes to the notes of a root, safe against every other writer.
+//!
+//! Every write by a folio process goes through a [`Writer`]:
+//! - **One writer at a time per root, across processes.** [`Writer::lock`] takes an
+//!   advisory lock on `write.lock` in the root's state folder
+//!   ([`crate::workspace::state_dir`]) with the operating system's file locking (`flock`
+//!   on Unix), so two `folio mcp` processes, or an MCP server and a CLI, never interleave
+//!   their read-plan-write sequences. A process that dies releases its lock with it.
+//! - **Compare before rename.** A write is staged in a temporary file, and right before
+//!   the rename the file on disk is compared, byte for byte, with the text the write was
+//!   planned against. If another program (an editor, `git checkout`, a sync client)
+//!   changed it meanwhile, nothing is written: [`WriteGuard::update`] plans again against
+//!   the new text (pointers re-anchor by content), and an operation that cannot be planned
+//!   again, or keeps losing the race, fails with [`WriteError::Changed`].
+//! - **Durable.** The temporary file is flushed (`fsync`) before the rename and the folder
+//!   after it, so an acknowledged write survives a crash; a crash before the rename leaves
+//!   the old file whole and a temporary file that the next start removes.
+//! - **Multi-file operations are journaled** ([`journal`]): a move that rewrites links in
+//!   several files writes its plan first, so a crash in the middle is finished by the next
+//!   writer that takes the lock.
+//!
+//! What this cannot promise against programs that are not folio (they take no lock): a
+//! write that lands in the microseconds between folio's final comparison and its rename
+//! is replaced by folio's. docs/reliability.md says this for users.
+
+pub mod atomic;
+pub mod journal;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+pub use atomic::StagedWrite;
+pub use journal::{RecoveryReport, Step};
+
+/// How long [`Writer::lock`] waits for another writer before giving up with
+/// [`WriteError::Busy`]. A write holds the lock for milliseconds; an edit sent to an
+/// editor over the live bridge may hold it for up to that bridge's timeout (10 s).
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How many times [`WriteGuard::update`] plans again when the file keeps changing under it.
+pub const MAX_REPLANS: usize = 3;
+
+/// Why a write did not happen. Nothing was changed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Another writer held the root's write lock for longer than the timeout.
+    #[error(
+        "another writer is busy with this knowledge base (waited {waited_ms} ms); nothing was changed, try again"
+    )]
+    Busy {
+        /// How long this writer waited, in milliseconds.
+        waited_ms: u64,
+    },
+    /// The file changed on disk between the read and the write (another program wrote
+    /// it), and the operation could not be planned again.
+    #[error(
+        "`{path}` was changed by another program while this write was planned; nothing was changed, read it again"
+    )]
+    Changed {
+        /// KB-relative path.
+        path: String,
+    },
+    /// The target of a create or move exists.
+    #[error("`{path}` already exists")]
+    AlreadyExists {
+        /// KB-relative path.
+        path: String,
+    },
+    /// The file to replace, move or remove is gone.
+    #[error("`{path}` no longer exists")]
+    NotFound {
+        /// KB-relative path.
+        path: String,
+    },
+    /// The file system refused.
+    #[error("`{path}`: {source}")]
+    Io {
+        /// KB-relative path (or the lock file's path).
+        path: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The write coordinator of one root: hands out [`WriteGuard`]s, one at a time across
+/// every folio process on the machine (and every machine sharing the folder, where the
+/// file system carries `flock`).
+#[derive(Debug)]
+pub struct Writer {
+    root: PathBuf,
+    state_dir: PathBuf,
+    /// Serialises the threads of this process before they take the file lock.
+    local: Mutex<()>,
+    timeout: Duration,
+}
+
+/// The root's write lock, held. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct WriteGuard<'a> {
+    writer: &'a Writer,
+    file: File,
+    _local: MutexGuard<'a, ()>,
+}
+
+/// What [`WriteGuard::update`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Updated<T> {
+    /// The text the final plan was made against (the file's content before the write).
+    pub old: String,
+    /// The text written.
+    pub new: String,
+    /// What the plan returned besides the text.
+    pub value: T,
+    /// How many times the file changed under the write and the plan was made again.
+    pub replans: usize,
+}
+
+impl Writer {
+    /// The writer of `root` (absolute), keeping its lock and journal in
+    /// [`crate::workspace::state_dir`]. Creates nothing until the first [`Writer::lock`].
+    pub fn new(root: &Path) -> Writer {
+        Writer::with_state_dir(root, &crate::workspace::state_dir(root))
+    }
+
+    /// The writer of `root` with its lock and journal in `state_dir`.
+    pub fn with_state_dir(root: &Path, state_dir: &Path) -> Writer {
+        Writer {
+            root: root.to_path_buf(),
+            state_dir: state_dir.to_path_buf(),
+            local: Mutex::new(()),
+            timeout: LOCK_TIMEOUT,
+        }
+    }
+
+    /// The same writer with another lock timeout (tests).
+    pub fn with_timeout(mut self, timeout: Duration) -> Writer {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The lock file.
+    pub fn lock_path(&self) -> PathBuf {
+        self.state_dir.join("write.lock")
+    }
+
+    /// Takes the root's write lock, waiting up to the timeout for another writer, then
+    /// finishes any journaled operation a crashed writer left ([`journal::recover`]).
+    ///
+    /// Errors: [`WriteError::Busy`] after the timeout; [`WriteError::Io`] when the state
+    /// folder or the lock file cannot be made.
+    pub fn lock(&self) -> Result<WriteGuard<'_>, WriteError> {
+        let started = Instant::now();
+        let local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        let lock_path = self.lock_path();
+        let io = |source| WriteError::Io {
+            path: lock_path.display().to_string(),
+            source,
+        };
+        crate::workspace::prepare_state_dir(&self.state_dir).map_err(io)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io)?;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let waited = started.elapsed();
+                    if waited >= self.timeout {
+                        return Err(WriteError::Busy {
+                            waited_ms: waited.as_millis() as u64,
+                        });
+                    }
+                    std::thread::sleep(pause.min(self.timeout - waited));
+                    pause = (pause * 2).min(Duration::from_millis(25));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+            }
+        }
+        let guard = WriteGuard {
+            writer: self,
+            file,
+            _local: local,
+        };
+        let report = journal::recover(&guard);
+        if !report.is_empty() {
+            tracing::warn!(
+                finished = report.finished,
+                left = report.left.len(),
+                "finished the journaled writes of an interrupted folio process"
+            );
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+impl WriteGuard<'_> {
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.writer.root
+    }
+
+    fn journal_dir(&self) -> PathBuf {
+        self.writer.state_dir.join("journal")
+    }
+
+    /// The KB-relative spelling of an absolute path under the root, for messages.
+    fn label(&self, abs: &Path) -> String {
+        abs.strip_prefix(&self.writer.root)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_else(|_| abs.display().to_string())
+    }
+
+    fn io(&self, abs: &Path, source: std::io::Error) -> WriteError {
+        match source.kind() {
+            std::io::ErrorKind::AlreadyExists => WriteError::AlreadyExists {
+                path: self.label(abs),
+            },
+            std::io::ErrorKind::NotFound => WriteError::NotFound {
+                path: self.label(abs),
+            },
+            _ => WriteError::Io {
+                path: self.label(abs),
+                source,
+            },
+        }
+    }
+
+    /// Fails with [`WriteError::Changed`] unless the file at `abs` holds exactly `expected`.
+    fn check_unchanged(&self, abs: &Path, expected: &[u8]) -> Result<(), WriteError> {
+        match std::fs::read(abs) {
+            Ok(now) if now == expected => Ok(()),
+            Ok(_) => Err(WriteError::Changed {
+                path: self.label(abs),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(WriteError::Changed {
+                path: self.label(abs),
+            }),
+            Err(e) => Err(self.io(abs, e)),
+        }
+    }
+
+    /// Replaces the file at `abs` with `new` if it still holds `expected`: the new bytes
+    /// are staged and flushed first, then the file is compared with `expected` and, if
+    /// equal, the staged file is renamed over it.
+    ///
+    /// Errors: [`WriteError::Changed`] (nothing written) when the file differs or is gone.
+    pub fn replace(&self, abs: &Path, expected: &[u8], new: &[u8]) -> Result<(), WriteError> {
+        let staged = StagedWrite::new(abs, new).map_err(|e| self.io(abs, e))?;
+        self.check_unchanged(abs, expected)?;
+        staged.commit().map_err(|e| self.io(abs, e))
+    }
+
+    /// Reads the file with `read`, plans its new text with `plan`, and replaces it if it
+    /// did not change meanwhile; when it did, reads and plans again, up to
+    /// [`MAX_REPLANS`] times. A plan that leaves the text as it is writes nothing.
+    ///
+    /// Errors: whatever `read` or `plan` return (a pointer that no longer resolves in the
+    /// new text is the plan's `CONFLICT`), or [`WriteError::Changed`] when the file kept
+    /// changing.
+    pub fn update<T, E: From<WriteError>>(
+        &self,
+        abs: &Path,
+        mut read: impl FnMut() -> Result<String, E>,
+        mut plan: impl FnMut(&str) -> Result<(String, T), E>,
+    ) -> Result<Updated<T>, E> {
+        let mut replans = 0;
+        loop {
+            let old = read()?;
+            let (new, value) = plan(&old)?;
+            if new == old {
+                return Ok(Updated {
+                    old,
+                    new,
+                    value,
+                    replans,
+                });
+            }
+            match self.replace(abs, old.as_bytes(), new.as_bytes()) {
+                Ok(()) => {
+                    return Ok(Updated {
+                        old,
+                        new,
+                        value,
+                        replans,
+                    });
+                }
+                Err(WriteError::Changed { .. }) if replans < MAX_REPLANS => {
+                    tracing::info!(path = %self.label(abs), "changed by another program while planned; planning again");
+                    replans += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Creates `abs` with `bytes` (missing folders too).
+    ///
+    /// Errors: [`WriteError::AlreadyExists`] when anything is at `abs`.
+    pub fn create(&self, abs: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+        if std::fs::symlink_metadata(abs).is_ok() {
+            return Err(WriteError::AlreadyExists {
+                path: self.label(abs),
+            });
+        }
+        atomic::create_new(abs, bytes).map_err(|e| self.io(abs, e))
+    }
+
+    /// Moves `from` to `to` (never over an existing file) if `from` still holds `expected`.
+    ///
+    /// Errors: [`WriteError::Changed`] when `from` differs or is gone,
+    /// [`WriteError::AlreadyExists`] when `to` exists.
+    pub fn rename(&self, from: &Path, to: &Path, expected: &[u8]) -> Result<(), WriteError> {
+        if std::fs::symlink_metadata(to).is_ok() {
+            return Err(WriteError::AlreadyExists {
+                path: self.label(to),
+            });
+        }
+        self.check_unchanged(from, expected)?;
+        atomic::move_file(from, to).map_err(|e| self.io(to, e))
+    }
+
+    /// Removes `abs` if it still holds `expected`.
+    ///
+    /// Errors: [`WriteError::Changed`] when it differs or is gone.
+    pub fn remove(&self, abs: &Path, expected: &[u8]) -> Result<(), WriteError> {
+        self.check_unchanged(abs, expected)?;
+        std::fs::remove_file(abs).map_err(|e| self.io(abs, e))?;
+        if let Some(dir) = abs.parent() {
+            atomic::sync_dir(dir);
+        }
+        Ok(())
+    }
+
+    /// Runs the steps of a multi-file operation as one unit: each file must still hold
+    /// the text its step was planned against (else nothing is written and the result is
+    /// [`WriteError::Changed`]); the plan is written to the journal before the first
+    /// change, so a crash midway is finished by the next writer ([`journal::recover`]);
+    /// a file that changes under the operation midway undoes the steps already done.
+    pub fn run_journaled(&self, steps: &[Step]) -> Result<(), WriteError> {
+        journal::run(self, steps)
+    }
+}
+
+#[cfg(test)]
+mod tests;

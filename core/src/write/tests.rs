@@ -1,0 +1,354 @@
+//! Tests of the writer: the cross-writer lock, compare-before-rename with re-planning,
+//! and the journal of multi-file operations with its recovery.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+
+fn root() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn append(line: &str) -> impl FnMut(&str) -> Result<(String, ()), WriteError> + '_ {
+    move |old: &str| Ok((format!("{old}{line}\n"), ()))
+}
+
+#[test]
+fn two_writers_appending_to_one_file_lose_nothing() {
+    let dir = root();
+    let file = dir.path().join("log.md");
+    std::fs::write(&file, "# Log\n").unwrap();
+    // Two writers with their own lock file handles, as two processes have: flock(2)
+    // locks belong to the open file, so they exclude each other within one process too.
+    let writers: Vec<Arc<Writer>> = (0..2).map(|_| Arc::new(Writer::new(dir.path()))).collect();
+    let threads: Vec<_> = writers
+        .iter()
+        .enumerate()
+        .map(|(w, writer)| {
+            let (writer, file) = (Arc::clone(writer), file.clone());
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    let guard = writer.lock().unwrap();
+                    let line = format!("- writer {w} line {i}");
+                    guard
+                        .update(&file, || Ok::<_, WriteError>(read(&file)), append(&line))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let text = read(&file);
+    assert_eq!(text.lines().count(), 101, "{text}");
+    for w in 0..2 {
+        for i in 0..50 {
+            assert!(text.contains(&format!("- writer {w} line {i}\n")));
+        }
+    }
+}
+
+#[test]
+fn a_change_by_another_program_while_planning_is_planned_again() {
+    let dir = root();
+    let file = dir.path().join("a.md");
+    std::fs::write(&file, "one\n").unwrap();
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    let mut plans = 0;
+    let updated = guard
+        .update(
+            &file,
+            || Ok::<_, WriteError>(read(&file)),
+            |old: &str| {
+                plans += 1;
+                if plans == 1 {
+                    // An editor saves the file while folio plans its edit.
+                    std::fs::write(&file, "one\nsaved by an editor\n").unwrap();
+                }
+                Ok((format!("{old}folio's line\n"), ()))
+            },
+        )
+        .unwrap();
+    assert_eq!(updated.replans, 1);
+    assert_eq!(updated.old, "one\nsaved by an editor\n");
+    assert_eq!(read(&file), "one\nsaved by an editor\nfolio's line\n");
+    // No temporary file is left next to it.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.iter().filter(|n| n.starts_with(".folio")).count(), 1); // .folio/
+    assert!(names.contains(&"a.md".to_string()));
+}
+
+#[test]
+fn a_plan_that_no_longer_applies_fails_and_writes_nothing() {
+    let dir = root();
+    let file = dir.path().join("a.md");
+    std::fs::write(&file, "keep me\n").unwrap();
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    let err = guard
+        .update(
+            &file,
+            || Ok::<_, WriteError>(read(&file)),
+            |old: &str| {
+                if old.contains("keep me") {
+                    std::fs::write(&file, "rewritten elsewhere\n").unwrap();
+                    Ok((old.replace("keep me", "patched"), ()))
+                } else {
+                    // The element the plan pointed at is gone: the plan's own conflict.
+                    Err(WriteError::Changed {
+                        path: "a.md".into(),
+                    })
+                }
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(err, WriteError::Changed { .. }), "{err}");
+    assert_eq!(read(&file), "rewritten elsewhere\n");
+}
+
+#[test]
+fn a_file_that_keeps_changing_is_a_conflict_after_the_last_replan() {
+    let dir = root();
+    let file = dir.path().join("a.md");
+    std::fs::write(&file, "0\n").unwrap();
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    let mut n = 0;
+    let err = guard
+        .update(
+            &file,
+            || Ok::<_, WriteError>(read(&file)),
+            |old: &str| {
+                n += 1;
+                std::fs::write(&file, format!("changed {n}\n")).unwrap();
+                Ok((format!("{old}mine\n"), ()))
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, WriteError::Changed { ref path } if path == "a.md"),
+        "{err}"
+    );
+    assert_eq!(n, MAX_REPLANS + 1);
+    assert_eq!(read(&file), format!("changed {n}\n"));
+}
+
+#[test]
+fn a_held_lock_makes_the_next_writer_busy() {
+    let dir = root();
+    let first = Writer::new(dir.path());
+    let second = Writer::new(dir.path()).with_timeout(Duration::from_millis(50));
+    let held = first.lock().unwrap();
+    match second.lock() {
+        Err(WriteError::Busy { waited_ms }) => assert!(waited_ms >= 50, "{waited_ms}"),
+        other => panic!("expected Busy, got {other:?}"),
+    }
+    drop(held);
+    assert!(second.lock().is_ok());
+    // The state folder hides itself from git.
+    assert_eq!(read(&dir.path().join(".folio/.gitignore")), "*\n");
+}
+
+#[test]
+fn replace_remove_and_rename_check_the_file_first() {
+    let dir = root();
+    let (a, b) = (dir.path().join("a.md"), dir.path().join("sub/b.md"));
+    std::fs::write(&a, "A\n").unwrap();
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    assert!(matches!(
+        guard.replace(&a, b"stale\n", b"new\n"),
+        Err(WriteError::Changed { .. })
+    ));
+    assert!(matches!(
+        guard.remove(&a, b"stale\n"),
+        Err(WriteError::Changed { .. })
+    ));
+    assert!(matches!(
+        guard.rename(&a, &b, b"stale\n"),
+        Err(WriteError::Changed { .. })
+    ));
+    assert_eq!(read(&a), "A\n");
+    guard.rename(&a, &b, b"A\n").unwrap();
+    assert_eq!((a.exists(), read(&b).as_str()), (false, "A\n"));
+    assert!(matches!(
+        guard.create(&b, b"again"),
+        Err(WriteError::AlreadyExists { ref path }) if path == "sub/b.md"
+    ));
+    guard.remove(&b, b"A\n").unwrap();
+    assert!(!b.exists());
+}
+
+fn moving_with_links() -> Vec<Step> {
+    vec![
+        Step::Replace {
+            path: "index.md".into(),
+            old: "[t](task.md)\n".into(),
+            new: "[t](archive/task.md)\n".into(),
+        },
+        Step::Move {
+            from: "task.md".into(),
+            to: "archive/task.md".into(),
+            old: "[home](index.md)\n".into(),
+            new: "[home](../index.md)\n".into(),
+        },
+    ]
+}
+
+fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let abs = dir.join(path);
+        std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+        std::fs::write(abs, text).unwrap();
+    }
+}
+
+#[test]
+fn a_journaled_move_rewrites_every_file_and_leaves_no_journal() {
+    let dir = root();
+    write_files(
+        dir.path(),
+        &[
+            ("index.md", "[t](task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+        ],
+    );
+    let writer = Writer::new(dir.path());
+    writer
+        .lock()
+        .unwrap()
+        .run_journaled(&moving_with_links())
+        .unwrap();
+    assert_eq!(read(&dir.path().join("index.md")), "[t](archive/task.md)\n");
+    assert_eq!(
+        read(&dir.path().join("archive/task.md")),
+        "[home](../index.md)\n"
+    );
+    assert!(!dir.path().join("task.md").exists());
+    let journal: Vec<_> = std::fs::read_dir(dir.path().join(".folio/journal"))
+        .unwrap()
+        .collect();
+    assert!(journal.is_empty());
+}
+
+#[test]
+fn a_journaled_move_whose_file_changed_writes_nothing() {
+    let dir = root();
+    write_files(
+        dir.path(),
+        &[
+            ("index.md", "[t](task.md)\nedited\n"),
+            ("task.md", "[home](index.md)\n"),
+        ],
+    );
+    let writer = Writer::new(dir.path());
+    let err = writer
+        .lock()
+        .unwrap()
+        .run_journaled(&moving_with_links())
+        .unwrap_err();
+    assert!(
+        matches!(err, WriteError::Changed { ref path } if path == "index.md"),
+        "{err}"
+    );
+    assert_eq!(read(&dir.path().join("task.md")), "[home](index.md)\n");
+    assert!(!dir.path().join("archive").exists());
+}
+
+/// Leaves a journal entry as a writer killed after writing it would.
+fn crashed_entry(dir: &Path, steps: &[Step]) {
+    let journal = dir.join(".folio/journal");
+    std::fs::create_dir_all(&journal).unwrap();
+    let entry = serde_json::json!({ "steps": steps });
+    std::fs::write(journal.join("4242-1.json"), entry.to_string()).unwrap();
+}
+
+#[test]
+fn the_next_lock_finishes_a_move_interrupted_at_any_step() {
+    // Killed before the first change, after the first file, between the hard link and
+    // the unlink of the move, and after the move but before its own links were rewritten.
+    let states: [&[(&str, &str)]; 4] = [
+        &[
+            ("index.md", "[t](task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+        ],
+        &[
+            ("index.md", "[t](archive/task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+        ],
+        &[
+            ("index.md", "[t](archive/task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+            ("archive/task.md", "[home](index.md)\n"),
+        ],
+        &[
+            ("index.md", "[t](archive/task.md)\n"),
+            ("archive/task.md", "[home](index.md)\n"),
+        ],
+    ];
+    for files in states {
+        let dir = root();
+        write_files(dir.path(), files);
+        crashed_entry(dir.path(), &moving_with_links());
+        let writer = Writer::new(dir.path());
+        let guard = writer.lock().unwrap();
+        assert_eq!(
+            read(&dir.path().join("index.md")),
+            "[t](archive/task.md)\n",
+            "{files:?}"
+        );
+        assert_eq!(
+            read(&dir.path().join("archive/task.md")),
+            "[home](../index.md)\n",
+            "{files:?}"
+        );
+        assert!(!dir.path().join("task.md").exists(), "{files:?}");
+        drop(guard);
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(".folio/journal"))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{files:?}");
+    }
+}
+
+#[test]
+fn recovery_leaves_a_file_someone_changed_after_the_crash() {
+    let dir = root();
+    write_files(
+        dir.path(),
+        &[
+            ("index.md", "rewritten by hand\n"),
+            ("task.md", "[home](index.md)\n"),
+        ],
+    );
+    crashed_entry(dir.path(), &moving_with_links());
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    let report = journal::recover(&guard);
+    assert!(report.is_empty(), "the lock already recovered: {report:?}");
+    assert_eq!(read(&dir.path().join("index.md")), "rewritten by hand\n");
+    // The move itself is finished.
+    assert_eq!(
+        read(&dir.path().join("archive/task.md")),
+        "[home](../index.md)\n"
+    );
+    drop(guard);
+    // An unreadable entry is kept aside and reported.
+    let journal = dir.path().join(".folio/journal");
+    std::fs::write(journal.join("1-1.json"), "{not json").unwrap();
+    let guard = writer.lock().unwrap();
+    drop(guard);
+    assert!(journal.join("1-1.json.failed").exists());
+    assert!(!journal.join("1-1.json").exists());
+}
