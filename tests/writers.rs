@@ -164,8 +164,8 @@ struct Log {
 
 const NOTES: [&str; 3] = ["alpha.md", "beta.md", "gamma.md"];
 
-fn table_pointer(mcp: &mut Mcp, path: &str) -> String {
-    let read = mcp.call("kb_read", json!({"path": path})).unwrap();
+fn table_pointer(mcp: &mut Mcp, path: &str) -> Result<String, Value> {
+    let read = mcp.call("kb_read", json!({"path": path}))?;
     read["elements"]
         .as_array()
         .unwrap()
@@ -173,12 +173,12 @@ fn table_pointer(mcp: &mut Mcp, path: &str) -> String {
         .find(|e| e["kind"] == "table")
         .unwrap()["pointer"]
         .as_str()
-        .unwrap()
-        .to_string()
+        .map(str::to_string)
+        .ok_or(Value::Null)
 }
 
-fn slot_pointer(mcp: &mut Mcp, p: usize) -> String {
-    let read = mcp.call("kb_read", json!({"path": "slots.md"})).unwrap();
+fn slot_pointer(mcp: &mut Mcp, p: usize) -> Result<String, Value> {
+    let read = mcp.call("kb_read", json!({"path": "slots.md"}))?;
     let text = read["text"].as_str().unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let mine = format!("Slot of server {p}");
@@ -192,8 +192,8 @@ fn slot_pointer(mcp: &mut Mcp, p: usize) -> String {
         })
         .unwrap()["pointer"]
         .as_str()
-        .unwrap()
-        .to_string()
+        .map(str::to_string)
+        .ok_or(Value::Null)
 }
 
 /// Runs one write, retrying a refusal (`CONFLICT` after a stale pointer, `BUSY`) up to
@@ -256,7 +256,7 @@ fn run_server(root: &Path, runtime: &Path, p: usize, writes: usize) -> Log {
                 let path = NOTES[rng.below(NOTES.len())];
                 let key = format!("s{p}w{i}");
                 let ok = attempt(&mut log, "table", || {
-                    let pointer = table_pointer(&mut mcp, path);
+                    let pointer = table_pointer(&mut mcp, path)?;
                     mcp.call(
                         "kb_edit_table",
                         json!({"path": path, "pointer": pointer, "action": "insert_row",
@@ -271,7 +271,7 @@ fn run_server(root: &Path, runtime: &Path, p: usize, writes: usize) -> Log {
             2 => {
                 let text = format!("Slot of server {p}, version {i}.");
                 let ok = attempt(&mut log, "slot", || {
-                    let pointer = slot_pointer(&mut mcp, p);
+                    let pointer = slot_pointer(&mut mcp, p)?;
                     mcp.call(
                         "kb_patch",
                         json!({"path": "slots.md", "operations": [

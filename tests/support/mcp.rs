@@ -76,22 +76,30 @@ impl Mcp {
     /// Sends a request and returns the whole response message (`result` or `error`);
     /// notifications in between are skipped.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.try_request(method, params)
+            .unwrap_or_else(|| panic!("folio mcp closed its output while `{method}` was pending"))
+    }
+
+    /// [`Mcp::request`], or `None` when the server is gone (killed) before it answered.
+    pub fn try_request(&mut self, method: &str, params: Value) -> Option<Value> {
         self.next_id += 1;
         let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if writeln!(self.stdin, "{message}")
+            .and_then(|()| self.stdin.flush())
+            .is_err()
+        {
+            return None;
+        }
         loop {
             let mut line = String::new();
-            let n = self
-                .stdout
-                .read_line(&mut line)
-                .expect("read from folio mcp");
-            assert!(
-                n > 0,
-                "folio mcp closed its output while `{method}` was pending"
-            );
+            match self.stdout.read_line(&mut line) {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            }
             let message: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
             if message.get("id") == Some(&json!(id)) {
-                return message;
+                return Some(message);
             }
         }
     }
@@ -107,6 +115,20 @@ impl Mcp {
             return Err(serde_json::from_str(text).unwrap_or_else(|_| json!({"message": text})));
         }
         Ok(result["structuredContent"].clone())
+    }
+
+    /// [`Mcp::call`], or `None` when the server is gone before it answered.
+    pub fn try_call(&mut self, tool: &str, arguments: Value) -> Option<Result<Value, Value>> {
+        let response =
+            self.try_request("tools/call", json!({"name": tool, "arguments": arguments}))?;
+        let result = response.get("result")?;
+        if result["isError"] == json!(true) {
+            let text = result["content"][0]["text"].as_str().unwrap_or("{}");
+            return Some(Err(
+                serde_json::from_str(text).unwrap_or_else(|_| json!({"message": text}))
+            ));
+        }
+        Some(Ok(result["structuredContent"].clone()))
     }
 
     /// Kills the server at once (`SIGKILL`), as a crash would.

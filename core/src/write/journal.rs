@@ -213,8 +213,19 @@ pub fn recover(guard: &WriteGuard<'_>) -> RecoveryReport {
     let Ok(listing) = std::fs::read_dir(&dir) else {
         return report;
     };
+    let listing: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    // A journal entry whose writer was killed while writing it never took effect.
+    for path in &listing {
+        if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(atomic::is_stale_temp_name)
+        {
+            let _ = std::fs::remove_file(path);
+        }
+    }
     let mut entries: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     entries.sort();

@@ -226,6 +226,12 @@ impl Kb {
         let config = Config::load(&root)?;
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
         let writer = folio_core::write::Writer::new(&root);
+        if options.allow_writes {
+            // Finishes any move a killed writer left half done, before the first request.
+            if let Err(e) = writer.lock() {
+                tracing::warn!("could not check for interrupted writes: {e}");
+            }
+        }
         Ok(Kb {
             root,
             config,

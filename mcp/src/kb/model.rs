@@ -80,11 +80,13 @@ impl Kb {
                     }
                 }
             }
+            // Every document the scan no longer finds, including those whose stamp
+            // `invalidate` dropped after a write (a moved or deleted file).
             let vanished: Vec<String> = model
-                .stamps
-                .keys()
-                .filter(|p| !seen.contains(p.as_str()))
-                .cloned()
+                .ws
+                .document_paths()
+                .filter(|p| !seen.contains(p))
+                .map(str::to_string)
                 .collect();
             for path in vanished {
                 model.ws.remove(&path);
