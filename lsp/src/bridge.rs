@@ -65,11 +65,17 @@ struct Unanswered(Mutex<Option<Instant>>);
 
 impl Unanswered {
     fn since(&self) -> Option<Instant> {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn set(&self, since: Option<Instant>) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = since;
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = since;
     }
 }
 
@@ -536,19 +542,19 @@ async fn send_edit(
         return Err((
             ERR_REFUSED,
             format!(
-                "the editor has not answered the workspace/applyEdit sent {} s ago, so it cannot be reached now (a code-server whose browser tab is closed keeps running without a window); no edit was sent",
+                "the editor has not answered the workspace/applyEdit sent {} s ago, so it cannot be reached now (code-server keeps running without a window when its browser goes away)",
                 since.elapsed().as_secs()
             ),
         ));
     }
     let client = context.shared.client.clone();
     let request = ApplyWorkspaceEditParams { label, edit };
+    let sent = Instant::now();
     let mut answer =
         tokio::spawn(async move { client.send_request::<ApplyWorkspaceEdit>(request).await });
     let response = match tokio::time::timeout(ANSWER_TIMEOUT, &mut answer).await {
         Ok(joined) => joined.map_err(|e| (ERR_REFUSED, format!("workspace/applyEdit: {e}")))?,
         Err(_) => {
-            let sent = Instant::now() - ANSWER_TIMEOUT;
             context.unanswered.set(Some(sent));
             let unanswered = Arc::clone(&context.unanswered);
             tokio::spawn(async move {
@@ -559,7 +565,9 @@ async fn send_edit(
                     Ok(Ok(r)) if r.applied => tracing::warn!(
                         "the editor applied a workspace edit {waited} s after it was sent, although the bridge client had been told it failed"
                     ),
-                    _ => tracing::info!("the editor answered a workspace edit {waited} s after it was sent"),
+                    _ => tracing::info!(
+                        "the editor answered a workspace edit {waited} s after it was sent"
+                    ),
                 }
             });
             return Err((

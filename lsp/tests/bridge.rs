@@ -337,7 +337,7 @@ async fn while_an_edit_is_unanswered_the_next_is_refused_without_asking_the_edit
     assert_eq!(code, folio_core::bridge::ERR_REFUSED);
     assert!(
         message.starts_with("the editor has not answered the workspace/applyEdit sent ")
-            && message.ends_with(" s ago, so it cannot be reached now (a code-server whose browser tab is closed keeps running without a window); no edit was sent"),
+            && message.ends_with(" s ago, so it cannot be reached now (code-server keeps running without a window when its browser goes away)"),
         "{message}"
     );
     // A round trip after the answer: a second applyEdit would have been sent before it.

@@ -415,9 +415,17 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     await untilEqual('the cursor on the hit', () => ui.cursor(), 'Ln 7, Col 1');
   });
 
+  const rel = 'guides/onboarding.md';
+  const file = path.join(root, rel);
+  /** Calls an MCP tool of the agent's `folio mcp`; the result's JSON with `isError`. */
+  const call = async (name, args) => {
+    const r = await mcp.callTool({ name, arguments: args });
+    return { isError: r.isError === true, ...JSON.parse(r.content[0].text) };
+  };
+  let userText;
+  let patched;
+
   await step('5. the live bridge: an agent reads the unsaved buffer, patches it in the editor, undo reverts it, a stale patch is a CONFLICT', async () => {
-    const rel = 'guides/onboarding.md';
-    const file = path.join(root, rel);
     const onDisk = fs.readFileSync(file, 'utf8');
     await ui.open(rel);
     // The user types at the end of line 5 and does not save.
@@ -430,10 +438,6 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
 
     mcp = new Client({ name: 'folio-vscode-e2e', version: '1.0.0' });
     await mcp.connect(new StdioClientTransport({ command: bin, args: ['mcp', '--root', root, '--allow-writes'], env, stderr: 'ignore' }));
-    const call = async (name, args) => {
-      const r = await mcp.callTool({ name, arguments: args });
-      return { isError: r.isError === true, ...JSON.parse(r.content[0].text) };
-    };
     // The agent reads the buffer, unsaved text included.
     const doc = await until('kb_read to see the typed text', async () => {
       const d = await call('kb_read', { path: rel });
@@ -443,7 +447,7 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     const res = await call('kb_patch', { path: rel, operations: [{ kind: 'replace_element', pointer: second.pointer, markdown: 'Pair with a teammate on a small fix, then ship it together.' }] });
     assert.equal(res.isError, false, JSON.stringify(res));
     assert.deepEqual([res.appliedTo, res.editor], ['editor', 'code-server']);
-    const patched = typed.replace('small fix and ship it.', 'small fix, then ship it together.');
+    patched = typed.replace('small fix and ship it.', 'small fix, then ship it together.');
     await untilEqual('the patch in the editor', () => ui.editorText(), patched);
     assert.deepEqual(await ui.activeTab(), { name: 'onboarding.md', dirty: true });
     assert.equal(fs.readFileSync(file, 'utf8'), onDisk, 'the file is unchanged until the user saves');
@@ -464,7 +468,7 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     await ui.goTo('9');
     await ui.key('End');
     await page.keyboard.type(' Today.');
-    const userText = typed.replace('and ship it.', 'and ship it. Today.');
+    userText = typed.replace('and ship it.', 'and ship it. Today.');
     await untilEqual('the user edit', () => ui.editorText(), userText);
     await until('kb_read to see the user edit', async () => (await call('kb_read', { path: rel })).text === userText);
     const stale = await call('kb_patch', { path: rel, operations: [{ kind: 'replace_element', pointer: target.pointer, markdown: 'An agent rewrote this.' }] });
@@ -472,5 +476,32 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     assert.equal(stale.code, 'CONFLICT', JSON.stringify(stale));
     assert.equal(await ui.editorText(), userText);
     assert.equal(fs.readFileSync(file, 'utf8'), patched);
+  });
+
+  await step('6. with the browser gone and code-server still running, an agent reads the hidden buffer and its patches are CONFLICT, at once after the first', async () => {
+    // The browser ends without closing its connection (killed, as when the machine sleeps or
+    // the network drops): code-server keeps the extension host, and folio lsp, for its
+    // reconnection grace time.
+    browser.process().kill('SIGKILL');
+    const doc = await call('kb_read', { path: rel });
+    assert.equal(doc.text, userText, 'kb_read sees the buffer no window shows');
+    const para = doc.elements.find((e) => e.kind === 'paragraph' && e.start_line === 5);
+    const patch = { path: rel, operations: [{ kind: 'replace_element', pointer: para.pointer, markdown: 'Patched while no window shows the editor.' }] };
+    const prefix = '`guides/onboarding.md` is open in code-server and the change could not be made there: ';
+    // The first patch waits for the editor's answer (5 s) in vain.
+    assert.deepEqual(await call('kb_patch', patch), {
+      isError: true,
+      code: 'CONFLICT',
+      message: `${prefix}the editor did not answer workspace/applyEdit within 5000 ms; nothing was changed, read it again`,
+    });
+    // The next ones are not sent to an editor that has not answered: CONFLICT at once.
+    const next = await call('kb_patch', patch);
+    assert.equal(next.code, 'CONFLICT', JSON.stringify(next));
+    assert.match(
+      next.message,
+      /^`guides\/onboarding\.md` is open in code-server and the change could not be made there: the editor has not answered the workspace\/applyEdit sent \d+ s ago, so it cannot be reached now \(code-server keeps running without a window when its browser goes away\); nothing was changed, read it again$/,
+    );
+    assert.equal(fs.readFileSync(file, 'utf8'), patched, 'nothing is written to disk');
+    assert.equal((await call('kb_read', { path: rel })).text, userText);
   });
 });
