@@ -286,7 +286,7 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
       process.kill(-server.pid, 'SIGTERM');
     } catch {}
     if (failed && fs.existsSync(artifacts)) fs.copyFileSync(path.join(work, 'code-server.log'), path.join(artifacts, 'code-server.log'));
-    else fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(work, { recursive: true, force: true });
   });
   await until('code-server to listen', async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok);
 
