@@ -15,13 +15,18 @@
 //! as reported by `didChange`, holds exactly the expected text. File operations on open
 //! documents (`deleteFile`, `renameFile`) go the same way as LSP resource operations and
 //! count as done once the editor closed the document and the file system shows it.
+//!
+//! An editor that does not answer `workspace/applyEdit` within [`ANSWER_TIMEOUT`] is
+//! taken to be out of reach (code-server keeps its extension host, and so this server,
+//! running while no browser tab shows it): until it answers that request, later edits
+//! are refused at once instead of each waiting out the timeout behind it.
 //! See docs/bridge.md.
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use folio_core::bridge::{
     ApplyEditParams, ApplyEditResult, ByteEdit, ERR_FORBIDDEN, ERR_NOT_OPEN, ERR_REFUSED,
@@ -53,6 +58,28 @@ pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(3);
 /// A JSON-RPC error: code and message.
 type RpcError = (i64, String);
 
+/// When the `workspace/applyEdit` request the editor left unanswered past
+/// [`ANSWER_TIMEOUT`] was sent, while it is still unanswered. One per server, shared by
+/// its endpoints: they all talk to the same editor.
+#[derive(Debug, Default)]
+struct Unanswered(Mutex<Option<Instant>>);
+
+impl Unanswered {
+    fn since(&self) -> Option<Instant> {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, since: Option<Instant>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = since;
+    }
+}
+
 fn invalid_params(message: impl Into<String>) -> RpcError {
     (-32602, message.into())
 }
@@ -78,6 +105,7 @@ pub struct Endpoints {
     /// The folder holding every root's endpoints (normally core `bridge::base_dir`).
     base: PathBuf,
     open: HashMap<PathBuf, Endpoint>,
+    unanswered: Arc<Unanswered>,
 }
 
 impl Endpoints {
@@ -86,6 +114,7 @@ impl Endpoints {
         Endpoints {
             base,
             open: HashMap::new(),
+            unanswered: Arc::default(),
         }
     }
 
@@ -102,7 +131,7 @@ impl Endpoints {
             if self.open.contains_key(folder) {
                 continue;
             }
-            match open_endpoint(&self.base, folder, shared) {
+            match open_endpoint(&self.base, folder, shared, &self.unanswered) {
                 Ok(endpoint) => {
                     tracing::info!(
                         "bridge for {} at {}",
@@ -122,7 +151,12 @@ impl Endpoints {
     }
 }
 
-fn open_endpoint(base: &Path, folder: &Path, shared: &Shared) -> anyhow::Result<Endpoint> {
+fn open_endpoint(
+    base: &Path,
+    folder: &Path,
+    shared: &Shared,
+    unanswered: &Arc<Unanswered>,
+) -> anyhow::Result<Endpoint> {
     let dir = folio_core::bridge::root_dir(base, folder);
     folio_core::bridge::ensure_private_dir(base, &dir)?;
     // Sockets of dead servers of this root are stale: remove them.
@@ -136,6 +170,7 @@ fn open_endpoint(base: &Path, folder: &Path, shared: &Shared) -> anyhow::Result<
     let context = Arc::new(Context {
         shared: shared.clone(),
         root: folder.to_path_buf(),
+        unanswered: Arc::clone(unanswered),
     });
     let task = tokio::spawn(async move {
         loop {
@@ -153,10 +188,12 @@ fn open_endpoint(base: &Path, folder: &Path, shared: &Shared) -> anyhow::Result<
     Ok(Endpoint { socket, task })
 }
 
-/// What a connection needs: the server state and the root the endpoint serves.
+/// What a connection needs: the server state, the root the endpoint serves and the
+/// editor's unanswered edit request.
 struct Context {
     shared: Shared,
     root: PathBuf,
+    unanswered: Arc<Unanswered>,
 }
 
 fn answer(id: &Value, result: Result<Value, RpcError>) -> String {
@@ -433,7 +470,7 @@ async fn apply_edit(
             failure_reason: None,
         });
     }
-    let response = send_edit(shared, prepared.edit, params.label.clone()).await?;
+    let response = send_edit(context, prepared.edit, params.label.clone()).await?;
     if !response.applied {
         let version = shared
             .lock()
@@ -503,27 +540,57 @@ async fn apply_edit(
 }
 
 /// Sends a workspace edit and waits for the editor's answer ([`ANSWER_TIMEOUT`]).
+///
+/// A request left unanswered keeps waiting in the background; until its answer comes,
+/// no other edit is sent (each would queue behind it in an editor that is out of reach)
+/// and the bridge client is told so at once.
 async fn send_edit(
-    shared: &Shared,
+    context: &Context,
     edit: WorkspaceEdit,
     label: Option<String>,
 ) -> Result<tower_lsp_server::ls_types::ApplyWorkspaceEditResponse, RpcError> {
-    let request = ApplyWorkspaceEditParams { label, edit };
-    tokio::time::timeout(
-        ANSWER_TIMEOUT,
-        shared.client.send_request::<ApplyWorkspaceEdit>(request),
-    )
-    .await
-    .map_err(|_| {
-        (
+    if let Some(since) = context.unanswered.since() {
+        return Err((
             ERR_REFUSED,
             format!(
-                "the editor did not answer workspace/applyEdit within {} ms",
-                ANSWER_TIMEOUT.as_millis()
+                "the editor has not answered the workspace/applyEdit sent {} s ago, so it cannot be reached now (code-server keeps running without a window when its browser goes away)",
+                since.elapsed().as_secs()
             ),
-        )
-    })?
-    .map_err(|e| {
+        ));
+    }
+    let client = context.shared.client.clone();
+    let request = ApplyWorkspaceEditParams { label, edit };
+    let sent = Instant::now();
+    let mut answer =
+        tokio::spawn(async move { client.send_request::<ApplyWorkspaceEdit>(request).await });
+    let response = match tokio::time::timeout(ANSWER_TIMEOUT, &mut answer).await {
+        Ok(joined) => joined.map_err(|e| (ERR_REFUSED, format!("workspace/applyEdit: {e}")))?,
+        Err(_) => {
+            context.unanswered.set(Some(sent));
+            let unanswered = Arc::clone(&context.unanswered);
+            tokio::spawn(async move {
+                let late = answer.await;
+                unanswered.set(None);
+                let waited = sent.elapsed().as_secs();
+                match late {
+                    Ok(Ok(r)) if r.applied => tracing::warn!(
+                        "the editor applied a workspace edit {waited} s after it was sent, although the bridge client had been told it failed"
+                    ),
+                    _ => tracing::info!(
+                        "the editor answered a workspace edit {waited} s after it was sent"
+                    ),
+                }
+            });
+            return Err((
+                ERR_REFUSED,
+                format!(
+                    "the editor did not answer workspace/applyEdit within {} ms",
+                    ANSWER_TIMEOUT.as_millis()
+                ),
+            ));
+        }
+    };
+    response.map_err(|e| {
         (
             ERR_REFUSED,
             format!("the editor failed workspace/applyEdit: {}", e.message),
@@ -610,7 +677,7 @@ async fn file_operation(
         ])),
         ..WorkspaceEdit::default()
     };
-    let response = send_edit(shared, edit, None).await?;
+    let response = send_edit(context, edit, None).await?;
     if !response.applied {
         return Ok(FileOperationResult {
             applied: false,

@@ -116,6 +116,14 @@ fn remote_code<T: std::fmt::Debug>(result: Result<T, BridgeError>) -> (i64, Stri
     }
 }
 
+/// The result, or the message of a bridge error.
+fn remote_or_ok<T>(result: Result<T, BridgeError>) -> Result<T, String> {
+    result.map_err(|e| match e {
+        BridgeError::Remote { message, .. } => message,
+        other => panic!("expected a result or a bridge error, got {other:?}"),
+    })
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)
         .unwrap()
@@ -313,6 +321,54 @@ async fn a_silent_editor_gives_an_error_after_a_timeout() {
     assert_eq!(code, folio_core::bridge::ERR_REFUSED);
     assert!(message.contains("did not answer"), "{message}");
     assert_eq!(t.read("a.md").await.unwrap().text, "# A\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_an_edit_is_unanswered_the_next_is_refused_without_asking_the_editor() {
+    let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf16).await;
+    t.open("a.md").await;
+    t.c.apply_policy = ApplyPolicy::Silent;
+    let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "B")]), true).await);
+    assert_eq!(code, folio_core::bridge::ERR_REFUSED);
+    assert!(message.contains("did not answer"), "{message}");
+    // The editor is out of reach (a closed code-server tab): the next edit is refused at
+    // once, and the editor is not sent a second request to queue behind the first.
+    let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "C")]), false).await);
+    assert_eq!(code, folio_core::bridge::ERR_REFUSED);
+    assert!(
+        message.starts_with("the editor has not answered the workspace/applyEdit sent ")
+            && message.ends_with(" s ago, so it cannot be reached now (code-server keeps running without a window when its browser goes away)"),
+        "{message}"
+    );
+    // A round trip after the answer: a second applyEdit would have been sent before it.
+    t.c.call("workspace/symbol", json!({"query": ""})).await;
+    assert_eq!(t.c.requests_of("workspace/applyEdit").len(), 1);
+    assert_eq!(t.c.unanswered.len(), 1);
+    // The editor comes back and answers the old request: edits go through again.
+    let id = t.c.unanswered.remove(0);
+    t.c.answer(id, json!({"applied": false, "failureReason": "late"}))
+        .await;
+    t.c.apply_policy = ApplyPolicy::Apply;
+    let started = std::time::Instant::now();
+    let applied = loop {
+        let handle = t.bridge(move |b| b.apply_edit(&edit("a.md", 1, &[(2, 3, "D")])));
+        // Serve the fake editor while the bridge call runs: the edit is either sent (and
+        // applied by the fake editor) or refused at once while the late answer is on its way.
+        while !handle.is_finished() {
+            t.c.call("workspace/symbol", json!({"query": ""})).await;
+        }
+        let result = handle.await.unwrap();
+        match remote_or_ok(result) {
+            Ok(applied) => break applied,
+            Err(message) => assert!(
+                message.starts_with("the editor has not answered")
+                    && started.elapsed() < Duration::from_secs(20),
+                "the late answer did not end the refusals: {message}"
+            ),
+        }
+    };
+    assert!(applied.applied, "{applied:?}");
+    assert_eq!(t.read("a.md").await.unwrap().text, "# D\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,10 +1,14 @@
 // The folio extension: starts `folio lsp` for Markdown, passes the settings, and adds
 // search, reindex and a status-bar item.
 import * as cp from 'child_process';
+import * as readline from 'readline';
 import * as vscode from 'vscode';
 import { ClientCapabilities, LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature } from 'vscode-languageclient/node';
+import { logFilter, parseLogLine } from './log';
+import { folioDocumentSymbols, offerToTurnOffBuiltinValidation } from './overlap';
 import { serverSettings } from './settings';
-import { Counts, STATUS_NOTIFICATION, experimentalCapabilities, statusView } from './status';
+import { Counts, OUTPUT_COMMAND, STATUS_NOTIFICATION, experimentalCapabilities, statusView } from './status';
+import { traceChannel } from './trace';
 
 const INSTALL_DOCS = 'https://github.com/folio-kb/folio/blob/main/docs/clients.md#vs-code';
 
@@ -83,6 +87,7 @@ function updateStatus(): void {
   const view = statusView(!!client && client.state === State.Running, busy > 0, counts);
   status.text = view.text;
   status.tooltip = view.tooltip;
+  status.command = view.command;
   status.show();
 }
 
@@ -144,12 +149,14 @@ async function reindex(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('folio', { log: true });
-  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
-  status.command = 'folio.showOutput';
+  status = vscode.window.createStatusBarItem('folio.status', vscode.StatusBarAlignment.Left, 10);
+  status.name = 'folio';
+  const trace = traceChannel();
   context.subscriptions.push(
     output,
+    trace,
     status,
-    vscode.commands.registerCommand('folio.showOutput', () => output.show()),
+    vscode.commands.registerCommand(OUTPUT_COMMAND, () => output.show()),
     vscode.commands.registerCommand('folio.search', search),
     vscode.commands.registerCommand('folio.reindex', reindex),
   );
@@ -173,11 +180,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
   }
 
-  const serverOptions: ServerOptions = { command: bin, args: ['lsp'] };
+  // The server logs at the level the output channel shows (unless FOLIO_LOG is set), and
+  // each stderr line goes to the channel at the level it was logged at.
+  const env = { ...process.env, FOLIO_LOG: process.env.FOLIO_LOG ?? logFilter(output.logLevel) };
+  const serverOptions: ServerOptions = { command: bin, args: ['lsp'], options: { env } };
+  const lines = (input: NodeJS.ReadableStream, each: (line: string) => void) =>
+    readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', each);
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'markdown' }],
     outputChannel: output,
+    traceOutputChannel: trace,
+    stdioOptions: {
+      // Stdout is the protocol with the stdio transport; this is for the others.
+      stdout: (input, channel) => lines(input, (line) => channel.info(line)),
+      stderr: (input, channel) =>
+        lines(input, (line) => {
+          const { level, text } = parseLogLine(line);
+          channel[level](text);
+        }),
+    },
     initializationOptions: serverSettings(vscode.workspace.getConfiguration('folio')),
+    middleware: {
+      // One outline: VS Code's built-in Markdown lists the same headings (src/overlap.ts).
+      provideDocumentSymbols: (document, token, next) => (folioDocumentSymbols() ? next(document, token) : []),
+    },
   };
   client = new LanguageClient('folio', 'folio', serverOptions, clientOptions);
   client.registerFeature(statusFeature);
@@ -194,6 +220,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   updateStatus();
+  void offerToTurnOffBuiltinValidation(context, output);
   try {
     await client.start();
   } catch (e) {

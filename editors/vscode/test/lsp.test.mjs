@@ -147,8 +147,9 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
       { token: 'folio/scan/1', value: { kind: 'end', message: `7 documents, ${BROKEN} broken links` } },
     ]);
     assert.deepEqual(statusView(true, false, of(STATUS_NOTIFICATION)[0]), {
-      text: `$(link) folio: ${BROKEN} broken`,
-      tooltip: `folio: 7 Markdown files, ${BROKEN} broken links (click for output)`,
+      text: `$(link) folio: ${BROKEN} broken in workspace`,
+      tooltip: `folio: ${BROKEN} broken links in the workspace (7 Markdown files); the Problems view lists those of the open files (click to open it)`,
+      command: 'workbench.actions.view.problems',
     });
     assert.deepEqual(of('window/showMessage'), []);
 
@@ -251,7 +252,11 @@ test('a workspace without Markdown: one warning, status counts zero, requests st
     // vscode-languageclient shows window/showMessage as a VS Code warning: exactly one.
     assert.deepEqual(of('window/showMessage'), [{ type: 2, message: `folio: no Markdown files under ${realRoot}` }]);
     assert.deepEqual(of(STATUS_NOTIFICATION), [{ documents: 0, brokenLinks: 0 }]);
-    assert.deepEqual(statusView(true, false, of(STATUS_NOTIFICATION)[0]), { text: '$(check) folio', tooltip: 'folio: 0 Markdown files, no broken links (click for output)' });
+    assert.deepEqual(statusView(true, false, of(STATUS_NOTIFICATION)[0]), {
+      text: '$(check) folio',
+      tooltip: 'folio: no broken links in the workspace (0 Markdown files) (click for the Problems view)',
+      command: 'workbench.actions.view.problems',
+    });
     // A new Markdown buffer: diagnostics, search and reindex answer without errors or more messages.
     const uri = `${rootUri}/new.md`;
     conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text: '# New\n\n[gone](gone.md)\n' } });
@@ -271,5 +276,39 @@ test('a workspace without Markdown: one warning, status counts zero, requests st
     conn.dispose();
     child.kill();
     fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("the server's stderr goes to the output channel at the level of each line", async () => {
+  const { parseLogLine, logFilter } = createRequire(import.meta.url)('../out/log.js');
+  // vscode.LogLevel: Off 0, Trace 1, Debug 2, Info 3, Warning 4, Error 5.
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map(logFilter), ['off', 'trace', 'debug', 'info', 'warn', 'error']);
+  // Lines outside tracing's format (a panic, `folio: error: …`) are errors.
+  assert.deepEqual(parseLogLine("thread 'main' panicked at lsp/src/server.rs:1:1:"), { level: 'error', text: "thread 'main' panicked at lsp/src/server.rs:1:1:" });
+  assert.deepEqual(parseLogLine('2026-11-30T20:46:18.315123Z  WARN folio_lsp::bridge: no bridge for /x: denied'), { level: 'warn', text: 'folio_lsp::bridge: no bridge for /x: denied' });
+
+  // What the real server writes at FOLIO_LOG=info, as the extension starts it.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-vscode-log-'));
+  fs.cpSync(fixture, root, { recursive: true });
+  const realRoot = fs.realpathSync(root);
+  const runtime = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-vscode-run-'));
+  const child = spawn(bin, ['lsp'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, FOLIO_EMBED_PROVIDER: 'none', FOLIO_LOG: logFilter(3), XDG_RUNTIME_DIR: runtime } });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  conn.onRequest(() => null);
+  conn.listen();
+  try {
+    await initialize(conn, pathToFileURL(realRoot).href, 'foam-docs');
+    await until(() => stderr.includes(' loaded 7 documents under '), 'the scan in the log');
+    const lines = stderr.trimEnd().split('\n').map(parseLogLine);
+    assert.deepEqual(lines.map((l) => l.level), lines.map(() => 'info'), stderr);
+    assert.ok(lines.some((l) => l.text.startsWith(`folio_lsp::session: loaded 7 documents under ${realRoot} (`)), stderr);
+    assert.ok(lines.some((l) => l.text.startsWith(`folio_lsp::bridge: bridge for ${realRoot} at ${runtime}/folio/`)), stderr);
+  } finally {
+    conn.dispose();
+    child.kill();
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(runtime, { recursive: true, force: true });
   }
 });

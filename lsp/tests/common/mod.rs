@@ -61,6 +61,8 @@ pub struct Client {
     pub apply_policy: ApplyPolicy,
     /// The version of each open document (by URI), as this client numbers them.
     pub versions: std::collections::HashMap<String, i32>,
+    /// The ids of the `workspace/applyEdit` requests left unanswered ([`ApplyPolicy::Silent`]).
+    pub unanswered: Vec<Value>,
 }
 
 /// Writes files (`path`, text) under `dir`.
@@ -143,6 +145,7 @@ impl Client {
             dir,
             apply_policy: ApplyPolicy::Null,
             versions: std::collections::HashMap::new(),
+            unanswered: Vec::new(),
         };
         let encodings = match enc {
             Enc::Utf16 => json!(["utf-16"]),
@@ -240,7 +243,10 @@ impl Client {
 
     async fn answer_apply_edit(&mut self, id: Value, params: &Value) {
         let applied = match self.apply_policy {
-            ApplyPolicy::Silent => return,
+            ApplyPolicy::Silent => {
+                self.unanswered.push(id);
+                return;
+            }
             ApplyPolicy::Refuse => {
                 let answer =
                     json!({"applied": false, "failureReason": "refused by the test client"});
@@ -378,6 +384,12 @@ impl Client {
             "{method} failed: {response}"
         );
         response["result"].clone()
+    }
+
+    /// Answers a request of the server with `result`.
+    pub async fn answer(&mut self, id: Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
     }
 
     /// Sends a notification.
