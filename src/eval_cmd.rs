@@ -39,7 +39,8 @@ impl From<ModeArg> for SearchMode {
 
 #[derive(clap::Args)]
 pub struct EvalArgs {
-    /// The golden file (YAML: `queries: [{id, query, expected: [{path}]}]`, paths relative to the root).
+    /// The golden file (YAML: `queries: [{id, query, tags, expected: [{path}]}]`, paths relative to the
+    /// root; `tags` is optional and gives a per-tag breakdown).
     #[arg(long, value_name = "FILE")]
     golden: PathBuf,
     /// Search mode (default: hybrid when the index has vectors, else lexical).

@@ -11,8 +11,10 @@
 //! ```
 //!
 //! This is GrooveSeek's `groove eval` format (its optional `heading` is refused: folio
-//! ranks documents, see below; `tags` and a top-level `defaults` are accepted and
-//! ignored, as there).
+//! ranks documents, see below; a top-level `defaults` is accepted and ignored, as there).
+//! A query's optional `tags` (e.g. `[ja]`) put it in named groups: the report then
+//! also averages the metrics per tag, so that one file can hold, say, English,
+//! Japanese and cross-language questions and be read per language.
 //!
 //! **Ranking by documents.** Each query's hits (chunks) are turned into a list of
 //! documents by keeping each path's first occurrence, so two chunks of one document
@@ -29,7 +31,8 @@
 //! Metrics are averaged separately over **single-answer** queries (`|E| = 1`) and
 //! **multi-answer** queries (`|E| ≥ 2`), and over all queries: with two right answers
 //! the best recall@1 is 0.5, so mixing the groups would blur both (the reason the
-//! GrooveSeek corpus reports them apart).
+//! GrooveSeek corpus reports them apart). Each tag gets the same three averages over
+//! the queries that carry it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
@@ -63,6 +66,8 @@ pub struct GoldenQuery {
     pub query: String,
     /// Root-relative paths of the documents that answer it (deduplicated, in file order).
     pub expected: Vec<String>,
+    /// Its tags (deduplicated, in file order); the report averages the metrics per tag.
+    pub tags: Vec<String>,
 }
 
 /// A parsed golden file.
@@ -90,7 +95,6 @@ struct RawQuery {
     query: Option<String>,
     expected: Option<Vec<RawExpected>>,
     #[serde(default)]
-    #[allow(dead_code)]
     tags: Vec<String>,
 }
 
@@ -160,10 +164,21 @@ pub fn parse_golden(text: &str) -> Result<Golden, EvalError> {
                 expected.push(path);
             }
         }
+        let mut tags: Vec<String> = Vec::new();
+        for tag in q.tags {
+            let tag = tag.trim().to_string();
+            if tag.is_empty() {
+                return Err(bad(format!("{at} (`{id}`): a tag is empty")));
+            }
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
+        }
         queries.push(GoldenQuery {
             id,
             query,
             expected,
+            tags,
         });
     }
     Ok(Golden {
@@ -242,6 +257,9 @@ pub struct QueryOutcome {
     pub group: String,
     /// The expected documents.
     pub expected: Vec<String>,
+    /// The golden query's tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// The 1-based document rank of each expected document (same order), `None` when
     /// not among the ranked documents.
     pub ranks: Vec<Option<usize>>,
@@ -274,6 +292,17 @@ pub struct GroupMetrics {
     pub metrics: BTreeMap<String, f64>,
 }
 
+/// The averages of the queries carrying one tag, split as for the whole file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TagMetrics {
+    /// The tag's single-answer queries.
+    pub single: GroupMetrics,
+    /// The tag's multi-answer queries.
+    pub multi: GroupMetrics,
+    /// All the tag's queries.
+    pub all: GroupMetrics,
+}
+
 /// One evaluation run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalReport {
@@ -291,6 +320,9 @@ pub struct EvalReport {
     pub multi: GroupMetrics,
     /// All queries.
     pub all: GroupMetrics,
+    /// Per tag (see [`GoldenQuery::tags`]), by tag name; empty when no query has a tag.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_tag: BTreeMap<String, TagMetrics>,
     /// Expected documents that are not in the index (a golden typo or a missing file).
     pub missing_expected: Vec<String>,
     /// Per query, in golden order.
@@ -324,6 +356,7 @@ pub fn score_query(q: &GoldenQuery, ranked: &[String], ks: &[usize]) -> QueryOut
         }
         .into(),
         expected: q.expected.clone(),
+        tags: q.tags.clone(),
         first_rank: ranks.iter().flatten().min().copied(),
         ranks,
         top: ranked.iter().take(max_k).cloned().collect(),
@@ -376,9 +409,25 @@ pub fn run_eval<E>(
         outcome.low_confidence = hits.low_confidence;
         outcomes.push(outcome);
     }
-    let single: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.group == "single").collect();
-    let multi: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.group == "multi").collect();
+    let split = |of: &[&QueryOutcome]| -> TagMetrics {
+        let pick = |group: &str| -> Vec<&QueryOutcome> {
+            of.iter().copied().filter(|o| o.group == group).collect()
+        };
+        TagMetrics {
+            single: average(&pick("single"), &names),
+            multi: average(&pick("multi"), &names),
+            all: average(of, &names),
+        }
+    };
     let all: Vec<&QueryOutcome> = outcomes.iter().collect();
+    let whole = split(&all);
+    let mut by_tag = BTreeMap::new();
+    for tag in outcomes.iter().flat_map(|o| o.tags.iter()) {
+        if !by_tag.contains_key(tag) {
+            let of: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.tags.contains(tag)).collect();
+            by_tag.insert(tag.clone(), split(&of));
+        }
+    }
     let mut missing: Vec<String> = golden
         .queries
         .iter()
@@ -392,9 +441,10 @@ pub fn run_eval<E>(
         golden: golden_label.to_string(),
         golden_hash: golden.hash.clone(),
         mode: mode.to_string(),
-        single: average(&single, &names),
-        multi: average(&multi, &names),
-        all: average(&all, &names),
+        single: whole.single,
+        multi: whole.multi,
+        all: whole.all,
+        by_tag,
         k: ks,
         missing_expected: missing,
         queries: outcomes,
@@ -404,7 +454,7 @@ pub fn run_eval<E>(
 /// The change of one metric of one group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricDelta {
-    /// `single`, `multi` or `all`.
+    /// `single`, `multi`, `all`, or `tag:` and a tag (all the tag's queries).
     pub group: String,
     /// The metric name.
     pub metric: String,
@@ -448,15 +498,21 @@ pub fn diff(prev: &EvalReport, now: &EvalReport) -> EvalDiff {
     let golden_changed = prev.golden_hash != now.golden_hash;
     let mut metrics = Vec::new();
     if !golden_changed {
-        for (group, a, b) in [
-            ("single", &prev.single, &now.single),
-            ("multi", &prev.multi, &now.multi),
-            ("all", &prev.all, &now.all),
-        ] {
+        let mut groups = vec![
+            ("single".to_string(), &prev.single, &now.single),
+            ("multi".to_string(), &prev.multi, &now.multi),
+            ("all".to_string(), &prev.all, &now.all),
+        ];
+        for (tag, b) in &now.by_tag {
+            if let Some(a) = prev.by_tag.get(tag) {
+                groups.push((format!("tag:{tag}"), &a.all, &b.all));
+            }
+        }
+        for (group, a, b) in groups {
             for name in metric_names(&now.k) {
                 if let (Some(before), Some(after)) = (a.metrics.get(&name), b.metrics.get(&name)) {
                     metrics.push(MetricDelta {
-                        group: group.into(),
+                        group: group.clone(),
                         metric: name,
                         before: *before,
                         after: *after,
@@ -531,6 +587,28 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
             cell("multi", &report.multi),
             cell("all", &report.all)
         );
+    }
+    if !report.by_tag.is_empty() {
+        // One column per tag, over all its queries; the JSON report splits each into
+        // single- and multi-answer queries as well.
+        let _ = write!(s, "{:<11}", "by tag");
+        for (tag, m) in &report.by_tag {
+            let head = format!(
+                "{tag} ({}: {}+{})",
+                m.all.queries, m.single.queries, m.multi.queries
+            );
+            let _ = write!(s, "{head:>18}");
+        }
+        let _ = writeln!(s);
+        for name in metric_names(&report.k) {
+            let _ = write!(s, "{name:<11}");
+            for (tag, m) in &report.by_tag {
+                let value = m.all.metrics.get(&name).copied().unwrap_or(0.0);
+                let cell = format!("{value:.3}{}", delta(&format!("tag:{tag}"), &name));
+                let _ = write!(s, "{cell:>18}");
+            }
+            let _ = writeln!(s);
+        }
     }
     if !report.missing_expected.is_empty() {
         let _ = writeln!(
@@ -700,6 +778,7 @@ mod tests {
             id: "q".into(),
             query: "x".into(),
             expected: s(&["c.md"]),
+            tags: Vec::new(),
         };
         let out = score_query(&q, &rank_documents(hits), &[1, 5, 10]);
         assert_eq!(out.first_rank, Some(3));
@@ -832,6 +911,10 @@ mod tests {
                 "queries:\n  - query: x\n    expected: [{path: a.md}]\n    bogus: 1\n",
                 "bogus",
             ),
+            (
+                "queries:\n  - query: x\n    tags: ['']\n    expected: [{path: a.md}]\n",
+                "a tag is empty",
+            ),
             ("queries: [", ""),
         ] {
             let err = parse_golden(text).unwrap_err().to_string();
@@ -842,6 +925,129 @@ mod tests {
         }
         let g = parse_golden("defaults: {limit: 3}\nqueries:\n  - query: a long query that goes beyond thirty-two characters\n    tags: [x]\n    expected: [{path: ./a.md}, {path: a.md}]\n").unwrap();
         assert_eq!(g.queries[0].id, "a long query that goes beyond th");
+        assert_eq!(g.queries[0].tags, s(&["x"]));
         assert_eq!(g.queries[0].expected, s(&["a.md"]));
+    }
+    #[test]
+    fn eval_averages_per_tag() {
+        let golden = parse_golden(
+            "queries:
+  - {id: en-a, tags: [en], query: alpha, expected: [{path: a.md}]}
+  - {id: ja-b, tags: [ja, ' ja'], query: beta, expected: [{path: b.md}]}
+  - {id: x-c, tags: [cross], query: gamma, expected: [{path: c.md}, {path: d.md}]}
+  - {id: en-d, tags: [en], query: delta, expected: [{path: e.md}]}
+  - {id: plain, query: eps, expected: [{path: f.md}]}
+",
+        )
+        .unwrap();
+        assert_eq!(golden.queries[1].tags, s(&["ja"]));
+        assert!(golden.queries[4].tags.is_empty());
+        let mut results: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        results.insert("alpha", s(&["a.md"]));
+        results.insert("beta", s(&["x.md", "y.md", "b.md"]));
+        results.insert("gamma", s(&["d.md", "z.md", "c.md"]));
+        results.insert("delta", s(&[]));
+        results.insert("eps", s(&["f.md"]));
+        let run = |results: &BTreeMap<&str, Vec<String>>| {
+            let mut search = |q: &str| -> Result<SearchOutcome, String> {
+                Ok(SearchOutcome {
+                    paths: results[q].clone(),
+                    low_confidence: false,
+                })
+            };
+            run_eval(&golden, "g.yml", "hybrid", &[1, 5], &|_| true, &mut search).unwrap()
+        };
+        let report = run(&results);
+        assert_eq!(
+            report.by_tag.keys().collect::<Vec<_>>(),
+            vec!["cross", "en", "ja"]
+        );
+        let en = &report.by_tag["en"];
+        assert_eq!(
+            (en.all.queries, en.single.queries, en.multi.queries),
+            (2, 2, 0)
+        );
+        // alpha first (1, 1, 1, 1), delta not found (0, 0, 0, 0).
+        assert_eq!(en.all.metrics["recall@1"], 0.5);
+        assert_eq!(en.all.metrics["recall@5"], 0.5);
+        assert_eq!(en.all.metrics["mrr"], 0.5);
+        assert_eq!(en.all.metrics["ndcg@5"], 0.5);
+        // beta third: recall@1 0, recall@5 1, RR 1/3, nDCG 1/log2(4) = 0.5.
+        let ja = &report.by_tag["ja"].all;
+        assert_eq!(ja.queries, 1);
+        assert_eq!(ja.metrics["recall@1"], 0.0);
+        assert_eq!(ja.metrics["recall@5"], 1.0);
+        assert!(close(ja.metrics["mrr"], 1.0 / 3.0));
+        assert_eq!(ja.metrics["ndcg@5"], 0.5);
+        // gamma: d first, c third; the tag's one query is multi-answer.
+        let cross = &report.by_tag["cross"];
+        assert_eq!((cross.single.queries, cross.multi.queries), (0, 1));
+        assert_eq!(cross.multi.metrics["recall@1"], 0.5);
+        assert_eq!(cross.all.metrics["mrr"], 1.0);
+        assert!(close(
+            cross.all.metrics["ndcg@5"],
+            1.5 / (1.0 + 1.0 / 3f64.log2())
+        ));
+        // The untagged query counts in the whole file only.
+        assert_eq!(report.all.queries, 5);
+        assert_eq!(report.queries[3].tags, s(&["en"]));
+
+        let text = format_text(&report, None);
+        let table: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("by tag"))
+            .take(5)
+            .collect();
+        assert_eq!(
+            table,
+            vec![
+                "by tag         cross (1: 0+1)       en (2: 2+0)       ja (1: 1+0)",
+                "recall@1                0.500             0.500             0.000",
+                "recall@5                1.000             0.500             1.000",
+                "mrr                     1.000             0.500             0.333",
+                "ndcg@5                  0.920             0.500             0.500",
+            ],
+            "{text}"
+        );
+
+        // delta now finds e.md first: only the en tag (and the totals) move.
+        results.insert("delta", s(&["e.md"]));
+        let now = run(&results);
+        let d = diff(&report, &now);
+        let en_r1 = d
+            .metrics
+            .iter()
+            .find(|m| m.group == "tag:en" && m.metric == "recall@1")
+            .unwrap();
+        assert_eq!((en_r1.before, en_r1.after, en_r1.delta), (0.5, 1.0, 0.5));
+        let ja_r1 = d
+            .metrics
+            .iter()
+            .find(|m| m.group == "tag:ja" && m.metric == "recall@1")
+            .unwrap();
+        assert_eq!(ja_r1.delta, 0.0);
+        let text = format_text(&now, Some(&d));
+        let row = text
+            .lines()
+            .skip_while(|l| !l.starts_with("by tag"))
+            .nth(1)
+            .unwrap();
+        assert_eq!(
+            row,
+            "recall@1       0.500             1.000 (+0.500)    0.000         "
+        );
+
+        // The tags survive a JSON round trip, and a report written before tags existed
+        // (no `by_tag`, no `tags`) still loads.
+        let json = serde_json::to_value(&now).unwrap();
+        assert_eq!(json["by_tag"]["en"]["all"]["queries"], 2);
+        assert_eq!(json["queries"][0]["tags"], serde_json::json!(["en"]));
+        assert!(json["queries"][4].get("tags").is_none());
+        let back: EvalReport = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, now);
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("by_tag");
+        let old: EvalReport = serde_json::from_value(old).unwrap();
+        assert!(old.by_tag.is_empty());
     }
 }
