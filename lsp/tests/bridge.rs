@@ -10,8 +10,8 @@ use std::time::Duration;
 use common::{ApplyPolicy, Client, Enc, range};
 use folio_core::bridge::{
     ApplyEditParams, ApplyEditResult, BridgeClient, BridgeError, ByteEdit, ERR_FORBIDDEN,
-    ERR_NOT_OPEN, ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, OpenDocument, ReadResult, root_dir,
-    socket_path,
+    ERR_NOT_OPEN, ERR_UNCONFIRMED, ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, OpenDocument,
+    ReadResult, root_dir, socket_path,
 };
 use serde_json::{Value, json};
 
@@ -302,13 +302,16 @@ async fn a_refusing_editor_leaves_the_buffer_unchanged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_editor_that_says_applied_but_does_not_change_the_buffer_is_a_conflict() {
+async fn an_editor_that_says_applied_but_does_not_change_the_buffer_is_unconfirmed() {
     let mut t = Bridged::start(&[("a.md", "# A\n")], Enc::Utf16).await;
     t.open("a.md").await;
     t.c.apply_policy = ApplyPolicy::ClaimOnly;
     let (code, message) = remote_code(t.apply(edit("a.md", 1, &[(2, 3, "B")]), true).await);
-    assert_eq!(code, ERR_VERSION_CONFLICT);
-    assert!(message.contains("did not hold the result"), "{message}");
+    assert_eq!(code, ERR_UNCONFIRMED);
+    assert!(
+        message.ends_with("within 3000 ms the buffer did not change (the edit was skipped)"),
+        "{message}"
+    );
     assert_eq!(t.read("a.md").await.unwrap().text, "# A\n");
 }
 
