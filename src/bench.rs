@@ -87,8 +87,7 @@ fn semantic_figures(
     use folio_core::embed::pass::{EmbedProgress, embed_db};
     use folio_core::embed::settings::{EmbedSettings, make_embedder};
     use folio_core::search::pipeline::{PipelineOptions, SearchMode};
-    let user =
-        folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
+    let user = folio_core::config::user::UserConfig::load().map_err(anyhow::Error::msg)?;
     let settings =
         EmbedSettings::resolve(&config.embed, &user.embed, false).map_err(anyhow::Error::msg)?;
     let t = Instant::now();

@@ -16,6 +16,8 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
+use folio_core::config::DEFAULT_MAX_FILE_SIZE;
+use folio_core::config::user::UserConfig;
 use folio_core::document::Encoding;
 use folio_core::embed::Embedder;
 use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, probe};
@@ -26,8 +28,6 @@ use folio_core::parse::parse;
 use folio_core::search::SearchQuery;
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
 use folio_core::store::Store;
-use folio_core::workspace::config::DEFAULT_MAX_FILE_SIZE;
-use folio_core::workspace::user_config::UserConfig;
 use folio_core::workspace::{Config, Workspace, find_root, read_markdown};
 
 #[derive(Parser)]
@@ -365,8 +365,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 fn cmd_mcp(args: &RootArgs, allow_writes: bool, embed: EmbedArgs) -> Result<ExitCode> {
     let r = resolve_root(args)?;
-    let user =
-        folio_core::workspace::user_config::UserConfig::load().map_err(anyhow::Error::msg)?;
+    let user = folio_core::config::user::UserConfig::load().map_err(anyhow::Error::msg)?;
     // Settings that cannot be resolved (a refused remote endpoint, say) leave embeddings
     // off with the reason in kb_status; the server still starts.
     let embed = EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings);

@@ -11,6 +11,8 @@
 
 pub mod bridge;
 pub mod chunk;
+pub mod codes;
+pub mod config;
 pub mod document;
 pub mod edit;
 pub mod embed;

@@ -1,13 +1,12 @@
-//! Hashed semantic pointers: `logical~selfHash~subtreeHash`.
+//! Hashed semantic pointers, the value: `logical~selfHash~subtreeHash`, the hash that
+//! makes them, and the element kinds their logical addresses name.
 //!
 //! Both hashes are XxHash64 (seed 0) of an element's exact UTF-8 source bytes, written
-//! as 16 lowercase hex digits (DESIGN.md "Elements and semantic pointers"). A pointer is
-//! resolved by content and structure, never by offset, so it survives edits elsewhere
-//! in the file; when its logical address moved it is re-anchored by kind + selfHash.
+//! as 16 lowercase hex digits (DESIGN.md "Elements and semantic pointers"). This module
+//! is a leaf: resolving a pointer in a document's elements is
+//! [`crate::parse::resolve_pointer`].
 
 use std::fmt;
-
-use crate::parse::{ElementKind, Parsed};
 
 /// XxHash64 (seed 0) of `bytes`.
 pub fn hash_bytes(bytes: &[u8]) -> u64 {
@@ -108,125 +107,118 @@ fn kind_of_logical(logical: &str) -> Option<ElementKind> {
     ElementKind::from_segment(last)
 }
 
-/// How a pointer was found in the current text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resolution {
-    /// The logical address and selfHash match.
-    Exact(usize),
-    /// The logical address moved; exactly one element of the same kind has the selfHash.
-    Reanchored(usize),
+/// The kind of a block element (DESIGN.md "Elements and semantic pointers").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementKind {
+    /// The whole document; its logical address is `document`.
+    Document,
+    /// YAML (`---`) or TOML (`+++`) frontmatter at the start of the file.
+    Frontmatter,
+    /// An ATX or setext heading (CommonMark 4.2, 4.3).
+    Heading,
+    /// A paragraph (CommonMark 4.8).
+    Paragraph,
+    /// A list item (CommonMark 5.2), nested lists included in its subtree.
+    ListItem,
+    /// A GFM table.
+    Table,
+    /// A block quote (CommonMark 5.1).
+    BlockQuote,
+    /// A fenced or indented code block (CommonMark 4.4, 4.5).
+    Code,
+    /// An HTML block (CommonMark 4.6).
+    Html,
+    /// A thematic break (CommonMark 4.1).
+    ThematicBreak,
+    /// A link reference definition (CommonMark 4.7).
+    Definition,
+    /// A GFM footnote definition.
+    FootnoteDefinition,
+    /// A math block (`$$`).
+    Math,
 }
 
-impl Resolution {
-    /// Index of the element in [`Parsed::elements`].
-    pub fn index(self) -> usize {
+impl ElementKind {
+    /// The prefix of this kind's segment in a logical address (`p` in `1.p3`);
+    /// headings have none (`1.2`).
+    pub fn prefix(self) -> &'static str {
         match self {
-            Resolution::Exact(i) | Resolution::Reanchored(i) => i,
+            ElementKind::Document => "document",
+            ElementKind::Frontmatter => "frontmatter",
+            ElementKind::Heading => "",
+            ElementKind::Paragraph => "p",
+            ElementKind::ListItem => "li",
+            ElementKind::Table => "t",
+            ElementKind::BlockQuote => "q",
+            ElementKind::Code => "code",
+            ElementKind::Html => "html",
+            ElementKind::ThematicBreak => "hr",
+            ElementKind::Definition => "def",
+            ElementKind::FootnoteDefinition => "fn",
+            ElementKind::Math => "math",
         }
     }
-}
 
-/// Why a pointer does not resolve.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ResolveError {
-    /// No element has the pointer's kind and selfHash: the element changed or is gone.
-    #[error(
-        "element {pointer} changed or no longer exists (no {kind} with selfHash {self_hash:016x})"
-    )]
-    Changed {
-        /// The pointer as given.
-        pointer: String,
-        /// Its element kind.
-        kind: &'static str,
-        /// Its selfHash.
-        self_hash: u64,
-    },
-    /// Several elements of the pointer's kind have its selfHash and its address moved.
-    #[error("element {pointer} is ambiguous: {count} elements of kind {kind} have its selfHash")]
-    Ambiguous {
-        /// The pointer as given.
-        pointer: String,
-        /// Its element kind.
-        kind: &'static str,
-        /// How many elements match.
-        count: usize,
-    },
-    /// The subtree (section or nested items) changed although the element itself did not.
-    #[error("the subtree of {pointer} changed (subtreeHash is now {current:016x})")]
-    SubtreeChanged {
-        /// The pointer as given.
-        pointer: String,
-        /// The current subtreeHash.
-        current: u64,
-    },
-}
-
-/// Resolves `pointer` against a parse result.
-///
-/// Exact when the element at the logical address has the same kind and selfHash; else
-/// re-anchored when exactly one element of that kind has the selfHash; else an error.
-/// With `check_subtree`, the found element's subtreeHash must match too (section and
-/// subtree operations).
-pub fn resolve(
-    parsed: &Parsed,
-    pointer: &Pointer,
-    check_subtree: bool,
-) -> Result<Resolution, ResolveError> {
-    let kind = pointer.kind().unwrap_or(ElementKind::Document);
-    let found = if let Some(i) = parsed.elements.iter().position(|e| {
-        e.logical == pointer.logical && e.kind == kind && e.self_hash == pointer.self_hash
-    }) {
-        Resolution::Exact(i)
-    } else {
-        let matches: Vec<usize> = parsed
-            .elements
+    /// The kind named by the last segment of a logical address, if any.
+    pub fn from_segment(segment: &str) -> Option<ElementKind> {
+        if segment == "document" {
+            return Some(ElementKind::Document);
+        }
+        if segment == "frontmatter" {
+            return Some(ElementKind::Frontmatter);
+        }
+        let digits = segment.trim_start_matches(|c: char| c.is_ascii_lowercase());
+        let prefix = &segment[..segment.len() - digits.len()];
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        ALL_KINDS
             .iter()
-            .enumerate()
-            .filter(|(_, e)| e.kind == kind && e.self_hash == pointer.self_hash)
-            .map(|(i, _)| i)
-            .collect();
-        match matches.as_slice() {
-            [i] => Resolution::Reanchored(*i),
-            [] => {
-                return Err(ResolveError::Changed {
-                    pointer: pointer.to_string(),
-                    kind: kind.as_str(),
-                    self_hash: pointer.self_hash,
-                });
-            }
-            many => {
-                // Several identical elements: prefer the one whose subtree also matches, if unique.
-                let by_subtree: Vec<usize> = many
-                    .iter()
-                    .copied()
-                    .filter(|&i| parsed.elements[i].subtree_hash == pointer.subtree_hash)
-                    .collect();
-                if let [i] = by_subtree.as_slice() {
-                    Resolution::Reanchored(*i)
-                } else {
-                    return Err(ResolveError::Ambiguous {
-                        pointer: pointer.to_string(),
-                        kind: kind.as_str(),
-                        count: many.len(),
-                    });
-                }
-            }
-        }
-    };
-    let el = &parsed.elements[found.index()];
-    if check_subtree && el.subtree_hash != pointer.subtree_hash {
-        return Err(ResolveError::SubtreeChanged {
-            pointer: pointer.to_string(),
-            current: el.subtree_hash,
-        });
+            .copied()
+            .find(|k| k.prefix() == prefix && *k != ElementKind::Document)
     }
-    Ok(found)
+
+    /// The snake_case name used on the wire (`list_item`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElementKind::Document => "document",
+            ElementKind::Frontmatter => "frontmatter",
+            ElementKind::Heading => "heading",
+            ElementKind::Paragraph => "paragraph",
+            ElementKind::ListItem => "list_item",
+            ElementKind::Table => "table",
+            ElementKind::BlockQuote => "block_quote",
+            ElementKind::Code => "code",
+            ElementKind::Html => "html",
+            ElementKind::ThematicBreak => "thematic_break",
+            ElementKind::Definition => "definition",
+            ElementKind::FootnoteDefinition => "footnote_definition",
+            ElementKind::Math => "math",
+        }
+    }
 }
+
+pub(crate) const ALL_KINDS: [ElementKind; 13] = [
+    ElementKind::Document,
+    ElementKind::Frontmatter,
+    ElementKind::Heading,
+    ElementKind::Paragraph,
+    ElementKind::ListItem,
+    ElementKind::Table,
+    ElementKind::BlockQuote,
+    ElementKind::Code,
+    ElementKind::Html,
+    ElementKind::ThematicBreak,
+    ElementKind::Definition,
+    ElementKind::FootnoteDefinition,
+    ElementKind::Math,
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse;
+    use crate::parse::{Resolution, ResolveError, parse, resolve_pointer as resolve};
 
     fn pointers(text: &str) -> Vec<String> {
         parse(text)

@@ -626,14 +626,13 @@ impl Backend {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let runner = map.entry(folder.to_path_buf()).or_insert_with(|| {
-            let settings =
-                folio_core::workspace::user_config::UserConfig::load().and_then(|user| {
-                    folio_core::embed::settings::EmbedSettings::resolve(
-                        &config.embed,
-                        &user.embed,
-                        false,
-                    )
-                });
+            let settings = folio_core::config::user::UserConfig::load().and_then(|user| {
+                folio_core::embed::settings::EmbedSettings::resolve(
+                    &config.embed,
+                    &user.embed,
+                    false,
+                )
+            });
             if let Err(reason) = &settings {
                 tracing::warn!(%reason, "embeddings are off");
             }

@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use folio_core::config::{DiagnosticsConfig, WikiConfig, WikiStyle};
 use folio_core::document::{Document, Encoding, TextEdit};
 use folio_core::links::graph::{LinkGraph, TargetKey, wiki_key};
 use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::incremental::IncrementalParser;
 use folio_core::parse::{Parsed, parse};
 use folio_core::pointer::hash_bytes;
-use folio_core::workspace::config::{DiagnosticsConfig, WikiConfig, WikiStyle};
 use folio_core::workspace::path_policy::check_syntax;
 use folio_core::workspace::{
     Config, DocEntry, Origin, Workspace, find_root, is_markdown, read_markdown,
@@ -417,10 +417,8 @@ impl Session {
     fn add_root_for_file(&mut self, abs: &Path) -> Option<DocRef> {
         let folder = abs.parent()?.to_path_buf();
         let found = find_root(&folder);
-        let has_marker = found
-            .join(folio_core::workspace::config::CONFIG_FILE)
-            .is_file()
-            || found.join(".git").exists();
+        let has_marker =
+            found.join(folio_core::config::CONFIG_FILE).is_file() || found.join(".git").exists();
         if has_marker {
             if let Err(e) = self.add_root(&found) {
                 tracing::warn!("{e:#}");
@@ -516,7 +514,7 @@ impl Session {
         let Some(doc) = self.locate(abs) else {
             return BTreeSet::new();
         };
-        if doc.path == folio_core::workspace::config::CONFIG_FILE {
+        if doc.path == folio_core::config::CONFIG_FILE {
             if let Err(e) = self.reload_file_config(doc.root) {
                 tracing::warn!("{e:#}");
             }

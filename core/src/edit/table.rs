@@ -7,7 +7,8 @@
 
 use crate::document::TextEdit;
 use crate::parse::{ElementKind, parse};
-use crate::pointer::{Pointer, Resolution, hash_bytes, hex, resolve};
+use crate::parse::{Resolution, resolve_pointer as resolve};
+use crate::pointer::{Pointer, hash_bytes, hex};
 
 use super::{EditError, Expect, apply_edits, dominant_eol, verify};
 

@@ -195,7 +195,7 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let settings = EmbedSettings::resolve(
-            &crate::workspace::config::EmbedConfig {
+            &crate::config::EmbedConfig {
                 provider: Some(ProviderKind::None),
                 ..Default::default()
             },

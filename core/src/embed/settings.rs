@@ -24,12 +24,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
+pub use crate::config::ProviderKind;
 
 use super::Embedder;
 use super::http::{HttpApi, HttpEmbedder};
-use crate::workspace::config::EmbedConfig;
-use crate::workspace::user_config::UserEmbedConfig;
+use crate::config::EmbedConfig;
+use crate::config::user::UserEmbedConfig;
 
 /// Passages per request when no config sets `batch_size`.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -43,33 +43,6 @@ pub const DEFAULT_OLLAMA_ENDPOINT: &str = "http://127.0.0.1:11434";
 pub const DEFAULT_OPENAI_ENDPOINT: &str = "https://api.openai.com";
 /// Environment variables read for the API key, in order.
 pub const API_KEY_ENV: [&str; 2] = ["FOLIO_EMBED_API_KEY", "OPENAI_API_KEY"];
-
-/// An embedding provider.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// The built-in offline model (default); lexical only when its files are missing.
-    #[default]
-    Builtin,
-    /// No embeddings: lexical search only.
-    None,
-    /// An Ollama-compatible endpoint: `POST {endpoint}/api/embed`.
-    Ollama,
-    /// An OpenAI-compatible endpoint: `POST {endpoint}/v1/embeddings`.
-    Openai,
-}
-
-impl ProviderKind {
-    /// The name used in configuration files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Builtin => "builtin",
-            ProviderKind::None => "none",
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::Openai => "openai",
-        }
-    }
-}
 
 /// Where a setting came from, for messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -212,7 +212,7 @@ pub fn quality_score(text: &str, parsed: &crate::parse::Parsed) -> f64 {
         for token in chunk.split_whitespace() {
             let cjk = token
                 .chars()
-                .filter(|&c| crate::search::cjk::is_cjk(c))
+                .filter(|&c| crate::store::cjk::is_cjk(c))
                 .count();
             words += if cjk > 0 { cjk as f64 / 2.0 } else { 1.0 };
         }

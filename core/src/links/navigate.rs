@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::document::TextEdit;
-use crate::links::{Target, resolve_link, slug};
-use crate::parse::{Heading, Link, LinkKind, Parsed, parse};
+use crate::links::{Target, resolve_link};
+use crate::parse::{Heading, Link, LinkKind, Parsed, parse, slug};
 use crate::workspace::Workspace;
 
 /// Edits per document (KB-relative path), each list sorted and disjoint.

@@ -13,116 +13,11 @@ use markdown::mdast::{self, Node};
 use regex::Regex;
 
 use crate::document::LineIndex;
-use crate::links::slug::Slugger;
 use crate::pointer::{Pointer, hash_bytes};
+use slug::Slugger;
 
-/// The kind of a block element (DESIGN.md "Elements and semantic pointers").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ElementKind {
-    /// The whole document; its logical address is `document`.
-    Document,
-    /// YAML (`---`) or TOML (`+++`) frontmatter at the start of the file.
-    Frontmatter,
-    /// An ATX or setext heading (CommonMark 4.2, 4.3).
-    Heading,
-    /// A paragraph (CommonMark 4.8).
-    Paragraph,
-    /// A list item (CommonMark 5.2), nested lists included in its subtree.
-    ListItem,
-    /// A GFM table.
-    Table,
-    /// A block quote (CommonMark 5.1).
-    BlockQuote,
-    /// A fenced or indented code block (CommonMark 4.4, 4.5).
-    Code,
-    /// An HTML block (CommonMark 4.6).
-    Html,
-    /// A thematic break (CommonMark 4.1).
-    ThematicBreak,
-    /// A link reference definition (CommonMark 4.7).
-    Definition,
-    /// A GFM footnote definition.
-    FootnoteDefinition,
-    /// A math block (`$$`).
-    Math,
-}
-
-impl ElementKind {
-    /// The prefix of this kind's segment in a logical address (`p` in `1.p3`);
-    /// headings have none (`1.2`).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            ElementKind::Document => "document",
-            ElementKind::Frontmatter => "frontmatter",
-            ElementKind::Heading => "",
-            ElementKind::Paragraph => "p",
-            ElementKind::ListItem => "li",
-            ElementKind::Table => "t",
-            ElementKind::BlockQuote => "q",
-            ElementKind::Code => "code",
-            ElementKind::Html => "html",
-            ElementKind::ThematicBreak => "hr",
-            ElementKind::Definition => "def",
-            ElementKind::FootnoteDefinition => "fn",
-            ElementKind::Math => "math",
-        }
-    }
-
-    /// The kind named by the last segment of a logical address, if any.
-    pub fn from_segment(segment: &str) -> Option<ElementKind> {
-        if segment == "document" {
-            return Some(ElementKind::Document);
-        }
-        if segment == "frontmatter" {
-            return Some(ElementKind::Frontmatter);
-        }
-        let digits = segment.trim_start_matches(|c: char| c.is_ascii_lowercase());
-        let prefix = &segment[..segment.len() - digits.len()];
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        ALL_KINDS
-            .iter()
-            .copied()
-            .find(|k| k.prefix() == prefix && *k != ElementKind::Document)
-    }
-
-    /// The snake_case name used on the wire (`list_item`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ElementKind::Document => "document",
-            ElementKind::Frontmatter => "frontmatter",
-            ElementKind::Heading => "heading",
-            ElementKind::Paragraph => "paragraph",
-            ElementKind::ListItem => "list_item",
-            ElementKind::Table => "table",
-            ElementKind::BlockQuote => "block_quote",
-            ElementKind::Code => "code",
-            ElementKind::Html => "html",
-            ElementKind::ThematicBreak => "thematic_break",
-            ElementKind::Definition => "definition",
-            ElementKind::FootnoteDefinition => "footnote_definition",
-            ElementKind::Math => "math",
-        }
-    }
-}
-
-const ALL_KINDS: [ElementKind; 13] = [
-    ElementKind::Document,
-    ElementKind::Frontmatter,
-    ElementKind::Heading,
-    ElementKind::Paragraph,
-    ElementKind::ListItem,
-    ElementKind::Table,
-    ElementKind::BlockQuote,
-    ElementKind::Code,
-    ElementKind::Html,
-    ElementKind::ThematicBreak,
-    ElementKind::Definition,
-    ElementKind::FootnoteDefinition,
-    ElementKind::Math,
-];
+pub use crate::pointer::ElementKind;
+pub use resolve::{Resolution, ResolveError, resolve_pointer};
 
 /// One addressable block of a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -331,7 +226,7 @@ impl Parsed {
             for h in &self.headings {
                 names.ids.insert(h.slug.clone());
                 names.texts.insert(h.text.clone());
-                names.texts.insert(crate::links::slug::slug(&h.text));
+                names.texts.insert(slug::slug(&h.text));
             }
             for a in &self.anchors {
                 names.ids.insert(a.id.clone());
@@ -1353,7 +1248,9 @@ fn definition_dest_range(text: &str, range: &Range<usize>) -> Option<Range<usize
 }
 
 pub mod incremental;
+pub mod resolve;
 pub mod segmented;
+pub mod slug;
 
 #[cfg(test)]
 mod tests;

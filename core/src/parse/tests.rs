@@ -1,6 +1,7 @@
 //! Parser tests: elements, logical addresses, headings, links, byte preservation.
 
 use super::*;
+use crate::pointer::ALL_KINDS;
 
 fn summary(text: &str) -> Vec<String> {
     let parsed = parse(text);

@@ -24,7 +24,7 @@
 
 use std::collections::HashSet;
 
-use super::cjk::is_cjk;
+use crate::store::cjk::is_cjk;
 
 /// The relevance/diversity balance used unless configured otherwise.
 pub const DEFAULT_MMR_LAMBDA: f64 = 0.7;

@@ -6,7 +6,6 @@
 //! Scores are `-bm25` with the heading path weighted 2.0 and the body 1.0, so
 //! higher is better.
 
-pub mod cjk;
 pub mod confidence;
 pub mod filter;
 pub mod fusion;
@@ -16,12 +15,11 @@ pub mod pipeline;
 pub mod query;
 pub mod semantic;
 pub mod snippet;
+pub mod vector;
 
 use rusqlite::types::Value;
 
 use crate::store::{HEADING_PATH_SEPARATOR, Store, StoreError};
-
-pub(crate) use filter::register_functions;
 
 /// The number of results returned when [`SearchQuery::limit`] is 0.
 pub const DEFAULT_LIMIT: usize = 10;
@@ -40,7 +38,7 @@ pub struct SearchQuery {
     pub text: String,
     /// Maximum number of hits; 0 means [`DEFAULT_LIMIT`].
     pub limit: usize,
-    /// Path globs; a `!`-prefixed glob excludes. See [`filter::PathFilter`].
+    /// Path globs; a `!`-prefixed glob excludes. See [`crate::store::functions::PathFilter`].
     pub path_globs: Vec<String>,
     /// Only documents whose category (first folder) is exactly this.
     pub category: Option<String>,
@@ -292,10 +290,14 @@ impl Filters {
 pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError> {
     let mut filters = Filters::default();
     if !search.path_globs.is_empty() {
-        filter::PathFilter::new(&search.path_globs).map_err(SearchError::InvalidArgument)?;
+        crate::store::functions::PathFilter::new(&search.path_globs)
+            .map_err(SearchError::InvalidArgument)?;
         let json = serde_json::to_string(&search.path_globs)
             .map_err(|err| SearchError::InvalidArgument(format!("path_globs: {err}")))?;
-        let clause = format!("{}(d.path, {{}}) = 1", filter::PATH_MATCH_FN);
+        let clause = format!(
+            "{}(d.path, {{}}) = 1",
+            crate::store::functions::PATH_MATCH_FN
+        );
         filters.add("path_globs", &clause, vec![Value::Text(json)]);
     }
     if let Some(category) = &search.category {

@@ -11,7 +11,7 @@
 //! An unquoted term with a CJK run longer than [`CJK_PHRASE_MAX_CHARS`] (a Japanese
 //! sentence, say) matches any of its bigrams rather than the whole phrase.
 
-use super::cjk::{cjk_bigrams, is_cjk};
+use crate::store::cjk::{cjk_bigrams, is_cjk};
 
 /// One term of a parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]

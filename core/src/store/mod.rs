@@ -23,6 +23,8 @@
 //! Opening an up-to-date store and committing an empty batch write nothing.
 
 mod catalog;
+pub mod cjk;
+pub mod functions;
 mod schema;
 pub mod vectors;
 
@@ -37,7 +39,7 @@ use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
 
-use crate::search::cjk::cjk_bigrams;
+use cjk::cjk_bigrams;
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
@@ -258,7 +260,7 @@ impl Store {
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let outcome = schema::ensure_schema(&mut conn)?;
-        crate::search::register_functions(&conn)?;
+        functions::register_functions(&conn)?;
         Ok(Store {
             conn,
             db_path,

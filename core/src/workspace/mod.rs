@@ -6,15 +6,13 @@
 //! that is not valid UTF-8, looks binary, is over the size cap or cannot be read is
 //! skipped and reported with its reason — never a crash.
 
-pub mod config;
 pub mod path_policy;
-pub mod user_config;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use config::Config;
+pub use crate::config::Config;
 
 use crate::document::Document;
 use crate::parse::{Parsed, parse};
@@ -89,7 +87,7 @@ pub enum WorkspaceError {
     NoRoot(String),
     /// `folio.toml` is unreadable or invalid.
     #[error(transparent)]
-    Config(#[from] config::ConfigError),
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// The result of walking a root.
@@ -178,7 +176,7 @@ pub fn find_root(start: &Path) -> PathBuf {
         .canonicalize()
         .unwrap_or_else(|_| start_dir.to_path_buf());
     for dir in start_dir.ancestors() {
-        if dir.join(config::CONFIG_FILE).is_file() || dir.join(".git").exists() {
+        if dir.join(crate::config::CONFIG_FILE).is_file() || dir.join(".git").exists() {
             return dir.to_path_buf();
         }
     }
@@ -549,7 +547,7 @@ impl Workspace {
                 }
             }
         }
-        if found.is_empty() && self.config.wiki.style == config::WikiStyle::Title {
+        if found.is_empty() && self.config.wiki.style == crate::config::WikiStyle::Title {
             found = self
                 .docs
                 .iter()

@@ -2,7 +2,8 @@
 
 use folio_core::edit::table::{TableView, read_table};
 use folio_core::parse::{ElementKind, Parsed, parse};
-use folio_core::pointer::{Pointer, Resolution, hash_bytes, hex, resolve};
+use folio_core::parse::{Resolution, resolve_pointer as resolve};
+use folio_core::pointer::{Pointer, hash_bytes, hex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

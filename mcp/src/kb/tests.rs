@@ -1255,9 +1255,9 @@ fn kb_graph_needs_embeddings_and_checks_its_arguments() {
 /// running"), and `hybrid` runs lexical.
 #[test]
 fn an_unavailable_provider_is_named_in_not_configured() {
+    use folio_core::config::EmbedConfig;
     use folio_core::embed::pass::EmbedState;
     use folio_core::embed::settings::{EmbedSettings, ProviderKind};
-    use folio_core::workspace::config::EmbedConfig;
     // A port that nothing listens on: bind, read the port, close.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -335,8 +335,8 @@ fn probe_learns_the_dimension() {
 
 #[test]
 fn background_loader_reports_why_embeddings_are_off() {
+    use crate::config::user::UserEmbedConfig;
     use crate::embed::settings::EmbedSettings;
-    use crate::workspace::user_config::UserEmbedConfig;
     let (_dir, _root, db) = setup();
     for (toml, reason) in [
         (

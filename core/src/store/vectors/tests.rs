@@ -12,6 +12,7 @@ use super::*;
 use crate::embed::Embedder;
 use crate::embed::pass::{EmbedProgress, embed_pending};
 use crate::embed::testing::VocabEmbedder;
+use crate::search::SearchQuery;
 
 const VOCAB: &[&str] = &["alpha", "beta", "gamma", "delta"];
 

@@ -24,7 +24,7 @@ pub struct UserConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct UserEmbedConfig {
     /// `builtin`, `none`, `ollama` or `openai`.
-    pub provider: Option<crate::embed::settings::ProviderKind>,
+    pub provider: Option<super::ProviderKind>,
     /// Model name sent to an HTTP provider.
     pub model: Option<String>,
     /// Base URL of an HTTP provider.

@@ -1,4 +1,8 @@
-//! `folio.toml`: the optional per-workspace configuration.
+//! Configuration as plain data: `folio.toml`, the optional per-workspace file (here),
+//! and the user's own `config.toml` ([`user`]), with the values they name.
+//!
+//! A leaf layer: it names only [`crate::codes`]. What the values mean at run time lives
+//! with the modules that use them (`embed::settings` resolves the embedding provider).
 //!
 //! Every field has a default, so an empty or missing file is a valid configuration.
 //! Unknown keys are rejected so a typo is reported instead of silently ignored.
@@ -8,13 +12,42 @@ use std::path::Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
-use crate::links::DiagnosticCode;
+use crate::codes::DiagnosticCode;
+
+pub mod user;
 
 /// Default size cap for indexed files: 16 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
 
 /// The name of the configuration file at the workspace root.
 pub const CONFIG_FILE: &str = "folio.toml";
+
+/// An embedding provider.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// The built-in offline model (default); lexical only when its files are missing.
+    #[default]
+    Builtin,
+    /// No embeddings: lexical search only.
+    None,
+    /// An Ollama-compatible endpoint: `POST {endpoint}/api/embed`.
+    Ollama,
+    /// An OpenAI-compatible endpoint: `POST {endpoint}/v1/embeddings`.
+    Openai,
+}
+
+impl ProviderKind {
+    /// The name used in configuration files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Builtin => "builtin",
+            ProviderKind::None => "none",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Openai => "openai",
+        }
+    }
+}
 
 /// Errors reading `folio.toml`.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +85,7 @@ pub struct Config {
 }
 
 /// `[embed]` settings of `folio.toml`; every key is optional and falls back to
-/// the user's config, then to the defaults (see [`crate::embed::settings`]).
+/// the user's config, then to the defaults (see `crate::embed::settings`).
 ///
 /// A workspace may name a loopback endpoint only: `allow_remote` is accepted
 /// in the user's own configuration or as `--allow-remote-embeddings`, never
@@ -61,7 +94,7 @@ pub struct Config {
 #[serde(deny_unknown_fields, default)]
 pub struct EmbedConfig {
     /// `builtin` (default), `none`, `ollama` or `openai`.
-    pub provider: Option<crate::embed::settings::ProviderKind>,
+    pub provider: Option<ProviderKind>,
     /// Model name sent to an HTTP provider (required for `ollama` and `openai`).
     pub model: Option<String>,
     /// Base URL of an HTTP provider, e.g. `http://127.0.0.1:11434`.

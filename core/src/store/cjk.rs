@@ -43,7 +43,7 @@ pub fn is_cjk(c: char) -> bool {
 /// and unallocated.
 ///
 /// ```
-/// # use folio_core::search::cjk::cjk_bigrams;
+/// # use folio_core::store::cjk::cjk_bigrams;
 /// assert_eq!(cjk_bigrams("東京都に"), "東京 京都 都に");
 /// assert_eq!(cjk_bigrams("plain text"), "plain text");
 /// ```

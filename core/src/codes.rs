@@ -1,0 +1,129 @@
+//! The stable codes folio reports, in one place: the link diagnostic codes with their
+//! severities (DESIGN.md "Diagnostics"). The LSP, `folio check`, MCP `kb_links`, the VS
+//! Code extension's settings and the docs all take their lists from here; a test checks
+//! the copies that cannot import it (docs/diagnostics, editors/vscode/package.json).
+//!
+//! A leaf module: it names no other module of the crate.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A stable diagnostic code.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiagnosticCode {
+    /// A link to a relative path where no file or folder exists.
+    MissingFile,
+    /// A link fragment that names no heading or anchor of its target (own file or other file).
+    MissingHeading,
+    /// `[text][label]`, `[label][]` or `[^label]` whose label has no definition.
+    UndefinedReference,
+    /// A link reference or footnote definition no link uses.
+    UnusedDefinition,
+    /// A second definition of a label; CommonMark 4.7 uses the first.
+    DuplicateDefinition,
+    /// A wiki link whose target matches no document or file.
+    MissingWikiTarget,
+    /// A wiki link whose target matches several documents.
+    AmbiguousWikiTarget,
+}
+
+impl DiagnosticCode {
+    /// All codes, in a stable order.
+    pub const ALL: [DiagnosticCode; 7] = [
+        DiagnosticCode::MissingFile,
+        DiagnosticCode::MissingHeading,
+        DiagnosticCode::UndefinedReference,
+        DiagnosticCode::UnusedDefinition,
+        DiagnosticCode::DuplicateDefinition,
+        DiagnosticCode::MissingWikiTarget,
+        DiagnosticCode::AmbiguousWikiTarget,
+    ];
+
+    /// The code's name, e.g. `missing-file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticCode::MissingFile => "missing-file",
+            DiagnosticCode::MissingHeading => "missing-heading",
+            DiagnosticCode::UndefinedReference => "undefined-reference",
+            DiagnosticCode::UnusedDefinition => "unused-definition",
+            DiagnosticCode::DuplicateDefinition => "duplicate-definition",
+            DiagnosticCode::MissingWikiTarget => "missing-wiki-target",
+            DiagnosticCode::AmbiguousWikiTarget => "ambiguous-wiki-target",
+        }
+    }
+
+    /// One sentence saying what the code reports, for schemas, settings and docs.
+    pub fn description(self) -> &'static str {
+        match self {
+            DiagnosticCode::MissingFile => {
+                "A link to a relative path where no file or folder exists."
+            }
+            DiagnosticCode::MissingHeading => {
+                "A link fragment that names no heading or anchor of its target (own file or other file)."
+            }
+            DiagnosticCode::UndefinedReference => {
+                "A reference link or footnote whose label has no definition."
+            }
+            DiagnosticCode::UnusedDefinition => {
+                "A link reference or footnote definition that no link uses."
+            }
+            DiagnosticCode::DuplicateDefinition => {
+                "A second definition of a label (CommonMark uses the first)."
+            }
+            DiagnosticCode::MissingWikiTarget => {
+                "A wiki link whose target matches no document or file."
+            }
+            DiagnosticCode::AmbiguousWikiTarget => {
+                "A wiki link whose target matches several documents."
+            }
+        }
+    }
+
+    /// Default severity: broken links are errors, ambiguity and unused or duplicate definitions warnings.
+    pub fn severity(self) -> Severity {
+        match self {
+            DiagnosticCode::MissingFile
+            | DiagnosticCode::MissingHeading
+            | DiagnosticCode::UndefinedReference
+            | DiagnosticCode::MissingWikiTarget => Severity::Error,
+            DiagnosticCode::UnusedDefinition
+            | DiagnosticCode::DuplicateDefinition
+            | DiagnosticCode::AmbiguousWikiTarget => Severity::Warning,
+        }
+    }
+}
+
+impl fmt::Display for DiagnosticCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DiagnosticCode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DiagnosticCode::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown diagnostic code `{s}` (known: {})",
+                    DiagnosticCode::ALL.map(|c| c.as_str()).join(", ")
+                )
+            })
+    }
+}
+
+/// How serious a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A broken link.
+    Error,
+    /// Probably a mistake.
+    Warning,
+}
