@@ -1,5 +1,6 @@
 //! The stable codes folio reports, in one place: the link diagnostic codes with their
-//! severities (DESIGN.md "Diagnostics"). The LSP, `folio check`, MCP `kb_links`, the VS
+//! severities (DESIGN.md "Diagnostics"), and the error codes of operations
+//! ([`ErrorCode`], DESIGN.md "MCP surface"). The LSP, `folio check`, MCP `kb_links`, the VS
 //! Code extension's settings and the docs all take their lists from here; a test checks
 //! the copies that cannot import it (docs/diagnostics, editors/vscode/package.json).
 //!
@@ -126,4 +127,50 @@ pub enum Severity {
     Error,
     /// Probably a mistake.
     Warning,
+}
+
+/// The stable error codes of an operation that ran and failed (DESIGN.md "MCP surface"):
+/// MCP tools report them as `{code, message}`, the language server maps them to JSON-RPC
+/// errors, the CLI to messages and exit codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The path is not a name the index could hold.
+    InvalidPath,
+    /// Nothing under that exact spelling (or a link folio does not follow).
+    NotFound,
+    /// The target changed since it was read, or the edit would break untouched structure.
+    Conflict,
+    /// Writes are off.
+    PermissionDenied,
+    /// The target path exists.
+    AlreadyExists,
+    /// Not a Markdown file, or not text.
+    UnsupportedFormat,
+    /// A malformed or contradictory argument.
+    InvalidArgument,
+    /// The feature needs configuration this server does not have.
+    NotConfigured,
+    /// Another operation holds what this one needs.
+    Busy,
+    /// An unexpected failure inside the server (a bug, or an I/O error).
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code as it is written on the wire, e.g. `INVALID_PATH`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidPath => "INVALID_PATH",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::AlreadyExists => "ALREADY_EXISTS",
+            ErrorCode::UnsupportedFormat => "UNSUPPORTED_FORMAT",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::NotConfigured => "NOT_CONFIGURED",
+            ErrorCode::Busy => "BUSY",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
 }

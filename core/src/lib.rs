@@ -18,6 +18,7 @@ pub mod edit;
 pub mod embed;
 pub mod eval;
 pub mod graph;
+pub mod host;
 pub mod index;
 pub mod links;
 pub mod parse;

@@ -1,17 +1,20 @@
-//! folio-mcp: the MCP server over folio-core.
+//! folio-mcp: the MCP server over folio-core's host (`folio mcp`).
 //!
-//! [`kb`] holds the tools' logic as plain synchronous methods with serde argument and
-//! result types; [`server`] binds them to rmcp (tools, prompts, resources) and serves
-//! stdio. Stdout is the wire: nothing here prints, logs go to stderr through `tracing`
-//! and never contain document text.
+//! Every tool runs one method of [`folio_core::host::Host`] and returns its result as
+//! structured content: [`server`] declares the tools (names, descriptions, schemas),
+//! prompts and resources and maps [`folio_core::host::HostError`] to a tool error in one
+//! place; [`transport`] answers malformed lines on stdio. Stdout is the wire: nothing here
+//! prints, logs go to stderr through `tracing` and never contain document text.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod kb;
 pub mod prompts;
 pub mod resources;
 pub mod server;
 pub mod transport;
 
-pub use kb::{Kb, Options};
+#[cfg(test)]
+mod tests;
+
+pub use folio_core::host::{Host, Options};
 pub use server::{FolioServer, serve_stdio};

@@ -20,7 +20,7 @@ If the knowledge base is silent on something, say that it is silent; do not fill
 
 /// Arguments of `summarize_topic`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = folio_core::host::portable_schema)]
 pub struct TopicArgs {
     /// The topic to summarise: a category or topic name from kb_list_topics, or free words.
     pub topic: String,
@@ -28,7 +28,7 @@ pub struct TopicArgs {
 
 /// Arguments of `deep_dive`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = folio_core::host::portable_schema)]
 pub struct QuestionArgs {
     /// The question to answer from the knowledge base.
     pub question: String,
@@ -36,7 +36,7 @@ pub struct QuestionArgs {
 
 /// Arguments of `whats_new`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = folio_core::host::portable_schema)]
 pub struct SinceArgs {
     /// First day to include, YYYY-MM-DD (default: 30 days before today).
     #[serde(default)]
@@ -45,7 +45,7 @@ pub struct SinceArgs {
 
 /// Arguments of `find_gaps`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = folio_core::host::portable_schema)]
 pub struct OptionalTopicArgs {
     /// Limit the survey to this topic (optional).
     #[serde(default)]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use percent_encoding::percent_decode_str;
 
-use crate::kb::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
+use folio_core::host::{ErrorCode, Host, HostError, HostResult, doc_uri};
 
 /// Largest document a `kb://doc/` read returns whole.
 pub const MAX_RESOURCE_BYTES: usize = 4 * 1024 * 1024;
@@ -23,7 +23,7 @@ pub struct TopicGroup {
 }
 
 /// Every topic group of the index, sorted by prefix.
-pub fn topic_groups(kb: &Kb) -> ToolResult<Vec<TopicGroup>> {
+pub fn topic_groups(kb: &Host) -> HostResult<Vec<TopicGroup>> {
     let topics = kb.list_topics()?;
     let mut groups: BTreeMap<String, usize> = BTreeMap::new();
     groups.insert(String::new(), topics.total_documents);
@@ -46,29 +46,29 @@ pub fn topic_groups(kb: &Kb) -> ToolResult<Vec<TopicGroup>> {
         .collect())
 }
 
-fn decode(s: &str) -> ToolResult<String> {
+fn decode(s: &str) -> HostResult<String> {
     percent_decode_str(s)
         .decode_utf8()
         .map(|c| c.into_owned())
-        .map_err(|_| ToolError::invalid("the URI is not valid percent-encoded UTF-8"))
+        .map_err(|_| HostError::invalid("the URI is not valid percent-encoded UTF-8"))
 }
 
 /// Reads a `kb://` resource as Markdown text.
-pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
+pub fn read(kb: &Host, uri: &str) -> HostResult<String> {
     if let Some(rest) = uri.strip_prefix("kb://doc/") {
         let path = decode(rest)?;
         folio_core::workspace::path_policy::check_syntax(&path)?;
-        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(ToolError::internal)?;
-        let indexed = store.documents().map_err(ToolError::internal)?;
+        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(HostError::internal)?;
+        let indexed = store.documents().map_err(HostError::internal)?;
         if !indexed.contains_key(&path) {
-            return Err(ToolError::new(
+            return Err(HostError::new(
                 ErrorCode::NotFound,
                 format!("`{path}` is not an indexed document"),
             ));
         }
         let (_, text) = kb.read_document(&path)?;
         if text.len() > MAX_RESOURCE_BYTES {
-            return Err(ToolError::invalid(format!(
+            return Err(HostError::invalid(format!(
                 "`{path}` is {} bytes; resources return at most 4 MiB, page through it with kb_read",
                 text.len()
             )));
@@ -80,8 +80,8 @@ pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
         .or_else(|| (uri == "kb://topic").then_some(""))
     {
         let prefix = decode(rest.trim_end_matches('/'))?;
-        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(ToolError::internal)?;
-        let catalog = store.catalog().map_err(ToolError::internal)?;
+        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(HostError::internal)?;
+        let catalog = store.catalog().map_err(HostError::internal)?;
         let docs: Vec<_> = catalog
             .iter()
             .filter(|d| match prefix.as_str() {
@@ -91,7 +91,7 @@ pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
             })
             .collect();
         if docs.is_empty() {
-            return Err(ToolError::new(
+            return Err(HostError::new(
                 ErrorCode::NotFound,
                 format!("no indexed documents in topic group `{prefix}`"),
             ));
@@ -113,12 +113,12 @@ pub fn read(kb: &Kb, uri: &str) -> ToolResult<String> {
         }
         return Ok(out);
     }
-    Err(ToolError::new(
+    Err(HostError::new(
         ErrorCode::NotFound,
         format!("unknown resource `{uri}`; folio serves kb://doc/<path> and kb://topic/<prefix>"),
     ))
 }
 
-fn kb_db(kb: &Kb) -> std::path::PathBuf {
+fn kb_db(kb: &Host) -> std::path::PathBuf {
     kb.db_path().to_path_buf()
 }

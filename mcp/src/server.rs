@@ -1,6 +1,6 @@
 //! The rmcp server: tool router, prompts, resources, and the stdio entry point.
 //!
-//! Tool bodies are one line each: they run the matching [`Kb`] method on a blocking
+//! Tool bodies are one line each: they run the matching [`Host`] method on a blocking
 //! thread. A panic there fails that one call with an `INTERNAL` tool error; the server
 //! keeps running. `server/discover` (sent by newer clients before `initialize`) is
 //! answered with -32601 so they fall back to `initialize`, where protocol versions newer
@@ -26,19 +26,30 @@ use rmcp::{
 };
 use serde::Serialize;
 
-use crate::kb::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, PatchArgs};
-use crate::kb::files::{DownloadArgs, ListFilesArgs};
-use crate::kb::links::LinksArgs;
-use crate::kb::read::{OutlineArgs, ReadArgs};
-use crate::kb::search::SearchArgs;
-use crate::kb::status::ReindexArgs;
-use crate::kb::{ErrorCode, Kb, Options, ToolError, ToolResult};
 use crate::prompts;
+use folio_core::host::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, PatchArgs};
+use folio_core::host::files::{DownloadArgs, ListFilesArgs};
+use folio_core::host::links::LinksArgs;
+use folio_core::host::read::{OutlineArgs, ReadArgs};
+use folio_core::host::search::SearchArgs;
+use folio_core::host::status::ReindexArgs;
+use folio_core::host::{ErrorCode, Host, HostError, HostResult, Options};
+
+/// A host operation that ran and failed, as an MCP tool error: `isError: true` with the
+/// JSON `{code, message}` as text. The one place where [`HostError`] meets MCP.
+#[derive(Debug)]
+pub struct ToolError(pub HostError);
+
+impl From<HostError> for ToolError {
+    fn from(err: HostError) -> ToolError {
+        ToolError(err)
+    }
+}
 
 impl rmcp::model::IntoContents for ToolError {
     fn into_contents(self) -> Vec<ContentBlock> {
-        let json = serde_json::to_string(&self).unwrap_or_else(|_| {
-            format!("{{\"code\":\"INTERNAL\",\"message\":{:?}}}", self.message)
+        let json = serde_json::to_string(&self.0).unwrap_or_else(|_| {
+            format!("{{\"code\":\"INTERNAL\",\"message\":{:?}}}", self.0.message)
         });
         vec![ContentBlock::text(json)]
     }
@@ -47,41 +58,41 @@ impl rmcp::model::IntoContents for ToolError {
 /// The folio MCP server.
 #[derive(Clone)]
 pub struct FolioServer {
-    kb: Arc<Kb>,
+    kb: Arc<Host>,
     tool_router: ToolRouter<FolioServer>,
     prompt_router: PromptRouter<FolioServer>,
 }
 
 /// Runs `f` on a blocking thread; a panic becomes an `INTERNAL` tool error.
 async fn blocking<T: Send + 'static>(
-    kb: &Arc<Kb>,
-    f: impl FnOnce(&Kb) -> ToolResult<T> + Send + 'static,
-) -> ToolResult<T> {
+    kb: &Arc<Host>,
+    f: impl FnOnce(&Host) -> HostResult<T> + Send + 'static,
+) -> HostResult<T> {
     let kb = Arc::clone(kb);
     match tokio::task::spawn_blocking(move || f(&kb)).await {
         Ok(res) => res,
         Err(err) if err.is_panic() => {
             tracing::error!("a tool panicked; the call failed and the server goes on");
-            Err(ToolError::new(
+            Err(HostError::new(
                 ErrorCode::Internal,
                 "internal error: the tool panicked (this is a bug in folio)",
             ))
         }
-        Err(err) => Err(ToolError::internal(err)),
+        Err(err) => Err(HostError::internal(err)),
     }
 }
 
 async fn json<T: Serialize + Send + 'static>(
-    kb: &Arc<Kb>,
-    f: impl FnOnce(&Kb) -> ToolResult<T> + Send + 'static,
+    kb: &Arc<Host>,
+    f: impl FnOnce(&Host) -> HostResult<T> + Send + 'static,
 ) -> Result<Json<T>, ToolError> {
-    blocking(kb, f).await.map(Json)
+    blocking(kb, f).await.map(Json).map_err(ToolError)
 }
 
 #[tool_router(router = tool_router)]
 impl FolioServer {
     /// A server over `kb`.
-    pub fn new(kb: Arc<Kb>) -> FolioServer {
+    pub fn new(kb: Arc<Host>) -> FolioServer {
         FolioServer {
             kb,
             tool_router: Self::tool_router(),
@@ -90,13 +101,13 @@ impl FolioServer {
     }
 
     /// The knowledge base.
-    pub fn kb(&self) -> &Arc<Kb> {
+    pub fn kb(&self) -> &Arc<Host> {
         &self.kb
     }
 
     /// Index status: document and chunk counts, whether writes are allowed, and the progress and last result of the background reindex (`indexing`). Call with `{}`.
     #[tool(name = "kb_status", annotations(read_only_hint = true))]
-    async fn kb_status(&self) -> Result<Json<crate::kb::status::StatusOutput>, ToolError> {
+    async fn kb_status(&self) -> Result<Json<folio_core::host::status::StatusOutput>, ToolError> {
         json(&self.kb, |kb| kb.status()).await
     }
 
@@ -108,12 +119,9 @@ impl FolioServer {
     async fn kb_reindex(
         &self,
         Parameters(args): Parameters<ReindexArgs>,
-    ) -> Result<Json<crate::kb::status::ReindexOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::status::ReindexOutput>, ToolError> {
         let kb = Arc::clone(&self.kb);
-        match kb.start_reindex(args.force) {
-            Ok(out) => Ok(Json(out)),
-            Err(e) => Err(e),
-        }
+        kb.start_reindex(args.force).map(Json).map_err(ToolError)
     }
 
     /// Lexical (BM25) search over the indexed Markdown chunks with filters (path globs, category, topic, tags, dates). Returns {results, low_confidence, filter_applied}; each hit has path, pointer, heading_path, start_line/end_line, snippet, indexedSourceHash and a kb://doc/ uri. The index may lag behind the files: read the source with kb_read before quoting or editing.
@@ -121,7 +129,7 @@ impl FolioServer {
     async fn kb_search(
         &self,
         Parameters(args): Parameters<SearchArgs>,
-    ) -> Result<Json<crate::kb::search::SearchOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::search::SearchOutput>, ToolError> {
         json(&self.kb, move |kb| kb.search(&args)).await
     }
 
@@ -130,7 +138,7 @@ impl FolioServer {
     async fn kb_read(
         &self,
         Parameters(args): Parameters<ReadArgs>,
-    ) -> Result<Json<crate::kb::read::ReadOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::read::ReadOutput>, ToolError> {
         json(&self.kb, move |kb| kb.read(&args)).await
     }
 
@@ -139,7 +147,7 @@ impl FolioServer {
     async fn kb_outline(
         &self,
         Parameters(args): Parameters<OutlineArgs>,
-    ) -> Result<Json<crate::kb::read::OutlineOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::read::OutlineOutput>, ToolError> {
         json(&self.kb, move |kb| kb.outline(&args)).await
     }
 
@@ -148,13 +156,15 @@ impl FolioServer {
     async fn kb_list_files(
         &self,
         Parameters(args): Parameters<ListFilesArgs>,
-    ) -> Result<Json<crate::kb::files::ListFilesOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::files::ListFilesOutput>, ToolError> {
         json(&self.kb, move |kb| kb.list_files(&args)).await
     }
 
     /// Lists the indexed categories (first folder) and topics (first two folders) with document counts and, per topic, the folder tree below it. Use the names as kb_search `category` / `topic` filters. Call with `{}`.
     #[tool(name = "kb_list_topics", annotations(read_only_hint = true))]
-    async fn kb_list_topics(&self) -> Result<Json<crate::kb::files::ListTopicsOutput>, ToolError> {
+    async fn kb_list_topics(
+        &self,
+    ) -> Result<Json<folio_core::host::files::ListTopicsOutput>, ToolError> {
         json(&self.kb, |kb| kb.list_topics()).await
     }
 
@@ -163,7 +173,7 @@ impl FolioServer {
     async fn kb_links(
         &self,
         Parameters(args): Parameters<LinksArgs>,
-    ) -> Result<Json<crate::kb::links::LinksOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::links::LinksOutput>, ToolError> {
         json(&self.kb, move |kb| kb.links(&args)).await
     }
 
@@ -171,8 +181,8 @@ impl FolioServer {
     #[tool(name = "kb_graph", annotations(read_only_hint = true))]
     async fn kb_graph(
         &self,
-        Parameters(args): Parameters<crate::kb::graph::GraphArgs>,
-    ) -> Result<Json<crate::kb::graph::GraphOutput>, ToolError> {
+        Parameters(args): Parameters<folio_core::host::graph::GraphArgs>,
+    ) -> Result<Json<folio_core::host::graph::GraphOutput>, ToolError> {
         json(&self.kb, move |kb| kb.graph(&args)).await
     }
 
@@ -184,7 +194,7 @@ impl FolioServer {
     async fn kb_patch(
         &self,
         Parameters(args): Parameters<PatchArgs>,
-    ) -> Result<Json<crate::kb::edit::PatchOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::edit::PatchOutput>, ToolError> {
         json(&self.kb, move |kb| kb.patch(&args)).await
     }
 
@@ -196,7 +206,7 @@ impl FolioServer {
     async fn kb_edit_table(
         &self,
         Parameters(args): Parameters<EditTableArgs>,
-    ) -> Result<Json<crate::kb::edit::EditTableOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::edit::EditTableOutput>, ToolError> {
         json(&self.kb, move |kb| kb.edit_table(&args)).await
     }
 
@@ -208,7 +218,7 @@ impl FolioServer {
     async fn kb_create(
         &self,
         Parameters(args): Parameters<CreateArgs>,
-    ) -> Result<Json<crate::kb::edit::CreateOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::edit::CreateOutput>, ToolError> {
         json(&self.kb, move |kb| kb.create(&args)).await
     }
 
@@ -220,7 +230,7 @@ impl FolioServer {
     async fn kb_move(
         &self,
         Parameters(args): Parameters<MoveArgs>,
-    ) -> Result<Json<crate::kb::edit::MoveOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::edit::MoveOutput>, ToolError> {
         json(&self.kb, move |kb| kb.move_document(&args)).await
     }
 
@@ -232,7 +242,7 @@ impl FolioServer {
     async fn kb_delete(
         &self,
         Parameters(args): Parameters<DeleteArgs>,
-    ) -> Result<Json<crate::kb::edit::DeleteOutput>, ToolError> {
+    ) -> Result<Json<folio_core::host::edit::DeleteOutput>, ToolError> {
         json(&self.kb, move |kb| kb.delete(&args)).await
     }
 
@@ -240,7 +250,7 @@ impl FolioServer {
     #[tool(
         name = "kb_download_file",
         annotations(read_only_hint = true),
-        output_schema = rmcp::handler::server::tool::schema_for_type::<crate::kb::files::DownloadOutput>()
+        output_schema = rmcp::handler::server::tool::schema_for_type::<folio_core::host::files::DownloadOutput>()
     )]
     async fn kb_download_file(
         &self,
@@ -249,8 +259,8 @@ impl FolioServer {
         let d = blocking(&self.kb, move |kb| kb.download(&args)).await?;
         use base64::Engine;
         let blob = base64::engine::general_purpose::STANDARD.encode(&d.data);
-        let uri = crate::kb::doc_uri(&d.meta.path).replacen("kb://doc/", "kb://file/", 1);
-        let meta = serde_json::to_value(&d.meta).map_err(ToolError::internal)?;
+        let uri = folio_core::host::doc_uri(&d.meta.path).replacen("kb://doc/", "kb://file/", 1);
+        let meta = serde_json::to_value(&d.meta).map_err(|e| ToolError(HostError::internal(e)))?;
         let mut result = CallToolResult::structured(meta.clone());
         result.content = vec![
             ContentBlock::resource(
@@ -355,7 +365,7 @@ impl ServerHandler for FolioServer {
                 .map(|t| t.text.clone())
             && text.starts_with("failed to deserialize parameters")
         {
-            result.content = ToolError::invalid(text).into_contents();
+            result.content = ToolError(HostError::invalid(text)).into_contents();
         }
         Ok(response)
     }
@@ -376,7 +386,7 @@ impl ServerHandler for FolioServer {
                 } else {
                     g.prefix.clone()
                 };
-                Resource::new(crate::kb::topic_uri(&g.prefix), name)
+                Resource::new(folio_core::host::topic_uri(&g.prefix), name)
                     .with_description(format!(
                         "{} indexed documents under `{}`",
                         g.count,
@@ -415,7 +425,7 @@ impl ServerHandler for FolioServer {
     }
 }
 
-fn to_protocol(err: ToolError) -> ErrorData {
+fn to_protocol(err: HostError) -> ErrorData {
     match err.code {
         ErrorCode::NotFound | ErrorCode::InvalidPath => {
             ErrorData::resource_not_found(err.message, None)
@@ -465,7 +475,7 @@ impl Service<RoleServer> for Served {
 ///
 /// Starts an incremental reindex in the background first; tools answer meanwhile.
 pub async fn serve_stdio(options: Options) -> anyhow::Result<()> {
-    let kb = Arc::new(Kb::open(options)?);
+    let kb = Arc::new(Host::open(options)?);
     tracing::info!(root = %kb.root().display(), allow_writes = kb.allow_writes(), "folio mcp starting");
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");
@@ -488,7 +498,7 @@ mod tests {
     async fn a_panicking_tool_fails_that_call_only() {
         let dir = tempfile::tempdir().unwrap();
         let kb = Arc::new(
-            Kb::open(Options {
+            Host::open(Options {
                 root: dir.path().into(),
                 db: None,
                 allow_writes: false,
@@ -496,7 +506,7 @@ mod tests {
             })
             .unwrap(),
         );
-        let res: ToolResult<()> = blocking(&kb, |_| panic!("boom")).await;
+        let res: HostResult<()> = blocking(&kb, |_| panic!("boom")).await;
         assert_eq!(
             serde_json::to_value(res.unwrap_err()).unwrap(),
             serde_json::json!({"code": "INTERNAL", "message": "internal error: the tool panicked (this is a bug in folio)"})
@@ -509,7 +519,7 @@ mod tests {
     fn every_tool_has_an_output_schema_and_described_arguments() {
         let dir = tempfile::tempdir().unwrap();
         let kb = Arc::new(
-            Kb::open(Options {
+            Host::open(Options {
                 root: dir.path().into(),
                 db: None,
                 allow_writes: false,

@@ -8,9 +8,9 @@
 use std::collections::HashMap;
 use std::time::SystemTime;
 
-use folio_core::workspace::{DocEntry, Origin, Workspace, read_markdown, scan};
+use crate::workspace::{DocEntry, Origin, Workspace, read_markdown, scan};
 
-use super::{Kb, ToolError, ToolResult};
+use super::{Host, HostError, HostResult};
 
 /// A file's size and modification time, to notice changes without reading it.
 type Stamp = (u64, Option<SystemTime>);
@@ -28,21 +28,21 @@ fn stamp(path: &std::path::Path) -> Option<Stamp> {
     Some((meta.len(), meta.modified().ok()))
 }
 
-impl Kb {
+impl Host {
     /// Runs `f` on the current model of the workspace (refreshed first).
     pub(crate) fn with_workspace<T>(
         &self,
-        f: impl FnOnce(&Workspace) -> ToolResult<T>,
-    ) -> ToolResult<T> {
-        let mut guard = self.model.lock().map_err(ToolError::internal)?;
-        let scanned = scan(&self.root, &self.config).map_err(ToolError::internal)?;
+        f: impl FnOnce(&Workspace) -> HostResult<T>,
+    ) -> HostResult<T> {
+        let mut guard = self.model.lock().map_err(HostError::internal)?;
+        let scanned = scan(&self.root, &self.config).map_err(HostError::internal)?;
         let reload = match guard.as_ref() {
             None => true,
             Some(m) => m.others != scanned.other,
         };
         if reload {
             let (ws, _) =
-                Workspace::load(&self.root, self.config.clone()).map_err(ToolError::internal)?;
+                Workspace::load(&self.root, self.config.clone()).map_err(HostError::internal)?;
             let stamps = scanned
                 .markdown
                 .iter()
@@ -96,18 +96,18 @@ impl Kb {
         f(&guard.as_ref().expect("loaded above").ws)
     }
 
-    /// [`Kb::with_workspace`] with some documents' text replaced (editor buffers, by
+    /// [`Host::with_workspace`] with some documents' text replaced (editor buffers, by
     /// path). Those documents are re-read from disk on the next use.
     pub(crate) fn with_workspace_overlay<T>(
         &self,
         overlay: &HashMap<String, String>,
-        f: impl FnOnce(&Workspace) -> ToolResult<T>,
-    ) -> ToolResult<T> {
+        f: impl FnOnce(&Workspace) -> HostResult<T>,
+    ) -> HostResult<T> {
         if overlay.is_empty() {
             return self.with_workspace(f);
         }
         self.with_workspace(|_| Ok(()))?;
-        let mut guard = self.model.lock().map_err(ToolError::internal)?;
+        let mut guard = self.model.lock().map_err(HostError::internal)?;
         let model = guard.as_mut().expect("loaded above");
         for (path, text) in overlay {
             if model.ws.get(path).is_some() {

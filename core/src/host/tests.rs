@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use folio_core::pointer::{hash_bytes, hex};
+use crate::pointer::{hash_bytes, hex};
 use serde_json::{Value, json};
 
 use super::edit::*;
@@ -23,7 +23,7 @@ fn h(s: &str) -> String {
     hex(hash_bytes(s.as_bytes()))
 }
 
-fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Kb>) {
+fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("docs/more")).unwrap();
@@ -32,7 +32,7 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Kb>) {
     std::fs::write(root.join("docs/more/other.md"), OTHER).unwrap();
     std::fs::write(root.join("docs/logo.png"), b"\x89PNG\r\n\x1a\nfake").unwrap();
     let kb = Arc::new(
-        Kb::open(Options {
+        Host::open(Options {
             root: root.to_path_buf(),
             db: None,
             allow_writes,
@@ -45,11 +45,11 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Kb>) {
     (dir, kb)
 }
 
-fn err<T: std::fmt::Debug>(r: ToolResult<T>) -> Value {
+fn err<T: std::fmt::Debug>(r: HostResult<T>) -> Value {
     serde_json::to_value(r.unwrap_err()).unwrap()
 }
 
-fn ok<T: serde::Serialize>(r: ToolResult<T>) -> Value {
+fn ok<T: serde::Serialize>(r: HostResult<T>) -> Value {
     match r {
         Ok(v) => serde_json::to_value(v).unwrap(),
         Err(e) => panic!("tool failed: {e:?}"),
@@ -80,9 +80,9 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn ptr_of(kb: &Kb, path: &str, logical: &str) -> String {
+fn ptr_of(kb: &Host, path: &str, logical: &str) -> String {
     let text = std::fs::read_to_string(kb.root().join(path)).unwrap();
-    folio_core::parse::parse(&text)
+    crate::parse::parse(&text)
         .elements
         .iter()
         .find(|e| e.logical == logical)
@@ -1104,62 +1104,6 @@ fn every_path_policy_rejection_is_invalid_path_or_not_found_and_touches_nothing(
 }
 
 #[test]
-fn resources_serve_indexed_documents_and_topic_groups() {
-    let (dir, kb) = setup(false);
-    assert_eq!(
-        crate::resources::read(&kb, "kb://doc/docs/guide.md").unwrap(),
-        GUIDE
-    );
-    assert_eq!(
-        crate::resources::read(&kb, "kb://topic/docs").unwrap(),
-        "# Documents in `docs`\n\n- [Guide](kb://doc/docs/guide.md) — `docs/guide.md`\n- [Other](kb://doc/docs/more/other.md) — `docs/more/other.md`\n"
-    );
-    let groups: Vec<(String, usize)> = crate::resources::topic_groups(&kb)
-        .unwrap()
-        .into_iter()
-        .map(|g| (g.prefix, g.count))
-        .collect();
-    assert_eq!(
-        groups,
-        vec![("".into(), 3), ("docs".into(), 2), ("docs/more".into(), 1)]
-    );
-    // Only indexed documents: a new file is not served until it is indexed.
-    std::fs::write(dir.path().join("late.md"), "# Late\n").unwrap();
-    assert_eq!(
-        serde_json::to_value(crate::resources::read(&kb, "kb://doc/late.md").unwrap_err()).unwrap()
-            ["code"],
-        "NOT_FOUND"
-    );
-    assert_eq!(
-        serde_json::to_value(crate::resources::read(&kb, "kb://doc/..%2Findex.md").unwrap_err())
-            .unwrap()["code"],
-        "INVALID_PATH"
-    );
-    // Percent-encoding keeps `/` and encodes the rest.
-    assert_eq!(
-        doc_uri("a b/日本.md"),
-        "kb://doc/a%20b/%E6%97%A5%E6%9C%AC.md"
-    );
-}
-
-#[test]
-fn prompts_tell_the_model_how_to_combine_tools() {
-    let s = crate::prompts::summarize_topic("networking");
-    for needle in [
-        "kb_list_topics",
-        "kb_search",
-        "kb_read",
-        "low_confidence",
-        "cite the path",
-    ] {
-        assert!(s.contains(needle), "{needle}");
-    }
-    assert!(crate::prompts::deep_dive("q").contains("kb_links"));
-    assert!(crate::prompts::whats_new(None).contains("not on when files changed"));
-    assert!(crate::prompts::find_gaps(Some("t")).contains("Do not write the missing content"));
-}
-
-#[test]
 fn kb_links_sees_edits_made_by_other_programs() {
     let (dir, kb) = setup(false);
     let args = LinksArgs {
@@ -1210,7 +1154,7 @@ fn kb_list_topics_builds_the_folder_tree_below_a_topic() {
 #[test]
 fn kb_graph_needs_embeddings_and_checks_its_arguments() {
     let (_dir, kb) = setup(false);
-    use crate::kb::graph::GraphArgs;
+    use crate::host::graph::GraphArgs;
     assert_eq!(
         err(kb.graph(&GraphArgs {
             start: "index.md".into(),
@@ -1255,9 +1199,9 @@ fn kb_graph_needs_embeddings_and_checks_its_arguments() {
 /// running"), and `hybrid` runs lexical.
 #[test]
 fn an_unavailable_provider_is_named_in_not_configured() {
-    use folio_core::config::EmbedConfig;
-    use folio_core::embed::pass::EmbedState;
-    use folio_core::embed::settings::{EmbedSettings, ProviderKind};
+    use crate::config::EmbedConfig;
+    use crate::embed::pass::EmbedState;
+    use crate::embed::settings::{EmbedSettings, ProviderKind};
     // A port that nothing listens on: bind, read the port, close.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -1275,7 +1219,7 @@ fn an_unavailable_provider_is_named_in_not_configured() {
     let settings = EmbedSettings::resolve(&workspace, &Default::default(), false).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.md"), INDEX).unwrap();
-    let kb = Kb::open(Options {
+    let kb = Host::open(Options {
         root: dir.path().to_path_buf(),
         db: None,
         allow_writes: false,
@@ -1307,7 +1251,7 @@ fn an_unavailable_provider_is_named_in_not_configured() {
         json!({"code": "NOT_CONFIGURED", "message": format!("semantic search is not available: the embedding provider is unavailable: {reason}; use mode lexical")})
     );
     assert_eq!(
-        err(kb.graph(&crate::kb::graph::GraphArgs {
+        err(kb.graph(&crate::host::graph::GraphArgs {
             start: "index.md".into(),
             ..Default::default()
         })),

@@ -2,20 +2,20 @@
 
 use std::collections::BTreeMap;
 
-use folio_core::workspace::path_policy::{check_syntax, resolve_existing};
-use folio_core::workspace::scan;
+use crate::workspace::path_policy::{check_syntax, resolve_existing};
+use crate::workspace::scan;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{ErrorCode, Kb, ToolError, ToolResult};
+use super::{ErrorCode, Host, HostError, HostResult};
 
 /// Largest file `kb_download_file` returns: 25 MiB.
 pub const DOWNLOAD_CAP: u64 = 25 * 1024 * 1024;
 
 /// `kb_list_files` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
     /// A folder (`books` or `books/`: everything under it) or one exact file (`books/a.md`); not a partial name. Default: the whole root.
@@ -89,7 +89,7 @@ pub struct ListTopicsOutput {
 
 /// `kb_download_file` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct DownloadArgs {
     /// KB-relative path of any regular file in the knowledge base (at most 25 MiB).
@@ -118,7 +118,7 @@ pub struct Download {
     pub data: Vec<u8>,
 }
 
-fn glob_matcher(glob: &str) -> ToolResult<globset::GlobMatcher> {
+fn glob_matcher(glob: &str) -> HostResult<globset::GlobMatcher> {
     let pattern = if glob.contains('/') {
         glob.to_string()
     } else {
@@ -128,7 +128,7 @@ fn glob_matcher(glob: &str) -> ToolResult<globset::GlobMatcher> {
         .literal_separator(true)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|e| ToolError::invalid(format!("invalid includeGlob `{glob}`: {e}")))
+        .map_err(|e| HostError::invalid(format!("invalid includeGlob `{glob}`: {e}")))
 }
 
 /// MIME type by extension.
@@ -157,9 +157,9 @@ pub fn mime_type(path: &str) -> &'static str {
     }
 }
 
-impl Kb {
+impl Host {
     /// `kb_list_files`.
-    pub fn list_files(&self, args: &ListFilesArgs) -> ToolResult<ListFilesOutput> {
+    pub fn list_files(&self, args: &ListFilesArgs) -> HostResult<ListFilesOutput> {
         let prefix = match args.path_prefix.as_deref().map(|p| p.trim_end_matches('/')) {
             None | Some("") => None,
             Some(p) => {
@@ -170,9 +170,9 @@ impl Kb {
         let glob = args.include_glob.as_deref().map(glob_matcher).transpose()?;
         let limit = args.limit.unwrap_or(1000);
         if !(1..=10_000).contains(&limit) {
-            return Err(ToolError::invalid("`limit` must be between 1 and 10000"));
+            return Err(HostError::invalid("`limit` must be between 1 and 10000"));
         }
-        let scanned = scan(&self.root, &self.config).map_err(ToolError::internal)?;
+        let scanned = scan(&self.root, &self.config).map_err(HostError::internal)?;
         let mut files = Vec::new();
         let candidates = scanned
             .markdown
@@ -209,8 +209,8 @@ impl Kb {
     }
 
     /// `kb_list_topics`.
-    pub fn list_topics(&self) -> ToolResult<ListTopicsOutput> {
-        let catalog = self.with_store(|store| store.catalog().map_err(ToolError::internal))?;
+    pub fn list_topics(&self) -> HostResult<ListTopicsOutput> {
+        let catalog = self.with_store(|store| store.catalog().map_err(HostError::internal))?;
         let mut root_count = 0;
         let mut categories: BTreeMap<String, usize> = BTreeMap::new();
         let mut topics: BTreeMap<String, (String, usize, Vec<Vec<String>>)> = BTreeMap::new();
@@ -273,18 +273,18 @@ impl Kb {
     }
 
     /// `kb_download_file`.
-    pub fn download(&self, args: &DownloadArgs) -> ToolResult<Download> {
+    pub fn download(&self, args: &DownloadArgs) -> HostResult<Download> {
         let abs = resolve_existing(&self.root, &args.path)?;
-        let size = std::fs::metadata(&abs).map_err(ToolError::internal)?.len();
+        let size = std::fs::metadata(&abs).map_err(HostError::internal)?.len();
         if size > DOWNLOAD_CAP {
-            return Err(ToolError::invalid(format!(
+            return Err(HostError::invalid(format!(
                 "`{}` is {size} bytes; kb_download_file returns at most 25 MiB",
                 args.path
             )));
         }
-        let data = std::fs::read(&abs).map_err(ToolError::internal)?;
+        let data = std::fs::read(&abs).map_err(HostError::internal)?;
         if data.len() as u64 > DOWNLOAD_CAP {
-            return Err(ToolError::new(
+            return Err(HostError::new(
                 ErrorCode::InvalidArgument,
                 "the file grew past 25 MiB while being read",
             ));

@@ -1,27 +1,27 @@
 //! Writing tools: `kb_patch`, `kb_edit_table`, `kb_create`, `kb_move`, `kb_delete`.
 //!
 //! Each checks `allow_writes` first, then the path policy, computes the edit in core
-//! (`folio_core::edit`), and writes atomically. The index rows of the changed files are
+//! (`crate::edit`), and writes atomically. The index rows of the changed files are
 //! updated right after, and `indexSynchronized` says whether that is confirmed.
 
-use folio_core::edit::relink::move_edits;
-use folio_core::edit::table::{
+use crate::edit::relink::move_edits;
+use crate::edit::table::{
     Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
 };
-use folio_core::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
-use folio_core::pointer::{hash_bytes, hex};
-use folio_core::workspace::path_policy::{check_syntax, resolve_new};
-use folio_core::write::{Step, WriteGuard};
+use crate::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
+use crate::pointer::{hash_bytes, hex};
+use crate::workspace::path_policy::{check_syntax, resolve_new};
+use crate::write::{Step, WriteGuard};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::live::{Buffer, Landed};
 use super::read::TableInfo;
-use super::{ErrorCode, Kb, ToolError, ToolResult};
+use super::{ErrorCode, Host, HostError, HostResult};
 
 /// One patch operation.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchOperation {
     /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items).
@@ -35,7 +35,7 @@ pub struct PatchOperation {
 
 /// `kb_patch` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchArgs {
     /// KB-relative path of the Markdown document.
@@ -78,7 +78,7 @@ pub struct PatchOutput {
 
 /// Selects a row by a column's exact displayed value.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct WhereEq {
     /// Column header.
@@ -89,7 +89,7 @@ pub struct WhereEq {
 
 /// One cell update.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct CellUpdate {
     /// Row by value (preferred when unique).
@@ -110,7 +110,7 @@ pub struct CellUpdate {
 
 /// `kb_edit_table` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct EditTableArgs {
     /// KB-relative path of the Markdown document.
@@ -181,7 +181,7 @@ pub struct EditTableOutput {
 
 /// `kb_create` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
     /// KB-relative path of the new Markdown file (.md or .markdown); missing folders are created.
@@ -214,7 +214,7 @@ pub struct CreateOutput {
 
 /// `kb_move` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveArgs {
     /// KB-relative path of the Markdown document to move.
@@ -272,7 +272,7 @@ pub struct MoveOutput {
 
 /// `kb_delete` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
     /// KB-relative path of the Markdown document to delete.
@@ -300,11 +300,11 @@ pub struct DeleteOutput {
     pub editor: Option<String>,
 }
 
-fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<()> {
+fn check_expected(path: &str, text: &str, expected: Option<&str>) -> HostResult<()> {
     if let Some(expected) = expected {
         let now = hex(hash_bytes(text.as_bytes()));
         if now != expected {
-            return Err(ToolError::new(
+            return Err(HostError::new(
                 ErrorCode::Conflict,
                 format!(
                     "`{path}` changed since it was read (sourceHash is now {now}); read it again"
@@ -315,7 +315,7 @@ fn check_expected(path: &str, text: &str, expected: Option<&str>) -> ToolResult<
     Ok(())
 }
 
-impl Kb {
+impl Host {
     /// Brings the index and the cached model up to date after a write: a disk write is
     /// indexed now; an edit in an editor is not (the index follows the disk, and the
     /// editor decides when to save), so it returns false.
@@ -338,9 +338,9 @@ impl Kb {
         abs: &std::path::Path,
         buffer: &Buffer,
         what: &str,
-    ) -> ToolResult<()> {
+    ) -> HostResult<()> {
         if self.read_disk(path, abs)? != buffer.text {
-            return Err(ToolError::new(
+            return Err(HostError::new(
                 ErrorCode::Conflict,
                 format!(
                     "`{path}` has unsaved changes in {}; it cannot be {what} until they are saved or reverted there. Nothing was changed",
@@ -362,8 +362,8 @@ impl Kb {
         guard: &WriteGuard<'_>,
         path: &str,
         label: &str,
-        mut plan: impl FnMut(&str) -> ToolResult<(String, T)>,
-    ) -> ToolResult<(Landed, String, T)> {
+        mut plan: impl FnMut(&str) -> HostResult<(String, T)>,
+    ) -> HostResult<(Landed, String, T)> {
         let (abs, text, buffer) = self.read_live(path)?;
         if let Some(buffer) = buffer {
             let (new, value) = plan(&text)?;
@@ -382,7 +382,7 @@ impl Kb {
     }
 
     /// `kb_patch`.
-    pub fn patch(&self, args: &PatchArgs) -> ToolResult<PatchOutput> {
+    pub fn patch(&self, args: &PatchArgs) -> HostResult<PatchOutput> {
         self.require_writes()?;
         let ops: Vec<PatchOp> = args
             .operations
@@ -422,7 +422,7 @@ impl Kb {
     }
 
     /// `kb_edit_table`.
-    pub fn edit_table(&self, args: &EditTableArgs) -> ToolResult<EditTableOutput> {
+    pub fn edit_table(&self, args: &EditTableArgs) -> HostResult<EditTableOutput> {
         self.require_writes()?;
         let action = table_action(args)?;
         let format = match args.value_format {
@@ -451,9 +451,9 @@ impl Kb {
     }
 
     /// `kb_create`.
-    pub fn create(&self, args: &CreateArgs) -> ToolResult<CreateOutput> {
+    pub fn create(&self, args: &CreateArgs) -> HostResult<CreateOutput> {
         self.require_writes()?;
-        Kb::check_markdown_name(&args.path)?;
+        Host::check_markdown_name(&args.path)?;
         let guard = self.writer.lock()?;
         let abs = resolve_new(&self.root, &args.path)?;
         let text = args.markdown.clone().unwrap_or_default();
@@ -477,10 +477,10 @@ impl Kb {
     /// first (a refusal stops the move before anything else changed); every change on
     /// disk (the link rewrites and the move itself) then runs as one journaled operation
     /// (core `write::journal`): all of it or, if a file changed under it, none of it.
-    pub fn move_document(&self, args: &MoveArgs) -> ToolResult<MoveOutput> {
+    pub fn move_document(&self, args: &MoveArgs) -> HostResult<MoveOutput> {
         self.require_writes()?;
         check_syntax(&args.source_path)?;
-        Kb::check_markdown_name(&args.target_path)?;
+        Host::check_markdown_name(&args.target_path)?;
         let guard = self.writer.lock()?;
         let (from_abs, text, source_buffer) = self.read_live(&args.source_path)?;
         if let Some(buffer) = &source_buffer {
@@ -488,7 +488,7 @@ impl Kb {
         }
         let to_abs = resolve_new(&self.root, &args.target_path)?;
         if std::fs::symlink_metadata(&to_abs).is_ok() {
-            return Err(ToolError::new(
+            return Err(HostError::new(
                 ErrorCode::AlreadyExists,
                 format!("`{}` already exists", args.target_path),
             ));
@@ -623,7 +623,7 @@ impl Kb {
     }
 
     /// `kb_delete`.
-    pub fn delete(&self, args: &DeleteArgs) -> ToolResult<DeleteOutput> {
+    pub fn delete(&self, args: &DeleteArgs) -> HostResult<DeleteOutput> {
         self.require_writes()?;
         let guard = self.writer.lock()?;
         let (abs, text, buffer) = self.read_live(&args.path)?;
@@ -665,8 +665,8 @@ struct LinkPlan {
     buffer: Option<Buffer>,
 }
 
-fn changed_while_planned(path: &str) -> ToolError {
-    ToolError::new(
+fn changed_while_planned(path: &str) -> HostError {
+    HostError::new(
         ErrorCode::Conflict,
         format!("`{path}` changed while the move was planned; nothing was changed, try again"),
     )
@@ -679,7 +679,7 @@ fn column_selector(args: &EditTableArgs) -> ColumnSelector {
     }
 }
 
-fn table_action(args: &EditTableArgs) -> ToolResult<TableAction> {
+fn table_action(args: &EditTableArgs) -> HostResult<TableAction> {
     let row = |w: &Option<WhereEq>, i: Option<usize>| RowSelector {
         where_eq: w.as_ref().map(|w| (w.column.clone(), w.equals.clone())),
         index: i,
@@ -714,7 +714,7 @@ fn table_action(args: &EditTableArgs) -> ToolResult<TableAction> {
             name: args
                 .name
                 .clone()
-                .ok_or_else(|| ToolError::invalid("insert_column needs `name`"))?,
+                .ok_or_else(|| HostError::invalid("insert_column needs `name`"))?,
             at: args.column_index,
             alignment: args.alignment.map_or(Alignment::None, Alignment::from),
             default: args.default.clone().unwrap_or_default(),
@@ -724,16 +724,16 @@ fn table_action(args: &EditTableArgs) -> ToolResult<TableAction> {
             column_selector(args),
             args.name
                 .clone()
-                .ok_or_else(|| ToolError::invalid("rename_column needs `name` (the new header)"))?,
+                .ok_or_else(|| HostError::invalid("rename_column needs `name` (the new header)"))?,
         ),
         "set_alignment" => TableAction::SetAlignment(
             column_selector(args),
             args.alignment
                 .map(Alignment::from)
-                .ok_or_else(|| ToolError::invalid("set_alignment needs `alignment`"))?,
+                .ok_or_else(|| HostError::invalid("set_alignment needs `alignment`"))?,
         ),
         other => {
-            return Err(ToolError::invalid(format!(
+            return Err(HostError::invalid(format!(
                 "unknown action `{other}`; use update_cells, insert_row, delete_row, insert_column, delete_column, rename_column or set_alignment"
             )));
         }

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use folio_core::index::{index_root, records};
+use crate::index::{index_root, records};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kb, ToolError, ToolResult};
+use super::{Host, HostError, HostResult};
 
 /// The background reindex: at most one runs at a time.
 #[derive(Clone, Debug, Default)]
@@ -121,7 +121,7 @@ pub struct StatusOutput {
 
 /// `kb_reindex` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ReindexArgs {
     /// Re-parse and rewrite every document instead of only changed ones (default false).
@@ -157,19 +157,19 @@ impl ReindexState {
     }
 }
 
-impl Kb {
+impl Host {
     /// `kb_status`.
-    pub fn status(&self) -> ToolResult<StatusOutput> {
+    pub fn status(&self) -> HostResult<StatusOutput> {
         let embedder = self.embedding.embedder();
         let (s, vectors, unavailable) = self.with_store(|store| {
             Ok((
-                store.status().map_err(ToolError::internal)?,
-                store.vector_status().map_err(ToolError::internal)?,
-                folio_core::search::semantic::vectors_unavailable(store, embedder.as_deref())
-                    .map_err(ToolError::internal)?,
+                store.status().map_err(HostError::internal)?,
+                store.vector_status().map_err(HostError::internal)?,
+                crate::search::semantic::vectors_unavailable(store, embedder.as_deref())
+                    .map_err(HostError::internal)?,
             ))
         })?;
-        let indexing = self.reindex.lock().map_err(ToolError::internal)?.view();
+        let indexing = self.reindex.lock().map_err(HostError::internal)?.view();
         let progress = self.embedding.snapshot();
         let mut search_modes = vec!["lexical".to_owned()];
         if unavailable.is_none() {
@@ -210,8 +210,8 @@ impl Kb {
     }
 
     /// `kb_reindex`: starts a background pass, or joins the running one; returns at once.
-    pub fn start_reindex(self: &Arc<Self>, force: bool) -> ToolResult<ReindexOutput> {
-        let mut state = self.reindex.lock().map_err(ToolError::internal)?;
+    pub fn start_reindex(self: &Arc<Self>, force: bool) -> HostResult<ReindexOutput> {
+        let mut state = self.reindex.lock().map_err(HostError::internal)?;
         if state.running {
             if force && !state.force {
                 // The running pass skips unchanged files; a forced pass follows it.
@@ -234,7 +234,7 @@ impl Kb {
         std::thread::Builder::new()
             .name("folio-reindex".into())
             .spawn(move || kb.run_reindex(force))
-            .map_err(ToolError::internal)?;
+            .map_err(HostError::internal)?;
         Ok(ReindexOutput {
             started: true,
             indexing: view,
@@ -317,11 +317,11 @@ impl Kb {
     }
 
     /// Runs a pass and waits for it (startup in tests, the CLI).
-    pub fn reindex_blocking(&self, force: bool) -> ToolResult<LastRun> {
+    pub fn reindex_blocking(&self, force: bool) -> HostResult<LastRun> {
         {
-            let mut s = self.reindex.lock().map_err(ToolError::internal)?;
+            let mut s = self.reindex.lock().map_err(HostError::internal)?;
             if s.running {
-                return Err(ToolError::new(
+                return Err(HostError::new(
                     super::ErrorCode::Busy,
                     "a reindex is already running",
                 ));
@@ -331,10 +331,10 @@ impl Kb {
             s.started_at_ms = now_ms();
         }
         self.run_reindex(force);
-        let s = self.reindex.lock().map_err(ToolError::internal)?;
+        let s = self.reindex.lock().map_err(HostError::internal)?;
         s.last
             .clone()
-            .ok_or_else(|| ToolError::internal("reindex left no result"))
+            .ok_or_else(|| HostError::internal("reindex left no result"))
     }
 
     /// Writes the index rows of one document after an edit, under the root's write lock
@@ -345,8 +345,8 @@ impl Kb {
     /// `index::index_root`).
     pub(crate) fn sync_document(&self, path: &str, text: Option<&str>) -> bool {
         self.invalidate(path);
-        let result = (|| -> Result<(), folio_core::store::StoreError> {
-            let mut store = folio_core::store::Store::open(&self.db_path)?;
+        let result = (|| -> Result<(), crate::store::StoreError> {
+            let mut store = crate::store::Store::open(&self.db_path)?;
             let mut batch = store.batch()?;
             match text {
                 Some(text) => {

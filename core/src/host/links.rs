@@ -2,18 +2,18 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-use folio_core::links::{Target, diagnostics, resolve_link};
-use folio_core::parse::LinkKind;
-use folio_core::workspace::Workspace;
-use folio_core::workspace::path_policy::resolve_existing;
+use crate::links::{Target, diagnostics, resolve_link};
+use crate::parse::LinkKind;
+use crate::workspace::Workspace;
+use crate::workspace::path_policy::resolve_existing;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kb, ToolError, ToolResult};
+use super::{Host, HostError, HostResult};
 
 /// `kb_links` arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct LinksArgs {
     /// KB-relative path of the Markdown document.
@@ -146,26 +146,26 @@ fn graph(ws: &Workspace) -> Graph {
     g
 }
 
-impl Kb {
+impl Host {
     /// `kb_links`.
-    pub fn links(&self, args: &LinksArgs) -> ToolResult<LinksOutput> {
+    pub fn links(&self, args: &LinksArgs) -> HostResult<LinksOutput> {
         let direction = args.direction.as_deref().unwrap_or("both");
         let (out_on, in_on) = match direction {
             "both" => (true, true),
             "outgoing" => (true, false),
             "incoming" => (false, true),
             other => {
-                return Err(ToolError::invalid(format!(
+                return Err(HostError::invalid(format!(
                     "unknown direction `{other}`; use outgoing, incoming or both"
                 )));
             }
         };
         let depth = args.depth.unwrap_or(1);
         if !(1..=3).contains(&depth) {
-            return Err(ToolError::invalid("`depth` must be 1, 2 or 3"));
+            return Err(HostError::invalid("`depth` must be 1, 2 or 3"));
         }
         resolve_existing(&self.root, &args.path)?;
-        Kb::check_markdown_name(&args.path)?;
+        Host::check_markdown_name(&args.path)?;
         self.with_workspace(|ws| links_in(ws, args, out_on, in_on, depth))
     }
 }
@@ -176,9 +176,9 @@ fn links_in(
     out_on: bool,
     in_on: bool,
     depth: usize,
-) -> ToolResult<LinksOutput> {
+) -> HostResult<LinksOutput> {
     let parsed = ws.parsed(&args.path).ok_or_else(|| {
-        ToolError::new(
+        HostError::new(
             super::ErrorCode::UnsupportedFormat,
             format!("`{}` could not be loaded as Markdown", args.path),
         )

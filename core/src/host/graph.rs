@@ -1,18 +1,18 @@
 //! `kb_graph`: the connection graph of a document (core `graph`): a
 //! breadth-first walk over embedding similarity from its chunks.
 
-use folio_core::graph::{
+use crate::graph::{
     DEFAULT_DEPTH, DEFAULT_FAN_OUT, DEFAULT_MAX_NODES, DEFAULT_MAX_SEED_CHUNKS,
     DEFAULT_MIN_SIMILARITY, GraphError, GraphOptions, SeedStrategy, StoreGraph, connection_graph,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
+use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
 
 /// `kb_graph` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphArgs {
     /// KB-relative path of the Markdown document to start from.
@@ -105,20 +105,20 @@ pub struct GraphOutput {
     pub max_depth_reached: u32,
 }
 
-impl Kb {
+impl Host {
     /// `kb_graph`.
-    pub fn graph(&self, args: &GraphArgs) -> ToolResult<GraphOutput> {
+    pub fn graph(&self, args: &GraphArgs) -> HostResult<GraphOutput> {
         let abs = self.resolve_markdown(&args.start)?;
         let start = abs
             .strip_prefix(self.root())
             .map(|p| p.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "/"))
             .map_err(|_| {
-                ToolError::invalid(format!("`{}` is outside the knowledge base", args.start))
+                HostError::invalid(format!("`{}` is outside the knowledge base", args.start))
             })?;
         let seed_strategy = match args.seed_strategy.as_deref() {
             None => SeedStrategy::AllChunks,
             Some(s) => SeedStrategy::parse(s).ok_or_else(|| {
-                ToolError::invalid(format!(
+                HostError::invalid(format!(
                     "unknown seed_strategy `{s}`; use all_chunks or centroid"
                 ))
             })?,
@@ -136,19 +136,17 @@ impl Kb {
             max_seed_chunks: args.max_seed_chunks.unwrap_or(DEFAULT_MAX_SEED_CHUNKS),
             ..GraphOptions::default()
         };
-        options.validate().map_err(ToolError::invalid)?;
+        options.validate().map_err(HostError::invalid)?;
         let embedder = self.embedding.embedder();
         // Its own connection: a long walk must not hold the shared read connection that
         // kb_status and kb_search wait for.
-        let store = folio_core::store::Store::open(self.db_path()).map_err(ToolError::internal)?;
-        let graph = (|store: &folio_core::store::Store| {
-            if let Some(reason) = folio_core::search::semantic::runner_vectors_unavailable(
-                store,
-                Some(&self.embedding),
-            )
-            .map_err(ToolError::internal)?
+        let store = crate::store::Store::open(self.db_path()).map_err(HostError::internal)?;
+        let graph = (|store: &crate::store::Store| {
+            if let Some(reason) =
+                crate::search::semantic::runner_vectors_unavailable(store, Some(&self.embedding))
+                    .map_err(HostError::internal)?
             {
-                return Err(ToolError::new(
+                return Err(HostError::new(
                     ErrorCode::NotConfigured,
                     format!("kb_graph needs embeddings: {reason}; see kb_status `embedding`"),
                 ));
@@ -160,9 +158,9 @@ impl Kb {
                 .to_owned();
             connection_graph(&StoreGraph::new(store, &model), &start, &options).map_err(|e| match e
             {
-                GraphError::InvalidArgument(m) => ToolError::invalid(m),
-                GraphError::NotEmbedded(_) => ToolError::new(ErrorCode::NotFound, e.to_string()),
-                GraphError::Source(err) => ToolError::internal(err),
+                GraphError::InvalidArgument(m) => HostError::invalid(m),
+                GraphError::NotEmbedded(_) => HostError::new(ErrorCode::NotFound, e.to_string()),
+                GraphError::Source(err) => HostError::internal(err),
             })
         })(&store)?;
         Ok(GraphOutput {

@@ -13,12 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use folio_core::bridge::{
+use crate::bridge::{
     ApplyEditParams, BridgeClient, BridgeError, ByteEdit, ERR_NOT_OPEN, ERR_REFUSED,
     ERR_UNCONFIRMED, ERR_VERSION_CONFLICT, ERR_VERSION_MISMATCH, live_endpoints,
 };
 
-use super::{ErrorCode, Kb, ToolError, ToolResult};
+use super::{ErrorCode, Host, HostError, HostResult};
 
 /// How long a bridge call may take. The language server gives the editor 5 s to answer
 /// and 3 s more to report the change, so this only fires when `folio lsp` itself hangs.
@@ -64,8 +64,8 @@ impl Landed {
     }
 }
 
-fn unreachable_bridge(err: &BridgeError) -> ToolError {
-    ToolError::new(
+fn unreachable_bridge(err: &BridgeError) -> HostError {
+    HostError::new(
         ErrorCode::Busy,
         format!(
             "an editor's folio lsp did not answer ({err}); nothing was changed, try again or close that editor"
@@ -73,25 +73,25 @@ fn unreachable_bridge(err: &BridgeError) -> ToolError {
     )
 }
 
-impl Kb {
+impl Host {
     /// The live endpoints of this root.
     fn endpoints(&self) -> Vec<PathBuf> {
         live_endpoints(&self.bridge_dir, &self.root)
     }
 
-    fn connect(&self, endpoint: &Path) -> ToolResult<BridgeClient> {
+    fn connect(&self, endpoint: &Path) -> HostResult<BridgeClient> {
         BridgeClient::connect(endpoint, &self.root, self.bridge_timeout).map_err(|e| match e {
             BridgeError::Remote { .. } => {
-                ToolError::new(ErrorCode::Internal, format!("editor bridge: {e}"))
+                HostError::new(ErrorCode::Internal, format!("editor bridge: {e}"))
             }
             other => unreachable_bridge(&other),
         })
     }
 
-    /// [`Kb::connect`] for discovery: an endpoint speaking another protocol version (a
+    /// [`Host::connect`] for discovery: an endpoint speaking another protocol version (a
     /// `folio lsp` of another folio release) is skipped with a warning, so its documents
     /// count as not open, as without the bridge.
-    fn discover(&self, endpoint: &Path) -> ToolResult<Option<BridgeClient>> {
+    fn discover(&self, endpoint: &Path) -> HostResult<Option<BridgeClient>> {
         match BridgeClient::connect(endpoint, &self.root, self.bridge_timeout) {
             Ok(client) => Ok(Some(client)),
             Err(BridgeError::Remote {
@@ -102,7 +102,7 @@ impl Kb {
                 tracing::warn!(endpoint = %endpoint.display(), "skipping an editor bridge: {message}");
                 Ok(None)
             }
-            Err(e @ BridgeError::Remote { .. }) => Err(ToolError::new(
+            Err(e @ BridgeError::Remote { .. }) => Err(HostError::new(
                 ErrorCode::Internal,
                 format!("editor bridge: {e}"),
             )),
@@ -115,7 +115,7 @@ impl Kb {
     ///
     /// Errors: an endpoint exists but does not answer within [`BRIDGE_TIMEOUT`] (`BUSY`):
     /// without its answer the disk copy may be stale.
-    pub(crate) fn buffer(&self, path: &str) -> ToolResult<Option<Buffer>> {
+    pub(crate) fn buffer(&self, path: &str) -> HostResult<Option<Buffer>> {
         for endpoint in self.endpoints() {
             let Some(mut client) = self.discover(&endpoint)? else {
                 continue;
@@ -146,7 +146,7 @@ impl Kb {
     }
 
     /// The buffers of every document open in an editor on this root, by path.
-    pub(crate) fn buffers(&self) -> ToolResult<std::collections::HashMap<String, Buffer>> {
+    pub(crate) fn buffers(&self) -> HostResult<std::collections::HashMap<String, Buffer>> {
         let mut out = std::collections::HashMap::new();
         for endpoint in self.endpoints() {
             let Some(mut client) = self.discover(&endpoint)? else {
@@ -187,7 +187,7 @@ impl Kb {
         buffer: &Buffer,
         new: &str,
         label: &str,
-    ) -> ToolResult<i32> {
+    ) -> HostResult<i32> {
         let mut client = self.connect(&buffer.endpoint)?;
         let params = ApplyEditParams {
             path: path.to_string(),
@@ -198,7 +198,7 @@ impl Kb {
         let editor = &buffer.editor;
         match client.apply_edit(&params) {
             Ok(result) if result.applied => Ok(result.version),
-            Ok(result) => Err(ToolError::new(
+            Ok(result) => Err(HostError::new(
                 ErrorCode::Conflict,
                 format!(
                     "{editor} refused the edit of `{path}` ({}); nothing was changed",
@@ -221,7 +221,7 @@ impl Kb {
         buffer: &Buffer,
         version: i32,
         new_path: Option<&str>,
-    ) -> ToolResult<Landed> {
+    ) -> HostResult<Landed> {
         let mut client = self.connect(&buffer.endpoint)?;
         let editor = &buffer.editor;
         let result = match new_path {
@@ -230,7 +230,7 @@ impl Kb {
         };
         match result {
             Ok(r) if r.applied => Ok(Landed::Editor(editor.clone())),
-            Ok(r) => Err(ToolError::new(
+            Ok(r) => Err(HostError::new(
                 ErrorCode::Conflict,
                 format!(
                     "{editor} refused to {} `{path}` ({}); nothing was changed",
@@ -249,13 +249,13 @@ impl Kb {
 
 /// A failed bridge call as a tool error: the editor refused or the buffer moved
 /// (`CONFLICT`), the bridge did not answer (`BUSY`), or something else (`INTERNAL`).
-fn bridge_failure(path: &str, editor: &str, err: BridgeError) -> ToolError {
+fn bridge_failure(path: &str, editor: &str, err: BridgeError) -> HostError {
     match err {
         BridgeError::Remote {
             code: ERR_VERSION_CONFLICT | ERR_NOT_OPEN | ERR_REFUSED,
             message,
             ..
-        } => ToolError::new(
+        } => HostError::new(
             ErrorCode::Conflict,
             format!(
                 "`{path}` is open in {editor} and the change could not be made there: {message}; nothing was changed, read it again"
@@ -265,13 +265,13 @@ fn bridge_failure(path: &str, editor: &str, err: BridgeError) -> ToolError {
             code: ERR_UNCONFIRMED,
             message,
             ..
-        } => ToolError::new(
+        } => HostError::new(
             ErrorCode::Conflict,
             format!(
                 "`{path}` is open in {editor} and the edit could not be confirmed there: {message}; read it again before editing (an edit the editor did apply can be undone there)"
             ),
         ),
-        e @ BridgeError::Remote { .. } => ToolError::internal(format!("editor bridge: {e}")),
+        e @ BridgeError::Remote { .. } => HostError::internal(format!("editor bridge: {e}")),
         e => unreachable_bridge(&e),
     }
 }
@@ -314,13 +314,13 @@ mod tests {
     use std::os::unix::net::UnixListener;
     use std::sync::{Arc, Mutex};
 
-    use folio_core::bridge::{ensure_private_dir, root_dir, socket_path};
+    use crate::bridge::{ensure_private_dir, root_dir, socket_path};
     use serde_json::{Value, json};
 
-    use super::super::edit::{DeleteArgs, MoveArgs, PatchArgs, PatchKindArg, PatchOperation};
-    use super::super::read::ReadArgs;
-    use super::super::{Kb, Options};
     use super::*;
+    use crate::host::edit::{DeleteArgs, MoveArgs, PatchArgs, PatchKindArg, PatchOperation};
+    use crate::host::read::ReadArgs;
+    use crate::host::{Host, Options};
 
     /// What the fake editor does with `applyEdit`.
     #[derive(Clone, Copy, PartialEq)]
@@ -361,7 +361,7 @@ mod tests {
                         let params = &request["params"];
                         let result = match request["method"].as_str().unwrap() {
                             "hello" if answer == Answer::OldProtocol => {
-                                json!({"code": folio_core::bridge::ERR_VERSION_MISMATCH, "message": "protocol 0"})
+                                json!({"code": crate::bridge::ERR_VERSION_MISMATCH, "message": "protocol 0"})
                             }
                             "hello" => {
                                 json!({"protocolVersion": 1, "root": params["root"], "editor": "FakeEd", "editorVersion": null, "pid": 1})
@@ -375,7 +375,7 @@ mod tests {
                             {
                                 Some((_, text)) => json!({"version": 7, "text": text}),
                                 None => {
-                                    json!({"code": folio_core::bridge::ERR_NOT_OPEN, "message": "not open"})
+                                    json!({"code": crate::bridge::ERR_NOT_OPEN, "message": "not open"})
                                 }
                             },
                             method @ ("deleteFile" | "renameFile") => {
@@ -425,14 +425,14 @@ mod tests {
     ) -> (
         tempfile::TempDir,
         tempfile::TempDir,
-        Kb,
+        Host,
         Arc<Mutex<Vec<Value>>>,
     ) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.md"), A).unwrap();
         std::fs::write(dir.path().join("b.md"), B).unwrap();
         let run = tempfile::tempdir().unwrap();
-        let mut kb = Kb::open(Options {
+        let mut kb = Host::open(Options {
             root: dir.path().to_path_buf(),
             db: None,
             allow_writes: true,
@@ -445,12 +445,12 @@ mod tests {
         (dir, run, kb, seen)
     }
 
-    fn patch_first_paragraph(kb: &Kb, text: &str) -> ToolResult<super::super::edit::PatchOutput> {
-        let parsed = folio_core::parse::parse(text);
+    fn patch_first_paragraph(kb: &Host, text: &str) -> HostResult<crate::host::edit::PatchOutput> {
+        let parsed = crate::parse::parse(text);
         let para = parsed
             .elements
             .iter()
-            .find(|e| e.kind == folio_core::parse::ElementKind::Paragraph)
+            .find(|e| e.kind == crate::parse::ElementKind::Paragraph)
             .unwrap();
         kb.patch(&PatchArgs {
             path: "a.md".into(),
@@ -615,14 +615,14 @@ mod tests {
 
     #[test]
     fn a_table_edit_in_an_open_document_goes_to_the_editor() {
-        use super::super::edit::{CellUpdate, EditTableArgs, WhereEq};
+        use crate::host::edit::{CellUpdate, EditTableArgs, WhereEq};
         let buffer = "# A\n\n| Item | Price |\n|---|---|\n| Widget | 10 |\n";
         let (dir, _run, kb, seen) = setup(&[("a.md", buffer)], Answer::Apply);
-        let parsed = folio_core::parse::parse(buffer);
+        let parsed = crate::parse::parse(buffer);
         let table = parsed
             .elements
             .iter()
-            .find(|e| e.kind == folio_core::parse::ElementKind::Table)
+            .find(|e| e.kind == crate::parse::ElementKind::Table)
             .unwrap();
         let out = kb
             .edit_table(&EditTableArgs {
@@ -692,8 +692,8 @@ mod tests {
 
     #[test]
     fn search_hits_in_open_documents_are_checked_against_the_buffer() {
-        use super::super::search::SearchArgs;
-        let search = |kb: &Kb| {
+        use crate::host::search::SearchArgs;
+        let search = |kb: &Host| {
             kb.search(&SearchArgs {
                 query: "paragraph".into(),
                 ..SearchArgs::default()

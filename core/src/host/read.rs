@@ -1,20 +1,20 @@
 //! `kb_read` and `kb_outline`: the current source, parsed directly (not the index).
 
-use folio_core::edit::table::{TableView, read_table};
-use folio_core::parse::{ElementKind, Parsed, parse};
-use folio_core::parse::{Resolution, resolve_pointer as resolve};
-use folio_core::pointer::{Pointer, hash_bytes, hex};
+use crate::edit::table::{TableView, read_table};
+use crate::parse::{ElementKind, Parsed, parse};
+use crate::parse::{Resolution, resolve_pointer as resolve};
+use crate::pointer::{Pointer, hash_bytes, hex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ErrorCode, Kb, ToolError, ToolResult};
+use super::{ErrorCode, Host, HostError, HostResult};
 
 /// Default page size of `kb_read` in bytes.
 pub const DEFAULT_MAX_BYTES: usize = 20_000;
 
 /// `kb_read` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
     /// KB-relative path of a Markdown document, `/`-separated, exactly as search returns it.
@@ -133,7 +133,7 @@ pub struct ReadOutput {
 
 /// `kb_outline` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct OutlineArgs {
     /// KB-relative path of a Markdown document.
@@ -173,7 +173,7 @@ pub struct OutlineOutput {
     pub headings: Vec<OutlineHeading>,
 }
 
-pub(crate) fn element_info(e: &folio_core::parse::Element) -> ElementInfo {
+pub(crate) fn element_info(e: &crate::parse::Element) -> ElementInfo {
     ElementInfo {
         pointer: e.pointer().to_string(),
         kind: e.kind.as_str().to_string(),
@@ -184,16 +184,16 @@ pub(crate) fn element_info(e: &folio_core::parse::Element) -> ElementInfo {
 }
 
 /// Resolves a pointer string against a parse, as an MCP error on failure.
-pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> ToolResult<(usize, bool)> {
-    let p = Pointer::parse(pointer).map_err(|e| ToolError::invalid(e.to_string()))?;
+pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> HostResult<(usize, bool)> {
+    let p = Pointer::parse(pointer).map_err(|e| HostError::invalid(e.to_string()))?;
     let r = resolve(parsed, &p, false)
-        .map_err(|e| ToolError::new(ErrorCode::Conflict, e.to_string()))?;
+        .map_err(|e| HostError::new(ErrorCode::Conflict, e.to_string()))?;
     Ok((r.index(), matches!(r, Resolution::Reanchored(_))))
 }
 
-impl Kb {
+impl Host {
     /// `kb_read`.
-    pub fn read(&self, args: &ReadArgs) -> ToolResult<ReadOutput> {
+    pub fn read(&self, args: &ReadArgs) -> HostResult<ReadOutput> {
         let (_, text) = self.read_document(&args.path)?;
         let parsed = parse(&text);
         let (range, pointer, reanchored, table) =
@@ -215,12 +215,12 @@ impl Kb {
         let selected = &text[range.clone()];
         let max = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
         if max == 0 {
-            return Err(ToolError::invalid("`max_bytes` must be at least 1"));
+            return Err(HostError::invalid("`max_bytes` must be at least 1"));
         }
         let max = max.min(200_000);
         let offset = args.offset.unwrap_or(0);
         if offset > selected.len() || !selected.is_char_boundary(offset) {
-            return Err(ToolError::invalid(format!(
+            return Err(HostError::invalid(format!(
                 "offset {offset} is not a character boundary within 0..={}",
                 selected.len()
             )));
@@ -264,7 +264,7 @@ impl Kb {
     }
 
     /// `kb_outline`.
-    pub fn outline(&self, args: &OutlineArgs) -> ToolResult<OutlineOutput> {
+    pub fn outline(&self, args: &OutlineArgs) -> HostResult<OutlineOutput> {
         let (_, text) = self.read_document(&args.path)?;
         let parsed = parse(&text);
         let mut flat: Vec<OutlineHeading> = Vec::new();

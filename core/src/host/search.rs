@@ -1,18 +1,18 @@
 //! `kb_search`: lexical search over the index, with filters.
 
-use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
-use folio_core::search::{SearchError, SearchQuery};
+use crate::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
+use crate::search::{SearchError, SearchQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use folio_core::parse::{Parsed, parse};
+use crate::parse::{Parsed, parse};
 
 use super::read::resolve_pointer;
-use super::{ErrorCode, Kb, ToolError, ToolResult, doc_uri};
+use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
 
 /// `kb_search` arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
-#[schemars(transform = crate::kb::portable_schema)]
+#[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words and "quoted phrases"; a chunk matching more of them ranks higher (BM25, any term may match). Prefix a word with `-` to exclude chunks containing it. Two-character Japanese/Chinese/Korean queries work.
@@ -131,19 +131,19 @@ pub struct SearchOutput {
     pub embedding: bool,
 }
 
-impl Kb {
+impl Host {
     /// `kb_search`.
-    pub fn search(&self, args: &SearchArgs) -> ToolResult<SearchOutput> {
+    pub fn search(&self, args: &SearchArgs) -> HostResult<SearchOutput> {
         let mode = match args.mode.as_deref() {
             None => SearchMode::Hybrid,
-            Some(m) => m.parse::<SearchMode>().map_err(ToolError::invalid)?,
+            Some(m) => m.parse::<SearchMode>().map_err(HostError::invalid)?,
         };
         if args.query.trim().is_empty() {
-            return Err(ToolError::invalid("`query` must not be empty"));
+            return Err(HostError::invalid("`query` must not be empty"));
         }
         let limit = args.limit.unwrap_or(10);
         if !(1..=100).contains(&limit) {
-            return Err(ToolError::invalid("`limit` must be between 1 and 100"));
+            return Err(HostError::invalid("`limit` must be between 1 and 100"));
         }
         let defaults = PipelineOptions::for_mode(mode);
         let options = PipelineOptions {
@@ -174,16 +174,16 @@ impl Kb {
             min_quality: args.min_quality,
         };
         let res = self.with_store(|store| {
-            folio_core::search::semantic::search_with_runner(
+            crate::search::semantic::search_with_runner(
                 store,
                 Some(&self.embedding),
                 &query,
                 &options,
             )
             .map_err(|e| match e {
-                PipelineError::NotConfigured(m) => ToolError::new(ErrorCode::NotConfigured, m),
-                PipelineError::Search(SearchError::InvalidArgument(m)) => ToolError::invalid(m),
-                PipelineError::Search(other) => ToolError::internal(other),
+                PipelineError::NotConfigured(m) => HostError::new(ErrorCode::NotConfigured, m),
+                PipelineError::Search(SearchError::InvalidArgument(m)) => HostError::invalid(m),
+                PipelineError::Search(other) => HostError::internal(other),
             })
         })?;
         let ran = res.mode;
@@ -223,7 +223,7 @@ impl Kb {
     /// Checks hits in documents open in an editor against the buffer: a hit whose
     /// element is still there gets the buffer's pointer and lines (shifted by as many
     /// lines as the element moved), a hit whose element is gone from the buffer is dropped.
-    fn live_hits(&self, hits: Vec<Hit>) -> ToolResult<Vec<Hit>> {
+    fn live_hits(&self, hits: Vec<Hit>) -> HostResult<Vec<Hit>> {
         if hits.is_empty() {
             return Ok(hits);
         }

@@ -1,0 +1,222 @@
+//! The host: the one entry point that owns a knowledge base root (its files and the
+//! editors' buffers of them, the live model, the index, the writer, the embedder), and
+//! every operation the front ends offer, as plain synchronous methods with serde request
+//! and result types.
+//!
+//! The front ends are adapters: `folio mcp` runs a method on a blocking thread and turns
+//! its result or [`HostError`] into a tool result; `folio lsp` and the CLI do the same
+//! with their own wire. Every path argument goes through the core path policy before any
+//! disk access; every write goes through [`crate::write`].
+
+pub mod edit;
+pub mod error;
+pub mod files;
+pub mod graph;
+pub mod links;
+pub mod live;
+pub mod model;
+pub mod read;
+pub mod schema;
+pub mod search;
+pub mod status;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::index::default_db_path;
+use crate::store::Store;
+pub use error::{ErrorCode, HostError, HostResult};
+pub use schema::portable_schema;
+
+use crate::workspace::path_policy::{check_syntax, resolve_existing};
+use crate::workspace::{Config, SkipReason, WorkspaceError, is_markdown, read_markdown};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// How a host is opened.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The knowledge base root.
+    pub root: PathBuf,
+    /// The index database (default: `<root>/.folio/index.db`).
+    pub db: Option<PathBuf>,
+    /// Allow writing tools (patch, tables, create, move, delete).
+    pub allow_writes: bool,
+    /// Resolved embedding settings (`crate::embed::settings::EmbedSettings::resolve`),
+    /// or why there are none; embeddings are then off with that reason.
+    pub embed: Result<crate::embed::settings::EmbedSettings, String>,
+}
+
+/// The one entry point over a knowledge base root: its files, its live model, its index,
+/// its writer and its embedder. Every front end's operation is a method here.
+#[derive(Debug)]
+pub struct Host {
+    root: PathBuf,
+    config: Config,
+    db_path: PathBuf,
+    allow_writes: bool,
+    reindex: Arc<Mutex<status::ReindexState>>,
+    /// Serialises writes across every folio process on this root and checks each file
+    /// against what its edit was planned on (core `write`).
+    writer: crate::write::Writer,
+    /// A connection kept open for reads (search, status, catalog).
+    read_store: Mutex<Option<Store>>,
+    /// The parsed workspace, for links and moves.
+    model: Mutex<Option<model::Model>>,
+    /// Where editors' `folio lsp` bridge endpoints are (core `bridge::base_dir`).
+    bridge_dir: PathBuf,
+    /// How long a bridge call may take ([`live::BRIDGE_TIMEOUT`]).
+    bridge_timeout: std::time::Duration,
+    /// The embedder and the background embedding pass.
+    pub(crate) embedding: crate::embed::runner::Embedding,
+}
+
+/// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
+const URI_KEEP: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
+/// `kb://doc/<percent-encoded path>`.
+pub fn doc_uri(path: &str) -> String {
+    format!("kb://doc/{}", utf8_percent_encode(path, URI_KEEP))
+}
+
+/// `kb://topic/<percent-encoded prefix>`.
+pub fn topic_uri(prefix: &str) -> String {
+    format!("kb://topic/{}", utf8_percent_encode(prefix, URI_KEEP))
+}
+
+impl Host {
+    /// Opens the knowledge base at `options.root` (the root must be a folder).
+    ///
+    /// Errors: the root is missing or `folio.toml` is invalid.
+    pub fn open(options: Options) -> Result<Host, WorkspaceError> {
+        let root = options
+            .root
+            .canonicalize()
+            .ok()
+            .filter(|r| r.is_dir())
+            .ok_or_else(|| WorkspaceError::NoRoot(options.root.display().to_string()))?;
+        let config = Config::load(&root)?;
+        let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
+        let writer = crate::write::Writer::new(&root);
+        if options.allow_writes {
+            // Finishes any move a killed writer left half done, before the first request.
+            if let Err(e) = writer.lock() {
+                tracing::warn!("could not check for interrupted writes: {e}");
+            }
+        }
+        Ok(Host {
+            root,
+            config,
+            db_path,
+            allow_writes: options.allow_writes,
+            reindex: Arc::new(Mutex::new(status::ReindexState::default())),
+            writer,
+            read_store: Mutex::new(None),
+            model: Mutex::new(None),
+            bridge_dir: crate::bridge::base_dir(),
+            bridge_timeout: live::BRIDGE_TIMEOUT,
+            embedding: crate::embed::runner::Embedding::new(options.embed),
+        })
+    }
+
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The index database file.
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
+    }
+
+    /// Whether writes are allowed.
+    pub fn allow_writes(&self) -> bool {
+        self.allow_writes
+    }
+
+    fn require_writes(&self) -> HostResult<()> {
+        if self.allow_writes {
+            Ok(())
+        } else {
+            Err(HostError::new(
+                ErrorCode::PermissionDenied,
+                "this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in ~/.config/folio/config.toml",
+            ))
+        }
+    }
+
+    /// Runs `f` on the kept-open read connection (opened on first use, reopened after an error).
+    pub(crate) fn with_store<T>(&self, f: impl FnOnce(&Store) -> HostResult<T>) -> HostResult<T> {
+        let mut guard = self.read_store.lock().map_err(HostError::internal)?;
+        if guard.is_none() {
+            *guard = Some(Store::open(&self.db_path).map_err(HostError::internal)?);
+        }
+        let res = f(guard.as_ref().expect("opened above"));
+        if matches!(&res, Err(e) if e.code == ErrorCode::Internal) {
+            *guard = None;
+        }
+        res
+    }
+
+    /// Resolves an existing Markdown document and reads it: from the editor's buffer
+    /// when an editor has it open (unsaved changes included), else from disk.
+    pub fn read_document(&self, path: &str) -> HostResult<(PathBuf, String)> {
+        let (abs, text, _) = self.read_live(path)?;
+        Ok((abs, text))
+    }
+
+    /// [`Host::read_document`], also returning the editor buffer the text came from.
+    pub(crate) fn read_live(
+        &self,
+        path: &str,
+    ) -> HostResult<(PathBuf, String, Option<live::Buffer>)> {
+        let abs = self.resolve_markdown(path)?;
+        if let Some(buffer) = self.buffer(path)? {
+            return Ok((abs, buffer.text.clone(), Some(buffer)));
+        }
+        let text = self.read_disk(path, &abs)?;
+        Ok((abs, text, None))
+    }
+
+    /// Resolves an existing Markdown document (path policy, then the file must exist).
+    pub(crate) fn resolve_markdown(&self, path: &str) -> HostResult<PathBuf> {
+        let abs = resolve_existing(&self.root, path)?;
+        if !is_markdown(path) {
+            return Err(HostError::new(
+                ErrorCode::UnsupportedFormat,
+                format!("`{path}` is not a Markdown file (.md, .markdown)"),
+            ));
+        }
+        Ok(abs)
+    }
+
+    /// The text of a document on disk.
+    pub(crate) fn read_disk(&self, path: &str, abs: &Path) -> HostResult<String> {
+        let text =
+            read_markdown(abs, self.config.index.max_file_size).map_err(|reason| match reason {
+                SkipReason::TooLarge { .. } => HostError::invalid(format!("`{path}`: {reason}")),
+                SkipReason::Unreadable { .. } => HostError::internal(format!("`{path}`: {reason}")),
+                _ => HostError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
+            })?;
+        Ok(text)
+    }
+
+    /// Checks that `path` names a Markdown file, syntax only.
+    pub(crate) fn check_markdown_name(path: &str) -> HostResult<()> {
+        check_syntax(path)?;
+        if !is_markdown(path) {
+            return Err(HostError::new(
+                ErrorCode::UnsupportedFormat,
+                format!("`{path}` is not a Markdown file (.md, .markdown)"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

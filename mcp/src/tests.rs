@@ -1,0 +1,86 @@
+//! Tests of what only MCP has: `kb://` resources and the prompts.
+
+use std::sync::Arc;
+
+use folio_core::host::{Host, Options, doc_uri};
+
+const GUIDE: &str = "---\ntitle: Guide\ntags: [setup]\ndate: 2026-01-15\n---\n# Guide\n\nInstall the widget first.\n";
+const INDEX: &str = "# Home\n\nSee the [guide](docs/guide.md#steps).\n";
+const OTHER: &str = "# Other\n\nBack [home](../../index.md).\n";
+
+fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("docs/more")).unwrap();
+    std::fs::write(root.join("index.md"), INDEX).unwrap();
+    std::fs::write(root.join("docs/guide.md"), GUIDE).unwrap();
+    std::fs::write(root.join("docs/more/other.md"), OTHER).unwrap();
+    let kb = Arc::new(
+        Host::open(Options {
+            root: root.to_path_buf(),
+            db: None,
+            allow_writes,
+            embed: Err("embeddings are off in this test".into()),
+        })
+        .unwrap(),
+    );
+    let last = kb.reindex_blocking(false).unwrap();
+    assert!(last.ok, "{last:?}");
+    (dir, kb)
+}
+
+#[test]
+fn resources_serve_indexed_documents_and_topic_groups() {
+    let (dir, kb) = setup(false);
+    assert_eq!(
+        crate::resources::read(&kb, "kb://doc/docs/guide.md").unwrap(),
+        GUIDE
+    );
+    assert_eq!(
+        crate::resources::read(&kb, "kb://topic/docs").unwrap(),
+        "# Documents in `docs`\n\n- [Guide](kb://doc/docs/guide.md) — `docs/guide.md`\n- [Other](kb://doc/docs/more/other.md) — `docs/more/other.md`\n"
+    );
+    let groups: Vec<(String, usize)> = crate::resources::topic_groups(&kb)
+        .unwrap()
+        .into_iter()
+        .map(|g| (g.prefix, g.count))
+        .collect();
+    assert_eq!(
+        groups,
+        vec![("".into(), 3), ("docs".into(), 2), ("docs/more".into(), 1)]
+    );
+    // Only indexed documents: a new file is not served until it is indexed.
+    std::fs::write(dir.path().join("late.md"), "# Late\n").unwrap();
+    assert_eq!(
+        serde_json::to_value(crate::resources::read(&kb, "kb://doc/late.md").unwrap_err()).unwrap()
+            ["code"],
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        serde_json::to_value(crate::resources::read(&kb, "kb://doc/..%2Findex.md").unwrap_err())
+            .unwrap()["code"],
+        "INVALID_PATH"
+    );
+    // Percent-encoding keeps `/` and encodes the rest.
+    assert_eq!(
+        doc_uri("a b/日本.md"),
+        "kb://doc/a%20b/%E6%97%A5%E6%9C%AC.md"
+    );
+}
+
+#[test]
+fn prompts_tell_the_model_how_to_combine_tools() {
+    let s = crate::prompts::summarize_topic("networking");
+    for needle in [
+        "kb_list_topics",
+        "kb_search",
+        "kb_read",
+        "low_confidence",
+        "cite the path",
+    ] {
+        assert!(s.contains(needle), "{needle}");
+    }
+    assert!(crate::prompts::deep_dive("q").contains("kb_links"));
+    assert!(crate::prompts::whats_new(None).contains("not on when files changed"));
+    assert!(crate::prompts::find_gaps(Some("t")).contains("Do not write the missing content"));
+}
