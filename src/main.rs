@@ -22,11 +22,12 @@ use folio_core::document::Encoding;
 use folio_core::embed::Embedder;
 use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, probe};
 use folio_core::embed::settings::{EmbedSettings, ProviderKind, SettingSource, make_embedder};
+use folio_core::host::ErrorCode;
+use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
 use folio_core::index::{IndexSummary, default_db_path, index_root};
 use folio_core::links::{Severity, diagnostics};
 use folio_core::parse::parse;
-use folio_core::search::SearchQuery;
-use folio_core::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
+use folio_core::search::pipeline::SearchMode;
 use folio_core::store::Store;
 use folio_core::workspace::{Config, Workspace, find_root, read_markdown};
 
@@ -78,14 +79,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Search the index (BM25); indexes changed files first.
+    /// Search the index (hybrid by default: BM25 and embeddings fused by Reciprocal Rank
+    /// Fusion); indexes changed files first.
     Search {
         /// Query: words, "quoted phrases", -excluded words.
         query: String,
         #[command(flatten)]
         root: RootArgs,
-        /// Maximum number of hits (1–1000).
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        /// Maximum number of hits (1–100, as in kb_search and folio/search).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
         limit: u16,
         /// Path glob to include; prefix with `!` to exclude. Repeatable.
         #[arg(long = "path", value_name = "GLOB")]
@@ -310,27 +312,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
             no_reindex,
             json,
         } => {
-            let search = SearchQuery {
-                text: query,
-                limit: usize::from(limit),
+            let request = SearchRequest {
+                query,
+                limit: Some(usize::from(limit)),
                 path_globs,
                 category,
                 topic,
                 min_quality,
-                ..SearchQuery::default()
+                mode: mode.map(|m| SearchMode::from(m).as_str().to_string()),
+                mmr: Some(mmr),
+                mmr_lambda,
+                mmr_same_doc_penalty,
+                parent_retriever: Some(parent_retriever),
+                min_confidence_ratio,
+                rerank: Some(rerank),
+                ..SearchRequest::default()
             };
-            let mode: SearchMode = mode.map_or(SearchMode::Hybrid, SearchMode::from);
-            let defaults = PipelineOptions::for_mode(mode);
-            let options = PipelineOptions {
-                mmr,
-                mmr_lambda: mmr_lambda.unwrap_or(defaults.mmr_lambda),
-                mmr_same_doc_penalty: mmr_same_doc_penalty.unwrap_or(defaults.mmr_same_doc_penalty),
-                parent_retriever,
-                min_confidence_ratio: min_confidence_ratio.unwrap_or(defaults.min_confidence_ratio),
-                rerank,
-                ..defaults
-            };
-            cmd_search(&root, search, &options, embed, no_reindex, json)
+            cmd_search(&root, &request, embed, no_reindex, json)
         }
         Command::Eval(args) => eval_cmd::run(&args),
         Command::Outline { file, json } => cmd_outline(&file, json),
@@ -689,15 +687,12 @@ fn search_embedder(
 
 fn cmd_search(
     args: &RootArgs,
-    search: SearchQuery,
-    options: &PipelineOptions,
+    request: &SearchRequest,
     embed: EmbedArgs,
     no_reindex: bool,
     json: bool,
 ) -> Result<ExitCode> {
-    if search.text.trim().is_empty() {
-        bail!("the query must not be empty");
-    }
+    let (search, options) = request.plan().map_err(|e| anyhow::anyhow!(e.message))?;
     let r = resolve_root(args)?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
@@ -707,18 +702,18 @@ fn cmd_search(
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let results =
-        match folio_core::search::semantic::search(&store, embedder.as_deref(), &search, options) {
-            Ok(results) => results,
-            Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
-            Err(PipelineError::Search(err)) => return Err(err.into()),
-        };
+        folio_core::search::semantic::search(&store, embedder.as_deref(), &search, &options)
+            .map_err(|e| {
+                let e = search_error(e);
+                match e.code {
+                    ErrorCode::NotConfigured => anyhow::anyhow!("not configured: {}", e.message),
+                    _ => anyhow::anyhow!(e.message),
+                }
+            })?;
+    let results = SearchResponse::from_pipeline(&r.root, results, false, false);
     let mut out = std::io::stdout().lock();
     if json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&results_json(&results))?
-        )?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&results)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if results.results.is_empty() {
@@ -730,8 +725,7 @@ fn cmd_search(
         };
         writeln!(out, "no results for `{shown}{ellipsis}`")?;
     }
-    for p in &results.results {
-        let hit = &p.hit;
+    for hit in &results.results {
         let heading = if hit.heading_path.is_empty() {
             String::new()
         } else {
@@ -744,15 +738,11 @@ fn cmd_search(
         )?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
-        if !p.expanded_from.is_empty() {
-            writeln!(
-                out,
-                "    (section: {} hits collapsed)",
-                p.expanded_from.len()
-            )?;
+        if let Some(expanded_from) = &hit.expanded_from {
+            writeln!(out, "    (section: {} hits collapsed)", expanded_from.len())?;
         }
     }
-    if results.mode != options.mode {
+    if results.mode != options.mode.as_str() {
         if folio_core::search::semantic::query_embedding_text(&search.text)
             .trim()
             .is_empty()
@@ -778,47 +768,6 @@ fn cmd_search(
         )?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn results_json(results: &PipelineResults) -> serde_json::Value {
-    let hits: Vec<serde_json::Value> = results
-        .results
-        .iter()
-        .map(|p| {
-            let h = &p.hit;
-            let mut hit = serde_json::json!({
-                "path": h.path,
-                "pointer": h.pointer,
-                "heading_path": h.heading_path,
-                "start_line": h.start_line,
-                "end_line": h.end_line,
-                "score": h.score,
-                "snippet": h.snippet,
-                "indexedSourceHash": h.indexed_source_hash,
-            });
-            let extra = [
-                ("lexical_rank", p.lexical_rank.map(serde_json::Value::from)),
-                ("vector_rank", p.vector_rank.map(serde_json::Value::from)),
-                ("similarity", p.similarity.map(serde_json::Value::from)),
-                (
-                    "expanded_from",
-                    (!p.expanded_from.is_empty()).then(|| serde_json::json!(p.expanded_from)),
-                ),
-            ];
-            for (key, value) in extra {
-                if let Some(value) = value {
-                    hit[key] = value;
-                }
-            }
-            hit
-        })
-        .collect();
-    serde_json::json!({
-        "results": hits,
-        "low_confidence": results.low_confidence,
-        "filter_applied": results.filter_applied,
-        "mode": results.mode.as_str(),
-    })
 }
 
 fn cmd_outline(file: &Path, json: bool) -> Result<ExitCode> {

@@ -103,6 +103,22 @@ pub fn path_to_uri(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
 }
 
+/// A host operation's error as a JSON-RPC error, the one place the language server maps
+/// them: a bad request (`INVALID_ARGUMENT`, `INVALID_PATH`) is invalid params, everything
+/// else an internal error whose message starts with the code (`NOT_CONFIGURED: …`).
+pub fn host_error(err: folio_core::host::HostError) -> tower_lsp_server::jsonrpc::Error {
+    use folio_core::host::ErrorCode;
+    use tower_lsp_server::jsonrpc::{Error, ErrorCode as RpcCode};
+    match err.code {
+        ErrorCode::InvalidArgument | ErrorCode::InvalidPath => Error::invalid_params(err.message),
+        code => Error {
+            code: RpcCode::InternalError,
+            message: format!("{}: {}", code.as_str(), err.message).into(),
+            data: None,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

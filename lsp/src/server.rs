@@ -578,9 +578,7 @@ impl Backend {
         &self,
         params: handlers::search::SearchParams,
     ) -> Result<handlers::search::SearchResult> {
-        if let Err(message) = handlers::search::check(&params) {
-            return Err(Error::invalid_params(message));
-        }
+        params.plan().map_err(convert::host_error)?;
         let (folder, config) = self.request("folio/search", handlers::search::target)?;
         let embedding = self.embedding_of(&folder, &config);
         let result = tokio::task::spawn_blocking(move || {
@@ -597,18 +595,10 @@ impl Backend {
             message: format!("folio/search: {e}").into(),
             data: None,
         })?;
-        match result {
-            Ok(result) => Ok(result),
-            Err(Ok(message)) => Err(Error::invalid_params(message)),
-            Err(Err(err)) => {
-                tracing::warn!("folio/search: {err:#}");
-                Err(Error {
-                    code: ErrorCode::InternalError,
-                    message: format!("folio/search: {err:#}").into(),
-                    data: None,
-                })
-            }
-        }
+        result.map_err(|err| {
+            tracing::warn!("folio/search: {}", err.message);
+            convert::host_error(err)
+        })
     }
 
     /// The embedding runner of `folder`, made on first use from its `folio.toml` and the

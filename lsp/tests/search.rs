@@ -18,7 +18,8 @@ async fn search_returns_kb_search_hits_with_file_uris() {
             json!({"query": "watering tomatoes", "limit": 5}),
         )
         .await;
-    let uri = c.uri("notes/a.md");
+    let file_uri = c.uri("notes/a.md");
+    let source_hash = folio_core::pointer::hex(folio_core::pointer::hash_bytes(A.as_bytes()));
     let got = result.to_string();
     assert_eq!(result["low_confidence"], false);
     assert_eq!(result["filter_applied"], json!([]));
@@ -28,14 +29,20 @@ async fn search_returns_kb_search_hits_with_file_uris() {
         result["results"],
         json!([
             {
-                "path": "notes/a.md", "uri": uri, "pointer": "1.1~d1f758122ce4e00e~daac4f6f01046a4d",
+                "path": "notes/a.md", "uri": "kb://doc/notes/a.md", "file_uri": file_uri,
+                "pointer": "1.1~d1f758122ce4e00e~daac4f6f01046a4d",
                 "heading_path": ["Gardening", "Watering"], "start_line": 5, "end_line": 7,
-                "score": 0.8268164332402407, "snippet": "## Watering Water the tomatoes every morning."
+                "score": 0.8268164332402407, "lexical_rank": 1,
+                "snippet": "## Watering Water the tomatoes every morning.",
+                "indexedSourceHash": source_hash
             },
             {
-                "path": "notes/a.md", "uri": uri, "pointer": "1~7ad737fc1d069d3f~a60cdd47679f3e94",
+                "path": "notes/a.md", "uri": "kb://doc/notes/a.md", "file_uri": file_uri,
+                "pointer": "1~7ad737fc1d069d3f~a60cdd47679f3e94",
                 "heading_path": ["Gardening"], "start_line": 1, "end_line": 3,
-                "score": 1.094240837696335e-6, "snippet": "# Gardening Tomatoes need sun."
+                "score": 1.094240837696335e-6, "lexical_rank": 2,
+                "snippet": "# Gardening Tomatoes need sun.",
+                "indexedSourceHash": source_hash
             }
         ])
     );
@@ -46,12 +53,12 @@ async fn search_returns_kb_search_hits_with_file_uris() {
     let result = c
         .call(
             "folio/search",
-            json!({"query": "tomatoes", "pathGlobs": ["b.md"]}),
+            json!({"query": "tomatoes", "path_globs": ["b.md"]}),
         )
         .await;
     assert_eq!(
         result,
-        json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"], "mode": "lexical"})
+        json!({"results": [], "low_confidence": true, "filter_applied": ["path_globs"], "mode": "lexical", "indexing": false, "embedding": false})
     );
     // Without embeddings, semantic is refused with the reason and hybrid runs lexical.
     let r = c
@@ -62,7 +69,7 @@ async fn search_returns_kb_search_hits_with_file_uris() {
         .await;
     assert_eq!(
         r["error"]["message"],
-        "folio/search: not configured: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
+        "NOT_CONFIGURED: semantic search is not available: no embedding model is loaded (provider `none`, the model is not installed, or it is still loading); use mode lexical"
     );
     let r = c
         .request(
@@ -163,7 +170,8 @@ async fn semantic_search_names_an_unavailable_provider() {
         folio_lsp::Options::default(),
     )
     .await;
-    let prefix = "folio/search: not configured: semantic search is not available: the embedding provider is unavailable: ";
+    let prefix =
+        "NOT_CONFIGURED: semantic search is not available: the embedding provider is unavailable: ";
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let message = loop {
         let r = c

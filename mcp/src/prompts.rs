@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 /// Server instructions sent at `initialize`.
 pub const INSTRUCTIONS: &str = "folio serves one folder of Markdown as a knowledge base. \
-Find with kb_search (lexical; check low_confidence), read current source with kb_read (by path or pointer), \
+Find with kb_search (hybrid by default: BM25 and embeddings fused; check low_confidence), read current source with kb_read (by path or pointer), \
 navigate with kb_outline, kb_list_files, kb_list_topics and kb_links. \
 Edits go through pointers: kb_read gives each element a pointer logical~selfHash~subtreeHash; pass it to kb_patch or kb_edit_table. \
 A CONFLICT means the element changed since you read it: read again. Writing tools need the server to be started with --allow-writes. \

@@ -31,7 +31,7 @@ use folio_core::host::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, Pa
 use folio_core::host::files::{DownloadArgs, ListFilesArgs};
 use folio_core::host::links::LinksArgs;
 use folio_core::host::read::{OutlineArgs, ReadArgs};
-use folio_core::host::search::SearchArgs;
+use folio_core::host::search::SearchRequest;
 use folio_core::host::status::ReindexArgs;
 use folio_core::host::{ErrorCode, Host, HostError, HostResult, Options};
 
@@ -124,12 +124,12 @@ impl FolioServer {
         kb.start_reindex(args.force).map(Json).map_err(ToolError)
     }
 
-    /// Lexical (BM25) search over the indexed Markdown chunks with filters (path globs, category, topic, tags, dates). Returns {results, low_confidence, filter_applied}; each hit has path, pointer, heading_path, start_line/end_line, snippet, indexedSourceHash and a kb://doc/ uri. The index may lag behind the files: read the source with kb_read before quoting or editing.
+    /// Searches the indexed Markdown chunks: hybrid by default (BM25 and embedding similarity fused by Reciprocal Rank Fusion; lexical until the index has vectors), or `semantic` / `lexical`, with filters (path globs, category, topic, tags, dates, frontmatter fields). Returns {results, low_confidence, filter_applied, mode, indexing, embedding}; each hit has path, pointer, heading_path, start_line/end_line, score, snippet, indexedSourceHash, a kb://doc/ uri and a file: uri. The index may lag behind the files: read the source with kb_read before quoting or editing.
     #[tool(name = "kb_search", annotations(read_only_hint = true))]
     async fn kb_search(
         &self,
-        Parameters(args): Parameters<SearchArgs>,
-    ) -> Result<Json<folio_core::host::search::SearchOutput>, ToolError> {
+        Parameters(args): Parameters<SearchRequest>,
+    ) -> Result<Json<folio_core::host::search::SearchResponse>, ToolError> {
         json(&self.kb, move |kb| kb.search(&args)).await
     }
 

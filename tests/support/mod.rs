@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod editor;
+pub mod lsp;
 pub mod mcp;
 
 use std::path::{Path, PathBuf};

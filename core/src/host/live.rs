@@ -692,11 +692,11 @@ mod tests {
 
     #[test]
     fn search_hits_in_open_documents_are_checked_against_the_buffer() {
-        use crate::host::search::SearchArgs;
+        use crate::host::search::SearchRequest;
         let search = |kb: &Host| {
-            kb.search(&SearchArgs {
+            kb.search(&SearchRequest {
                 query: "paragraph".into(),
-                ..SearchArgs::default()
+                ..SearchRequest::default()
             })
             .unwrap()
             .results

@@ -1,6 +1,10 @@
-//! `kb_search`: lexical search over the index, with filters.
+//! The one search contract of every front end (`kb_search`, LSP `folio/search`, `folio
+//! search --json`): the request with its limits ([`SearchRequest`], checked by
+//! [`SearchRequest::plan`]), the serializable hit ([`SearchHit`]) and answer
+//! ([`SearchResponse`]), and the mapping of pipeline errors to [`HostError`]
+//! ([`search_error`]). Each front end maps its own wire to and from these in one place.
 
-use crate::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
+use crate::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
 use crate::search::{SearchError, SearchQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -10,11 +14,12 @@ use crate::parse::{Parsed, parse};
 use super::read::resolve_pointer;
 use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
 
-/// `kb_search` arguments.
+/// A search request: the query, the mode and pipeline switches, and the filters. Field
+/// names are those of `kb_search` (GrooveSeek's, where it has them).
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchArgs {
+pub struct SearchRequest {
     /// Words and "quoted phrases"; a chunk matching more of them ranks higher (BM25, any term may match). Prefix a word with `-` to exclude chunks containing it. Two-character Japanese/Chinese/Korean queries work.
     pub query: String,
     /// Maximum hits, 1–100 (default 10).
@@ -73,9 +78,9 @@ pub struct SearchArgs {
     pub min_quality: Option<f64>,
 }
 
-/// One hit.
+/// One hit, as every front end returns it.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct Hit {
+pub struct SearchHit {
     /// KB-relative path of the document.
     pub path: String,
     /// Pointer of the chunk's first element (for kb_read / kb_patch; may be stale if the file changed since indexing).
@@ -107,17 +112,19 @@ pub struct Hit {
     pub indexed_source_hash: String,
     /// `kb://doc/<path>` resource of the document.
     pub uri: String,
+    /// `file:` URI of the document on this machine (what an editor opens).
+    pub file_uri: String,
     /// Set when the document is open in this editor (running `folio lsp`): the pointer
     /// and lines are then those of the editor's buffer, unsaved changes included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub editor: Option<String>,
 }
 
-/// `kb_search` output.
+/// The answer to a search.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct SearchOutput {
+pub struct SearchResponse {
     /// Hits, best first.
-    pub results: Vec<Hit>,
+    pub results: Vec<SearchHit>,
     /// True when there are no hits, the best hit does not stand out (best/mean score under `min_confidence_ratio`), or (lexical) it matches fewer than half of the query's terms: say so instead of guessing.
     pub low_confidence: bool,
     /// Filters that applied, by name (path_globs, category, topic, tags_any, tags_all, date_from, date_to, fields, fields_not).
@@ -131,69 +138,117 @@ pub struct SearchOutput {
     pub embedding: bool,
 }
 
-impl Host {
-    /// `kb_search`.
-    pub fn search(&self, args: &SearchArgs) -> HostResult<SearchOutput> {
-        let mode = match args.mode.as_deref() {
+/// The most hits one search returns.
+pub const MAX_LIMIT: usize = 100;
+
+/// The hits returned when the request names no limit.
+pub const DEFAULT_LIMIT: usize = 10;
+
+impl SearchRequest {
+    /// A request for `query` with every default.
+    pub fn new(query: impl Into<String>) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            ..SearchRequest::default()
+        }
+    }
+
+    /// Checks the request and turns it into the pipeline's query and options.
+    ///
+    /// Errors (`INVALID_ARGUMENT`): an empty query, a limit outside 1–[`MAX_LIMIT`], an
+    /// unknown mode, an MMR setting or confidence ratio outside its range.
+    pub fn plan(&self) -> HostResult<(SearchQuery, PipelineOptions)> {
+        let mode = match self.mode.as_deref() {
             None => SearchMode::Hybrid,
             Some(m) => m.parse::<SearchMode>().map_err(HostError::invalid)?,
         };
-        if args.query.trim().is_empty() {
+        if self.query.trim().is_empty() {
             return Err(HostError::invalid("`query` must not be empty"));
         }
-        let limit = args.limit.unwrap_or(10);
-        if !(1..=100).contains(&limit) {
-            return Err(HostError::invalid("`limit` must be between 1 and 100"));
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(HostError::invalid(format!(
+                "`limit` must be between 1 and {MAX_LIMIT}"
+            )));
+        }
+        for (name, value) in [
+            ("mmr_lambda", self.mmr_lambda),
+            ("mmr_same_doc_penalty", self.mmr_same_doc_penalty),
+        ] {
+            if value.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
+                return Err(HostError::invalid(format!(
+                    "`{name}` must be between 0 and 1"
+                )));
+            }
+        }
+        if self
+            .min_confidence_ratio
+            .is_some_and(|v| !v.is_finite() || v < 0.0)
+        {
+            return Err(HostError::invalid(
+                "`min_confidence_ratio` must be 0 or more",
+            ));
         }
         let defaults = PipelineOptions::for_mode(mode);
         let options = PipelineOptions {
-            mmr: args.mmr.unwrap_or(defaults.mmr),
-            mmr_lambda: args.mmr_lambda.unwrap_or(defaults.mmr_lambda),
-            mmr_same_doc_penalty: args
+            mmr: self.mmr.unwrap_or(defaults.mmr),
+            mmr_lambda: self.mmr_lambda.unwrap_or(defaults.mmr_lambda),
+            mmr_same_doc_penalty: self
                 .mmr_same_doc_penalty
                 .unwrap_or(defaults.mmr_same_doc_penalty),
-            parent_retriever: args.parent_retriever.unwrap_or(defaults.parent_retriever),
-            min_confidence_ratio: args
+            parent_retriever: self.parent_retriever.unwrap_or(defaults.parent_retriever),
+            min_confidence_ratio: self
                 .min_confidence_ratio
                 .unwrap_or(defaults.min_confidence_ratio),
-            rerank: args.rerank.unwrap_or(false),
+            rerank: self.rerank.unwrap_or(false),
             ..defaults
         };
         let query = SearchQuery {
-            text: args.query.clone(),
+            text: self.query.clone(),
             limit,
-            path_globs: args.path_globs.clone(),
-            category: args.category.clone(),
-            topic: args.topic.clone(),
-            tags_any: args.tags_any.clone(),
-            tags_all: args.tags_all.clone(),
-            date_from: args.date_from.clone(),
-            date_to: args.date_to.clone(),
-            fields: args.fields.clone().into_iter().collect(),
-            fields_not: args.fields_not.clone().into_iter().collect(),
-            min_quality: args.min_quality,
+            path_globs: self.path_globs.clone(),
+            category: self.category.clone(),
+            topic: self.topic.clone(),
+            tags_any: self.tags_any.clone(),
+            tags_all: self.tags_all.clone(),
+            date_from: self.date_from.clone(),
+            date_to: self.date_to.clone(),
+            fields: self.fields.clone().into_iter().collect(),
+            fields_not: self.fields_not.clone().into_iter().collect(),
+            min_quality: self.min_quality,
         };
-        let res = self.with_store(|store| {
-            crate::search::semantic::search_with_runner(
-                store,
-                Some(&self.embedding),
-                &query,
-                &options,
-            )
-            .map_err(|e| match e {
-                PipelineError::NotConfigured(m) => HostError::new(ErrorCode::NotConfigured, m),
-                PipelineError::Search(SearchError::InvalidArgument(m)) => HostError::invalid(m),
-                PipelineError::Search(other) => HostError::internal(other),
-            })
-        })?;
-        let ran = res.mode;
-        let hits: Vec<Hit> = res
+        Ok((query, options))
+    }
+}
+
+/// A pipeline failure as the contract's error: `NOT_CONFIGURED` (semantic search without
+/// vectors, a rerank with no cross-encoder), `INVALID_ARGUMENT` (a bad filter), else
+/// `INTERNAL`.
+pub fn search_error(err: PipelineError) -> HostError {
+    match err {
+        PipelineError::NotConfigured(m) => HostError::new(ErrorCode::NotConfigured, m),
+        PipelineError::Search(SearchError::InvalidArgument(m)) => HostError::invalid(m),
+        PipelineError::Search(other) => HostError::internal(other),
+    }
+}
+
+impl SearchResponse {
+    /// The answer for pipeline results over the index of `root`; `indexing` and
+    /// `embedding` say whether a reindex or an embedding pass runs meanwhile.
+    pub fn from_pipeline(
+        root: &std::path::Path,
+        res: PipelineResults,
+        indexing: bool,
+        embedding: bool,
+    ) -> SearchResponse {
+        let results = res
             .results
             .into_iter()
             .map(|p| {
                 let h = p.hit;
-                Hit {
+                SearchHit {
                     uri: doc_uri(&h.path),
+                    file_uri: file_uri(root, &h.path),
                     path: h.path,
                     pointer: h.pointer,
                     heading_path: h.heading_path,
@@ -210,20 +265,71 @@ impl Host {
                 }
             })
             .collect();
-        Ok(SearchOutput {
-            results: self.live_hits(hits)?,
+        SearchResponse {
+            results,
             low_confidence: res.low_confidence,
             filter_applied: res.filter_applied,
-            mode: ran.as_str().into(),
-            indexing: self.reindex_running(),
-            embedding: self.embedding.is_running(),
-        })
+            mode: res.mode.as_str().into(),
+            indexing,
+            embedding,
+        }
+    }
+}
+
+/// The `file:` URI of a KB-relative path under `root` (percent-encoded as RFC 8089 asks).
+pub fn file_uri(root: &std::path::Path, path: &str) -> String {
+    let mut abs = root.to_path_buf();
+    abs.extend(path.split('/'));
+    let text = abs.to_string_lossy().replace('\\', "/");
+    let text = if text.starts_with('/') {
+        text
+    } else {
+        format!("/{text}")
+    };
+    format!(
+        "file://{}",
+        percent_encoding::utf8_percent_encode(&text, FILE_URI_KEEP)
+    )
+}
+
+/// Characters kept as they are in `file:` URIs: unreserved ones, `/` and `:`.
+const FILE_URI_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/')
+    .remove(b':');
+
+impl Host {
+    /// Searches the index: [`SearchRequest::plan`], the hybrid pipeline with the
+    /// background embedder, then, for documents open in an editor, the hits checked
+    /// against the editor's buffer.
+    pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
+        let (query, options) = args.plan()?;
+        let res = self.with_store(|store| {
+            crate::search::semantic::search_with_runner(
+                store,
+                Some(&self.embedding),
+                &query,
+                &options,
+            )
+            .map_err(search_error)
+        })?;
+        let mut response = SearchResponse::from_pipeline(
+            &self.root,
+            res,
+            self.reindex_running(),
+            self.embedding.is_running(),
+        );
+        response.results = self.live_hits(response.results)?;
+        Ok(response)
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose
     /// element is still there gets the buffer's pointer and lines (shifted by as many
     /// lines as the element moved), a hit whose element is gone from the buffer is dropped.
-    fn live_hits(&self, hits: Vec<Hit>) -> HostResult<Vec<Hit>> {
+    fn live_hits(&self, hits: Vec<SearchHit>) -> HostResult<Vec<SearchHit>> {
         if hits.is_empty() {
             return Ok(hits);
         }

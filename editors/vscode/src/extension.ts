@@ -14,7 +14,10 @@ const INSTALL_DOCS = 'https://github.com/folio-kb/folio/blob/main/docs/clients.m
 
 interface Hit {
   path: string;
+  /** `kb://doc/<path>`, as kb_search gives it. */
   uri: string;
+  /** The document on this machine: what the editor opens. */
+  file_uri: string;
   pointer: string;
   heading_path: string[];
   start_line: number;
@@ -129,7 +132,7 @@ async function search(): Promise<void> {
   const picked = await vscode.window.showQuickPick(items, { matchOnDescription: true, matchOnDetail: true, placeHolder: result.low_confidence ? 'weak matches' : query });
   if (!picked) return;
   const line = Math.max(0, picked.hit.start_line - 1);
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(picked.hit.uri));
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(picked.hit.file_uri));
   const pos = new vscode.Position(line, 0);
   await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos) });
 }

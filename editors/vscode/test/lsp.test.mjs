@@ -206,7 +206,8 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
       { token: 'folio/reindex/2', value: { kind: 'begin', title: 'folio: reindexing', cancellable: false, message: `indexing ${realRoot}` } },
       { token: 'folio/reindex/2', value: { kind: 'end', message: 'indexed 0 of 7 files (7 unchanged, 0 removed)' } },
     ]);
-    assert.equal(found.results[0].uri, `${rootUri}/user/tools/cli/list.md`);
+    assert.equal(found.results[0].file_uri, `${rootUri}/user/tools/cli/list.md`);
+    assert.equal(found.results[0].uri, 'kb://doc/user/tools/cli/list.md');
 
     // Rename a heading: the server sends workspace/applyEdit, the client applies it.
     const templates = open('user/features/templates.md');

@@ -91,7 +91,7 @@ end
 
 --- Opens a hit: its file, at its first line.
 function M.jump(hit)
-  vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(hit.uri)))
+  vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(hit.file_uri)))
   local last = vim.api.nvim_buf_line_count(0)
   vim.api.nvim_win_set_cursor(0, { math.min(hit.start_line, last), 0 })
 end

@@ -1,0 +1,104 @@
+//! A minimal LSP client over stdio for tests of the built binary: starts `folio lsp`,
+//! initializes it on a root, and sends requests (`Content-Length` framing, JSON-RPC 2.0).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// A running `folio lsp` and the client end of its stdio.
+pub struct Lsp {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Lsp {
+    /// Starts `folio lsp` (embeddings off) and completes `initialize`/`initialized` with
+    /// `root` as the one workspace folder and no client capabilities.
+    pub fn start(root: &Path) -> Lsp {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
+            .arg("lsp")
+            .env("FOLIO_EMBED_PROVIDER", "none")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("folio lsp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut lsp = Lsp {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
+        let uri = format!("file://{}", root.display());
+        let init = lsp.request(
+            "initialize",
+            json!({"processId": null, "capabilities": {},
+                   "workspaceFolders": [{"uri": uri, "name": "root"}]}),
+        );
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+        lsp
+    }
+
+    fn send(&mut self, message: &Value) {
+        let body = message.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn read_message(&mut self) -> Value {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            let n = self
+                .stdout
+                .read_line(&mut line)
+                .expect("read from folio lsp");
+            assert!(n > 0, "folio lsp closed its output");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.strip_prefix("Content-Length: ") {
+                length = v.parse::<usize>().ok();
+            }
+        }
+        let mut body = vec![0; length.expect("a Content-Length header")];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).expect("a JSON-RPC message")
+    }
+
+    /// Sends a request and returns its response (`result` or `error`); server requests and
+    /// notifications in between are answered with `null` or skipped.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.read_message();
+            if message.get("method").is_some() {
+                if let Some(server_id) = message.get("id") {
+                    let reply = json!({"jsonrpc": "2.0", "id": server_id, "result": null});
+                    self.send(&reply);
+                }
+                continue;
+            }
+            if message.get("id") == Some(&json!(id)) {
+                return message;
+            }
+        }
+    }
+}
+
+impl Drop for Lsp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
