@@ -363,7 +363,7 @@ impl Backend {
                 guarded("initialized", || session.add_root(&path)).map(|idx| {
                     (
                         session.roots[idx].folder.clone(),
-                        session.roots[idx].ws.len(),
+                        session.roots[idx].ws().len(),
                     )
                 })
             })
@@ -862,7 +862,7 @@ impl LanguageServer for Backend {
             for folder in &params.event.added {
                 if let Some(path) = convert::uri_to_path(&folder.uri) {
                     let idx = s.add_root(&path)?;
-                    added.push((s.roots[idx].folder.clone(), s.roots[idx].ws.is_empty()));
+                    added.push((s.roots[idx].folder.clone(), s.roots[idx].ws().is_empty()));
                 }
             }
             Ok(s.all_documents()

@@ -1,28 +1,23 @@
-//! The server's state: the negotiated encoding, the client's capabilities, one core
-//! [`Workspace`] and [`LinkGraph`] per root, and which documents the editor has open.
+//! The server's state: the negotiated encoding, the client's capabilities, one core live
+//! model ([`Model`], with core's update rules) per root, and which documents the editor
+//! has open at which version.
 //!
 //! Every mutation (open, change, close, file events, configuration) runs to completion
 //! synchronously under the session lock before the handler's first `.await`, so
 //! changes apply strictly in the order received. Each mutation returns the documents
-//! whose diagnostics may have changed; the reverse link index keeps that set to the
-//! edited document plus the documents that link to what changed.
+//! whose diagnostics may have changed (the model's answer, with the root added).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use folio_core::config::{DiagnosticsConfig, WikiConfig, WikiStyle};
-use folio_core::document::{Document, Encoding, TextEdit};
-use folio_core::links::graph::{LinkGraph, TargetKey, wiki_key};
+use folio_core::config::{Config, DiagnosticsConfig, WikiConfig};
+use folio_core::document::{Document, Encoding};
+use folio_core::host::model::Model;
+use folio_core::links::graph::LinkGraph;
 use folio_core::links::{Severity, diagnostics};
-use folio_core::parse::incremental::IncrementalParser;
-use folio_core::parse::{Parsed, parse};
-use folio_core::pointer::hash_bytes;
 use folio_core::workspace::path_policy::check_syntax;
-use folio_core::workspace::{
-    Config, DocEntry, Origin, Workspace, find_root, is_markdown, read_markdown,
-};
+use folio_core::workspace::{DocEntry, Origin, Workspace, find_root};
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::convert;
@@ -55,10 +50,8 @@ pub struct ClientFlags {
 pub struct Root {
     /// The root folder (absolute).
     pub folder: PathBuf,
-    /// The live model of its documents.
-    pub ws: Workspace,
-    /// Which documents link to which targets.
-    pub graph: LinkGraph,
+    /// The live model of its documents (core's).
+    pub model: Model,
     /// The configuration read from `folio.toml`, before client settings.
     pub file_config: Config,
     /// True for the folder of a lone file opened without a workspace: only that folder's
@@ -90,36 +83,30 @@ pub struct Session {
     pub open: HashMap<PathBuf, i32>,
     /// The `folio` section of the client's settings, applied over each `folio.toml`.
     pub settings: Option<serde_json::Value>,
-    /// Per open document (absolute path): the cached blocks that let an edit re-parse
-    /// only the top-level blocks it touches.
-    pub parsers: HashMap<PathBuf, IncrementalParser>,
     /// The editor's name and version from `initialize` (`clientInfo`).
     pub client_info: Option<(String, Option<String>)>,
     /// The last `folio/status` sent: documents and broken links.
     pub last_status: Option<(usize, usize)>,
 }
 
-/// What links into a document can name: headings (slug, text, custom id), anchor ids,
-/// block ids and the title.
-#[derive(PartialEq, Eq)]
-struct Surface(
-    Vec<(String, String, Option<String>)>,
-    Vec<String>,
-    Vec<String>,
-    Option<String>,
-);
+impl Root {
+    /// The documents and files of the root.
+    pub fn ws(&self) -> &Workspace {
+        self.model.workspace()
+    }
 
-fn surface(parsed: &Parsed) -> Surface {
-    Surface(
-        parsed
-            .headings
-            .iter()
-            .map(|h| (h.slug.clone(), h.text.clone(), h.custom_id.clone()))
-            .collect(),
-        parsed.anchors.iter().map(|a| a.id.clone()).collect(),
-        parsed.block_ids.iter().map(|(id, _)| id.clone()).collect(),
-        parsed.title(),
-    )
+    /// Which documents link to which targets.
+    pub fn graph(&self) -> &LinkGraph {
+        self.model.graph()
+    }
+}
+
+/// The paths the model says were affected, as documents of root `root`.
+fn refs(root: usize, paths: BTreeSet<String>) -> BTreeSet<DocRef> {
+    paths
+        .into_iter()
+        .map(|path| DocRef { root, path })
+        .collect()
 }
 
 /// Applies the client's settings (`{"folio": {"diagnostics": {…}, "wiki": {…}}}`, the
@@ -172,7 +159,7 @@ impl Session {
 
     /// The entry of a document.
     pub fn entry(&self, doc: &DocRef) -> Option<&DocEntry> {
-        self.roots.get(doc.root)?.ws.get(&doc.path)
+        self.roots.get(doc.root)?.ws().get(&doc.path)
     }
 
     /// The absolute path of a KB-relative path of a root.
@@ -211,30 +198,20 @@ impl Session {
         });
         let config = effective_config(&file_config, self.settings.as_ref())?;
         let started = std::time::Instant::now();
-        let (mut ws, report) = Workspace::load(&folder, config)
+        let (model, report) = Model::load(&folder, config)
             .with_context(|| format!("cannot load {}", folder.display()))?;
-        let loaded = started.elapsed();
-        ws.add_other("");
         for skipped in &report.skipped {
             tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
         }
-        let mut graph = LinkGraph::default();
-        for path in ws.document_paths() {
-            if let Some(parsed) = ws.parsed(path) {
-                graph.update(path, &parsed);
-            }
-        }
         tracing::info!(
-            "loaded {} documents under {} (walk and parse {} ms, link index {} ms)",
+            "loaded {} documents under {} in {} ms (walk, parse, link index)",
             report.loaded,
             folder.display(),
-            loaded.as_millis(),
-            (started.elapsed() - loaded).as_millis()
+            started.elapsed().as_millis()
         );
         self.roots.push(Root {
             folder,
-            ws,
-            graph,
+            model,
             file_config,
             single_file: false,
             broken: HashMap::new(),
@@ -242,7 +219,7 @@ impl Session {
         let idx = self.roots.len() - 1;
         self.overlay_open_documents(idx);
         let docs = self.roots[idx]
-            .ws
+            .ws()
             .document_paths()
             .map(|path| DocRef {
                 root: idx,
@@ -275,12 +252,15 @@ impl Session {
                         .ok()?
                         .to_str()?
                         .replace('\\', "/");
-                    r.ws.get(&rel)
+                    r.ws()
+                        .get(&rel)
                         .filter(|e| e.origin == Origin::Editor)
                         .map(|e| e.doc.clone())
                 });
             if let Some(buffer) = buffer {
-                self.set_document(&doc, buffer, Origin::Editor);
+                self.roots[idx]
+                    .model
+                    .open_document(&doc.path, &buffer.text(), buffer.version());
             }
         }
     }
@@ -300,7 +280,7 @@ impl Session {
             configs.push(effective_config(&root.file_config, settings.as_ref())?);
         }
         for (root, config) in self.roots.iter_mut().zip(configs) {
-            root.ws.set_config(config);
+            root.model.set_config(config);
         }
         self.settings = settings;
         Ok(())
@@ -311,84 +291,28 @@ impl Session {
         let root = &mut self.roots[idx];
         root.file_config = Config::load(&root.folder)?;
         let config = effective_config(&root.file_config, self.settings.as_ref())?;
-        self.roots[idx].ws.set_config(config);
+        self.roots[idx].model.set_config(config);
         Ok(())
     }
 
     /// Replaces a document's text, reparses it and updates the link graph. Returns the
-    /// documents whose diagnostics may have changed: this one, plus the documents linking
-    /// to it when it is new or what links can name in it (headings, anchors, title) changed.
+    /// documents whose diagnostics may have changed (core [`Model::set_document`]).
     pub fn set_document(
         &mut self,
         doc: &DocRef,
         text: Document,
         origin: Origin,
     ) -> BTreeSet<DocRef> {
-        let source = text.text();
-        let parsed = parse(&source);
-        self.set_parsed_document(doc, text, &source, parsed, origin)
-    }
-
-    /// [`Session::set_document`] with the parse already made (`source` is the text).
-    fn set_parsed_document(
-        &mut self,
-        doc: &DocRef,
-        text: Document,
-        source: &str,
-        parsed: Parsed,
-        origin: Origin,
-    ) -> BTreeSet<DocRef> {
-        let root = &mut self.roots[doc.root];
-        let parsed = Arc::new(parsed);
-        let old_surface = root.ws.parsed(&doc.path).map(|p| surface(&p));
-        let entry = DocEntry {
-            doc: text,
-            parsed: Arc::clone(&parsed),
-            source_hash: hash_bytes(source.as_bytes()),
-            origin,
-        };
-        root.ws.insert(doc.path.clone(), entry);
-        root.graph.update(&doc.path, &parsed);
-        let mut affected = BTreeSet::from([doc.clone()]);
-        let new_surface = surface(&parsed);
-        if old_surface.as_ref() != Some(&new_surface) {
-            affected.extend(
-                root.graph
-                    .affected_by(&doc.path)
-                    .into_iter()
-                    .map(|path| DocRef {
-                        root: doc.root,
-                        path,
-                    }),
-            );
-            // With the `title` wiki style, `[[Old Title]]` and `[[New Title]]` links depend on the title too.
-            let old_title = old_surface.and_then(|s| s.3);
-            if root.ws.config().wiki.style == WikiStyle::Title && old_title != new_surface.3 {
-                for title in old_title.iter().chain(new_surface.3.iter()) {
-                    let key = TargetKey::Wiki(wiki_key(title));
-                    affected.extend(root.graph.dependents(&key).map(|path| DocRef {
-                        root: doc.root,
-                        path: path.to_string(),
-                    }));
-                }
-            }
-        }
-        affected
+        let affected = self.roots[doc.root]
+            .model
+            .set_document(&doc.path, text, origin);
+        refs(doc.root, affected)
     }
 
     /// Removes a document (deleted on disk); returns the documents that linked to it.
     pub fn remove_document(&mut self, doc: &DocRef) -> BTreeSet<DocRef> {
-        let root = &mut self.roots[doc.root];
-        root.ws.remove(&doc.path);
-        root.graph.remove(&doc.path);
-        root.graph
-            .affected_by(&doc.path)
-            .into_iter()
-            .map(|path| DocRef {
-                root: doc.root,
-                path,
-            })
-            .collect()
+        let affected = self.roots[doc.root].model.remove_document(&doc.path);
+        refs(doc.root, affected)
     }
 
     /// Opens a document in the editor: its buffer overrides the disk copy.
@@ -401,15 +325,10 @@ impl Session {
                 None => return BTreeSet::new(),
             },
         };
-        let (parser, parsed) = IncrementalParser::new(text);
-        self.parsers.insert(abs.to_path_buf(), parser);
-        self.set_parsed_document(
-            &doc,
-            Document::new(text, version),
-            text,
-            parsed,
-            Origin::Editor,
-        )
+        let affected = self.roots[doc.root]
+            .model
+            .open_document(&doc.path, text, version);
+        refs(doc.root, affected)
     }
 
     /// Finds or makes a root for a file opened outside every root: the nearest folder
@@ -427,20 +346,10 @@ impl Session {
             let folder = folder.canonicalize().unwrap_or(folder);
             let config =
                 effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
-            let mut ws = Workspace::new(folder.clone(), config);
-            ws.add_other("");
-            if let Ok(entries) = std::fs::read_dir(&folder) {
-                for entry in entries.flatten() {
-                    if let Some(name) = entry.file_name().to_str() {
-                        ws.add_other(name);
-                    }
-                }
-            }
             tracing::info!("single-file mode in {}", folder.display());
             self.roots.push(Root {
+                model: Model::single_folder(&folder, config),
                 folder,
-                ws,
-                graph: LinkGraph::default(),
                 file_config: Config::default(),
                 single_file: true,
                 broken: HashMap::new(),
@@ -459,46 +368,28 @@ impl Session {
         let doc = self
             .locate(abs)
             .context("change to a document that is not open")?;
-        let entry = self
-            .entry(&doc)
-            .context("change to a document that is not open")?;
-        let mut text = entry.doc.clone();
-        let previous = Arc::clone(&entry.parsed);
-        let old_source = text.text();
-        for change in changes {
-            match change.range {
-                None => text = Document::new(&change.text, version),
-                Some(r) => {
-                    let bytes = convert::byte_range(&text, r, self.encoding);
-                    text.apply_edits(&[TextEdit {
-                        range: bytes,
-                        new_text: change.text.clone(),
-                    }])?;
-                }
-            }
-        }
-        text.set_version(version);
+        let changes: Vec<_> = changes.iter().map(|c| (c.range, c.text.clone())).collect();
+        let encoding = self.encoding;
+        let affected = self.roots[doc.root].model.change_document(
+            &doc.path,
+            version,
+            &changes,
+            |text: &Document, range| convert::byte_range(text, *range, encoding),
+        )?;
         self.open.insert(abs.to_path_buf(), version);
-        let source = text.text();
-        let parsed = match self.parsers.get_mut(abs) {
-            Some(parser) => parser.update(&old_source, &source, &previous),
-            None => parse(&source),
-        };
-        Ok(self.set_parsed_document(&doc, text, &source, parsed, Origin::Editor))
+        Ok(refs(doc.root, affected))
     }
 
     /// Closes a document: the disk copy is current again (or the document is gone).
     pub fn did_close(&mut self, abs: &Path) -> BTreeSet<DocRef> {
         self.open.remove(abs);
-        self.parsers.remove(abs);
         let Some(doc) = self.locate(abs) else {
             return BTreeSet::new();
         };
-        let affected =
-            match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
-                Ok(text) => self.set_document(&doc, Document::new(&text, 0), Origin::Disk),
-                Err(_) => self.remove_document(&doc),
-            };
+        let affected = refs(
+            doc.root,
+            self.roots[doc.root].model.close_document(&doc.path),
+        );
         let root = &self.roots[doc.root];
         if root.single_file && !self.open.keys().any(|p| p.starts_with(&root.folder)) {
             let folder = root.folder.clone();
@@ -523,95 +414,10 @@ impl Session {
         if self.open.contains_key(abs) {
             return BTreeSet::new();
         }
-        let mut affected = BTreeSet::new();
-        if exists && abs.is_dir() {
-            self.roots[doc.root].ws.add_other(&doc.path);
-            affected.extend(
-                self.roots[doc.root]
-                    .graph
-                    .affected_by(&doc.path)
-                    .into_iter()
-                    .map(|path| DocRef {
-                        root: doc.root,
-                        path,
-                    }),
-            );
-            return affected;
-        }
-        if is_markdown(&doc.path) && exists {
-            match read_markdown(abs, self.roots[doc.root].ws.config().index.max_file_size) {
-                Ok(text) => {
-                    let unchanged = self
-                        .entry(&doc)
-                        .is_some_and(|e| e.source_hash == hash_bytes(text.as_bytes()));
-                    if !unchanged {
-                        affected.extend(self.set_document(
-                            &doc,
-                            Document::new(&text, 0),
-                            Origin::Disk,
-                        ));
-                    }
-                }
-                Err(reason) => {
-                    tracing::info!("skipped {}: {reason}", doc.path);
-                    affected.extend(self.remove_document(&doc));
-                    self.roots[doc.root].ws.add_other(&doc.path);
-                }
-            }
-            self.add_parent_folders(&doc);
-        } else if exists {
-            let root = &mut self.roots[doc.root];
-            if !root.ws.contains_other_path(&doc.path) {
-                root.ws.add_other(&doc.path);
-                affected.extend(
-                    root.graph
-                        .affected_by(&doc.path)
-                        .into_iter()
-                        .map(|path| DocRef {
-                            root: doc.root,
-                            path,
-                        }),
-                );
-            }
-            self.add_parent_folders(&doc);
-        } else {
-            // Deleted: a document, another file, or a folder with everything under it.
-            let prefix = format!("{}/", doc.path);
-            let under: Vec<String> = self.roots[doc.root]
-                .ws
-                .document_paths()
-                .filter(|p| *p == doc.path || p.starts_with(&prefix))
-                .map(str::to_string)
-                .collect();
-            for path in under {
-                affected.extend(self.remove_document(&DocRef {
-                    root: doc.root,
-                    path,
-                }));
-            }
-            let root = &mut self.roots[doc.root];
-            if root.ws.remove_other(&doc.path) {
-                affected.extend(
-                    root.graph
-                        .affected_by(&doc.path)
-                        .into_iter()
-                        .map(|path| DocRef {
-                            root: doc.root,
-                            path,
-                        }),
-                );
-            }
-        }
-        affected.retain(|d| self.entry(d).is_some());
-        affected
-    }
-
-    fn add_parent_folders(&mut self, doc: &DocRef) {
-        let mut rest = doc.path.as_str();
-        while let Some((parent, _)) = rest.rsplit_once('/') {
-            self.roots[doc.root].ws.add_other(parent);
-            rest = parent;
-        }
+        refs(
+            doc.root,
+            self.roots[doc.root].model.file_event(&doc.path, exists),
+        )
     }
 
     /// The folders of every root (the live bridge opens one endpoint per folder).
@@ -625,7 +431,7 @@ impl Session {
     pub fn all_documents(&self) -> BTreeSet<DocRef> {
         let mut out = BTreeSet::new();
         for (i, root) in self.roots.iter().enumerate() {
-            out.extend(root.ws.document_paths().map(|p| DocRef {
+            out.extend(root.ws().document_paths().map(|p| DocRef {
                 root: i,
                 path: p.to_string(),
             }));
@@ -653,8 +459,8 @@ impl Session {
             };
             let n = if let Some(n) = counted.get(doc) {
                 *n
-            } else if root.ws.get(&doc.path).is_some() {
-                diagnostics(&root.ws, &doc.path)
+            } else if root.ws().get(&doc.path).is_some() {
+                diagnostics(root.ws(), &doc.path)
                     .iter()
                     .filter(|d| d.severity == Severity::Error)
                     .count()
@@ -670,7 +476,7 @@ impl Session {
         }
         if prune {
             for root in &mut self.roots {
-                let ws = &root.ws;
+                let ws = root.model.workspace();
                 root.broken.retain(|path, _| ws.get(path).is_some());
             }
         }
@@ -679,7 +485,7 @@ impl Session {
     /// Documents and broken links over every root (broken links are counted only for a
     /// client that asked for `folio/status`, see [`Session::recount`]).
     pub fn status(&self) -> (usize, usize) {
-        let documents = self.roots.iter().map(|r| r.ws.len()).sum();
+        let documents = self.roots.iter().map(|r| r.ws().len()).sum();
         let broken = self.roots.iter().flat_map(|r| r.broken.values()).sum();
         (documents, broken)
     }

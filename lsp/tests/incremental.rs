@@ -165,8 +165,8 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
     let live = &session.roots[root_idx];
     let mut rebuilt = Workspace::new(root.clone(), Config::default());
     rebuilt.add_other("");
-    for path in live.ws.document_paths() {
-        let entry = live.ws.get(path).unwrap();
+    for path in live.ws().document_paths() {
+        let entry = live.ws().get(path).unwrap();
         rebuilt.insert(
             path.to_string(),
             folio_core::workspace::DocEntry::new(&entry.doc.text(), 0, entry.origin),
@@ -174,16 +174,16 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
     }
     let (from_disk, _) = Workspace::load(&root, Config::default()).unwrap();
     let disk_docs: Vec<&str> = from_disk.document_paths().collect();
-    let live_docs: Vec<&str> = live.ws.document_paths().collect();
+    let live_docs: Vec<&str> = live.ws().document_paths().collect();
     assert_eq!(live_docs, disk_docs, "the same documents exist");
     let graph = LinkGraph::build(
         rebuilt
             .document_paths()
             .map(|p| (p, rebuilt.get(p).unwrap().parsed.as_ref())),
     );
-    assert_eq!(live.graph, graph, "reverse link index");
-    for path in live.ws.document_paths() {
-        let a = live.ws.get(path).unwrap();
+    assert_eq!(live.graph(), &graph, "reverse link index");
+    for path in live.ws().document_paths() {
+        let a = live.ws().get(path).unwrap();
         let b = rebuilt.get(path).unwrap();
         assert_eq!(a.source_hash, b.source_hash, "{path}: text");
         assert_eq!(a.parsed.elements, b.parsed.elements, "{path}: elements");
@@ -203,7 +203,7 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
         assert_eq!(a.parsed.links, b.parsed.links, "{path}: links");
         assert_eq!(a.parsed.block_ids, b.parsed.block_ids, "{path}: block ids");
         assert_eq!(
-            diagnostics(&live.ws, path),
+            diagnostics(live.ws(), path),
             diagnostics(&rebuilt, path),
             "{path}: diagnostics"
         );
@@ -217,10 +217,10 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
         }
     }
     // The edits did something: both open documents changed.
-    assert_ne!(live.ws.get("a.md").unwrap().doc.text(), a_text);
-    let stats = session.parsers[&root.join("a.md")].stats;
+    assert_ne!(live.ws().get("a.md").unwrap().doc.text(), a_text);
+    let stats = live.model.incremental_stats("a.md").unwrap();
     // Edits in the first chunk (it holds a definition) and edits that add definitions fall
     // back to a full parse; the others are partial.
     assert!(stats.partial > 30, "{stats:?}");
-    assert_ne!(live.ws.get("c.md").unwrap().doc.text(), FILES[2].1);
+    assert_ne!(live.ws().get("c.md").unwrap().doc.text(), FILES[2].1);
 }

@@ -29,7 +29,7 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
     let Some(entry) = s.entry(&doc) else {
         return Ok(None);
     };
-    let ws = &s.roots[doc.root].ws;
+    let ws = &s.roots[doc.root].ws();
     let wanted = convert::byte_range(&entry.doc, params.range, s.encoding);
     let lsp_diagnostics = for_document(s, &doc);
     let mut out = Vec::new();

@@ -40,7 +40,7 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
         return Ok(None);
     };
-    let ws = &s.roots[c.doc.root].ws;
+    let ws = &s.roots[c.doc.root].ws();
     let line_start = convert::offset(
         &c.entry.doc,
         Position {
@@ -238,7 +238,7 @@ fn anchors(parsed: &Parsed) -> Vec<Item> {
 
 /// The document a written relative destination names (with or without `.md`).
 fn resolve_document(s: &Session, root: usize, from: &str, written: &str) -> Option<String> {
-    let ws = &s.roots[root].ws;
+    let ws = &s.roots[root].ws();
     let joined = join_relative(from, &folio_core::parse::percent_decode(written))?;
     [
         joined.clone(),

@@ -17,10 +17,10 @@ pub fn for_document(s: &Session, doc: &DocRef) -> Vec<Diagnostic> {
     let Some(root) = s.roots.get(doc.root) else {
         return Vec::new();
     };
-    let Some(entry) = root.ws.get(&doc.path) else {
+    let Some(entry) = root.ws().get(&doc.path) else {
         return Vec::new();
     };
-    diagnostics(&root.ws, &doc.path)
+    diagnostics(root.ws(), &doc.path)
         .into_iter()
         .map(|d| Diagnostic {
             range: convert::range(&entry.doc, &d.range, s.encoding),

@@ -21,7 +21,7 @@ pub fn document_link(
     let Some(entry) = s.entry(&doc) else {
         return Ok(None);
     };
-    let ws = &s.roots[doc.root].ws;
+    let ws = &s.roots[doc.root].ws();
     let mut out = Vec::new();
     for link in &entry.parsed.links {
         if matches!(

@@ -45,7 +45,7 @@ pub fn cursor<'a>(s: &'a Session, uri: &Uri, pos: Position) -> Option<Cursor<'a>
 
 /// The LSP range of bytes of a document of a root.
 pub fn lsp_range(s: &Session, root: usize, path: &str, bytes: &Range<usize>) -> Option<LspRange> {
-    let entry = s.roots.get(root)?.ws.get(path)?;
+    let entry = s.roots.get(root)?.ws().get(path)?;
     Some(convert::range(&entry.doc, bytes, s.encoding))
 }
 

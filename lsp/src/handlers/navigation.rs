@@ -31,7 +31,7 @@ pub fn definition(
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
         return Ok(None);
     };
-    let ws = &s.roots[c.doc.root].ws;
+    let ws = &s.roots[c.doc.root].ws();
     let Some(link) = link_at(&c.entry.parsed, c.offset) else {
         return Ok(None);
     };
@@ -59,7 +59,7 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
         return Ok(None);
     };
-    let ws = &s.roots[c.doc.root].ws;
+    let ws = &s.roots[c.doc.root].ws();
     let parsed = &c.entry.parsed;
     let include_declaration = params.context.include_declaration;
     let mut declaration: Option<(String, Range<usize>)> = None;
@@ -140,7 +140,7 @@ pub fn hover(s: &Session, params: &HoverParams) -> Result<Option<Hover>> {
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
         return Ok(None);
     };
-    let ws = &s.roots[c.doc.root].ws;
+    let ws = &s.roots[c.doc.root].ws();
     let Some(link) = link_at(&c.entry.parsed, c.offset) else {
         return Ok(None);
     };

@@ -40,7 +40,7 @@ enum Renamable {
 
 fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
     let parsed = &c.entry.parsed;
-    let ws = &s.roots[c.doc.root].ws;
+    let ws = &s.roots[c.doc.root].ws();
     if let Some(h) = heading_at(parsed, c.offset) {
         let heading = &parsed.headings[h];
         return Some(Renamable::Heading {
@@ -150,7 +150,7 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
             "nothing to rename here: put the cursor on a heading, a reference label or a link's #anchor"
         )
     };
-    let ws = &s.roots[c.doc.root].ws;
+    let ws = &s.roots[c.doc.root].ws();
     let edits = match r {
         Renamable::Heading { path, index, .. } => {
             if let Some(conflict) = heading_rename_conflict(ws, &path, index, &params.new_name) {
@@ -190,7 +190,7 @@ pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Opti
         if old.root != new.root {
             continue;
         }
-        let ws = &s.roots[old.root].ws;
+        let ws = &s.roots[old.root].ws();
         let moves = per_root.entry(old.root).or_default();
         if ws.contains_document(&old.path) || !old_abs.is_dir() {
             moves.push((old.path.clone(), new.path.clone()));
@@ -207,7 +207,7 @@ pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Opti
     }
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for (root, moves) in per_root {
-        let edits = rename_files_edits(&s.roots[root].ws, &moves);
+        let edits = rename_files_edits(s.roots[root].ws(), &moves);
         if let Some(c) = workspace_edit(s, root, &edits).changes {
             changes.extend(c);
         }

@@ -88,8 +88,8 @@ pub fn workspace_symbol(
     let mut buf = Vec::new();
     let mut hits: Vec<Hit> = Vec::new();
     for (root_idx, root) in s.roots.iter().enumerate() {
-        for path in root.ws.document_paths() {
-            let Some(parsed) = root.ws.parsed(path) else {
+        for path in root.ws().document_paths() {
+            let Some(parsed) = root.ws().parsed(path) else {
                 continue;
             };
             let title = parsed.title().unwrap_or_else(|| path.to_string());
@@ -134,7 +134,7 @@ pub fn workspace_symbol(
     hits.truncate(MAX_WORKSPACE_SYMBOLS);
     let mut out = Vec::with_capacity(hits.len());
     for (_, name, path, _, root_idx, kind, bytes) in hits {
-        let Some(entry) = s.roots[root_idx].ws.get(&path) else {
+        let Some(entry) = s.roots[root_idx].ws().get(&path) else {
             continue;
         };
         let Some(uri) = s.uri(root_idx, &path) else {
