@@ -46,8 +46,8 @@ use tower_lsp_server::ls_types::{
 };
 
 use crate::convert;
-use crate::server::Shared;
 use crate::session::Session;
+use crate::state::ServerState;
 
 /// How long the editor may take to answer `workspace/applyEdit`.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -125,7 +125,7 @@ impl Endpoints {
 
     /// Opens an endpoint for each root folder that has none and closes the endpoints of
     /// folders that are no longer roots. Must run inside a Tokio runtime.
-    pub(crate) fn sync(&mut self, folders: &[PathBuf], shared: &Shared) {
+    pub(crate) fn sync(&mut self, folders: &[PathBuf], shared: &ServerState) {
         self.open.retain(|folder, _| folders.contains(folder));
         for folder in folders {
             if self.open.contains_key(folder) {
@@ -154,7 +154,7 @@ impl Endpoints {
 fn open_endpoint(
     base: &Path,
     folder: &Path,
-    shared: &Shared,
+    shared: &ServerState,
     unanswered: &Arc<Unanswered>,
 ) -> anyhow::Result<Endpoint> {
     let dir = folio_core::bridge::root_dir(base, folder);
@@ -191,7 +191,7 @@ fn open_endpoint(
 /// What a connection needs: the server state, the root the endpoint serves and the
 /// editor's unanswered edit request.
 struct Context {
-    shared: Shared,
+    shared: ServerState,
     root: PathBuf,
     unanswered: Arc<Unanswered>,
 }

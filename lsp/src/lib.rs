@@ -1,16 +1,27 @@
 //! folio-lsp: the language server over folio-core (`folio lsp`).
 //!
-//! [`server`] dispatches, [`session`] holds the state and applies changes in order,
-//! [`convert`] is the only place that sees LSP positions, and [`handlers`] has one
-//! module per feature. Stdout is the wire: logs go to stderr through `tracing`.
+//! [`server`] dispatches; [`session`] holds the state (the negotiated encoding and
+//! flags, one core live model per root, the open documents) and applies changes in
+//! order; `state` is what handlers and background tasks share and where mutations run;
+//! [`capabilities`] negotiates; [`convert`] is the only place that sees LSP positions;
+//! [`handlers`] has one module per feature; [`bridge`] serves the live bridge to `folio
+//! mcp`; `custom_requests` runs `folio/search` and `folio/reindex`; `progress` and
+//! `watcher` report work and watch files; [`guard`] keeps a failing request from taking
+//! the server down. Stdout is the wire: logs go to stderr through `tracing`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bridge;
+pub mod capabilities;
 pub mod convert;
+mod custom_requests;
+pub mod guard;
 pub mod handlers;
+mod progress;
 pub mod server;
 pub mod session;
+mod state;
+mod watcher;
 
 pub use server::{Backend, Options};
 use tower_lsp_server::{ClientSocket, LspService, Server};

@@ -6,27 +6,23 @@
 //! Requests compute under the lock inside `catch_unwind`: a panic becomes an
 //! internal error for that one request and the server keeps running.
 
-use std::collections::{BTreeSet, HashMap};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use notify_debouncer_full::{Debouncer, RecommendedCache};
 use serde_json::json;
-use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::bridge::Endpoints;
+use crate::capabilities::{capabilities, flags};
 use crate::convert;
+use crate::guard::guarded;
 use crate::handlers;
-use crate::session::{ClientFlags, DocRef, Session};
-
-/// How long the file watcher waits for more events before reporting a batch.
-const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
+use crate::session::Session;
+use crate::state::ServerState;
 
 /// Options of a server beyond what the client negotiates.
 #[derive(Clone, Debug, Default)]
@@ -40,267 +36,22 @@ pub struct Options {
 /// The language server: the client handle, the session, the live-bridge endpoints and
 /// (when the client cannot watch files for us) a `notify` watcher.
 pub struct Backend {
-    shared: Shared,
-    watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
+    pub(crate) shared: ServerState,
+    pub(crate) watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
     endpoints: Mutex<Endpoints>,
     /// The workspace folders named in `initialize`, loaded in `initialized` (where the
     /// client can be shown progress).
     pending: Mutex<Vec<PathBuf>>,
     /// Background embedding per searched root, created by the first `folio/search` or
     /// `folio/reindex` of that root (editors that never search load no model).
-    embeddings:
+    pub(crate) embeddings:
         Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::Embedding>>>,
-    no_embeddings: bool,
-}
-
-/// What a background task (the file watcher, a bridge connection) needs to update or
-/// read the model and talk to the client.
-#[derive(Clone)]
-pub(crate) struct Shared {
-    pub(crate) client: Client,
-    session: Arc<Mutex<Session>>,
-    /// Bumped after every mutation of the session, so a bridge edit can wait for the
-    /// editor's `didChange`.
-    pub(crate) changes: Arc<tokio::sync::watch::Sender<u64>>,
-    /// Held by a bridge edit from its version check to the editor's confirmation.
-    pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
-    /// Numbers the work-done progress tokens (`folio/scan/1`, `folio/reindex/2`, …).
-    progress_seq: Arc<AtomicU64>,
-}
-
-/// Diagnostics ready to publish: URI, items, version of the open buffer.
-type Batch = Vec<(Uri, Vec<Diagnostic>, Option<i32>)>;
-
-/// What a mutation leaves to send: diagnostics to push, whether to ask the client to
-/// re-pull, and a `folio/status` when the counts changed.
-#[derive(Default)]
-struct Outcome {
-    batch: Batch,
-    refresh: bool,
-    status: Option<(usize, usize)>,
-}
-
-/// The `folio/status` notification: documents and broken links over every root, sent to
-/// clients that set `experimental.folioStatus` (the VS Code extension's status bar).
-pub enum StatusNotification {}
-
-impl notification::Notification for StatusNotification {
-    type Params = serde_json::Value;
-    const METHOD: &'static str = "folio/status";
-}
-
-/// A work-done progress the client was asked to create (see [`Shared::begin_work`]).
-pub(crate) struct Work {
-    client: Client,
-    token: ProgressToken,
-}
-
-impl Work {
-    async fn send(&self, progress: WorkDoneProgress) {
-        let params = ProgressParams {
-            token: self.token.clone(),
-            value: ProgressParamsValue::WorkDone(progress),
-        };
-        self.client
-            .send_notification::<notification::Progress>(params)
-            .await;
-    }
-
-    /// `$/progress` report with a message.
-    pub(crate) async fn report(&self, message: String) {
-        self.send(WorkDoneProgress::Report(WorkDoneProgressReport {
-            message: Some(message),
-            ..Default::default()
-        }))
-        .await;
-    }
-
-    /// `$/progress` end with a message.
-    pub(crate) async fn end(self, message: String) {
-        self.send(WorkDoneProgress::End(WorkDoneProgressEnd {
-            message: Some(message),
-        }))
-        .await;
-    }
+    pub(crate) no_embeddings: bool,
 }
 
 /// The message shown once for a workspace folder without Markdown.
 pub fn no_markdown_message(folder: &std::path::Path) -> String {
     format!("folio: no Markdown files under {}", folder.display())
-}
-
-/// The message of a caught panic.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".to_string())
-}
-
-/// Runs `f`, turning an error or a panic into a JSON-RPC internal error naming `method`.
-pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => {
-            tracing::warn!("{method}: {err:#}");
-            Err(Error {
-                code: ErrorCode::InternalError,
-                message: format!("{method}: {err:#}").into(),
-                data: None,
-            })
-        }
-        Err(payload) => {
-            let message = panic_message(payload.as_ref());
-            tracing::error!("{method} panicked: {message}");
-            Err(Error {
-                code: ErrorCode::InternalError,
-                message: format!("{method} failed: internal error ({message})").into(),
-                data: None,
-            })
-        }
-    }
-}
-
-impl Shared {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Session> {
-        // A panic while holding the lock leaves the model as it was between mutations.
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Starts a work-done progress when the client shows them: asks it to create the
-    /// token `folio/{kind}/{n}`, then sends `begin`. `None` when the client cannot or refused.
-    pub(crate) async fn begin_work(
-        &self,
-        kind: &str,
-        title: &str,
-        message: String,
-    ) -> Option<Work> {
-        if !self.lock().flags.work_done_progress {
-            return None;
-        }
-        let n = self.progress_seq.fetch_add(1, Ordering::Relaxed) + 1;
-        let token = NumberOrString::String(format!("folio/{kind}/{n}"));
-        if let Err(e) = self.client.create_work_done_progress(token.clone()).await {
-            tracing::warn!("the client refused progress {kind}: {e}");
-            return None;
-        }
-        let work = Work {
-            client: self.client.clone(),
-            token,
-        };
-        let begin = WorkDoneProgressBegin {
-            title: title.to_string(),
-            cancellable: Some(false),
-            message: Some(message),
-            percentage: None,
-        };
-        work.send(WorkDoneProgress::Begin(begin)).await;
-        Some(work)
-    }
-
-    /// The status to send, when the client wants it and it changed since the last one.
-    fn take_status(session: &mut Session) -> Option<(usize, usize)> {
-        let status = session.status();
-        if !session.flags.status_notification || session.last_status == Some(status) {
-            return None;
-        }
-        session.last_status = Some(status);
-        Some(status)
-    }
-
-    async fn send_status(&self, status: Option<(usize, usize)>) {
-        if let Some((documents, broken)) = status {
-            self.client
-                .send_notification::<StatusNotification>(
-                    json!({"documents": documents, "brokenLinks": broken}),
-                )
-                .await;
-        }
-    }
-
-    /// Applies a mutation and computes the diagnostics to publish for the open
-    /// documents it affected, all before any `.await`.
-    fn mutate(
-        &self,
-        method: &str,
-        f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>,
-    ) -> Outcome {
-        let mut session = self.lock();
-        let affected = guarded(method, || f(&mut session)).unwrap_or_default();
-        self.changes.send_modify(|n| *n = n.wrapping_add(1));
-        // A pulling client re-pulls the document it changed by itself; other documents
-        // whose diagnostics may have changed need a refresh request.
-        let others = if matches!(method, "didChange" | "didOpen") {
-            affected.len() > 1
-        } else {
-            !affected.is_empty()
-        };
-        let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
-        // Diagnostics pushed for open documents also give their broken-link counts.
-        let mut counted = HashMap::new();
-        let batch = if session.flags.pull_diagnostics {
-            Vec::new()
-        } else {
-            guarded(method, || {
-                let mut batch = Batch::new();
-                for doc in session.open_among(&affected) {
-                    let Some(uri) = session.uri(doc.root, &doc.path) else {
-                        continue;
-                    };
-                    let version = session
-                        .open
-                        .get(&session.abs_path(doc.root, &doc.path))
-                        .copied();
-                    let items = handlers::diagnostics::for_document(&session, &doc);
-                    counted.insert(
-                        doc,
-                        items
-                            .iter()
-                            .filter(|d| d.severity == Some(DiagnosticSeverity::ERROR))
-                            .count(),
-                    );
-                    batch.push((uri, items, version));
-                }
-                Ok(batch)
-            })
-            .unwrap_or_default()
-        };
-        // didChange and didOpen never remove a document; other mutations may.
-        let prune = !matches!(method, "didChange" | "didOpen");
-        let _ = guarded(method, || {
-            session.recount(&affected, &counted, prune);
-            Ok(())
-        });
-        let status = Shared::take_status(&mut session);
-        Outcome {
-            batch,
-            refresh,
-            status,
-        }
-    }
-
-    async fn publish(&self, outcome: Outcome) {
-        for (uri, items, version) in outcome.batch {
-            self.client.publish_diagnostics(uri, items, version).await;
-        }
-        if outcome.refresh {
-            let _ = self.client.workspace_diagnostic_refresh().await;
-        }
-        self.send_status(outcome.status).await;
-    }
-
-    /// Handles files that changed on disk.
-    async fn files_changed(&self, events: Vec<(PathBuf, bool)>) {
-        let result = self.mutate("didChangeWatchedFiles", |s| {
-            let mut affected = BTreeSet::new();
-            for (abs, exists) in &events {
-                affected.extend(s.file_event(abs, *exists));
-            }
-            Ok(affected)
-        });
-        self.publish(result).await;
-    }
 }
 
 impl Backend {
@@ -311,13 +62,7 @@ impl Backend {
 
     /// A server talking to `client` with `options`.
     pub fn with_options(client: Client, options: Options) -> Backend {
-        let shared = Shared {
-            client,
-            session: Arc::new(Mutex::new(Session::default())),
-            changes: Arc::new(tokio::sync::watch::channel(0).0),
-            edit_lock: Arc::new(tokio::sync::Mutex::new(())),
-            progress_seq: Arc::new(AtomicU64::new(0)),
-        };
+        let shared = ServerState::new(client);
         let base = options
             .bridge_dir
             .unwrap_or_else(folio_core::bridge::base_dir);
@@ -383,7 +128,7 @@ impl Backend {
         let (status, (documents, broken), counted) = {
             let mut session = self.shared.lock();
             (
-                Shared::take_status(&mut session),
+                ServerState::take_status(&mut session),
                 session.status(),
                 session.flags.status_notification,
             )
@@ -414,268 +159,13 @@ impl Backend {
             .sync(&folders, &self.shared);
     }
 
-    fn request<T>(&self, method: &str, f: impl FnOnce(&Session) -> anyhow::Result<T>) -> Result<T> {
+    pub(crate) fn request<T>(
+        &self,
+        method: &str,
+        f: impl FnOnce(&Session) -> anyhow::Result<T>,
+    ) -> Result<T> {
         let session = self.shared.lock();
         guarded(method, || f(&session))
-    }
-
-    /// Starts the `notify` watcher over every root (for clients that cannot watch files).
-    fn start_watcher(&self) {
-        let shared = self.shared.clone();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
-        let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
-            let Ok(events) = result else { return };
-            let mut paths: Vec<(PathBuf, bool)> = Vec::new();
-            for event in events {
-                for path in &event.paths {
-                    if !paths.iter().any(|(p, _)| p == path) {
-                        paths.push((path.clone(), path.exists()));
-                    }
-                }
-            }
-            if !paths.is_empty() {
-                let _ = tx.send(paths);
-            }
-        });
-        let mut debouncer = match debouncer {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!("cannot start the file watcher: {e}");
-                return;
-            }
-        };
-        for root in self.shared.lock().roots.iter().filter(|r| !r.single_file) {
-            if let Err(e) = debouncer.watch(&root.folder, RecursiveMode::Recursive) {
-                tracing::warn!("cannot watch {}: {e}", root.folder.display());
-            }
-        }
-        tokio::spawn(async move {
-            while let Some(paths) = rx.recv().await {
-                shared.files_changed(paths).await;
-            }
-        });
-        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
-    }
-}
-
-fn flags(caps: &ClientCapabilities) -> ClientFlags {
-    let td = caps.text_document.as_ref();
-    let ws = caps.workspace.as_ref();
-    let resource_operation = |kind: ResourceOperationKind| {
-        ws.and_then(|w| w.workspace_edit.as_ref())
-            .and_then(|e| e.resource_operations.as_ref())
-            .is_some_and(|ops| ops.contains(&kind))
-    };
-    let diagnostic_refresh = ws
-        .and_then(|w| w.diagnostics.as_ref())
-        .and_then(|d| d.refresh_support)
-        .unwrap_or(false);
-    ClientFlags {
-        // Pull only from a client that can be asked to pull again: without
-        // `workspace/diagnostic/refresh` (Neovim 0.11) a change to another file (a link
-        // target edited on disk, say) could not reach its diagnostics, so those clients get pushes.
-        pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some() && diagnostic_refresh,
-        diagnostic_refresh,
-        watched_files_dynamic: ws
-            .and_then(|w| w.did_change_watched_files.as_ref())
-            .and_then(|d| d.dynamic_registration)
-            .unwrap_or(false),
-        create_files: resource_operation(ResourceOperationKind::Create),
-        delete_files: resource_operation(ResourceOperationKind::Delete),
-        rename_files: resource_operation(ResourceOperationKind::Rename),
-        document_changes: ws
-            .and_then(|w| w.workspace_edit.as_ref())
-            .and_then(|e| e.document_changes)
-            .unwrap_or(false),
-        work_done_progress: caps
-            .window
-            .as_ref()
-            .and_then(|w| w.work_done_progress)
-            .unwrap_or(false),
-        status_notification: caps
-            .experimental
-            .as_ref()
-            .and_then(|e| e.get("folioStatus"))
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false),
-    }
-}
-
-/// The server's capabilities; diagnostics are advertised for pull only when the client pulls.
-pub fn capabilities(s: &Session) -> ServerCapabilities {
-    let all_files = FileOperationRegistrationOptions {
-        filters: vec![FileOperationFilter {
-            scheme: Some("file".to_string()),
-            pattern: FileOperationPattern {
-                glob: "**/*".to_string(),
-                matches: None,
-                options: None,
-            },
-        }],
-    };
-    ServerCapabilities {
-        position_encoding: Some(convert::encoding_kind(s.encoding)),
-        text_document_sync: Some(TextDocumentSyncCapability::Options(
-            TextDocumentSyncOptions {
-                open_close: Some(true),
-                change: Some(TextDocumentSyncKind::INCREMENTAL),
-                ..TextDocumentSyncOptions::default()
-            },
-        )),
-        document_symbol_provider: Some(OneOf::Left(true)),
-        workspace_symbol_provider: Some(OneOf::Left(true)),
-        definition_provider: Some(OneOf::Left(true)),
-        references_provider: Some(OneOf::Left(true)),
-        hover_provider: Some(HoverProviderCapability::Simple(true)),
-        completion_provider: Some(CompletionOptions {
-            trigger_characters: Some(
-                handlers::completion::TRIGGER_CHARACTERS
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect(),
-            ),
-            ..CompletionOptions::default()
-        }),
-        rename_provider: Some(OneOf::Right(RenameOptions {
-            prepare_provider: Some(true),
-            work_done_progress_options: Default::default(),
-        })),
-        document_link_provider: Some(DocumentLinkOptions {
-            resolve_provider: Some(false),
-            work_done_progress_options: Default::default(),
-        }),
-        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
-        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
-            ..CodeActionOptions::default()
-        })),
-        diagnostic_provider: s.flags.pull_diagnostics.then(|| {
-            DiagnosticServerCapabilities::Options(DiagnosticOptions {
-                identifier: Some("folio".to_string()),
-                inter_file_dependencies: true,
-                workspace_diagnostics: false,
-                work_done_progress_options: Default::default(),
-            })
-        }),
-        workspace: Some(WorkspaceServerCapabilities {
-            workspace_folders: Some(WorkspaceFoldersServerCapabilities {
-                supported: Some(true),
-                change_notifications: Some(OneOf::Left(true)),
-            }),
-            file_operations: Some(WorkspaceFileOperationsServerCapabilities {
-                will_rename: Some(all_files),
-                ..Default::default()
-            }),
-        }),
-        ..ServerCapabilities::default()
-    }
-}
-
-impl Backend {
-    /// `folio/search`: the hits of kb_search, from the core index of the first root
-    /// (brought up to date incrementally first; see `handlers::search`).
-    pub async fn folio_search(
-        &self,
-        params: handlers::search::SearchParams,
-    ) -> Result<handlers::search::SearchResult> {
-        params.plan().map_err(convert::host_error)?;
-        let (folder, config) = self.request("folio/search", handlers::search::target)?;
-        let embedding = self.embedding_of(&folder, &config);
-        let result = tokio::task::spawn_blocking(move || {
-            let result = handlers::search::search(&folder, &config, &params, embedding.as_deref());
-            // Embeds what changed, in the background, after answering: the next search can use it.
-            if let Some(embedding) = &embedding {
-                embedding.start(folio_core::index::default_db_path(&folder));
-            }
-            result
-        })
-        .await
-        .map_err(|e| Error {
-            code: ErrorCode::InternalError,
-            message: format!("folio/search: {e}").into(),
-            data: None,
-        })?;
-        result.map_err(|err| {
-            tracing::warn!("folio/search: {}", err.message);
-            convert::host_error(err)
-        })
-    }
-
-    /// The embedding runner of `folder`, made on first use from its `folio.toml` and the
-    /// user's configuration (`None` with `Options::no_embeddings`).
-    fn embedding_of(
-        &self,
-        folder: &std::path::Path,
-        config: &folio_core::workspace::Config,
-    ) -> Option<Arc<folio_core::embed::runner::Embedding>> {
-        if self.no_embeddings {
-            return None;
-        }
-        let mut map = self
-            .embeddings
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let runner = map.entry(folder.to_path_buf()).or_insert_with(|| {
-            let settings = folio_core::config::user::UserConfig::load().and_then(|user| {
-                folio_core::embed::settings::EmbedSettings::resolve(
-                    &config.embed,
-                    &user.embed,
-                    false,
-                )
-            });
-            if let Err(reason) = &settings {
-                tracing::warn!(%reason, "embeddings are off");
-            }
-            Arc::new(folio_core::embed::runner::Embedding::new(settings))
-        });
-        Some(Arc::clone(runner))
-    }
-
-    /// `folio/reindex`: an incremental index pass of the first root; returns its summary.
-    /// With a work-done progress (`folio/reindex/N`) when the client shows them.
-    pub async fn folio_reindex(&self) -> Result<handlers::search::ReindexResult> {
-        let (folder, config) = self.request("folio/reindex", handlers::search::target)?;
-        let embedding = self.embedding_of(&folder, &config);
-        let work = self
-            .shared
-            .begin_work(
-                "reindex",
-                "folio: reindexing",
-                format!("indexing {}", folder.display()),
-            )
-            .await;
-        let result = tokio::task::spawn_blocking(move || {
-            let summary = handlers::search::reindex(&folder, &config)
-                .map(|s| handlers::search::summary(&folder, &s));
-            if let Some(embedding) = &embedding {
-                embedding.start(folio_core::index::default_db_path(&folder));
-            }
-            summary
-        })
-        .await
-        .map_err(|e| Error {
-            code: ErrorCode::InternalError,
-            message: format!("folio/reindex: {e}").into(),
-            data: None,
-        })
-        .and_then(|r| {
-            r.map_err(|err| Error {
-                code: ErrorCode::InternalError,
-                message: format!("folio/reindex: {err:#}").into(),
-                data: None,
-            })
-        });
-        if let Some(work) = work {
-            let message = match &result {
-                Ok(r) => format!(
-                    "indexed {} of {} files ({} unchanged, {} removed)",
-                    r.indexed, r.files, r.unchanged, r.removed
-                ),
-                Err(e) => format!("failed: {}", e.message),
-            };
-            work.end(message).await;
-        }
-        result
     }
 }
 

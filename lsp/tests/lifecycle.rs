@@ -280,14 +280,14 @@ async fn a_failing_request_does_not_stop_the_server() {
 
 #[test]
 fn a_panic_in_a_handler_becomes_an_error_for_that_request() {
-    let r: Result<(), _> = folio_lsp::server::guarded("test/method", || panic!("boom"));
+    let r: Result<(), _> = folio_lsp::guard::guarded("test/method", || panic!("boom"));
     let err = r.unwrap_err();
     assert_eq!(
         err.code,
         tower_lsp_server::jsonrpc::ErrorCode::InternalError
     );
     assert_eq!(err.message, "test/method failed: internal error (boom)");
-    let ok = folio_lsp::server::guarded("test/method", || Ok(7)).unwrap();
+    let ok = folio_lsp::guard::guarded("test/method", || Ok(7)).unwrap();
     assert_eq!(ok, 7);
 }
 

@@ -1,0 +1,176 @@
+//! The state the server's handlers and its background tasks (the file watcher, bridge
+//! connections) share: the client handle, the session behind its lock, and the counters
+//! that order changes. Mutations run here, under the lock, before any `.await`, and
+//! leave what to send (diagnostics, a pull refresh, `folio/status`).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde_json::json;
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::*;
+
+use crate::guard::guarded;
+use crate::handlers;
+use crate::session::{DocRef, Session};
+
+/// What a background task (the file watcher, a bridge connection) needs to update or
+/// read the model and talk to the client.
+#[derive(Clone)]
+pub(crate) struct ServerState {
+    pub(crate) client: Client,
+    pub(crate) session: Arc<Mutex<Session>>,
+    /// Bumped after every mutation of the session, so a bridge edit can wait for the
+    /// editor's `didChange`.
+    pub(crate) changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Held by a bridge edit from its version check to the editor's confirmation.
+    pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Numbers the work-done progress tokens (`folio/scan/1`, `folio/reindex/2`, …).
+    pub(crate) progress_seq: Arc<AtomicU64>,
+}
+
+/// Diagnostics ready to publish: URI, items, version of the open buffer.
+pub(crate) type Batch = Vec<(Uri, Vec<Diagnostic>, Option<i32>)>;
+
+/// What a mutation leaves to send: diagnostics to push, whether to ask the client to
+/// re-pull, and a `folio/status` when the counts changed.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    batch: Batch,
+    refresh: bool,
+    status: Option<(usize, usize)>,
+}
+
+/// The `folio/status` notification: documents and broken links over every root, sent to
+/// clients that set `experimental.folioStatus` (the VS Code extension's status bar).
+pub enum StatusNotification {}
+
+impl notification::Notification for StatusNotification {
+    type Params = serde_json::Value;
+    const METHOD: &'static str = "folio/status";
+}
+
+impl ServerState {
+    /// A state talking to `client`, with an empty session.
+    pub(crate) fn new(client: Client) -> ServerState {
+        ServerState {
+            client,
+            session: Arc::new(Mutex::new(Session::default())),
+            changes: Arc::new(tokio::sync::watch::channel(0).0),
+            edit_lock: Arc::new(tokio::sync::Mutex::new(())),
+            progress_seq: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+impl ServerState {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Session> {
+        // A panic while holding the lock leaves the model as it was between mutations.
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The status to send, when the client wants it and it changed since the last one.
+    pub(crate) fn take_status(session: &mut Session) -> Option<(usize, usize)> {
+        let status = session.status();
+        if !session.flags.status_notification || session.last_status == Some(status) {
+            return None;
+        }
+        session.last_status = Some(status);
+        Some(status)
+    }
+
+    pub(crate) async fn send_status(&self, status: Option<(usize, usize)>) {
+        if let Some((documents, broken)) = status {
+            self.client
+                .send_notification::<StatusNotification>(
+                    json!({"documents": documents, "brokenLinks": broken}),
+                )
+                .await;
+        }
+    }
+
+    /// Applies a mutation and computes the diagnostics to publish for the open
+    /// documents it affected, all before any `.await`.
+    pub(crate) fn mutate(
+        &self,
+        method: &str,
+        f: impl FnOnce(&mut Session) -> anyhow::Result<BTreeSet<DocRef>>,
+    ) -> Outcome {
+        let mut session = self.lock();
+        let affected = guarded(method, || f(&mut session)).unwrap_or_default();
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        // A pulling client re-pulls the document it changed by itself; other documents
+        // whose diagnostics may have changed need a refresh request.
+        let others = if matches!(method, "didChange" | "didOpen") {
+            affected.len() > 1
+        } else {
+            !affected.is_empty()
+        };
+        let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
+        // Diagnostics pushed for open documents also give their broken-link counts.
+        let mut counted = HashMap::new();
+        let batch = if session.flags.pull_diagnostics {
+            Vec::new()
+        } else {
+            guarded(method, || {
+                let mut batch = Batch::new();
+                for doc in session.open_among(&affected) {
+                    let Some(uri) = session.uri(doc.root, &doc.path) else {
+                        continue;
+                    };
+                    let version = session
+                        .open
+                        .get(&session.abs_path(doc.root, &doc.path))
+                        .copied();
+                    let items = handlers::diagnostics::for_document(&session, &doc);
+                    counted.insert(
+                        doc,
+                        items
+                            .iter()
+                            .filter(|d| d.severity == Some(DiagnosticSeverity::ERROR))
+                            .count(),
+                    );
+                    batch.push((uri, items, version));
+                }
+                Ok(batch)
+            })
+            .unwrap_or_default()
+        };
+        // didChange and didOpen never remove a document; other mutations may.
+        let prune = !matches!(method, "didChange" | "didOpen");
+        let _ = guarded(method, || {
+            session.recount(&affected, &counted, prune);
+            Ok(())
+        });
+        let status = ServerState::take_status(&mut session);
+        Outcome {
+            batch,
+            refresh,
+            status,
+        }
+    }
+
+    pub(crate) async fn publish(&self, outcome: Outcome) {
+        for (uri, items, version) in outcome.batch {
+            self.client.publish_diagnostics(uri, items, version).await;
+        }
+        if outcome.refresh {
+            let _ = self.client.workspace_diagnostic_refresh().await;
+        }
+        self.send_status(outcome.status).await;
+    }
+
+    /// Handles files that changed on disk.
+    pub(crate) async fn files_changed(&self, events: Vec<(PathBuf, bool)>) {
+        let result = self.mutate("didChangeWatchedFiles", |s| {
+            let mut affected = BTreeSet::new();
+            for (abs, exists) in &events {
+                affected.extend(s.file_event(abs, *exists));
+            }
+            Ok(affected)
+        });
+        self.publish(result).await;
+    }
+}

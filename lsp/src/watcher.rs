@@ -1,0 +1,54 @@
+//! The `notify` watcher over every root, for clients that cannot watch files for the
+//! server (`workspace/didChangeWatchedFiles` without dynamic registration).
+
+use std::path::PathBuf;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+use notify_debouncer_full::notify::RecursiveMode;
+use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+
+use crate::server::Backend;
+
+/// How long the file watcher waits for more events before reporting a batch.
+const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
+
+impl Backend {
+    /// Starts the `notify` watcher over every root (for clients that cannot watch files).
+    pub(crate) fn start_watcher(&self) {
+        let shared = self.shared.clone();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
+        let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
+            let Ok(events) = result else { return };
+            let mut paths: Vec<(PathBuf, bool)> = Vec::new();
+            for event in events {
+                for path in &event.paths {
+                    if !paths.iter().any(|(p, _)| p == path) {
+                        paths.push((path.clone(), path.exists()));
+                    }
+                }
+            }
+            if !paths.is_empty() {
+                let _ = tx.send(paths);
+            }
+        });
+        let mut debouncer = match debouncer {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!("cannot start the file watcher: {e}");
+                return;
+            }
+        };
+        for root in self.shared.lock().roots.iter().filter(|r| !r.single_file) {
+            if let Err(e) = debouncer.watch(&root.folder, RecursiveMode::Recursive) {
+                tracing::warn!("cannot watch {}: {e}", root.folder.display());
+            }
+        }
+        tokio::spawn(async move {
+            while let Some(paths) = rx.recv().await {
+                shared.files_changed(paths).await;
+            }
+        });
+        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
+    }
+}
