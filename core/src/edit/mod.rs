@@ -12,7 +12,7 @@
 //! must produce the kind of element it promised. Otherwise the whole request fails.
 
 pub mod patch;
-pub mod relink;
+
 pub mod table;
 
 use std::collections::HashMap;

@@ -4,11 +4,11 @@
 //! (`crate::edit`), and writes atomically. The index rows of the changed files are
 //! updated right after, and `indexSynchronized` says whether that is confirmed.
 
-use crate::edit::relink::move_edits;
 use crate::edit::table::{
     Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
 };
 use crate::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
+use crate::links::rewrite::move_edits;
 use crate::pointer::{hash_bytes, hex};
 use crate::workspace::path_policy::{check_syntax, resolve_new};
 use crate::write::{Step, WriteGuard};
@@ -511,7 +511,8 @@ impl Host {
                 .collect();
             let planned = self.with_workspace_overlay(&overlay, |ws| {
                 let mut out = Vec::new();
-                for (doc, edits) in move_edits(ws, &args.source_path, &args.target_path) {
+                let moves = [(args.source_path.clone(), args.target_path.clone())];
+                for (doc, edits) in move_edits(ws, &moves) {
                     let Some(entry) = ws.get(&doc) else { continue };
                     out.push((doc, entry.doc.text(), edits));
                 }

@@ -5,6 +5,7 @@
 
 pub mod graph;
 pub mod navigate;
+pub mod rewrite;
 
 use std::collections::HashSet;
 use std::ops::Range;

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use anyhow::Result;
 use folio_core::links::join_relative;
-use folio_core::links::navigate::relative_path;
+use folio_core::links::rewrite::relative_path;
 use folio_core::parse::Parsed;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse,

@@ -7,9 +7,10 @@ use std::str::FromStr;
 
 use anyhow::{Result, bail};
 use folio_core::document::TextEdit as CoreEdit;
-use folio_core::links::navigate::{
-    WorkspaceEdits, definition_at, destination, heading_at, heading_rename_conflict, link_at,
-    reference_label_range, rename_definition, rename_files_edits, rename_heading,
+use folio_core::links::navigate::{definition_at, destination, heading_at, link_at};
+use folio_core::links::rewrite::{
+    WorkspaceEdits, heading_rename_conflict, move_edits, reference_label_range, rename_definition,
+    rename_heading,
 };
 use folio_core::parse::LinkKind;
 use tower_lsp_server::ls_types::{
@@ -207,7 +208,7 @@ pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Opti
     }
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for (root, moves) in per_root {
-        let edits = rename_files_edits(s.roots[root].ws(), &moves);
+        let edits = move_edits(s.roots[root].ws(), &moves);
         if let Some(c) = workspace_edit(s, root, &edits).changes {
             changes.extend(c);
         }

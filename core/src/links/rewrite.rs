@@ -1,0 +1,374 @@
+//! The one link-rewrite engine: the edits that keep links working when files move
+//! (`kb_move`, `kb_move_image`, LSP `workspace/willRenameFiles`) and when a heading or a
+//! link reference label is renamed (LSP rename). Every front end turns these edits into
+//! its own wire format.
+//!
+//! For a moved file, every link that resolves to it is rewritten, and the moved file's own
+//! relative links are rewritten so they still reach their targets from its new folder:
+//! - Markdown links and images (inline, and link reference definitions; reference usages
+//!   follow their definition): only the path part of the destination changes; the
+//!   fragment, query and title stay. The style of the path is kept: root-relative `/…`
+//!   stays root-relative, a `./` prefix stays, a link without an extension stays without,
+//!   a `.html` site link (mdBook renders `x.md` to `x.html`) stays `.html`; a destination
+//!   in `<angle brackets>` keeps its spaces, any other is percent-encoded where CommonMark
+//!   needs it.
+//! - Wiki links and embeds (`[[path]]`, `[[name]]`, `#heading`, `|alias`, `![[…]]`):
+//!   the target part changes; one written as a path becomes the new KB-relative path, one
+//!   written as a name becomes the new name when the name changed. The extension is kept
+//!   if it was written.
+//!
+//! Edits are keyed by each document's path before the move, sorted and disjoint, against
+//! the unchanged text.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use crate::document::TextEdit;
+use crate::links::navigate::references_to_heading;
+use crate::links::{Target, resolve_link};
+use crate::parse::{Heading, Link, LinkKind, parse};
+use crate::workspace::Workspace;
+
+/// Edits per document (KB-relative path), each list sorted and disjoint.
+pub type WorkspaceEdits = BTreeMap<String, Vec<TextEdit>>;
+
+/// The path from document `from`'s folder to `to` (both KB-relative), with `..` as needed.
+pub fn relative_path(from: &str, to: &str) -> String {
+    let from_dir: Vec<&str> = from
+        .split('/')
+        .collect::<Vec<_>>()
+        .split_last()
+        .map_or(Vec::new(), |(_, d)| d.to_vec());
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let common = from_dir
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut parts: Vec<&str> = vec![".."; from_dir.len() - common];
+    parts.extend(&to_parts[common..]);
+    parts.join("/")
+}
+
+/// Percent-encodes the characters a Markdown link destination cannot hold bare
+/// (CommonMark 6.3): spaces, parentheses, angle brackets, and `#` and `?` inside a path.
+fn encode_dest(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            '#' => out.push_str("%23"),
+            '?' => out.push_str("%3F"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_markdown_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".md") || lower.ends_with(".markdown")
+}
+
+fn strip_markdown_ext(path: &str) -> &str {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".markdown") {
+        &path[..path.len() - ".markdown".len()]
+    } else if lower.ends_with(".md") {
+        &path[..path.len() - ".md".len()]
+    } else {
+        path
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The new path part of a Markdown link from `linking_doc` (where it is after the move)
+/// to `target` (likewise), in the style of `written`.
+fn markdown_path(
+    written: &str,
+    linking_doc: &str,
+    target: &str,
+    in_angle_brackets: bool,
+) -> String {
+    let mut new = if written.starts_with('/') {
+        format!("/{target}")
+    } else {
+        relative_path(linking_doc, target)
+    };
+    if written.starts_with("./") && !new.starts_with("../") {
+        new = format!("./{new}");
+    }
+    let old_name = file_name(written).to_ascii_lowercase();
+    if is_markdown_file(target) {
+        if old_name.ends_with(".html") || old_name.ends_with(".htm") {
+            new = format!("{}.html", strip_markdown_ext(&new));
+        } else if !old_name.contains('.') {
+            new = strip_markdown_ext(&new).to_string();
+        }
+    }
+    if in_angle_brackets {
+        new
+    } else {
+        encode_dest(&new)
+    }
+}
+
+/// The new target part of a wiki link to `target` (where it is after the move), in the
+/// style of `written`; `None` when `written` still names it.
+fn wiki_target(written: &str, target: &str) -> Option<String> {
+    let with_ext = is_markdown_file(written);
+    let shown = |path: &str| {
+        if with_ext {
+            path.to_string()
+        } else {
+            strip_markdown_ext(path).to_string()
+        }
+    };
+    if written.contains('/') {
+        return Some(shown(target));
+    }
+    let old_name = strip_markdown_ext(written).to_lowercase();
+    let new_name = strip_markdown_ext(file_name(target));
+    (old_name != new_name.to_lowercase()).then(|| shown(file_name(target)))
+}
+
+/// The bytes of a link's target as written, without the fragment, query (Markdown) or
+/// alias (wiki).
+fn written_target(text: &str, link: &Link, wiki: bool) -> Option<Range<usize>> {
+    let dest = link.dest_range.clone()?;
+    let written = text.get(dest.clone())?;
+    let stops: &[char] = if wiki { &['#', '|'] } else { &['#', '?'] };
+    let end = written.find(stops).unwrap_or(written.len());
+    (end > 0).then_some(dest.start..dest.start + end)
+}
+
+/// The edits that keep links working when files move: `moves` pairs each old
+/// KB-relative path with its new one (several for a folder move, where a link between
+/// two moved files is computed from both new places). See the module documentation for
+/// the rules.
+pub fn move_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits {
+    let moved = |p: &str| moves.iter().find(|(o, _)| o == p).map(|(_, n)| n.as_str());
+    let mut edits = WorkspaceEdits::new();
+    for from in ws.document_paths() {
+        let Some(entry) = ws.get(from) else { continue };
+        let text = entry.doc.text();
+        let new_from = moved(from);
+        for link in &entry.parsed.links {
+            if link.external || link.dest.is_empty() {
+                continue;
+            }
+            let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+            let markdown = matches!(
+                link.kind,
+                LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+            );
+            if !wiki && !markdown {
+                continue;
+            }
+            let target = match resolve_link(ws, from, link) {
+                Target::Document { path, .. } | Target::File(path) => path,
+                _ => continue,
+            };
+            let new_target = moved(&target);
+            if new_target.is_none() && (new_from.is_none() || wiki) {
+                continue;
+            }
+            let Some(range) = written_target(&text, link, wiki) else {
+                continue;
+            };
+            let written = &text[range.clone()];
+            let target_after = new_target.unwrap_or(&target);
+            let replacement = if wiki {
+                match wiki_target(written, target_after) {
+                    Some(r) => r,
+                    None => continue,
+                }
+            } else {
+                let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
+                markdown_path(written, new_from.unwrap_or(from), target_after, angle)
+            };
+            if replacement != written {
+                edits.entry(from.to_string()).or_default().push(TextEdit {
+                    range,
+                    new_text: replacement,
+                });
+            }
+        }
+    }
+    for list in edits.values_mut() {
+        list.sort_by_key(|e| e.range.start);
+        list.dedup_by(|a, b| a.range == b.range);
+    }
+    edits
+}
+
+/// The slug heading `heading_idx` of `text` gets when its text becomes `new_text`
+/// (duplicates in the document included), found by parsing the edited text.
+fn headings_after_rename(text: &str, heading: &Heading, new_text: &str) -> Vec<Heading> {
+    let mut edited = String::with_capacity(text.len() + new_text.len());
+    edited.push_str(&text[..heading.text_range.start]);
+    edited.push_str(new_text);
+    edited.push_str(&text[heading.text_range.end..]);
+    parse(&edited).headings
+}
+
+/// Why renaming heading `heading_idx` of `path` to `new_text` would break other links:
+/// another heading of the document would change its anchor (GitHub numbers repeated
+/// slugs in document order, so a duplicate name shifts `-1` suffixes). `None` when the
+/// rename is safe.
+pub fn heading_rename_conflict(
+    ws: &Workspace,
+    path: &str,
+    heading_idx: usize,
+    new_text: &str,
+) -> Option<String> {
+    let entry = ws.get(path)?;
+    let heading = entry.parsed.headings.get(heading_idx)?;
+    let after = headings_after_rename(&entry.doc.text(), heading, new_text.trim());
+    entry.parsed.headings.iter().zip(&after).enumerate().find_map(|(i, (before, now))| {
+        (i != heading_idx && before.slug != now.slug).then(|| {
+            format!(
+                "renaming to `{}` would change the anchor of heading `{}` from #{} to #{}; choose a name no other heading has",
+                new_text.trim(),
+                before.text,
+                before.slug,
+                now.slug
+            )
+        })
+    })
+}
+
+/// The edits that rename heading `heading_idx` of document `path` to `new_text` and
+/// update every link to its anchor across the workspace.
+///
+/// A Markdown link's fragment becomes the new slug; a wiki link's fragment becomes the
+/// new text when it was written as the heading text, else the new slug. `None` when
+/// there is no such heading, the new text is empty, or [`heading_rename_conflict`]
+/// finds that another heading's anchor would change.
+pub fn rename_heading(
+    ws: &Workspace,
+    path: &str,
+    heading_idx: usize,
+    new_text: &str,
+) -> Option<WorkspaceEdits> {
+    let new_text = new_text.trim();
+    if new_text.is_empty() || new_text.contains(['\n', '\r']) {
+        return None;
+    }
+    let entry = ws.get(path)?;
+    let heading = entry.parsed.headings.get(heading_idx)?.clone();
+    if heading_rename_conflict(ws, path, heading_idx, new_text).is_some() {
+        return None;
+    }
+    let new_slug = headings_after_rename(&entry.doc.text(), &heading, new_text)
+        .get(heading_idx)?
+        .slug
+        .clone();
+    let mut edits = WorkspaceEdits::new();
+    edits.entry(path.to_string()).or_default().push(TextEdit {
+        range: heading.text_range.clone(),
+        new_text: new_text.to_string(),
+    });
+    for reference in references_to_heading(ws, path, heading_idx) {
+        let Some(parsed) = ws.parsed(&reference.path) else {
+            continue;
+        };
+        let Some(link) = parsed.links.iter().find(|l| l.range == reference.range) else {
+            continue;
+        };
+        let Some(fragment_range) = link.fragment_range.clone() else {
+            continue;
+        };
+        let written = link.fragment.as_deref().unwrap_or("");
+        let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+        let replacement = if wiki && written.to_lowercase() != heading.slug.to_lowercase() {
+            new_text
+        } else {
+            &new_slug
+        };
+        edits
+            .entry(reference.path.clone())
+            .or_default()
+            .push(TextEdit {
+                range: fragment_range,
+                new_text: replacement.to_string(),
+            });
+    }
+    for list in edits.values_mut() {
+        list.sort_by_key(|e| e.range.start);
+        list.dedup_by(|a, b| a.range == b.range);
+    }
+    Some(edits)
+}
+
+/// The edits that rename link reference definition `def_idx` of document `path` to
+/// `new_label`: the definition's label and the label of every reference that uses it.
+pub fn rename_definition(
+    ws: &Workspace,
+    path: &str,
+    def_idx: usize,
+    new_label: &str,
+) -> Option<Vec<TextEdit>> {
+    if new_label.trim().is_empty() || new_label.contains(['[', ']', '\n', '\r']) {
+        return None;
+    }
+    let entry = ws.get(path)?;
+    let parsed = &entry.parsed;
+    let text = entry.doc.text();
+    let def = parsed.definitions.get(def_idx)?;
+    let mut edits = Vec::new();
+    for (idx, other) in parsed.definitions.iter().enumerate() {
+        // Duplicates share the label: rename them too so none becomes a different one.
+        if idx == def_idx || other.key == def.key {
+            edits.push(TextEdit {
+                range: other.label_range.clone(),
+                new_text: new_label.to_string(),
+            });
+        }
+    }
+    for link in &parsed.links {
+        if !matches!(link.kind, LinkKind::Reference | LinkKind::ImageReference)
+            || link.label.as_deref() != Some(def.key.as_str())
+        {
+            continue;
+        }
+        if let Some(range) = reference_label_range(&text, &link.range) {
+            edits.push(TextEdit {
+                range,
+                new_text: new_label.to_string(),
+            });
+        }
+    }
+    edits.sort_by_key(|e| e.range.start);
+    edits.dedup_by(|a, b| a.range == b.range);
+    Some(edits)
+}
+
+/// Bytes of the label of a reference link: `[text][label]` → `label`; `[label][]` and
+/// `[label]` → `label`.
+pub fn reference_label_range(text: &str, range: &Range<usize>) -> Option<Range<usize>> {
+    let source = text.get(range.clone())?;
+    let body = source.strip_prefix('!').unwrap_or(source);
+    let lead = source.len() - body.len();
+    if let Some(mid) = body.rfind("][") {
+        let label = &body[mid + 2..body.len() - 1];
+        if !label.is_empty() {
+            let start = range.start + lead + mid + 2;
+            return Some(start..start + label.len());
+        }
+        let start = range.start + lead + 1;
+        return Some(start..range.start + lead + mid);
+    }
+    let start = range.start + lead + 1;
+    Some(start..range.end - 1)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+//! Tests of the link-rewrite engine with exact expected text: every kind of link a move
+//! or a rename touches.
+
+use super::*;
+use crate::fixture::workspace;
+
+fn apply(text: &str, edits: &[TextEdit]) -> String {
+    let mut out = text.to_string();
+    for e in edits.iter().rev() {
+        out.replace_range(e.range.clone(), &e.new_text);
+    }
+    out
+}
+
+fn moved(fixture: &str, from: &str, to: &str) -> BTreeMap<String, String> {
+    let ws = workspace(fixture);
+    let edits = move_edits(&ws, &[(from.to_string(), to.to_string())]);
+    edits
+        .iter()
+        .map(|(path, list)| (path.clone(), apply(&ws.get(path).unwrap().doc.text(), list)))
+        .collect()
+}
+
+#[test]
+fn heading_rename_updates_links_everywhere() {
+    let ws = workspace(
+        "//- /a.md\n# Intro\n## Set Up\nsee [s](#set-up) and [o](b.md#x)\n//- /b.md\n[a](a.md#set-up) [[a#Set Up]] [[a#set-up]] [n](a.md#nope)\n",
+    );
+    let edits = rename_heading(&ws, "a.md", 1, "Getting Started").unwrap();
+    let a = ws.get("a.md").unwrap().doc.text();
+    let b = ws.get("b.md").unwrap().doc.text();
+    assert_eq!(
+        apply(&a, &edits["a.md"]),
+        "# Intro\n## Getting Started\nsee [s](#getting-started) and [o](b.md#x)\n"
+    );
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[a](a.md#getting-started) [[a#Getting Started]] [[a#getting-started]] [n](a.md#nope)\n"
+    );
+}
+
+#[test]
+fn definition_rename_renames_every_usage() {
+    let ws = workspace("//- /a.md\n[x][Old] [old][] [old]\n\n[old]: b.md\n");
+    let edits = rename_definition(&ws, "a.md", 0, "new").unwrap();
+    let a = ws.get("a.md").unwrap().doc.text();
+    assert_eq!(apply(&a, &edits), "[x][new] [new][] [new]\n\n[new]: b.md\n");
+}
+
+#[test]
+fn relative_paths() {
+    assert_eq!(relative_path("a.md", "b.md"), "b.md");
+    assert_eq!(relative_path("docs/a.md", "b.md"), "../b.md");
+    assert_eq!(relative_path("docs/x/a.md", "docs/y/b.md"), "../y/b.md");
+    assert_eq!(relative_path("a/b/c.md", "a/d.md"), "../d.md");
+    assert_eq!(relative_path("c.md", "a/d.md"), "a/d.md");
+}
+
+/// The fixture of issue 12: every kind of link to `Projects/Task.md`.
+pub(crate) const EVERY_KIND: &str = "//- /index.md\n\
+# Index\n\
+\n\
+[[Projects/Task]] and [[Projects/Task#Steps|the steps]] and [[Task]] and ![[Projects/Task]].\n\
+[task](Projects/Task.md) [steps](<Projects/Task.md#steps>) [titled](Projects/Task.md \"Task\").\n\
+[bare](Projects/Task) [site](Projects/Task.html#steps) [dot](./Projects/Task.md) [root](/Projects/Task.md?x=1).\n\
+![icon](Projects/icon.png) [ref][t] [[Projects/Task.md]]\n\
+\n\
+[t]: Projects/Task.md#steps\n\
+//- /Projects/Task.md\n\
+# Task\n\
+\n\
+## Steps\n\
+\n\
+Back to [index](../index.md), see [icon](icon.png) and [self](Task.md#steps) and [[index]].\n\
+//- /Projects/icon.png\n";
+
+#[test]
+fn a_move_rewrites_every_kind_of_link_to_and_from_the_moved_file() {
+    let got = moved(EVERY_KIND, "Projects/Task.md", "Archive/2024/Task.md");
+    assert_eq!(
+        got["index.md"],
+        "# Index\n\
+\n\
+[[Archive/2024/Task]] and [[Archive/2024/Task#Steps|the steps]] and [[Task]] and ![[Archive/2024/Task]].\n\
+[task](Archive/2024/Task.md) [steps](<Archive/2024/Task.md#steps>) [titled](Archive/2024/Task.md \"Task\").\n\
+[bare](Archive/2024/Task) [site](Archive/2024/Task.html#steps) [dot](./Archive/2024/Task.md) [root](/Archive/2024/Task.md?x=1).\n\
+![icon](Projects/icon.png) [ref][t] [[Archive/2024/Task.md]]\n\
+\n\
+[t]: Archive/2024/Task.md#steps\n"
+    );
+    assert_eq!(
+        got["Projects/Task.md"],
+        "# Task\n\
+\n\
+## Steps\n\
+\n\
+Back to [index](../../index.md), see [icon](../../Projects/icon.png) and [self](Task.md#steps) and [[index]].\n"
+    );
+    assert_eq!(got.len(), 2);
+}
+
+#[test]
+fn a_renamed_file_gets_its_new_name_in_wiki_links_written_as_names() {
+    let got = moved(
+        "//- /a.md\n[[task]] [[Task|alias]] ![[task.md]] [[Projects/Task#H]]\n//- /Projects/Task.md\n# H\n",
+        "Projects/Task.md",
+        "Projects/Chore.md",
+    );
+    assert_eq!(
+        got["a.md"],
+        "[[Chore]] [[Chore|alias]] ![[Chore.md]] [[Projects/Chore#H]]\n"
+    );
+}
+
+#[test]
+fn a_new_path_with_spaces_is_encoded_outside_angle_brackets() {
+    let got = moved(
+        "//- /a.md\n[x](b.md) [y](<b.md>) [z](b%20c.md)\n//- /b.md\n# B\n//- /b c.md\n# C\n",
+        "b.md",
+        "my notes/b (old).md",
+    );
+    assert_eq!(
+        got["a.md"],
+        "[x](my%20notes/b%20%28old%29.md) [y](<my notes/b (old).md>) [z](b%20c.md)\n"
+    );
+}
+
+#[test]
+fn a_folder_move_computes_links_between_moved_files_from_both_new_places() {
+    let ws = workspace(
+        "//- /docs/a.md\n[b](b.md) [out](../top.md)\n//- /docs/b.md\n[a](a.md)\n//- /top.md\n[a](docs/a.md)\n",
+    );
+    let moves = [
+        ("docs/a.md".to_string(), "guide/a.md".to_string()),
+        ("docs/b.md".to_string(), "guide/sub/b.md".to_string()),
+    ];
+    let edits = move_edits(&ws, &moves);
+    let text = |p: &str| apply(&ws.get(p).unwrap().doc.text(), &edits[p]);
+    assert_eq!(text("docs/a.md"), "[b](sub/b.md) [out](../top.md)\n");
+    assert_eq!(text("docs/b.md"), "[a](../a.md)\n");
+    assert_eq!(text("top.md"), "[a](guide/a.md)\n");
+}
