@@ -11,7 +11,17 @@ use std::str::FromStr;
 
 /// A stable diagnostic code.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum DiagnosticCode {
@@ -120,7 +130,9 @@ impl FromStr for DiagnosticCode {
 }
 
 /// How serious a diagnostic is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// A broken link.
@@ -158,6 +170,48 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// All codes, in a stable order.
+    pub const ALL: [ErrorCode; 10] = [
+        ErrorCode::InvalidPath,
+        ErrorCode::NotFound,
+        ErrorCode::Conflict,
+        ErrorCode::PermissionDenied,
+        ErrorCode::AlreadyExists,
+        ErrorCode::UnsupportedFormat,
+        ErrorCode::InvalidArgument,
+        ErrorCode::NotConfigured,
+        ErrorCode::Busy,
+        ErrorCode::Internal,
+    ];
+
+    /// One sentence saying when an operation fails with this code, for docs.
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidPath => {
+                "The path is not a name the knowledge base could hold (the path policy refused it before any disk access)."
+            }
+            ErrorCode::NotFound => {
+                "Nothing exists under that exact spelling, or it is a link folio does not follow."
+            }
+            ErrorCode::Conflict => {
+                "The target changed since it was read (by another writer, an editor or the user), or the edit would break structure it did not touch; nothing was changed."
+            }
+            ErrorCode::PermissionDenied => "Writes are off (start `folio mcp --allow-writes`).",
+            ErrorCode::AlreadyExists => "The target path exists; nothing was overwritten.",
+            ErrorCode::UnsupportedFormat => "Not a Markdown file, or not text.",
+            ErrorCode::InvalidArgument => "A malformed or contradictory argument.",
+            ErrorCode::NotConfigured => {
+                "The operation needs something this server does not have (embeddings, a setting); the message says what."
+            }
+            ErrorCode::Busy => {
+                "Another writer or an editor held what the operation needs for too long; nothing was changed, try again."
+            }
+            ErrorCode::Internal => {
+                "An unexpected failure inside folio (a bug, or an I/O error); the server goes on."
+            }
+        }
+    }
+
     /// The code as it is written on the wire, e.g. `INVALID_PATH`.
     pub fn as_str(self) -> &'static str {
         match self {

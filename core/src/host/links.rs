@@ -78,10 +78,10 @@ pub struct WalkNode {
 /// A broken link or reference problem in the document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BrokenLink {
-    /// Stable code: missing-file, missing-heading, undefined-reference, unused-definition, duplicate-definition, missing-wiki-target, ambiguous-wiki-target.
-    pub code: String,
+    /// Stable diagnostic code (docs/diagnostics.md).
+    pub code: crate::codes::DiagnosticCode,
     /// `error` or `warning`.
-    pub severity: String,
+    pub severity: crate::codes::Severity,
     /// Line, 1-based.
     pub line: u32,
     /// Explanation.
@@ -272,11 +272,8 @@ fn links_in(
     let broken = diagnostics(ws, &args.path)
         .into_iter()
         .map(|d| BrokenLink {
-            code: d.code.as_str().into(),
-            severity: serde_json::to_value(d.severity)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            code: d.code,
+            severity: d.severity,
             line: parsed.line_of(d.range.start),
             message: d.message,
         })
