@@ -45,7 +45,7 @@ impl Backend {
         &self,
         folder: &std::path::Path,
         config: &folio_core::workspace::Config,
-    ) -> Option<Arc<folio_core::embed::runner::Embedding>> {
+    ) -> Option<Arc<folio_core::embed::runner::EmbeddingRunner>> {
         if self.no_embeddings {
             return None;
         }
@@ -64,7 +64,7 @@ impl Backend {
             if let Err(reason) = &settings {
                 tracing::warn!(%reason, "embeddings are off");
             }
-            Arc::new(folio_core::embed::runner::Embedding::new(settings))
+            Arc::new(folio_core::embed::runner::EmbeddingRunner::new(settings))
         });
         Some(Arc::clone(runner))
     }

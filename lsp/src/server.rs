@@ -45,7 +45,7 @@ pub struct Backend {
     /// Background embedding per searched root, created by the first `folio/search` or
     /// `folio/reindex` of that root (editors that never search load no model).
     pub(crate) embeddings:
-        Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::Embedding>>>,
+        Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::EmbeddingRunner>>>,
     pub(crate) no_embeddings: bool,
 }
 

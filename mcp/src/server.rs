@@ -181,8 +181,8 @@ impl FolioServer {
     #[tool(name = "kb_graph", annotations(read_only_hint = true))]
     async fn kb_graph(
         &self,
-        Parameters(args): Parameters<folio_core::host::graph::GraphArgs>,
-    ) -> Result<Json<folio_core::host::graph::GraphOutput>, ToolError> {
+        Parameters(args): Parameters<folio_core::host::similarity::GraphArgs>,
+    ) -> Result<Json<folio_core::host::similarity::GraphOutput>, ToolError> {
         json(&self.kb, move |kb| kb.graph(&args)).await
     }
 

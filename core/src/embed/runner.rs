@@ -1,8 +1,8 @@
 //! The background embedding of a long-running server (`folio mcp`, `folio lsp`).
 //!
-//! One [`Embedding`] per server: it owns the embedder slot (filled by a
+//! One [`EmbeddingRunner`] per server: it owns the embedder slot (filled by a
 //! background thread, so `initialize` never waits for a model), the shared
-//! progress, and at most one pass at a time. [`Embedding::start`] is called
+//! progress, and at most one pass at a time. [`EmbeddingRunner::start`] is called
 //! after every lexical reindex; a call while a pass runs makes the runner go
 //! once more when that pass ends, so edits made meanwhile are embedded too.
 
@@ -17,7 +17,7 @@ use super::pass::{
 use super::settings::EmbedSettings;
 
 /// See the module documentation.
-pub struct Embedding {
+pub struct EmbeddingRunner {
     settings: Option<EmbedSettings>,
     slot: EmbedderSlot,
     progress: Arc<EmbedProgress>,
@@ -27,20 +27,20 @@ pub struct Embedding {
     start_lock: Mutex<()>,
 }
 
-impl std::fmt::Debug for Embedding {
+impl std::fmt::Debug for EmbeddingRunner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedding")
+        f.debug_struct("EmbeddingRunner")
             .field("settings", &self.settings)
             .field("progress", &self.progress)
             .finish_non_exhaustive()
     }
 }
 
-impl Embedding {
+impl EmbeddingRunner {
     /// A runner for `settings`; `Err(reason)` (settings that could not be
     /// resolved, e.g. a refused remote endpoint) leaves embeddings off with that
     /// reason, and so does `Ok` of provider `none` once started.
-    pub fn new(settings: Result<EmbedSettings, String>) -> Embedding {
+    pub fn new(settings: Result<EmbedSettings, String>) -> EmbeddingRunner {
         let progress = Arc::new(EmbedProgress::new());
         let settings = match settings {
             Ok(settings) => Some(settings),
@@ -49,7 +49,7 @@ impl Embedding {
                 None
             }
         };
-        Embedding {
+        EmbeddingRunner {
             settings,
             slot: Arc::new(std::sync::OnceLock::new()),
             progress,
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn refused_settings_and_provider_none_leave_embeddings_off_with_the_reason() {
-        let e = Embedding::new(Err("the embedding endpoint is not on this machine".into()));
+        let e = EmbeddingRunner::new(Err("the embedding endpoint is not on this machine".into()));
         e.start(PathBuf::from("/nonexistent/index.db"));
         let s = e.snapshot();
         assert_eq!(s.state, EmbedState::Off);
@@ -203,7 +203,7 @@ mod tests {
             false,
         )
         .unwrap();
-        let e = Embedding::new(Ok(settings));
+        let e = EmbeddingRunner::new(Ok(settings));
         // Before the background thread has built (or refused) the embedder.
         assert_eq!(
             e.not_ready_reason().as_deref(),

@@ -11,13 +11,13 @@
 pub mod edit;
 pub mod error;
 pub mod files;
-pub mod graph;
 pub mod links;
 pub mod live;
 pub mod model;
 pub mod read;
 pub mod schema;
 pub mod search;
+pub mod similarity;
 pub mod status;
 
 use std::path::{Path, PathBuf};
@@ -67,7 +67,7 @@ pub struct Host {
     /// How long a bridge call may take ([`live::BRIDGE_TIMEOUT`]).
     bridge_timeout: std::time::Duration,
     /// The embedder and the background embedding pass.
-    pub(crate) embedding: crate::embed::runner::Embedding,
+    pub(crate) embedding: crate::embed::runner::EmbeddingRunner,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -119,7 +119,7 @@ impl Host {
             model: Mutex::new(None),
             bridge_dir: crate::bridge::base_dir(),
             bridge_timeout: live::BRIDGE_TIMEOUT,
-            embedding: crate::embed::runner::Embedding::new(options.embed),
+            embedding: crate::embed::runner::EmbeddingRunner::new(options.embed),
         })
     }
 

@@ -1142,7 +1142,7 @@ fn kb_list_topics_builds_the_folder_tree_below_a_topic() {
 #[test]
 fn kb_graph_needs_embeddings_and_checks_its_arguments() {
     let (_dir, kb) = setup(false);
-    use crate::host::graph::GraphArgs;
+    use crate::host::similarity::GraphArgs;
     assert_eq!(
         err(kb.graph(&GraphArgs {
             start: "index.md".into(),
@@ -1239,7 +1239,7 @@ fn an_unavailable_provider_is_named_in_not_configured() {
         json!({"code": "NOT_CONFIGURED", "message": format!("semantic search is not available: the embedding provider is unavailable: {reason}; use mode lexical")})
     );
     assert_eq!(
-        err(kb.graph(&crate::host::graph::GraphArgs {
+        err(kb.graph(&crate::host::similarity::GraphArgs {
             start: "index.md".into(),
             ..Default::default()
         })),

@@ -20,7 +20,7 @@ use super::pipeline::{
 use super::query::{QueryTerm, parse_query};
 use super::{SearchError, SearchQuery};
 use crate::embed::Embedder;
-use crate::embed::runner::Embedding;
+use crate::embed::runner::EmbeddingRunner;
 use crate::store::Store;
 
 /// The text embedded for a query: its included terms, space-separated, as typed
@@ -164,18 +164,18 @@ pub fn vectors_unavailable(
 
 /// [`vectors_unavailable`] for a server's background [`Embedding`] runner: the
 /// runner's own account (embeddings off, the provider unavailable, a pass running, the
-/// model loading; [`Embedding::not_ready_reason`]) replaces the generic reason.
+/// model loading; [`EmbeddingRunner::not_ready_reason`]) replaces the generic reason.
 ///
 /// Errors: the index cannot be read.
 pub fn runner_vectors_unavailable(
     store: &Store,
-    runner: Option<&Embedding>,
+    runner: Option<&EmbeddingRunner>,
 ) -> Result<Option<String>, SearchError> {
-    let embedder = runner.and_then(Embedding::embedder);
+    let embedder = runner.and_then(EmbeddingRunner::embedder);
     Ok(
         vectors_unavailable(store, embedder.as_deref())?.map(|generic| {
             runner
-                .and_then(Embedding::not_ready_reason)
+                .and_then(EmbeddingRunner::not_ready_reason)
                 .unwrap_or(generic)
         }),
     )
@@ -204,18 +204,18 @@ pub fn search(
 /// Errors: as [`search`].
 pub fn search_with_runner(
     store: &Store,
-    runner: Option<&Embedding>,
+    runner: Option<&EmbeddingRunner>,
     query: &SearchQuery,
     options: &PipelineOptions,
 ) -> Result<PipelineResults, PipelineError> {
-    let embedder = runner.and_then(Embedding::embedder);
+    let embedder = runner.and_then(EmbeddingRunner::embedder);
     search_inner(store, embedder.as_deref(), runner, query, options)
 }
 
 fn search_inner(
     store: &Store,
     embedder: Option<&dyn Embedder>,
-    runner: Option<&Embedding>,
+    runner: Option<&EmbeddingRunner>,
     query: &SearchQuery,
     options: &PipelineOptions,
 ) -> Result<PipelineResults, PipelineError> {
@@ -250,7 +250,7 @@ fn search_inner(
     }
     let unavailable = vectors_unavailable(store, embedder)?.map(|generic| {
         runner
-            .and_then(Embedding::not_ready_reason)
+            .and_then(EmbeddingRunner::not_ready_reason)
             .unwrap_or(generic)
     });
     match (unavailable, embedder) {

@@ -67,7 +67,7 @@ pub fn search(
     folder: &Path,
     config: &Config,
     params: &SearchParams,
-    embedding: Option<&folio_core::embed::runner::Embedding>,
+    embedding: Option<&folio_core::embed::runner::EmbeddingRunner>,
 ) -> HostResult<SearchResult> {
     let (query, options) = params.plan()?;
     reindex(folder, config).map_err(HostError::internal)?;

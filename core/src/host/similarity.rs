@@ -1,7 +1,7 @@
 //! `kb_graph`: the connection graph of a document (core `graph`): a
 //! breadth-first walk over embedding similarity from its chunks.
 
-use crate::graph::{
+use crate::similarity_graph::{
     DEFAULT_DEPTH, DEFAULT_FAN_OUT, DEFAULT_MAX_NODES, DEFAULT_MAX_SEED_CHUNKS,
     DEFAULT_MIN_SIMILARITY, GraphError, GraphOptions, SeedStrategy, StoreGraph, connection_graph,
 };
