@@ -332,14 +332,8 @@ impl Host {
     /// Refuses (`CONFLICT`) a file operation on an open document whose buffer has unsaved
     /// changes: deleting would drop them and renaming would save them, neither of which
     /// the agent may decide for the user.
-    fn require_saved(
-        &self,
-        path: &str,
-        abs: &std::path::Path,
-        buffer: &Buffer,
-        what: &str,
-    ) -> HostResult<()> {
-        if self.read_disk(path, abs)? != buffer.text {
+    fn require_saved(&self, path: &str, buffer: &Buffer, what: &str) -> HostResult<()> {
+        if self.read_disk(path)? != buffer.text {
             return Err(HostError::new(
                 ErrorCode::Conflict,
                 format!(
@@ -364,13 +358,13 @@ impl Host {
         label: &str,
         mut plan: impl FnMut(&str) -> HostResult<(String, T)>,
     ) -> HostResult<(Landed, String, T)> {
-        let (abs, text, buffer) = self.read_live(path)?;
+        let (_, text, buffer) = self.read_live(path)?;
         if let Some(buffer) = buffer {
             let (new, value) = plan(&text)?;
             self.apply_to_buffer(path, &buffer, &new, label)?;
             return Ok((Landed::Editor(buffer.editor.clone()), new, value));
         }
-        let updated = guard.update(&abs, || self.read_disk(path, &abs), plan)?;
+        let updated = guard.update(path, || self.read_disk(path), plan)?;
         if updated.replans > 0 {
             tracing::info!(
                 path,
@@ -455,9 +449,9 @@ impl Host {
         self.require_writes()?;
         Host::check_markdown_name(&args.path)?;
         let guard = self.writer.lock()?;
-        let abs = resolve_new(&self.root, &args.path)?;
+        resolve_new(&self.root, &args.path)?;
         let text = args.markdown.clone().unwrap_or_default();
-        guard.create(&abs, text.as_bytes())?;
+        guard.create(&args.path, text.as_bytes())?;
         tracing::info!(path = %args.path, "created");
         let index_synchronized = self.sync_document(&args.path, Some(&text));
         drop(guard);
@@ -482,9 +476,9 @@ impl Host {
         check_syntax(&args.source_path)?;
         Host::check_markdown_name(&args.target_path)?;
         let guard = self.writer.lock()?;
-        let (from_abs, text, source_buffer) = self.read_live(&args.source_path)?;
+        let (_, text, source_buffer) = self.read_live(&args.source_path)?;
         if let Some(buffer) = &source_buffer {
-            self.require_saved(&args.source_path, &from_abs, buffer, "moved")?;
+            self.require_saved(&args.source_path, buffer, "moved")?;
         }
         let to_abs = resolve_new(&self.root, &args.target_path)?;
         if std::fs::symlink_metadata(&to_abs).is_ok() {
@@ -627,15 +621,15 @@ impl Host {
     pub fn delete(&self, args: &DeleteArgs) -> HostResult<DeleteOutput> {
         self.require_writes()?;
         let guard = self.writer.lock()?;
-        let (abs, text, buffer) = self.read_live(&args.path)?;
+        let (_, text, buffer) = self.read_live(&args.path)?;
         check_expected(&args.path, &text, args.expected_source_hash.as_deref())?;
         let landed = match &buffer {
             Some(buffer) => {
-                self.require_saved(&args.path, &abs, buffer, "deleted")?;
+                self.require_saved(&args.path, buffer, "deleted")?;
                 self.file_operation(&args.path, buffer, buffer.version, None)?
             }
             None => {
-                guard.remove(&abs, text.as_bytes())?;
+                guard.remove(&args.path, text.as_bytes())?;
                 Landed::Disk
             }
         };

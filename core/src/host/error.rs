@@ -41,6 +41,7 @@ impl From<PathError> for HostError {
         let code = match err {
             PathError::Invalid { .. } => ErrorCode::InvalidPath,
             PathError::NotFound { .. } => ErrorCode::NotFound,
+            PathError::Collides { .. } => ErrorCode::AlreadyExists,
         };
         HostError::new(code, err.to_string())
     }

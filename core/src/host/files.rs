@@ -282,7 +282,10 @@ impl Host {
                 args.path
             )));
         }
-        let data = std::fs::read(&abs).map_err(HostError::internal)?;
+        let data =
+            crate::workspace::beneath::read(&self.root, &args.path, DOWNLOAD_CAP).map_err(|e| {
+                HostError::new(super::ErrorCode::NotFound, format!("`{}`: {e}", args.path))
+            })?;
         if data.len() as u64 > DOWNLOAD_CAP {
             return Err(HostError::new(
                 ErrorCode::InvalidArgument,

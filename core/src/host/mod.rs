@@ -29,7 +29,7 @@ pub use error::{ErrorCode, HostError, HostResult};
 pub use schema::portable_schema;
 
 use crate::workspace::path_policy::{check_syntax, resolve_existing};
-use crate::workspace::{Config, SkipReason, WorkspaceError, is_markdown, read_markdown};
+use crate::workspace::{Config, SkipReason, WorkspaceError, is_markdown, read_markdown_in};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 /// How a host is opened.
@@ -178,7 +178,7 @@ impl Host {
         if let Some(buffer) = self.buffer(path)? {
             return Ok((abs, buffer.text.clone(), Some(buffer)));
         }
-        let text = self.read_disk(path, &abs)?;
+        let text = self.read_disk(path)?;
         Ok((abs, text, None))
     }
 
@@ -195,13 +195,14 @@ impl Host {
     }
 
     /// The text of a document on disk.
-    pub(crate) fn read_disk(&self, path: &str, abs: &Path) -> HostResult<String> {
-        let text =
-            read_markdown(abs, self.config.index.max_file_size).map_err(|reason| match reason {
+    pub(crate) fn read_disk(&self, path: &str) -> HostResult<String> {
+        let text = read_markdown_in(&self.root, path, self.config.index.max_file_size).map_err(
+            |reason| match reason {
                 SkipReason::TooLarge { .. } => HostError::invalid(format!("`{path}`: {reason}")),
                 SkipReason::Unreadable { .. } => HostError::internal(format!("`{path}`: {reason}")),
                 _ => HostError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
-            })?;
+            },
+        )?;
         Ok(text)
     }
 

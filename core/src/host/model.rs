@@ -25,7 +25,7 @@ use crate::parse::incremental::IncrementalParser;
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 use crate::workspace::{
-    DocEntry, LoadReport, Origin, Workspace, WorkspaceError, is_markdown, read_markdown, scan,
+    DocEntry, LoadReport, Origin, Workspace, WorkspaceError, is_markdown, read_markdown_in, scan,
 };
 
 /// A file's size and modification time, to notice changes without reading it.
@@ -272,7 +272,7 @@ impl Model {
     pub fn close_document(&mut self, path: &str) -> BTreeSet<String> {
         self.parsers.remove(path);
         let abs = self.root().join(path);
-        match read_markdown(&abs, self.config().index.max_file_size) {
+        match read_markdown_in(self.root(), path, self.config().index.max_file_size) {
             Ok(text) => {
                 if let Some(s) = stamp(&abs) {
                     self.stamps.insert(path.to_string(), s);
@@ -298,7 +298,7 @@ impl Model {
             return affected;
         }
         if is_markdown(path) && exists {
-            match read_markdown(&abs, self.config().index.max_file_size) {
+            match read_markdown_in(self.root(), path, self.config().index.max_file_size) {
                 Ok(text) => {
                     let unchanged = self
                         .ws
@@ -391,7 +391,7 @@ impl Model {
             if now.is_some() && self.stamps.get(path) == now.as_ref() {
                 continue;
             }
-            match read_markdown(&abs, cap) {
+            match read_markdown_in(&root, path, cap) {
                 Ok(text) => {
                     self.set_document(path, Document::new(&text, 0), Origin::Disk);
                     if let Some(s) = now {

@@ -348,7 +348,7 @@ impl Host {
             let (live, disk) = parsed.entry(hit.path.clone()).or_insert_with(|| {
                 let disk = self
                     .resolve_markdown(&hit.path)
-                    .and_then(|abs| self.read_disk(&hit.path, &abs))
+                    .and_then(|_| self.read_disk(&hit.path))
                     .ok()
                     .map(|t| parse(&t));
                 (parse(&buffer.text), disk)

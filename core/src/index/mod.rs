@@ -13,7 +13,7 @@ use crate::chunk::chunks;
 use crate::parse::parse;
 use crate::pointer::{hash_bytes, hex};
 use crate::store::{ChunkRecord, DocRecord, Store, StoreError};
-use crate::workspace::{Config, Skipped, WorkspaceError, parallel_map, read_markdown, scan};
+use crate::workspace::{Config, Skipped, WorkspaceError, parallel_map, read_markdown_in, scan};
 
 /// Errors that stop indexing (a single bad file never does).
 #[derive(Debug, thiserror::Error)]
@@ -290,7 +290,7 @@ pub fn index_root(
     let chunk_bytes = config.index.chunk_bytes.max(200);
     let mut outcomes = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
-        let outcome = match read_markdown(&abs, cap) {
+        let outcome = match read_markdown_in(root, path, cap) {
             Err(reason) => FileOutcome::Skipped(Skipped {
                 path: path.clone(),
                 reason,
@@ -362,7 +362,7 @@ pub fn index_root(
         }
         for outcome in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {
-                let now = std::fs::read(root.join(&records.0.path))
+                let now = crate::workspace::beneath::read(root, &records.0.path, u64::MAX)
                     .ok()
                     .map(|bytes| hex(hash_bytes(&bytes)));
                 if now.as_deref() != Some(records.0.source_hash.as_str()) {

@@ -6,6 +6,7 @@
 //! that is not valid UTF-8, looks binary, is over the size cap or cannot be read is
 //! skipped and reported with its reason — never a crash.
 
+pub mod beneath;
 pub mod path_policy;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -252,8 +253,9 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
     Ok(scan)
 }
 
-/// Reads one Markdown file under the size cap, checking it is a regular file of UTF-8
-/// text without NUL bytes that is not nested too deeply to parse.
+/// Reads one Markdown file by its path under the size cap, checking it is a regular file
+/// of UTF-8 text without NUL bytes that is not nested too deeply to parse. For a file the
+/// user names on the command line; a file of a root is read with [`read_markdown_in`].
 pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
     let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable {
         message: e.to_string(),
@@ -272,6 +274,45 @@ pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
     let bytes = std::fs::read(abs).map_err(|e| SkipReason::Unreadable {
         message: e.to_string(),
     })?;
+    markdown_text(bytes, cap)
+}
+
+/// Reads the Markdown file at KB-relative `path` of `root` as [`read_markdown`] does,
+/// never through a symbolic link ([`beneath`]): a link anywhere on the way, or swapped in
+/// after the path policy checked the path, is [`SkipReason::Symlink`].
+pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, SkipReason> {
+    use std::io::Read;
+    let unreadable = |e: std::io::Error| SkipReason::Unreadable {
+        message: e.to_string(),
+    };
+    let (folder, name) = beneath::parent(root, path, false).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            SkipReason::Symlink
+        } else {
+            unreadable(e)
+        }
+    })?;
+    let (file, _) = folder.open_file(name).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput && e.to_string().contains("symbolic") {
+            SkipReason::Symlink
+        } else {
+            unreadable(e)
+        }
+    })?;
+    let size = file.metadata().map_err(unreadable)?.len();
+    if size > cap {
+        return Err(SkipReason::TooLarge { size, cap });
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    markdown_text(bytes, cap)
+}
+
+/// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
+/// too deeply to parse.
+fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {
     if bytes.len() as u64 > cap {
         return Err(SkipReason::TooLarge {
             size: bytes.len() as u64,
@@ -366,7 +407,7 @@ impl Workspace {
         let scan = scan(root, &config)?;
         let cap = config.index.max_file_size;
         let results = parallel_map(&scan.markdown, |rel| {
-            read_markdown(&root.join(rel), cap).map(|text| DocEntry::new(&text, 0, Origin::Disk))
+            read_markdown_in(root, rel, cap).map(|text| DocEntry::new(&text, 0, Origin::Disk))
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
         let mut report = LoadReport {

@@ -31,6 +31,18 @@ pub enum PathError {
         /// Extra explanation (empty, or starting with "; ").
         detail: String,
     },
+    /// A new name that differs from an existing one of the same folder only in letter
+    /// case or Unicode normalisation (MCP `ALREADY_EXISTS`): on case-insensitive or
+    /// normalising file systems (Windows, macOS) the two are one file.
+    #[error(
+        "`{path}` would collide with the existing `{existing}`: the names differ only in letter case or Unicode normalisation, which Windows and macOS treat as the same file"
+    )]
+    Collides {
+        /// The path as given.
+        path: String,
+        /// The existing entry's KB-relative path.
+        existing: String,
+    },
 }
 
 impl PathError {
@@ -39,6 +51,7 @@ impl PathError {
         match self {
             PathError::Invalid { .. } => "INVALID_PATH",
             PathError::NotFound { .. } => "NOT_FOUND",
+            PathError::Collides { .. } => "ALREADY_EXISTS",
         }
     }
 }
@@ -144,12 +157,16 @@ pub fn resolve_existing(root: &Path, path: &str) -> Result<PathBuf, PathError> {
 ///
 /// Folders on the way that exist must be real folders, not symbolic links; the file
 /// itself, if it exists, must pass [`resolve_existing`]. Missing folders are allowed
-/// (the caller creates them).
+/// (the caller creates them), but no missing segment may differ from an existing entry of
+/// its folder only in letter case or Unicode normalisation.
+///
+/// Errors: as [`resolve_existing`], and [`PathError::Collides`].
 pub fn resolve_new(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     check_syntax(path)?;
     let mut current = root.to_path_buf();
     let segments: Vec<&str> = path.split('/').collect();
     for (i, seg) in segments.iter().enumerate() {
+        let folder = current.clone();
         current.push(seg);
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
@@ -157,6 +174,10 @@ pub fn resolve_new(root: &Path, path: &str) -> Result<PathBuf, PathError> {
                     path: path.to_string(),
                     detail: "; symbolic links are not followed".into(),
                 });
+            }
+            Ok(_) if !exact_name_exists(&folder, seg) => {
+                // Another spelling of an existing name (a case-insensitive file system).
+                return Err(collision(path, &segments[..i], &folder, seg));
             }
             Ok(_) if i + 1 == segments.len() => return resolve_existing(root, path),
             Ok(meta) if !meta.is_dir() => {
@@ -166,10 +187,49 @@ pub fn resolve_new(root: &Path, path: &str) -> Result<PathBuf, PathError> {
                 });
             }
             Ok(_) => {}
-            Err(_) => break,
+            Err(_) => {
+                if let Some(existing) = folded_twin(&folder, seg) {
+                    let mut twin: Vec<&str> = segments[..i].to_vec();
+                    twin.push(&existing);
+                    return Err(PathError::Collides {
+                        path: path.to_string(),
+                        existing: twin.join("/"),
+                    });
+                }
+                break;
+            }
         }
     }
     Ok(root.join(path))
+}
+
+fn collision(path: &str, before: &[&str], folder: &Path, seg: &str) -> PathError {
+    let existing = folded_twin(folder, seg).unwrap_or_else(|| seg.to_string());
+    let mut twin: Vec<&str> = before.to_vec();
+    twin.push(&existing);
+    PathError::Collides {
+        path: path.to_string(),
+        existing: twin.join("/"),
+    }
+}
+
+/// A name compared as case-insensitive, normalising file systems compare it: NFC, then
+/// lowercased (Unicode).
+fn folded(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfc().collect::<String>().to_lowercase()
+}
+
+/// An entry of `folder` that differs from `name` but folds to the same name.
+fn folded_twin(folder: &Path, name: &str) -> Option<String> {
+    let want = folded(name);
+    std::fs::read_dir(folder)
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|e| {
+            let entry = e.file_name().to_str()?.to_string();
+            (entry != name && folded(&entry) == want).then_some(entry)
+        })
 }
 
 fn exact_name_exists(dir: &Path, name: &str) -> bool {

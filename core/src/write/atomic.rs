@@ -1,124 +1,153 @@
-//! File primitives for writes: atomic replacement, creation without clobbering, moves and
-//! the clean-up of temporary files a killed writer left behind.
+//! File primitives for writes: atomic replacement, creation without clobbering, moves,
+//! removal, and the clean-up of temporary files a killed writer left behind.
 //!
 //! A write goes to a temporary file in the target's folder (named
-//! `.folio-write-<pid>-<random>`), is flushed with `fsync`, and is renamed over the
-//! target, so readers see the old bytes or the new bytes, never a mix, and a crash leaves
-//! the target whole. Callers pass paths that went through the path policy first, and hold
-//! the root's write lock ([`super::Writer::lock`]).
+//! `.folio-write-<pid>-<n>`), is flushed with `fsync`, and is renamed over the target, so
+//! readers see the old bytes or the new bytes, never a mix, and a crash leaves the target
+//! whole. Every file is reached through [`crate::workspace::beneath`]: folders are opened
+//! one at a time without following symbolic links, and the temporary file, the rename and
+//! the final comparison all happen in the folder that was opened, so a folder swapped for
+//! a link meanwhile cannot lead a write outside the root. Paths are KB-relative and passed
+//! the path policy first; callers hold the root's write lock ([`super::Writer::lock`]).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::workspace::beneath::{Folder, parent};
 
 /// The name prefix of every temporary file folio writes next to a note.
 pub const TEMP_PREFIX: &str = ".folio-write-";
 
-/// The folder of `path` (`.` for a bare name).
-fn folder_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
+/// The largest file a write compares or reads back: larger files are not notes.
+const READ_CAP: u64 = 1 << 31;
 
-/// A new temporary file in `dir` holding `bytes`, flushed to disk.
-///
-/// It is created with mode `0666` minus the umask, as a new file made by any other
-/// program would be (the `tempfile` default, `0600`, would hide new notes from a group).
-fn temp_with(dir: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
-    let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    Ok(tmp)
-}
-
-/// A temporary file holding the new content of `path`, ready to be renamed over it with
+/// A temporary file holding the new content of a file, ready to be renamed over it with
 /// [`StagedWrite::commit`]. Dropping it without committing removes the temporary file.
 #[derive(Debug)]
 pub struct StagedWrite {
-    tmp: tempfile::NamedTempFile,
-    target: PathBuf,
+    folder: Folder,
+    temp: Option<String>,
+    name: String,
 }
 
 impl StagedWrite {
-    /// Writes `bytes` to a temporary file next to `path` and flushes it; the file at
-    /// `path` is not touched. The temporary file takes the permissions of the file it
-    /// will replace, when there is one.
-    pub fn new(path: &Path, bytes: &[u8]) -> std::io::Result<StagedWrite> {
-        let tmp = temp_with(folder_of(path), bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(tmp.path(), meta.permissions())?;
-        }
+    /// Writes `bytes` to a temporary file next to KB-relative `path` under `root` and
+    /// flushes it; the file at `path` is not touched. The temporary file takes the
+    /// permissions of the file it will replace, when there is one.
+    pub fn new(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<StagedWrite> {
+        let (folder, name) = parent(root, path, false)?;
+        let temp = folder.create_temp_like(TEMP_PREFIX, bytes, name)?;
         Ok(StagedWrite {
-            tmp,
-            target: path.to_path_buf(),
+            name: name.to_string(),
+            temp: Some(temp),
+            folder,
         })
     }
 
+    /// The bytes of the file the write will replace (in the folder it opened), or `None`
+    /// when there is none.
+    pub fn current(&self) -> std::io::Result<Option<Vec<u8>>> {
+        match self.folder.read(&self.name, READ_CAP) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Renames the temporary file over the target and flushes the folder.
-    pub fn commit(self) -> std::io::Result<()> {
-        let dir = folder_of(&self.target).to_path_buf();
-        self.tmp.persist(&self.target).map_err(|e| e.error)?;
-        sync_dir(&dir);
+    pub fn commit(mut self) -> std::io::Result<()> {
+        let temp = self.temp.take().expect("committed once");
+        self.folder.rename(&temp, &self.folder, &self.name)?;
+        self.folder.sync();
         Ok(())
     }
 }
 
-/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync, rename).
-///
-/// The new file keeps the permissions of the file it replaces.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    StagedWrite::new(path, bytes)?.commit()
+impl Drop for StagedWrite {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let _ = self.folder.remove(&temp);
+        }
+    }
 }
 
-/// Creates `path` with `bytes`, failing with `AlreadyExists` if it exists; creates missing folders.
-pub fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let dir = folder_of(path);
-    let tmp = temp_with(dir, bytes)?;
-    // `persist_noclobber` fails if the target appeared meanwhile.
-    tmp.persist_noclobber(path).map_err(|e| e.error)?;
-    sync_dir(dir);
+/// Writes `bytes` to KB-relative `path` atomically (temp file in the same folder, fsync,
+/// rename). The new file keeps the permissions of the file it replaces.
+pub fn write_atomic(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    StagedWrite::new(root, path, bytes)?.commit()
+}
+
+/// Creates KB-relative `path` with `bytes` (mode `0666` minus the umask, as any other
+/// program's new file), failing with `AlreadyExists` if anything is there; creates
+/// missing folders.
+pub fn create_new(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let (folder, name) = parent(root, path, true)?;
+    let temp = folder.create_temp(TEMP_PREFIX, bytes, None)?;
+    // A hard link refuses to replace an existing file; the temporary name then goes.
+    let linked = folder.link(&temp, &folder, name);
+    let _ = folder.remove(&temp);
+    linked?;
+    folder.sync();
     Ok(())
 }
 
-/// Moves `from` to `to` without replacing an existing `to`; creates missing folders.
-pub fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir)?;
+/// Reads KB-relative `path` (never through a link); `None` when nothing is there.
+pub fn read(root: &Path, path: &str) -> std::io::Result<Option<Vec<u8>>> {
+    match crate::workspace::beneath::read(root, path, READ_CAP) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
-    // A hard link then unlink refuses to clobber an existing target on every Unix.
-    match std::fs::hard_link(from, to) {
-        Ok(()) => std::fs::remove_file(from)?,
+}
+
+/// Moves KB-relative `from` to `to` without replacing an existing `to`; creates missing
+/// folders.
+pub fn move_file(root: &Path, from: &str, to: &str) -> std::io::Result<()> {
+    let (from_folder, from_name) = parent(root, from, false)?;
+    let (to_folder, to_name) = parent(root, to, true)?;
+    // A hard link then an unlink refuses to clobber an existing target on every Unix.
+    match from_folder.link(from_name, &to_folder, to_name) {
+        Ok(()) => from_folder.remove(from_name)?,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
         Err(_) => {
-            if to.exists() {
+            if to_folder.kind(to_name)?.is_some() {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::AlreadyExists,
                     "target exists",
                 ));
             }
-            std::fs::rename(from, to)?;
+            from_folder.rename(from_name, &to_folder, to_name)?;
         }
     }
-    sync_dir(folder_of(to));
-    if folder_of(from) != folder_of(to) {
-        sync_dir(folder_of(from));
-    }
+    to_folder.sync();
+    from_folder.sync();
     Ok(())
 }
 
-/// Flushes a folder, so that a rename or a removal in it survives a crash. Not every
-/// platform allows it; failures are ignored.
+/// Removes KB-relative `path`.
+pub fn remove(root: &Path, path: &str) -> std::io::Result<()> {
+    let (folder, name) = parent(root, path, false)?;
+    folder.remove(name)?;
+    folder.sync();
+    Ok(())
+}
+
+/// Writes a file of folio's own state (a journal entry) atomically by its path: these
+/// live in the state folder, which no tool can name.
+pub fn write_state_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Flushes a folder by its path, so that a rename or a removal in it survives a crash.
+/// Not every platform allows it; failures are ignored.
 pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
@@ -141,7 +170,6 @@ pub fn is_stale_temp_name(name: &str) -> bool {
     !process_alive(pid)
 }
 
-#[cfg(unix)]
 fn process_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
@@ -154,18 +182,13 @@ fn process_alive(pid: u32) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-#[cfg(not(unix))]
-fn process_alive(pid: u32) -> bool {
-    pid == std::process::id()
-}
-
 /// Removes the stale temporary files ([`is_stale_temp_name`]) among `paths`
 /// (KB-relative, as a walk of `root` lists them); returns how many were removed.
 pub fn remove_stale_temp_files<'a>(root: &Path, paths: impl IntoIterator<Item = &'a str>) -> usize {
     let mut removed = 0;
     for path in paths {
         let name = path.rsplit('/').next().unwrap_or(path);
-        if is_stale_temp_name(name) && std::fs::remove_file(root.join(path)).is_ok() {
+        if is_stale_temp_name(name) && remove(root, path).is_ok() {
             tracing::info!(
                 path,
                 "removed a temporary file left by an interrupted write"
@@ -192,56 +215,79 @@ mod tests {
     #[test]
     fn atomic_write_replaces_and_create_refuses_existing() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.md");
-        create_new(&p, b"one").unwrap();
+        let root = dir.path();
+        create_new(root, "a.md", b"one").unwrap();
         assert_eq!(
-            create_new(&p, b"two").unwrap_err().kind(),
+            create_new(root, "a.md", b"two").unwrap_err().kind(),
             std::io::ErrorKind::AlreadyExists
         );
-        write_atomic(&p, b"three").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"three");
-        let q = dir.path().join("sub/b.md");
-        move_file(&p, &q).unwrap();
-        assert!(!p.exists());
-        assert_eq!(std::fs::read(&q).unwrap(), b"three");
+        write_atomic(root, "a.md", b"three").unwrap();
+        assert_eq!(std::fs::read(root.join("a.md")).unwrap(), b"three");
+        move_file(root, "a.md", "sub/b.md").unwrap();
+        assert!(!root.join("a.md").exists());
+        assert_eq!(std::fs::read(root.join("sub/b.md")).unwrap(), b"three");
         // No temp files are left behind.
-        assert_eq!(names(dir.path()), ["sub"]);
+        assert_eq!(names(root), ["sub"]);
+        assert_eq!(names(&root.join("sub")), ["b.md"]);
     }
 
-    #[cfg(unix)]
     #[test]
     fn new_files_follow_the_umask_and_replacements_keep_their_mode() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.md");
-        create_new(&p, b"one").unwrap();
+        let root = dir.path();
+        create_new(root, "a.md", b"one").unwrap();
         // SAFETY: umask(2) only reads and sets this process's file mode mask.
         let mask = unsafe {
             let old = libc::umask(0);
             libc::umask(old);
             old
         };
-        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         // `mode_t` is `u32` on Linux and `u16` on macOS.
         #[allow(clippy::useless_conversion)]
         let mask = u32::from(mask);
+        let mode = std::fs::metadata(root.join("a.md"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o666 & !mask);
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
-        write_atomic(&p, b"two").unwrap();
-        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        std::fs::set_permissions(root.join("a.md"), std::fs::Permissions::from_mode(0o640))
+            .unwrap();
+        write_atomic(root, "a.md", b"two").unwrap();
+        let mode = std::fs::metadata(root.join("a.md"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o640);
     }
 
     #[test]
     fn a_dropped_staged_write_leaves_the_target_and_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.md");
-        std::fs::write(&p, "old").unwrap();
-        let staged = StagedWrite::new(&p, b"new").unwrap();
+        std::fs::write(dir.path().join("a.md"), "old").unwrap();
+        let staged = StagedWrite::new(dir.path(), "a.md", b"new").unwrap();
         assert_eq!(names(dir.path()).len(), 2);
+        assert_eq!(staged.current().unwrap().as_deref(), Some(&b"old"[..]));
         drop(staged);
         assert_eq!(names(dir.path()), ["a.md"]);
-        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(std::fs::read(dir.path().join("a.md")).unwrap(), b"old");
+    }
+
+    #[test]
+    fn writes_never_go_through_a_symbolic_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+        std::fs::write(outside.join("x.md"), "outside").unwrap();
+        std::os::unix::fs::symlink(outside.join("x.md"), root.join("file-link.md")).unwrap();
+        assert!(create_new(&root, "linked/new.md", b"x").is_err());
+        assert!(write_atomic(&root, "linked/x.md", b"x").is_err());
+        assert_eq!(names(&outside), ["x.md"]);
+        assert_eq!(std::fs::read(outside.join("x.md")).unwrap(), b"outside");
     }
 
     #[test]

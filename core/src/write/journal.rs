@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{WriteError, WriteGuard, atomic};
-use crate::workspace::path_policy::{check_syntax, resolve_new};
+use crate::workspace::path_policy::check_syntax;
 
 /// One file change of a multi-file operation. Paths are KB-relative and passed the path
 /// policy when the operation was planned.
@@ -72,28 +72,16 @@ struct Entry {
     steps: Vec<Step>,
 }
 
-fn read_opt(abs: &Path) -> Option<Vec<u8>> {
-    std::fs::read(abs).ok()
-}
-
 /// Runs `steps` under `guard` (see [`WriteGuard::run_journaled`]).
 pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteError> {
     let root = guard.root().to_path_buf();
-    let abs = |path: &str| -> Result<PathBuf, WriteError> {
-        resolve_new(&root, path).map_err(|e| WriteError::Io {
-            path: path.to_string(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
-        })
-    };
     // Every file must still hold what the plan was made against.
     for step in steps {
         match step {
-            Step::Replace { path, old, .. } => {
-                guard.check_unchanged(&abs(path)?, old.as_bytes())?
-            }
+            Step::Replace { path, old, .. } => guard.check_unchanged(path, old.as_bytes())?,
             Step::Move { from, to, old, .. } => {
-                guard.check_unchanged(&abs(from)?, old.as_bytes())?;
-                if std::fs::symlink_metadata(abs(to)?).is_ok() {
+                guard.check_unchanged(from, old.as_bytes())?;
+                if matches!(atomic::read(&root, to), Ok(Some(_))) {
                     return Err(WriteError::AlreadyExists { path: to.clone() });
                 }
             }
@@ -116,29 +104,24 @@ pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteErr
         steps: steps.to_vec(),
     })
     .map_err(|e| journal_io(std::io::Error::other(e)))?;
-    atomic::write_atomic(&entry_path, &json).map_err(journal_io)?;
+    atomic::write_state_file(&entry_path, &json).map_err(journal_io)?;
     let mut done = 0;
     let mut failure = None;
     for step in steps {
         let result = match step {
-            Step::Replace { path, old, new } => {
-                guard.replace(&abs(path)?, old.as_bytes(), new.as_bytes())
-            }
+            Step::Replace { path, old, new } => guard.replace(path, old.as_bytes(), new.as_bytes()),
             Step::Move { from, to, old, new } => {
-                let (from_abs, to_abs) = (abs(from)?, abs(to)?);
-                guard
-                    .rename(&from_abs, &to_abs, old.as_bytes())
-                    .and_then(|()| {
-                        if new == old {
-                            return Ok(());
-                        }
-                        guard
-                            .replace(&to_abs, old.as_bytes(), new.as_bytes())
-                            .inspect_err(|_| {
-                                // Put the file back where it was, as it was.
-                                let _ = atomic::move_file(&to_abs, &from_abs);
-                            })
-                    })
+                guard.rename(from, to, old.as_bytes()).and_then(|()| {
+                    if new == old {
+                        return Ok(());
+                    }
+                    guard
+                        .replace(to, old.as_bytes(), new.as_bytes())
+                        .inspect_err(|_| {
+                            // Put the file back where it was, as it was.
+                            let _ = atomic::move_file(&root, to, from);
+                        })
+                })
             }
         };
         match result {
@@ -162,22 +145,12 @@ pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteErr
     }
 }
 
-/// The file of a journaled path: the path's syntax is checked again and no folder on the
-/// way may be a symbolic link. Unlike the path policy's `resolve_existing` it accepts a
-/// file with two hard links, which is what a move interrupted between its link and its
-/// unlink leaves.
-fn locate(root: &Path, path: &str) -> Option<PathBuf> {
-    check_syntax(path).ok()?;
-    let mut current = root.to_path_buf();
-    for seg in path.split('/') {
-        current.push(seg);
-        match std::fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => return None,
-            Ok(_) => {}
-            Err(_) => return Some(root.join(path)),
-        }
-    }
-    Some(current)
+fn holds(root: &Path, path: &str, text: &str) -> bool {
+    matches!(atomic::read(root, path), Ok(Some(bytes)) if bytes == text.as_bytes())
+}
+
+fn absent(root: &Path, path: &str) -> bool {
+    matches!(atomic::read(root, path), Ok(None))
 }
 
 /// Takes a step back after a later step failed (the file changed under the operation).
@@ -185,20 +158,16 @@ fn locate(root: &Path, path: &str) -> Option<PathBuf> {
 fn undo(root: &Path, step: &Step) {
     match step {
         Step::Replace { path, old, new } => {
-            if let Some(abs) = locate(root, path)
-                && read_opt(&abs).as_deref() == Some(new.as_bytes())
-            {
-                let _ = atomic::write_atomic(&abs, old.as_bytes());
+            if holds(root, path, new) {
+                let _ = atomic::write_atomic(root, path, old.as_bytes());
             }
         }
         Step::Move { from, to, old, new } => {
-            if let (Some(to_abs), Some(from_abs)) = (locate(root, to), locate(root, from))
-                && read_opt(&to_abs).as_deref() == Some(new.as_bytes())
-            {
+            if holds(root, to, new) {
                 if new != old {
-                    let _ = atomic::write_atomic(&to_abs, old.as_bytes());
+                    let _ = atomic::write_atomic(root, to, old.as_bytes());
                 }
-                let _ = atomic::move_file(&to_abs, &from_abs);
+                let _ = atomic::move_file(root, to, from);
             }
         }
     }
@@ -253,17 +222,18 @@ pub fn recover(guard: &WriteGuard<'_>) -> RecoveryReport {
 }
 
 /// Brings one step to its end state; returns the path when the file holds something else.
+/// Paths are checked by the path policy's syntax again, and never followed through a
+/// symbolic link ([`crate::workspace::beneath`]).
 fn finish(root: &Path, step: &Step) -> Option<String> {
     match step {
         Step::Replace { path, old, new } => {
-            let Some(abs) = locate(root, path) else {
+            if check_syntax(path).is_err() {
                 return Some(path.clone());
-            };
-            let now = read_opt(&abs);
-            if now.as_deref() == Some(new.as_bytes()) {
+            }
+            if holds(root, path, new) {
                 None
-            } else if now.as_deref() == Some(old.as_bytes()) {
-                atomic::write_atomic(&abs, new.as_bytes())
+            } else if holds(root, path, old) {
+                atomic::write_atomic(root, path, new.as_bytes())
                     .err()
                     .map(|_| path.clone())
             } else {
@@ -271,26 +241,22 @@ fn finish(root: &Path, step: &Step) -> Option<String> {
             }
         }
         Step::Move { from, to, old, new } => {
-            let (Some(from_abs), Some(to_abs)) = (locate(root, from), locate(root, to)) else {
+            if check_syntax(from).is_err() || check_syntax(to).is_err() {
                 return Some(from.clone());
-            };
-            let at_from = read_opt(&from_abs);
-            let at_to = read_opt(&to_abs);
-            let is =
-                |bytes: &Option<Vec<u8>>, text: &str| bytes.as_deref() == Some(text.as_bytes());
-            let moved = if is(&at_from, old) && at_to.is_none() {
-                atomic::move_file(&from_abs, &to_abs).is_ok()
-            } else if is(&at_from, old) && is(&at_to, old) {
+            }
+            let moved = if holds(root, from, old) && absent(root, to) {
+                atomic::move_file(root, from, to).is_ok()
+            } else if holds(root, from, old) && holds(root, to, old) {
                 // Interrupted between the hard link and the unlink.
-                std::fs::remove_file(&from_abs).is_ok()
+                atomic::remove(root, from).is_ok()
             } else {
-                at_from.is_none() && (is(&at_to, old) || is(&at_to, new))
+                absent(root, from) && (holds(root, to, old) || holds(root, to, new))
             };
             if !moved {
                 return Some(from.clone());
             }
-            if new != old && !is(&read_opt(&to_abs), new) {
-                return atomic::write_atomic(&to_abs, new.as_bytes())
+            if new != old && !holds(root, to, new) {
+                return atomic::write_atomic(root, to, new.as_bytes())
                     .err()
                     .map(|_| to.clone());
             }

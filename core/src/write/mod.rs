@@ -221,63 +221,63 @@ impl WriteGuard<'_> {
         self.writer.state_dir.join("journal")
     }
 
-    /// The KB-relative spelling of an absolute path under the root, for messages.
-    fn label(&self, abs: &Path) -> String {
-        abs.strip_prefix(&self.writer.root)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_else(|_| abs.display().to_string())
-    }
-
-    fn io(&self, abs: &Path, source: std::io::Error) -> WriteError {
+    fn io(&self, path: &str, source: std::io::Error) -> WriteError {
         match source.kind() {
             std::io::ErrorKind::AlreadyExists => WriteError::AlreadyExists {
-                path: self.label(abs),
+                path: path.to_string(),
             },
             std::io::ErrorKind::NotFound => WriteError::NotFound {
-                path: self.label(abs),
+                path: path.to_string(),
             },
             _ => WriteError::Io {
-                path: self.label(abs),
+                path: path.to_string(),
                 source,
             },
         }
     }
 
-    /// Fails with [`WriteError::Changed`] unless the file at `abs` holds exactly `expected`.
-    fn check_unchanged(&self, abs: &Path, expected: &[u8]) -> Result<(), WriteError> {
-        match std::fs::read(abs) {
-            Ok(now) if now == expected => Ok(()),
+    /// Fails with [`WriteError::Changed`] unless the file at `path` holds exactly `expected`.
+    fn check_unchanged(&self, path: &str, expected: &[u8]) -> Result<(), WriteError> {
+        match atomic::read(self.root(), path) {
+            Ok(Some(now)) if now == expected => Ok(()),
             Ok(_) => Err(WriteError::Changed {
-                path: self.label(abs),
+                path: path.to_string(),
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(WriteError::Changed {
-                path: self.label(abs),
-            }),
-            Err(e) => Err(self.io(abs, e)),
+            Err(e) => Err(self.io(path, e)),
         }
     }
 
-    /// Replaces the file at `abs` with `new` if it still holds `expected`: the new bytes
-    /// are staged and flushed first, then the file is compared with `expected` and, if
-    /// equal, the staged file is renamed over it.
+    /// Replaces the file at KB-relative `path` with `new` if it still holds `expected`:
+    /// the new bytes are staged and flushed first, then the file is compared with
+    /// `expected` and, if equal, the staged file is renamed over it — all in the folder
+    /// opened once, never through a symbolic link.
     ///
     /// Errors: [`WriteError::Changed`] (nothing written) when the file differs or is gone.
-    pub fn replace(&self, abs: &Path, expected: &[u8], new: &[u8]) -> Result<(), WriteError> {
-        let staged = StagedWrite::new(abs, new).map_err(|e| self.io(abs, e))?;
-        self.check_unchanged(abs, expected)?;
-        staged.commit().map_err(|e| self.io(abs, e))
+    pub fn replace(&self, path: &str, expected: &[u8], new: &[u8]) -> Result<(), WriteError> {
+        let staged = StagedWrite::new(self.root(), path, new).map_err(|e| self.io(path, e))?;
+        match staged.current() {
+            Ok(Some(now)) if now == expected => {}
+            Ok(_) => {
+                return Err(WriteError::Changed {
+                    path: path.to_string(),
+                });
+            }
+            Err(e) => return Err(self.io(path, e)),
+        }
+        staged.commit().map_err(|e| self.io(path, e))
     }
 
-    /// Reads the file with `read`, plans its new text with `plan`, and replaces it if it
-    /// did not change meanwhile; when it did, reads and plans again, up to
-    /// [`MAX_REPLANS`] times. A plan that leaves the text as it is writes nothing.
+    /// Reads the file with `read`, plans its new text with `plan`, and replaces the file
+    /// at KB-relative `path` if it did not change meanwhile; when it did, reads and plans
+    /// again, up to [`MAX_REPLANS`] times. A plan that leaves the text as it is writes
+    /// nothing.
     ///
     /// Errors: whatever `read` or `plan` return (a pointer that no longer resolves in the
     /// new text is the plan's `CONFLICT`), or [`WriteError::Changed`] when the file kept
     /// changing.
     pub fn update<T, E: From<WriteError>>(
         &self,
-        abs: &Path,
+        path: &str,
         mut read: impl FnMut() -> Result<String, E>,
         mut plan: impl FnMut(&str) -> Result<(String, T), E>,
     ) -> Result<Updated<T>, E> {
@@ -293,7 +293,7 @@ impl WriteGuard<'_> {
                     replans,
                 });
             }
-            match self.replace(abs, old.as_bytes(), new.as_bytes()) {
+            match self.replace(path, old.as_bytes(), new.as_bytes()) {
                 Ok(()) => {
                     return Ok(Updated {
                         old,
@@ -303,7 +303,10 @@ impl WriteGuard<'_> {
                     });
                 }
                 Err(WriteError::Changed { .. }) if replans < MAX_REPLANS => {
-                    tracing::info!(path = %self.label(abs), "changed by another program while planned; planning again");
+                    tracing::info!(
+                        path,
+                        "changed by another program while planned; planning again"
+                    );
                     replans += 1;
                 }
                 Err(e) => return Err(e.into()),
@@ -311,42 +314,34 @@ impl WriteGuard<'_> {
         }
     }
 
-    /// Creates `abs` with `bytes` (missing folders too).
+    /// Creates KB-relative `path` with `bytes` (missing folders too).
     ///
-    /// Errors: [`WriteError::AlreadyExists`] when anything is at `abs`.
-    pub fn create(&self, abs: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-        if std::fs::symlink_metadata(abs).is_ok() {
-            return Err(WriteError::AlreadyExists {
-                path: self.label(abs),
-            });
-        }
-        atomic::create_new(abs, bytes).map_err(|e| self.io(abs, e))
+    /// Errors: [`WriteError::AlreadyExists`] when anything is there.
+    pub fn create(&self, path: &str, bytes: &[u8]) -> Result<(), WriteError> {
+        atomic::create_new(self.root(), path, bytes).map_err(|e| self.io(path, e))
     }
 
-    /// Moves `from` to `to` (never over an existing file) if `from` still holds `expected`.
+    /// Moves `from` to `to` (KB-relative; never over an existing file) if `from` still
+    /// holds `expected`.
     ///
     /// Errors: [`WriteError::Changed`] when `from` differs or is gone,
     /// [`WriteError::AlreadyExists`] when `to` exists.
-    pub fn rename(&self, from: &Path, to: &Path, expected: &[u8]) -> Result<(), WriteError> {
-        if std::fs::symlink_metadata(to).is_ok() {
+    pub fn rename(&self, from: &str, to: &str, expected: &[u8]) -> Result<(), WriteError> {
+        if matches!(atomic::read(self.root(), to), Ok(Some(_))) {
             return Err(WriteError::AlreadyExists {
-                path: self.label(to),
+                path: to.to_string(),
             });
         }
         self.check_unchanged(from, expected)?;
-        atomic::move_file(from, to).map_err(|e| self.io(to, e))
+        atomic::move_file(self.root(), from, to).map_err(|e| self.io(to, e))
     }
 
-    /// Removes `abs` if it still holds `expected`.
+    /// Removes KB-relative `path` if it still holds `expected`.
     ///
     /// Errors: [`WriteError::Changed`] when it differs or is gone.
-    pub fn remove(&self, abs: &Path, expected: &[u8]) -> Result<(), WriteError> {
-        self.check_unchanged(abs, expected)?;
-        std::fs::remove_file(abs).map_err(|e| self.io(abs, e))?;
-        if let Some(dir) = abs.parent() {
-            atomic::sync_dir(dir);
-        }
-        Ok(())
+    pub fn remove(&self, path: &str, expected: &[u8]) -> Result<(), WriteError> {
+        self.check_unchanged(path, expected)?;
+        atomic::remove(self.root(), path).map_err(|e| self.io(path, e))
     }
 
     /// Runs the steps of a multi-file operation as one unit: each file must still hold

@@ -37,7 +37,7 @@ fn two_writers_appending_to_one_file_lose_nothing() {
                     let guard = writer.lock().unwrap();
                     let line = format!("- writer {w} line {i}");
                     guard
-                        .update(&file, || Ok::<_, WriteError>(read(&file)), append(&line))
+                        .update("log.md", || Ok::<_, WriteError>(read(&file)), append(&line))
                         .unwrap();
                 }
             })
@@ -65,7 +65,7 @@ fn a_change_by_another_program_while_planning_is_planned_again() {
     let mut plans = 0;
     let updated = guard
         .update(
-            &file,
+            "a.md",
             || Ok::<_, WriteError>(read(&file)),
             |old: &str| {
                 plans += 1;
@@ -98,7 +98,7 @@ fn a_plan_that_no_longer_applies_fails_and_writes_nothing() {
     let guard = writer.lock().unwrap();
     let err = guard
         .update(
-            &file,
+            "a.md",
             || Ok::<_, WriteError>(read(&file)),
             |old: &str| {
                 if old.contains("keep me") {
@@ -127,7 +127,7 @@ fn a_file_that_keeps_changing_is_a_conflict_after_the_last_replan() {
     let mut n = 0;
     let err = guard
         .update(
-            &file,
+            "a.md",
             || Ok::<_, WriteError>(read(&file)),
             |old: &str| {
                 n += 1;
@@ -168,25 +168,25 @@ fn replace_remove_and_rename_check_the_file_first() {
     let writer = Writer::new(dir.path());
     let guard = writer.lock().unwrap();
     assert!(matches!(
-        guard.replace(&a, b"stale\n", b"new\n"),
+        guard.replace("a.md", b"stale\n", b"new\n"),
         Err(WriteError::Changed { .. })
     ));
     assert!(matches!(
-        guard.remove(&a, b"stale\n"),
+        guard.remove("a.md", b"stale\n"),
         Err(WriteError::Changed { .. })
     ));
     assert!(matches!(
-        guard.rename(&a, &b, b"stale\n"),
+        guard.rename("a.md", "sub/b.md", b"stale\n"),
         Err(WriteError::Changed { .. })
     ));
     assert_eq!(read(&a), "A\n");
-    guard.rename(&a, &b, b"A\n").unwrap();
+    guard.rename("a.md", "sub/b.md", b"A\n").unwrap();
     assert_eq!((a.exists(), read(&b).as_str()), (false, "A\n"));
     assert!(matches!(
-        guard.create(&b, b"again"),
+        guard.create("sub/b.md", b"again"),
         Err(WriteError::AlreadyExists { ref path }) if path == "sub/b.md"
     ));
-    guard.remove(&b, b"A\n").unwrap();
+    guard.remove("sub/b.md", b"A\n").unwrap();
     assert!(!b.exists());
 }
 
