@@ -5,7 +5,8 @@
 //! and with the same answer whether or not something exists there: empty and absolute
 //! paths, `.`/`..` and empty segments, backslashes, NUL and control characters, `:`,
 //! the characters `< > " | ? *`, Windows device names, segments ending in a dot or a
-//! space, and anything under `.git/` or `.folio/`. [`resolve_existing`] and
+//! space, names over 255 bytes and paths over 4,096, and anything under `.git/` or
+//! `.folio/`. [`resolve_existing`] and
 //! [`resolve_new`] then look inside the root only: symbolic links (file or folder on the
 //! way) and hard-linked files are refused, and a different spelling of an existing name
 //! (letter case) is not found.
@@ -56,6 +57,13 @@ impl PathError {
     }
 }
 
+/// The longest path the policy accepts, in bytes (Linux `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// The longest file or folder name the policy accepts, in bytes (`NAME_MAX` of Linux and
+/// macOS file systems).
+pub const MAX_NAME_BYTES: usize = 255;
+
 const DEVICE_NAMES: [&str; 22] = [
     "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
     "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
@@ -73,6 +81,12 @@ pub fn check_syntax(path: &str) -> Result<(), PathError> {
     };
     if path.is_empty() {
         return invalid("empty path");
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return invalid("the path is longer than 4,096 bytes");
+    }
+    if path.split('/').any(|seg| seg.len() > MAX_NAME_BYTES) {
+        return invalid("a file or folder name is longer than 255 bytes");
     }
     if path.starts_with('/') {
         return invalid(
