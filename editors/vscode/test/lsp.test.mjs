@@ -304,7 +304,7 @@ test("the server's stderr goes to the output channel at the level of each line",
     await until(() => stderr.includes(' loaded 7 documents under '), 'the scan in the log');
     const lines = stderr.trimEnd().split('\n').map(parseLogLine);
     assert.deepEqual(lines.map((l) => l.level), lines.map(() => 'info'), stderr);
-    assert.ok(lines.some((l) => l.text.startsWith(`folio_lsp::session: loaded 7 documents under ${realRoot} (`)), stderr);
+    assert.ok(lines.some((l) => l.text.startsWith(`folio_lsp::session: loaded 7 documents under ${realRoot} in `)), stderr);
     assert.ok(lines.some((l) => l.text.startsWith(`folio_lsp::bridge: bridge for ${realRoot} at ${runtime}/folio/`)), stderr);
   } finally {
     conn.dispose();
