@@ -1,0 +1,239 @@
+//! The result of a parse: [`Parsed`] and the elements, headings, anchors, definitions,
+//! links and problems it holds, with the lookups built from them (title, fragment names, lines).
+
+use std::ops::Range;
+
+use crate::document::LineIndex;
+use crate::pointer::{ElementKind, Pointer};
+
+use super::slug;
+
+/// One addressable block of a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Element {
+    /// What kind of block this is.
+    pub kind: ElementKind,
+    /// Logical address following heading nesting, e.g. `1.2.p3` or `li1`.
+    pub logical: String,
+    /// Bytes of the element itself, trailing line endings excluded.
+    pub range: Range<usize>,
+    /// Bytes the element owns: a heading's section (up to the next heading of the same
+    /// or a higher level), a list item with its nested lists, else `range`.
+    pub subtree: Range<usize>,
+    /// XxHash64 of the bytes in `range`.
+    pub self_hash: u64,
+    /// XxHash64 of the bytes in `subtree`.
+    pub subtree_hash: u64,
+    /// Heading level 1–6; 0 for other kinds.
+    pub level: u8,
+    /// Index (in [`Parsed::elements`]) of the heading or list item that owns this element.
+    pub parent: Option<usize>,
+    /// First line of `range`, 1-based.
+    pub start_line: u32,
+    /// Last line of `range`, 1-based, inclusive.
+    pub end_line: u32,
+}
+
+impl Element {
+    /// The concrete pointer `logical~selfHash~subtreeHash`.
+    pub fn pointer(&self) -> Pointer {
+        Pointer {
+            logical: self.logical.clone(),
+            self_hash: self.self_hash,
+            subtree_hash: self.subtree_hash,
+        }
+    }
+}
+
+/// A heading with its anchor slug.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Heading {
+    /// Level 1–6.
+    pub level: u8,
+    /// Plain text of the heading (inline markup removed, a trailing `{#id}` removed).
+    pub text: String,
+    /// GitHub-compatible anchor slug, unique in the document (`-1`, `-2` for repeats).
+    pub slug: String,
+    /// An explicit id from a trailing `{#id}` attribute, if any.
+    pub custom_id: Option<String>,
+    /// Bytes of the heading line(s).
+    pub range: Range<usize>,
+    /// Bytes of the heading's text content.
+    pub text_range: Range<usize>,
+    /// Index of the heading's element in [`Parsed::elements`]; `None` for a heading
+    /// nested in a container (block quote, list item), which has an anchor but is part
+    /// of its container's element.
+    pub element: Option<usize>,
+}
+
+/// An HTML anchor: `<a name="x">` or any tag with `id="x"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    /// The id or name.
+    pub id: String,
+    /// Bytes of the HTML that declares it.
+    pub range: Range<usize>,
+}
+
+/// A link reference definition `[label]: destination` (CommonMark 4.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Definition {
+    /// The label as written.
+    pub label: String,
+    /// The label normalised for matching (CommonMark 4.7: whitespace collapsed, Unicode case fold).
+    pub key: String,
+    /// Bytes of the whole definition.
+    pub range: Range<usize>,
+    /// Bytes of the label text between the brackets.
+    pub label_range: Range<usize>,
+}
+
+/// How a link is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    /// `[text](dest)`.
+    Inline,
+    /// `![alt](dest)`.
+    Image,
+    /// `<https://…>` or a GFM literal autolink.
+    Autolink,
+    /// `[text][label]`, `[label][]` or `[label]` with a definition.
+    Reference,
+    /// `![alt][label]`.
+    ImageReference,
+    /// The destination of a link reference definition.
+    Definition,
+    /// `[[target]]` and its variants.
+    Wiki,
+    /// `![[target]]`.
+    WikiEmbed,
+    /// `[^label]`.
+    Footnote,
+    /// `[text][label]`, `[label][]` or `[^label]` whose label has no definition.
+    UndefinedReference,
+}
+
+/// One link of a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// How it is written.
+    pub kind: LinkKind,
+    /// Bytes of the whole link.
+    pub range: Range<usize>,
+    /// Bytes of the destination as written (for wiki links: the target part), if it has one.
+    pub dest_range: Option<Range<usize>>,
+    /// Destination: percent-decoded path or URL, fragment and query string excluded
+    /// (empty for `#frag` links).
+    pub dest: String,
+    /// Fragment after `#`, percent-decoded, without the `#`.
+    pub fragment: Option<String>,
+    /// Bytes of the fragment as written (after `#`), if any.
+    pub fragment_range: Option<Range<usize>>,
+    /// For references and footnotes: the normalised label; for wiki links: the normalised
+    /// text between the brackets (`target#heading|alias`).
+    pub label: Option<String>,
+    /// True when the destination has a URL scheme (`https:`, `mailto:`) or is protocol-relative.
+    pub external: bool,
+}
+
+/// Problems the parser noticed (never fatal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Bytes concerned.
+    pub range: Range<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Everything known about one document after parsing.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Block elements in source order; the first is always the `document` element.
+    pub elements: Vec<Element>,
+    /// Headings in source order.
+    pub headings: Vec<Heading>,
+    /// HTML anchors.
+    pub anchors: Vec<Anchor>,
+    /// Link reference definitions in source order.
+    pub definitions: Vec<Definition>,
+    /// GFM footnote definitions: (normalised label, bytes).
+    pub footnote_definitions: Vec<(String, Range<usize>)>,
+    /// Obsidian-style block ids (`^id` at the end of a block): (id, bytes).
+    pub block_ids: Vec<(String, Range<usize>)>,
+    /// Links in source order.
+    pub links: Vec<Link>,
+    /// Frontmatter parsed as YAML (or TOML), if present and well-formed.
+    pub frontmatter: Option<serde_json::Value>,
+    /// Problems noticed while parsing.
+    pub problems: Vec<Problem>,
+    /// Line index of the source.
+    pub lines: Option<LineIndex>,
+    /// Fragment names, built on first use by [`Parsed::fragment_names`].
+    fragment_names: std::sync::OnceLock<FragmentNames>,
+}
+
+/// Every name a link fragment may use for a document, in sets for constant-time lookup.
+#[derive(Clone, Debug, Default)]
+pub struct FragmentNames {
+    /// Heading slugs and HTML/`{#id}` anchor ids, as written.
+    pub ids: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub ids_lower: std::collections::HashSet<String>,
+    /// Heading texts and their undeduplicated slugs (wiki links name headings by text).
+    pub texts: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub texts_lower: std::collections::HashSet<String>,
+    /// Block ids (`^id`), without the caret.
+    pub blocks: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub blocks_lower: std::collections::HashSet<String>,
+}
+
+impl Parsed {
+    /// The document title: frontmatter `title`, else the first level-1 heading, else the first heading.
+    pub fn title(&self) -> Option<String> {
+        if let Some(t) = self
+            .frontmatter
+            .as_ref()
+            .and_then(|f| f.get("title"))
+            .and_then(|v| v.as_str())
+        {
+            return Some(t.to_string());
+        }
+        self.headings
+            .iter()
+            .find(|h| h.level == 1)
+            .or_else(|| self.headings.first())
+            .map(|h| h.text.clone())
+    }
+
+    /// The names link fragments may use for this document (built once, then cached).
+    pub fn fragment_names(&self) -> &FragmentNames {
+        self.fragment_names.get_or_init(|| {
+            let mut names = FragmentNames::default();
+            for h in &self.headings {
+                names.ids.insert(h.slug.clone());
+                names.texts.insert(h.text.clone());
+                names.texts.insert(slug::slug(&h.text));
+            }
+            for a in &self.anchors {
+                names.ids.insert(a.id.clone());
+            }
+            for (id, _) in &self.block_ids {
+                names.blocks.insert(id.clone());
+            }
+            names.ids_lower = names.ids.iter().map(|s| s.to_lowercase()).collect();
+            names.texts_lower = names.texts.iter().map(|s| s.to_lowercase()).collect();
+            names.blocks_lower = names.blocks.iter().map(|s| s.to_lowercase()).collect();
+            names
+        })
+    }
+
+    /// 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> u32 {
+        self.lines
+            .as_ref()
+            .map_or(1, |l| l.line_of(offset) as u32 + 1)
+    }
+}

@@ -1,0 +1,244 @@
+//! The source scanner: Obsidian/Foam wiki links (`[[target#heading|alias]]`, `![[embed]]`),
+//! block ids (`^id` at the end of a block), `[text][label]` references whose label has no
+//! definition and `[^label]` footnotes with none. markdown-rs does not report these, so
+//! they are found in the source, outside code, HTML, math, frontmatter and the links the
+//! tree walk already found.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::link_text::normalize_label;
+use super::parsed::{Link, LinkKind, Parsed};
+
+/// Adds the wiki links, block ids and undefined references of `text` to `parsed`.
+///
+/// `excluded` are the ranges of code, HTML, math and frontmatter; `covered` those of the
+/// links, references and definitions the tree walk found.
+pub(super) fn scan(
+    text: &str,
+    parsed: &mut Parsed,
+    excluded: &[Range<usize>],
+    covered: Vec<Range<usize>>,
+) {
+    let mut scanner = Scanner {
+        text,
+        parsed,
+        excluded,
+        covered,
+    };
+    scanner.scan_text_constructs();
+}
+
+/// The state of one scan.
+struct Scanner<'a> {
+    text: &'a str,
+    parsed: &'a mut Parsed,
+    excluded: &'a [Range<usize>],
+    covered: Vec<Range<usize>>,
+}
+
+impl Scanner<'_> {
+    /// An index of the ranges where nothing else can be a link, leaving out `skip`.
+    fn taken(&self, skip: &std::collections::HashSet<(usize, usize)>) -> RangeIndex {
+        RangeIndex::new(
+            self.excluded
+                .iter()
+                .chain(&self.covered)
+                .filter(|r| !skip.contains(&(r.start, r.end)))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Finds wiki links, block ids and undefined references in the source outside code,
+    /// HTML, math and links the parser already found.
+    fn scan_text_constructs(&mut self) {
+        let text = self.text;
+        // `[[x]]` where `[x]` has a definition (Foam writes one per wiki link) was parsed as a
+        // reference inside brackets: it is the wiki link that was meant.
+        let bracketed_refs: std::collections::HashSet<(usize, usize)> = self
+            .parsed
+            .links
+            .iter()
+            .filter(|l| {
+                l.kind == LinkKind::Reference
+                    && l.range.start > 0
+                    && text.as_bytes()[l.range.start - 1] == b'['
+                    && text.as_bytes().get(l.range.end) == Some(&b']')
+            })
+            .map(|l| (l.range.start, l.range.end))
+            .collect();
+        let taken = self.taken(&bracketed_refs);
+        let mut replaced: std::collections::HashSet<(usize, usize)> =
+            std::collections::HashSet::new();
+        let mut wiki_ranges = Vec::new();
+        for m in wiki_regex().captures_iter(text) {
+            let whole = m.get(0).expect("group 0 always matches");
+            let range = whole.start()..whole.end();
+            if is_escaped(text, range.start) || taken.overlaps(&range) {
+                continue;
+            }
+            let bracket_start = if m.get(1).is_some() {
+                range.start + 1
+            } else {
+                range.start
+            };
+            let inner_ref = (bracket_start + 1, range.end - 1);
+            if bracketed_refs.contains(&inner_ref) {
+                replaced.insert(inner_ref);
+            }
+            let embed = m.get(1).is_some();
+            let inner = m.get(2).expect("wiki regex has group 2");
+            let body = inner.as_str();
+            let target_part = body.split('|').next().unwrap_or("");
+            let (target, fragment) = match target_part.find('#') {
+                Some(i) => (&target_part[..i], Some(target_part[i + 1..].trim())),
+                None => (target_part, None),
+            };
+            let target_trimmed = target.trim();
+            let lead = target.len() - target.trim_start().len();
+            let dest_range = inner.start() + lead..inner.start() + lead + target_trimmed.len();
+            let fragment_range = fragment.map(|f| {
+                inner.start() + target.len() + 1..inner.start() + target.len() + 1 + f.len()
+            });
+            wiki_ranges.push(range.clone());
+            self.parsed.links.push(Link {
+                kind: if embed {
+                    LinkKind::WikiEmbed
+                } else {
+                    LinkKind::Wiki
+                },
+                range,
+                dest_range: Some(dest_range),
+                dest: target_trimmed.to_string(),
+                fragment: fragment.map(str::to_string),
+                fragment_range,
+                label: Some(normalize_label(body)),
+                external: false,
+            });
+        }
+        if !replaced.is_empty() {
+            self.parsed.links.retain(|l| {
+                !(l.kind == LinkKind::Reference && replaced.contains(&(l.range.start, l.range.end)))
+            });
+            self.covered
+                .retain(|r| !replaced.contains(&(r.start, r.end)));
+        }
+        self.covered.extend(wiki_ranges);
+        let taken = self.taken(&std::collections::HashSet::new());
+        for m in block_id_regex().captures_iter(text) {
+            let id = m.get(1).expect("block id regex has group 1");
+            let range = id.start() - 1..id.end();
+            if !taken.overlaps(&range) {
+                self.parsed.block_ids.push((id.as_str().to_string(), range));
+            }
+        }
+        for m in reference_regex().captures_iter(text) {
+            let whole = m.get(0).expect("group 0 always matches");
+            let range = whole.start()..whole.end();
+            if taken.overlaps(&range) || is_escaped(text, range.start) {
+                continue;
+            }
+            // `a[0][1]` is code-like text, not a reference: require a non-word character before.
+            if text[..range.start]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == ']' || c == '!')
+            {
+                continue;
+            }
+            let text_label = m.get(1).expect("group 1").as_str();
+            let label = m
+                .get(2)
+                .map(|g| g.as_str())
+                .filter(|l| !l.is_empty())
+                .unwrap_or(text_label);
+            if label.trim().is_empty() {
+                continue;
+            }
+            self.push_undefined(range, label);
+        }
+        let taken = self.taken(&std::collections::HashSet::new());
+        for m in footnote_regex().find_iter(text) {
+            let range = m.start()..m.end();
+            if taken.overlaps(&range) || is_escaped(text, range.start) {
+                continue;
+            }
+            let label = &text[range.start + 2..range.end - 1];
+            self.push_undefined(range, &format!("^{label}"));
+        }
+    }
+
+    fn push_undefined(&mut self, range: Range<usize>, label: &str) {
+        self.covered.push(range.clone());
+        self.parsed.links.push(Link {
+            kind: LinkKind::UndefinedReference,
+            range,
+            dest_range: None,
+            dest: String::new(),
+            fragment: None,
+            fragment_range: None,
+            label: Some(normalize_label(label)),
+            external: false,
+        });
+    }
+}
+
+/// Byte ranges sorted by start with a running maximum of their ends, so "does this
+/// range overlap any of them" takes a binary search instead of a scan.
+struct RangeIndex {
+    starts: Vec<usize>,
+    max_end: Vec<usize>,
+}
+
+impl RangeIndex {
+    fn new(mut ranges: Vec<Range<usize>>) -> RangeIndex {
+        ranges.sort_by_key(|r| r.start);
+        let starts = ranges.iter().map(|r| r.start).collect();
+        let mut max_end = Vec::with_capacity(ranges.len());
+        let mut running = 0;
+        for r in &ranges {
+            running = running.max(r.end);
+            max_end.push(running);
+        }
+        RangeIndex { starts, max_end }
+    }
+
+    /// True when a range overlaps `range` (shares at least one byte).
+    fn overlaps(&self, range: &Range<usize>) -> bool {
+        // Ranges starting before `range.end` overlap it iff one of them ends after `range.start`.
+        let n = self.starts.partition_point(|&s| s < range.end);
+        n > 0 && self.max_end[n - 1] > range.start
+    }
+}
+
+fn is_escaped(text: &str, at: usize) -> bool {
+    let preceding = text.as_bytes()[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    preceding % 2 == 1
+}
+
+fn wiki_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(!)?\[\[([^\[\]\r\n]+)\]\]").expect("valid regex"))
+}
+
+fn block_id_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?m)[ \t]\^([A-Za-z0-9-]+)[ \t]*\r?$").expect("valid regex"))
+}
+
+fn reference_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\[([^\[\]\r\n]+)\]\[([^\[\]\r\n]*)\]").expect("valid regex"))
+}
+
+fn footnote_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\[\^[^\[\]\s]+\]").expect("valid regex"))
+}
