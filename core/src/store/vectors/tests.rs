@@ -13,6 +13,7 @@ use crate::embed::Embedder;
 use crate::embed::pass::{EmbedProgress, embed_pending};
 use crate::embed::testing::VocabEmbedder;
 use crate::search::SearchQuery;
+use crate::store::{ChunkRecord, Store};
 
 const VOCAB: &[&str] = &["alpha", "beta", "gamma", "delta"];
 
