@@ -1,0 +1,402 @@
+//! Tests of the writing operations: kb_patch, kb_edit_table, kb_create, kb_move and
+//! kb_delete, and their refusal on a read-only server.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::{GUIDE, INDEX, err, h, ok, ptr_of, setup, snapshot};
+use crate::host::edit::*;
+use crate::host::search::SearchRequest;
+
+#[test]
+fn writes_are_refused_when_read_only_without_touching_disk() {
+    let (dir, kb) = setup(false);
+    let before = snapshot(dir.path());
+    let p = ptr_of(&kb, "index.md", "1.p1");
+    let patch = PatchArgs {
+        path: "index.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::Delete,
+            pointer: p,
+            markdown: None,
+        }],
+    };
+    let denied = json!({"code": "PERMISSION_DENIED", "message": "this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in ~/.config/folio/config.toml"});
+    assert_eq!(err(kb.patch(&patch)), denied);
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "new.md".into(),
+            markdown: None
+        })),
+        denied
+    );
+    assert_eq!(
+        err(kb.delete(&DeleteArgs {
+            path: "index.md".into(),
+            expected_source_hash: None
+        })),
+        denied
+    );
+    assert_eq!(
+        err(kb.move_document(&MoveArgs {
+            source_path: "index.md".into(),
+            target_path: "x.md".into(),
+            expected_source_hash: None,
+            update_links: None
+        })),
+        denied
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn kb_patch_replaces_and_reports_new_pointers() {
+    let (dir, kb) = setup(true);
+    let p = ptr_of(&kb, "docs/guide.md", "1.p1");
+    let v = ok(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::Replace,
+            pointer: p,
+            markdown: Some("Install the widget *second*.".into()),
+        }],
+    }));
+    let new_text = GUIDE.replace("Install the widget first.", "Install the widget *second*.");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        new_text
+    );
+    assert_eq!(
+        v,
+        json!({
+            "path": "docs/guide.md",
+            "sourceHash": h(&new_text),
+            "operations": [{"kind": "replace_element", "pointer": format!("1.p1~{0}~{0}", h("Install the widget *second*.")), "reanchored": false}],
+            "indexSynchronized": true,
+            "appliedTo": "disk"
+        })
+    );
+    // The index already has the new text.
+    let hits = ok(kb.search(&SearchRequest {
+        query: "second".into(),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(hits["results"][0]["indexedSourceHash"], json!(h(&new_text)));
+}
+
+#[test]
+fn kb_patch_conflict_when_the_element_changed_leaves_the_file() {
+    let (dir, kb) = setup(true);
+    let p = ptr_of(&kb, "index.md", "1.p1");
+    std::fs::write(
+        dir.path().join("index.md"),
+        INDEX.replace("See the", "Read the"),
+    )
+    .unwrap();
+    let before = snapshot(dir.path());
+    let e = err(kb.patch(&PatchArgs {
+        path: "index.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::ReplaceElement,
+            pointer: p.clone(),
+            markdown: Some("x".into()),
+        }],
+    }));
+    assert_eq!(e["code"], "CONFLICT");
+    assert_eq!(
+        e["message"],
+        json!(format!(
+            "operation 0 (replace_element): element {p} changed or no longer exists (no paragraph with selfHash {})",
+            &p[5..21]
+        ))
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn kb_patch_reanchors_after_an_insertion_above() {
+    let (dir, kb) = setup(true);
+    let p = ptr_of(&kb, "docs/guide.md", "1.p1");
+    let moved = GUIDE.replace("# Guide\n\n", "# Guide\n\nA new first paragraph.\n\n");
+    std::fs::write(dir.path().join("docs/guide.md"), &moved).unwrap();
+    let v = ok(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::Delete,
+            pointer: p,
+            markdown: None,
+        }],
+    }));
+    assert_eq!(
+        v["operations"],
+        json!([{"kind": "delete", "pointer": null, "reanchored": true}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        GUIDE.replace(
+            "Install the widget first.\n\n",
+            "A new first paragraph.\n\n"
+        )
+    );
+}
+
+#[test]
+fn kb_patch_multi_op_request_fails_atomically() {
+    let (dir, kb) = setup(true);
+    let before = snapshot(dir.path());
+    let ops = vec![
+        PatchOperation {
+            kind: PatchKindArg::ReplaceElement,
+            pointer: ptr_of(&kb, "docs/guide.md", "1.p1"),
+            markdown: Some("Fine.".into()),
+        },
+        // A level-3 heading where a level-2 heading was: refused, so nothing is written.
+        PatchOperation {
+            kind: PatchKindArg::ReplaceElement,
+            pointer: ptr_of(&kb, "docs/guide.md", "1.1"),
+            markdown: Some("### Steps".into()),
+        },
+    ];
+    let e = err(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: ops,
+    }));
+    assert_eq!(
+        e,
+        json!({"code": "INVALID_ARGUMENT", "message": "the replacement must be exactly one heading level 2, but it parses as [heading level 3]; nothing was written"})
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn kb_patch_section_replace_keeps_nested_headings_and_list_item_keeps_children() {
+    let (dir, kb) = setup(true);
+    let steps = ptr_of(&kb, "docs/guide.md", "1.1");
+    let one = ptr_of(&kb, "docs/guide.md", "1.1.li1");
+    // Two operations on disjoint parts in one request.
+    let v = ok(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![
+            PatchOperation {
+                kind: PatchKindArg::ReplaceElement,
+                pointer: one,
+                markdown: Some("- ONE".into()),
+            },
+            PatchOperation {
+                kind: PatchKindArg::InsertAfter,
+                pointer: ptr_of(&kb, "docs/guide.md", "1.2.t1"),
+                markdown: Some("Prices change.".into()),
+            },
+        ],
+    }));
+    let text = std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap();
+    assert_eq!(
+        text,
+        GUIDE
+            .replace("- one\n", "- ONE\n")
+            .replace("| Gadget | 20 |\n", "| Gadget | 20 |\n\nPrices change.\n")
+    );
+    assert_eq!(
+        v["operations"][1]["pointer"],
+        json!(format!("1.2.p1~{0}~{0}", h("Prices change.")))
+    );
+    // The old section pointer is stale now (its subtree changed): CONFLICT.
+    let e = err(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::ReplaceSection,
+            pointer: steps,
+            markdown: Some("## Steps".into()),
+        }],
+    }));
+    assert_eq!(e["code"], "CONFLICT");
+    let steps = ptr_of(&kb, "docs/guide.md", "1.1");
+    ok(kb.patch(&PatchArgs {
+        path: "docs/guide.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::ReplaceSection,
+            pointer: steps,
+            markdown: Some("## Steps\n\nJust one.\n\n### Detail\n\nNested.".into()),
+        }],
+    }));
+    let text = std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap();
+    assert!(
+        text.contains("## Steps\n\nJust one.\n\n### Detail\n\nNested.\n\n## Prices\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn kb_edit_table_updates_cells_and_columns() {
+    let (dir, kb) = setup(true);
+    let t = ptr_of(&kb, "docs/guide.md", "1.2.t1");
+    let args = EditTableArgs {
+        path: "docs/guide.md".into(),
+        pointer: t,
+        action: "update_cells".into(),
+        updates: vec![CellUpdate {
+            where_eq: Some(WhereEq {
+                column: "Item".into(),
+                equals: "Gadget".into(),
+            }),
+            row_index: None,
+            column: Some("Price".into()),
+            column_index: None,
+            value: "25 | sale".into(),
+        }],
+        where_eq: None,
+        row_index: None,
+        column: None,
+        column_index: None,
+        cells: BTreeMap::new(),
+        values: vec![],
+        name: None,
+        default: None,
+        alignment: None,
+        value_format: None,
+    };
+    let v = ok(kb.edit_table(&args));
+    let new_text = GUIDE.replace("| Gadget | 20 |", "| Gadget | 25 \\| sale |");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        new_text
+    );
+    let table_src = "| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 25 \\| sale |";
+    assert_eq!(
+        v,
+        json!({
+            "path": "docs/guide.md",
+            "pointer": format!("1.2.t1~{0}~{0}", h(table_src)),
+            "sourceHash": h(&new_text),
+            "reanchored": false,
+            "table": {
+                "columns": [{"name": "Item", "index": 0, "alignment": "left"}, {"name": "Price", "index": 1, "alignment": "right"}],
+                "rows": [{"index": 0, "cells": ["Widget", "10"]}, {"index": 1, "cells": ["Gadget", "25 | sale"]}]
+            },
+            "indexSynchronized": true,
+            "appliedTo": "disk"
+        })
+    );
+    // Insert a column with the returned pointer, then the old pointer conflicts.
+    let insert = EditTableArgs {
+        pointer: v["pointer"].as_str().unwrap().into(),
+        action: "insert_column".into(),
+        name: Some("Unit".into()),
+        default: Some("pc".into()),
+        alignment: Some(AlignmentArg::Center),
+        column_index: Some(1),
+        updates: vec![],
+        ..args.clone()
+    };
+    ok(kb.edit_table(&insert));
+    assert!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md"))
+            .unwrap()
+            .contains(
+                "| Item | Unit | Price |\n| :----- | :---: | ------: |\n| Widget | pc | 10 |\n"
+            )
+    );
+    assert_eq!(err(kb.edit_table(&insert))["code"], "CONFLICT");
+    assert_eq!(
+        err(kb.edit_table(&EditTableArgs {
+            action: "explode".into(),
+            ..args
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+}
+
+#[test]
+fn kb_create_move_updates_links_and_delete() {
+    let (dir, kb) = setup(true);
+    let v = ok(kb.create(&CreateArgs {
+        path: "notes/new.md".into(),
+        markdown: Some("# New\n\nSee [guide](../docs/guide.md).\n".into()),
+    }));
+    assert_eq!(
+        v,
+        json!({"path": "notes/new.md", "sourceHash": h("# New\n\nSee [guide](../docs/guide.md).\n"), "bytes": 38, "indexSynchronized": true, "appliedTo": "disk"})
+    );
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "notes/new.md".into(),
+            markdown: None
+        })),
+        json!({"code": "ALREADY_EXISTS", "message": "`notes/new.md` already exists"})
+    );
+    assert_eq!(
+        err(kb.create(&CreateArgs {
+            path: "notes/new.txt".into(),
+            markdown: None
+        }))["code"],
+        "UNSUPPORTED_FORMAT"
+    );
+
+    let v = ok(kb.move_document(&MoveArgs {
+        source_path: "docs/guide.md".into(),
+        target_path: "manual/guide.md".into(),
+        expected_source_hash: Some(h(GUIDE)),
+        update_links: None,
+    }));
+    assert_eq!(
+        v,
+        json!({
+            "previousPath": "docs/guide.md",
+            "path": "manual/guide.md",
+            "sourceHash": h(GUIDE),
+            "updated_links": [
+                {"path": "docs/more/other.md", "links": 1, "appliedTo": "disk"},
+                {"path": "index.md", "links": 1, "appliedTo": "disk"},
+                {"path": "notes/new.md", "links": 1, "appliedTo": "disk"}
+            ],
+            "indexSynchronized": true,
+            "appliedTo": "disk"
+        })
+    );
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
+    assert_eq!(
+        read("index.md"),
+        "# Home\n\nSee the [guide](manual/guide.md#steps) and [missing](nope.md).\n"
+    );
+    assert_eq!(
+        read("docs/more/other.md"),
+        "# Other\n\nBack [home](../../index.md), [guide](../../manual/guide.md).\n"
+    );
+    assert_eq!(
+        read("notes/new.md"),
+        "# New\n\nSee [guide](../manual/guide.md).\n"
+    );
+    assert!(!dir.path().join("docs/guide.md").exists());
+    // The index follows: the old path is gone, the new one is there.
+    let hits = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(hits["results"][0]["path"], json!("manual/guide.md"));
+
+    assert_eq!(
+        err(kb.delete(&DeleteArgs {
+            path: "index.md".into(),
+            expected_source_hash: Some(h("stale"))
+        }))["code"],
+        "CONFLICT"
+    );
+    assert_eq!(
+        ok(kb.delete(&DeleteArgs {
+            path: "notes/new.md".into(),
+            expected_source_hash: None
+        })),
+        json!({"path": "notes/new.md", "deleted": true, "indexSynchronized": true, "appliedTo": "disk"})
+    );
+    assert!(!dir.path().join("notes/new.md").exists());
+    assert_eq!(
+        err(kb.move_document(&MoveArgs {
+            source_path: "index.md".into(),
+            target_path: "docs/more/other.md".into(),
+            expected_source_hash: None,
+            update_links: None
+        }))["code"],
+        "ALREADY_EXISTS"
+    );
+}

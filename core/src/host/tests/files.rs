@@ -1,0 +1,137 @@
+//! Tests of kb_list_files, kb_list_topics and kb_download_file.
+
+use serde_json::json;
+
+use super::{GUIDE, err, ok, setup};
+use crate::host::files::{DownloadArgs, ListFilesArgs};
+use crate::host::read::ReadArgs;
+
+#[test]
+fn kb_list_files_prefix_is_a_folder_or_one_file() {
+    let (_dir, kb) = setup(false);
+    let list = |prefix: Option<&str>, glob: Option<&str>| {
+        let v = ok(kb.list_files(&ListFilesArgs {
+            path_prefix: prefix.map(String::from),
+            include_glob: glob.map(String::from),
+            limit: None,
+        }));
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}",
+                    f["kind"].as_str().unwrap(),
+                    f["path"].as_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        list(Some("docs/"), None),
+        [
+            "markdown:docs/guide.md",
+            "asset:docs/logo.png",
+            "markdown:docs/more/other.md"
+        ]
+    );
+    assert_eq!(
+        list(Some("docs/guide.md"), None),
+        ["markdown:docs/guide.md"]
+    );
+    assert!(
+        list(Some("docs/gui"), None).is_empty(),
+        "a partial name is not a prefix"
+    );
+    assert_eq!(
+        list(None, Some("*.md")),
+        [
+            "markdown:docs/guide.md",
+            "markdown:docs/more/other.md",
+            "markdown:index.md"
+        ]
+    );
+    assert_eq!(
+        list(Some("docs"), Some("other.md")),
+        ["markdown:docs/more/other.md"]
+    );
+    let v = ok(kb.list_files(&ListFilesArgs {
+        path_prefix: Some("docs/guide.md".into()),
+        include_glob: None,
+        limit: None,
+    }));
+    assert_eq!(
+        v,
+        json!({"files": [{"path": "docs/guide.md", "kind": "markdown", "bytes": GUIDE.len()}], "truncated": false})
+    );
+    assert_eq!(
+        err(kb.list_files(&ListFilesArgs {
+            path_prefix: Some("../".into()),
+            ..ListFilesArgs::default()
+        }))["code"],
+        "INVALID_PATH"
+    );
+    // Limits of zero are argument errors, as for kb_search.
+    assert_eq!(
+        err(kb.list_files(&ListFilesArgs {
+            limit: Some(0),
+            ..ListFilesArgs::default()
+        })),
+        json!({"code": "INVALID_ARGUMENT", "message": "`limit` must be between 1 and 10000"})
+    );
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "index.md".into(),
+            max_bytes: Some(0),
+            ..ReadArgs::default()
+        })),
+        json!({"code": "INVALID_ARGUMENT", "message": "`max_bytes` must be at least 1"})
+    );
+}
+
+#[test]
+fn kb_list_topics_counts_and_tree() {
+    let (_dir, kb) = setup(false);
+    assert_eq!(
+        ok(kb.list_topics()),
+        json!({
+            "topics": [
+                {"kind": "root", "category": "", "document_count": 1, "uri": "kb://topic/", "children": []},
+                {"kind": "category", "category": "docs", "document_count": 2, "uri": "kb://topic/docs", "children": []},
+                {"kind": "topic", "category": "docs", "topic": "docs/more", "document_count": 1, "uri": "kb://topic/docs/more", "children": []}
+            ],
+            "total_documents": 3
+        })
+    );
+}
+
+#[test]
+fn kb_list_topics_builds_the_folder_tree_below_a_topic() {
+    let (dir, kb) = setup(false);
+    std::fs::create_dir_all(dir.path().join("docs/more/deep/er")).unwrap();
+    std::fs::write(dir.path().join("docs/more/deep/a.md"), "# A\n").unwrap();
+    std::fs::write(dir.path().join("docs/more/deep/er/b.md"), "# B\n").unwrap();
+    kb.reindex_blocking(false).unwrap();
+    let v = ok(kb.list_topics());
+    assert_eq!(
+        v["topics"][2],
+        json!({"kind": "topic", "category": "docs", "topic": "docs/more", "document_count": 3, "uri": "kb://topic/docs/more",
+               "children": [{"segment": "deep", "file_count": 2, "children": [{"segment": "er", "file_count": 1, "children": []}]}]})
+    );
+}
+
+#[test]
+fn kb_download_file_returns_bytes_and_sha256() {
+    let (_dir, kb) = setup(false);
+    let d = kb
+        .download(&DownloadArgs {
+            path: "docs/logo.png".into(),
+        })
+        .unwrap();
+    assert_eq!(d.data, b"\x89PNG\r\n\x1a\nfake");
+    assert_eq!(
+        serde_json::to_value(&d.meta).unwrap(),
+        json!({"path": "docs/logo.png", "mimeType": "image/png", "bytes": 12, "sha256": "68ee4598e64cd28eed508c333dfb14c745677f41e2b012e6256c9b138b304270"})
+    );
+}

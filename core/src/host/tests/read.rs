@@ -1,0 +1,119 @@
+//! Tests of kb_read and kb_outline: whole documents, elements by pointer, tables, pages and
+//! the heading tree.
+
+use serde_json::json;
+
+use super::{GUIDE, INDEX, err, h, ok, ptr_of, setup};
+use crate::host::read::{OutlineArgs, ReadArgs};
+
+#[test]
+fn kb_read_whole_document_by_pointer_and_paged() {
+    let (_dir, kb) = setup(false);
+    let v = ok(kb.read(&ReadArgs {
+        path: "index.md".into(),
+        ..ReadArgs::default()
+    }));
+    assert_eq!(
+        v,
+        json!({
+            "path": "index.md",
+            "sourceHash": h(INDEX),
+            "reanchored": false,
+            "text": INDEX,
+            "offset": 0,
+            "total_bytes": INDEX.len(),
+            "elements": [
+                {"pointer": format!("1~{}~{}", h("# Home"), h(INDEX.trim_end())), "kind": "heading", "level": 1, "start_line": 1, "end_line": 1},
+                {"pointer": format!("1.p1~{0}~{0}", h("See the [guide](docs/guide.md#steps) and [missing](nope.md).")), "kind": "paragraph", "start_line": 3, "end_line": 3}
+            ]
+        })
+    );
+    // A table pointer: the table's text plus columns and rows.
+    let t = ptr_of(&kb, "docs/guide.md", "1.2.t1");
+    let v = ok(kb.read(&ReadArgs {
+        path: "docs/guide.md".into(),
+        pointer: Some(t.clone()),
+        ..ReadArgs::default()
+    }));
+    let table_src = "| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 20 |";
+    assert_eq!(
+        v,
+        json!({
+            "path": "docs/guide.md",
+            "sourceHash": h(GUIDE),
+            "pointer": t,
+            "reanchored": false,
+            "text": table_src,
+            "offset": 0,
+            "total_bytes": table_src.len(),
+            "elements": [{"pointer": t, "kind": "table", "start_line": 18, "end_line": 21}],
+            "table": {
+                "columns": [{"name": "Item", "index": 0, "alignment": "left"}, {"name": "Price", "index": 1, "alignment": "right"}],
+                "rows": [{"index": 0, "cells": ["Widget", "10"]}, {"index": 1, "cells": ["Gadget", "20"]}]
+            }
+        })
+    );
+    // Pages end at line breaks and chain by next_offset.
+    let p1 = ok(kb.read(&ReadArgs {
+        path: "docs/guide.md".into(),
+        max_bytes: Some(40),
+        ..ReadArgs::default()
+    }));
+    assert_eq!(p1["text"], json!("---\ntitle: Guide\ntags: [setup]\n"));
+    assert_eq!(p1["next_offset"], json!(31));
+    let p2 = ok(kb.read(&ReadArgs {
+        path: "docs/guide.md".into(),
+        offset: Some(31),
+        max_bytes: Some(17),
+        ..ReadArgs::default()
+    }));
+    assert_eq!(p2["text"], json!("date: 2026-01-15\n"));
+    // A stale pointer is a conflict; a malformed one an invalid argument; a non-Markdown file unsupported.
+    let stale = format!("1.p1~{0}~{0}", h("nothing like this"));
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "index.md".into(),
+            pointer: Some(stale),
+            ..ReadArgs::default()
+        }))["code"],
+        "CONFLICT"
+    );
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "index.md".into(),
+            pointer: Some("1.p1".into()),
+            ..ReadArgs::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        err(kb.read(&ReadArgs {
+            path: "docs/logo.png".into(),
+            ..ReadArgs::default()
+        }))["code"],
+        "UNSUPPORTED_FORMAT"
+    );
+}
+
+#[test]
+fn kb_outline_nests_headings() {
+    let (_dir, kb) = setup(false);
+    let v = ok(kb.outline(&OutlineArgs {
+        path: "docs/guide.md".into(),
+    }));
+    assert_eq!(
+        v,
+        json!({
+            "path": "docs/guide.md",
+            "sourceHash": h(GUIDE),
+            "title": "Guide",
+            "headings": [{
+                "pointer": ptr_of(&kb, "docs/guide.md", "1"), "level": 1, "text": "Guide", "slug": "guide", "start_line": 6, "end_line": 21,
+                "children": [
+                    {"pointer": ptr_of(&kb, "docs/guide.md", "1.1"), "level": 2, "text": "Steps", "slug": "steps", "start_line": 10, "end_line": 14, "children": []},
+                    {"pointer": ptr_of(&kb, "docs/guide.md", "1.2"), "level": 2, "text": "Prices", "slug": "prices", "start_line": 16, "end_line": 21, "children": []}
+                ]
+            }]
+        })
+    );
+}

@@ -1,0 +1,168 @@
+//! Tests of kb_search: hits with their URIs, every filter, and argument errors.
+
+use serde_json::json;
+
+use super::{GUIDE, err, h, ok, ptr_of, setup};
+use crate::host::search::SearchRequest;
+
+#[test]
+fn kb_search_returns_hits_with_uri_and_filters() {
+    let (_dir, kb) = setup(false);
+    let mut v = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        tags_any: vec!["setup".into()],
+        limit: Some(1),
+        ..SearchRequest::default()
+    }));
+    assert!(v["results"][0]["score"].as_f64().unwrap() > 0.0);
+    v["results"][0]["score"] = json!(1.0);
+    let guide_ptr = ptr_of(&kb, "docs/guide.md", "1");
+    assert_eq!(
+        v,
+        json!({
+            "results": [{
+                "path": "docs/guide.md",
+                "pointer": guide_ptr,
+                "heading_path": ["Guide"],
+                "start_line": 6,
+                "end_line": 8,
+                "score": 1.0,
+                "lexical_rank": 1,
+                "snippet": "# Guide Install the widget first.",
+                "indexedSourceHash": h(GUIDE),
+                "uri": "kb://doc/docs/guide.md",
+                "file_uri": format!("file://{}/docs/guide.md", kb.root().display())
+            }],
+            "low_confidence": false,
+            "filter_applied": ["tags_any"],
+            "mode": "lexical",
+            "indexing": false,
+            "embedding": false
+        })
+    );
+    // Nothing found: low confidence, not an error.
+    let v = ok(kb.search(&SearchRequest {
+        query: "zebra".into(),
+        category: Some("docs".into()),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(
+        v,
+        json!({"results": [], "low_confidence": true, "filter_applied": ["category"], "mode": "lexical", "indexing": false, "embedding": false})
+    );
+    // Frontmatter fields, required and excluded.
+    let fields = |key: &str, v: &str| {
+        std::collections::BTreeMap::from([(key.to_string(), vec![v.to_string()])])
+    };
+    let v = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        fields: fields("title", "Guide"),
+        ..SearchRequest::default()
+    }));
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        (paths, &v["filter_applied"]),
+        (vec!["docs/guide.md", "docs/guide.md"], &json!(["fields"]))
+    );
+    let v = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        fields: fields("tags", "setup"),
+        fields_not: fields("title", "Guide"),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(
+        (v["results"].as_array().unwrap().len(), &v["filter_applied"]),
+        (0, &json!(["fields", "fields_not"]))
+    );
+    let v = ok(kb.search(&SearchRequest {
+        query: "home".into(),
+        fields_not: fields("title", "Guide"),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(
+        v["results"][0]["path"],
+        json!("index.md"),
+        "documents without the key stay"
+    );
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            fields: fields("a\"b", "1"),
+            ..SearchRequest::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+    // Quality: every fixture document is short, so a high floor leaves nothing; an
+    // out-of-range floor is an argument error.
+    let v = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        min_quality: Some(0.99),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(
+        (v["results"].as_array().unwrap().len(), &v["filter_applied"]),
+        (0, &json!(["min_quality"]))
+    );
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            min_quality: Some(1.5),
+            ..SearchRequest::default()
+        })),
+        json!({"code": "INVALID_ARGUMENT", "message": "min_quality 1.5 is not between 0 and 1"})
+    );
+    // Bad dates and modes.
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            date_from: Some("2026-1-1".into()),
+            ..SearchRequest::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+    // Without vectors, hybrid runs lexical and says so; semantic and rerank are NOT_CONFIGURED.
+    let v = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        mode: Some("hybrid".into()),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(v["mode"], "lexical");
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            mode: Some("semantic".into()),
+            ..SearchRequest::default()
+        })),
+        json!({"code": "NOT_CONFIGURED", "message": "semantic search is not available: embeddings are off: embeddings are off in this test; use mode lexical"})
+    );
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            rerank: Some(true),
+            ..SearchRequest::default()
+        })),
+        json!({"code": "NOT_CONFIGURED", "message": "rerank needs a cross-encoder model and none is available; search without rerank"})
+    );
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            mode: Some("fuzzy".into()),
+            ..SearchRequest::default()
+        })),
+        json!({"code": "INVALID_ARGUMENT", "message": "unknown search mode `fuzzy` (expected lexical, semantic or hybrid)"})
+    );
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "x".into(),
+            mmr: Some(true),
+            mmr_lambda: Some(1.5),
+            ..SearchRequest::default()
+        }))["code"],
+        "INVALID_ARGUMENT"
+    );
+}

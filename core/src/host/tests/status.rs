@@ -1,0 +1,69 @@
+//! Tests of kb_status and kb_reindex: the counts, and a background reindex started or
+//! joined.
+
+use serde_json::json;
+
+use super::{ok, setup};
+
+#[test]
+fn kb_status_reports_counts_and_the_last_reindex() {
+    let (_dir, kb) = setup(false);
+    let mut v = ok(kb.status());
+    v["index"]["db_size_bytes"] = json!(0);
+    for volatile in ["finished_at_ms", "elapsed_ms"] {
+        v["indexing"]["last"][volatile] = json!(0);
+    }
+    v["root"] = json!("ROOT");
+    assert_eq!(
+        v,
+        json!({
+            "root": "ROOT",
+            "allow_writes": false,
+            "search_modes": ["lexical"],
+            "embedding": {
+                "state": "off", "done": 0, "total": 0, "embedded_chunks": 0, "total_chunks": 5,
+                "skipped_files": 0, "reason": "embeddings are off in this test"
+            },
+            "index": {"documents": 3, "chunks": 5, "db_size_bytes": 0, "schema_version": crate::store::SCHEMA_VERSION},
+            "indexing": {
+                "state": "idle", "force": false, "done": 0, "total": 0, "started_at_ms": 0,
+                "last": {"ok": true, "finished_at_ms": 0, "elapsed_ms": 0, "files": 3, "indexed": 3, "unchanged": 0, "removed": 0, "skipped": 0}
+            }
+        })
+    );
+}
+
+#[test]
+fn kb_reindex_starts_or_joins_and_reports_in_status() {
+    let (_dir, kb) = setup(false);
+    // While a pass runs, a call joins it instead of starting another.
+    kb.pretend_running(true);
+    let joined = ok(kb.start_reindex(true));
+    assert_eq!(
+        (&joined["started"], &joined["indexing"]["state"]),
+        (&json!(false), &json!("running"))
+    );
+    kb.pretend_running(false);
+
+    let mut first = ok(kb.start_reindex(true));
+    assert!(first["indexing"]["started_at_ms"].as_u64().unwrap() > 0);
+    first["indexing"]["started_at_ms"] = json!(0);
+    assert_eq!(first["indexing"]["last"]["ok"], json!(true));
+    first["indexing"]["last"] = json!(null);
+    assert_eq!(
+        first,
+        json!({"started": true, "indexing": {"state": "running", "force": true, "done": 0, "total": 0, "started_at_ms": 0, "last": null}})
+    );
+    // Wait for the background pass; its result lands in kb_status.
+    for _ in 0..500 {
+        if kb.status().unwrap().indexing.state == "idle" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let last = kb.status().unwrap().indexing.last.unwrap();
+    assert_eq!(
+        (last.ok, last.files, last.indexed, last.unchanged),
+        (true, 3, 3, 0)
+    );
+}
