@@ -15,70 +15,12 @@ use folio_core::search::SearchQuery;
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
 use folio_core::store::Store;
 
-use super::{EmbedArgs, RootArgs, report_skipped, resolve_root, run_index, search_embedder};
+use super::embedding::search_embedder;
+use super::index::{report_skipped, run_index};
+use super::root::resolve_root;
+use crate::cli::EvalArgs;
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum ModeArg {
-    /// Full-text search only (BM25).
-    Lexical,
-    /// Embedding similarity only.
-    Semantic,
-    /// Both legs fused with Reciprocal Rank Fusion.
-    Hybrid,
-}
-
-impl From<ModeArg> for SearchMode {
-    fn from(m: ModeArg) -> SearchMode {
-        match m {
-            ModeArg::Lexical => SearchMode::Lexical,
-            ModeArg::Semantic => SearchMode::Semantic,
-            ModeArg::Hybrid => SearchMode::Hybrid,
-        }
-    }
-}
-
-#[derive(clap::Args)]
-pub struct EvalArgs {
-    /// The golden file (YAML: `queries: [{id, query, tags, expected: [{path}]}]`, paths relative to the
-    /// root; `tags` is optional and gives a per-tag breakdown).
-    #[arg(long, value_name = "FILE")]
-    golden: PathBuf,
-    /// Search mode (default: hybrid when the index has vectors, else lexical).
-    #[arg(long, value_enum)]
-    mode: Option<ModeArg>,
-    #[command(flatten)]
-    root: RootArgs,
-    /// The k values of recall@k (comma-separated); nDCG is taken at the largest.
-    #[arg(long, value_delimiter = ',', default_values_t = eval::DEFAULT_K)]
-    k: Vec<usize>,
-    /// Diversify results with MMR (default λ 0.7) before measuring.
-    #[arg(long)]
-    mmr: bool,
-    /// RRF weight of the lexical (BM25) leg in hybrid mode (default 1.0).
-    #[arg(long, value_name = "W")]
-    lexical_weight: Option<f64>,
-    /// RRF weight of the vector leg in hybrid mode (default 1.0).
-    #[arg(long, value_name = "W")]
-    vector_weight: Option<f64>,
-    /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
-    #[arg(long, value_name = "W")]
-    document_weight: Option<f64>,
-    /// Compare with this saved `folio eval --json` output instead of the last run.
-    #[arg(long, value_name = "FILE")]
-    baseline: Option<PathBuf>,
-    /// Do not record this run as the last run.
-    #[arg(long)]
-    no_save: bool,
-    /// Skip the incremental reindex before evaluating.
-    #[arg(long)]
-    no_reindex: bool,
-    /// Print the report and the diff as JSON.
-    #[arg(long)]
-    json: bool,
-    #[command(flatten)]
-    embed: EmbedArgs,
-}
-
+/// Evaluates the golden file `args` names and prints the report with its diff.
 pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     let golden = eval::load_golden(&args.golden)?;
     if args.k.contains(&0) {

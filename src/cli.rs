@@ -1,0 +1,298 @@
+//! The command line as clap sees it: every command, its arguments and their help texts.
+//!
+//! A command's help is the doc comment of its `Command` variant; the argument structs
+//! have none, so that clap has no other text to take for it.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use folio_core::eval;
+use folio_core::search::pipeline::SearchMode;
+
+#[derive(Parser)]
+#[command(
+    name = "folio",
+    version,
+    about = "A live knowledge base over a folder of Markdown."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct RootArgs {
+    /// Workspace root (default: the nearest folder above the current one with `folio.toml` or `.git`, else the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Index database file (default: `<root>/.folio/index.db`, or a cache folder when the root is read-only).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Clone, Copy)]
+pub struct EmbedArgs {
+    /// Allow an embedding endpoint that is not on this machine (also allowed by `[embed] allow_remote = true`
+    /// in your ~/.config/folio/config.toml; a workspace's folio.toml cannot allow it).
+    #[arg(long)]
+    pub allow_remote_embeddings: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Index the Markdown files under the root (incremental by content hash).
+    Index(IndexArgs),
+    /// Search the index (hybrid by default: BM25 and embeddings fused by Reciprocal Rank
+    /// Fusion); indexes changed files first.
+    Search(SearchArgs),
+    /// Measure retrieval quality on a golden file (recall@k, MRR, nDCG; single- and
+    /// multi-answer queries apart) and compare with the previous run.
+    Eval(EvalArgs),
+    /// Print the elements of one Markdown file with their pointers.
+    Outline(OutlineArgs),
+    /// Check every link of the workspace and print diagnostics.
+    Check(CheckArgs),
+    /// Show what the index holds.
+    Status(StatusArgs),
+    /// Serve the knowledge base to AI agents over MCP (stdio): search, read, structural edits, links, prompts, resources.
+    Mcp(McpArgs),
+    /// Measure cold index, no-op reindex and search latency on one or more roots.
+    Bench(BenchArgs),
+    /// Measure the language server: initialize → first workspace/symbol, RSS, and didChange → publishDiagnostics.
+    BenchLsp(BenchLspArgs),
+    /// Run the language server over stdin/stdout (for VS Code, Neovim and other LSP clients).
+    Lsp {
+        /// Accepted for clients that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct IndexArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Re-parse and rewrite every document, and embed every chunk again. With an embedding provider,
+    /// the provider is probed first: if it does not answer, nothing is changed.
+    #[arg(long)]
+    pub force: bool,
+    /// Skip the embedding pass (lexical index only).
+    #[arg(long)]
+    pub no_embed: bool,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// Query: words, "quoted phrases", -excluded words.
+    pub query: String,
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Maximum number of hits (1–100, as in kb_search and folio/search).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub limit: u16,
+    /// Path glob to include; prefix with `!` to exclude. Repeatable.
+    #[arg(long = "path", value_name = "GLOB")]
+    pub path_globs: Vec<String>,
+    /// Only documents of this category (first folder, or frontmatter `category`).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// Only documents of this topic (first two folders, or frontmatter `topic`).
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// Only documents whose quality score is at least this (0–1; stubs score low).
+    #[arg(long, value_name = "SCORE")]
+    pub min_quality: Option<f64>,
+    /// Search mode (default hybrid: BM25 and embeddings fused by Reciprocal Rank Fusion; lexical until the
+    /// index has vectors — `folio index` computes them).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Diversify the hits with Maximal Marginal Relevance.
+    #[arg(long)]
+    pub mmr: bool,
+    /// MMR balance in [0, 1]: 1 is pure relevance (default 0.7).
+    #[arg(long, value_name = "LAMBDA")]
+    pub mmr_lambda: Option<f64>,
+    /// MMR penalty in [0, 1] for a second hit from an already picked document (default 0).
+    #[arg(long, value_name = "PENALTY")]
+    pub mmr_same_doc_penalty: Option<f64>,
+    /// Collapse two or more hits of one section into the section.
+    #[arg(long)]
+    pub parent_retriever: bool,
+    /// Low confidence when the best score is under this many times the mean (default 1.5; 0 disables).
+    #[arg(long, value_name = "RATIO")]
+    pub min_confidence_ratio: Option<f64>,
+    /// Re-score with a cross-encoder (none is available in this build: fails with "not configured").
+    #[arg(long)]
+    pub rerank: bool,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+    /// Skip the incremental reindex (and embedding) before searching.
+    #[arg(long)]
+    pub no_reindex: bool,
+    /// Print results as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    /// Full-text search only (BM25).
+    Lexical,
+    /// Embedding similarity only.
+    Semantic,
+    /// Both legs fused with Reciprocal Rank Fusion.
+    Hybrid,
+}
+
+impl From<ModeArg> for SearchMode {
+    fn from(m: ModeArg) -> SearchMode {
+        match m {
+            ModeArg::Lexical => SearchMode::Lexical,
+            ModeArg::Semantic => SearchMode::Semantic,
+            ModeArg::Hybrid => SearchMode::Hybrid,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// The golden file (YAML: `queries: [{id, query, tags, expected: [{path}]}]`, paths relative to the
+    /// root; `tags` is optional and gives a per-tag breakdown).
+    #[arg(long, value_name = "FILE")]
+    pub golden: PathBuf,
+    /// Search mode (default: hybrid when the index has vectors, else lexical).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// The k values of recall@k (comma-separated); nDCG is taken at the largest.
+    #[arg(long, value_delimiter = ',', default_values_t = eval::DEFAULT_K)]
+    pub k: Vec<usize>,
+    /// Diversify results with MMR (default λ 0.7) before measuring.
+    #[arg(long)]
+    pub mmr: bool,
+    /// RRF weight of the lexical (BM25) leg in hybrid mode (default 1.0).
+    #[arg(long, value_name = "W")]
+    pub lexical_weight: Option<f64>,
+    /// RRF weight of the vector leg in hybrid mode (default 1.0).
+    #[arg(long, value_name = "W")]
+    pub vector_weight: Option<f64>,
+    /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
+    #[arg(long, value_name = "W")]
+    pub document_weight: Option<f64>,
+    /// Compare with this saved `folio eval --json` output instead of the last run.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Do not record this run as the last run.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Skip the incremental reindex before evaluating.
+    #[arg(long)]
+    pub no_reindex: bool,
+    /// Print the report and the diff as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+}
+
+#[derive(clap::Args)]
+pub struct OutlineArgs {
+    /// The Markdown file.
+    pub file: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// `path:line:col: code: message` (1-based line; 1-based column in characters).
+    Text,
+    /// One JSON array of diagnostics.
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…,col=…,title=…::…`).
+    Github,
+}
+
+#[derive(clap::Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Enable the writing tools (kb_patch, kb_edit_table, kb_create, kb_move, kb_delete). Also on when
+    /// `[mcp] allow_writes = true` is in the user's ~/.config/folio/config.toml; a workspace's folio.toml cannot turn it on.
+    #[arg(long)]
+    pub allow_writes: bool,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Roots to measure (each is indexed into a temporary database).
+    #[arg(required = true)]
+    pub roots: Vec<PathBuf>,
+    /// Number of timed runs of each search query (1–10000).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=10000))]
+    pub repeat: u16,
+    /// Also embed every chunk with the configured embedder (the built-in model by default) and measure
+    /// embedding throughput, the cold semantic index, hybrid search latency (query embedding included)
+    /// and peak memory.
+    #[arg(long)]
+    pub semantic: bool,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Index into this file and keep it (one root only), instead of a temporary
+    /// database. A later run reuses it: its index and embedding figures are then
+    /// incremental, and marked "reused index"; the search figures are as usual.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchLspArgs {
+    /// Root for the startup figures (workspace/symbol and RSS).
+    #[arg(long, value_name = "DIR")]
+    pub symbols_root: PathBuf,
+    /// The workspace/symbol query.
+    #[arg(long, default_value = "tar")]
+    pub query: String,
+    /// Root for the keystroke figures.
+    #[arg(long, value_name = "DIR")]
+    pub edit_root: PathBuf,
+    /// The document edited (absolute, or relative to --edit-root).
+    #[arg(long, value_name = "FILE")]
+    pub edit_file: PathBuf,
+    /// Number of timed edits.
+    #[arg(long, default_value_t = 40)]
+    pub edits: usize,
+    /// Number of startup runs.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+}

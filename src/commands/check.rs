@@ -1,0 +1,91 @@
+//! `folio check`: every link of the workspace checked, with diagnostics as text, JSON or
+//! GitHub Actions commands, and an exit code for CI.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use folio_core::document::Encoding;
+use folio_core::links::{Severity, diagnostics};
+use folio_core::workspace::Workspace;
+
+use super::root::resolve_root;
+use crate::cli::{CheckArgs, Format};
+
+/// Checks the root `args` names: exit code 1 when there are errors, 3 when files were skipped.
+pub fn run(args: &CheckArgs) -> Result<ExitCode> {
+    let format = args.format;
+    let r = resolve_root(&args.root)?;
+    let (ws, report) = Workspace::load(&r.root, r.config.clone())?;
+    for s in &report.skipped {
+        eprintln!("folio: skipped {}: {}", s.path, s.reason);
+    }
+    if ws.is_empty() {
+        eprintln!(
+            "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
+        );
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let (mut n_errors, mut n_warnings, mut n_files) = (0usize, 0usize, 0usize);
+    let mut json_items = Vec::new();
+    for path in ws.document_paths() {
+        let diags = diagnostics(&ws, path);
+        if diags.is_empty() {
+            continue;
+        }
+        n_files += 1;
+        let doc = &ws.get(path).expect("listed document exists").doc;
+        for d in diags {
+            let lc = doc.offset_to_line_col(d.range.start, Encoding::Utf32);
+            // Editors do not show a byte order mark, so it is not a column.
+            let bom = u32::from(lc.line == 0 && doc.slice(0..3).as_deref() == Some("\u{feff}"));
+            let (line, col) = (lc.line + 1, lc.col + 1 - bom);
+            let severity = match d.severity {
+                Severity::Error => {
+                    n_errors += 1;
+                    "error"
+                }
+                Severity::Warning => {
+                    n_warnings += 1;
+                    "warning"
+                }
+            };
+            match format {
+                Format::Text => writeln!(out, "{path}:{line}:{col}: {}: {}", d.code, d.message)?,
+                Format::Github => writeln!(
+                    out,
+                    "::{severity} file={path},line={line},col={col},title={}::{}",
+                    d.code,
+                    d.message
+                        .replace('%', "%25")
+                        .replace('\r', "%0D")
+                        .replace('\n', "%0A")
+                )?,
+                Format::Json => json_items.push(serde_json::json!({
+                    "path": path, "line": line, "column": col, "code": d.code.as_str(),
+                    "severity": severity, "message": d.message,
+                })),
+            }
+        }
+    }
+    if let Format::Json = format {
+        writeln!(out, "{}", serde_json::to_string_pretty(&json_items)?)?;
+    }
+    out.flush()?;
+    eprintln!(
+        "folio: checked {} documents: {n_errors} errors, {n_warnings} warnings in {n_files} files{}",
+        ws.len(),
+        if report.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(", {} files skipped", report.skipped.len())
+        }
+    );
+    Ok(if n_errors > 0 {
+        ExitCode::from(1)
+    } else if !report.skipped.is_empty() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

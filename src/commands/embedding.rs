@@ -1,0 +1,140 @@
+//! What a command does about embeddings: the settings (folio.toml, the user's config and
+//! the flag), the embedder they make, the embedding pass with its progress bar, and the
+//! embedder for a search or an eval.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result, bail};
+use folio_core::config::user::UserConfig;
+use folio_core::embed::Embedder;
+use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db};
+use folio_core::embed::settings::{EmbedSettings, ProviderKind, SettingSource, make_embedder};
+use folio_core::search::pipeline::SearchMode;
+use folio_core::store::Store;
+
+use super::root::Resolved;
+use crate::cli::EmbedArgs;
+
+/// What `folio index` does about embeddings.
+pub enum EmbedPlan {
+    /// `--no-embed`.
+    Skipped,
+    /// Provider `none`, or the provider cannot be built (the reason); `chosen` when a
+    /// config file named the provider (then a failure to build it is worth a note).
+    Off {
+        provider: ProviderKind,
+        reason: String,
+        chosen: bool,
+    },
+    /// An embedder to run the pass with.
+    Ready(Arc<dyn Embedder>),
+}
+
+/// The embedding settings of `r`: its folio.toml, the user's config and the flag.
+pub fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
+    let user = UserConfig::load().map_err(anyhow::Error::msg)?;
+    EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings)
+        .map_err(anyhow::Error::msg)
+}
+
+/// The embedder the settings of `r` make, or why there is none.
+pub fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
+    let settings = embed_settings(r, embed)?;
+    let chosen = settings.provider_source != SettingSource::Default;
+    Ok(match make_embedder(&settings) {
+        Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
+        Ok(None) => EmbedPlan::Off {
+            provider: settings.provider,
+            reason: format!(
+                "provider `none`, set by {}",
+                settings.provider_source.describe()
+            ),
+            chosen,
+        },
+        Err(reason) => EmbedPlan::Off {
+            provider: settings.provider,
+            reason,
+            chosen,
+        },
+    })
+}
+
+/// Runs the embedding pass over `r`'s index (only what lacks a vector), with a progress
+/// bar on a terminal.
+pub fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    let listener_bar = bar.clone();
+    let progress = EmbedProgress::with_listener(move |done, total| {
+        if let Some(bar) = &listener_bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    });
+    let summary = embed_db(&r.db, embedder, &progress, &AtomicBool::new(false))
+        .with_context(|| format!("embedding the chunks of `{}`", r.root.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(summary)
+}
+
+/// The embedder for a search or an eval in `mode`, with the index's vectors brought
+/// up to date first (only chunks that lack one are embedded).
+///
+/// `None` for `lexical`, and for `hybrid` when no embedder can be built or the index has
+/// no vectors of its model yet (a first embedding of a whole folder is `folio index`'s job,
+/// unless `embed_all`). Errors: `semantic` without an embedder.
+pub fn search_embedder(
+    r: &Resolved,
+    embed: EmbedArgs,
+    mode: SearchMode,
+    refresh: bool,
+    embed_all: bool,
+) -> Result<Option<Arc<dyn Embedder>>> {
+    if mode == SearchMode::Lexical {
+        return Ok(None);
+    }
+    let embedder = match plan_embedding(r, embed)? {
+        EmbedPlan::Ready(embedder) => embedder,
+        EmbedPlan::Off { reason, .. } => {
+            if mode == SearchMode::Semantic {
+                bail!(
+                    "not configured: semantic search needs embeddings ({reason}); use --mode lexical"
+                );
+            }
+            return Ok(None);
+        }
+        EmbedPlan::Skipped => return Ok(None),
+    };
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let has_vectors = store
+        .vector_status()?
+        .model
+        .is_some_and(|m| m.model_id == embedder.model_id());
+    drop(store);
+    if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
+        let summary = run_embed(r, embedder.as_ref())?;
+        if let Some(reason) = &summary.unavailable {
+            eprintln!("folio: warning: embedding provider unavailable: {reason}");
+        }
+    } else if !has_vectors && mode == SearchMode::Hybrid {
+        eprintln!(
+            "folio: note: the index has no vectors yet, so this search is lexical; `folio index` computes them"
+        );
+        return Ok(None);
+    }
+    Ok(Some(embedder))
+}

@@ -1,0 +1,172 @@
+//! `folio index`: the incremental index of a root, then the embedding pass, with a
+//! summary as text or JSON; also the indexing step that search and eval run first.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use folio_core::embed::pass::probe;
+use folio_core::embed::settings::ProviderKind;
+use folio_core::index::{IndexSummary, index_root};
+use folio_core::store::Store;
+
+use super::embedding::{EmbedPlan, plan_embedding, run_embed};
+use super::root::{Resolved, resolve_root};
+use crate::cli::IndexArgs;
+
+/// Indexes the root `args` names, then embeds what changed.
+pub fn run(args: &IndexArgs) -> Result<ExitCode> {
+    let (force, json) = (args.force, args.json);
+    let r = resolve_root(&args.root)?;
+    let plan = if args.no_embed {
+        EmbedPlan::Skipped
+    } else {
+        plan_embedding(&r, args.embed)?
+    };
+    if force && let EmbedPlan::Ready(embedder) = &plan {
+        // A rebuild must not throw away vectors it cannot compute again.
+        probe(embedder.as_ref()).map_err(|err| {
+            anyhow::anyhow!(
+                "the embedding provider did not answer the probe before `--force` ({err}); nothing was changed \
+                 (fix the provider, or use --no-embed to rebuild the lexical index only)"
+            )
+        })?;
+    }
+    let summary = run_index(&r, force, true)?;
+    report_skipped(&summary);
+    let embed_summary = match &plan {
+        EmbedPlan::Ready(embedder) => {
+            if force {
+                Store::open(&r.db)
+                    .with_context(|| format!("opening the index `{}`", r.db.display()))?
+                    .clear_vectors()?;
+            }
+            Some(run_embed(&r, embedder.as_ref())?)
+        }
+        _ => None,
+    };
+    if let Some(es) = &embed_summary {
+        for s in &es.skipped_files {
+            eprintln!("folio: skipped {} (embedding): {}", s.path, s.reason);
+        }
+        if let Some(reason) = &es.unavailable {
+            eprintln!(
+                "folio: warning: embeddings incomplete, the provider is unavailable: {reason}"
+            );
+        }
+    }
+    if let EmbedPlan::Off {
+        provider,
+        reason,
+        chosen: true,
+    } = &plan
+        && *provider != ProviderKind::None
+    {
+        eprintln!("folio: note: semantic search is off ({reason}); search is lexical");
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        let mut value = serde_json::to_value(&summary)?;
+        let embed_json = match (&plan, &embed_summary) {
+            (EmbedPlan::Skipped, _) => serde_json::json!({"state": "skipped"}),
+            (
+                EmbedPlan::Off {
+                    provider, reason, ..
+                },
+                _,
+            ) => {
+                serde_json::json!({"state": "off", "provider": provider, "reason": reason})
+            }
+            (EmbedPlan::Ready(_), Some(es)) => {
+                let mut v = serde_json::to_value(es)?;
+                v["state"] = serde_json::json!(if es.unavailable.is_some() {
+                    "unavailable"
+                } else {
+                    "done"
+                });
+                v
+            }
+            (EmbedPlan::Ready(_), None) => serde_json::Value::Null,
+        };
+        value["embed"] = embed_json;
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    } else {
+        writeln!(
+            out,
+            "indexed {} files ({} changed, {} unchanged, {} skipped, {} removed, {} chunks) in {} ms\nindex: {}",
+            summary.files,
+            summary.indexed,
+            summary.unchanged,
+            summary.skipped.len(),
+            summary.removed,
+            summary.chunks,
+            summary.elapsed_ms,
+            summary.db_path.display()
+        )?;
+        if summary.rebuilt {
+            writeln!(
+                out,
+                "note: the index had an incompatible schema and was rebuilt"
+            )?;
+        }
+        if let Some(es) = &embed_summary {
+            writeln!(
+                out,
+                "embedded {} chunks ({} reused, {} files skipped) with {} in {} ms",
+                es.embedded,
+                es.reused,
+                es.skipped_files.len(),
+                es.model_id,
+                es.elapsed_ms
+            )?;
+        }
+    }
+    let any_skipped = !summary.skipped.is_empty()
+        || embed_summary
+            .as_ref()
+            .is_some_and(|es| !es.skipped_files.is_empty());
+    Ok(if any_skipped {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Indexes `r` (every file with `force`), with a progress bar on a terminal.
+pub fn run_index(r: &Resolved, force: bool, show_progress: bool) -> Result<IndexSummary> {
+    let bar = (show_progress && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} indexing {pos}/{len} files [{bar:30}] {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    let progress = |done: usize, total: usize| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    };
+    let summary = index_root(&r.root, &r.config, &r.db, force, Some(&progress))
+        .with_context(|| format!("indexing `{}`", r.root.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(summary)
+}
+
+/// Lists the skipped files on stderr, and warns when the root has no Markdown at all.
+pub fn report_skipped(summary: &IndexSummary) {
+    for s in &summary.skipped {
+        eprintln!("folio: skipped {}: {}", s.path, s.reason);
+    }
+    if summary.files == 0 {
+        eprintln!(
+            "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! The commands of `folio`, one file each, and the dispatch from the parsed command line.
+//!
+//! `root.rs` finds the workspace root, its configuration and its index; `embedding.rs`
+//! decides what a command does about embeddings. Both are shared by the commands.
+
+mod bench;
+mod bench_lsp;
+mod check;
+mod embedding;
+mod eval;
+mod index;
+mod lsp;
+mod mcp;
+mod outline;
+mod root;
+mod search;
+mod status;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::Command;
+
+/// Runs one command; the exit code says how it went (see the crate docs).
+pub fn run(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Index(args) => index::run(&args),
+        Command::Search(args) => search::run(&args),
+        Command::Eval(args) => eval::run(&args),
+        Command::Outline(args) => outline::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Bench(args) => bench::run(
+            &args.roots,
+            usize::from(args.repeat),
+            args.semantic,
+            args.json,
+            args.db.as_deref(),
+        ),
+        Command::BenchLsp(args) => bench_lsp::run(
+            &args.symbols_root,
+            &args.query,
+            &args.edit_root,
+            &args.edit_file,
+            args.edits,
+            args.repeat,
+        ),
+        Command::Lsp { stdio: _ } => lsp::run(),
+        Command::Mcp(args) => mcp::run(&args),
+    }
+}

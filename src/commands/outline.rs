@@ -1,0 +1,72 @@
+//! `folio outline`: the elements of one Markdown file with their pointers, as text or JSON.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use folio_core::config::DEFAULT_MAX_FILE_SIZE;
+use folio_core::parse::parse;
+use folio_core::workspace::read_markdown;
+
+use crate::cli::OutlineArgs;
+
+/// Prints the outline of the file `args` names.
+pub fn run(args: &OutlineArgs) -> Result<ExitCode> {
+    let (file, json) = (args.file.as_path(), args.json);
+    // The same checks as indexing: a regular file, under the size cap, UTF-8 text, no NUL bytes.
+    let text = read_markdown(file, DEFAULT_MAX_FILE_SIZE)
+        .map_err(|reason| anyhow::anyhow!("cannot outline `{}`: {reason}", file.display()))?;
+    let parsed = parse(&text);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let elements: Vec<serde_json::Value> = parsed
+            .elements
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "pointer": e.pointer().to_string(),
+                    "logical": e.logical,
+                    "kind": e.kind.as_str(),
+                    "level": e.level,
+                    "start_line": e.start_line,
+                    "end_line": e.end_line,
+                    "preview": preview(&text[e.range.clone()]),
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&elements)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for e in &parsed.elements {
+        let depth = e.logical.matches('.').count();
+        writeln!(
+            out,
+            "{:>5}-{:<5} {}{:<16} {}  {}",
+            e.start_line,
+            e.end_line,
+            "  ".repeat(depth),
+            e.kind.as_str(),
+            e.pointer(),
+            preview(&text[e.range.clone()])
+        )?;
+    }
+    for p in &parsed.problems {
+        eprintln!(
+            "folio: {}:{}: {}",
+            file.display(),
+            parsed.line_of(p.range.start),
+            p.message
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// First line of an element, at most 60 characters.
+fn preview(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(59).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}

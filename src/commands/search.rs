@@ -1,0 +1,118 @@
+//! `folio search`: one search request through the same contract as kb_search and
+//! folio/search, after an incremental reindex, printed as text or JSON.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use folio_core::host::ErrorCode;
+use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
+use folio_core::search::pipeline::SearchMode;
+use folio_core::store::Store;
+
+use super::embedding::search_embedder;
+use super::index::{report_skipped, run_index};
+use super::root::resolve_root;
+use crate::cli::SearchArgs;
+
+/// The search request the command line asks for.
+fn request(args: &SearchArgs) -> SearchRequest {
+    SearchRequest {
+        query: args.query.clone(),
+        limit: Some(usize::from(args.limit)),
+        path_globs: args.path_globs.clone(),
+        category: args.category.clone(),
+        topic: args.topic.clone(),
+        min_quality: args.min_quality,
+        mode: args.mode.map(|m| SearchMode::from(m).as_str().to_string()),
+        mmr: Some(args.mmr),
+        mmr_lambda: args.mmr_lambda,
+        mmr_same_doc_penalty: args.mmr_same_doc_penalty,
+        parent_retriever: Some(args.parent_retriever),
+        min_confidence_ratio: args.min_confidence_ratio,
+        rerank: Some(args.rerank),
+        ..SearchRequest::default()
+    }
+}
+
+/// Searches the root `args` names and prints the hits.
+pub fn run(args: &SearchArgs) -> Result<ExitCode> {
+    let request = request(args);
+    let (embed, no_reindex, json) = (args.embed, args.no_reindex, args.json);
+    let (search, options) = request.plan().map_err(|e| anyhow::anyhow!(e.message))?;
+    let r = resolve_root(&args.root)?;
+    if !no_reindex || !r.db.exists() {
+        let summary = run_index(&r, false, true)?;
+        report_skipped(&summary);
+    }
+    let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let results =
+        folio_core::search::semantic::search(&store, embedder.as_deref(), &search, &options)
+            .map_err(|e| {
+                let e = search_error(e);
+                match e.code {
+                    ErrorCode::NotConfigured => anyhow::anyhow!("not configured: {}", e.message),
+                    _ => anyhow::anyhow!(e.message),
+                }
+            })?;
+    let results = SearchResponse::from_pipeline(&r.root, results, false, false);
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&results)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if results.results.is_empty() {
+        let shown: String = search.text.chars().take(80).collect();
+        let ellipsis = if shown.len() < search.text.len() {
+            "…"
+        } else {
+            ""
+        };
+        writeln!(out, "no results for `{shown}{ellipsis}`")?;
+    }
+    for hit in &results.results {
+        let heading = if hit.heading_path.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", hit.heading_path.join(" > "))
+        };
+        writeln!(
+            out,
+            "{}:{}-{}{}  (score {:.4})",
+            hit.path, hit.start_line, hit.end_line, heading, hit.score
+        )?;
+        writeln!(out, "    {}", hit.snippet)?;
+        writeln!(out, "    {}", hit.pointer)?;
+        if let Some(expanded_from) = &hit.expanded_from {
+            writeln!(out, "    (section: {} hits collapsed)", expanded_from.len())?;
+        }
+    }
+    if results.mode != options.mode.as_str() {
+        if folio_core::search::semantic::query_embedding_text(&search.text)
+            .trim()
+            .is_empty()
+        {
+            // Nothing to embed (no letters or digits, or only -excluded terms): vectors are not the reason.
+            writeln!(
+                out,
+                "note: searched in {} mode (the query has no words to embed)",
+                results.mode
+            )?;
+        } else {
+            writeln!(
+                out,
+                "note: searched in {} mode ({} needs vectors; see `folio status`)",
+                results.mode, options.mode
+            )?;
+        }
+    }
+    if results.low_confidence && !results.results.is_empty() {
+        writeln!(
+            out,
+            "note: low confidence — the best hit does not stand out from the rest"
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

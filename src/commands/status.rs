@@ -1,0 +1,123 @@
+//! `folio status`: the embedding settings and what the index holds, as text or JSON,
+//! without loading a model or calling an endpoint.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use folio_core::embed::settings::EmbedSettings;
+use folio_core::store::Store;
+
+use super::embedding::embed_settings;
+use super::root::resolve_root;
+use crate::cli::StatusArgs;
+use crate::error::error_chain;
+
+/// Prints the status of the root `args` names.
+pub fn run(args: &StatusArgs) -> Result<ExitCode> {
+    let (embed, json) = (args.embed, args.json);
+    let r = resolve_root(&args.root)?;
+    // Never loads a model or calls an endpoint: it reports the settings, whether the built-in
+    // model's file is in place, and what the index holds.
+    let settings = embed_settings(&r, embed);
+    // For the built-in model: are its files installed and intact (read and hashed, not loaded)?
+    let model_error = settings
+        .as_ref()
+        .ok()
+        .and_then(|s| folio_core::embed::settings::check_builtin(s).err());
+    let settings_json = match &settings {
+        Ok(s) => serde_json::json!({
+            "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
+            "model_error": model_error,
+        }),
+        Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
+    };
+    let mut out = std::io::stdout().lock();
+    if !r.db.exists() {
+        if json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json})
+            )?;
+        } else {
+            writeln!(
+                out,
+                "root: {}\nindex: none yet (run `folio index`)",
+                r.root.display()
+            )?;
+            write_embed_settings(&mut out, &settings)?;
+            if let Some(err) = &model_error {
+                writeln!(out, "built-in model: not usable: {err}")?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let st = store.status()?;
+    let vs = store.vector_status()?;
+    if json {
+        let mut embed_json = settings_json;
+        embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));
+        embed_json["dims"] = serde_json::json!(vs.model.as_ref().map(|m| m.dims));
+        embed_json["embedded_chunks"] = serde_json::json!(vs.embedded_chunks);
+        embed_json["total_chunks"] = serde_json::json!(vs.total_chunks);
+        embed_json["vectors"] = serde_json::json!(vs.vectors);
+        embed_json["last_unavailable"] = serde_json::json!(vs.last_unavailable);
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
+                "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
+                "embed": embed_json,
+            })
+        )?;
+    } else {
+        writeln!(
+            out,
+            "root: {}\nindex: {}\ndocuments: {}\nchunks: {}\nsize: {} bytes\nschema version: {}",
+            r.root.display(),
+            r.db.display(),
+            st.n_documents,
+            st.n_chunks,
+            st.db_size_bytes,
+            st.schema_version
+        )?;
+        write_embed_settings(&mut out, &settings)?;
+        if let Some(err) = &model_error {
+            writeln!(out, "built-in model: not usable: {err} (search is lexical)")?;
+        }
+        match &vs.model {
+            Some(m) => writeln!(
+                out,
+                "embedded: {} of {} chunks ({} vectors, model {}, {} dimensions)",
+                vs.embedded_chunks, vs.total_chunks, vs.vectors, m.model_id, m.dims
+            )?,
+            None => writeln!(out, "embedded: none yet")?,
+        }
+        if let Some(reason) = &vs.last_unavailable {
+            writeln!(out, "last embedding pass stopped early: {reason}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The embedding settings line of the text status, or the settings error.
+fn write_embed_settings(out: &mut impl Write, settings: &Result<EmbedSettings>) -> Result<()> {
+    match settings {
+        Ok(s) => {
+            let mut line = format!("embedding provider: {}", s.provider.as_str());
+            if let Some(model) = &s.model {
+                line.push_str(&format!(", model {model}"));
+            }
+            if let Some(endpoint) = &s.endpoint {
+                line.push_str(&format!(" at {endpoint}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+        Err(err) => writeln!(out, "embedding settings: error: {}", error_chain(err))?,
+    }
+    Ok(())
+}
