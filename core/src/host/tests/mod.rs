@@ -100,3 +100,9 @@ fn ptr_of(kb: &Host, path: &str, logical: &str) -> String {
         .pointer()
         .to_string()
 }
+
+/// The pointer `logical~selfHash~subtreeHash` of an element whose own bytes are `own` and
+/// whose owned bytes (a heading's section, a list item with its nested lists) are `owned`.
+fn pointer(logical: &str, own: &str, owned: &str) -> String {
+    format!("{logical}~{}~{}", h(own), h(owned))
+}

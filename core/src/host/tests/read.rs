@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{GUIDE, INDEX, err, h, ok, ptr_of, setup};
+use super::{GUIDE, INDEX, err, h, ok, pointer, setup};
 use crate::host::read::{OutlineArgs, ReadArgs};
 
 #[test]
@@ -29,13 +29,13 @@ fn kb_read_whole_document_by_pointer_and_paged() {
         })
     );
     // A table pointer: the table's text plus columns and rows.
-    let t = ptr_of(&kb, "docs/guide.md", "1.2.t1");
+    let table_src = "| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 20 |";
+    let t = pointer("1.2.t1", table_src, table_src);
     let v = ok(kb.read(&ReadArgs {
         path: "docs/guide.md".into(),
         pointer: Some(t.clone()),
         ..ReadArgs::default()
     }));
-    let table_src = "| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 20 |";
     assert_eq!(
         v,
         json!({
@@ -98,6 +98,12 @@ fn kb_read_whole_document_by_pointer_and_paged() {
 #[test]
 fn kb_outline_nests_headings() {
     let (_dir, kb) = setup(false);
+    // Each heading owns its section: `# Guide` the rest of the document, `## Steps` and
+    // `## Prices` up to the next level-2 heading and the end.
+    let guide_section = GUIDE[GUIDE.find("# Guide").unwrap()..].trim_end();
+    let steps_section = "## Steps\n\n- one\n  - one.a\n- two";
+    let prices_section =
+        "## Prices\n\n| Item | Price |\n|:-----|------:|\n| Widget | 10 |\n| Gadget | 20 |";
     let v = ok(kb.outline(&OutlineArgs {
         path: "docs/guide.md".into(),
     }));
@@ -108,10 +114,10 @@ fn kb_outline_nests_headings() {
             "sourceHash": h(GUIDE),
             "title": "Guide",
             "headings": [{
-                "pointer": ptr_of(&kb, "docs/guide.md", "1"), "level": 1, "text": "Guide", "slug": "guide", "start_line": 6, "end_line": 21,
+                "pointer": pointer("1", "# Guide", guide_section), "level": 1, "text": "Guide", "slug": "guide", "start_line": 6, "end_line": 21,
                 "children": [
-                    {"pointer": ptr_of(&kb, "docs/guide.md", "1.1"), "level": 2, "text": "Steps", "slug": "steps", "start_line": 10, "end_line": 14, "children": []},
-                    {"pointer": ptr_of(&kb, "docs/guide.md", "1.2"), "level": 2, "text": "Prices", "slug": "prices", "start_line": 16, "end_line": 21, "children": []}
+                    {"pointer": pointer("1.1", "## Steps", steps_section), "level": 2, "text": "Steps", "slug": "steps", "start_line": 10, "end_line": 14, "children": []},
+                    {"pointer": pointer("1.2", "## Prices", prices_section), "level": 2, "text": "Prices", "slug": "prices", "start_line": 16, "end_line": 21, "children": []}
                 ]
             }]
         })
