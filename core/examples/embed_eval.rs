@@ -3,11 +3,15 @@
 //!
 //! ```sh
 //! cargo run --release -p folio-core --example embed_eval -- ../shared/eval/grooveseek-kb-eval [CHUNK_BYTES]
-//! cargo run --release -p folio-core --example embed_eval -- --bench ../shared/corpora/k8s-community [CHUNKS]
+//! cargo run --release -p folio-core --example embed_eval -- --bench ../shared/corpora/k8s-community [CHUNKS] [--dump FILE]
 //! ```
 //!
-//! `--bench` embeds the first CHUNKS (default 512) chunks of a corpus, in
-//! batches of 64, and reports chunks/s and tokens/s.
+//! `--bench` embeds the first CHUNKS (default 512) chunks of a corpus (its Markdown
+//! files in path order), in batches of 64, and reports chunks/s and tokens/s, the
+//! kernel path (`FOLIO_EMBED_KERNEL` forces one) and the load average before and
+//! after. `--dump FILE` also writes one JSON line per chunk with its token ids (`ids`,
+//! the `passage: ` prefix included) and folio's vector (`vector`), for
+//! `scripts/onnx-reference.py`.
 //!
 //! Every Markdown file under `<EVAL>/kb` is cut into folio's chunks
 //! (`chunk::chunks`, default budget 1500 bytes), each chunk's text is embedded
@@ -134,7 +138,16 @@ fn evaluate(label: &str, model: &BuiltinEmbedder, golden: &Golden, units: &[(Str
     );
 }
 
-fn bench(corpus: &Path, limit: usize) {
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn bench(corpus: &Path, limit: usize, dump: Option<&Path>) {
     let mut docs = Vec::new();
     markdown_files(corpus, corpus, &mut docs);
     let mut chunks = Vec::new();
@@ -154,35 +167,55 @@ fn bench(corpus: &Path, limit: usize) {
     let model = BuiltinEmbedder::load(&default_model_dir().expect("no model folder"))
         .unwrap_or_else(|e| panic!("{e}"));
     let load_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let tokens: usize = chunks
+    let ids: Vec<Vec<u32>> = chunks
         .iter()
-        .map(|c| model.token_ids(&format!("passage: {c}")).len())
-        .sum();
+        .map(|c| model.token_ids(&format!("passage: {c}")))
+        .collect();
+    let tokens: usize = ids.iter().map(Vec::len).sum();
+    let load_before = loadavg();
     let t = Instant::now();
+    let mut vectors = Vec::with_capacity(chunks.len());
     for batch in chunks.chunks(64) {
         let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
-        model.embed_passages(&texts).unwrap();
+        vectors.extend(model.embed_passages(&texts).unwrap());
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "bench {}: load {load_ms:.0} ms; {} chunks, {tokens} tokens in {secs:.1} s: {:.1} chunks/s, {:.0} tokens/s; peak RSS {:.0} MB",
+        "bench {} (kernel path {}): load {load_ms:.0} ms; {} chunks, {tokens} tokens in {secs:.1} s: {:.1} chunks/s, {:.0} tokens/s; peak RSS {:.0} MB; load average {load_before} before, {} after",
         corpus.display(),
+        model.kernel_path(),
         chunks.len(),
         chunks.len() as f64 / secs,
         tokens as f64 / secs,
-        peak_rss_mb()
+        peak_rss_mb(),
+        loadavg()
     );
+    if let Some(dump) = dump {
+        let mut out = String::new();
+        for (ids, vector) in ids.iter().zip(&vectors) {
+            out.push_str(&serde_json::json!({ "ids": ids, "vector": vector }).to_string());
+            out.push('\n');
+        }
+        std::fs::write(dump, out).unwrap_or_else(|e| panic!("{}: {e}", dump.display()));
+    }
 }
 
 fn main() {
     let mut args = std::env::args().skip(1).peekable();
     if args.peek().is_some_and(|a| a == "--bench") {
         args.next();
-        let corpus = PathBuf::from(args.next().expect("usage: embed_eval --bench DIR [CHUNKS]"));
-        bench(
-            &corpus,
-            args.next().map_or(512, |n| n.parse().expect("CHUNKS")),
-        );
+        let usage = "usage: embed_eval --bench DIR [CHUNKS] [--dump FILE]";
+        let corpus = PathBuf::from(args.next().expect(usage));
+        let mut limit = 512;
+        let mut dump = None;
+        while let Some(arg) = args.next() {
+            if arg == "--dump" {
+                dump = Some(PathBuf::from(args.next().expect(usage)));
+            } else {
+                limit = arg.parse().expect(usage);
+            }
+        }
+        bench(&corpus, limit, dump.as_deref());
         return;
     }
     let eval = PathBuf::from(

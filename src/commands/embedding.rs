@@ -68,7 +68,7 @@ pub fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> 
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed}",
+                "{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed} {msg}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> "),
@@ -76,10 +76,14 @@ pub fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> 
         bar
     });
     let listener_bar = bar.clone();
-    let progress = EmbedProgress::with_listener(move |done, total| {
+    let progress = EmbedProgress::with_listener(move |s| {
         if let Some(bar) = &listener_bar {
-            bar.set_length(total);
-            bar.set_position(done);
+            bar.set_length(s.total);
+            bar.set_position(s.done);
+            bar.set_message(
+                s.eta_ms
+                    .map_or_else(String::new, |ms| format!("ETA {}", format_duration(ms))),
+            );
         }
     });
     let summary = embed_db(&r.db, embedder, &progress, &AtomicBool::new(false))
@@ -88,6 +92,16 @@ pub fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> 
         bar.finish_and_clear();
     }
     Ok(summary)
+}
+
+/// `ms` as the progress bar shows a time left: `42s`, `3m 05s`, `1h 02m`.
+fn format_duration(ms: u64) -> String {
+    let s = ms.div_ceil(1000);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
 }
 
 /// The embedder for a search or an eval in `mode`, with the index's vectors brought

@@ -124,9 +124,34 @@ pub struct EmbedProgressSnapshot {
     pub model_id: Option<String>,
     /// Why embeddings are off or unavailable, or the last pass's database error.
     pub reason: Option<String>,
+    /// While a pass runs, the estimated time left in milliseconds ([`estimate_eta_ms`]);
+    /// `None` before its first batch is done and when no pass runs.
+    pub eta_ms: Option<u64>,
 }
 
-type Listener = Box<dyn Fn(u64, u64) + Send + Sync>;
+/// Texts count for at most this many bytes in the work [`estimate_eta_ms`] measures: the
+/// built-in model reads at most 512 tokens, about 2 KiB of English.
+pub const ETA_TEXT_CAP: usize = 2048;
+
+/// The work of embedding `text`, in the units [`estimate_eta_ms`] takes: its length in
+/// bytes up to [`ETA_TEXT_CAP`] (an encoder's time grows with the tokens it reads, and
+/// whole documents are truncated), plus 64 for the per-text overhead.
+pub fn text_work(text: &str) -> u64 {
+    text.len().min(ETA_TEXT_CAP) as u64 + 64
+}
+
+/// The time left of a pass, in milliseconds: the `elapsed_ms` the `done` units of work
+/// took, scaled to the `total − done` left (work as [`text_work`] counts it). `None` when
+/// nothing is done yet (no rate to go by); `Some(0)` when nothing is left.
+pub fn estimate_eta_ms(done: u64, total: u64, elapsed_ms: u64) -> Option<u64> {
+    if done == 0 {
+        return None;
+    }
+    let left = u128::from(total.saturating_sub(done));
+    Some((u128::from(elapsed_ms) * left / u128::from(done)).min(u128::from(u64::MAX)) as u64)
+}
+
+type Listener = Box<dyn Fn(&EmbedProgressSnapshot) + Send + Sync>;
 
 /// Progress of the embedding pass, shared between the pass (which writes it)
 /// and status readers (`kb_status`, `folio status`, a progress bar).
@@ -136,6 +161,10 @@ pub struct EmbedProgress {
     done: AtomicU64,
     total: AtomicU64,
     skipped: AtomicU64,
+    work_done: AtomicU64,
+    work_total: AtomicU64,
+    /// When the running pass began embedding (set with its total).
+    started: Mutex<Option<Instant>>,
     text: Mutex<(Option<String>, Option<String>)>,
     listener: Option<Listener>,
 }
@@ -162,14 +191,19 @@ impl EmbedProgress {
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
+            work_done: AtomicU64::new(0),
+            work_total: AtomicU64::new(0),
+            started: Mutex::new(None),
             text: Mutex::new((None, None)),
             listener: None,
         }
     }
 
-    /// Idle progress that also calls `listener(done, total)` whenever the
-    /// pass advances (for a progress bar).
-    pub fn with_listener(listener: impl Fn(u64, u64) + Send + Sync + 'static) -> EmbedProgress {
+    /// Idle progress that also calls `listener` with a snapshot whenever the pass
+    /// advances (for a progress bar: `done`, `total` and `eta_ms`).
+    pub fn with_listener(
+        listener: impl Fn(&EmbedProgressSnapshot) + Send + Sync + 'static,
+    ) -> EmbedProgress {
         EmbedProgress {
             listener: Some(Box::new(listener)),
             ..EmbedProgress::new()
@@ -179,13 +213,24 @@ impl EmbedProgress {
     /// The current state.
     pub fn snapshot(&self) -> EmbedProgressSnapshot {
         let (model_id, reason) = self.text.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let state = EmbedState::from_u8(self.state.load(Ordering::SeqCst));
+        let started = *self.started.lock().unwrap_or_else(|e| e.into_inner());
+        let eta_ms = match (state, started) {
+            (EmbedState::Running, Some(started)) => estimate_eta_ms(
+                self.work_done.load(Ordering::SeqCst),
+                self.work_total.load(Ordering::SeqCst),
+                started.elapsed().as_millis() as u64,
+            ),
+            _ => None,
+        };
         EmbedProgressSnapshot {
-            state: EmbedState::from_u8(self.state.load(Ordering::SeqCst)),
+            state,
             done: self.done.load(Ordering::SeqCst),
             total: self.total.load(Ordering::SeqCst),
             skipped_files: self.skipped.load(Ordering::SeqCst),
             model_id,
             reason,
+            eta_ms,
         }
     }
 
@@ -212,27 +257,32 @@ impl EmbedProgress {
         self.done.store(0, Ordering::SeqCst);
         self.total.store(0, Ordering::SeqCst);
         self.skipped.store(0, Ordering::SeqCst);
+        self.work_done.store(0, Ordering::SeqCst);
+        self.work_total.store(0, Ordering::SeqCst);
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.state
             .store(EmbedState::Running as u8, Ordering::SeqCst);
     }
 
-    fn set_total(&self, total: u64) {
+    /// The pass has `total` texts to embed, `work` units of work ([`text_work`]); the
+    /// clock of the estimate starts now.
+    fn set_total(&self, total: u64, work: u64) {
         self.total.store(total, Ordering::SeqCst);
+        self.work_total.store(work, Ordering::SeqCst);
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         self.notify();
     }
 
-    fn advance(&self, n: u64, skipped_files: u64) {
+    fn advance(&self, n: u64, work: u64, skipped_files: u64) {
         self.done.fetch_add(n, Ordering::SeqCst);
+        self.work_done.fetch_add(work, Ordering::SeqCst);
         self.skipped.store(skipped_files, Ordering::SeqCst);
         self.notify();
     }
 
     fn notify(&self) {
         if let Some(listener) = &self.listener {
-            listener(
-                self.done.load(Ordering::SeqCst),
-                self.total.load(Ordering::SeqCst),
-            );
+            listener(&self.snapshot());
         }
     }
 
@@ -399,7 +449,9 @@ fn run_pass(
     if summary.recreated {
         pending_docs = store.documents_lacking_vectors(&model_id)?;
     }
-    progress.set_total((pending.len() + pending_docs.len()) as u64);
+    let work = pending.iter().map(|p| text_work(&p.text)).sum::<u64>()
+        + pending_docs.iter().map(|d| text_work(&d.text)).sum::<u64>();
+    progress.set_total((pending.len() + pending_docs.len()) as u64, work);
 
     let mut skipped_paths: HashSet<String> = HashSet::new();
     let batch_size = embedder.batch_size().max(1);
@@ -452,7 +504,8 @@ fn run_pass(
                 }
             }
         }
-        progress.advance(batch.len() as u64, summary.skipped_files.len() as u64);
+        let work = batch.iter().map(|p| text_work(&p.text)).sum();
+        progress.advance(batch.len() as u64, work, summary.skipped_files.len() as u64);
     }
     // Whole-document vectors (the document leg of hybrid search), after the chunks.
     if summary.unavailable.is_none() && !summary.cancelled {
@@ -490,7 +543,8 @@ fn run_pass(
             if summary.unavailable.is_some() {
                 break;
             }
-            progress.advance(batch.len() as u64, summary.skipped_files.len() as u64);
+            let work = batch.iter().map(|d| text_work(&d.text)).sum();
+            progress.advance(batch.len() as u64, work, summary.skipped_files.len() as u64);
         }
     }
     summary.skipped_files.sort_by(|a, b| a.path.cmp(&b.path));

@@ -100,6 +100,11 @@ pub struct EmbeddingStatus {
     /// Why embeddings are off or unavailable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// While a pass runs and has embedded its first batch: the estimated time left in
+    /// milliseconds (the time so far scaled by the text left over the text done, each
+    /// text counted up to 2 KiB); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_ms: Option<u64>,
 }
 
 /// `kb_status` output.
@@ -193,6 +198,7 @@ impl Host {
             total_chunks: vectors.total_chunks,
             skipped_files: progress.skipped_files,
             reason: progress.reason,
+            eta_ms: progress.eta_ms,
         };
         Ok(StatusOutput {
             root: self.root.display().to_string(),

@@ -23,7 +23,7 @@
 //! `<mask>` in the input are ordinary text here, where `tokenizers` turns them
 //! into the special tokens.
 
-use super::Cursor;
+use super::weights::Cursor;
 
 /// The metaspace marker that stands for a space in pieces.
 const METASPACE: char = '\u{2581}';

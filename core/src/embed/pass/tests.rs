@@ -298,8 +298,8 @@ fn spawned_pass_reports_progress() {
     let (_dir, _root, db) = setup();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen_in = seen.clone();
-    let progress = Arc::new(EmbedProgress::with_listener(move |done, total| {
-        seen_in.lock().unwrap().push((done, total))
+    let progress = Arc::new(EmbedProgress::with_listener(move |s| {
+        seen_in.lock().unwrap().push((s.done, s.total))
     }));
     assert_eq!(progress.snapshot().state, EmbedState::Idle);
     let e: Arc<dyn Embedder> = Arc::new(VocabEmbedder::new("test:vocab", VOCAB).with_batch(4));
@@ -389,4 +389,46 @@ fn background_loader_reports_why_embeddings_are_off() {
         Some((5, 0))
     );
     assert_eq!(progress.snapshot().state, EmbedState::Done);
+}
+
+/// The estimate scales the time taken by the work left over the work done: exact values.
+#[test]
+fn eta_scales_elapsed_time_by_work_left() {
+    assert_eq!(estimate_eta_ms(0, 1000, 5000), None);
+    assert_eq!(estimate_eta_ms(250, 1000, 5000), Some(15_000));
+    assert_eq!(estimate_eta_ms(1000, 1000, 5000), Some(0));
+    assert_eq!(estimate_eta_ms(3, 10, 1), Some(2)); // 7/3 ms, rounded down
+    assert_eq!(estimate_eta_ms(1, u64::MAX, u64::MAX), Some(u64::MAX));
+    // A text counts its bytes up to the cap, plus 64.
+    assert_eq!(text_work(""), 64);
+    assert_eq!(text_work("héllo"), 6 + 64);
+    assert_eq!(text_work(&"x".repeat(10_000)), ETA_TEXT_CAP as u64 + 64);
+}
+
+/// A running pass reports an estimate once a batch is done; idle and finished ones none.
+#[test]
+fn eta_is_reported_while_a_pass_runs() {
+    let (_dir, _root, db) = setup();
+    let etas = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let etas_in = etas.clone();
+    let progress = EmbedProgress::with_listener(move |s| {
+        etas_in.lock().unwrap().push((s.state, s.done, s.eta_ms))
+    });
+    assert_eq!(progress.snapshot().eta_ms, None);
+    let e = VocabEmbedder::new("test:vocab", VOCAB).with_batch(1);
+    let summary = embed_db(&db, &e, &progress, &AtomicBool::new(false)).unwrap();
+    assert!(summary.embedded > 1);
+    let etas = etas.lock().unwrap();
+    // The first notification (the total is known, nothing done) has no estimate; every
+    // later one of the running pass has one.
+    assert_eq!(etas[0], (EmbedState::Running, 0, None));
+    assert!(
+        etas[1..]
+            .iter()
+            .all(|(state, done, eta)| *state == EmbedState::Running && *done > 0 && eta.is_some())
+    );
+    // The last batch leaves no work: the estimate is 0.
+    assert_eq!(etas.last().unwrap().2, Some(0));
+    assert_eq!(progress.snapshot().state, EmbedState::Done);
+    assert_eq!(progress.snapshot().eta_ms, None);
 }

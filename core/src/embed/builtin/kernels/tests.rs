@@ -1,0 +1,350 @@
+//! Each kernel path against an `f64` product over the same 4-bit weights, for row counts
+//! 1 to 17 (the few-row kernel takes 1..=16) and 31, 32, 33, 48, 64, 70 (partial and whole
+//! 32-row blocks of the AMX kernel), with the tolerance each path states.
+
+use super::*;
+
+/// Pseudo-random Q4_0 blocks of an `n_out × n_in` matrix, scales of both signs and of
+/// several magnitudes (0.1, −0.1, 1, about 0.001).
+fn blocks(n_out: usize, n_in: usize, next: &mut impl FnMut() -> u64) -> Vec<u8> {
+    let mut blocks = Vec::new();
+    for _ in 0..n_out * n_in / Q4_BLOCK {
+        let d = [0x2e66u16, 0xae66, 0x3c00, 0x1400][(next() % 4) as usize];
+        blocks.extend_from_slice(&d.to_le_bytes());
+        blocks.extend((0..16).map(|_| next() as u8));
+    }
+    blocks
+}
+
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
+/// Whether `/proc/cpuinfo` lists what the AMX path needs (so that the path not being
+/// supported there is a failure, not a skip).
+fn cpuinfo_has_amx() -> bool {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags = info.lines().find(|l| l.starts_with("flags")).unwrap_or("");
+    ["amx_tile", "amx_bf16", "avx512_bf16", "avx512f"]
+        .iter()
+        .all(|f| flags.split_whitespace().any(|w| w == *f))
+}
+
+/// A kernel under test: its name, the relative tolerance it states (as a fraction of
+/// `Σ|xᵢ·wᵢ| + |b|` of each output) and how to run it (`false`: it declined).
+type Kernel = (
+    &'static str,
+    f64,
+    fn(&[f32], usize, usize, &Matrix, &[f32], usize, &mut [f32]) -> bool,
+);
+
+/// `f32` products differ from the `f64` one only by rounding the sums: 1e-5 is far above
+/// that for 384 terms.
+const F32_TOLERANCE: f64 = 1e-5;
+
+/// The AMX kernel rounds both factors to `bf16` (at most 2⁻⁹ relative each, so 2⁻⁸ of
+/// `Σ|xᵢ·wᵢ|`), then sums in `f32`.
+const BF16_TOLERANCE: f64 = 1.0 / 256.0 + F32_TOLERANCE;
+
+#[test]
+fn each_path_matches_the_f64_product_for_1_to_70_rows() {
+    if cpuinfo_has_amx() {
+        assert!(
+            KernelPath::Amx.is_supported(),
+            "the CPU lists AMX but the AMX path is not supported"
+        );
+    }
+    assert!(
+        KernelPath::Avx2.is_supported(),
+        "this test needs an x86-64 CPU with AVX2 and FMA"
+    );
+    let kernels: [(KernelPath, Kernel); 6] = [
+        (
+            KernelPath::Amx,
+            (
+                "amx tiles",
+                BF16_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    amx::linear(x, rows, n_in, w, b, n_out, y, Activation::None)
+                },
+            ),
+        ),
+        (
+            KernelPath::Avx2,
+            (
+                "avx2 4-bit",
+                F32_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| avx2::linear(x, rows, n_in, w, b, n_out, y),
+            ),
+        ),
+        (
+            KernelPath::Portable,
+            (
+                "matrixmultiply",
+                F32_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    linear_packed(x, rows, n_in, w, b, n_out, y);
+                    true
+                },
+            ),
+        ),
+        // What the encoder calls on each path (few rows: the 4-bit kernel except on the
+        // portable path).
+        (
+            KernelPath::Amx,
+            (
+                "amx path",
+                BF16_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    linear(
+                        KernelPath::Amx,
+                        x,
+                        rows,
+                        n_in,
+                        w,
+                        b,
+                        n_out,
+                        y,
+                        Activation::None,
+                    );
+                    true
+                },
+            ),
+        ),
+        (
+            KernelPath::Avx2,
+            (
+                "avx2 path",
+                F32_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    linear(
+                        KernelPath::Avx2,
+                        x,
+                        rows,
+                        n_in,
+                        w,
+                        b,
+                        n_out,
+                        y,
+                        Activation::None,
+                    );
+                    true
+                },
+            ),
+        ),
+        (
+            KernelPath::Portable,
+            (
+                "portable path",
+                F32_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    linear(
+                        KernelPath::Portable,
+                        x,
+                        rows,
+                        n_in,
+                        w,
+                        b,
+                        n_out,
+                        y,
+                        Activation::None,
+                    );
+                    true
+                },
+            ),
+        ),
+    ];
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+    for (n_in, n_out) in [(96, 64), (384, 96)] {
+        let q4 = blocks(n_out, n_in, &mut next);
+        let mut weights = vec![0f32; n_out * n_in];
+        dequantise_q4(&q4, &mut weights);
+        let bias: Vec<f32> = (0..n_out).map(|i| i as f32 * 0.25 - 1.0).collect();
+        let matrices: Vec<(KernelPath, Matrix)> = KernelPath::ALL
+            .into_iter()
+            .filter(|p| p.is_supported())
+            .map(|p| (p, Matrix::from_q4(&q4, n_out, n_in, p)))
+            .collect();
+        let mut worst = vec![0f64; kernels.len()];
+        for rows in (1..=17).chain([31, 32, 33, 48, 64, 70]) {
+            let x: Vec<f32> = (0..rows * n_in)
+                .map(|_| (next() % 2001) as f32 / 1000.0 - 1.0)
+                .collect();
+            let mut want = vec![0f64; rows * n_out];
+            let mut scale = vec![0f64; rows * n_out];
+            for r in 0..rows {
+                for o in 0..n_out {
+                    let (mut sum, mut abs) = (f64::from(bias[o]), f64::from(bias[o]).abs());
+                    for i in 0..n_in {
+                        let t = f64::from(x[r * n_in + i]) * f64::from(weights[o * n_in + i]);
+                        sum += t;
+                        abs += t.abs();
+                    }
+                    want[r * n_out + o] = sum;
+                    scale[r * n_out + o] = abs;
+                }
+            }
+            for (k, (path, (name, tolerance, run))) in kernels.iter().enumerate() {
+                let Some((_, w)) = matrices.iter().find(|(p, _)| p == path) else {
+                    continue;
+                };
+                let mut y = vec![f32::NAN; rows * n_out];
+                if !run(&x, rows, n_in, w, &bias, n_out, &mut y) {
+                    // Only the 4-bit kernel declines, and only past its row limit.
+                    assert!(
+                        *name == "avx2 4-bit" && rows > FEW_ROWS,
+                        "{name} declined {rows} rows"
+                    );
+                    continue;
+                }
+                for i in 0..rows * n_out {
+                    let err = (f64::from(y[i]) - want[i]).abs() / scale[i];
+                    worst[k] = worst[k].max(err);
+                    assert!(
+                        err <= *tolerance,
+                        "{name}, {n_out}×{n_in}, {rows} rows, value {i}: {} vs {} ({err:e} of Σ|x·w|)",
+                        y[i],
+                        want[i]
+                    );
+                }
+            }
+        }
+        for (k, (_, (name, _, _))) in kernels.iter().enumerate() {
+            eprintln!(
+                "{name} {n_out}×{n_in}: worst error {:e} of Σ|x·w|",
+                worst[k]
+            );
+        }
+    }
+}
+
+/// The AMX kernel's GELU, applied as it writes each block, equals GELU applied after.
+#[test]
+fn amx_gelu_epilogue_matches_gelu_after() {
+    if !KernelPath::Amx.is_supported() {
+        assert!(
+            !cpuinfo_has_amx(),
+            "the CPU lists AMX but the AMX path is not supported"
+        );
+        return;
+    }
+    let mut next = xorshift(7);
+    let (n_in, n_out, rows) = (64, 96, 40);
+    let q4 = blocks(n_out, n_in, &mut next);
+    let w = Matrix::from_q4(&q4, n_out, n_in, KernelPath::Amx);
+    let bias = vec![0.5f32; n_out];
+    let x: Vec<f32> = (0..rows * n_in)
+        .map(|_| (next() % 2001) as f32 / 1000.0 - 1.0)
+        .collect();
+    let mut fused = vec![0f32; rows * n_out];
+    let mut after = vec![0f32; rows * n_out];
+    linear(
+        KernelPath::Amx,
+        &x,
+        rows,
+        n_in,
+        &w,
+        &bias,
+        n_out,
+        &mut fused,
+        Activation::Gelu,
+    );
+    linear(
+        KernelPath::Amx,
+        &x,
+        rows,
+        n_in,
+        &w,
+        &bias,
+        n_out,
+        &mut after,
+        Activation::None,
+    );
+    vector::gelu(vector::Level::Baseline, &mut after);
+    for (a, b) in fused.iter().zip(&after) {
+        assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn paths_parse_from_their_names() {
+    for path in KernelPath::ALL {
+        assert_eq!(
+            KernelPath::ALL.iter().find(|p| p.name() == path.name()),
+            Some(&path)
+        );
+        assert_eq!(path.to_string(), path.name());
+    }
+    assert!(KernelPath::Portable.is_supported());
+    assert!(KernelPath::best().is_supported());
+}
+
+#[test]
+fn bf16_rounds_to_nearest_even() {
+    assert_eq!(amx::pack(&[1.0; 32 * 32], 32, 32)[0], 0x3f80);
+    // 1 + 2⁻⁸ is halfway between 1 and 1 + 2⁻⁷: ties go to the even 1.
+    let w: Vec<f32> = [1.0 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, -2.5]
+        .into_iter()
+        .cycle()
+        .take(32 * 32)
+        .collect();
+    let tiles = amx::pack(&w, 32, 32);
+    // Tile row 0 holds, for output 0, inputs 0 and 1.
+    assert_eq!(&tiles[..2], &[0x3f80, 0x3f82]);
+    // Output 1 starts at input 32, which is 32 mod 3 = 2: -2.5.
+    assert_eq!(tiles[2], 0xc020);
+}
+
+/// AMX attention against the `f32` attention (`matrixmultiply`), for lengths that leave
+/// partial and whole 32-row blocks. Values are in [−1, 1], so every context value (a
+/// weighted mean of values) is too: the stated tolerance is 1e-2 absolute, from the
+/// `bf16` rounding of queries, keys, values and probabilities.
+#[test]
+fn amx_attention_matches_f32_attention() {
+    if !KernelPath::Amx.is_supported() {
+        assert!(
+            !cpuinfo_has_amx(),
+            "the CPU lists AMX but the AMX path is not supported"
+        );
+        return;
+    }
+    let (hidden, heads) = (384, 12);
+    let scale = 1.0 / 32f32.sqrt();
+    let mut next = xorshift(11);
+    let mut worst = 0f32;
+    for len in [1, 2, 17, 31, 32, 33, 100] {
+        let qkv: Vec<f32> = (0..len * 3 * hidden)
+            .map(|_| (next() % 2001) as f32 / 1000.0 - 1.0)
+            .collect();
+        let mut tiles = vec![f32::NAN; len * hidden];
+        let mut plain = vec![f32::NAN; len * hidden];
+        assert!(amx::attention(
+            vector::Level::Avx512,
+            &qkv,
+            len,
+            hidden,
+            heads,
+            scale,
+            &mut tiles
+        ));
+        attention_f32(
+            vector::Level::Baseline,
+            &qkv,
+            len,
+            hidden,
+            heads,
+            scale,
+            &mut plain,
+        );
+        for (i, (a, b)) in tiles.iter().zip(&plain).enumerate() {
+            worst = worst.max((a - b).abs());
+            assert!((a - b).abs() <= 1e-2, "len {len}, value {i}: {a} vs {b}");
+        }
+    }
+    eprintln!("amx attention: worst difference {worst:e}");
+}
