@@ -343,8 +343,8 @@ mod tests {
         let mut term = x;
         let mut total = x;
         for n in 1..200 {
-            term *= -x * x / n as f64;
-            total += term / (2 * n + 1) as f64;
+            term *= -x * x / f64::from(n);
+            total += term / f64::from(2 * n + 1);
         }
         total * 2.0 / std::f64::consts::PI.sqrt()
     }
