@@ -320,9 +320,8 @@ fn bad_files_are_reported_and_the_rest_is_indexed() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.starts_with(
-            "indexed 5 files (1 changed, 0 unchanged, 4 skipped, 0 removed, 1 chunks)"
-        ),
+        stdout
+            .starts_with("indexed 5 files (1 changed, 0 unchanged, 4 skipped, 0 removed, 1 chunk)"),
         "{stdout}"
     );
     let out = folio(&[
@@ -513,5 +512,93 @@ fn search_says_why_hybrid_ran_lexically() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "folio: error: not configured: semantic search needs embeddings (provider `none`, set by FOLIO_EMBED_PROVIDER); use --mode lexical\n"
+    );
+}
+
+/// What a newcomer sees on a first run: `folio index` without the built-in model says
+/// that embeddings were skipped and why; counts take the noun in its number; `folio
+/// outline` warns about a file that is not Markdown; `folio mcp` says when its input ends
+/// before an initialize request.
+#[test]
+fn first_run_messages_say_what_happened() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.md"), "# Note\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let run = |args: &[&str], stdin: &[u8]| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(args)
+            .env_remove("FOLIO_EMBED_PROVIDER")
+            .env_remove("FOLIO_MODEL_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env("HOME", home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, stdout, stderr) = run(&["index", "--root", root], b"");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with(
+            "indexed 1 file (1 changed, 0 unchanged, 0 skipped, 0 removed, 1 chunk) in "
+        ),
+        "{stdout}"
+    );
+    let model = home
+        .path()
+        .join(".local/share/folio/models/multilingual-e5-small-q4/e5-small-q4.bin");
+    assert_eq!(
+        stderr,
+        format!(
+            "folio: note: embeddings skipped (embedding provider unavailable: built-in model file {} \
+             is missing; run scripts/fetch-model to install multilingual-e5-small-q4); the index \
+             is lexical only, and search is lexical until they are computed\n",
+            model.display()
+        )
+    );
+    let (code, _, stderr) = run(&["check", "--root", root], b"");
+    assert_eq!(
+        (code, stderr.as_str()),
+        (
+            Some(0),
+            "folio: checked 1 document: 0 errors, 0 warnings in 0 files\n"
+        )
+    );
+    let toml = dir.path().join("folio.toml");
+    std::fs::write(&toml, "# a comment\n[index]\n").unwrap();
+    let (code, _, stderr) = run(&["outline", toml.to_str().unwrap()], b"");
+    assert_eq!(
+        (code, stderr),
+        (
+            Some(0),
+            format!(
+                "folio: warning: `{}` is not a Markdown file (.md, .markdown); outlining it as Markdown\n",
+                toml.display()
+            )
+        )
+    );
+    let (code, stdout, stderr) = run(&["mcp", "--root", root], b"garbage\n");
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stdout,
+        "{\"error\":{\"code\":-32700,\"message\":\"Parse error: expected value at line 1 column 1\"},\"id\":null,\"jsonrpc\":\"2.0\"}\n"
+    );
+    assert!(
+        stderr.ends_with(
+            "folio: error: the input ended before an MCP initialize request arrived (an MCP client \
+             sends one first; docs/mcp.md shows how to start folio mcp from a client)\n"
+        ),
+        "{stderr}"
     );
 }

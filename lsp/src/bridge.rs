@@ -3,7 +3,7 @@
 //! edits that reach the editor as `workspace/applyEdit` with a versioned
 //! `TextDocumentEdit`.
 //!
-//! Endpoints follow the session's roots ([`Endpoints::sync`] after every change of the
+//! Endpoints follow the session's roots (`Endpoints::sync` after every change of the
 //! roots); each socket is removed when its root goes away and when the server stops
 //! (dropping an [`Endpoint`] removes its file). A connection from another uid gets
 //! `ERR_FORBIDDEN` and is closed.

@@ -482,12 +482,36 @@ pub async fn serve_stdio(options: Options) -> anyhow::Result<()> {
     }
     let server = Served(FolioServer::new(kb));
     let (io, writer) = crate::transport::filtered(tokio::io::stdin(), tokio::io::stdout());
-    let running = server.serve(io).await?;
+    let running = match server.serve(io).await {
+        Ok(running) => running,
+        Err(e) => {
+            // The replies already sent (a parse error for a garbage line, say) are
+            // flushed before the process exits.
+            let _ = writer.await;
+            return Err(initialize_failure(e));
+        }
+    };
     let reason = running.waiting().await?;
     // The writer ends when rmcp's output closes; wait so the last replies are flushed.
     let _ = writer.await;
     tracing::info!(?reason, "folio mcp stopped");
     Ok(())
+}
+
+/// Why `folio mcp` stopped before a session began, in words for the person who started it.
+fn initialize_failure(e: rmcp::service::ServerInitializeError) -> anyhow::Error {
+    use rmcp::service::ServerInitializeError as E;
+    match e {
+        E::ConnectionClosed(_) => anyhow::anyhow!(
+            "the input ended before an MCP initialize request arrived (an MCP client sends one \
+             first; docs/mcp.md shows how to start folio mcp from a client)"
+        ),
+        E::ExpectedInitializeRequest(Some(msg)) => anyhow::anyhow!(
+            "the first message was not an MCP initialize request: {}",
+            serde_json::to_string(&msg).unwrap_or_default()
+        ),
+        e => e.into(),
+    }
 }
 
 #[cfg(test)]

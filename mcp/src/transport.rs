@@ -258,11 +258,10 @@ where
     });
 
     let writer = tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
-            if output.write_all(line.as_bytes()).await.is_err()
-                || output.write_all(b"\n").await.is_err()
-                || output.flush().await.is_err()
-            {
+        while let Some(mut line) = rx.recv().await {
+            // One write per message: a reader never sees a message without its newline.
+            line.push('\n');
+            if output.write_all(line.as_bytes()).await.is_err() || output.flush().await.is_err() {
                 break;
             }
         }

@@ -9,6 +9,7 @@ use folio_core::document::Encoding;
 use folio_core::links::{Severity, diagnostics};
 use folio_core::workspace::Workspace;
 
+use super::counted;
 use super::root::resolve_root;
 use crate::cli::{CheckArgs, Format};
 
@@ -73,12 +74,18 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     eprintln!(
-        "folio: checked {} documents: {n_errors} errors, {n_warnings} warnings in {n_files} files{}",
-        ws.len(),
+        "folio: checked {}: {}, {} in {}{}",
+        counted(ws.len(), "document", "documents"),
+        counted(n_errors, "error", "errors"),
+        counted(n_warnings, "warning", "warnings"),
+        counted(n_files, "file", "files"),
         if report.skipped.is_empty() {
             String::new()
         } else {
-            format!(", {} files skipped", report.skipped.len())
+            format!(
+                ", {} skipped",
+                counted(report.skipped.len(), "file", "files")
+            )
         }
     );
     Ok(if n_errors > 0 {

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use folio_core::config::user::UserConfig;
 use folio_core::embed::Embedder;
 use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db};
-use folio_core::embed::settings::{EmbedSettings, ProviderKind, SettingSource, make_embedder};
+use folio_core::embed::settings::{EmbedSettings, ProviderKind, make_embedder};
 use folio_core::search::pipeline::SearchMode;
 use folio_core::store::Store;
 
@@ -21,12 +21,10 @@ use crate::cli::EmbedArgs;
 pub enum EmbedPlan {
     /// `--no-embed`.
     Skipped,
-    /// Provider `none`, or the provider cannot be built (the reason); `chosen` when a
-    /// config file named the provider (then a failure to build it is worth a note).
+    /// Provider `none`, or the provider cannot be built (the reason).
     Off {
         provider: ProviderKind,
         reason: String,
-        chosen: bool,
     },
     /// An embedder to run the pass with.
     Ready(Arc<dyn Embedder>),
@@ -42,7 +40,6 @@ pub fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
 /// The embedder the settings of `r` make, or why there is none.
 pub fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
     let settings = embed_settings(r, embed)?;
-    let chosen = settings.provider_source != SettingSource::Default;
     Ok(match make_embedder(&settings) {
         Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
         Ok(None) => EmbedPlan::Off {
@@ -51,12 +48,10 @@ pub fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
                 "provider `none`, set by {}",
                 settings.provider_source.describe()
             ),
-            chosen,
         },
         Err(reason) => EmbedPlan::Off {
             provider: settings.provider,
             reason,
-            chosen,
         },
     })
 }

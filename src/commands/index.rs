@@ -10,6 +10,7 @@ use folio_core::embed::settings::ProviderKind;
 use folio_core::index::{IndexSummary, index_root};
 use folio_core::store::Store;
 
+use super::counted;
 use super::embedding::{EmbedPlan, plan_embedding, run_embed};
 use super::root::{Resolved, resolve_root};
 use crate::cli::IndexArgs;
@@ -55,14 +56,17 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
             );
         }
     }
+    // Provider `none` is a choice; any other provider that cannot be built means the
+    // embedding pass was skipped, which is said whether or not a config chose it.
     if let EmbedPlan::Off {
-        provider,
-        reason,
-        chosen: true,
+        provider, reason, ..
     } = &plan
         && *provider != ProviderKind::None
     {
-        eprintln!("folio: note: semantic search is off ({reason}); search is lexical");
+        eprintln!(
+            "folio: note: embeddings skipped ({reason}); the index is lexical only, and search \
+             is lexical until they are computed"
+        );
     }
     let mut out = std::io::stdout().lock();
     if json {
@@ -93,13 +97,13 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     } else {
         writeln!(
             out,
-            "indexed {} files ({} changed, {} unchanged, {} skipped, {} removed, {} chunks) in {} ms\nindex: {}",
-            summary.files,
+            "indexed {} ({} changed, {} unchanged, {} skipped, {} removed, {}) in {} ms\nindex: {}",
+            counted(summary.files, "file", "files"),
             summary.indexed,
             summary.unchanged,
             summary.skipped.len(),
             summary.removed,
-            summary.chunks,
+            counted(summary.chunks, "chunk", "chunks"),
             summary.elapsed_ms,
             summary.db_path.display()
         )?;
@@ -112,10 +116,10 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         if let Some(es) = &embed_summary {
             writeln!(
                 out,
-                "embedded {} chunks ({} reused, {} files skipped) with {} in {} ms",
-                es.embedded,
+                "embedded {} ({} reused, {} skipped) with {} in {} ms",
+                counted(es.embedded, "chunk", "chunks"),
                 es.reused,
-                es.skipped_files.len(),
+                counted(es.skipped_files.len(), "file", "files"),
                 es.model_id,
                 es.elapsed_ms
             )?;

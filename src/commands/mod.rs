@@ -50,3 +50,20 @@ pub fn run(command: Command) -> Result<ExitCode> {
         Command::Mcp(args) => mcp::run(&args),
     }
 }
+
+/// `n` with the noun in the number it takes in English: `1 file`, `0 files`, `2 files`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn counts_take_the_noun_in_its_number() {
+        assert_eq!(counted(0, "file", "files"), "0 files");
+        assert_eq!(counted(1, "file", "files"), "1 file");
+        assert_eq!(counted(2, "chunk", "chunks"), "2 chunks");
+    }
+}

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use folio_core::config::DEFAULT_MAX_FILE_SIZE;
 use folio_core::parse::parse;
-use folio_core::workspace::read_markdown;
+use folio_core::workspace::{is_markdown, read_markdown};
 
 use crate::cli::OutlineArgs;
 
@@ -16,6 +16,12 @@ pub fn run(args: &OutlineArgs) -> Result<ExitCode> {
     // The same checks as indexing: a regular file, under the size cap, UTF-8 text, no NUL bytes.
     let text = read_markdown(file, DEFAULT_MAX_FILE_SIZE)
         .map_err(|reason| anyhow::anyhow!("cannot outline `{}`: {reason}", file.display()))?;
+    if !is_markdown(&file.to_string_lossy()) {
+        eprintln!(
+            "folio: warning: `{}` is not a Markdown file (.md, .markdown); outlining it as Markdown",
+            file.display()
+        );
+    }
     let parsed = parse(&text);
     let mut out = std::io::stdout().lock();
     if json {

@@ -6,7 +6,7 @@
 //! editor buffer. Nothing re-serialises the syntax tree: bytes outside the edited
 //! ranges (BOM, line endings, trailing blanks) stay exactly as they were.
 //!
-//! Before an edit is accepted the result is parsed again and checked by [`verify`]:
+//! Before an edit is accepted the result is parsed again and checked by `verify`:
 //! every element outside the edited ranges must still be there with the same kind and
 //! bytes, list items must keep their list and their parent item, and each operation
 //! must produce the kind of element it promised. Otherwise the whole request fails.

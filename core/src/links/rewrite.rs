@@ -27,7 +27,7 @@ use crate::document::TextEdit;
 use crate::links::navigate::references_to_heading;
 use crate::links::{Target, resolve_link};
 use crate::parse::{Heading, Link, LinkKind, parse};
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, is_markdown};
 
 /// Edits per document (KB-relative path), each list sorted and disjoint.
 pub type WorkspaceEdits = BTreeMap<String, Vec<TextEdit>>;
@@ -69,11 +69,6 @@ fn encode_dest(path: &str) -> String {
     out
 }
 
-fn is_markdown_file(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    lower.ends_with(".md") || lower.ends_with(".markdown")
-}
-
 fn strip_markdown_ext(path: &str) -> &str {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".markdown") {
@@ -106,7 +101,7 @@ fn markdown_path(
         new = format!("./{new}");
     }
     let old_name = file_name(written).to_ascii_lowercase();
-    if is_markdown_file(target) {
+    if is_markdown(target) {
         if old_name.ends_with(".html") || old_name.ends_with(".htm") {
             new = format!("{}.html", strip_markdown_ext(&new));
         } else if !old_name.contains('.') {
@@ -123,7 +118,7 @@ fn markdown_path(
 /// The new target part of a wiki link to `target` (where it is after the move), in the
 /// style of `written`; `None` when `written` still names it.
 fn wiki_target(written: &str, target: &str) -> Option<String> {
-    let with_ext = is_markdown_file(written);
+    let with_ext = is_markdown(written);
     let shown = |path: &str| {
         if with_ext {
             path.to_string()

@@ -1,6 +1,6 @@
 //! The one search entry point of every front end (`kb_search`, `folio search`,
 //! `folio/search`, `folio eval`): it builds the vector leg from an [`Embedder`]
-//! and the stored vectors, then runs the [`pipeline`](super::pipeline).
+//! and the stored vectors, then runs the [`pipeline`].
 //!
 //! The vector leg exists only when an embedder is loaded **and** the index holds
 //! vectors of that embedder's model (`Store::has_vectors_of`); otherwise `hybrid`
@@ -162,7 +162,7 @@ pub fn vectors_unavailable(
     Ok(None)
 }
 
-/// [`vectors_unavailable`] for a server's background [`Embedding`] runner: the
+/// [`vectors_unavailable`] for a server's background [`EmbeddingRunner`]: the
 /// runner's own account (embeddings off, the provider unavailable, a pass running, the
 /// model loading; [`EmbeddingRunner::not_ready_reason`]) replaces the generic reason.
 ///
@@ -197,7 +197,7 @@ pub fn search(
     search_inner(store, embedder, None, query, options)
 }
 
-/// [`search`] with the embedder of a server's background [`Embedding`] runner (`None`
+/// [`search`] with the embedder of a server's background [`EmbeddingRunner`] (`None`
 /// when the server runs without embeddings); a `semantic` search without vectors says
 /// why in the runner's terms ([`runner_vectors_unavailable`]).
 ///

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// the keys of the vectors in the `chunk_vectors` vec0 table.
 ///
 /// Version 5: `chunks_fts` has a third column, `document`: the document's frontmatter
-/// title, aliases and tags. A version 4 index is migrated in place ([`MIGRATE_4_TO_5`]),
+/// title, aliases and tags. A version 4 index is migrated in place (`MIGRATE_4_TO_5`),
 /// keeping its vectors.
 pub const SCHEMA_VERSION: u32 = 5;
 
