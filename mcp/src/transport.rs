@@ -4,8 +4,10 @@
 //! that sent broken JSON would wait forever. This filter sits between stdin and rmcp:
 //! each line that decodes as a client JSON-RPC message goes on to rmcp; anything else is
 //! answered with -32700 (not JSON) or -32600 (JSON, but not a request or notification),
-//! carrying the request's `id` when one can be read. Both answers and rmcp's own output
-//! go to stdout through one writer, one line at a time.
+//! carrying the request's `id` when one can be read. Until the initialize request has
+//! passed, other messages are answered or dropped here ([`before_initialize`]) instead of
+//! ending the connection. Both answers and rmcp's own output go to stdout through one
+//! writer, one line at a time.
 
 use rmcp::model::ClientJsonRpcMessage;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -117,6 +119,42 @@ pub fn reply_to_malformed(line: &str) -> Option<String> {
     Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string())
 }
 
+/// What the filter does with a client message that arrives before `initialize`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BeforeInitialize {
+    /// The initialize request: pass it on; the session begins.
+    Initialize,
+    /// Answer with this line and go on waiting (a ping, or a request that must wait).
+    Reply(String),
+    /// A notification or a response: nothing to answer, nothing to pass on.
+    Drop,
+}
+
+/// The rule for messages before the session begins. rmcp ends the connection when the
+/// first message is not `initialize`; the MCP lifecycle lets a client ping first and
+/// expects other requests to wait, so a ping gets an empty result and any other request
+/// -32002 (server not initialized, LSP's code for the same case), and the server keeps
+/// waiting for `initialize`.
+pub fn before_initialize(line: &str) -> BeforeInitialize {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+        return BeforeInitialize::Drop;
+    };
+    let method = v.get("method").and_then(serde_json::Value::as_str);
+    let id = v.get("id").filter(|id| id.is_string() || id.is_number());
+    match (method, id) {
+        (Some("initialize"), Some(_)) => BeforeInitialize::Initialize,
+        (Some("ping"), Some(id)) => BeforeInitialize::Reply(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+        ),
+        (Some(method), Some(id)) => BeforeInitialize::Reply(error_reply(
+            id.clone(),
+            -32002,
+            &format!("Server not initialized: send initialize before {method}"),
+        )),
+        _ => BeforeInitialize::Drop,
+    }
+}
+
 /// One line of input.
 enum InputLine {
     /// A line of UTF-8 text, without its line ending.
@@ -193,6 +231,7 @@ where
     let errors = tx.clone();
     tokio::spawn(async move {
         let mut input = BufReader::new(input);
+        let mut initialized = false;
         loop {
             let line = match read_line(&mut input, MAX_LINE_BYTES).await {
                 Ok(InputLine::Text(line)) => line,
@@ -235,6 +274,25 @@ where
                         break;
                     }
                 }
+                None if !initialized => match before_initialize(&line) {
+                    BeforeInitialize::Initialize => {
+                        initialized = true;
+                        if to_server.write_all(line.as_bytes()).await.is_err()
+                            || to_server.write_all(b"\n").await.is_err()
+                        {
+                            break;
+                        }
+                    }
+                    BeforeInitialize::Reply(reply) => {
+                        tracing::warn!("a request before initialize answered without a session");
+                        if errors.send(reply).await.is_err() {
+                            break;
+                        }
+                    }
+                    BeforeInitialize::Drop => {
+                        tracing::warn!("a notification or response before initialize dropped");
+                    }
+                },
                 None => {
                     if to_server.write_all(line.as_bytes()).await.is_err()
                         || to_server.write_all(b"\n").await.is_err()
@@ -272,6 +330,32 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_before_initialize_wait_for_the_session() {
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
+            BeforeInitialize::Initialize
+        );
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#),
+            BeforeInitialize::Reply(r#"{"id":"p","jsonrpc":"2.0","result":{}}"#.into())
+        );
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","id":-1,"method":"tools/list"}"#),
+            BeforeInitialize::Reply(
+                r#"{"error":{"code":-32002,"message":"Server not initialized: send initialize before tools/list"},"id":-1,"jsonrpc":"2.0"}"#.into()
+            )
+        );
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            BeforeInitialize::Drop
+        );
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#),
+            BeforeInitialize::Drop
+        );
+    }
 
     #[test]
     fn malformed_lines_get_errors_and_valid_ones_pass() {

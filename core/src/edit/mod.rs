@@ -319,10 +319,10 @@ fn list_containers(text: &str) -> HashMap<usize, usize> {
             }
         }
     }
-    let mut options = markdown::ParseOptions::gfm();
-    options.constructs.frontmatter = true;
     let mut out = HashMap::new();
-    if let Ok(root) = markdown::to_mdast(text, &options) {
+    // Through the parser's guard: markdown-rs panics on some texts (a new text that does
+    // not parse leaves only its `document` element, and the check above refuses the edit).
+    if let Ok(root) = crate::parse::to_mdast(text, true) {
         walk(&root, &mut out);
     }
     out

@@ -580,3 +580,19 @@ fn inserted_blocks_do_not_join_adjacent_text() {
         "[a]: https://a.example\n\nNew paragraph.\n\n[b]: https://b.example\n"
     );
 }
+
+/// markdown-rs 1.0 panics (list_item.rs, a subtraction overflow) on the text this
+/// replacement would make; found by `core/tests/properties.rs`. The edit is refused and
+/// the panic stays inside the parser's guard.
+#[test]
+fn a_result_markdown_rs_cannot_parse_is_refused() {
+    let text = "- title: T\n- <div>";
+    let li1 = ptr(text, "li1");
+    assert_eq!(
+        patch(text, &[op(PatchKind::ReplaceElement, &li1, Some("---\n- "))]),
+        Err(EditError::Conflict(
+            "the edit would change element li2 (list_item) that it does not target; nothing was written"
+                .into()
+        ))
+    );
+}
