@@ -101,7 +101,10 @@ mod tests {
         );
         assert_eq!(
             h2_section(GUIDE, "error-handling"),
-            Some(("Error handling".into(), "## Error handling\n\nRetry.\n".into()))
+            Some((
+                "Error handling".into(),
+                "## Error handling\n\nRetry.\n".into()
+            ))
         );
         assert_eq!(h2_section(GUIDE, "Details"), None);
         assert_eq!(h2_names(GUIDE), ["Setup", "Error handling"]);
@@ -109,7 +112,10 @@ mod tests {
 
     #[test]
     fn templates_fill_in_target_and_category() {
-        let templates = ["docs/bp/{category}/{target}.md".to_string(), "docs/bp/{target}.md".into()];
+        let templates = [
+            "docs/bp/{category}/{target}.md".to_string(),
+            "docs/bp/{target}.md".into(),
+        ];
         assert_eq!(
             candidates(&templates, "codex", None),
             [Candidate {

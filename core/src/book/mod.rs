@@ -21,7 +21,6 @@ use typst::layout::PagedDocument;
 
 pub use style::{BookOptions, PageFormat, Profile, Style};
 
-
 /// A rendered book.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Book {

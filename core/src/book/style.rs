@@ -1,6 +1,5 @@
 //! Page formats, styles and profiles of a PDF book, and the Typst preamble they make.
 
-
 /// A paper size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PageFormat {

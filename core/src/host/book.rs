@@ -155,8 +155,8 @@ impl Host {
         }
         let (_, text) = self.read_document(&args.path)?;
         let earlier = self.earlier_pdf(&output)?;
-        let book = render(&self.root, &args.path, &text, &args.options())
-            .map_err(HostError::internal)?;
+        let book =
+            render(&self.root, &args.path, &text, &args.options()).map_err(HostError::internal)?;
         let guard = self.writer.lock()?;
         match &earlier {
             Some(bytes) => guard.replace(&output, bytes, &book.pdf)?,

@@ -38,6 +38,7 @@ pub struct ListImagesArgs {
     pub cursor: Option<String>,
     /// Images per page, 1–200 (default 50).
     #[serde(default, rename = "pageSize")]
+    #[schemars(range(min = 1, max = 200))]
     pub page_size: Option<usize>,
 }
 
@@ -361,11 +362,8 @@ impl Host {
             }
             sizes.insert(path.clone(), (format, meta.len()));
         }
-        let (paths, next_cursor) = crate::media::list::page(
-            sizes.keys().cloned().collect(),
-            after.as_deref(),
-            page_size,
-        );
+        let (paths, next_cursor) =
+            crate::media::list::page(sizes.keys().cloned().collect(), after.as_deref(), page_size);
         let images = paths
             .into_iter()
             .map(|path| {
@@ -452,7 +450,12 @@ impl Host {
                     ));
                 }
                 let bytes = decode_base64(&image.data)?;
-                (bytes, vec![image.mime_type.clone()], "the inline image", None)
+                (
+                    bytes,
+                    vec![image.mime_type.clone()],
+                    "the inline image",
+                    None,
+                )
             }
             _ => {
                 return Err(HostError::invalid(

@@ -75,6 +75,9 @@ mod tests {
         let (third, last) = page(rest, parse_cursor(&next.unwrap()).as_deref(), 2);
         assert_eq!((third, last), (vec!["c/Z.gif".to_string()], None));
         assert_eq!(parse_cursor("not a cursor"), None);
-        assert_eq!(parse_cursor(&base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("x")), None);
+        assert_eq!(
+            parse_cursor(&base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("x")),
+            None
+        );
     }
 }

@@ -7,7 +7,8 @@ use crate::host::best_practice::{BestPracticeArgs, BestPracticeOutput};
 use crate::host::{Host, Options};
 use crate::pointer::{hash_bytes, hex};
 
-const GUIDE: &str = "# Claude Code\n\nIntro.\n\n## Setup\n\nInstall it.\n\n## Error handling\n\nRetry.\n";
+const GUIDE: &str =
+    "# Claude Code\n\nIntro.\n\n## Setup\n\nInstall it.\n\n## Error handling\n\nRetry.\n";
 
 fn open(root: &std::path::Path) -> Host {
     Host::open(Options {
@@ -20,7 +21,11 @@ fn open(root: &std::path::Path) -> Host {
     .unwrap()
 }
 
-fn ask(kb: &Host, target: &str, category: Option<&str>) -> crate::host::HostResult<BestPracticeOutput> {
+fn ask(
+    kb: &Host,
+    target: &str,
+    category: Option<&str>,
+) -> crate::host::HostResult<BestPracticeOutput> {
     kb.best_practice(&BestPracticeArgs {
         target: target.into(),
         category: category.map(String::from),
@@ -74,9 +79,16 @@ fn best_practice_is_opt_in_and_returns_documents_and_sections() {
         json!({"code": "NOT_FOUND", "message": "no best-practice document for `cursor`; tried: docs/bp/cursor.md"})
     );
     for bad in ["../etc", "a/b", "", "x:y"] {
-        assert_eq!(err(ask(&kb, bad, None))["code"], "INVALID_ARGUMENT", "{bad}");
+        assert_eq!(
+            err(ask(&kb, bad, None))["code"],
+            "INVALID_ARGUMENT",
+            "{bad}"
+        );
     }
-    assert_eq!(err(ask(&kb, "codex", Some("../x")))["code"], "INVALID_ARGUMENT");
+    assert_eq!(
+        err(ask(&kb, "codex", Some("../x")))["code"],
+        "INVALID_ARGUMENT"
+    );
 }
 
 #[test]

@@ -59,11 +59,20 @@ fn export_checks_the_output_and_replaces_only_an_earlier_pdf() {
         (args("notes/book.md", Some("../book.pdf")), "INVALID_PATH"),
         (args("notes/book.md", Some("/tmp/book.pdf")), "INVALID_PATH"),
         (args("notes/book.md", Some(".git/book.pdf")), "INVALID_PATH"),
-        (args("notes/book.md", Some("notes/other.md")), "INVALID_ARGUMENT"),
-        (args("notes/book.md", Some("notes/not-a-pdf.pdf")), "ALREADY_EXISTS"),
+        (
+            args("notes/book.md", Some("notes/other.md")),
+            "INVALID_ARGUMENT",
+        ),
+        (
+            args("notes/book.md", Some("notes/not-a-pdf.pdf")),
+            "ALREADY_EXISTS",
+        ),
         (args("notes/book.md", Some("linked/book.pdf")), "NOT_FOUND"),
         (args("missing.md", None), "NOT_FOUND"),
-        (args("notes/not-a-pdf.pdf", Some("x.pdf")), "UNSUPPORTED_FORMAT"),
+        (
+            args("notes/not-a-pdf.pdf", Some("x.pdf")),
+            "UNSUPPORTED_FORMAT",
+        ),
     ];
     for (a, code) in refusals {
         let got = err(kb.create_pdf_book(&a));

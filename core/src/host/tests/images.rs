@@ -273,7 +273,10 @@ fn saving_inline_bytes_picks_free_names_and_explicit_targets_never_replace() {
     let second = kb.save_image(&named("cover.png")).unwrap();
     assert_eq!(
         (second.path.as_str(), second.markdown.as_str()),
-        ("images/cover-2.png", "![The \\[cover\\]](images/cover-2.png)")
+        (
+            "images/cover-2.png",
+            "![The \\[cover\\]](images/cover-2.png)"
+        )
     );
     // A symbolic link takes a name too.
     std::os::unix::fs::symlink(root.join("nowhere"), root.join("images/cover-3.png")).unwrap();
@@ -354,8 +357,16 @@ fn saving_refuses_bad_input_and_writes_nothing() {
             },
             "UNSUPPORTED_FORMAT",
         ),
-        ("an empty file", inline(b"", "image/png"), "UNSUPPORTED_FORMAT"),
-        ("over 25 MiB", inline(&huge, "image/png"), "INVALID_ARGUMENT"),
+        (
+            "an empty file",
+            inline(b"", "image/png"),
+            "UNSUPPORTED_FORMAT",
+        ),
+        (
+            "over 25 MiB",
+            inline(&huge, "image/png"),
+            "INVALID_ARGUMENT",
+        ),
         (
             "not base64",
             SaveImageArgs {
@@ -487,13 +498,31 @@ fn deleting_and_moving_check_the_file_and_its_hash() {
         update_links: None,
     };
     let refusals = [
-        (mv("images/cover.png", "art/cover.png", Some("0".repeat(64))), "CONFLICT"),
-        (mv("images/cover.png", "art/cover.png", Some("xyz".into())), "INVALID_ARGUMENT"),
-        (mv("images/cover.png", "images/other.png", None), "ALREADY_EXISTS"),
-        (mv("images/cover.png", "art/cover.jpg", None), "UNSUPPORTED_FORMAT"),
-        (mv("images/cover.png", "art/cover", None), "UNSUPPORTED_FORMAT"),
+        (
+            mv("images/cover.png", "art/cover.png", Some("0".repeat(64))),
+            "CONFLICT",
+        ),
+        (
+            mv("images/cover.png", "art/cover.png", Some("xyz".into())),
+            "INVALID_ARGUMENT",
+        ),
+        (
+            mv("images/cover.png", "images/other.png", None),
+            "ALREADY_EXISTS",
+        ),
+        (
+            mv("images/cover.png", "art/cover.jpg", None),
+            "UNSUPPORTED_FORMAT",
+        ),
+        (
+            mv("images/cover.png", "art/cover", None),
+            "UNSUPPORTED_FORMAT",
+        ),
         (mv("images/cover.png", "../cover.png", None), "INVALID_PATH"),
-        (mv("images/fake.png", "art/fake.png", None), "UNSUPPORTED_FORMAT"),
+        (
+            mv("images/fake.png", "art/fake.png", None),
+            "UNSUPPORTED_FORMAT",
+        ),
         (mv("book.md", "art/book.md", None), "UNSUPPORTED_FORMAT"),
         (mv("images/none.png", "art/none.png", None), "NOT_FOUND"),
     ];
@@ -503,7 +532,11 @@ fn deleting_and_moving_check_the_file_and_its_hash() {
         assert_eq!(snapshot(root), before, "{args:?}: nothing changed");
     }
     assert_eq!(
-        err(kb.move_image(&mv("images/cover.png", "art/cover.png", Some("0".repeat(64))))),
+        err(kb.move_image(&mv(
+            "images/cover.png",
+            "art/cover.png",
+            Some("0".repeat(64))
+        ))),
         json!({"code": "CONFLICT", "message": format!(
             "`images/cover.png` changed since it was read: its sha256 is now {sha}, not {}; nothing was moved",
             "0".repeat(64)
@@ -511,7 +544,11 @@ fn deleting_and_moving_check_the_file_and_its_hash() {
     );
     // The right hash (in capitals too): moved, Markdown untouched.
     assert_eq!(
-        ok(kb.move_image(&mv("images/cover.png", "art/cover.png", Some(sha.to_uppercase())))),
+        ok(kb.move_image(&mv(
+            "images/cover.png",
+            "art/cover.png",
+            Some(sha.to_uppercase())
+        ))),
         json!({"previousPath": "images/cover.png", "path": "art/cover.png", "sha256": sha})
     );
     assert_eq!(std::fs::read(root.join("art/cover.png")).unwrap(), cover);
