@@ -31,8 +31,12 @@ pub struct Book {
     pub warnings: Vec<String>,
 }
 
-/// Samples of scripts that need fonts beyond the embedded Latin ones.
-const SCRIPTS: [(&str, char, fn(char) -> bool); 3] = [
+/// A script that needs fonts beyond the embedded Latin ones: its name, a sample
+/// character a font must cover, and which characters belong to it.
+type Script = (&'static str, char, fn(char) -> bool);
+
+/// The scripts [`font_warnings`] checks.
+const SCRIPTS: [Script; 3] = [
     ("Japanese kana", 'あ', |c| {
         matches!(c as u32, 0x3040..=0x30ff)
     }),

@@ -215,7 +215,7 @@ impl Lang {
 }
 
 /// Fonts tried in order for each kind of text; families not installed are left out by
-/// [`Geometry::preamble`]'s caller, and Typst falls back to any installed font for
+/// [`preamble`]'s caller (`book::render`), and Typst falls back to any installed font for
 /// characters none of them covers.
 pub struct FontStacks {
     /// Body text.

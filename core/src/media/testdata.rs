@@ -61,8 +61,8 @@ pub fn photo(w: u32, h: u32) -> RgbImage {
         state ^= state >> 17;
         state ^= state << 5;
         let noise = (state % 48) as i32 - 24;
-        let fx = x as f64 / f64::from(w.max(1));
-        let fy = y as f64 / f64::from(h.max(1));
+        let fx = f64::from(x) / f64::from(w.max(1));
+        let fy = f64::from(y) / f64::from(h.max(1));
         let base = [
             120.0 + 100.0 * (fx * 6.0).sin(),
             110.0 + 90.0 * (fy * 4.0 + fx).cos(),
