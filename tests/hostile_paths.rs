@@ -194,8 +194,33 @@ fn calls(path: &str) -> Vec<(&'static str, Value)> {
             "kb_move",
             json!({"sourcePath": "sub/a.md", "targetPath": path}),
         ),
+        ("kb_load_image", json!({"path": path})),
+        ("kb_delete_image", json!({"path": path})),
+        (
+            "kb_move_image",
+            json!({"sourcePath": path, "targetPath": "moved-here.png"}),
+        ),
+        (
+            "kb_move_image",
+            json!({"sourcePath": "pic.png", "targetPath": path}),
+        ),
+        (
+            "kb_save_image",
+            json!({"image": {"data": PNG_1X1, "mimeType": "image/png"}, "targetPath": path}),
+        ),
+        (
+            "kb_create_pdf_book",
+            json!({"path": path, "outputPath": "book-out.pdf"}),
+        ),
+        (
+            "kb_create_pdf_book",
+            json!({"path": "sub/a.md", "outputPath": path}),
+        ),
     ]
 }
+
+/// A 1×1 PNG, base64, for `kb_save_image`.
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 const REFUSALS: [&str; 6] = [
     "INVALID_PATH",

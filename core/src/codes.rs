@@ -153,11 +153,11 @@ pub enum ErrorCode {
     NotFound,
     /// The target changed since it was read, or the edit would break untouched structure.
     Conflict,
-    /// Writes are off.
+    /// Writes are off, or a download address is not public.
     PermissionDenied,
     /// The target path exists.
     AlreadyExists,
-    /// Not a Markdown file, or not text.
+    /// Not a Markdown file, or not text; not an image of a supported format.
     UnsupportedFormat,
     /// A malformed or contradictory argument.
     InvalidArgument,
@@ -196,9 +196,13 @@ impl ErrorCode {
             ErrorCode::Conflict => {
                 "The target changed since it was read (by another writer, an editor or the user), or the edit would break structure it did not touch; nothing was changed."
             }
-            ErrorCode::PermissionDenied => "Writes are off (start `folio mcp --allow-writes`).",
+            ErrorCode::PermissionDenied => {
+                "Writes are off (start `folio mcp --allow-writes`), or a download's address is not public (kb_save_image)."
+            }
             ErrorCode::AlreadyExists => "The target path exists; nothing was overwritten.",
-            ErrorCode::UnsupportedFormat => "Not a Markdown file, or not text.",
+            ErrorCode::UnsupportedFormat => {
+                "Not a Markdown file, or not text; for the image tools, not a PNG, JPEG, WebP or GIF whose bytes match its name and declared type."
+            }
             ErrorCode::InvalidArgument => "A malformed or contradictory argument.",
             ErrorCode::NotConfigured => {
                 "The operation needs something this server does not have (embeddings, a setting); the message says what."

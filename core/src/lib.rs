@@ -9,17 +9,22 @@
 //! This crate knows no protocol: it returns plain data with byte ranges; the LSP and
 //! MCP front ends convert to their wire types.
 
+pub mod best_practice;
+pub mod book;
 pub mod bridge;
 pub mod chunk;
 pub mod codes;
 pub mod config;
+pub mod digest;
 pub mod document;
 pub mod edit;
 pub mod embed;
 pub mod eval;
+pub mod fetch;
 pub mod host;
 pub mod index;
 pub mod links;
+pub mod media;
 pub mod parse;
 pub mod pointer;
 pub mod search;

@@ -29,6 +29,9 @@ use serde::Serialize;
 use crate::prompts;
 use folio_core::host::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, PatchArgs};
 use folio_core::host::files::{DownloadArgs, ListFilesArgs};
+use folio_core::host::images::{
+    DeleteImageArgs, ListImagesArgs, LoadImageArgs, MoveImageArgs, SaveImageArgs,
+};
 use folio_core::host::links::LinksArgs;
 use folio_core::host::read::{OutlineArgs, ReadArgs};
 use folio_core::host::search::SearchRequest;
@@ -270,6 +273,99 @@ impl FolioServer {
         ];
         Ok(result)
     }
+
+    /// Lists the images (PNG, JPEG, WebP, GIF; any folder, not only images/) with their MIME type and size, ordered by path case-insensitively, then by exact spelling; paged with `cursor` / `nextCursor` (pageSize 1–200, default 50). A cursor stays valid when the image it ends on is deleted. Call with `{}` for the first page.
+    #[tool(name = "kb_list_images", annotations(read_only_hint = true))]
+    async fn kb_list_images(
+        &self,
+        Parameters(args): Parameters<ListImagesArgs>,
+    ) -> Result<Json<folio_core::host::images::ListImagesOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.list_images(&args)).await
+    }
+
+    /// Shows an image: an MCP image block first (PNG, JPEG and WebP as they are; a GIF as its first frame in PNG), then JSON metadata of the file {path, mimeType, bytes, sha256}. Checks the extension, the format's signature and the size (at most 25 MiB).
+    #[tool(name = "kb_load_image", annotations(read_only_hint = true))]
+    async fn kb_load_image(
+        &self,
+        Parameters(args): Parameters<LoadImageArgs>,
+    ) -> Result<CallToolResult, ToolError> {
+        let loaded = blocking(&self.kb, move |kb| kb.load_image(&args)).await?;
+        use base64::Engine;
+        let data = base64::engine::general_purpose::STANDARD.encode(&loaded.display);
+        let meta =
+            serde_json::to_string(&loaded.meta).map_err(|e| ToolError(HostError::internal(e)))?;
+        Ok(CallToolResult::success(vec![
+            ContentBlock::image(data, loaded.display_mime_type),
+            ContentBlock::text(meta),
+        ]))
+    }
+
+    /// Saves an image under the knowledge base: from `file` (a client file reference; downloaded over HTTPS only, never from private, loopback or link-local addresses, at most 25 MiB) or `image` (inline base64 with mimeType). The bytes must be PNG, JPEG, WebP or GIF and match every declared type and name. Goes to images/<fileName> (cover.png, then cover-2.png, …) unless `targetPath` names the file; an existing file is never replaced. Returns {path, mimeType, bytes, sha256, markdown}. Needs allow_writes.
+    #[tool(
+        name = "kb_save_image",
+        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = true),
+        meta = file_params_meta()
+    )]
+    async fn kb_save_image(
+        &self,
+        Parameters(args): Parameters<SaveImageArgs>,
+    ) -> Result<Json<folio_core::host::images::SaveImageOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.save_image(&args)).await
+    }
+
+    /// Deletes one image file. Markdown that shows it is not changed (check for references first); its folder stays. Returns {path, deleted: true}. Needs allow_writes.
+    #[tool(
+        name = "kb_delete_image",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn kb_delete_image(
+        &self,
+        Parameters(args): Parameters<DeleteImageArgs>,
+    ) -> Result<Json<folio_core::host::images::DeleteImageOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.delete_image(&args)).await
+    }
+
+    /// Moves or renames one image inside the knowledge base (same format's extension; the target must not exist). `expectedSha256` guards against a changed file (CONFLICT). Markdown references are not changed unless `update_links` is true, which rewrites them like kb_move, all or nothing. Returns {previousPath, path, sha256}. Needs allow_writes.
+    #[tool(
+        name = "kb_move_image",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn kb_move_image(
+        &self,
+        Parameters(args): Parameters<MoveImageArgs>,
+    ) -> Result<Json<folio_core::host::images::MoveImageOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.move_image(&args)).await
+    }
+
+    /// Renders a Markdown document as a formatted PDF book (headings with a table of contents and PDF bookmarks, emphasis, code, lists, quotes, links, GFM tables, local images; Japanese and Chinese text). pageFormat a4|a5|a6|b5|letter (default a5), style compact|classic|modern|technical|academic (default compact), profile screen|standard|print (image resolution and JPEG quality; default standard). Missing images become placeholders listed in `warnings`; remote images are never fetched. Writes outputPath (default: the document's path with .pdf), replacing an earlier PDF atomically. Returns {path, bytes, warnings}. Needs allow_writes.
+    #[tool(
+        name = "kb_create_pdf_book",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn kb_create_pdf_book(
+        &self,
+        Parameters(args): Parameters<folio_core::host::book::PdfBookArgs>,
+    ) -> Result<Json<folio_core::host::book::PdfBookOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.create_pdf_book(&args)).await
+    }
+
+    /// Returns the best-practice document for a target (e.g. claude-code) from the path templates in folio.toml `[best_practice] path_templates`, or with `category` its level-2 section of that name (or the file a `{category}` template names). NOT_CONFIGURED when the workspace has no templates.
+    #[tool(name = "kb_best_practice", annotations(read_only_hint = true))]
+    async fn kb_best_practice(
+        &self,
+        Parameters(args): Parameters<folio_core::host::best_practice::BestPracticeArgs>,
+    ) -> Result<Json<folio_core::host::best_practice::BestPracticeOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.best_practice(&args)).await
+    }
+}
+
+/// The tool metadata that tells OpenAI clients `file` is a file parameter
+/// (`openai/fileParams`), so they pass an uploaded file's reference there.
+fn file_params_meta() -> rmcp::model::MetaObject {
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.0
+        .insert("openai/fileParams".into(), serde_json::json!(["file"]));
+    meta
 }
 
 #[prompt_router]
@@ -527,6 +623,7 @@ mod tests {
                 db: None,
                 allow_writes: false,
                 embed: Err("embeddings are off in this test".into()),
+                fetch: Default::default(),
             })
             .unwrap(),
         );
@@ -548,14 +645,22 @@ mod tests {
                 db: None,
                 allow_writes: false,
                 embed: Err("embeddings are off in this test".into()),
+                fetch: Default::default(),
             })
             .unwrap(),
         );
         let server = FolioServer::new(kb);
         let tools = server.tool_router.list_all();
-        assert_eq!(tools.len(), 15);
+        assert_eq!(tools.len(), 22);
         for t in &tools {
-            assert!(t.output_schema.is_some(), "{}", t.name);
+            // kb_load_image answers with an image block and text, without structured
+            // content, so it declares no output schema.
+            assert_eq!(
+                t.output_schema.is_some(),
+                t.name != "kb_load_image",
+                "{}",
+                t.name
+            );
             let schema = serde_json::to_value(&*t.input_schema).unwrap();
             for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
                 assert!(

@@ -21,6 +21,7 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
             db: None,
             allow_writes,
             embed: Err("embeddings are off in this test".into()),
+            fetch: Default::default(),
         })
         .unwrap(),
     );

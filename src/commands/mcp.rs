@@ -29,6 +29,7 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         db: Some(r.db),
         allow_writes: args.allow_writes || user.mcp.allow_writes,
         embed,
+        fetch: test_fetch_allowances()?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -37,4 +38,38 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         .context("starting the async runtime")?;
     runtime.block_on(folio_mcp::serve_stdio(options))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Environment variable naming a PEM root certificate that replaces the public roots for
+/// `kb_save_image` downloads. **Test-only**: the MCP end-to-end tests serve images from a
+/// local HTTPS server with a certificate only they trust.
+const TEST_FETCH_CA_ENV: &str = "FOLIO_TEST_FETCH_CA";
+
+/// Environment variable naming one loopback socket address (`127.0.0.1:PORT`) that
+/// `kb_save_image` downloads may reach despite the rule against non-public addresses.
+/// **Test-only**, like [`TEST_FETCH_CA_ENV`].
+const TEST_FETCH_LOOPBACK_ENV: &str = "FOLIO_TEST_FETCH_LOOPBACK";
+
+/// The test-only download allowances, read from this process's environment only (no
+/// configuration file, of the workspace or the user, can set them).
+fn test_fetch_allowances() -> Result<folio_core::fetch::TestAllowances> {
+    let mut out = folio_core::fetch::TestAllowances::default();
+    if let Some(path) = std::env::var_os(TEST_FETCH_CA_ENV).filter(|v| !v.is_empty()) {
+        let pem = std::fs::read(&path).with_context(|| {
+            format!(
+                "{TEST_FETCH_CA_ENV}: reading {}",
+                std::path::Path::new(&path).display()
+            )
+        })?;
+        out.trusted_root_pem = Some(pem);
+    }
+    if let Some(addr) = std::env::var_os(TEST_FETCH_LOOPBACK_ENV).filter(|v| !v.is_empty()) {
+        let addr = addr.to_string_lossy();
+        out.loopback = Some(addr.parse().with_context(|| {
+            format!(
+                "{TEST_FETCH_LOOPBACK_ENV}=`{addr}` is not an address with a port (127.0.0.1:PORT)"
+            )
+        })?);
+    }
+    Ok(out)
 }

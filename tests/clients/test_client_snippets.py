@@ -24,6 +24,8 @@ from snippets_support import DOC, REPO, client_bin, search_path
 TOOLS = {
     "kb_status", "kb_reindex", "kb_search", "kb_read", "kb_outline", "kb_list_files", "kb_list_topics",
     "kb_links", "kb_graph", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_download_file",
+    "kb_list_images", "kb_load_image", "kb_save_image", "kb_delete_image", "kb_move_image", "kb_create_pdf_book",
+    "kb_best_practice",
 }
 PLACEHOLDER = "/path/to/notes"
 

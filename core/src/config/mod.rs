@@ -82,6 +82,36 @@ pub struct Config {
     pub wiki: WikiConfig,
     /// `[embed]`: which embedding provider and model semantic search uses.
     pub embed: EmbedConfig,
+    /// `[best_practice]`: where `kb_best_practice` finds its documents (off when empty).
+    pub best_practice: BestPracticeConfig,
+}
+
+/// `[best_practice]` settings: opt-in path templates for best-practice documents.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BestPracticeConfig {
+    /// KB-relative Markdown paths with a `{target}` placeholder and optionally a
+    /// `{category}` one, tried in order, e.g. `docs/best-practice/{target}.md`.
+    pub path_templates: Vec<String>,
+}
+
+impl BestPracticeConfig {
+    /// Checks one template's shape: it has `{target}`, no other placeholder, and names a
+    /// Markdown file. (The path policy checks each path filled in from it.)
+    pub fn check_template(template: &str) -> Result<(), String> {
+        if !template.contains("{target}") {
+            return Err("it must contain `{target}`".into());
+        }
+        let sample = template.replace("{target}", "t").replace("{category}", "c");
+        if sample.contains(['{', '}']) {
+            return Err("the only placeholders are `{target}` and `{category}`".into());
+        }
+        let lower = sample.to_ascii_lowercase();
+        if !(lower.ends_with(".md") || lower.ends_with(".markdown")) {
+            return Err("it must name a Markdown file (.md or .markdown)".into());
+        }
+        Ok(())
+    }
 }
 
 /// `[embed]` settings of `folio.toml`; every key is optional and falls back to
@@ -220,6 +250,11 @@ impl Config {
                 .to_owned());
         }
         config.diagnostics.compile()?;
+        for template in &config.best_practice.path_templates {
+            BestPracticeConfig::check_template(template).map_err(|reason| {
+                format!("invalid [best_practice].path_templates entry `{template}`: {reason}")
+            })?;
+        }
         for glob in &config.index.exclude {
             Glob::new(glob)
                 .map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;

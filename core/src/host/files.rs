@@ -6,7 +6,6 @@ use crate::workspace::path_policy::{check_syntax, resolve_existing};
 use crate::workspace::scan;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::{ErrorCode, Host, HostError, HostResult};
 
@@ -292,10 +291,7 @@ impl Host {
                 "the file grew past 25 MiB while being read",
             ));
         }
-        let sha256 = Sha256::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha256 = crate::digest::sha256_hex(&data);
         Ok(Download {
             meta: DownloadOutput {
                 path: args.path.clone(),

@@ -437,6 +437,7 @@ mod tests {
             db: None,
             allow_writes: true,
             embed: Err("embeddings are off in this test".into()),
+            fetch: Default::default(),
         })
         .unwrap();
         kb.bridge_dir = run.path().join("folio");

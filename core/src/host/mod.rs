@@ -8,9 +8,12 @@
 //! with their own wire. Every path argument goes through the core path policy before any
 //! disk access; every write goes through [`crate::write`].
 
+pub mod best_practice;
+pub mod book;
 pub mod edit;
 pub mod error;
 pub mod files;
+pub mod images;
 pub mod links;
 pub mod live;
 pub mod model;
@@ -44,6 +47,9 @@ pub struct Options {
     /// Resolved embedding settings (`crate::embed::settings::EmbedSettings::resolve`),
     /// or why there are none; embeddings are then off with that reason.
     pub embed: Result<crate::embed::settings::EmbedSettings, String>,
+    /// Test-only download allowances for `kb_save_image` (see [`crate::fetch`]); the
+    /// default allows none. Only the `folio` binary's environment sets them.
+    pub fetch: crate::fetch::TestAllowances,
 }
 
 /// The one entry point over a knowledge base root: its files, its live model, its index,
@@ -68,6 +74,8 @@ pub struct Host {
     bridge_timeout: std::time::Duration,
     /// The embedder and the background embedding pass.
     pub(crate) embedding: crate::embed::runner::EmbeddingRunner,
+    /// Downloads for `kb_save_image`, or why the test allowances could not be used.
+    fetcher: Result<crate::fetch::Fetcher, String>,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -102,6 +110,13 @@ impl Host {
         let config = Config::load(&root)?;
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
         let writer = crate::write::Writer::new(&root);
+        if !options.fetch.is_empty() {
+            tracing::warn!("test-only download allowances are set for kb_save_image");
+        }
+        let fetcher = crate::fetch::Fetcher::new(crate::fetch::FetchConfig {
+            test: options.fetch.clone(),
+            ..Default::default()
+        });
         if options.allow_writes {
             // Finishes any move a killed writer left half done, before the first request.
             if let Err(e) = writer.lock() {
@@ -120,6 +135,7 @@ impl Host {
             bridge_dir: crate::bridge::base_dir(),
             bridge_timeout: live::BRIDGE_TIMEOUT,
             embedding: crate::embed::runner::EmbeddingRunner::new(options.embed),
+            fetcher,
         })
     }
 

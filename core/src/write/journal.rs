@@ -48,6 +48,16 @@ pub enum Step {
         /// Its text afterwards.
         new: String,
     },
+    /// The binary file at `from` (an image, whose bytes hash to `sha256`) moves to `to`
+    /// (which must not exist), unchanged. The journal records the hash, not the bytes.
+    MoveBinary {
+        /// KB-relative path before.
+        from: String,
+        /// KB-relative path after.
+        to: String,
+        /// SHA-256 of its bytes, lowercase hex.
+        sha256: String,
+    },
 }
 
 /// What [`recover`] did.
@@ -81,6 +91,14 @@ pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteErr
             Step::Replace { path, old, .. } => guard.check_unchanged(path, old.as_bytes())?,
             Step::Move { from, to, old, .. } => {
                 guard.check_unchanged(from, old.as_bytes())?;
+                if matches!(atomic::read(&root, to), Ok(Some(_))) {
+                    return Err(WriteError::AlreadyExists { path: to.clone() });
+                }
+            }
+            Step::MoveBinary { from, to, sha256 } => {
+                if !holds_hash(&root, from, sha256) {
+                    return Err(WriteError::Changed { path: from.clone() });
+                }
                 if matches!(atomic::read(&root, to), Ok(Some(_))) {
                     return Err(WriteError::AlreadyExists { path: to.clone() });
                 }
@@ -123,6 +141,12 @@ pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteErr
                         })
                 })
             }
+            Step::MoveBinary { from, to, sha256 } => match atomic::read(&root, from) {
+                Ok(Some(bytes)) if crate::digest::sha256_hex(&bytes) == *sha256 => {
+                    guard.rename(from, to, &bytes)
+                }
+                _ => Err(WriteError::Changed { path: from.clone() }),
+            },
         };
         match result {
             Ok(()) => done += 1,
@@ -149,6 +173,11 @@ fn holds(root: &Path, path: &str, text: &str) -> bool {
     matches!(atomic::read(root, path), Ok(Some(bytes)) if bytes == text.as_bytes())
 }
 
+/// True when the file at `path` exists and its bytes hash to `sha256`.
+fn holds_hash(root: &Path, path: &str, sha256: &str) -> bool {
+    matches!(atomic::read(root, path), Ok(Some(bytes)) if crate::digest::sha256_hex(&bytes) == sha256)
+}
+
 fn absent(root: &Path, path: &str) -> bool {
     matches!(atomic::read(root, path), Ok(None))
 }
@@ -167,6 +196,11 @@ fn undo(root: &Path, step: &Step) {
                 if new != old {
                     let _ = atomic::write_atomic(root, to, old.as_bytes());
                 }
+                let _ = atomic::move_file(root, to, from);
+            }
+        }
+        Step::MoveBinary { from, to, sha256 } => {
+            if holds_hash(root, to, sha256) && absent(root, from) {
                 let _ = atomic::move_file(root, to, from);
             }
         }
@@ -261,6 +295,21 @@ fn finish(root: &Path, step: &Step) -> Option<String> {
                     .map(|_| to.clone());
             }
             None
+        }
+        Step::MoveBinary { from, to, sha256 } => {
+            if check_syntax(from).is_err() || check_syntax(to).is_err() {
+                return Some(from.clone());
+            }
+            let at_from = holds_hash(root, from, sha256);
+            let done = if at_from && absent(root, to) {
+                atomic::move_file(root, from, to).is_ok()
+            } else if at_from && holds_hash(root, to, sha256) {
+                // Interrupted between the hard link and the unlink.
+                atomic::remove(root, from).is_ok()
+            } else {
+                absent(root, from) && holds_hash(root, to, sha256)
+            };
+            (!done).then(|| from.clone())
         }
     }
 }

@@ -352,3 +352,79 @@ fn recovery_leaves_a_file_someone_changed_after_the_crash() {
     assert!(journal.join("1-1.json.failed").exists());
     assert!(!journal.join("1-1.json").exists());
 }
+
+fn moving_an_image_with_links() -> Vec<Step> {
+    vec![
+        Step::Replace {
+            path: "index.md".into(),
+            old: "![c](images/cover.png)\n".into(),
+            new: "![c](art/cover.png)\n".into(),
+        },
+        Step::MoveBinary {
+            from: "images/cover.png".into(),
+            to: "art/cover.png".into(),
+            sha256: crate::digest::sha256_hex(b"\x89PNG bytes"),
+        },
+    ]
+}
+
+#[test]
+fn a_journaled_binary_move_checks_its_hash_and_recovers() {
+    let dir = root();
+    write_files(dir.path(), &[("index.md", "![c](images/cover.png)\n")]);
+    std::fs::create_dir_all(dir.path().join("images")).unwrap();
+    // Another image under the same name: the hash does not match, nothing changes.
+    std::fs::write(dir.path().join("images/cover.png"), b"\x89PNG other").unwrap();
+    let writer = Writer::new(dir.path());
+    let err = writer
+        .lock()
+        .unwrap()
+        .run_journaled(&moving_an_image_with_links())
+        .unwrap_err();
+    assert!(
+        matches!(err, WriteError::Changed { ref path } if path == "images/cover.png"),
+        "{err}"
+    );
+    assert_eq!(
+        read(&dir.path().join("index.md")),
+        "![c](images/cover.png)\n"
+    );
+    std::fs::write(dir.path().join("images/cover.png"), b"\x89PNG bytes").unwrap();
+    writer
+        .lock()
+        .unwrap()
+        .run_journaled(&moving_an_image_with_links())
+        .unwrap();
+    assert_eq!(read(&dir.path().join("index.md")), "![c](art/cover.png)\n");
+    assert_eq!(
+        std::fs::read(dir.path().join("art/cover.png")).unwrap(),
+        b"\x89PNG bytes"
+    );
+    assert!(!dir.path().join("images/cover.png").exists());
+
+    // Killed before the move, and between the hard link and the unlink: the next lock
+    // finishes both.
+    for both in [false, true] {
+        let dir = root();
+        write_files(dir.path(), &[("index.md", "![c](art/cover.png)\n")]);
+        std::fs::create_dir_all(dir.path().join("images")).unwrap();
+        std::fs::write(dir.path().join("images/cover.png"), b"\x89PNG bytes").unwrap();
+        if both {
+            std::fs::create_dir_all(dir.path().join("art")).unwrap();
+            std::fs::hard_link(
+                dir.path().join("images/cover.png"),
+                dir.path().join("art/cover.png"),
+            )
+            .unwrap();
+        }
+        crashed_entry(dir.path(), &moving_an_image_with_links());
+        let writer = Writer::new(dir.path());
+        drop(writer.lock().unwrap());
+        assert!(!dir.path().join("images/cover.png").exists(), "{both}");
+        assert_eq!(
+            std::fs::read(dir.path().join("art/cover.png")).unwrap(),
+            b"\x89PNG bytes"
+        );
+        assert_eq!(read(&dir.path().join("index.md")), "![c](art/cover.png)\n");
+    }
+}

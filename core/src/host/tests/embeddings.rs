@@ -80,6 +80,7 @@ fn an_unavailable_provider_is_named_in_not_configured() {
         db: None,
         allow_writes: false,
         embed: Ok(settings),
+        fetch: Default::default(),
     })
     .unwrap();
     assert!(kb.reindex_blocking(false).unwrap().ok);

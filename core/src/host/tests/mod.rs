@@ -2,9 +2,12 @@
 //! exact expected JSON. This file holds the knowledge base and the helpers; the tests are
 //! in one file per group of operations.
 
+mod best_practice;
+mod book;
 mod edit;
 mod embeddings;
 mod files;
+mod images;
 mod links;
 mod paths;
 mod read;
@@ -44,6 +47,7 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
             db: None,
             allow_writes,
             embed: Err("embeddings are off in this test".into()),
+            fetch: Default::default(),
         })
         .unwrap(),
     );
