@@ -6,7 +6,7 @@
 //! is what every range here is. Wiki links, block ids and undefined references are
 //! found by our own scanner over the source, outside code, HTML and math.
 //!
-//! This file is the entry: [`parse`] refuses texts nested too deeply (`nesting.rs`),
+//! This file is the entry: [`parse`] refuses texts nested too deeply or too crowded (`nesting.rs`),
 //! runs markdown-rs (in segments for a large document, `segmented.rs`), walks the tree
 //! (`walk.rs` for blocks, elements and headings; `inline.rs` for the links and anchors
 //! inside them; `frontmatter.rs` for the metadata) and then scans the source for what
@@ -20,7 +20,8 @@ use crate::document::LineIndex;
 pub use crate::pointer::ElementKind;
 pub use link_text::{has_scheme, normalize_label, percent_decode};
 pub use nesting::{
-    MAX_CONTAINER_INDENT, MAX_CONTAINER_MARKERS, MAX_DELIMITER_RUN, nesting_problem,
+    MAX_CONTAINER_INDENT, MAX_CONTAINER_MARKERS, MAX_DELIMITER_RUN, MAX_INLINE_OPENERS_PER_BLOCK,
+    nesting_problem,
 };
 pub use parsed::{
     Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Parsed, Problem,

@@ -1,4 +1,5 @@
-//! The nesting limits: which texts are too deeply nested for markdown-rs to parse safely.
+//! The nesting limits: which texts are too deeply nested, or hold too many inline
+//! constructs in one block, for markdown-rs to parse safely.
 
 /// Most container markers (`>`, list markers) at the start of one line that folio parses.
 pub const MAX_CONTAINER_MARKERS: usize = 100;
@@ -6,6 +7,13 @@ pub const MAX_CONTAINER_MARKERS: usize = 100;
 pub const MAX_CONTAINER_INDENT: usize = 256;
 /// Longest run of emphasis delimiters (`*`, `_`) or of `[` that folio parses.
 pub const MAX_DELIMITER_RUN: usize = 1000;
+
+/// Most inline openers (`[`, `*`, `_`, `` ` ``, `<`) in one block of lines without a
+/// blank line, outside code fences. markdown-rs's inline pass takes time that grows with
+/// the square of the constructs in one paragraph: 16,000 links in one paragraph took
+/// 4.5 s in a debug build, 100,000 did not finish in 10 minutes. The largest block of the
+/// corpora here holds 1,800 (foam-docs' index.md).
+pub const MAX_INLINE_OPENERS_PER_BLOCK: usize = 20_000;
 
 /// Why `text` is too deeply nested to parse safely, if it is.
 ///
@@ -64,6 +72,9 @@ pub fn nesting_problem(text: &str) -> Option<String> {
             col += marker_len;
         }
     }
+    if let Some(reason) = crowded_block(text) {
+        return Some(reason);
+    }
     let mut run = 0usize;
     let mut prev = 0u8;
     for &b in text.as_bytes() {
@@ -80,6 +91,44 @@ pub fn nesting_problem(text: &str) -> Option<String> {
             ));
         }
         prev = b;
+    }
+    None
+}
+
+/// The first block of lines (between blank lines, outside ``` and ~~~ fences) with more
+/// than [`MAX_INLINE_OPENERS_PER_BLOCK`] inline openers, as a reason.
+fn crowded_block(text: &str) -> Option<String> {
+    let (mut fence, mut openers, mut first_line) = (None::<u8>, 0usize, 1usize);
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(&c) = trimmed.as_bytes().first()
+            && matches!(c, b'`' | b'~')
+            && trimmed.bytes().take_while(|&b| b == c).count() >= 3
+        {
+            fence = match fence {
+                None => Some(c),
+                Some(open) if open == c => None,
+                other => other,
+            };
+            continue;
+        }
+        if fence.is_some() {
+            continue;
+        }
+        if trimmed.is_empty() {
+            (openers, first_line) = (0, n + 2);
+            continue;
+        }
+        openers += line
+            .bytes()
+            .filter(|b| matches!(b, b'[' | b'*' | b'_' | b'`' | b'<'))
+            .count();
+        if openers > MAX_INLINE_OPENERS_PER_BLOCK {
+            return Some(format!(
+                "the block of lines from line {first_line} holds more than \
+                 {MAX_INLINE_OPENERS_PER_BLOCK} links, emphasis or code spans without a blank line"
+            ));
+        }
     }
     None
 }

@@ -240,8 +240,26 @@ fn pathological_nesting_is_reported_not_parsed() {
         assert_eq!(parsed.elements.len(), 1);
         assert_eq!(parsed.problems[0].message, format!("not parsed: {reason}"));
     }
+    // Too many links in one paragraph (markdown-rs's inline pass is quadratic in them);
+    // the same links in paragraphs of 20, or inside a code fence, parse.
+    let link = "[t](target.md#part) ";
+    let crowded = format!("# L\n\n{}", link.repeat(MAX_INLINE_OPENERS_PER_BLOCK + 1));
+    assert_eq!(
+        nesting_problem(&crowded).as_deref(),
+        Some(
+            "the block of lines from line 3 holds more than 20000 links, emphasis or code spans \
+             without a blank line"
+        )
+    );
+    let paragraphs = format!("{}\n\n", link.repeat(20)).repeat(MAX_INLINE_OPENERS_PER_BLOCK / 10);
+    let fenced = format!(
+        "```\n{}\n```\n",
+        link.repeat(MAX_INLINE_OPENERS_PER_BLOCK + 1)
+    );
     // Ordinary nesting parses.
     for ok in [
+        paragraphs,
+        fenced,
         ">".repeat(100) + " x",
         "- ".repeat(100) + "x",
         "*".repeat(1000) + "x" + &"*".repeat(1000),

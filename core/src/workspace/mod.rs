@@ -39,8 +39,8 @@ pub enum SkipReason {
     Binary,
     /// A symbolic link; folio does not follow links.
     Symlink,
-    /// Nested too deeply to parse safely (see [`crate::parse::nesting_problem`]).
-    TooDeeplyNested {
+    /// Nested too deeply or too crowded to parse safely (see [`crate::parse::nesting_problem`]).
+    TooComplex {
         /// Where and how.
         detail: String,
     },
@@ -62,8 +62,8 @@ impl std::fmt::Display for SkipReason {
             }
             SkipReason::Binary => write!(f, "binary content (NUL bytes)"),
             SkipReason::Symlink => write!(f, "symbolic link (not followed)"),
-            SkipReason::TooDeeplyNested { detail } => {
-                write!(f, "nested too deeply to parse: {detail}")
+            SkipReason::TooComplex { detail } => {
+                write!(f, "too complex to parse safely: {detail}")
             }
             SkipReason::Unreadable { message } => write!(f, "unreadable: {message}"),
         }
@@ -254,7 +254,7 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
 }
 
 /// Reads one Markdown file by its path under the size cap, checking it is a regular file
-/// of UTF-8 text without NUL bytes that is not nested too deeply to parse. For a file the
+/// of UTF-8 text without NUL bytes that is not too complex to parse. For a file the
 /// user names on the command line; a file of a root is read with [`read_markdown_in`].
 pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
     let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable {
@@ -326,7 +326,7 @@ fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {
         at: e.utf8_error().valid_up_to(),
     })?;
     match crate::parse::nesting_problem(&text) {
-        Some(detail) => Err(SkipReason::TooDeeplyNested { detail }),
+        Some(detail) => Err(SkipReason::TooComplex { detail }),
         None => Ok(text),
     }
 }
