@@ -14,7 +14,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
-    DiscoverRequestMethod, Implementation, IntoContents, ListResourceTemplatesResult,
+    DiscoverRequestMethod, DiscoverResult, Implementation, IntoContents, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
@@ -26,6 +26,7 @@ use rmcp::{
 };
 use serde::Serialize;
 
+use crate::caller::{Caller, WRITING_TOOLS};
 use crate::prompts;
 use folio_core::host::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, PatchArgs};
 use folio_core::host::files::{DownloadArgs, ListFilesArgs};
@@ -443,11 +444,33 @@ impl ServerHandler for FolioServer {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
+    /// -32601: folio speaks the handshake-era protocol (up to 2025-11-25), so clients that
+    /// probe with `server/discover` fall back to `initialize` (over stdio [`Served`] does
+    /// the same before rmcp's dispatch; over HTTP this is the only place).
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Over HTTP, the bearer token's scope: a read-only token's writes are refused here,
+        // before the tool runs.
+        if let Some(caller) = Caller::of(&context.extensions) {
+            if let Some(err) = caller.refuse(&request.name) {
+                let mut result = CallToolResult::error(ToolError(err).into_contents());
+                result.structured_content = None;
+                return Ok(result.into());
+            }
+            if WRITING_TOOLS.contains(&&*request.name) {
+                tracing::info!(agent = %caller.agent, token = %caller.token_id, tool = %request.name, "write requested");
+            }
+        }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await?;
         // Arguments that do not fit the schema come back from rmcp as plain text; give them
