@@ -14,9 +14,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
-    DiscoverRequestMethod, DiscoverResult, Implementation, IntoContents, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    DiscoverRequestMethod, DiscoverResult, Implementation, IntoContents,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, PromptMessage,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -657,6 +657,34 @@ mod tests {
         );
         // The next call works.
         assert!(blocking(&kb, |kb| kb.status()).await.is_ok());
+    }
+
+    #[test]
+    fn writing_tools_are_exactly_the_tools_that_may_change_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = Arc::new(
+            Host::open(Options {
+                root: dir.path().into(),
+                db: None,
+                allow_writes: false,
+                embed: Err("embeddings are off in this test".into()),
+            })
+            .unwrap(),
+        );
+        let server = FolioServer::new(kb);
+        let mut not_read_only: Vec<String> = server
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(false))
+            .map(|t| t.name.to_string())
+            .collect();
+        not_read_only.sort();
+        let mut expected: Vec<String> = WRITING_TOOLS.iter().map(|t| t.to_string()).collect();
+        // kb_reindex rebuilds the index from the files; it changes no file.
+        expected.push("kb_reindex".into());
+        expected.sort();
+        assert_eq!(not_read_only, expected);
     }
 
     #[test]

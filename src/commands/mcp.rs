@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow};
 use folio_core::config::user::UserConfig;
 use folio_core::embed::settings::EmbedSettings;
-use folio_mcp::http::limits::{DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits};
+use folio_mcp::http::limits::{
+    DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
+};
 use folio_mcp::{AuthMode, HttpOptions};
 
 use super::root::resolve_root;
@@ -27,7 +29,10 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
     if let Err(reason) = &embed {
         tracing::warn!(%reason, "embeddings are off");
     }
-    let http = args.http.map(|addr| http_options(args, &user, addr)).transpose()?;
+    let http = args
+        .http
+        .map(|addr| http_options(args, &user, addr))
+        .transpose()?;
     // With tokens, each token's scope decides whether its writes run (a read-only token
     // gets PERMISSION_DENIED); without, the flag and the user's setting decide, as on stdio.
     let token_scopes_decide = matches!(&http, Some(h) if h.auth != AuthMode::None);
@@ -94,7 +99,11 @@ fn test_fetch_allowances() -> Result<folio_core::fetch::TestAllowances> {
 }
 
 /// The HTTP options from the flags and `[mcp.http]` of the user's configuration.
-fn http_options(args: &McpArgs, user: &UserConfig, addr: std::net::SocketAddr) -> Result<HttpOptions> {
+fn http_options(
+    args: &McpArgs,
+    user: &UserConfig,
+    addr: std::net::SocketAddr,
+) -> Result<HttpOptions> {
     let h = &user.mcp.http;
     let auth = if args.no_auth {
         AuthMode::None
@@ -113,10 +122,24 @@ fn http_options(args: &McpArgs, user: &UserConfig, addr: std::net::SocketAddr) -
         auth,
         behind_proxy: args.behind_proxy,
         public_url: args.public_url.clone(),
-        allowed_hosts: h.allowed_hosts.iter().chain(&args.allowed_host).cloned().collect(),
-        allowed_origins: h.allowed_origins.iter().chain(&args.allowed_origin).cloned().collect(),
+        allowed_hosts: h
+            .allowed_hosts
+            .iter()
+            .chain(&args.allowed_host)
+            .cloned()
+            .collect(),
+        allowed_origins: h
+            .allowed_origins
+            .iter()
+            .chain(&args.allowed_origin)
+            .cloned()
+            .collect(),
         limits: Limits {
-            requests_per_minute: non_zero(h.requests_per_minute, DEFAULT_REQUESTS_PER_MINUTE, "requests_per_minute")?,
+            requests_per_minute: non_zero(
+                h.requests_per_minute,
+                DEFAULT_REQUESTS_PER_MINUTE,
+                "requests_per_minute",
+            )?,
             burst: non_zero(h.burst, DEFAULT_BURST, "burst")?,
             max_body_bytes: h.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
         },

@@ -29,7 +29,9 @@ pub fn run(args: &TokenArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match &args.action {
         TokenAction::Add { agent, scope } => {
-            let token = file.add(agent, *scope, unix_now()).map_err(anyhow::Error::msg)?;
+            let token = file
+                .add(agent, *scope, unix_now())
+                .map_err(anyhow::Error::msg)?;
             file.save().map_err(anyhow::Error::msg)?;
             let entry = file.tokens.last().expect("just added");
             writeln!(out, "{token}")?;
@@ -52,7 +54,11 @@ pub fn run(args: &TokenArgs) -> Result<ExitCode> {
                     .collect();
                 writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
             } else {
-                writeln!(out, "{:<12}  {:<24}  {:<10}  {:<20}  revoked", "id", "agent", "scope", "created")?;
+                writeln!(
+                    out,
+                    "{:<12}  {:<24}  {:<10}  {:<20}  revoked",
+                    "id", "agent", "scope", "created"
+                )?;
                 for t in &file.tokens {
                     writeln!(
                         out,

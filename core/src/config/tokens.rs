@@ -125,8 +125,7 @@ pub fn check_agent_id(agent: &str) -> Result<(), String> {
 impl TokenFile {
     /// The default location: `tokens.toml` in the folder of the user's `config.toml`.
     pub fn default_path() -> Option<PathBuf> {
-        super::user::UserConfig::path()
-            .and_then(|p| p.parent().map(|dir| dir.join(TOKENS_FILE)))
+        super::user::UserConfig::path().and_then(|p| p.parent().map(|dir| dir.join(TOKENS_FILE)))
     }
 
     /// Reads the file; a missing file holds no tokens.
@@ -183,7 +182,11 @@ impl TokenFile {
         let by_id = self.tokens.iter().any(|t| t.id == which);
         let mut ids = Vec::new();
         for t in &mut self.tokens {
-            let hit = if by_id { t.id == which } else { t.agent == which };
+            let hit = if by_id {
+                t.id == which
+            } else {
+                t.agent == which
+            };
             if hit && t.revoked.is_none() {
                 t.revoked = Some(utc_timestamp(now));
                 ids.push(t.id.clone());
@@ -215,7 +218,8 @@ impl TokenFile {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let text = toml::to_string(&FileShape {
             tokens: self.tokens.clone(),
         })

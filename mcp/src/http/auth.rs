@@ -97,7 +97,9 @@ impl Auth {
                     tracing::info!(path = %self.tokens_path.display(), "token file read again");
                     *loaded = Loaded { stamp: now, file };
                 }
-                Err(e) => tracing::error!(error = %e, "token file unreadable; keeping the tokens read before"),
+                Err(e) => {
+                    tracing::error!(error = %e, "token file unreadable; keeping the tokens read before")
+                }
             }
         }
         loaded.file.verify(token).map(|t| Caller {
@@ -180,7 +182,10 @@ pub async fn authenticate(
             next.run(request).await
         }
         None => {
-            tracing::warn!(token_sent = present, "request without a valid token refused (401)");
+            tracing::warn!(
+                token_sent = present,
+                "request without a valid token refused (401)"
+            );
             auth.unauthorized(request.headers(), present)
         }
     }
@@ -199,7 +204,10 @@ mod tests {
     fn bearer_tokens_are_read_from_the_header() {
         let mut h = HeaderMap::new();
         assert_eq!(bearer(&h), None);
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer abc"),
+        );
         assert_eq!(bearer(&h), Some("abc"));
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
         assert_eq!(bearer(&h), None);
@@ -235,8 +243,14 @@ mod tests {
         h.insert(header::HOST, HeaderValue::from_static("kb.example.com"));
         let doc = auth.metadata(&h);
         assert_eq!(doc["resource"], "https://kb.example.com/mcp");
-        assert_eq!(doc["authorization_servers"], serde_json::json!(["https://id.example.com"]));
-        assert_eq!(doc["scopes_supported"], serde_json::json!(["read", "read-write"]));
+        assert_eq!(
+            doc["authorization_servers"],
+            serde_json::json!(["https://id.example.com"])
+        );
+        assert_eq!(
+            doc["scopes_supported"],
+            serde_json::json!(["read", "read-write"])
+        );
         let r = auth.unauthorized(&h, true);
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(

@@ -65,10 +65,12 @@ impl RateLimit {
 
     /// `Err(seconds to wait)` when `key` is over its rate.
     pub fn check(&self, key: &str) -> Result<(), u64> {
-        self.limiter.check_key(&key.to_string()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(self.clock.now());
-            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
-        })
+        self.limiter
+            .check_key(&key.to_string())
+            .map_err(|not_until| {
+                let wait = not_until.wait_time_from(self.clock.now());
+                wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+            })
     }
 }
 

@@ -87,7 +87,10 @@ pub fn check_bind(addr: &SocketAddr, auth: &AuthMode, behind_proxy: bool) -> Res
 /// The `Host` allow-list: loopback names, the bound address (when it is a specific
 /// one) and the user's.
 fn allowed_hosts(http: &HttpOptions) -> Vec<String> {
-    let mut hosts: Vec<String> = origin::LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+    let mut hosts: Vec<String> = origin::LOOPBACK_HOSTS
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
     let ip = http.addr.ip();
     if !ip.is_unspecified() && !ip.is_loopback() {
         hosts.push(match ip {
@@ -156,13 +159,14 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
@@ -230,7 +234,9 @@ mod tests {
         assert!(
             check_bind(&lan, &AuthMode::None, true)
                 .unwrap_err()
-                .starts_with("--no-auth serves loopback addresses only (127.0.0.1, ::1), not 0.0.0.0:8765")
+                .starts_with(
+                    "--no-auth serves loopback addresses only (127.0.0.1, ::1), not 0.0.0.0:8765"
+                )
         );
         assert!(
             check_bind(&lan, &tokens, false)

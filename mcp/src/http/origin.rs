@@ -160,7 +160,11 @@ mod tests {
         .collect();
         assert_eq!(
             refused,
-            vec!["kb.example.com", "evil.example.com:8765", "127.0.0.1.evil.com"]
+            vec![
+                "kb.example.com",
+                "evil.example.com:8765",
+                "127.0.0.1.evil.com"
+            ]
         );
     }
 
@@ -182,7 +186,10 @@ mod tests {
         );
         assert_eq!(
             a.refusal(Some("127.0.0.1:8765"), Some("http://127.0.0.1:3000")),
-            Some("Origin `http://127.0.0.1:3000` is not allowed (add it with --allowed-origin)".into())
+            Some(
+                "Origin `http://127.0.0.1:3000` is not allowed (add it with --allowed-origin)"
+                    .into()
+            )
         );
         assert_eq!(
             a.refusal(Some("127.0.0.1:8765"), Some("null")),
