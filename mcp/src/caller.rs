@@ -13,12 +13,16 @@ use rmcp::model::Extensions;
 /// The tools that change the knowledge base. A read-only token gets `PERMISSION_DENIED`
 /// from them before they run. (`kb_reindex` rebuilds the index from the files and
 /// changes no file, so a read-only token may run it.)
-pub const WRITING_TOOLS: [&str; 5] = [
+pub const WRITING_TOOLS: [&str; 9] = [
     "kb_patch",
     "kb_edit_table",
     "kb_create",
     "kb_move",
     "kb_delete",
+    "kb_save_image",
+    "kb_delete_image",
+    "kb_move_image",
+    "kb_create_pdf_book",
 ];
 
 /// The authenticated caller of one request.
