@@ -668,6 +668,7 @@ mod tests {
                 db: None,
                 allow_writes: false,
                 embed: Err("embeddings are off in this test".into()),
+                fetch: Default::default(),
             })
             .unwrap(),
         );
