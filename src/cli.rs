@@ -54,8 +54,11 @@ pub enum Command {
     Check(CheckArgs),
     /// Show what the index holds.
     Status(StatusArgs),
-    /// Serve the knowledge base to AI agents over MCP (stdio): search, read, structural edits, links, prompts, resources.
+    /// Serve the knowledge base to AI agents over MCP (stdio, or streamable HTTP with `--http`): search, read,
+    /// structural edits, links, prompts, resources.
     Mcp(McpArgs),
+    /// Manage the bearer tokens of `folio mcp --http` (kept hashed in a file outside every knowledge base).
+    Token(TokenArgs),
     /// Measure cold index, no-op reindex and search latency on one or more roots.
     Bench(BenchArgs),
     /// Measure the language server: initialize → first workspace/symbol, RSS, and didChange → publishDiagnostics.
@@ -250,6 +253,62 @@ pub struct McpArgs {
     pub allow_writes: bool,
     #[command(flatten)]
     pub embed: EmbedArgs,
+    /// Serve MCP over streamable HTTP on this address (e.g. `127.0.0.1:8765`; port 0 picks a free one) at
+    /// `/mcp`, instead of stdio. Clients need a bearer token (`folio token add`) unless `--no-auth`.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With `--http`: no tokens. Loopback addresses only; writes as with stdio (`--allow-writes`).
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
+    /// With `--http`: a reverse proxy in front terminates TLS, so a non-loopback address may be served.
+    #[arg(long, requires = "http")]
+    pub behind_proxy: bool,
+    /// With `--http`: the URL clients reach the server at (e.g. `https://kb.example.com`), for the
+    /// metadata and the Host allow-list.
+    #[arg(long, value_name = "URL", requires = "http")]
+    pub public_url: Option<String>,
+    /// With `--http`: also allow this `Host` (a name, or `name:port`); repeatable. Loopback names are always allowed.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub allowed_host: Vec<String>,
+    /// With `--http`: also allow browser requests from this origin (e.g. `https://app.example.com`); repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allowed_origin: Vec<String>,
+    /// With `--http`: the token file (default: `[mcp.http] tokens_file` of the user's config.toml, else
+    /// tokens.toml beside it). It must be outside the knowledge base.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub tokens: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    pub action: TokenAction,
+    /// The token file (default: `[mcp.http] tokens_file` of the user's config.toml, else tokens.toml beside it).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub tokens: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Make a token for an agent and print it once (only its hash is kept).
+    Add {
+        /// The agent's id (letters, digits, `.`, `_`, `-`, `@`): the `agent_id` of its contributions.
+        agent: String,
+        /// `read` (writing tools answer PERMISSION_DENIED) or `read-write`.
+        #[arg(long, default_value = "read")]
+        scope: folio_core::config::tokens::Scope,
+    },
+    /// List the tokens: id, agent, scope, created, revoked.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by its id, or every token of an agent; a running server refuses it at once.
+    Revoke {
+        /// A token id (from `folio token list`) or an agent id.
+        which: String,
+    },
 }
 
 #[derive(clap::Args)]

@@ -213,7 +213,7 @@ fn lsp_answers_a_bad_body_then_ends_cleanly() {
         .unwrap();
     stdin.flush().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut next = |stdout: &mut BufReader<_>| -> serde_json::Value {
+    let next = |stdout: &mut BufReader<_>| -> serde_json::Value {
         let mut length = 0;
         loop {
             let mut line = String::new();

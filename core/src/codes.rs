@@ -153,7 +153,7 @@ pub enum ErrorCode {
     NotFound,
     /// The target changed since it was read, or the edit would break untouched structure.
     Conflict,
-    /// Writes are off, or a download address is not public.
+    /// Writes are off, the caller's token is read-only, or a download address is not public.
     PermissionDenied,
     /// The target path exists.
     AlreadyExists,
@@ -197,7 +197,7 @@ impl ErrorCode {
                 "The target changed since it was read (by another writer, an editor or the user), or the edit would break structure it did not touch; nothing was changed."
             }
             ErrorCode::PermissionDenied => {
-                "Writes are off (start `folio mcp --allow-writes`), or a download's address is not public (kb_save_image)."
+                "Writes are off (start `folio mcp --allow-writes`), the caller's token is read-only (`folio mcp --http`), or a download's address is not public (kb_save_image)."
             }
             ErrorCode::AlreadyExists => "The target path exists; nothing was overwritten.",
             ErrorCode::UnsupportedFormat => {

@@ -3,11 +3,14 @@
 //! Every tool runs one method of [`folio_core::host::Host`] and returns its result as
 //! structured content: [`server`] declares the tools (names, descriptions, schemas),
 //! prompts and resources and maps [`folio_core::host::HostError`] to a tool error in one
-//! place; [`transport`] answers malformed lines on stdio. Stdout is the wire: nothing here
+//! place; [`transport`] answers malformed lines on stdio; [`http`] serves streamable HTTP
+//! with tokens ([`caller`] carries a request's agent and scope to the tools). Stdout is the wire: nothing here
 //! prints, logs go to stderr through `tracing` and never contain document text.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod caller;
+pub mod http;
 pub mod prompts;
 pub mod resources;
 pub mod server;
@@ -17,4 +20,5 @@ pub mod transport;
 mod tests;
 
 pub use folio_core::host::{Host, Options};
+pub use http::{AuthMode, HttpOptions, serve_http};
 pub use server::{FolioServer, serve_stdio};

@@ -14,9 +14,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
-    DiscoverRequestMethod, Implementation, IntoContents, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    DiscoverRequestMethod, DiscoverResult, Implementation, IntoContents,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, PromptMessage,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -26,6 +26,7 @@ use rmcp::{
 };
 use serde::Serialize;
 
+use crate::caller::{Caller, WRITING_TOOLS};
 use crate::prompts;
 use folio_core::host::edit::{CreateArgs, DeleteArgs, EditTableArgs, MoveArgs, PatchArgs};
 use folio_core::host::files::{DownloadArgs, ListFilesArgs};
@@ -443,11 +444,33 @@ impl ServerHandler for FolioServer {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
+    /// -32601: folio speaks the handshake-era protocol (up to 2025-11-25), so clients that
+    /// probe with `server/discover` fall back to `initialize` (over stdio [`Served`] does
+    /// the same before rmcp's dispatch; over HTTP this is the only place).
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Over HTTP, the bearer token's scope: a read-only token's writes are refused here,
+        // before the tool runs.
+        if let Some(caller) = Caller::of(&context.extensions) {
+            if let Some(err) = caller.refuse(&request.name) {
+                let mut result = CallToolResult::error(ToolError(err).into_contents());
+                result.structured_content = None;
+                return Ok(result.into());
+            }
+            if WRITING_TOOLS.contains(&&*request.name) {
+                tracing::info!(agent = %caller.agent, token = %caller.token_id, tool = %request.name, "write requested");
+            }
+        }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await?;
         // Arguments that do not fit the schema come back from rmcp as plain text; give them
@@ -634,6 +657,35 @@ mod tests {
         );
         // The next call works.
         assert!(blocking(&kb, |kb| kb.status()).await.is_ok());
+    }
+
+    #[test]
+    fn writing_tools_are_exactly_the_tools_that_may_change_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = Arc::new(
+            Host::open(Options {
+                root: dir.path().into(),
+                db: None,
+                allow_writes: false,
+                embed: Err("embeddings are off in this test".into()),
+                fetch: Default::default(),
+            })
+            .unwrap(),
+        );
+        let server = FolioServer::new(kb);
+        let mut not_read_only: Vec<String> = server
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(false))
+            .map(|t| t.name.to_string())
+            .collect();
+        not_read_only.sort();
+        let mut expected: Vec<String> = WRITING_TOOLS.iter().map(|t| t.to_string()).collect();
+        // kb_reindex rebuilds the index from the files; it changes no file.
+        expected.push("kb_reindex".into());
+        expected.sort();
+        assert_eq!(not_read_only, expected);
     }
 
     #[test]

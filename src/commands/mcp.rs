@@ -1,16 +1,21 @@
-//! `folio mcp`: the MCP server over stdin and stdout, with the user's settings for writes
-//! and embeddings.
+//! `folio mcp`: the MCP server over stdin and stdout, or over streamable HTTP with
+//! `--http`, with the user's settings for writes, embeddings and HTTP.
 
+use std::num::NonZeroU32;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 use folio_core::config::user::UserConfig;
 use folio_core::embed::settings::EmbedSettings;
+use folio_mcp::http::limits::{
+    DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
+};
+use folio_mcp::{AuthMode, HttpOptions};
 
 use super::root::resolve_root;
 use crate::cli::McpArgs;
 
-/// Serves MCP on stdio until the client closes the connection.
+/// Serves MCP until the client closes the connection (stdio) or until Ctrl-C / SIGTERM (HTTP).
 pub fn run(args: &McpArgs) -> Result<ExitCode> {
     let r = resolve_root(&args.root)?;
     let user = UserConfig::load().map_err(anyhow::Error::msg)?;
@@ -24,10 +29,17 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
     if let Err(reason) = &embed {
         tracing::warn!(%reason, "embeddings are off");
     }
+    let http = args
+        .http
+        .map(|addr| http_options(args, &user, addr))
+        .transpose()?;
+    // With tokens, each token's scope decides whether its writes run (a read-only token
+    // gets PERMISSION_DENIED); without, the flag and the user's setting decide, as on stdio.
+    let token_scopes_decide = matches!(&http, Some(h) if h.auth != AuthMode::None);
     let options = folio_mcp::Options {
         root: r.root,
         db: Some(r.db),
-        allow_writes: args.allow_writes || user.mcp.allow_writes,
+        allow_writes: args.allow_writes || user.mcp.allow_writes || token_scopes_decide,
         embed,
         fetch: test_fetch_allowances()?,
     };
@@ -36,7 +48,19 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(folio_mcp::serve_stdio(options))?;
+    match http {
+        None => runtime.block_on(folio_mcp::serve_stdio(options))?,
+        Some(http) => {
+            let auth = match &http.auth {
+                AuthMode::None => "no authentication (loopback only)".to_string(),
+                AuthMode::Tokens { path, .. } => format!("bearer tokens of {}", path.display()),
+            };
+            runtime.block_on(folio_mcp::serve_http(options, http, |addr| {
+                // Tests and scripts read the address (port 0 picks one) from this line.
+                eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
+            }))?
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -72,4 +96,52 @@ fn test_fetch_allowances() -> Result<folio_core::fetch::TestAllowances> {
         })?);
     }
     Ok(out)
+}
+
+/// The HTTP options from the flags and `[mcp.http]` of the user's configuration.
+fn http_options(
+    args: &McpArgs,
+    user: &UserConfig,
+    addr: std::net::SocketAddr,
+) -> Result<HttpOptions> {
+    let h = &user.mcp.http;
+    let auth = if args.no_auth {
+        AuthMode::None
+    } else {
+        AuthMode::Tokens {
+            path: super::token::tokens_path(args.tokens.as_ref(), user)?,
+            authorization_servers: h.authorization_servers.clone(),
+        }
+    };
+    let non_zero = |value: Option<u32>, default: u32, key: &str| {
+        NonZeroU32::new(value.unwrap_or(default))
+            .ok_or_else(|| anyhow!("[mcp.http] {key} must be at least 1"))
+    };
+    Ok(HttpOptions {
+        addr,
+        auth,
+        behind_proxy: args.behind_proxy,
+        public_url: args.public_url.clone(),
+        allowed_hosts: h
+            .allowed_hosts
+            .iter()
+            .chain(&args.allowed_host)
+            .cloned()
+            .collect(),
+        allowed_origins: h
+            .allowed_origins
+            .iter()
+            .chain(&args.allowed_origin)
+            .cloned()
+            .collect(),
+        limits: Limits {
+            requests_per_minute: non_zero(
+                h.requests_per_minute,
+                DEFAULT_REQUESTS_PER_MINUTE,
+                "requests_per_minute",
+            )?,
+            burst: non_zero(h.burst, DEFAULT_BURST, "burst")?,
+            max_body_bytes: h.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        },
+    })
 }

@@ -15,6 +15,7 @@ mod outline;
 mod root;
 mod search;
 mod status;
+mod token;
 
 use std::process::ExitCode;
 
@@ -48,6 +49,7 @@ pub fn run(command: Command) -> Result<ExitCode> {
         ),
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Mcp(args) => mcp::run(&args),
+        Command::Token(args) => token::run(&args),
     }
 }
 

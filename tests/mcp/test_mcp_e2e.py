@@ -1,5 +1,6 @@
 """End-to-end tests of the built `folio mcp` binary with the real MCP Python SDK (mcp==2.3.0).
 
+Each scenario runs over stdio and over streamable HTTP (`connect`, conftest.py).
 The client connects in its default `auto` mode, so every connection starts with a
 `server/discover` probe that folio answers with -32601, then falls back to `initialize`.
 """
@@ -11,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from conftest import folio_bin
 
@@ -25,13 +26,6 @@ TOOLS = {
 }
 
 
-def server(root: Path, *extra: str) -> StdioServerParameters:
-    # Lexical only (FOLIO_EMBED_PROVIDER=none): pinned results must not depend on whether
-    # the built-in model is installed; test_semantic_e2e.py covers the model.
-    return StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(root), *extra],
-                                 env={"FOLIO_EMBED_PROVIDER": "none"})
-
-
 async def wait_indexed(client: Client) -> dict:
     for _ in range(300):
         status = (await client.call_tool("kb_status", {})).structured_content
@@ -41,8 +35,8 @@ async def wait_indexed(client: Client) -> dict:
     raise AssertionError("the index did not finish")
 
 
-async def test_lists_tools_with_schemas(kb):
-    async with Client(server(kb), mode="auto") as client:
+async def test_lists_tools_with_schemas(kb, connect):
+    async with connect(kb) as client:
         tools = (await client.list_tools()).tools
         assert {t.name for t in tools} == TOOLS
         for t in tools:
@@ -59,9 +53,9 @@ async def test_lists_tools_with_schemas(kb):
             assert field in props and props[field].get("description"), field
 
 
-async def test_search_read_by_pointer_and_patch_a_copy(kb):
+async def test_search_read_by_pointer_and_patch_a_copy(kb, connect):
     original = (kb / "sig-list.md").read_bytes()
-    async with Client(server(kb, "--allow-writes"), mode="auto") as client:
+    async with connect(kb, "--allow-writes") as client:
         status = await wait_indexed(client)
         assert status["index"]["documents"] == len(list(kb.rglob("*.md")))
         res = await client.call_tool("kb_search", {"query": "contributor ladder", "limit": 3})
@@ -107,8 +101,8 @@ async def test_search_read_by_pointer_and_patch_a_copy(kb):
         assert (kb / "sig-list.md").read_bytes() == new
 
 
-async def test_tool_errors_and_read_only(kb):
-    async with Client(server(kb), mode="auto") as client:
+async def test_tool_errors_and_read_only(kb, connect):
+    async with connect(kb) as client:
         res = await client.call_tool("kb_read", {"path": "../etc/passwd"})
         assert res.is_error
         assert json.loads(res.content[0].text)["code"] == "INVALID_PATH"
@@ -119,8 +113,8 @@ async def test_tool_errors_and_read_only(kb):
         assert not (kb / "new.md").exists()
 
 
-async def test_prompts_and_resources(kb):
-    async with Client(server(kb), mode="auto") as client:
+async def test_prompts_and_resources(kb, connect):
+    async with connect(kb) as client:
         await wait_indexed(client)
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert set(prompts) == {"summarize_topic", "deep_dive", "whats_new", "find_gaps"}
@@ -193,8 +187,8 @@ def test_server_discover_malformed_requests_and_version_negotiation(kb):
     assert proc.returncode == 0
 
 
-async def test_table_edit_and_download(kb):
-    async with Client(server(kb, "--allow-writes"), mode="auto") as client:
+async def test_table_edit_and_download(kb, connect):
+    async with connect(kb, "--allow-writes") as client:
         doc = (await client.call_tool("kb_read", {"path": "sig-list.md", "max_bytes": 200000})).structured_content
         table = next(e for e in doc["elements"] if e["kind"] == "table")
         read = (await client.call_tool("kb_read", {"path": "sig-list.md", "pointer": table["pointer"]})).structured_content

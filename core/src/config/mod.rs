@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::codes::DiagnosticCode;
 
+pub mod tokens;
 pub mod user;
 
 /// Default size cap for indexed files: 16 MiB.

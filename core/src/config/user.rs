@@ -48,6 +48,38 @@ pub struct UserEmbedConfig {
 pub struct UserMcpConfig {
     /// Let `folio mcp` write (patch, create, move, delete) without `--allow-writes`.
     pub allow_writes: bool,
+    /// `[mcp.http]`: `folio mcp --http`.
+    pub http: UserHttpConfig,
+}
+
+/// `[mcp.http]` in the user's configuration: settings of `folio mcp --http`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserHttpConfig {
+    /// The token file (default: `tokens.toml` beside this file); never inside a knowledge base.
+    pub tokens_file: Option<PathBuf>,
+    /// Issuer URLs of OAuth authorization servers, published in the protected-resource
+    /// metadata (`/.well-known/oauth-protected-resource/mcp`).
+    pub authorization_servers: Vec<String>,
+    /// `Host` values allowed besides loopback names (as `--allowed-host`).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed (as `--allowed-origin`).
+    pub allowed_origins: Vec<String>,
+    /// Average requests per minute per token (default 600).
+    pub requests_per_minute: Option<u32>,
+    /// Requests a token may send at once (default 60).
+    pub burst: Option<u32>,
+    /// Largest request body in bytes (default 16 MiB).
+    pub max_body_bytes: Option<usize>,
+}
+
+impl UserHttpConfig {
+    /// The token file: `tokens_file`, else the default beside the configuration file.
+    pub fn tokens_path(&self) -> Option<PathBuf> {
+        self.tokens_file
+            .clone()
+            .or_else(super::tokens::TokenFile::default_path)
+    }
 }
 
 /// Environment variable that overrides `[embed] provider` of both configuration files

@@ -1,0 +1,59 @@
+//! Who is calling: the agent and scope of the bearer token an HTTP request carried.
+//!
+//! The HTTP layer ([`crate::http::auth`]) puts a [`Caller`] into the request's extensions;
+//! rmcp hands the request's `http::request::Parts` to the handler, where
+//! [`crate::server`] reads it back and refuses writing tools to a read-only token. Over
+//! stdio, and over HTTP with `--no-auth`, there is no caller and the server's own
+//! `allow_writes` decides alone.
+
+use folio_core::config::tokens::Scope;
+use folio_core::host::{ErrorCode, HostError};
+use rmcp::model::Extensions;
+
+/// The tools that change the knowledge base. A read-only token gets `PERMISSION_DENIED`
+/// from them before they run. (`kb_reindex` rebuilds the index from the files and
+/// changes no file, so a read-only token may run it.)
+pub const WRITING_TOOLS: [&str; 9] = [
+    "kb_patch",
+    "kb_edit_table",
+    "kb_create",
+    "kb_move",
+    "kb_delete",
+    "kb_save_image",
+    "kb_delete_image",
+    "kb_move_image",
+    "kb_create_pdf_book",
+];
+
+/// The authenticated caller of one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The token's agent id (the `agent_id` of what the caller contributes).
+    pub agent: String,
+    /// What the token may do.
+    pub scope: Scope,
+    /// The token's public id (`folio token list`).
+    pub token_id: String,
+}
+
+impl Caller {
+    /// The caller of a request, from the HTTP request parts rmcp put into its extensions.
+    pub fn of(extensions: &Extensions) -> Option<&Caller> {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+    }
+
+    /// `PERMISSION_DENIED` when this caller may not run `tool`.
+    pub fn refuse(&self, tool: &str) -> Option<HostError> {
+        (WRITING_TOOLS.contains(&tool) && !self.scope.allows_writes()).then(|| {
+            HostError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "the token of agent `{}` is read-only (scope `read`); `{tool}` needs a read-write token (`folio token add {} --scope read-write`)",
+                    self.agent, self.agent
+                ),
+            )
+        })
+    }
+}

@@ -1,0 +1,264 @@
+"""`folio mcp --http`: the MCP conformance suite, bearer tokens, DNS-rebinding protection,
+the refusal of exposed addresses, limits and a clean shutdown, against the built binary.
+
+The conformance suite (@modelcontextprotocol/conformance, pinned in
+tests/conformance/package.json) needs Node 22 or newer: scripts/test installs Node 24 into
+.venv/node and the suite into tests/conformance/node_modules, and passes both as
+FOLIO_NODE and FOLIO_CONFORMANCE.
+"""
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from conftest import REPO, HttpServer, folio_bin
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def post(url: str, body: dict | bytes, headers: dict | None = None):
+    """(status, headers, body) of a POST, errors included."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+def add_token(tokens: Path, agent: str, scope: str) -> str:
+    out = subprocess.run([folio_bin(), "token", "add", agent, "--scope", scope, "--tokens", str(tokens)],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def client(url: str, token: str) -> Client:
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=bearer(token))), mode="auto")
+
+
+# ---------------------------------------------------------------------------------------
+# The conformance suite, straight against `folio mcp --http --no-auth` (no stdio bridge).
+
+# Scenario → (passed, total, warnings). `server-sse-polling` warns once: its
+# disconnect-and-resume check calls the suite's test-only `test_reconnection` tool, which
+# folio does not offer; the priming event (with an id) and the `retry` field pass, and the
+# GET with `Last-Event-ID` is accepted (200). folio offers no logging or completion
+# capability, so `logging-set-level` and `completion-complete` do not apply.
+SCENARIOS = {
+    "server-initialize": (1, 1, 0),
+    "ping": (1, 1, 0),
+    "tools-list": (1, 1, 0),
+    "prompts-list": (1, 1, 0),
+    "resources-list": (1, 1, 0),
+    "dns-rebinding-protection": (2, 2, 0),
+    "server-sse-polling": (2, 2, 1),
+    "server-sse-multiple-streams": (2, 2, 0),
+}
+
+
+@pytest.fixture(scope="module")
+def conformance_server(tmp_path_factory):
+    kb = tmp_path_factory.mktemp("conf") / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("# Alpha\n\nSome text.\n")
+    srv = HttpServer(kb, "--no-auth")
+    yield srv
+    assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_conformance_scenario(conformance_server, scenario):
+    node = os.environ.get("FOLIO_NODE", "node")
+    cli = os.environ.get("FOLIO_CONFORMANCE",
+                         str(REPO / "tests/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+    assert Path(cli).is_file(), f"{cli} is missing: scripts/test installs the suite (npm ci in tests/conformance)"
+    out = subprocess.run([node, cli, "server", "--url", conformance_server.url, "--scenario", scenario],
+                         capture_output=True, text=True, timeout=120)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.stdout + out.stderr)
+    m = re.search(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings", text)
+    assert m, text
+    passed, total, failed, warnings = map(int, m.groups())
+    assert out.returncode == 0, text
+    assert (passed, total, warnings) == SCENARIOS[scenario], text
+    assert failed == 0, text
+
+
+# ---------------------------------------------------------------------------------------
+# Tokens.
+
+@pytest.fixture
+def tokens(tmp_path) -> Path:
+    return tmp_path / "config" / "tokens.toml"
+
+
+def test_401_without_a_token_with_a_wrong_one_and_after_revocation(kb, tokens):
+    token = add_token(tokens, "alice", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        metadata_url = f"{srv.origin}/.well-known/oauth-protected-resource/mcp"
+        status, headers, body = post(srv.url, INIT)
+        assert (status, headers["WWW-Authenticate"], body) == (401, f'Bearer resource_metadata="{metadata_url}"', "")
+        status, headers, body = post(srv.url, INIT, bearer("folio_not-a-token"))
+        assert (status, headers["WWW-Authenticate"], body) == (
+            401, f'Bearer resource_metadata="{metadata_url}", error="invalid_token"', "")
+        assert post(srv.url, INIT, bearer(token))[0] == 200
+
+        # The metadata document a spec client reads after the 401 (RFC 9728).
+        with urllib.request.urlopen(metadata_url, timeout=10) as r:
+            doc = json.loads(r.read())
+        assert doc["resource"] == srv.url
+        assert doc["scopes_supported"] == ["read", "read-write"]
+        assert doc["bearer_methods_supported"] == ["header"]
+
+        # Revoked while the server runs: refused at the next request.
+        subprocess.run([folio_bin(), "token", "revoke", "alice", "--tokens", str(tokens)], check=True,
+                       capture_output=True)
+        status, headers, body = post(srv.url, INIT, bearer(token))
+        assert (status, body) == (401, "")
+        assert 'error="invalid_token"' in headers["WWW-Authenticate"]
+    finally:
+        assert srv.stop() == 0
+
+
+@pytest.mark.anyio
+async def test_read_only_token_writes_are_permission_denied_read_write_ones_write(kb, tokens):
+    reader = add_token(tokens, "reader", "read")
+    writer = add_token(tokens, "writer", "read-write")
+    # No --allow-writes: with tokens, each token's scope decides.
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        async with client(srv.url, reader) as c:
+            assert not (await c.call_tool("kb_read", {"path": "sig-list.md", "max_bytes": 100})).is_error
+            res = await c.call_tool("kb_create", {"path": "new.md", "markdown": "# New\n"})
+            assert res.is_error
+            assert json.loads(res.content[0].text) == {
+                "code": "PERMISSION_DENIED",
+                "message": "the token of agent `reader` is read-only (scope `read`); `kb_create` needs a read-write "
+                           "token (`folio token add reader --scope read-write`)"}
+            assert not (kb / "new.md").exists()
+        async with client(srv.url, writer) as c:
+            res = await c.call_tool("kb_create", {"path": "new.md", "markdown": "# New\n"})
+            assert not res.is_error, res.content[0].text
+        assert (kb / "new.md").read_text() == "# New\n"
+    finally:
+        assert srv.stop() == 0
+    log = "".join(srv.stderr)
+    assert "new.md" not in log  # logs never carry paths or text of documents
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def test_a_token_file_inside_the_knowledge_base_is_refused(kb):
+    out = subprocess.run([folio_bin(), "mcp", "--root", str(kb), "--http", "127.0.0.1:0",
+                          "--tokens", str(kb / ".folio" / "tokens.toml")], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "is inside the knowledge base" in out.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# DNS rebinding, exposed addresses.
+
+def test_foreign_origin_and_host_are_403_before_authentication(kb, tokens):
+    token = add_token(tokens, "alice", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        port = srv.origin.rsplit(":", 1)[1]
+        status, _, body = post(srv.url, INIT, {"Origin": "http://evil.example.com"})
+        assert (status, body) == (403, "Forbidden: Origin `http://evil.example.com` is not allowed (add it with --allowed-origin)\n")
+        status, _, body = post(srv.url, INIT, {**bearer(token), "Origin": f"http://localhost:{port}"})
+        assert status == 403  # another origin than the one the server was reached at
+        status, _, body = post(srv.url, INIT, {**bearer(token), "Host": f"evil.example.com:{port}"})
+        assert (status, body) == (403, f"Forbidden: Host `evil.example.com:{port}` is not allowed (add it with --allowed-host)\n")
+        assert post(srv.url, INIT, {**bearer(token), "Origin": srv.origin})[0] == 200
+    finally:
+        assert srv.stop() == 0
+
+
+def test_non_loopback_addresses_are_refused_without_tls_proxy_and_with_no_auth(kb, tokens):
+    def start(*args):
+        return subprocess.run([folio_bin(), "mcp", "--root", str(kb), *args], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "FOLIO_EMBED_PROVIDER": "none"})
+
+    out = start("--http", "0.0.0.0:0", "--tokens", str(tokens))
+    assert out.returncode != 0
+    assert "refusing to serve 0.0.0.0:0 without TLS" in out.stderr
+    assert "--behind-proxy" in out.stderr
+    out = start("--http", "0.0.0.0:0", "--no-auth", "--behind-proxy")
+    assert out.returncode != 0
+    assert "--no-auth serves loopback addresses only (127.0.0.1, ::1), not 0.0.0.0:0" in out.stderr
+    # The user states that a proxy terminates TLS: it serves, and publishes https URLs.
+    srv = HttpServer(kb, "--tokens", str(tokens), "--behind-proxy", "--allowed-host", "kb.example.com",
+                     addr="0.0.0.0:0")
+    try:
+        assert srv.url.startswith("http://0.0.0.0:")
+        port = srv.origin.rsplit(":", 1)[1]
+        status, headers, _ = post(f"http://127.0.0.1:{port}/mcp", INIT, {"Host": "kb.example.com"})
+        assert (status, headers["WWW-Authenticate"]) == (
+            401, 'Bearer resource_metadata="https://kb.example.com/.well-known/oauth-protected-resource/mcp"')
+    finally:
+        assert srv.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Limits.
+
+def test_rate_limit_per_token_and_body_limit(kb, tokens, tmp_path):
+    config = tmp_path / "xdg" / "folio"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[mcp.http]\nrequests_per_minute = 60\nburst = 3\nmax_body_bytes = 2000\n")
+    a = add_token(tokens, "a", "read")
+    b = add_token(tokens, "b", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    try:
+        statuses = [post(srv.url, INIT, bearer(a))[0] for _ in range(4)]
+        assert statuses == [200, 200, 200, 429]
+        status, headers, _ = post(srv.url, INIT, bearer(a))
+        assert status == 429 and 1 <= int(headers["Retry-After"]) <= 2
+        # Another token has its own budget.
+        assert post(srv.url, INIT, bearer(b))[0] == 200
+        big = json.dumps({**INIT, "params": {**INIT["params"], "pad": "x" * 3000}}).encode()
+        assert post(srv.url, big, bearer(b))[0] == 413
+    finally:
+        assert srv.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Shutdown.
+
+def test_sigterm_closes_open_sse_streams_and_exits_0(kb):
+    srv = HttpServer(kb, "--no-auth")
+    status, headers, _ = post(srv.url, INIT)
+    session = headers["Mcp-Session-Id"]
+    post(srv.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, {"Mcp-Session-Id": session})
+    # The standalone GET stream for server messages stays open until the server stops.
+    req = urllib.request.Request(srv.url, headers={"Accept": "text/event-stream", "Mcp-Session-Id": session})
+    stream = urllib.request.urlopen(req, timeout=30)
+    assert stream.status == 200
+    ended = threading.Event()
+    threading.Thread(target=lambda: (stream.read(), ended.set()), daemon=True).start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    assert srv.stop() == 0
+    assert ended.wait(10)
+    assert time.monotonic() - started < 10
