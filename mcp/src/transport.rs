@@ -124,6 +124,9 @@ pub fn reply_to_malformed(line: &str) -> Option<String> {
 pub enum BeforeInitialize {
     /// The initialize request: pass it on; the session begins.
     Initialize,
+    /// `server/discover` (a newer client's probe, answered -32601 by the server): pass it
+    /// on and go on waiting.
+    PassOn,
     /// Answer with this line and go on waiting (a ping, or a request that must wait).
     Reply(String),
     /// A notification or a response: nothing to answer, nothing to pass on.
@@ -143,6 +146,7 @@ pub fn before_initialize(line: &str) -> BeforeInitialize {
     let id = v.get("id").filter(|id| id.is_string() || id.is_number());
     match (method, id) {
         (Some("initialize"), Some(_)) => BeforeInitialize::Initialize,
+        (Some("server/discover"), Some(_)) => BeforeInitialize::PassOn,
         (Some("ping"), Some(id)) => BeforeInitialize::Reply(
             serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
         ),
@@ -275,8 +279,8 @@ where
                     }
                 }
                 None if !initialized => match before_initialize(&line) {
-                    BeforeInitialize::Initialize => {
-                        initialized = true;
+                    gate @ (BeforeInitialize::Initialize | BeforeInitialize::PassOn) => {
+                        initialized = gate == BeforeInitialize::Initialize;
                         if to_server.write_all(line.as_bytes()).await.is_err()
                             || to_server.write_all(b"\n").await.is_err()
                         {
@@ -336,6 +340,10 @@ mod tests {
         assert_eq!(
             before_initialize(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
             BeforeInitialize::Initialize
+        );
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#),
+            BeforeInitialize::PassOn
         );
         assert_eq!(
             before_initialize(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#),
