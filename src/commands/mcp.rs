@@ -36,7 +36,8 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(folio_mcp::serve_stdio(options))?;
+    let agent_id = args.agent_id.clone().or(user.mcp.agent_id.clone());
+    runtime.block_on(folio_mcp::serve_stdio(options, agent_id))?;
     Ok(ExitCode::SUCCESS)
 }
 
