@@ -102,29 +102,36 @@ pub fn check(unit: &Value) -> Result<(), Rejection> {
             _ => return Err(Rejection::Invalid("`/id` must be a string".into())),
         }
     }
-    let mut errors = validator().iter_errors(unit);
-    if let Some(first) = errors.next() {
-        let rule = first
-            .schema_path
+    // A property whose own subschema failed also counts as "unevaluated"; that echo is
+    // dropped when a more precise violation is there.
+    let rule_of = |e: &jsonschema::ValidationError<'_>| {
+        e.schema_path
             .as_str()
             .rsplit('/')
             .next()
             .unwrap_or_default()
-            .to_string();
-        let more = errors.count();
-        let pointer = first.instance_path.as_str().to_string();
+            .to_string()
+    };
+    let mut errors: Vec<(String, String, String)> = validator()
+        .iter_errors(unit)
+        .map(|e| (e.instance_path.as_str().to_string(), rule_of(&e), e.to_string()))
+        .collect();
+    if errors.iter().any(|(_, rule, _)| rule != "unevaluatedProperties") {
+        errors.retain(|(_, rule, _)| rule != "unevaluatedProperties");
+    }
+    if let Some((pointer, rule, message)) = errors.first() {
         let place = if pointer.is_empty() {
             "the top level (``)".to_string()
         } else {
             format!("`{pointer}`")
         };
-        let tail = match more {
+        let tail = match errors.len() - 1 {
             0 => String::new(),
             1 => " (and 1 more violation)".into(),
             n => format!(" (and {n} more violations)"),
         };
         return Err(Rejection::Invalid(format!(
-            "the unit does not match schema 1.0 at {place}: {first} (rule `{rule}`){tail}"
+            "the unit does not match schema 1.0 at {place}: {message} (rule `{rule}`){tail}"
         )));
     }
     Ok(())
