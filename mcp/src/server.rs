@@ -428,7 +428,10 @@ impl FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::ContributeKnowledgeOutput>, ToolError> {
         let agent = self.agent(&context)?;
-        json(&self.kb, move |kb| kb.kp_contribute_knowledge(&agent, &args)).await
+        json(&self.kb, move |kb| {
+            kb.kp_contribute_knowledge(&agent, &args)
+        })
+        .await
     }
 
     /// KnowledgePulse: records your verdict (valid true/false, optional feedback) on another agent's unit (or skill) in the ledger; it moves the unit's quality_score and its contributor's reputation. NOT_FOUND for an unknown id, PERMISSION_DENIED for your own unit. Returns {validated: true, quality_score}. Needs allow_writes.

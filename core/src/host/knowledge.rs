@@ -382,8 +382,12 @@ impl Host {
             self.config.index.max_file_size,
         )
         .map_err(|e| HostError::new(ErrorCode::NotFound, format!("`{path}`: {e}")))?;
-        String::from_utf8(bytes)
-            .map_err(|_| HostError::new(ErrorCode::UnsupportedFormat, format!("`{path}` is not UTF-8")))
+        String::from_utf8(bytes).map_err(|_| {
+            HostError::new(
+                ErrorCode::UnsupportedFormat,
+                format!("`{path}` is not UTF-8"),
+            )
+        })
     }
 
     /// The places that exist, org first.
@@ -466,7 +470,10 @@ impl Host {
     /// Runs `request` over both places: the knowledge base through [`Host::search`], the
     /// private folder (reindexed incrementally first) lexically. Returns the mode over the
     /// knowledge base and the matching files, as (place, path), interleaved by rank.
-    fn search_places(&self, request: SearchRequest) -> HostResult<(SearchResponse, Vec<(Visibility, String)>)> {
+    fn search_places(
+        &self,
+        request: SearchRequest,
+    ) -> HostResult<(SearchResponse, Vec<(Visibility, String)>)> {
         let org = self.search(&request)?;
         let mut private = Vec::new();
         if self.private_dir.is_dir() {
@@ -489,7 +496,10 @@ impl Host {
                 .into_iter()
                 .map(|p| (Visibility::Org, p))
                 .collect(),
-            private.into_iter().map(|p| (Visibility::Private, p)).collect(),
+            private
+                .into_iter()
+                .map(|p| (Visibility::Private, p))
+                .collect(),
         );
         Ok((org, files))
     }
@@ -538,7 +548,10 @@ impl Host {
     }
 
     /// `kp_search_knowledge`.
-    pub fn kp_search_knowledge(&self, args: &SearchKnowledgeArgs) -> HostResult<SearchKnowledgeOutput> {
+    pub fn kp_search_knowledge(
+        &self,
+        args: &SearchKnowledgeArgs,
+    ) -> HostResult<SearchKnowledgeOutput> {
         let min_quality = check_min_quality(args.min_quality, 0.75)?;
         let limit = check_limit(args.limit, 5, 10)?;
         let mut fields = BTreeMap::new();
@@ -572,7 +585,10 @@ impl Host {
             if !is_unit_path(&path) {
                 continue;
             }
-            let Ok(unit) = self.read_place(place, &path).and_then(|t| Ok(read_file(&t)?)) else {
+            let Ok(unit) = self
+                .read_place(place, &path)
+                .and_then(|t| Ok(read_file(&t)?))
+            else {
                 continue;
             };
             let quality_score = ledger.quality(&unit.id, unit.structure);
@@ -589,7 +605,11 @@ impl Host {
     }
 
     /// `kp_contribute_skill` by `agent`.
-    pub fn kp_contribute_skill(&self, agent: &str, args: &ContributeSkillArgs) -> HostResult<ContributeSkillOutput> {
+    pub fn kp_contribute_skill(
+        &self,
+        agent: &str,
+        args: &ContributeSkillArgs,
+    ) -> HostResult<ContributeSkillOutput> {
         self.require_writes()?;
         check_agent(agent)?;
         let skill = parse_skill(&args.skill_md_content)?;
@@ -623,7 +643,11 @@ impl Host {
     }
 
     /// `kp_contribute_knowledge` by `agent`.
-    pub fn kp_contribute_knowledge(&self, agent: &str, args: &ContributeKnowledgeArgs) -> HostResult<ContributeKnowledgeOutput> {
+    pub fn kp_contribute_knowledge(
+        &self,
+        agent: &str,
+        args: &ContributeKnowledgeArgs,
+    ) -> HostResult<ContributeKnowledgeOutput> {
         self.require_writes()?;
         check_agent(agent)?;
         let mut value = Value::Object(args.unit.clone());
@@ -717,7 +741,10 @@ impl Host {
         if ledger.contributor(&args.unit_id) == Some(agent) {
             return Err(HostError::new(
                 ErrorCode::PermissionDenied,
-                format!("`{agent}` contributed `{}` and cannot validate its own unit", args.unit_id),
+                format!(
+                    "`{agent}` contributed `{}` and cannot validate its own unit",
+                    args.unit_id
+                ),
             ));
         }
         let time_ms = now_ms();
@@ -768,7 +795,14 @@ impl Host {
     }
 }
 
-fn skill_hit(skill: Skill, id: String, quality_score: f64, content: String, place: Visibility, path: String) -> SkillHit {
+fn skill_hit(
+    skill: Skill,
+    id: String,
+    quality_score: f64,
+    content: String,
+    place: Visibility,
+    path: String,
+) -> SkillHit {
     SkillHit {
         id,
         name: skill.name,

@@ -54,7 +54,9 @@ pub fn check_id(id: &str) -> Result<(), Rejection> {
 /// Where an item lives: `private` (the user's data folder for this root, never the
 /// knowledge base), `org` (the knowledge base, shared by git) or `network` (a shared
 /// registry, not configured in this build).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Visibility {
     /// The user's data folder for this root.

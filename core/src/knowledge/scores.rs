@@ -130,7 +130,13 @@ impl Ledger {
     pub fn quality(&self, item: &str, structure: f64) -> f64 {
         let mut weight = 0.0;
         let mut valid_weight = 0.0;
-        for (agent, valid) in self.items.get(item).map(|t| &t.verdicts).into_iter().flatten() {
+        for (agent, valid) in self
+            .items
+            .get(item)
+            .map(|t| &t.verdicts)
+            .into_iter()
+            .flatten()
+        {
             let w = self.raw_reputation(agent).0;
             weight += w;
             if *valid {

@@ -47,7 +47,10 @@ pub fn derived_id(path: &str) -> String {
 /// The id given to a contributed skill without one: `skill-<XxHash64 of name, newline,
 /// description>`, so contributing the same skill twice is a duplicate.
 pub fn contributed_id(name: &str, description: &str) -> String {
-    format!("skill-{}", short_hash(format!("{name}\n{description}").as_bytes()))
+    format!(
+        "skill-{}",
+        short_hash(format!("{name}\n{description}").as_bytes())
+    )
 }
 
 /// Parses and checks a `SKILL.md`.
@@ -225,7 +228,11 @@ pub fn with_id(text: &str, id: &str) -> String {
         Some(rest) => ("\u{feff}", rest),
         None => ("", text),
     };
-    let newline = if rest.starts_with("---\r\n") { "\r\n" } else { "\n" };
+    let newline = if rest.starts_with("---\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let after = &rest[3 + newline.len()..];
     format!("{bom}---{newline}id: {id}{newline}{after}")
 }

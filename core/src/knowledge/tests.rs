@@ -20,7 +20,10 @@ fn a_skill_reads_its_frontmatter_and_scores_its_structure() {
     assert_eq!(skill.id, None);
     // Description ≥ 12 words, structured, domain, tags; the body has fewer than 50 words.
     assert_eq!(skill.structure, 0.9);
-    assert_eq!(skill.id_at("skills/pdf/SKILL.md"), derived_id("skills/pdf/SKILL.md"));
+    assert_eq!(
+        skill.id_at("skills/pdf/SKILL.md"),
+        derived_id("skills/pdf/SKILL.md")
+    );
     assert_eq!(derived_id("skills/pdf/SKILL.md").len(), "skill-".len() + 16);
 }
 
@@ -50,7 +53,10 @@ fn bad_skills_are_rejected_with_the_reason() {
         invalid("---\nname: n\ndescription: \"\"\n---\n"),
         "the SKILL.md frontmatter needs a non-empty `description`"
     );
-    let big = format!("---\nname: n\ndescription: d\n---\n{}", "x".repeat(256 * 1024));
+    let big = format!(
+        "---\nname: n\ndescription: d\n---\n{}",
+        "x".repeat(256 * 1024)
+    );
     assert!(invalid(&big).contains("at most 262144 (256 KiB)"));
     assert!(matches!(
         parse_skill("---\nname: n\ndescription: d\nid: ../../etc\n---\n"),
@@ -60,7 +66,10 @@ fn bad_skills_are_rejected_with_the_reason() {
 
 #[test]
 fn an_id_is_added_as_the_first_frontmatter_line_keeping_line_endings() {
-    assert_eq!(with_id("---\nname: a\n---\nbody\n", "skill-1"), "---\nid: skill-1\nname: a\n---\nbody\n");
+    assert_eq!(
+        with_id("---\nname: a\n---\nbody\n", "skill-1"),
+        "---\nid: skill-1\nname: a\n---\nbody\n"
+    );
     assert_eq!(
         with_id("---\r\nname: a\r\n---\r\n", "skill-1"),
         "---\r\nid: skill-1\r\nname: a\r\n---\r\n"
@@ -142,10 +151,16 @@ fn schema_errors_name_the_pointer_and_the_rule() {
     assert!(err(extra).contains("at the top level (``): Unevaluated properties are not allowed ('colour' was unexpected) (rule `unevaluatedProperties`)"));
     let mut kind = trace();
     kind["type"] = json!("Recipe");
-    assert_eq!(err(kind), "unknown unit type `Recipe`; the types are ReasoningTrace, ToolCallPattern, ExpertSOP");
+    assert_eq!(
+        err(kind),
+        "unknown unit type `Recipe`; the types are ReasoningTrace, ToolCallPattern, ExpertSOP"
+    );
     let mut version = trace();
     version["schema_version"] = json!("2.0");
-    assert_eq!(err(version), "unknown schema_version `2.0`; this server knows 1.0");
+    assert_eq!(
+        err(version),
+        "unknown schema_version `2.0`; this server knows 1.0"
+    );
     let mut id = trace();
     id["id"] = json!("../../outside");
     assert!(matches!(check(&id), Err(Rejection::BadId(_))));
@@ -195,7 +210,13 @@ fn rfc3339_formats_milliseconds_utc() {
     assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
 }
 
-fn event(kind: EventKind, item: &str, agent: &str, valid: Option<bool>, time: &str) -> (String, Event) {
+fn event(
+    kind: EventKind,
+    item: &str,
+    agent: &str,
+    valid: Option<bool>,
+    time: &str,
+) -> (String, Event) {
     let e = Event {
         event: kind,
         item: item.into(),
@@ -211,7 +232,13 @@ fn event(kind: EventKind, item: &str, agent: &str, valid: Option<bool>, time: &s
 
 #[test]
 fn an_event_file_round_trips_and_is_named_by_item_time_and_hash() {
-    let (path, e) = event(EventKind::Validation, "ku-1", "bob", Some(true), "2026-01-01T00:00:00.000Z");
+    let (path, e) = event(
+        EventKind::Validation,
+        "ku-1",
+        "bob",
+        Some(true),
+        "2026-01-01T00:00:00.000Z",
+    );
     assert!(path.starts_with("knowledge/ledger/ku-1/0000000000001-"));
     assert!(path.ends_with(".json"));
     assert_eq!(Event::from_bytes(&e.to_bytes()).unwrap(), e);
@@ -221,22 +248,84 @@ fn an_event_file_round_trips_and_is_named_by_item_time_and_hash() {
 fn scores_follow_the_documented_formulas() {
     use EventKind::*;
     let ledger = Ledger::from_events(vec![
-        event(Contribution, "u1", "alice", None, "2026-01-01T00:00:00.000Z"),
-        event(Contribution, "u2", "alice", None, "2026-01-01T00:00:01.000Z"),
-        event(Contribution, "u3", "carol", None, "2026-01-01T00:00:02.000Z"),
+        event(
+            Contribution,
+            "u1",
+            "alice",
+            None,
+            "2026-01-01T00:00:00.000Z",
+        ),
+        event(
+            Contribution,
+            "u2",
+            "alice",
+            None,
+            "2026-01-01T00:00:01.000Z",
+        ),
+        event(
+            Contribution,
+            "u3",
+            "carol",
+            None,
+            "2026-01-01T00:00:02.000Z",
+        ),
         // Bob changes his mind on u1: the later verdict counts.
-        event(Validation, "u1", "bob", Some(true), "2026-01-02T00:00:00.000Z"),
-        event(Validation, "u1", "bob", Some(false), "2026-01-03T00:00:00.000Z"),
-        event(Validation, "u2", "bob", Some(true), "2026-01-03T00:00:00.000Z"),
+        event(
+            Validation,
+            "u1",
+            "bob",
+            Some(true),
+            "2026-01-02T00:00:00.000Z",
+        ),
+        event(
+            Validation,
+            "u1",
+            "bob",
+            Some(false),
+            "2026-01-03T00:00:00.000Z",
+        ),
+        event(
+            Validation,
+            "u2",
+            "bob",
+            Some(true),
+            "2026-01-03T00:00:00.000Z",
+        ),
         // Alice's verdict on her own unit does not count.
-        event(Validation, "u2", "alice", Some(false), "2026-01-04T00:00:00.000Z"),
+        event(
+            Validation,
+            "u2",
+            "alice",
+            Some(false),
+            "2026-01-04T00:00:00.000Z",
+        ),
         // Carol has one positive verdict on u3 (from alice): r(carol) = 2/3.
-        event(Validation, "u3", "alice", Some(true), "2026-01-04T00:00:00.000Z"),
-        event(Validation, "u2", "carol", Some(true), "2026-01-05T00:00:00.000Z"),
+        event(
+            Validation,
+            "u3",
+            "alice",
+            Some(true),
+            "2026-01-04T00:00:00.000Z",
+        ),
+        event(
+            Validation,
+            "u2",
+            "carol",
+            Some(true),
+            "2026-01-05T00:00:00.000Z",
+        ),
     ]);
     // alice: P = 2 (bob on u2, carol on u2), N = 1 (bob on u1): (2 + 1) / (3 + 2).
     let alice = ledger.reputation("alice");
-    assert_eq!((alice.score, alice.contributions, alice.positive, alice.negative), (0.6, 2, 2, 1));
+    assert_eq!(
+        (
+            alice.score,
+            alice.contributions,
+            alice.positive,
+            alice.negative
+        ),
+        (0.6, 2, 2, 1)
+    );
     assert_eq!(ledger.reputation("bob").score, 0.5);
     assert_eq!(ledger.reputation("bob").contributions, 0);
     assert_eq!(ledger.reputation("carol").score, 0.6667);

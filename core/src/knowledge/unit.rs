@@ -114,9 +114,18 @@ pub fn check(unit: &Value) -> Result<(), Rejection> {
     };
     let mut errors: Vec<(String, String, String)> = validator()
         .iter_errors(unit)
-        .map(|e| (e.instance_path.as_str().to_string(), rule_of(&e), e.to_string()))
+        .map(|e| {
+            (
+                e.instance_path.as_str().to_string(),
+                rule_of(&e),
+                e.to_string(),
+            )
+        })
         .collect();
-    if errors.iter().any(|(_, rule, _)| rule != "unevaluatedProperties") {
+    if errors
+        .iter()
+        .any(|(_, rule, _)| rule != "unevaluatedProperties")
+    {
         errors.retain(|(_, rule, _)| rule != "unevaluatedProperties");
     }
     if let Some((pointer, rule, message)) = errors.first() {
@@ -147,7 +156,13 @@ pub fn contributed_id(unit: &Value) -> String {
 /// Errors: as [`check`], and [`Rejection::Invalid`] without an `id`.
 pub fn from_value(value: Value) -> Result<Unit, Rejection> {
     check(&value)?;
-    let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    let text = |key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let id = text("id");
     if id.is_empty() {
         return Err(Rejection::Invalid("the unit has no `id`".into()));
@@ -155,7 +170,12 @@ pub fn from_value(value: Value) -> Result<Unit, Rejection> {
     let tags = value
         .get("tags")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     Ok(Unit {
         id,
@@ -223,7 +243,11 @@ pub fn render(unit: &Unit) -> String {
                 out.push_str("## Steps\n\n");
                 for (i, step) in steps.iter().enumerate() {
                     let part = |k: &str| step.get(k).and_then(Value::as_str).map(one_line);
-                    out.push_str(&format!("{}. {}", i + 1, part("thought").unwrap_or_default()));
+                    out.push_str(&format!(
+                        "{}. {}",
+                        i + 1,
+                        part("thought").unwrap_or_default()
+                    ));
                     if let Some(a) = part("action") {
                         out.push_str(&format!(" Action: {a}"));
                     }
@@ -243,18 +267,35 @@ pub fn render(unit: &Unit) -> String {
             if let Some(args) = v.get("arguments").and_then(Value::as_object) {
                 out.push_str("## Arguments\n\n");
                 for (name, shape) in args {
-                    let ty = shape.get("type").and_then(Value::as_str).unwrap_or_default();
-                    let desc = shape.get("description").and_then(Value::as_str).map(one_line);
-                    out.push_str(&format!("- {name} ({}){}\n", one_line(ty), desc.map(|d| format!(": {d}")).unwrap_or_default()));
+                    let ty = shape
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let desc = shape
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(one_line);
+                    out.push_str(&format!(
+                        "- {name} ({}){}\n",
+                        one_line(ty),
+                        desc.map(|d| format!(": {d}")).unwrap_or_default()
+                    ));
                 }
                 out.push('\n');
             }
             if let Some(calls) = v.get("example_calls").and_then(Value::as_array) {
                 out.push_str("## Example calls\n\n");
                 for call in calls {
-                    let args = call.get("arguments").map(Value::to_string).unwrap_or_default();
+                    let args = call
+                        .get("arguments")
+                        .map(Value::to_string)
+                        .unwrap_or_default();
                     let note = call.get("note").and_then(Value::as_str).map(one_line);
-                    out.push_str(&format!("- `{}`{}\n", args.replace('`', "'"), note.map(|n| format!(": {n}")).unwrap_or_default()));
+                    out.push_str(&format!(
+                        "- `{}`{}\n",
+                        args.replace('`', "'"),
+                        note.map(|n| format!(": {n}")).unwrap_or_default()
+                    ));
                 }
                 out.push('\n');
             }
@@ -266,7 +307,11 @@ pub fn render(unit: &Unit) -> String {
             if let Some(steps) = v.get("steps").and_then(Value::as_array) {
                 out.push_str("## Steps\n\n");
                 for (i, step) in steps.iter().enumerate() {
-                    out.push_str(&format!("{}. {}\n", i + 1, one_line(step.as_str().unwrap_or_default())));
+                    out.push_str(&format!(
+                        "{}. {}\n",
+                        i + 1,
+                        one_line(step.as_str().unwrap_or_default())
+                    ));
                 }
                 out.push('\n');
             }
@@ -283,7 +328,10 @@ pub fn render(unit: &Unit) -> String {
 
 /// Text on one line, without characters that would start Markdown blocks.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").replace("```", "'''")
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("```", "'''")
 }
 
 fn paragraph(out: &mut String, heading: Option<&str>, value: Option<&Value>) {
@@ -303,7 +351,10 @@ fn list(out: &mut String, heading: &str, value: Option<&Value>) {
     };
     out.push_str(&format!("## {heading}\n\n"));
     for item in items {
-        out.push_str(&format!("- {}\n", one_line(item.as_str().unwrap_or_default())));
+        out.push_str(&format!(
+            "- {}\n",
+            one_line(item.as_str().unwrap_or_default())
+        ));
     }
     out.push('\n');
 }
@@ -321,7 +372,10 @@ pub fn read_file(text: &str) -> Result<Unit, Rejection> {
         )));
     };
     let after = &text[start + open.len()..];
-    let after = after.strip_prefix("\r\n").or_else(|| after.strip_prefix('\n')).unwrap_or(after);
+    let after = after
+        .strip_prefix("\r\n")
+        .or_else(|| after.strip_prefix('\n'))
+        .unwrap_or(after);
     let end = after.find("\n```").map_or(after.len(), |e| e);
     let value: Value = serde_json::from_str(&after[..end])
         .map_err(|e| Rejection::Invalid(format!("the `{BLOCK_OPEN}` block is not JSON: {e}")))?;

@@ -62,7 +62,10 @@ fn contribute_search_validate_and_rebuild_from_files() {
     // Description ≥ 12 words, structured, domain, tags; a short body: 0.9.
     assert_eq!(skill["quality_score"], json!(0.9));
     let written = std::fs::read_to_string(root.join("skills/csv-cleanup/SKILL.md")).unwrap();
-    assert_eq!(written, SKILL.replacen("---\n", &format!("---\nid: {skill_id}\n"), 1));
+    assert_eq!(
+        written,
+        SKILL.replacen("---\n", &format!("---\nid: {skill_id}\n"), 1)
+    );
 
     let org = ok(kb.kp_contribute_knowledge(
         "alice",
@@ -72,7 +75,10 @@ fn contribute_search_validate_and_rebuild_from_files() {
         },
     ));
     // tags and checks of four optional fields: 0.75.
-    assert_eq!(org, json!({"id": "ku-restore", "quality_score": 0.75, "visibility": "org", "path": "knowledge/units/ku-restore.md"}));
+    assert_eq!(
+        org,
+        json!({"id": "ku-restore", "quality_score": 0.75, "visibility": "org", "path": "knowledge/units/ku-restore.md"})
+    );
     let private_unit = ok(kb.kp_contribute_knowledge(
         "alice",
         &ContributeKnowledgeArgs {
@@ -92,31 +98,60 @@ fn contribute_search_validate_and_rebuild_from_files() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| format!("{}:{}:{}", r["id"].as_str().unwrap(), r["visibility"].as_str().unwrap(), r["quality_score"]))
+            .map(|r| {
+                format!(
+                    "{}:{}:{}",
+                    r["id"].as_str().unwrap(),
+                    r["visibility"].as_str().unwrap(),
+                    r["quality_score"]
+                )
+            })
             .collect::<Vec<_>>()
     };
-    assert_eq!(search("database backup"), ["ku-restore:org:0.75", "ku-private:private:0.75"]);
+    assert_eq!(
+        search("database backup"),
+        ["ku-restore:org:0.75", "ku-private:private:0.75"]
+    );
     let skills = ok(kb.kp_search_skill(&SearchSkillArgs {
         query: "CSV columns".into(),
         ..SearchSkillArgs::default()
     }));
     assert_eq!(skills["results"][0]["id"], json!(skill_id));
-    assert_eq!(skills["results"][0]["uri"], json!("kb://doc/skills/csv-cleanup/SKILL.md"));
+    assert_eq!(
+        skills["results"][0]["uri"],
+        json!("kb://doc/skills/csv-cleanup/SKILL.md")
+    );
     assert_eq!(skills["results"][0]["content"], json!(written));
 
     // Bob's verdicts: r(bob) = 0.5; ku-restore: (2·0.75 + 0) / 2.5 = 0.6.
     assert_eq!(
-        ok(kb.kp_validate_unit("bob", &ValidateArgs { unit_id: "ku-restore".into(), valid: false, feedback: Some("step 2 is vague".into()) })),
+        ok(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-restore".into(),
+                valid: false,
+                feedback: Some("step 2 is vague".into())
+            }
+        )),
         json!({"validated": true, "quality_score": 0.6})
     );
     // The skill: (2·0.9 + 0.5) / 2.5 = 0.92.
     assert_eq!(
-        ok(kb.kp_validate_unit("bob", &ValidateArgs { unit_id: skill_id.clone(), valid: true, feedback: None })),
+        ok(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: skill_id.clone(),
+                valid: true,
+                feedback: None
+            }
+        )),
         json!({"validated": true, "quality_score": 0.92})
     );
     // alice: P = 1, N = 1: 2 / 4.
     assert_eq!(
-        ok(kb.kp_reputation(&ReputationArgs { agent_id: "alice".into() })),
+        ok(kb.kp_reputation(&ReputationArgs {
+            agent_id: "alice".into()
+        })),
         json!({"score": 0.5, "contributions": 3, "positive_verdicts": 1, "negative_verdicts": 1})
     );
     // Below the default min_quality of 0.75 now; found with a lower one.
@@ -126,38 +161,95 @@ fn contribute_search_validate_and_rebuild_from_files() {
     let before = snapshot(&root);
     let private_before = snapshot(&private);
     assert_eq!(
-        err(kb.kp_validate_unit("alice", &ValidateArgs { unit_id: "ku-restore".into(), valid: true, feedback: None }))["code"],
+        err(kb.kp_validate_unit(
+            "alice",
+            &ValidateArgs {
+                unit_id: "ku-restore".into(),
+                valid: true,
+                feedback: None
+            }
+        ))["code"],
         json!("PERMISSION_DENIED")
     );
     assert_eq!(
-        err(kb.kp_validate_unit("bob", &ValidateArgs { unit_id: "ku-nope".into(), valid: true, feedback: None }))["code"],
+        err(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-nope".into(),
+                valid: true,
+                feedback: None
+            }
+        ))["code"],
         json!("NOT_FOUND")
     );
     assert_eq!(
-        err(kb.kp_contribute_knowledge("alice", &ContributeKnowledgeArgs { unit: unit("ku-restore"), visibility: Visibility::Org }))["code"],
+        err(kb.kp_contribute_knowledge(
+            "alice",
+            &ContributeKnowledgeArgs {
+                unit: unit("ku-restore"),
+                visibility: Visibility::Org
+            }
+        ))["code"],
         json!("ALREADY_EXISTS")
     );
     assert_eq!(
-        err(kb.kp_contribute_knowledge("alice", &ContributeKnowledgeArgs { unit: unit("ku-private"), visibility: Visibility::Org }))["code"],
+        err(kb.kp_contribute_knowledge(
+            "alice",
+            &ContributeKnowledgeArgs {
+                unit: unit("ku-private"),
+                visibility: Visibility::Org
+            }
+        ))["code"],
         json!("ALREADY_EXISTS")
     );
     assert_eq!(
-        err(kb.kp_contribute_skill("alice", &ContributeSkillArgs { skill_md_content: SKILL.into(), visibility: Some(Visibility::Org) }))["code"],
+        err(kb.kp_contribute_skill(
+            "alice",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Org)
+            }
+        ))["code"],
         json!("ALREADY_EXISTS")
     );
-    let network = err(kb.kp_contribute_skill("alice", &ContributeSkillArgs { skill_md_content: SKILL.into(), visibility: None }));
+    let network = err(kb.kp_contribute_skill(
+        "alice",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.into(),
+            visibility: None,
+        },
+    ));
     assert_eq!(network["code"], json!("NOT_CONFIGURED"));
-    assert!(network["message"].as_str().unwrap().contains("[knowledge] registry"));
+    assert!(
+        network["message"]
+            .as_str()
+            .unwrap()
+            .contains("[knowledge] registry")
+    );
     assert_eq!(
-        err(kb.kp_contribute_knowledge("alice", &ContributeKnowledgeArgs { unit: unit("../escape"), visibility: Visibility::Org }))["code"],
+        err(kb.kp_contribute_knowledge(
+            "alice",
+            &ContributeKnowledgeArgs {
+                unit: unit("../escape"),
+                visibility: Visibility::Org
+            }
+        ))["code"],
         json!("INVALID_PATH")
     );
     assert_eq!(
-        err(kb.kp_search_skill(&SearchSkillArgs { query: "x".into(), limit: Some(21), ..SearchSkillArgs::default() }))["code"],
+        err(kb.kp_search_skill(&SearchSkillArgs {
+            query: "x".into(),
+            limit: Some(21),
+            ..SearchSkillArgs::default()
+        }))["code"],
         json!("INVALID_ARGUMENT")
     );
     assert_eq!(
-        err(kb.kp_search_knowledge(&SearchKnowledgeArgs { query: "x".into(), min_quality: Some(1.5), ..SearchKnowledgeArgs::default() }))["code"],
+        err(kb.kp_search_knowledge(&SearchKnowledgeArgs {
+            query: "x".into(),
+            min_quality: Some(1.5),
+            ..SearchKnowledgeArgs::default()
+        }))["code"],
         json!("INVALID_ARGUMENT")
     );
     assert_eq!(snapshot(&root), before);
@@ -178,7 +270,9 @@ fn contribute_search_validate_and_rebuild_from_files() {
     let kb = open(&root, &private);
     assert_eq!(low(&kb), old);
     assert_eq!(
-        ok(kb.kp_reputation(&ReputationArgs { agent_id: "alice".into() }))["score"],
+        ok(kb.kp_reputation(&ReputationArgs {
+            agent_id: "alice".into()
+        }))["score"],
         json!(0.5)
     );
 }
@@ -195,7 +289,13 @@ fn writes_need_allow_writes() {
     .unwrap()
     .with_private_dir(dir.path().join("private-outside"));
     assert_eq!(
-        err(kb.kp_contribute_skill("a", &ContributeSkillArgs { skill_md_content: SKILL.into(), visibility: Some(Visibility::Org) }))["code"],
+        err(kb.kp_contribute_skill(
+            "a",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Org)
+            }
+        ))["code"],
         json!("PERMISSION_DENIED")
     );
 }
@@ -206,7 +306,11 @@ fn hand_written_skills_and_units_are_found_like_contributed_ones() {
     let root = dir.path().join("kb");
     std::fs::create_dir_all(root.join("tools/pdf")).unwrap();
     std::fs::create_dir_all(root.join("knowledge/units")).unwrap();
-    std::fs::write(root.join("tools/pdf/SKILL.md"), SKILL.replace("csv-cleanup", "pdf-helper")).unwrap();
+    std::fs::write(
+        root.join("tools/pdf/SKILL.md"),
+        SKILL.replace("csv-cleanup", "pdf-helper"),
+    )
+    .unwrap();
     let unit = crate::knowledge::unit::from_value(Value::Object(unit("ku-by-hand"))).unwrap();
     std::fs::write(
         root.join("knowledge/units/ku-by-hand.md"),
@@ -233,7 +337,14 @@ fn hand_written_skills_and_units_are_found_like_contributed_ones() {
     assert_eq!(units["results"][0]["quality_score"], json!(0.75));
     // No contribution event: nobody is its contributor, so anyone may judge it.
     assert_eq!(
-        ok(kb.kp_validate_unit("bob", &ValidateArgs { unit_id: "ku-by-hand".into(), valid: true, feedback: None })),
+        ok(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-by-hand".into(),
+                valid: true,
+                feedback: None
+            }
+        )),
         json!({"validated": true, "quality_score": 0.8})
     );
 }
