@@ -293,3 +293,28 @@ async def test_two_agents_contribute_search_validate_and_rebuild(tmp_path):
     assert again == first
     assert ids(first["unit_en"])[0] == ("ku-restore-backup", "org", 0.6)
     assert first["alice"]["score"] == 0.5
+
+
+AGENT_SKILLS = Path(__file__).resolve().parents[1] / "fixtures" / "agent-skills"
+
+
+async def test_real_skill_files_are_found_with_derived_ids(tmp_path):
+    """The 12 real SKILL.md files of anthropics/skills (tests/fixtures/agent-skills): name,
+    description and a long structured body, no domain or tags, so s = 0.5 + 0.1 × 3 = 0.8."""
+    root = tmp_path / "kb"
+    shutil.copytree(AGENT_SKILLS, root)
+    async with alice(root, tmp_path) as a:
+        await wait_indexed(a)
+        body = await call(a, "kp_search_skill", {"query": "animated GIF for Slack"})
+        hit = body["results"][0]
+        assert (hit["name"], hit["path"], hit["quality_score"], hit["domain"], hit["tags"]) == \
+            ("slack-gif-creator", "skills/slack-gif-creator/SKILL.md", 0.8, None, [])
+        assert hit["id"].startswith("skill-") and len(hit["id"]) == 22
+        assert hit["content"] == (root / hit["path"]).read_text()
+        body = await call(a, "kp_search_skill", {"query": "test a local web application with Playwright", "limit": 1})
+        assert [r["name"] for r in body["results"]] == ["webapp-testing"]
+        # The derived id is stable: searching again gives the same one, and it can be judged.
+        again = await call(a, "kp_search_skill", {"query": "animated GIF for Slack"})
+        assert again["results"][0]["id"] == hit["id"]
+        assert await call(a, "kp_validate_unit", {"unit_id": hit["id"], "valid": True}) == \
+            {"validated": True, "quality_score": 0.84}  # (2·0.8 + 0.5) / 2.5

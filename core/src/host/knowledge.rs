@@ -555,7 +555,6 @@ impl Host {
         let min_quality = check_min_quality(args.min_quality, 0.75)?;
         let limit = check_limit(args.limit, 5, 10)?;
         let mut fields = BTreeMap::new();
-        fields.insert("kp".to_string(), vec!["knowledge-unit".to_string()]);
         if !args.types.is_empty() {
             fields.insert(
                 "type".to_string(),
