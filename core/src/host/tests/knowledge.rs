@@ -21,6 +21,7 @@ fn open(root: &std::path::Path, private: &std::path::Path) -> Arc<Host> {
         db: None,
         allow_writes: true,
         embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
     })
     .unwrap()
     .with_private_dir(private.to_path_buf());
@@ -285,6 +286,7 @@ fn writes_need_allow_writes() {
         db: None,
         allow_writes: false,
         embed: Err("off".into()),
+        fetch: Default::default(),
     })
     .unwrap()
     .with_private_dir(dir.path().join("private-outside"));
