@@ -251,6 +251,11 @@ pub struct McpArgs {
     /// `[mcp] allow_writes = true` is in the user's ~/.config/folio/config.toml; a workspace's folio.toml cannot turn it on.
     #[arg(long)]
     pub allow_writes: bool,
+    /// The agent id the KnowledgePulse tools record for contributions and verdicts (kp_contribute_*,
+    /// kp_validate_unit). Default: `[mcp] agent_id` in ~/.config/folio/config.toml, else the MCP client's
+    /// `<name>/<version>` from its initialize request.
+    #[arg(long, value_name = "ID")]
+    pub agent_id: Option<String>,
     #[command(flatten)]
     pub embed: EmbedArgs,
     /// Serve MCP over streamable HTTP on this address (e.g. `127.0.0.1:8765`; port 0 picks a free one) at

@@ -23,6 +23,7 @@ pub mod eval;
 pub mod fetch;
 pub mod host;
 pub mod index;
+pub mod knowledge;
 pub mod links;
 pub mod media;
 pub mod parse;

@@ -13,7 +13,7 @@ use rmcp::model::Extensions;
 /// The tools that change the knowledge base. A read-only token gets `PERMISSION_DENIED`
 /// from them before they run. (`kb_reindex` rebuilds the index from the files and
 /// changes no file, so a read-only token may run it.)
-pub const WRITING_TOOLS: [&str; 9] = [
+pub const WRITING_TOOLS: [&str; 12] = [
     "kb_patch",
     "kb_edit_table",
     "kb_create",
@@ -23,6 +23,9 @@ pub const WRITING_TOOLS: [&str; 9] = [
     "kb_delete_image",
     "kb_move_image",
     "kb_create_pdf_book",
+    "kp_contribute_skill",
+    "kp_contribute_knowledge",
+    "kp_validate_unit",
 ];
 
 /// The authenticated caller of one request.

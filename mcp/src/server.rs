@@ -63,6 +63,9 @@ impl rmcp::model::IntoContents for ToolError {
 #[derive(Clone)]
 pub struct FolioServer {
     kb: Arc<Host>,
+    /// The agent id of `--agent-id` / `[mcp] agent_id`; else each call uses the client's
+    /// `<name>/<version>` from `initialize`.
+    agent_id: Option<String>,
     tool_router: ToolRouter<FolioServer>,
     prompt_router: PromptRouter<FolioServer>,
 }
@@ -99,14 +102,42 @@ impl FolioServer {
     pub fn new(kb: Arc<Host>) -> FolioServer {
         FolioServer {
             kb,
+            agent_id: None,
             tool_router: Self::tool_router(),
             prompt_router: Self::prompt_router(),
         }
     }
 
+    /// The same server recording `agent_id` (when given) as the agent of every
+    /// KnowledgePulse contribution and verdict.
+    pub fn with_agent_id(mut self, agent_id: Option<String>) -> FolioServer {
+        self.agent_id = agent_id.filter(|a| !a.trim().is_empty());
+        self
+    }
+
     /// The knowledge base.
     pub fn kb(&self) -> &Arc<Host> {
         &self.kb
+    }
+
+    /// Who is calling: over HTTP the token's agent id; else the configured agent id, else
+    /// the client's `<name>/<version>`.
+    fn agent(&self, context: &RequestContext<RoleServer>) -> Result<String, ToolError> {
+        if let Some(caller) = Caller::of(&context.extensions) {
+            return Ok(caller.agent.clone());
+        }
+        if let Some(id) = &self.agent_id {
+            return Ok(id.clone());
+        }
+        match context.peer.peer_info() {
+            Some(info) => Ok(format!(
+                "{}/{}",
+                info.client_info.name, info.client_info.version
+            )),
+            None => Err(ToolError(HostError::invalid(
+                "no agent id: start `folio mcp --agent-id ID`, or send clientInfo in initialize",
+            ))),
+        }
     }
 
     /// Index status: document and chunk counts, whether writes are allowed, and the progress and last result of the background reindex (`indexing`). Call with `{}`.
@@ -358,6 +389,78 @@ impl FolioServer {
     ) -> Result<Json<folio_core::host::best_practice::BestPracticeOutput>, ToolError> {
         json(&self.kb, move |kb| kb.best_practice(&args)).await
     }
+
+    /// KnowledgePulse: searches reusable agent skills (SKILL.md files in the knowledge base and in your private folder) with folio's hybrid search, English or Japanese. Filters: domain, tags (any of), min_quality (default 0.7), limit 1-20 (default 5). Returns {results: [{id, name, description, domain, tags, quality_score, content, visibility, path, uri}], mode, indexing}.
+    #[tool(name = "kp_search_skill", annotations(read_only_hint = true))]
+    async fn kp_search_skill(
+        &self,
+        Parameters(args): Parameters<folio_core::host::knowledge::SearchSkillArgs>,
+    ) -> Result<Json<folio_core::host::knowledge::SearchSkillOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.kp_search_skill(&args)).await
+    }
+
+    /// KnowledgePulse: searches knowledge units (ReasoningTrace, ToolCallPattern, ExpertSOP) with folio's hybrid search, English or Japanese. Filters: types, domain, schema_version, min_quality (default 0.75), limit 1-10 (default 5). Returns {results: [{id, type, domain, title, schema_version, quality_score, content (the unit JSON), visibility, path, uri}], mode, indexing}.
+    #[tool(name = "kp_search_knowledge", annotations(read_only_hint = true))]
+    async fn kp_search_knowledge(
+        &self,
+        Parameters(args): Parameters<folio_core::host::knowledge::SearchKnowledgeArgs>,
+    ) -> Result<Json<folio_core::host::knowledge::SearchKnowledgeOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.kp_search_knowledge(&args)).await
+    }
+
+    /// KnowledgePulse: contributes a SKILL.md (frontmatter name and description required; at most 256 KiB). visibility `org` writes skills/<name>/SKILL.md into the knowledge base, `private` keeps it in your data folder, `network` (the default) needs a registry and is NOT_CONFIGURED until one is set. Writes a stable id into the frontmatter when it has none and records the contribution in the ledger. Returns {id, quality_score, visibility, path}. Needs allow_writes.
+    #[tool(
+        name = "kp_contribute_skill",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn kp_contribute_skill(
+        &self,
+        Parameters(args): Parameters<folio_core::host::knowledge::ContributeSkillArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<folio_core::host::knowledge::ContributeSkillOutput>, ToolError> {
+        let agent = self.agent(&context)?;
+        json(&self.kb, move |kb| kb.kp_contribute_skill(&agent, &args)).await
+    }
+
+    /// KnowledgePulse: contributes a knowledge unit, validated against JSON Schema 1.0 (errors name the JSON pointer and the rule). visibility `org` writes knowledge/units/<id>.md into the knowledge base, `private` keeps it in your data folder, `network` is NOT_CONFIGURED until a registry is set. Returns {id, quality_score, visibility, path}. Needs allow_writes.
+    #[tool(
+        name = "kp_contribute_knowledge",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn kp_contribute_knowledge(
+        &self,
+        Parameters(args): Parameters<folio_core::host::knowledge::ContributeKnowledgeArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<folio_core::host::knowledge::ContributeKnowledgeOutput>, ToolError> {
+        let agent = self.agent(&context)?;
+        json(&self.kb, move |kb| {
+            kb.kp_contribute_knowledge(&agent, &args)
+        })
+        .await
+    }
+
+    /// KnowledgePulse: records your verdict (valid true/false, optional feedback) on another agent's unit (or skill) in the ledger; it moves the unit's quality_score and its contributor's reputation. NOT_FOUND for an unknown id, PERMISSION_DENIED for your own unit. Returns {validated: true, quality_score}. Needs allow_writes.
+    #[tool(
+        name = "kp_validate_unit",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn kp_validate_unit(
+        &self,
+        Parameters(args): Parameters<folio_core::host::knowledge::ValidateArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<folio_core::host::knowledge::ValidateOutput>, ToolError> {
+        let agent = self.agent(&context)?;
+        json(&self.kb, move |kb| kb.kp_validate_unit(&agent, &args)).await
+    }
+
+    /// KnowledgePulse: an agent's reputation, (P + 1) / (P + N + 2) over the verdicts of others on its contributions, and how many skills and units it contributed. Returns {score, contributions, positive_verdicts, negative_verdicts}.
+    #[tool(name = "kp_reputation_query", annotations(read_only_hint = true))]
+    async fn kp_reputation_query(
+        &self,
+        Parameters(args): Parameters<folio_core::host::knowledge::ReputationArgs>,
+    ) -> Result<Json<folio_core::host::knowledge::ReputationOutput>, ToolError> {
+        json(&self.kb, move |kb| kb.kp_reputation(&args)).await
+    }
 }
 
 /// The tool metadata that tells OpenAI clients `file` is a file parameter
@@ -593,13 +696,13 @@ impl Service<RoleServer> for Served {
 /// Serves MCP over stdin/stdout until the client disconnects.
 ///
 /// Starts an incremental reindex in the background first; tools answer meanwhile.
-pub async fn serve_stdio(options: Options) -> anyhow::Result<()> {
+pub async fn serve_stdio(options: Options, agent_id: Option<String>) -> anyhow::Result<()> {
     let kb = Arc::new(Host::open(options)?);
     tracing::info!(root = %kb.root().display(), allow_writes = kb.allow_writes(), "folio mcp starting");
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");
     }
-    let server = Served(FolioServer::new(kb));
+    let server = Served(FolioServer::new(kb).with_agent_id(agent_id));
     let (io, writer) = crate::transport::filtered(tokio::io::stdin(), tokio::io::stdout());
     let running = match server.serve(io).await {
         Ok(running) => running,
@@ -703,7 +806,7 @@ mod tests {
         );
         let server = FolioServer::new(kb);
         let tools = server.tool_router.list_all();
-        assert_eq!(tools.len(), 22);
+        assert_eq!(tools.len(), 28);
         for t in &tools {
             // kb_load_image answers with an image block and text, without structured
             // content, so it declares no output schema.

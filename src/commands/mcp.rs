@@ -48,14 +48,15 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let agent_id = args.agent_id.clone().or(user.mcp.agent_id.clone());
     match http {
-        None => runtime.block_on(folio_mcp::serve_stdio(options))?,
+        None => runtime.block_on(folio_mcp::serve_stdio(options, agent_id))?,
         Some(http) => {
             let auth = match &http.auth {
                 AuthMode::None => "no authentication (loopback only)".to_string(),
                 AuthMode::Tokens { path, .. } => format!("bearer tokens of {}", path.display()),
             };
-            runtime.block_on(folio_mcp::serve_http(options, http, |addr| {
+            runtime.block_on(folio_mcp::serve_http(options, http, agent_id, |addr| {
                 // Tests and scripts read the address (port 0 picks one) from this line.
                 eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
             }))?

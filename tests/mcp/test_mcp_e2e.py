@@ -23,6 +23,8 @@ TOOLS = {
     "kb_links", "kb_graph", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_download_file",
     "kb_list_images", "kb_load_image", "kb_save_image", "kb_delete_image", "kb_move_image", "kb_create_pdf_book",
     "kb_best_practice",
+    "kp_search_skill", "kp_search_knowledge", "kp_contribute_skill", "kp_contribute_knowledge", "kp_validate_unit",
+    "kp_reputation_query",
 }
 
 

@@ -48,6 +48,8 @@ pub struct UserEmbedConfig {
 pub struct UserMcpConfig {
     /// Let `folio mcp` write (patch, create, move, delete) without `--allow-writes`.
     pub allow_writes: bool,
+    /// The agent id the KnowledgePulse tools record (`folio mcp --agent-id` wins).
+    pub agent_id: Option<String>,
     /// `[mcp.http]`: `folio mcp --http`.
     pub http: UserHttpConfig,
 }

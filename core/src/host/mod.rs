@@ -14,6 +14,7 @@ pub mod edit;
 pub mod error;
 pub mod files;
 pub mod images;
+pub mod knowledge;
 pub mod links;
 pub mod live;
 pub mod model;
@@ -76,6 +77,10 @@ pub struct Host {
     pub(crate) embedding: crate::embed::runner::EmbeddingRunner,
     /// Downloads for `kb_save_image`, or why the test allowances could not be used.
     fetcher: Result<crate::fetch::Fetcher, String>,
+    /// Where `private` skills, units and their ledger live (outside the knowledge base).
+    private_dir: PathBuf,
+    /// The writer of the private folder.
+    private_writer: crate::write::Writer,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -123,7 +128,12 @@ impl Host {
                 tracing::warn!("could not check for interrupted writes: {e}");
             }
         }
+        let private_dir = crate::knowledge::place::private_dir(&root);
+        let private_writer =
+            crate::write::Writer::with_state_dir(&private_dir, &private_dir.join(".folio"));
         Ok(Host {
+            private_dir,
+            private_writer,
             root,
             config,
             db_path,

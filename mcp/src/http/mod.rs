@@ -108,7 +108,12 @@ fn allowed_hosts(http: &HttpOptions) -> Vec<String> {
 }
 
 /// The application: `/mcp` behind the layers, and the metadata documents.
-fn router(kb: Arc<Host>, http: &HttpOptions, ct: CancellationToken) -> Result<Router, String> {
+fn router(
+    kb: Arc<Host>,
+    http: &HttpOptions,
+    agent_id: Option<String>,
+    ct: CancellationToken,
+) -> Result<Router, String> {
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(ct)
         .with_max_request_body_bytes(http.limits.max_body_bytes)
@@ -116,7 +121,7 @@ fn router(kb: Arc<Host>, http: &HttpOptions, ct: CancellationToken) -> Result<Ro
         .disable_allowed_hosts()
         .disable_allowed_origins();
     let service = StreamableHttpService::new(
-        move || Ok(FolioServer::new(Arc::clone(&kb))),
+        move || Ok(FolioServer::new(Arc::clone(&kb)).with_agent_id(agent_id.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -183,6 +188,7 @@ async fn shutdown_signal() {
 pub async fn serve_http(
     options: Options,
     http: HttpOptions,
+    agent_id: Option<String>,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     check_bind(&http.addr, &http.auth, http.behind_proxy).map_err(anyhow::Error::msg)?;
@@ -196,7 +202,7 @@ pub async fn serve_http(
         tracing::warn!(error = %e.message, "initial reindex did not start");
     }
     let ct = CancellationToken::new();
-    let app = router(kb, &http, ct.child_token()).map_err(anyhow::Error::msg)?;
+    let app = router(kb, &http, agent_id, ct.child_token()).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(http.addr)
         .await
         .with_context(|| format!("cannot listen on {}", http.addr))?;

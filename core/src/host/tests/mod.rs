@@ -8,6 +8,7 @@ mod edit;
 mod embeddings;
 mod files;
 mod images;
+mod knowledge;
 mod links;
 mod paths;
 mod read;

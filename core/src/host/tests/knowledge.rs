@@ -1,0 +1,352 @@
+//! Tests of the KnowledgePulse tools: contributions, searches, verdicts, reputation,
+//! refusals that write nothing, and scores rebuilt from the files alone.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{err, ok, snapshot};
+use crate::host::knowledge::{
+    ContributeKnowledgeArgs, ContributeSkillArgs, ReputationArgs, SearchKnowledgeArgs,
+    SearchSkillArgs, ValidateArgs,
+};
+use crate::host::{Host, Options};
+use crate::knowledge::Visibility;
+
+const SKILL: &str = "---\nname: csv-cleanup\ndescription: Clean messy CSV exports before analysis so that every column has one type and one unit of measure.\ndomain: data\ntags: [csv, cleaning]\n---\n\n# CSV cleanup\n\n- Trim spaces and normalise decimal commas.\n";
+
+fn open(root: &std::path::Path, private: &std::path::Path) -> Arc<Host> {
+    let kb = Host::open(Options {
+        root: root.to_path_buf(),
+        db: None,
+        allow_writes: true,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+    })
+    .unwrap()
+    .with_private_dir(private.to_path_buf());
+    let last = kb.reindex_blocking(false).unwrap();
+    assert!(last.ok, "{last:?}");
+    Arc::new(kb)
+}
+
+fn unit(id: &str) -> serde_json::Map<String, Value> {
+    json!({
+        "schema_version": "1.0", "type": "ExpertSOP", "id": id,
+        "title": "Restore a database backup", "summary": "Restore last night's backup into staging.",
+        "domain": "operations", "tags": ["backup"],
+        "goal": "Staging holds last night's data", "steps": ["Fetch the dump", "Load it"],
+        "checks": ["Row counts match"]
+    })
+    .as_object()
+    .unwrap()
+    .clone()
+}
+
+#[test]
+fn contribute_search_validate_and_rebuild_from_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    let private = dir.path().join("private");
+    std::fs::create_dir_all(&root).unwrap();
+    let kb = open(&root, &private);
+
+    let skill = ok(kb.kp_contribute_skill(
+        "alice",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.into(),
+            visibility: Some(Visibility::Org),
+        },
+    ));
+    let skill_id = skill["id"].as_str().unwrap().to_string();
+    assert_eq!(skill["path"], json!("skills/csv-cleanup/SKILL.md"));
+    // Description ≥ 12 words, structured, domain, tags; a short body: 0.9.
+    assert_eq!(skill["quality_score"], json!(0.9));
+    let written = std::fs::read_to_string(root.join("skills/csv-cleanup/SKILL.md")).unwrap();
+    assert_eq!(
+        written,
+        SKILL.replacen("---\n", &format!("---\nid: {skill_id}\n"), 1)
+    );
+
+    let org = ok(kb.kp_contribute_knowledge(
+        "alice",
+        &ContributeKnowledgeArgs {
+            unit: unit("ku-restore"),
+            visibility: Visibility::Org,
+        },
+    ));
+    // tags and checks of four optional fields: 0.75.
+    assert_eq!(
+        org,
+        json!({"id": "ku-restore", "quality_score": 0.75, "visibility": "org", "path": "knowledge/units/ku-restore.md"})
+    );
+    let private_unit = ok(kb.kp_contribute_knowledge(
+        "alice",
+        &ContributeKnowledgeArgs {
+            unit: unit("ku-private"),
+            visibility: Visibility::Private,
+        },
+    ));
+    assert_eq!(private_unit["path"], json!("knowledge/units/ku-private.md"));
+    assert!(!root.join("knowledge/units/ku-private.md").exists());
+    assert!(private.join("knowledge/units/ku-private.md").is_file());
+
+    let search = |q: &str| {
+        ok(kb.kp_search_knowledge(&SearchKnowledgeArgs {
+            query: q.into(),
+            ..SearchKnowledgeArgs::default()
+        }))["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}:{}:{}",
+                    r["id"].as_str().unwrap(),
+                    r["visibility"].as_str().unwrap(),
+                    r["quality_score"]
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        search("database backup"),
+        ["ku-restore:org:0.75", "ku-private:private:0.75"]
+    );
+    let skills = ok(kb.kp_search_skill(&SearchSkillArgs {
+        query: "CSV columns".into(),
+        ..SearchSkillArgs::default()
+    }));
+    assert_eq!(skills["results"][0]["id"], json!(skill_id));
+    assert_eq!(
+        skills["results"][0]["uri"],
+        json!("kb://doc/skills/csv-cleanup/SKILL.md")
+    );
+    assert_eq!(skills["results"][0]["content"], json!(written));
+
+    // Bob's verdicts: r(bob) = 0.5; ku-restore: (2·0.75 + 0) / 2.5 = 0.6.
+    assert_eq!(
+        ok(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-restore".into(),
+                valid: false,
+                feedback: Some("step 2 is vague".into())
+            }
+        )),
+        json!({"validated": true, "quality_score": 0.6})
+    );
+    // The skill: (2·0.9 + 0.5) / 2.5 = 0.92.
+    assert_eq!(
+        ok(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: skill_id.clone(),
+                valid: true,
+                feedback: None
+            }
+        )),
+        json!({"validated": true, "quality_score": 0.92})
+    );
+    // alice: P = 1, N = 1: 2 / 4.
+    assert_eq!(
+        ok(kb.kp_reputation(&ReputationArgs {
+            agent_id: "alice".into()
+        })),
+        json!({"score": 0.5, "contributions": 3, "positive_verdicts": 1, "negative_verdicts": 1})
+    );
+    // Below the default min_quality of 0.75 now; found with a lower one.
+    assert_eq!(search("database backup"), ["ku-private:private:0.75"]);
+
+    // Refusals write nothing.
+    let before = snapshot(&root);
+    let private_before = snapshot(&private);
+    assert_eq!(
+        err(kb.kp_validate_unit(
+            "alice",
+            &ValidateArgs {
+                unit_id: "ku-restore".into(),
+                valid: true,
+                feedback: None
+            }
+        ))["code"],
+        json!("PERMISSION_DENIED")
+    );
+    assert_eq!(
+        err(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-nope".into(),
+                valid: true,
+                feedback: None
+            }
+        ))["code"],
+        json!("NOT_FOUND")
+    );
+    assert_eq!(
+        err(kb.kp_contribute_knowledge(
+            "alice",
+            &ContributeKnowledgeArgs {
+                unit: unit("ku-restore"),
+                visibility: Visibility::Org
+            }
+        ))["code"],
+        json!("ALREADY_EXISTS")
+    );
+    assert_eq!(
+        err(kb.kp_contribute_knowledge(
+            "alice",
+            &ContributeKnowledgeArgs {
+                unit: unit("ku-private"),
+                visibility: Visibility::Org
+            }
+        ))["code"],
+        json!("ALREADY_EXISTS")
+    );
+    assert_eq!(
+        err(kb.kp_contribute_skill(
+            "alice",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Org)
+            }
+        ))["code"],
+        json!("ALREADY_EXISTS")
+    );
+    let network = err(kb.kp_contribute_skill(
+        "alice",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.into(),
+            visibility: None,
+        },
+    ));
+    assert_eq!(network["code"], json!("NOT_CONFIGURED"));
+    assert!(
+        network["message"]
+            .as_str()
+            .unwrap()
+            .contains("[knowledge] registry")
+    );
+    assert_eq!(
+        err(kb.kp_contribute_knowledge(
+            "alice",
+            &ContributeKnowledgeArgs {
+                unit: unit("../escape"),
+                visibility: Visibility::Org
+            }
+        ))["code"],
+        json!("INVALID_PATH")
+    );
+    assert_eq!(
+        err(kb.kp_search_skill(&SearchSkillArgs {
+            query: "x".into(),
+            limit: Some(21),
+            ..SearchSkillArgs::default()
+        }))["code"],
+        json!("INVALID_ARGUMENT")
+    );
+    assert_eq!(
+        err(kb.kp_search_knowledge(&SearchKnowledgeArgs {
+            query: "x".into(),
+            min_quality: Some(1.5),
+            ..SearchKnowledgeArgs::default()
+        }))["code"],
+        json!("INVALID_ARGUMENT")
+    );
+    assert_eq!(snapshot(&root), before);
+    assert_eq!(snapshot(&private), private_before);
+
+    // Delete the derived index and reopen: the same answers from the files alone.
+    let low = |kb: &Host| {
+        ok(kb.kp_search_knowledge(&SearchKnowledgeArgs {
+            query: "database backup".into(),
+            min_quality: Some(0.0),
+            ..SearchKnowledgeArgs::default()
+        }))
+    };
+    let old = low(&kb);
+    drop(kb);
+    std::fs::remove_dir_all(root.join(".folio")).unwrap();
+    std::fs::remove_dir_all(private.join(".folio")).unwrap();
+    let kb = open(&root, &private);
+    assert_eq!(low(&kb), old);
+    assert_eq!(
+        ok(kb.kp_reputation(&ReputationArgs {
+            agent_id: "alice".into()
+        }))["score"],
+        json!(0.5)
+    );
+}
+
+#[test]
+fn writes_need_allow_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = Host::open(Options {
+        root: dir.path().to_path_buf(),
+        db: None,
+        allow_writes: false,
+        embed: Err("off".into()),
+        fetch: Default::default(),
+    })
+    .unwrap()
+    .with_private_dir(dir.path().join("private-outside"));
+    assert_eq!(
+        err(kb.kp_contribute_skill(
+            "a",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Org)
+            }
+        ))["code"],
+        json!("PERMISSION_DENIED")
+    );
+}
+
+#[test]
+fn hand_written_skills_and_units_are_found_like_contributed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(root.join("tools/pdf")).unwrap();
+    std::fs::create_dir_all(root.join("knowledge/units")).unwrap();
+    std::fs::write(
+        root.join("tools/pdf/SKILL.md"),
+        SKILL.replace("csv-cleanup", "pdf-helper"),
+    )
+    .unwrap();
+    let unit = crate::knowledge::unit::from_value(Value::Object(unit("ku-by-hand"))).unwrap();
+    std::fs::write(
+        root.join("knowledge/units/ku-by-hand.md"),
+        crate::knowledge::unit::render(&unit),
+    )
+    .unwrap();
+    let kb = open(&root, &dir.path().join("private"));
+    let skills = ok(kb.kp_search_skill(&SearchSkillArgs {
+        query: "CSV exports".into(),
+        ..SearchSkillArgs::default()
+    }));
+    assert_eq!(
+        skills["results"][0]["id"],
+        json!(crate::knowledge::skill::derived_id("tools/pdf/SKILL.md"))
+    );
+    assert_eq!(skills["results"][0]["name"], json!("pdf-helper"));
+    let units = ok(kb.kp_search_knowledge(&SearchKnowledgeArgs {
+        query: "restore staging".into(),
+        types: vec![crate::host::knowledge::UnitType::ExpertSOP],
+        domain: Some("operations".into()),
+        ..SearchKnowledgeArgs::default()
+    }));
+    assert_eq!(units["results"][0]["id"], json!("ku-by-hand"));
+    assert_eq!(units["results"][0]["quality_score"], json!(0.75));
+    // No contribution event: nobody is its contributor, so anyone may judge it.
+    assert_eq!(
+        ok(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-by-hand".into(),
+                valid: true,
+                feedback: None
+            }
+        )),
+        json!({"validated": true, "quality_score": 0.8})
+    );
+}
