@@ -76,11 +76,46 @@ pub fn fragment_range(
     {
         return Some(h.range.clone());
     }
+    if wiki && let Some(i) = heading_path(target, fragment, case_sensitive) {
+        return Some(target.headings[i].range.clone());
+    }
     target
         .anchors
         .iter()
         .find(|a| eq(&a.id, fragment))
         .map(|a| a.range.clone())
+}
+
+/// The heading an Obsidian heading path names: `Setup#On Linux` is a heading `On Linux`
+/// nested (at any depth) under a heading `Setup`; every segment but the last names an
+/// ancestor, outermost first. `None` when `fragment` has no `#` or nothing matches.
+pub fn heading_path(target: &Parsed, fragment: &str, case_sensitive: bool) -> Option<usize> {
+    let segments: Vec<&str> = fragment.split('#').map(str::trim).collect();
+    let (last, ancestors) = segments.split_last()?;
+    if ancestors.is_empty() {
+        return None;
+    }
+    let headings = &target.headings;
+    (0..headings.len()).find(|&i| {
+        if !heading_matches(&headings[i], last, true, case_sensitive) {
+            return false;
+        }
+        // The ancestor chain of heading `i`, innermost first.
+        let mut level = headings[i].level;
+        let mut wanted = ancestors.iter().rev().peekable();
+        for h in headings[..i].iter().rev() {
+            if h.level < level {
+                level = h.level;
+                if wanted
+                    .peek()
+                    .is_some_and(|w| heading_matches(h, w, true, case_sensitive))
+                {
+                    wanted.next();
+                }
+            }
+        }
+        wanted.peek().is_none()
+    })
 }
 
 /// Does `fragment` name heading `h`? Same rules as [`crate::links::fragment_matches`].
@@ -110,7 +145,15 @@ pub struct Destination {
 /// Resolves `link` of document `from` to a destination, if it has one in the workspace.
 pub fn destination(ws: &Workspace, from: &str, link: &Link) -> Option<Destination> {
     let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
-    match resolve_link(ws, from, link) {
+    let target = match resolve_link(ws, from, link) {
+        // Found on case-insensitive systems; going there shows the user which file it is.
+        Target::CaseMismatch { path, fragment } if ws.contains_document(&path) => {
+            Target::Document { path, fragment }
+        }
+        Target::CaseMismatch { path, .. } => Target::File(path),
+        other => other,
+    };
+    match target {
         Target::Document { path, fragment } => {
             let parsed = ws.parsed(&path)?;
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
