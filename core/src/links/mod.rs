@@ -152,6 +152,16 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     if let Some(same) = folded.iter().find(|p| nfc(p) == nfc(&path)) {
         return Found::of(ws, same.clone()).into_target(fragment());
     }
+    // In a vault a name found elsewhere wins over a different letter case here (Obsidian
+    // looks names up before it would settle for the folder's other spelling).
+    let lookup = || by_name(ws, from, &dest);
+    if ws.is_vault() {
+        match lookup() {
+            ByName::One(found) => return Found::of(ws, found).into_target(fragment()),
+            ByName::Several(paths) if folded.is_empty() => return Target::Ambiguous(paths),
+            _ => {}
+        }
+    }
     if let Some(other_case) = folded.into_iter().next() {
         return Target::CaseMismatch {
             path: other_case,
@@ -174,14 +184,61 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
             _ => {}
         }
     }
-    // Obsidian: from the note's folder (above), else from the vault root, else by file name.
-    let by_name = ws.wiki_candidates(from, dest.trim_start_matches("./"));
-    match (ws.is_vault(), by_name.len()) {
-        (_, 0) => Target::Missing,
-        (true, 1) => Found::of(ws, by_name[0].clone()).into_target(fragment()),
-        (true, _) => Target::Ambiguous(by_name),
-        (false, 1) => Target::MissingFoundByName(by_name[0].clone()),
-        (false, _) => Target::Missing,
+    // Outside a vault a unique file of that name is worth naming (and offering as a fix).
+    match lookup() {
+        ByName::One(found) if !ws.is_vault() => Target::MissingFoundByName(found),
+        _ => Target::Missing,
+    }
+}
+
+/// What a name lookup found.
+enum ByName {
+    None,
+    One(String),
+    Several(Vec<String>),
+}
+
+/// Obsidian's lookup of a link target that is not a path from the note's folder: from the
+/// vault root, else by file name (`.md` optional, trailing folders must match), case-
+/// insensitively. Several files are narrowed to those whose name has exactly the link's
+/// letter case (`App` is `App.md`, not `Modal/app.md`), then to the one nearest the
+/// linking note (the longest shared folder path); a tie left is ambiguous.
+fn by_name(ws: &Workspace, from: &str, dest: &str) -> ByName {
+    let mut found = ws.wiki_candidates(from, dest.trim_start_matches("./"));
+    if found.len() > 1 {
+        let wanted = nfc(dest.rsplit('/').next().unwrap_or(dest));
+        let exact: Vec<String> = found
+            .iter()
+            .filter(|p| {
+                let name = nfc(p.rsplit('/').next().unwrap_or(p));
+                name == wanted
+                    || name.strip_suffix(".md") == Some(&wanted)
+                    || name.strip_suffix(".markdown") == Some(&wanted)
+            })
+            .cloned()
+            .collect();
+        if !exact.is_empty() {
+            found = exact;
+        }
+    }
+    if found.len() > 1 {
+        // Then the one nearest the linking note: the longest folder path shared with it.
+        let shared = |p: &str| {
+            from.split('/')
+                .zip(p.split('/'))
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let best = found.iter().map(|p| shared(p)).max().unwrap_or(0);
+        let nearest: Vec<String> = found.iter().filter(|p| shared(p) == best).cloned().collect();
+        if nearest.len() == 1 {
+            found = nearest;
+        }
+    }
+    match found.len() {
+        0 => ByName::None,
+        1 => ByName::One(found.pop().expect("one")),
+        _ => ByName::Several(found),
     }
 }
 
@@ -310,7 +367,11 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
             fragment: link.fragment.clone(),
         };
     }
-    let candidates = ws.wiki_candidates(from, &link.dest);
+    let candidates = match by_name(ws, from, &link.dest) {
+        ByName::None => Vec::new(),
+        ByName::One(p) => vec![p],
+        ByName::Several(paths) => paths,
+    };
     match candidates.len() {
         0 => {
             // A definition with the wiki target's label (Foam's compatibility definitions) decides.

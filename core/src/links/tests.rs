@@ -488,3 +488,43 @@ text
         "a.md:4:24: missing-heading: no heading or anchor `#tab/mac` in this document\n",
     );
 }
+
+#[test]
+fn of_several_files_by_name_the_exact_letter_case_then_the_nearest_wins() {
+    let config = Config::from_toml("[links]\nobsidian = true\n").unwrap();
+    let ws = workspace_with(
+        "
+//- /api/Modal/ctor.md
+[App](App) [[Manifest]] [x](onload) [[onload]] [Modal](Modal)
+//- /api/Modal/app.md
+//- /api/App.md
+//- /Manifest.md
+//- /api/Plugin/manifest.md
+//- /api/Component/onload.md
+//- /api/Plugin/onload.md
+//- /api/Modal.md
+//- /css/Modal.md
+",
+        config,
+    );
+    assert_eq!(
+        render(&ws),
+        "\
+api/Modal/ctor.md:1:29: ambiguous-file: `onload` matches 2 files by name: api/Component/onload.md, api/Plugin/onload.md
+api/Modal/ctor.md:1:39: ambiguous-wiki-target: wiki link `[[onload]]` matches 2 documents: api/Component/onload.md, api/Plugin/onload.md
+"
+    );
+}
+
+#[test]
+fn wiki_syntax_inside_an_html_code_element_is_code() {
+    check(
+        "
+//- /a.md
+| a | b |
+|---|---|
+| x | <code>[[page name&#124;display name]]</code> and [[gone]] |
+",
+        "a.md:3:58: missing-wiki-target: no document or file matches wiki link `[[gone]]`\n",
+    );
+}

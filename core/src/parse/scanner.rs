@@ -22,10 +22,17 @@ pub(super) fn scan(
     excluded: &[Range<usize>],
     covered: Vec<Range<usize>>,
 ) {
+    // Text between inline `<code>` and `</code>` tags is code, as in a code span.
+    let mut excluded = excluded.to_vec();
+    excluded.extend(
+        html_code_regex()
+            .find_iter(text)
+            .map(|m| m.start()..m.end()),
+    );
     let mut scanner = Scanner {
         text,
         parsed,
-        excluded,
+        excluded: &excluded,
         covered,
     };
     scanner.scan_text_constructs();
@@ -227,6 +234,12 @@ fn is_escaped(text: &str, at: usize) -> bool {
         .take_while(|&&b| b == b'\\')
         .count();
     preceding % 2 == 1
+}
+
+/// An inline `<code>…</code>` on one line.
+fn html_code_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?i)<code(?:\s[^>\n]*)?>[^\n]*?</code>").expect("valid regex"))
 }
 
 fn wiki_regex() -> &'static Regex {
