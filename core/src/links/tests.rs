@@ -476,16 +476,20 @@ docs/a.md:1:121: missing-file: file `/windows/terminal/install` does not exist (
 }
 
 #[test]
-fn a_heading_that_links_to_its_own_anchor_defines_it() {
+fn a_heading_that_links_to_a_tab_anchor_defines_it() {
     check(
         "
 //- /a.md
 # [Windows](#tab/windows)
 text
 # [Linux](#tab/linux)
-[w](#tab/windows) [m](#tab/mac) [x](a.md#tab/linux)
+## [Known issues](#issues-1.5)
+[w](#tab/windows) [m](#tab/mac) [x](a.md#tab/linux) [k](#known-issues)
 ",
-        "a.md:4:24: missing-heading: no heading or anchor `#tab/mac` in this document\n",
+        "\
+a.md:4:20: missing-heading: no heading or anchor `#issues-1.5` in this document
+a.md:5:24: missing-heading: no heading or anchor `#tab/mac` in this document
+",
     );
 }
 

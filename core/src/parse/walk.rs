@@ -321,11 +321,13 @@ impl Builder<'_> {
                 range: range.clone(),
             });
         }
-        // A heading that is one link to its own anchor defines that anchor: the tabs of
-        // Microsoft's docs platform, `# [Windows](#tab/windows)`.
+        // The tabs of Microsoft's docs platform: a heading that is one link to `#tab/…`
+        // defines that anchor, `# [Windows](#tab/windows)`. Other self-links in headings
+        // do not (GitHub gives such a heading the slug of its text).
         if let [Node::Link(l)] = h.children.as_slice()
             && let Some(id) = l.url.strip_prefix('#')
-            && !id.is_empty()
+            && id.len() > "tab/".len()
+            && id.starts_with("tab/")
         {
             self.parsed.anchors.push(Anchor {
                 id: super::percent_decode(id),
