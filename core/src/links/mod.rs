@@ -230,7 +230,11 @@ fn by_name(ws: &Workspace, from: &str, dest: &str) -> ByName {
                 .count()
         };
         let best = found.iter().map(|p| shared(p)).max().unwrap_or(0);
-        let nearest: Vec<String> = found.iter().filter(|p| shared(p) == best).cloned().collect();
+        let nearest: Vec<String> = found
+            .iter()
+            .filter(|p| shared(p) == best)
+            .cloned()
+            .collect();
         if nearest.len() == 1 {
             found = nearest;
         }
@@ -590,9 +594,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             } => {
                 let range = path_range(link, range);
                 let edit = rewrite::retarget(ws, path, link, &actual);
-                let spelled = edit
-                    .as_ref()
-                    .map_or(actual.clone(), |e| e.new_text.clone());
+                let spelled = edit.as_ref().map_or(actual.clone(), |e| e.new_text.clone());
                 push(
                     DiagnosticCode::CaseMismatch,
                     range.clone(),

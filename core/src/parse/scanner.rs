@@ -251,7 +251,9 @@ fn wiki_regex() -> &'static Regex {
 /// (a table, a list, a quote), which Obsidian gives to that block.
 fn block_id_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?m)(?:[ \t]|^)\^([A-Za-z0-9-]+)[ \t]*\r?$").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)(?:[ \t]|^)\^([A-Za-z0-9-]+)[ \t]*\r?$").expect("valid regex")
+    })
 }
 
 fn reference_regex() -> &'static Regex {

@@ -57,7 +57,10 @@ async fn code_actions(enc: Enc) {
 async fn case_mismatch_fix(enc: Enc) {
     // `é` is one UTF-16 unit and two UTF-8 bytes, `☕` one unit and three bytes.
     let mut c = Client::start(
-        &[("a.md", "Café ☕ [t](Sub/Topic.md)\n"), ("sub/topic.md", "# Topic\n")],
+        &[
+            ("a.md", "Café ☕ [t](Sub/Topic.md)\n"),
+            ("sub/topic.md", "# Topic\n"),
+        ],
         enc,
         json!({}),
     )
