@@ -187,7 +187,7 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     // Outside a vault a unique file of that name is worth naming (and offering as a fix).
     match lookup() {
         ByName::One(found) if !ws.is_vault() => Target::MissingFoundByName(found),
-        _ => Target::Missing,
+        ByName::None | ByName::One(_) | ByName::Several(_) => Target::Missing,
     }
 }
 
