@@ -473,7 +473,7 @@ Para ^blk
                 "[e](https://x.test) -> none",
                 "[^1] -> none",
                 "[u][nodef] -> none",
-                "b.md#second -> notes/b.md:3",
+                "[lbl]: b.md#second -> notes/b.md:3",
             ]
         );
     }
