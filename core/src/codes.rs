@@ -39,11 +39,15 @@ pub enum DiagnosticCode {
     MissingWikiTarget,
     /// A wiki link whose target matches several documents.
     AmbiguousWikiTarget,
+    /// A link whose file exists under a path that differs only in letter case.
+    CaseMismatch,
+    /// In an Obsidian vault, a Markdown link whose file name matches several files.
+    AmbiguousFile,
 }
 
 impl DiagnosticCode {
     /// All codes, in a stable order.
-    pub const ALL: [DiagnosticCode; 7] = [
+    pub const ALL: [DiagnosticCode; 9] = [
         DiagnosticCode::MissingFile,
         DiagnosticCode::MissingHeading,
         DiagnosticCode::UndefinedReference,
@@ -51,6 +55,8 @@ impl DiagnosticCode {
         DiagnosticCode::DuplicateDefinition,
         DiagnosticCode::MissingWikiTarget,
         DiagnosticCode::AmbiguousWikiTarget,
+        DiagnosticCode::CaseMismatch,
+        DiagnosticCode::AmbiguousFile,
     ];
 
     /// The code's name, e.g. `missing-file`.
@@ -63,6 +69,8 @@ impl DiagnosticCode {
             DiagnosticCode::DuplicateDefinition => "duplicate-definition",
             DiagnosticCode::MissingWikiTarget => "missing-wiki-target",
             DiagnosticCode::AmbiguousWikiTarget => "ambiguous-wiki-target",
+            DiagnosticCode::CaseMismatch => "case-mismatch",
+            DiagnosticCode::AmbiguousFile => "ambiguous-file",
         }
     }
 
@@ -90,6 +98,12 @@ impl DiagnosticCode {
             DiagnosticCode::AmbiguousWikiTarget => {
                 "A wiki link whose target matches several documents."
             }
+            DiagnosticCode::CaseMismatch => {
+                "A link whose file exists under a path that differs only in letter case (found on Windows and macOS, not on Linux or GitHub)."
+            }
+            DiagnosticCode::AmbiguousFile => {
+                "In an Obsidian vault, a Markdown link whose file name matches several files."
+            }
         }
     }
 
@@ -102,7 +116,9 @@ impl DiagnosticCode {
             | DiagnosticCode::MissingWikiTarget => Severity::Error,
             DiagnosticCode::UnusedDefinition
             | DiagnosticCode::DuplicateDefinition
-            | DiagnosticCode::AmbiguousWikiTarget => Severity::Warning,
+            | DiagnosticCode::AmbiguousWikiTarget
+            | DiagnosticCode::CaseMismatch
+            | DiagnosticCode::AmbiguousFile => Severity::Warning,
         }
     }
 }

@@ -85,6 +85,8 @@ pub struct Config {
     pub embed: EmbedConfig,
     /// `[best_practice]`: where `kb_best_practice` finds its documents (off when empty).
     pub best_practice: BestPracticeConfig,
+    /// `[links]`: how Markdown link destinations resolve (Obsidian vaults, docs sites).
+    pub links: LinksConfig,
 }
 
 /// `[best_practice]` settings: opt-in path templates for best-practice documents.
@@ -113,6 +115,38 @@ impl BestPracticeConfig {
         }
         Ok(())
     }
+}
+
+/// What a root-absolute link (`/docs/editor/intellisense`) that names no file means.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteAbsolute {
+    /// Every `/…` link is a file of the repository (GitHub's rule) and is checked.
+    Check,
+    /// A `/…` link that names no file and whose last segment has no extension of a file
+    /// kind the workspace holds is a page of the published site: not reported (default).
+    #[default]
+    PagesExternal,
+    /// Every `/…` link that names no file is a page of the published site.
+    External,
+}
+
+/// `[links]` settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinksConfig {
+    /// Resolve Markdown links as Obsidian does (note folder, vault root, then unique file
+    /// name, `.md` optional). Unset: when the root has an `.obsidian/` folder.
+    pub obsidian: Option<bool>,
+    /// The folder (KB-relative) the published site serves at `site_base`; `/…` links
+    /// under `site_base` resolve into it. Empty: the root.
+    pub site_root: String,
+    /// The URL path the site root is published at, e.g. `/windows/terminal`. Default `/`.
+    pub site_base: String,
+    /// Destination prefixes that are pages of the published site, never files, e.g. `/dotnet/api/`.
+    pub external_prefixes: Vec<String>,
+    /// What an unresolved `/…` link means (default `pages-external`).
+    pub site_absolute: SiteAbsolute,
 }
 
 /// `[embed]` settings of `folio.toml`; every key is optional and falls back to

@@ -36,7 +36,8 @@ pub struct OutgoingLink {
     pub line: u32,
     /// inline, image, autolink, reference, image_reference, definition, wiki, wiki_embed, footnote.
     pub kind: String,
-    /// `document`, `file`, `external`, `definition`, `outside_root`, `missing` or `ambiguous`.
+    /// `document`, `file`, `external`, `definition`, `outside_root`, `missing`, `ambiguous` or
+    /// `case_mismatch` (the file exists under a spelling that differs in letter case).
     pub status: String,
     /// The resolved KB-relative path (documents and files).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -192,7 +193,10 @@ fn links_in(
                 Target::Document { path, fragment } => ("document", Some(path), fragment),
                 Target::File(p) => ("file", Some(p), None),
                 Target::Definition(_) => ("definition", None, None),
-                Target::Missing => ("missing", None, l.fragment.clone()),
+                Target::Missing | Target::MissingFoundByName(_) => {
+                    ("missing", None, l.fragment.clone())
+                }
+                Target::CaseMismatch { path, fragment } => ("case_mismatch", Some(path), fragment),
                 Target::Ambiguous(_) => ("ambiguous", None, l.fragment.clone()),
             };
             if status == "external" && !args.include_external {

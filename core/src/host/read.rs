@@ -124,6 +124,11 @@ pub struct ReadOutput {
     pub next_offset: Option<usize>,
     /// Bytes of the selected text (element or document).
     pub total_bytes: usize,
+    /// First line of this page's text in the document, 1-based.
+    pub start_line: u32,
+    /// Last line of this page's text in the document, 1-based, inclusive (a final line
+    /// break does not start another line).
+    pub end_line: u32,
     /// Elements that start in this page, with their pointers.
     pub elements: Vec<ElementInfo>,
     /// Columns and rows when the pointer names a table.
@@ -249,8 +254,17 @@ impl Host {
             })
             .map(element_info)
             .collect();
+        let page = text[page_start..page_end].trim_end_matches(['\n', '\r']);
+        let start_line = parsed.line_of(page_start);
+        let end_line = if page.is_empty() {
+            start_line
+        } else {
+            parsed.line_of(page_start + page.len() - 1)
+        };
         Ok(ReadOutput {
             path: args.path.clone(),
+            start_line,
+            end_line,
             source_hash: hex(hash_bytes(text.as_bytes())),
             pointer,
             reanchored,

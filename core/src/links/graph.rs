@@ -32,14 +32,15 @@ pub struct LinkGraph {
 }
 
 /// The wiki key of a wiki link target or of a document path: its last segment,
-/// lowercased, without a `.md` or `.markdown` extension.
+/// folded (NFC, lowercased), without a `.md` or `.markdown` extension. Markdown links
+/// carry it too, since they may resolve by name (vaults) or under another spelling.
 pub fn wiki_key(name: &str) -> String {
-    let last = name
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or(name)
-        .to_lowercase();
+    let last = crate::workspace::path_policy::folded(
+        name.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(name),
+    );
     for ext in [".md", ".markdown"] {
         if let Some(stem) = last.strip_suffix(ext) {
             return stem.to_string();
@@ -76,6 +77,8 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
                     .strip_suffix(".html")
                     .or_else(|| joined.strip_suffix(".htm"))
                     .unwrap_or(&joined);
+                // A file under another letter case, Unicode form or (by name) folder.
+                keys.insert(TargetKey::Wiki(wiki_key(dest)));
                 keys.insert(TargetKey::Path(format!("{stem}.md")));
                 keys.insert(TargetKey::Path(format!("{stem}.markdown")));
                 keys.insert(TargetKey::Path(joined));

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 pub use crate::codes::{DiagnosticCode, Severity};
+use crate::config::SiteAbsolute;
 use crate::parse::{Link, LinkKind, Parsed, slug};
 use crate::workspace::Workspace;
 
@@ -25,6 +26,17 @@ pub struct Diagnostic {
     pub range: Range<usize>,
     /// Human-readable explanation.
     pub message: String,
+    /// The edit that repairs the link, when there is one obvious repair.
+    pub fix: Option<Fix>,
+}
+
+/// A repair of one link: an edit of its own document (from [`rewrite::retarget`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the edit does, e.g. ``Change link to `About/topic.md` ``.
+    pub title: String,
+    /// The edit, against the document's current text.
+    pub edit: crate::document::TextEdit,
 }
 
 /// Where a link leads.
@@ -47,7 +59,18 @@ pub enum Target {
     Definition(String),
     /// Nothing matches.
     Missing,
-    /// Several documents match a wiki link.
+    /// Nothing matches here, but exactly one file of the workspace has that name (outside
+    /// an Obsidian vault, where that file would be the target).
+    MissingFoundByName(String),
+    /// A document or file whose path differs from the link's only in letter case: found on
+    /// Windows and macOS, not on Linux or GitHub.
+    CaseMismatch {
+        /// KB-relative path as it is spelled on disk.
+        path: String,
+        /// Fragment, if the link has one.
+        fragment: Option<String>,
+    },
+    /// Several documents match a wiki link (or, in a vault, a Markdown link's file name).
     Ambiguous(Vec<String>),
 }
 
@@ -95,49 +118,218 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
             fragment: link.fragment.clone(),
         };
     }
-    let Some(path) = join_relative(from, &link.dest) else {
+    let links = &ws.config().links;
+    let site_absolute = link.dest.starts_with('/');
+    if site_absolute
+        && links
+            .external_prefixes
+            .iter()
+            .any(|p| link.dest.starts_with(p.as_str()))
+    {
+        return Target::External;
+    }
+    let dest = site_dest(links, &link.dest);
+    let Some(path) = join_relative(from, &dest) else {
         // Outside the root only the file system can tell (a `docs/` root may link to
         // `../README.md`). A page of the rendered site (`../std/index.html` from an mdBook
         // book) is not a source file and is not checked.
-        let site_page = link.dest.ends_with(".html") || link.dest.ends_with(".htm");
-        return if site_page
-            || outside_root_path(ws.root(), from, &link.dest).is_some_and(|p| p.exists())
+        let site_page = dest.ends_with(".html") || dest.ends_with(".htm");
+        return if site_page || outside_root_path(ws.root(), from, &dest).is_some_and(|p| p.exists())
         {
             Target::OutsideRoot
         } else {
             Target::Missing
         };
     };
-    if ws.contains_document(&path) {
-        return Target::Document {
-            path,
-            fragment: link.fragment.clone(),
-        };
+    let fragment = || link.fragment.clone();
+    if let Some(found) = exact_target(ws, &path) {
+        return found.into_target(fragment());
     }
-    if ws.contains_other_path(&path) || path.is_empty() {
-        return Target::File(path);
+    // The same name in another Unicode normalisation form (macOS writes NFD) is the same
+    // file; one that differs in letter case is found only on some systems (checked before
+    // the disk, which on such a system would find it).
+    let folded = folded_target(ws, &path);
+    if let Some(same) = folded.iter().find(|p| nfc(p) == nfc(&path)) {
+        return Found::of(ws, same.clone()).into_target(fragment());
     }
-    // An extension-less link to a Markdown file (wikis, static site generators), or a
-    // link to the `.html` page a book generator such as mdBook renders from `x.md`.
-    let stem = path
-        .strip_suffix(".html")
-        .or_else(|| path.strip_suffix(".htm"))
-        .unwrap_or(&path);
-    for ext in [".md", ".markdown"] {
-        let with_ext = format!("{stem}{ext}");
-        if ws.contains_document(&with_ext) {
-            return Target::Document {
-                path: with_ext,
-                fragment: link.fragment.clone(),
-            };
+    // In a vault a name found elsewhere wins over a different letter case here (Obsidian
+    // looks names up before it would settle for the folder's other spelling).
+    let lookup = || by_name(ws, from, &dest);
+    if ws.is_vault() {
+        match lookup() {
+            ByName::One(found) => return Found::of(ws, found).into_target(fragment()),
+            ByName::Several(paths) if folded.is_empty() => return Target::Ambiguous(paths),
+            _ => {}
         }
+    }
+    if let Some(other_case) = folded.into_iter().next() {
+        return Target::CaseMismatch {
+            path: other_case,
+            fragment: fragment(),
+        };
     }
     // Files the walk left out (ignored, excluded, symbolic links) still exist.
     if !ws.root().as_os_str().is_empty() && std::fs::symlink_metadata(ws.root().join(&path)).is_ok()
     {
         return Target::File(path);
     }
-    Target::Missing
+    if site_absolute {
+        let last = path.rsplit('/').next().unwrap_or(&path);
+        let known_ext = last
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && ws.has_extension(ext));
+        match links.site_absolute {
+            SiteAbsolute::External => return Target::External,
+            SiteAbsolute::PagesExternal if !known_ext => return Target::External,
+            _ => {}
+        }
+    }
+    // Outside a vault a unique file of that name is worth naming (and offering as a fix).
+    match lookup() {
+        ByName::One(found) if !ws.is_vault() => Target::MissingFoundByName(found),
+        ByName::None | ByName::One(_) | ByName::Several(_) => Target::Missing,
+    }
+}
+
+/// What a name lookup found.
+enum ByName {
+    None,
+    One(String),
+    Several(Vec<String>),
+}
+
+/// Obsidian's lookup of a link target that is not a path from the note's folder: from the
+/// vault root, else by file name (`.md` optional, trailing folders must match), case-
+/// insensitively. Several files are narrowed to those whose name has exactly the link's
+/// letter case (`App` is `App.md`, not `Modal/app.md`), then to the one nearest the
+/// linking note (the longest shared folder path); a tie left is ambiguous.
+fn by_name(ws: &Workspace, from: &str, dest: &str) -> ByName {
+    let mut found = ws.wiki_candidates(from, dest.trim_start_matches("./"));
+    if found.len() > 1 {
+        let wanted = nfc(dest.rsplit('/').next().unwrap_or(dest));
+        let exact: Vec<String> = found
+            .iter()
+            .filter(|p| {
+                let name = nfc(p.rsplit('/').next().unwrap_or(p));
+                name == wanted
+                    || name.strip_suffix(".md") == Some(&wanted)
+                    || name.strip_suffix(".markdown") == Some(&wanted)
+            })
+            .cloned()
+            .collect();
+        if !exact.is_empty() {
+            found = exact;
+        }
+    }
+    if found.len() > 1 {
+        // Then the one nearest the linking note: the longest folder path shared with it.
+        let shared = |p: &str| {
+            from.split('/')
+                .zip(p.split('/'))
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let best = found.iter().map(|p| shared(p)).max().unwrap_or(0);
+        let nearest: Vec<String> = found
+            .iter()
+            .filter(|p| shared(p) == best)
+            .cloned()
+            .collect();
+        if nearest.len() == 1 {
+            found = nearest;
+        }
+    }
+    match found.len() {
+        0 => ByName::None,
+        1 => ByName::One(found.pop().expect("one")),
+        _ => ByName::Several(found),
+    }
+}
+
+/// A document or another file the workspace holds.
+enum Found {
+    Document(String),
+    File(String),
+}
+
+impl Found {
+    fn of(ws: &Workspace, path: String) -> Found {
+        if ws.contains_document(&path) {
+            Found::Document(path)
+        } else {
+            Found::File(path)
+        }
+    }
+
+    fn into_target(self, fragment: Option<String>) -> Target {
+        match self {
+            Found::Document(path) => Target::Document { path, fragment },
+            Found::File(path) => Target::File(path),
+        }
+    }
+}
+
+/// The Markdown file-name variants a path may mean: as written, then with `.md` or
+/// `.markdown` (an extension-less link, or the `.html` page a book generator such as
+/// mdBook renders from `x.md`).
+fn spellings(path: &str) -> Vec<String> {
+    let stem = path
+        .strip_suffix(".html")
+        .or_else(|| path.strip_suffix(".htm"))
+        .unwrap_or(path);
+    vec![
+        path.to_string(),
+        format!("{stem}.md"),
+        format!("{stem}.markdown"),
+    ]
+}
+
+/// The document, file or folder at exactly `path` (or one of its Markdown variants).
+fn exact_target(ws: &Workspace, path: &str) -> Option<Found> {
+    if ws.contains_document(path) {
+        return Some(Found::Document(path.to_string()));
+    }
+    if ws.contains_other_path(path) || path.is_empty() {
+        return Some(Found::File(path.to_string()));
+    }
+    spellings(path)
+        .into_iter()
+        .skip(1)
+        .find(|p| ws.contains_document(p))
+        .map(Found::Document)
+}
+
+/// Paths of the workspace spelled like `path` (or one of its Markdown variants) up to
+/// letter case and Unicode normalisation, sorted.
+fn folded_target(ws: &Workspace, path: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for spelling in spellings(path) {
+        out.extend(ws.folded_matches(&spelling).iter().cloned());
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out.sort();
+    out
+}
+
+fn nfc(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    s.nfc().collect()
+}
+
+/// A root-absolute destination under `[links].site_base` mapped into `[links].site_root`.
+fn site_dest(links: &crate::config::LinksConfig, dest: &str) -> String {
+    if links.site_root.is_empty() || !dest.starts_with('/') {
+        return dest.to_string();
+    }
+    let base = links.site_base.trim_end_matches('/');
+    match dest.strip_prefix(base) {
+        Some(rest) if rest.starts_with('/') => {
+            format!("/{}{rest}", links.site_root.trim_matches('/'))
+        }
+        _ => dest.to_string(),
+    }
 }
 
 /// The file-system path of a destination that leaves the root, joined lexically onto
@@ -179,7 +371,11 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
             fragment: link.fragment.clone(),
         };
     }
-    let candidates = ws.wiki_candidates(from, &link.dest);
+    let candidates = match by_name(ws, from, &link.dest) {
+        ByName::None => Vec::new(),
+        ByName::One(p) => vec![p],
+        ByName::Several(paths) => paths,
+    };
     match candidates.len() {
         0 => {
             // A definition with the wiki target's label (Foam's compatibility definitions) decides.
@@ -221,7 +417,8 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
 /// Does `fragment` name a heading, anchor or block id of `target`?
 ///
 /// Markdown links compare against GitHub slugs and HTML ids; wiki links also accept the
-/// heading text itself (`[[page#Some Heading]]`) and block ids (`[[page#^id]]`). An empty
+/// heading text itself (`[[page#Some Heading]]`), heading paths (`[[page#Setup#On Linux]]`)
+/// and block ids (`[[page#^id]]`). An empty
 /// fragment and `top` always match (HTML: scroll to the top).
 pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensitive: bool) -> bool {
     if fragment.is_empty() || fragment == "top" {
@@ -243,7 +440,9 @@ pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensit
     has(&names.ids, &names.ids_lower, fragment)
         || (wiki
             && (has(&names.texts, &names.texts_lower, fragment)
-                || has(&names.texts, &names.texts_lower, &slug::slug(fragment))))
+                || has(&names.texts, &names.texts_lower, &slug::slug(fragment))
+                || (fragment.contains('#')
+                    && navigate::heading_path(target, fragment, case_sensitive).is_some())))
 }
 
 /// All link diagnostics of document `path`, in source order, after silencing rules.
@@ -253,6 +452,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     };
     let config = &ws.config().diagnostics;
     let mut out = Vec::new();
+    let mut out_fixes: Vec<(Range<usize>, DiagnosticCode, Fix)> = Vec::new();
     let mut push =
         |code: DiagnosticCode, range: Range<usize>, message: String, target: Option<&str>| {
             if config.is_silenced(code, target) {
@@ -263,6 +463,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                 severity: code.severity(),
                 range,
                 message,
+                fix: None,
             });
         };
 
@@ -351,11 +552,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                 Some(&link.dest),
             ),
             Target::Missing => {
-                // The path only: a fragment is not what is missing.
-                let range = match &link.fragment_range {
-                    Some(f) if f.start > range.start => range.start..f.start - 1,
-                    _ => range,
-                };
+                let range = path_range(link, range);
                 let resolved = join_relative(path, &link.dest)
                     .unwrap_or_else(|| "a path outside the root".to_string());
                 push(
@@ -368,6 +565,67 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                     Some(&resolved),
                 );
             }
+            Target::MissingFoundByName(found) => {
+                let range = path_range(link, range);
+                let resolved = join_relative(path, &link.dest).unwrap_or_default();
+                push(
+                    DiagnosticCode::MissingFile,
+                    range.clone(),
+                    format!(
+                        "file `{}` does not exist (resolved to `{resolved}`); a file of that name is at `{found}`",
+                        link.dest
+                    ),
+                    Some(&resolved),
+                );
+                if let Some(edit) = rewrite::retarget(ws, path, link, &found) {
+                    out_fixes.push((
+                        range,
+                        DiagnosticCode::MissingFile,
+                        Fix {
+                            title: format!("Change link to `{}`", edit.new_text),
+                            edit,
+                        },
+                    ));
+                }
+            }
+            Target::CaseMismatch {
+                path: actual,
+                fragment: _,
+            } => {
+                let range = path_range(link, range);
+                let edit = rewrite::retarget(ws, path, link, &actual);
+                let spelled = edit.as_ref().map_or(actual.clone(), |e| e.new_text.clone());
+                push(
+                    DiagnosticCode::CaseMismatch,
+                    range.clone(),
+                    format!(
+                        "`{}` exists as `{spelled}`, which differs only in letter case: the link works on Windows and macOS but breaks on Linux and GitHub",
+                        link.dest
+                    ),
+                    Some(&actual),
+                );
+                if let Some(edit) = edit {
+                    out_fixes.push((
+                        range,
+                        DiagnosticCode::CaseMismatch,
+                        Fix {
+                            title: format!("Change link to `{}`", edit.new_text),
+                            edit,
+                        },
+                    ));
+                }
+            }
+            Target::Ambiguous(paths) if !wiki => push(
+                DiagnosticCode::AmbiguousFile,
+                range,
+                format!(
+                    "`{}` matches {} files by name: {}",
+                    link.dest,
+                    paths.len(),
+                    paths.join(", ")
+                ),
+                Some(&link.dest),
+            ),
             Target::Ambiguous(paths) => push(
                 DiagnosticCode::AmbiguousWikiTarget,
                 range,
@@ -405,8 +663,22 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             _ => {}
         }
     }
+    // Each fix belongs to the diagnostic of the link it repairs (a silenced one has none).
+    for (range, code, fix) in out_fixes {
+        if let Some(d) = out.iter_mut().find(|d| d.range == range && d.code == code) {
+            d.fix = Some(fix);
+        }
+    }
     out.sort_by_key(|d| (d.range.start, d.code));
     out
+}
+
+/// The bytes of a link's path, without its fragment: a fragment is not what is missing.
+fn path_range(link: &Link, range: Range<usize>) -> Range<usize> {
+    match &link.fragment_range {
+        Some(f) if f.start > range.start => range.start..f.start - 1,
+        _ => range,
+    }
 }
 
 #[cfg(test)]

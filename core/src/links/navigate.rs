@@ -76,11 +76,46 @@ pub fn fragment_range(
     {
         return Some(h.range.clone());
     }
+    if wiki && let Some(i) = heading_path(target, fragment, case_sensitive) {
+        return Some(target.headings[i].range.clone());
+    }
     target
         .anchors
         .iter()
         .find(|a| eq(&a.id, fragment))
         .map(|a| a.range.clone())
+}
+
+/// The heading an Obsidian heading path names: `Setup#On Linux` is a heading `On Linux`
+/// nested (at any depth) under a heading `Setup`; every segment but the last names an
+/// ancestor, outermost first. `None` when `fragment` has no `#` or nothing matches.
+pub fn heading_path(target: &Parsed, fragment: &str, case_sensitive: bool) -> Option<usize> {
+    let segments: Vec<&str> = fragment.split('#').map(str::trim).collect();
+    let (last, ancestors) = segments.split_last()?;
+    if ancestors.is_empty() {
+        return None;
+    }
+    let headings = &target.headings;
+    (0..headings.len()).find(|&i| {
+        if !heading_matches(&headings[i], last, true, case_sensitive) {
+            return false;
+        }
+        // The ancestor chain of heading `i`, innermost first.
+        let mut level = headings[i].level;
+        let mut wanted = ancestors.iter().rev().peekable();
+        for h in headings[..i].iter().rev() {
+            if h.level < level {
+                level = h.level;
+                if wanted
+                    .peek()
+                    .is_some_and(|w| heading_matches(h, w, true, case_sensitive))
+                {
+                    wanted.next();
+                }
+            }
+        }
+        wanted.peek().is_none()
+    })
 }
 
 /// Does `fragment` name heading `h`? Same rules as [`crate::links::fragment_matches`].
@@ -110,7 +145,15 @@ pub struct Destination {
 /// Resolves `link` of document `from` to a destination, if it has one in the workspace.
 pub fn destination(ws: &Workspace, from: &str, link: &Link) -> Option<Destination> {
     let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
-    match resolve_link(ws, from, link) {
+    let target = match resolve_link(ws, from, link) {
+        // Found on case-insensitive systems; going there shows the user which file it is.
+        Target::CaseMismatch { path, fragment } if ws.contains_document(&path) => {
+            Target::Document { path, fragment }
+        }
+        Target::CaseMismatch { path, .. } => Target::File(path),
+        other => other,
+    };
+    match target {
         Target::Document { path, fragment } => {
             let parsed = ws.parsed(&path)?;
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
@@ -147,6 +190,79 @@ pub fn destination(ws: &Workspace, from: &str, link: &Link) -> Option<Destinatio
             })
         }
         _ => None,
+    }
+}
+
+/// Where clicking a link takes the user (LSP `documentLink`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClickTarget {
+    /// KB-relative path of the document or file, or of the file a click would create.
+    pub path: String,
+    /// 1-based line of the heading, anchor or block id the fragment names, if any.
+    pub line: Option<u32>,
+    /// True when nothing exists at `path` yet (editors offer to create it).
+    pub missing: bool,
+}
+
+/// Where clicking `link` of document `from` goes: its target document (at the line of
+/// the heading its fragment names; a broken fragment still leads to the file), a file,
+/// the target of the definition a reference link uses, or — for a link whose target is
+/// missing — the file it would name: a Markdown link's path (`.md` added when it has no
+/// extension), a wiki link's name as a KB-relative `.md` path. `None` for external links,
+/// footnotes, undefined references, ambiguous targets and paths outside the root.
+pub fn click_target(ws: &Workspace, from: &str, link: &Link) -> Option<ClickTarget> {
+    if link.external {
+        return None;
+    }
+    if matches!(link.kind, LinkKind::Reference | LinkKind::ImageReference) {
+        let parsed = ws.parsed(from)?;
+        let key = link.label.as_deref()?;
+        let def = parsed.definitions.iter().find(|d| d.key == key)?;
+        let def_link = parsed
+            .links
+            .iter()
+            .find(|l| l.kind == LinkKind::Definition && l.range == def.range)?;
+        return click_target(ws, from, def_link);
+    }
+    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let found = |path: String, line: Option<u32>| ClickTarget {
+        path,
+        line,
+        missing: false,
+    };
+    match resolve_link(ws, from, link) {
+        Target::Document { path, fragment } => {
+            let parsed = ws.parsed(&path)?;
+            let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
+            let line = fragment
+                .as_deref()
+                .filter(|f| !f.is_empty() && *f != "top")
+                .and_then(|f| fragment_range(&parsed, f, wiki, case_sensitive))
+                .map(|r| parsed.line_of(r.start));
+            Some(found(path, line))
+        }
+        Target::File(path) | Target::CaseMismatch { path, .. } => Some(found(path, None)),
+        Target::Missing | Target::MissingFoundByName(_) => {
+            let mut path = if wiki {
+                link.dest.trim_start_matches('/').to_string()
+            } else {
+                crate::links::join_relative(from, link.dest.split('?').next().unwrap_or(""))?
+            };
+            if path.is_empty() {
+                return None;
+            }
+            if !path.rsplit('/').next().unwrap_or(&path).contains('.') {
+                path.push_str(".md");
+            }
+            Some(ClickTarget {
+                path,
+                line: None,
+                missing: true,
+            })
+        }
+        Target::External | Target::OutsideRoot | Target::Definition(_) | Target::Ambiguous(_) => {
+            None
+        }
     }
 }
 
@@ -300,5 +416,65 @@ mod tests {
             Some("installation")
         );
         assert_eq!(closest_heading(&parsed, "zzzz", 0.5), None);
+    }
+
+    #[test]
+    fn click_targets_of_every_kind_of_link() {
+        let ws = crate::fixture::workspace(
+            "
+//- /notes/a.md
+[t][lbl] [lbl][] [lbl] [x](b.md#second) [y](b.md#nope) [z](new) [w](new.png) [[b#Second]] [[New note]] [[b#^blk]] [s](#own) [e](https://x.test) [^1] [u][nodef]
+
+# Own
+
+[lbl]: b.md#second
+[^1]: foot
+//- /notes/b.md
+# B
+
+## Second
+
+Para ^blk
+",
+        );
+        let parsed = ws.parsed("notes/a.md").unwrap();
+        let text = ws.get("notes/a.md").unwrap().doc.text();
+        let got: Vec<String> = parsed
+            .links
+            .iter()
+            .map(|l| {
+                let t = click_target(&ws, "notes/a.md", l);
+                format!(
+                    "{} -> {}",
+                    &text[l.range.clone()],
+                    t.map_or("none".to_string(), |t| format!(
+                        "{}{}{}",
+                        t.path,
+                        t.line.map_or(String::new(), |n| format!(":{n}")),
+                        if t.missing { " (missing)" } else { "" }
+                    ))
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "[t][lbl] -> notes/b.md:3",
+                "[lbl][] -> notes/b.md:3",
+                "[lbl] -> notes/b.md:3",
+                "[x](b.md#second) -> notes/b.md:3",
+                "[y](b.md#nope) -> notes/b.md",
+                "[z](new) -> notes/new.md (missing)",
+                "[w](new.png) -> notes/new.png (missing)",
+                "[[b#Second]] -> notes/b.md:3",
+                "[[New note]] -> New note.md (missing)",
+                "[[b#^blk]] -> notes/b.md:5",
+                "[s](#own) -> notes/a.md:3",
+                "[e](https://x.test) -> none",
+                "[^1] -> none",
+                "[u][nodef] -> none",
+                "[lbl]: b.md#second -> notes/b.md:3",
+            ]
+        );
     }
 }

@@ -144,6 +144,27 @@ fn written_target(text: &str, link: &Link, wiki: bool) -> Option<Range<usize>> {
     (end > 0).then_some(dest.start..dest.start + end)
 }
 
+/// The edit that makes `link` of document `from` lead to `target` (a KB-relative path),
+/// in the link's own style (see the module documentation): the quick fix of a link whose
+/// file exists under another spelling or in another folder. `None` when the link has no
+/// written target or already reads that way.
+pub fn retarget(ws: &Workspace, from: &str, link: &Link, target: &str) -> Option<TextEdit> {
+    let text = ws.get(from)?.doc.text();
+    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let range = written_target(&text, link, wiki)?;
+    let written = &text[range.clone()];
+    let replacement = if wiki {
+        wiki_target(written, target)?
+    } else {
+        let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
+        markdown_path(written, from, target, angle)
+    };
+    (replacement != written).then_some(TextEdit {
+        range,
+        new_text: replacement,
+    })
+}
+
 /// The edits that keep links working when files move: `moves` pairs each old
 /// KB-relative path with its new one (several for a folder move, where a link between
 /// two moved files is computed from both new places). See the module documentation for

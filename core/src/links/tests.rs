@@ -220,3 +220,315 @@ sub/a.md:5:38: missing-heading: no heading or anchor `#heading` in this document
 "
     );
 }
+
+#[test]
+fn an_escaped_pipe_in_a_table_starts_the_alias() {
+    check(
+        r"
+//- /a.md
+| link | note |
+|---|---|
+| [[Weekly review\|Review]] | notes |
+| [[b#Sec\|Sec]] | [[gone\|Gone]] |
+//- /Weekly review.md
+//- /b.md
+# Sec
+",
+        "a.md:4:22: missing-wiki-target: no document or file matches wiki link `[[gone]]`\n",
+    );
+}
+
+#[test]
+fn block_ids_after_a_block_and_at_the_end_of_a_line_are_targets() {
+    check(
+        "
+//- /a.md
+[[plan#^milestones]] ![[plan#^table-1]] [x](plan.md#^milestones) [[plan#^para]] [[plan#^nope]]
+//- /plan.md
+- one
+- two
+
+^milestones
+
+| a |
+|---|
+| b |
+^table-1
+
+Some text ^para
+",
+        "a.md:1:88: missing-heading: no heading or anchor `#^nope` in `plan.md`\n",
+    );
+}
+
+#[test]
+fn heading_paths_name_nested_headings() {
+    check(
+        "
+//- /a.md
+[[guide#Setup#On Linux]] [[guide#Guide#Setup#On Linux]] [[guide#Setup#On Mac]] [[guide#Usage#On Linux]]
+//- /guide.md
+# Guide
+## Setup
+### On Linux
+## Usage
+",
+        "\
+a.md:1:65: missing-heading: no heading or anchor `#Setup#On Mac` in `guide.md`
+a.md:1:88: missing-heading: no heading or anchor `#Usage#On Linux` in `guide.md`
+",
+    );
+}
+
+#[test]
+fn links_inside_math_blocks_are_not_checked() {
+    check(
+        "
+//- /a.md
+$$
+x
+=
+[[nothing]] [a](gone.md)
+$$
+",
+        "",
+    );
+}
+
+/// Every diagnostic that carries a repair, as `path:line:col: code: title => new text`.
+fn render_fixes(ws: &Workspace) -> String {
+    let mut out = String::new();
+    for path in ws.document_paths() {
+        let doc = &ws.get(path).unwrap().doc;
+        for d in diagnostics(ws, path) {
+            let Some(fix) = d.fix else { continue };
+            let lc = doc.offset_to_line_col(fix.edit.range.start, Encoding::Utf32);
+            out.push_str(&format!(
+                "{path}:{}:{}: {}: {} => {}\n",
+                lc.line + 1,
+                lc.col + 1,
+                d.code,
+                fix.title,
+                fix.edit.new_text
+            ));
+        }
+    }
+    out
+}
+
+const VAULT: &str = "
+//- /notes/q3.md
+![chart](chart.png) [App](App) [x](Plugin/Manifest) [y](Manifest.md) [z](dup) [w](nothing.png)
+//- /assets/chart.png
+//- /Reference/App.md
+//- /Reference/Plugin/Manifest.md
+//- /a/dup.md
+//- /b/dup.md
+";
+
+#[test]
+fn in_a_vault_markdown_links_resolve_by_vault_root_and_unique_name() {
+    let config = Config::from_toml("[links]\nobsidian = true\n").unwrap();
+    let ws = workspace_with(VAULT, config);
+    assert!(ws.is_vault());
+    assert_eq!(
+        render(&ws),
+        "\
+notes/q3.md:1:74: ambiguous-file: `dup` matches 2 files by name: a/dup.md, b/dup.md
+notes/q3.md:1:83: missing-file: file `nothing.png` does not exist (resolved to `notes/nothing.png`)
+"
+    );
+    assert_eq!(render_fixes(&ws), "");
+}
+
+#[test]
+fn outside_a_vault_a_unique_file_of_that_name_is_named_and_offered() {
+    let ws = workspace(VAULT);
+    assert!(!ws.is_vault());
+    assert_eq!(
+        render(&ws),
+        "\
+notes/q3.md:1:10: missing-file: file `chart.png` does not exist (resolved to `notes/chart.png`); a file of that name is at `assets/chart.png`
+notes/q3.md:1:27: missing-file: file `App` does not exist (resolved to `notes/App`); a file of that name is at `Reference/App.md`
+notes/q3.md:1:36: missing-file: file `Plugin/Manifest` does not exist (resolved to `notes/Plugin/Manifest`); a file of that name is at `Reference/Plugin/Manifest.md`
+notes/q3.md:1:57: missing-file: file `Manifest.md` does not exist (resolved to `notes/Manifest.md`); a file of that name is at `Reference/Plugin/Manifest.md`
+notes/q3.md:1:74: missing-file: file `dup` does not exist (resolved to `notes/dup`)
+notes/q3.md:1:83: missing-file: file `nothing.png` does not exist (resolved to `notes/nothing.png`)
+"
+    );
+    assert_eq!(
+        render_fixes(&ws),
+        "\
+notes/q3.md:1:10: missing-file: Change link to `../assets/chart.png` => ../assets/chart.png
+notes/q3.md:1:27: missing-file: Change link to `../Reference/App` => ../Reference/App
+notes/q3.md:1:36: missing-file: Change link to `../Reference/Plugin/Manifest` => ../Reference/Plugin/Manifest
+notes/q3.md:1:57: missing-file: Change link to `../Reference/Plugin/Manifest.md` => ../Reference/Plugin/Manifest.md
+"
+    );
+}
+
+#[test]
+fn a_vault_is_recognised_by_its_obsidian_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".obsidian")).unwrap();
+    std::fs::create_dir_all(dir.path().join("Reference")).unwrap();
+    std::fs::write(dir.path().join("Reference/App.md"), "# App\n").unwrap();
+    std::fs::write(dir.path().join("a.md"), "[App](App)\n").unwrap();
+    let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();
+    assert!(ws.is_vault());
+    assert_eq!(render(&ws), "");
+    let off = Config::from_toml("[links]\nobsidian = false\n").unwrap();
+    let (ws, _) = Workspace::load(dir.path(), off).unwrap();
+    assert!(!ws.is_vault());
+    assert_eq!(
+        render(&ws),
+        "a.md:1:7: missing-file: file `App` does not exist (resolved to `App`); a file of that name is at `Reference/App.md`\n"
+    );
+}
+
+#[test]
+fn names_in_another_unicode_normalisation_form_resolve() {
+    // File names NFC, links NFD; then the other way round.
+    check(
+        "
+//- /a.md
+[[Cafe\u{301}]] [x](Cafe\u{301}.md) [y](sub/Cafe\u{301}.png) [z](Cafe\u{301}.md#menu)
+//- /Caf\u{e9}.md
+# Menu
+//- /sub/Caf\u{e9}.png
+",
+        "",
+    );
+    check(
+        "
+//- /a.md
+[[Caf\u{e9}]] [x](Caf\u{e9}.md) [y](sub/Caf\u{e9}.png)
+//- /Cafe\u{301}.md
+//- /sub/Cafe\u{301}.png
+",
+        "",
+    );
+}
+
+#[test]
+fn a_case_only_mismatch_is_named_with_its_fix() {
+    let ws = workspace(
+        "
+//- /docs/guide/x.md
+[about](../../Core/about/topic.md) [b](/core/ABOUT/topic#intro) [c](../../Core/About/topic.md)
+//- /Core/About/topic.md
+# Intro
+",
+    );
+    assert_eq!(
+        render(&ws),
+        "\
+docs/guide/x.md:1:9: case-mismatch: `../../Core/about/topic.md` exists as `../../Core/About/topic.md`, which differs only in letter case: the link works on Windows and macOS but breaks on Linux and GitHub
+docs/guide/x.md:1:40: case-mismatch: `/core/ABOUT/topic` exists as `/Core/About/topic`, which differs only in letter case: the link works on Windows and macOS but breaks on Linux and GitHub
+"
+    );
+    assert_eq!(
+        render_fixes(&ws),
+        "\
+docs/guide/x.md:1:9: case-mismatch: Change link to `../../Core/About/topic.md` => ../../Core/About/topic.md
+docs/guide/x.md:1:40: case-mismatch: Change link to `/Core/About/topic` => /Core/About/topic
+"
+    );
+}
+
+#[test]
+fn site_absolute_links_follow_the_links_settings() {
+    let fixture = "
+//- /docs/a.md
+[a](/dotnet/api/system.string) [b](/docs/editor/intellisense) [c](/images/gone.png) [d](/docs/b) [e](/docs/gone.md) [f](/windows/terminal/install#setup)
+//- /docs/b.md
+//- /images/pic.png
+//- /TerminalDocs/install.md
+## Setup
+";
+    // Default: unresolved `/…` pages without a known file extension are the site's.
+    check(
+        fixture,
+        "\
+docs/a.md:1:67: missing-file: file `/images/gone.png` does not exist (resolved to `images/gone.png`)
+docs/a.md:1:102: missing-file: file `/docs/gone.md` does not exist (resolved to `docs/gone.md`)
+",
+    );
+    let check_all = Config::from_toml("[links]\nsite_absolute = \"check\"\n").unwrap();
+    assert_eq!(
+        render(&workspace_with(fixture, check_all)),
+        "\
+docs/a.md:1:5: missing-file: file `/dotnet/api/system.string` does not exist (resolved to `dotnet/api/system.string`)
+docs/a.md:1:36: missing-file: file `/docs/editor/intellisense` does not exist (resolved to `docs/editor/intellisense`)
+docs/a.md:1:67: missing-file: file `/images/gone.png` does not exist (resolved to `images/gone.png`)
+docs/a.md:1:102: missing-file: file `/docs/gone.md` does not exist (resolved to `docs/gone.md`)
+docs/a.md:1:121: missing-file: file `/windows/terminal/install` does not exist (resolved to `windows/terminal/install`)
+",
+    );
+    let site = Config::from_toml(
+        "[links]\nsite_absolute = \"check\"\nsite_root = \"TerminalDocs\"\nsite_base = \"/windows/terminal\"\nexternal_prefixes = [\"/dotnet/\", \"/docs/editor/\", \"/images/\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        render(&workspace_with(fixture, site)),
+        "docs/a.md:1:102: missing-file: file `/docs/gone.md` does not exist (resolved to `docs/gone.md`)\n",
+    );
+}
+
+#[test]
+fn a_heading_that_links_to_a_tab_anchor_defines_it() {
+    check(
+        "
+//- /a.md
+# [Windows](#tab/windows)
+text
+# [Linux](#tab/linux)
+## [Known issues](#issues-1.5)
+[w](#tab/windows) [m](#tab/mac) [x](a.md#tab/linux) [k](#known-issues)
+",
+        "\
+a.md:4:20: missing-heading: no heading or anchor `#issues-1.5` in this document
+a.md:5:24: missing-heading: no heading or anchor `#tab/mac` in this document
+",
+    );
+}
+
+#[test]
+fn of_several_files_by_name_the_exact_letter_case_then_the_nearest_wins() {
+    let config = Config::from_toml("[links]\nobsidian = true\n").unwrap();
+    let ws = workspace_with(
+        "
+//- /api/Modal/ctor.md
+[App](App) [[Manifest]] [x](onload) [[onload]] [Modal](Modal)
+//- /api/Modal/app.md
+//- /api/App.md
+//- /Manifest.md
+//- /api/Plugin/manifest.md
+//- /api/Component/onload.md
+//- /api/Plugin/onload.md
+//- /api/Modal.md
+//- /css/Modal.md
+",
+        config,
+    );
+    assert_eq!(
+        render(&ws),
+        "\
+api/Modal/ctor.md:1:29: ambiguous-file: `onload` matches 2 files by name: api/Component/onload.md, api/Plugin/onload.md
+api/Modal/ctor.md:1:39: ambiguous-wiki-target: wiki link `[[onload]]` matches 2 documents: api/Component/onload.md, api/Plugin/onload.md
+"
+    );
+}
+
+#[test]
+fn wiki_syntax_inside_an_html_code_element_is_code() {
+    check(
+        "
+//- /a.md
+| a | b |
+|---|---|
+| x | <code>[[page name&#124;display name]]</code> and [[gone]] |
+",
+        "a.md:3:58: missing-wiki-target: no document or file matches wiki link `[[gone]]`\n",
+    );
+}

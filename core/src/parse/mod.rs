@@ -41,10 +41,13 @@ pub mod resolve;
 pub mod segmented;
 pub mod slug;
 
-/// The markdown-rs options: CommonMark + GFM, frontmatter only where a document starts.
+/// The markdown-rs options: CommonMark + GFM + math blocks, frontmatter only where a document starts.
 pub(crate) fn parse_options(frontmatter: bool) -> markdown::ParseOptions {
     let mut options = markdown::ParseOptions::gfm();
     options.constructs.frontmatter = frontmatter;
+    // `$$ … $$` blocks are math (Obsidian, GitHub, KaTeX): opaque, never headings or links.
+    // Inline `$…$` stays text: a price such as `$5 and $10` must not hide what is between.
+    options.constructs.math_flow = true;
     options
 }
 

@@ -22,10 +22,17 @@ pub(super) fn scan(
     excluded: &[Range<usize>],
     covered: Vec<Range<usize>>,
 ) {
+    // Text between inline `<code>` and `</code>` tags is code, as in a code span.
+    let mut excluded = excluded.to_vec();
+    excluded.extend(
+        html_code_regex()
+            .find_iter(text)
+            .map(|m| m.start()..m.end()),
+    );
     let mut scanner = Scanner {
         text,
         parsed,
-        excluded,
+        excluded: &excluded,
         covered,
     };
     scanner.scan_text_constructs();
@@ -93,6 +100,12 @@ impl Scanner<'_> {
             let inner = m.get(2).expect("wiki regex has group 2");
             let body = inner.as_str();
             let target_part = body.split('|').next().unwrap_or("");
+            // Inside a table `\|` escapes the pipe that starts the alias (Obsidian):
+            // `[[Weekly review\|Review]]` links to `Weekly review`.
+            let target_part = match target_part.strip_suffix('\\') {
+                Some(t) if body.len() > target_part.len() => t,
+                _ => target_part,
+            };
             let (target, fragment) = match target_part.find('#') {
                 Some(i) => (&target_part[..i], Some(target_part[i + 1..].trim())),
                 None => (target_part, None),
@@ -223,14 +236,24 @@ fn is_escaped(text: &str, at: usize) -> bool {
     preceding % 2 == 1
 }
 
+/// An inline `<code>…</code>` on one line.
+fn html_code_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?i)<code(?:\s[^>\n]*)?>[^\n]*?</code>").expect("valid regex"))
+}
+
 fn wiki_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"(!)?\[\[([^\[\]\r\n]+)\]\]").expect("valid regex"))
 }
 
+/// `^id` at the end of a paragraph or list item, or alone on the line after a block
+/// (a table, a list, a quote), which Obsidian gives to that block.
 fn block_id_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?m)[ \t]\^([A-Za-z0-9-]+)[ \t]*\r?$").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)(?:[ \t]|^)\^([A-Za-z0-9-]+)[ \t]*\r?$").expect("valid regex")
+    })
 }
 
 fn reference_regex() -> &'static Regex {

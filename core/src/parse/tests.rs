@@ -268,3 +268,39 @@ fn pathological_nesting_is_reported_not_parsed() {
         assert_eq!(nesting_problem(&ok), None, "{ok:.40}");
     }
 }
+
+#[test]
+fn math_blocks_are_opaque() {
+    let text = "# Top\n\n$$\na\n=\n[[x]] [y](gone.md)\n$$\n\nAfter [[z]].\n";
+    assert_eq!(
+        summary(text),
+        vec![
+            format!("document document 1-10 {text:?}"),
+            "1 heading 1-1 \"# Top\"".to_string(),
+            "1.math1 math 3-7 \"$$\\na\\n=\\n[[x]] [y](gone.md)\\n$$\"".to_string(),
+            "1.p1 paragraph 9-9 \"After [[z]].\"".to_string(),
+        ]
+    );
+    let parsed = parse(text);
+    let headings: Vec<&str> = parsed.headings.iter().map(|h| h.text.as_str()).collect();
+    assert_eq!(headings, ["Top"]);
+    let dests: Vec<&str> = parsed.links.iter().map(|l| l.dest.as_str()).collect();
+    assert_eq!(dests, ["z"]);
+}
+
+#[test]
+fn a_multi_line_setext_heading_is_named_on_one_line() {
+    let parsed = parse("First line\n  second line\n===\n\nA  \r\nB\n---\n");
+    let names: Vec<(&str, &str)> = parsed
+        .headings
+        .iter()
+        .map(|h| (h.text.as_str(), h.slug.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("First line second line", "first-linesecond-line"),
+            ("A B", "a-b")
+        ]
+    );
+}

@@ -305,9 +305,32 @@ impl Builder<'_> {
         // GitHub slugs the whole text (it has no `{#id}` syntax); mdBook and Pandoc use the id.
         let slug = self.slugger.slug(text.trim());
         let (text, custom_id) = split_custom_id(text.trim());
+        // A setext heading may span lines; its name is one line, joined with spaces.
+        let text = if text.contains(['\n', '\r']) {
+            text.split(['\n', '\r'])
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            text
+        };
         if let Some(id) = &custom_id {
             self.parsed.anchors.push(Anchor {
                 id: id.clone(),
+                range: range.clone(),
+            });
+        }
+        // The tabs of Microsoft's docs platform: a heading that is one link to `#tab/…`
+        // defines that anchor, `# [Windows](#tab/windows)`. Other self-links in headings
+        // do not (GitHub gives such a heading the slug of its text).
+        if let [Node::Link(l)] = h.children.as_slice()
+            && let Some(id) = l.url.strip_prefix('#')
+            && id.len() > "tab/".len()
+            && id.starts_with("tab/")
+        {
+            self.parsed.anchors.push(Anchor {
+                id: super::percent_decode(id),
                 range: range.clone(),
             });
         }

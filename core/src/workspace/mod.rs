@@ -385,11 +385,19 @@ pub struct Workspace {
     by_stem: HashMap<String, Vec<String>>,
     /// Lowercased file name → other file paths.
     by_name: HashMap<String, Vec<String>>,
+    /// Folded path ([`path_policy::folded`]: NFC, lowercased) → documents and other paths
+    /// spelled that way, for links that differ in letter case or Unicode normalisation.
+    by_folded: HashMap<String, Vec<String>>,
+    /// Lowercased file extension → how many files of the workspace have it.
+    extensions: HashMap<String, usize>,
+    /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
+    vault: bool,
 }
 
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
+        let vault = vault_setting(&root, &config);
         Workspace {
             root,
             config,
@@ -397,6 +405,49 @@ impl Workspace {
             other: HashSet::new(),
             by_stem: HashMap::new(),
             by_name: HashMap::new(),
+            by_folded: HashMap::new(),
+            extensions: HashMap::new(),
+            vault,
+        }
+    }
+
+    /// True when Markdown links resolve as in an Obsidian vault: `[links].obsidian`, else
+    /// an `.obsidian/` folder at the root.
+    pub fn is_vault(&self) -> bool {
+        self.vault
+    }
+
+    /// Documents and other paths whose spelling folds ([`path_policy::folded`]) to the
+    /// same as `path`'s: the same file on a case-insensitive or normalising file system.
+    pub fn folded_matches(&self, path: &str) -> &[String] {
+        self.by_folded
+            .get(&path_policy::folded(path))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// True when some file of the workspace has extension `ext` (compared lowercased).
+    pub fn has_extension(&self, ext: &str) -> bool {
+        self.extensions
+            .get(&ext.to_lowercase())
+            .is_some_and(|&n| n > 0)
+    }
+
+    fn index_spelling(&mut self, path: &str) {
+        self.by_folded
+            .entry(path_policy::folded(path))
+            .or_default()
+            .push(path.to_string());
+        if let Some(ext) = extension_of(path) {
+            *self.extensions.entry(ext).or_default() += 1;
+        }
+    }
+
+    fn unindex_spelling(&mut self, path: &str) {
+        if let Some(list) = self.by_folded.get_mut(&path_policy::folded(path)) {
+            list.retain(|p| p != path);
+        }
+        if let Some(n) = extension_of(path).and_then(|e| self.extensions.get_mut(&e)) {
+            *n = n.saturating_sub(1);
         }
     }
 
@@ -446,6 +497,7 @@ impl Workspace {
 
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
+        self.vault = vault_setting(&self.root, &config);
         self.config = config;
     }
 
@@ -456,8 +508,11 @@ impl Workspace {
                 .entry(stem_key(&path))
                 .or_default()
                 .push(path.clone());
+            self.index_spelling(&path);
         }
-        self.other.remove(&path);
+        if self.other.remove(&path) {
+            self.unindex_other_name(&path);
+        }
         self.docs.insert(path, entry);
     }
 
@@ -467,14 +522,16 @@ impl Workspace {
         if let Some(list) = self.by_stem.get_mut(&stem_key(path)) {
             list.retain(|p| p != path);
         }
+        self.unindex_spelling(path);
         Some(entry)
     }
 
     /// Records a non-Markdown file or a folder (link targets that are not documents).
     pub fn add_other(&mut self, path: &str) {
         if self.other.insert(path.to_string()) && !path.is_empty() {
-            let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+            let name = name_key(path);
             self.by_name.entry(name).or_default().push(path.to_string());
+            self.index_spelling(path);
         }
     }
 
@@ -483,11 +540,18 @@ impl Workspace {
         if !self.other.remove(path) {
             return false;
         }
-        let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
-        if let Some(list) = self.by_name.get_mut(&name) {
+        self.unindex_other_name(path);
+        true
+    }
+
+    fn unindex_other_name(&mut self, path: &str) {
+        if path.is_empty() {
+            return;
+        }
+        if let Some(list) = self.by_name.get_mut(&name_key(path)) {
             list.retain(|p| p != path);
         }
-        true
+        self.unindex_spelling(path);
     }
 
     /// The document at `path`.
@@ -550,7 +614,7 @@ impl Workspace {
                 }
             }
         }
-        let lower = target.to_lowercase();
+        let lower = path_policy::folded(target);
         let stem = stem_key(&lower);
         let no_ext = lower
             .strip_suffix(".md")
@@ -563,7 +627,7 @@ impl Workspace {
                 paths
                     .iter()
                     .filter(|p| {
-                        let p_lower = p.to_lowercase();
+                        let p_lower = path_policy::folded(p);
                         let p_no_ext = p_lower
                             .rsplit_once('.')
                             .map_or(p_lower.as_str(), |(a, _)| a);
@@ -601,8 +665,28 @@ impl Workspace {
     }
 }
 
+/// Whether `root`'s links resolve as in an Obsidian vault.
+fn vault_setting(root: &Path, config: &Config) -> bool {
+    config
+        .links
+        .obsidian
+        .unwrap_or_else(|| !root.as_os_str().is_empty() && root.join(".obsidian").is_dir())
+}
+
+/// The lowercased extension of a path's file name, if it has one.
+fn extension_of(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (stem, ext) = name.rsplit_once('.')?;
+    (!stem.is_empty() && !ext.is_empty()).then(|| ext.to_lowercase())
+}
+
+/// The key of a file name in `by_name`: folded (NFC, lowercased).
+fn name_key(path: &str) -> String {
+    path_policy::folded(path.rsplit('/').next().unwrap_or(path))
+}
+
 fn stem_key(path: &str) -> String {
-    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    let name = name_key(path);
     match name.rsplit_once('.') {
         Some((stem, ext)) if ext == "md" || ext == "markdown" => stem.to_string(),
         _ => name,

@@ -228,8 +228,8 @@ fn collision(path: &str, before: &[&str], folder: &Path, seg: &str) -> PathError
 }
 
 /// A name compared as case-insensitive, normalising file systems compare it: NFC, then
-/// lowercased (Unicode).
-fn folded(name: &str) -> String {
+/// lowercased (Unicode). Link resolution uses the same folding for its fallbacks.
+pub fn folded(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     name.nfc().collect::<String>().to_lowercase()
 }

@@ -1,6 +1,7 @@
 //! `textDocument/codeAction`: create the file a link names when it is missing (for
-//! clients that apply `CreateFile` operations), and change a broken `#anchor` to the
-//! closest existing heading (Levenshtein similarity).
+//! clients that apply `CreateFile` operations), change a broken `#anchor` to the
+//! closest existing heading (Levenshtein similarity), and apply the repair core attaches
+//! to a diagnostic (a link to a file that exists under another letter case or folder).
 
 use std::collections::HashMap;
 
@@ -45,6 +46,26 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
         else {
             continue;
         };
+        // A repair core worked out (a file found under another spelling or folder).
+        if let Some(fix) = &d.fix
+            && let Some(uri) = s.uri(doc.root, &doc.path)
+        {
+            let edit = TextEdit {
+                range: convert::range(&entry.doc, &fix.edit.range, s.encoding),
+                new_text: fix.edit.new_text.clone(),
+            };
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: fix.title.clone(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![lsp_d.clone()]),
+                edit: Some(WorkspaceEdit {
+                    changes: Some(HashMap::from([(uri, vec![edit])])),
+                    ..WorkspaceEdit::default()
+                }),
+                is_preferred: Some(true),
+                ..CodeAction::default()
+            }));
+        }
         match d.code {
             // Creating a file needs a client that applies `CreateFile` operations.
             DiagnosticCode::MissingFile if s.flags.create_files && s.flags.document_changes => {

@@ -1,16 +1,18 @@
-//! `textDocument/documentLink`: every link whose target exists, as a clickable range.
+//! `textDocument/documentLink`: every link a user can click — inline, reference usages
+//! (through their definition), wiki links, and links whose target is missing (editors
+//! offer to create the file) — with the heading's line when the fragment names one.
 
 use std::str::FromStr;
 
 use anyhow::Result;
-use folio_core::links::{Target, resolve_link};
+use folio_core::links::navigate::click_target;
 use folio_core::parse::LinkKind;
 use tower_lsp_server::ls_types::{DocumentLink, DocumentLinkParams, Uri};
 
 use crate::convert;
 use crate::session::Session;
 
-/// Links to existing documents and files, and external URLs.
+/// Every clickable link of the document; where each goes is core's `click_target`.
 pub fn document_link(
     s: &Session,
     params: &DocumentLinkParams,
@@ -24,13 +26,7 @@ pub fn document_link(
     let ws = &s.roots[doc.root].ws();
     let mut out = Vec::new();
     for link in &entry.parsed.links {
-        if matches!(
-            link.kind,
-            LinkKind::Reference
-                | LinkKind::ImageReference
-                | LinkKind::Footnote
-                | LinkKind::UndefinedReference
-        ) {
+        if matches!(link.kind, LinkKind::Footnote | LinkKind::UndefinedReference) {
             continue;
         }
         let bytes = link.dest_range.clone().unwrap_or(link.range.clone());
@@ -46,21 +42,26 @@ pub fn document_link(
             }
             continue;
         }
-        if link.dest.is_empty() && !matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed) {
+        let Some(target) = click_target(ws, &doc.path, link) else {
             continue;
-        }
-        // A link with a broken anchor still leads to its file.
-        let path = match resolve_link(ws, &doc.path, link) {
-            Target::Document { path, .. } | Target::File(path) => path,
-            _ => continue,
         };
-        let Some(uri) = s.uri(doc.root, &path) else {
+        let Some(uri) = s.uri(doc.root, &target.path) else {
             continue;
+        };
+        // VS Code opens `file:///…#L12` at line 12.
+        let uri = match target.line {
+            Some(line) => Uri::from_str(&format!("{}#L{line}", uri.as_str())).unwrap_or(uri),
+            None => uri,
+        };
+        let tooltip = if target.missing {
+            format!("{} (does not exist yet)", target.path)
+        } else {
+            target.path
         };
         out.push(DocumentLink {
             range,
             target: Some(uri),
-            tooltip: Some(path),
+            tooltip: Some(tooltip),
             data: None,
         });
     }

@@ -22,6 +22,8 @@ fn kb_read_whole_document_by_pointer_and_paged() {
             "text": INDEX,
             "offset": 0,
             "total_bytes": INDEX.len(),
+            "start_line": 1,
+            "end_line": 3,
             "elements": [
                 {"pointer": format!("1~{}~{}", h("# Home"), h(INDEX.trim_end())), "kind": "heading", "level": 1, "start_line": 1, "end_line": 1},
                 {"pointer": format!("1.p1~{0}~{0}", h("See the [guide](docs/guide.md#steps) and [missing](nope.md).")), "kind": "paragraph", "start_line": 3, "end_line": 3}
@@ -46,6 +48,8 @@ fn kb_read_whole_document_by_pointer_and_paged() {
             "text": table_src,
             "offset": 0,
             "total_bytes": table_src.len(),
+            "start_line": 18,
+            "end_line": 21,
             "elements": [{"pointer": t, "kind": "table", "start_line": 18, "end_line": 21}],
             "table": {
                 "columns": [{"name": "Item", "index": 0, "alignment": "left"}, {"name": "Price", "index": 1, "alignment": "right"}],
@@ -61,6 +65,7 @@ fn kb_read_whole_document_by_pointer_and_paged() {
     }));
     assert_eq!(p1["text"], json!("---\ntitle: Guide\ntags: [setup]\n"));
     assert_eq!(p1["next_offset"], json!(31));
+    assert_eq!((&p1["start_line"], &p1["end_line"]), (&json!(1), &json!(3)));
     let p2 = ok(kb.read(&ReadArgs {
         path: "docs/guide.md".into(),
         offset: Some(31),
@@ -68,6 +73,7 @@ fn kb_read_whole_document_by_pointer_and_paged() {
         ..ReadArgs::default()
     }));
     assert_eq!(p2["text"], json!("date: 2026-01-15\n"));
+    assert_eq!((&p2["start_line"], &p2["end_line"]), (&json!(4), &json!(4)));
     // A stale pointer is a conflict; a malformed one an invalid argument; a non-Markdown file unsupported.
     let stale = format!("1.p1~{0}~{0}", h("nothing like this"));
     assert_eq!(
