@@ -7,7 +7,7 @@
 //! reads and writes the files and runs the searches.
 //!
 //! - [`skill`]: a `SKILL.md`: frontmatter rules, ids, its structural score.
-//! - [`unit`]: a knowledge unit: the shipped JSON Schema, validation, the Markdown file
+//! - [`unit`](mod@unit): a knowledge unit: the shipped JSON Schema, validation, the Markdown file
 //!   it lives in, its structural score.
 //! - [`ledger`]: one JSON file per event (contribution or verdict).
 //! - [`scores`]: quality and reputation from the ledger, with their formulas.
