@@ -11,7 +11,7 @@ pub const INSTRUCTIONS: &str = "folio serves one folder of Markdown as a knowled
 Find with kb_search (hybrid by default: BM25 and embeddings fused; check low_confidence), read current source with kb_read (by path or pointer), \
 navigate with kb_outline, kb_list_files, kb_list_topics and kb_links. \
 Edits go through pointers: kb_read gives each element a pointer logical~selfHash~subtreeHash; pass it to kb_patch or kb_edit_table. \
-A CONFLICT means the element changed since you read it: read again. Writing tools need the server to be started with --allow-writes. \
+A CONFLICT means the element changed since you read it: read again. Writing tools need writes allowed: over stdio the server started with --allow-writes, over HTTP a read-write token (PERMISSION_DENIED otherwise). \
 Always cite the paths you used.";
 
 const CITATION_RULES: &str = "Rules: cite the path (and line range when useful) of every document you use. \
