@@ -15,7 +15,7 @@ use folio_core::edit::{PatchKind, PatchOp, apply_patch};
 use folio_core::links::{diagnostics, resolve_link};
 use folio_core::parse::incremental::IncrementalParser;
 use folio_core::parse::slug::slug;
-use folio_core::parse::{Parsed, Resolution, parse, resolve_pointer};
+use folio_core::parse::{Resolution, parse, resolve_pointer};
 use folio_core::pointer::Pointer;
 use folio_core::workspace::{DocEntry, Origin, Workspace};
 use proptest::prelude::*;
@@ -94,19 +94,6 @@ fn any_text() -> impl Strategy<Value = String> {
     prop_oneof![markdown(80), ".{0,200}"]
 }
 
-/// The structural content of a parse, everything a consumer reads.
-fn same(a: &Parsed, b: &Parsed) -> bool {
-    a.elements == b.elements
-        && a.headings == b.headings
-        && a.anchors == b.anchors
-        && a.definitions == b.definitions
-        && a.footnote_definitions == b.footnote_definitions
-        && a.block_ids == b.block_ids
-        && a.links == b.links
-        && a.frontmatter == b.frontmatter
-        && a.problems == b.problems
-}
-
 /// The largest char boundary of `text` at or below `at`.
 fn floor_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
@@ -149,7 +136,7 @@ proptest! {
     /// Parsing is deterministic: the same text gives the same parse.
     #[test]
     fn parse_is_deterministic(text in markdown(80)) {
-        prop_assert!(same(&parse(&text), &parse(&text)));
+        prop_assert!(parse(&text).same_content(&parse(&text)));
     }
 
     /// Every element's pointer prints, parses back to itself and resolves exactly to that
@@ -204,7 +191,7 @@ proptest! {
             let mut next = text.clone();
             next.replace_range(start..end, &insert);
             let incremental = parser.update(&text, &next, &parsed);
-            prop_assert!(same(&incremental, &parse(&next)), "edit {start}..{end} -> {insert:?} of {text:?}");
+            prop_assert!(incremental.same_content(&parse(&next)), "edit {start}..{end} -> {insert:?} of {text:?}");
             text = next;
             parsed = incremental;
         }

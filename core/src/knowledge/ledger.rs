@@ -72,26 +72,9 @@ pub fn is_event_path(path: &str) -> bool {
         && path.ends_with(".json")
 }
 
-/// `time_ms` (milliseconds since 1970 UTC) as RFC 3339: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+/// `time_ms` (milliseconds since 1970 UTC) as RFC 3339: `YYYY-MM-DDTHH:MM:SS.mmmZ`; the
+/// date and time are [`crate::config::tokens::utc_timestamp`]'s.
 pub fn rfc3339(time_ms: u64) -> String {
-    let secs = time_ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        time_ms % 1000
-    )
+    let seconds = crate::config::tokens::utc_timestamp(time_ms / 1000);
+    format!("{}.{:03}Z", seconds.trim_end_matches('Z'), time_ms % 1000)
 }

@@ -334,18 +334,6 @@ mod tests {
         }
     }
 
-    fn same(a: &Parsed, b: &Parsed) -> bool {
-        a.elements == b.elements
-            && a.headings == b.headings
-            && a.anchors == b.anchors
-            && a.definitions == b.definitions
-            && a.footnote_definitions == b.footnote_definitions
-            && a.block_ids == b.block_ids
-            && a.links == b.links
-            && a.frontmatter == b.frontmatter
-            && a.problems == b.problems
-    }
-
     const SNIPPETS: &[&str] = &[
         "x",
         "\n",
@@ -445,7 +433,7 @@ mod tests {
                 let incremental = parser.update(&text, &next, &parsed);
                 let full = parse(&next);
                 assert!(
-                    same(&incremental, &full),
+                    incremental.same_content(&full),
                     "step {step}: edit {at}..{end} -> {insert:?} differs from a full parse"
                 );
                 text = next;

@@ -191,6 +191,20 @@ pub struct FragmentNames {
 }
 
 impl Parsed {
+    /// True when `other` holds the same parse: every field a consumer reads, without the
+    /// line index (a cache built on demand). What incremental parsing must reproduce.
+    pub fn same_content(&self, other: &Parsed) -> bool {
+        self.elements == other.elements
+            && self.headings == other.headings
+            && self.anchors == other.anchors
+            && self.definitions == other.definitions
+            && self.footnote_definitions == other.footnote_definitions
+            && self.block_ids == other.block_ids
+            && self.links == other.links
+            && self.frontmatter == other.frontmatter
+            && self.problems == other.problems
+    }
+
     /// The document title: frontmatter `title`, else the first level-1 heading, else the first heading.
     pub fn title(&self) -> Option<String> {
         if let Some(t) = self
