@@ -4,10 +4,14 @@
 //! construct, so its time grows with the square of a document's size: 20,000 headings
 //! (1.3 MB) take about 4 s, while the same text in 64 KiB pieces takes a few tens of
 //! milliseconds. A document larger than [`SEGMENT_BYTES`] is therefore cut, by a line
-//! scan, at ATX headings that start in column 0 right after a blank line outside fenced
-//! code, math, HTML comments and raw HTML blocks — places where every container is
-//! closed and markdown-rs starts afresh (CommonMark 4.2, 5.1, 5.2) — and each segment is
-//! parsed on its own. Link reference and footnote definitions are document-wide: the
+//! scan, at lines that start in column 0 right after a blank line outside fenced code,
+//! math, HTML comments, processing instructions, CDATA and raw HTML blocks, and that
+//! begin an ATX heading, a paragraph or a definition (a letter, `[` or `!`; not a digit
+//! or a marker that could continue a list, a quote or a table). There every container is closed and
+//! markdown-rs starts afresh (CommonMark 4.2, 4.8, 5.1–5.3: a blank line ends a
+//! paragraph and a table, and an unindented line that is no list marker ends every list
+//! item and block quote), so a note of one heading and many paragraphs is cut too. Each
+//! segment is parsed on its own. Link reference and footnote definitions are document-wide: the
 //! definitions markdown-rs finds in the segments are collected, and each segment with a
 //! `[` is parsed again with a stub definition of every label appended (the stubs' nodes
 //! dropped), so its references resolve as in the whole document. A test compares the result with a whole-document parse of the
@@ -170,8 +174,23 @@ fn clamp_end(node: &mut Node, limit: usize, reach: usize) {
     }
 }
 
-/// Byte offsets where segments start (the first is 0): column-0 ATX headings after a
-/// blank line, in normal text, at least `target` bytes after the previous start.
+/// True when a column-0 line after a blank line, in normal text, starts a block that
+/// nothing before it can continue: an ATX heading, or a paragraph or definition whose
+/// first character is a letter, `[` or `!` (a digit could start an ordered list item,
+/// other punctuation a list item, a quote, a table row or an HTML block).
+fn starts_fresh_block(line: &str) -> bool {
+    if line.starts_with('#') {
+        let hashes = line.bytes().take_while(|&b| b == b'#').count();
+        return hashes <= 6 && matches!(line.as_bytes().get(hashes), None | Some(b' ' | b'\t'));
+    }
+    line.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '[' || c == '!')
+}
+
+/// Byte offsets where segments start (the first is 0): column-0 headings and paragraph
+/// starts after a blank line ([`starts_fresh_block`]), in normal text, at least `target`
+/// bytes after the previous start.
 fn segment_starts(text: &str, target: usize) -> Vec<usize> {
     let mut starts = vec![0];
     if text.len() <= target {
@@ -240,12 +259,7 @@ fn segment_starts(text: &str, target: usize) -> Vec<usize> {
                 if indent == 0
                     && prev_blank
                     && start - starts[starts.len() - 1] >= target
-                    && trimmed.starts_with('#')
-                    && {
-                        let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
-                        hashes <= 6
-                            && matches!(trimmed.as_bytes().get(hashes), None | Some(b' ' | b'\t'))
-                    }
+                    && starts_fresh_block(trimmed)
                 {
                     starts.push(start);
                 }
@@ -265,6 +279,15 @@ fn segment_starts(text: &str, target: usize) -> Vec<usize> {
                     }
                     _ if indent <= 3 && trimmed.starts_with("<!--") && !trimmed.contains("-->") => {
                         State::Comment
+                    }
+                    _ if indent <= 3 && trimmed.starts_with("<?") && !trimmed.contains("?>") => {
+                        State::Raw("?>")
+                    }
+                    _ if indent <= 3
+                        && trimmed.starts_with("<![CDATA[")
+                        && !trimmed.contains("]]>") =>
+                    {
+                        State::Raw("]]>")
                     }
                     _ if indent <= 3 => {
                         let raw = [
@@ -348,7 +371,7 @@ mod tests {
 
     #[test]
     fn no_cut_inside_fences_comments_math_or_raw_html() {
-        let filler = "text\n\n".repeat(20);
+        let filler = "`text`\n\n".repeat(20);
         let text = format!(
             "{filler}```sh\n\n# not a heading\n```\n\n{filler}<!--\n\n# not either\n-->\n\n{filler}$$\n\n# math\n$$\n\n{filler}<pre>\n\n# raw\n</pre>\n\n{filler}# Real\n\n[a][x]\n\n{filler}## Second\n\n[x]: y.md\n"
         );
@@ -368,5 +391,39 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn paragraphs_are_cut_and_continuing_blocks_are_not() {
+        let text = "# One heading\n\nFirst paragraph.\n\n- item\n\n- loose item\n\n1. ordered\n\n\
+                    2. ordered again\n\n> quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n    indented code\n\n\
+                    Second paragraph [^n] and [ref].\n\n<?php\n\nEcho inside.\n?>\n\n\u{65e5}\u{672c}\u{8a9e}\n\n\
+                    [^n]: A note.\n\n    Its second paragraph.\n\nLast.\n\n[ref]: target.md\n";
+        let cut_lines: Vec<&str> = segment_starts(text, 1)[1..]
+            .iter()
+            .map(|&s| text[s..].lines().next().unwrap())
+            .collect();
+        assert_eq!(
+            cut_lines,
+            vec![
+                "First paragraph.",
+                "Second paragraph [^n] and [ref].",
+                "\u{65e5}\u{672c}\u{8a9e}",
+                "[^n]: A note.",
+                "Last.",
+                "[ref]: target.md"
+            ]
+        );
+        // Cut at every paragraph, the parse is the whole document's.
+        let whole = match to_mdast(text, true).unwrap() {
+            Node::Root(root) => root.children,
+            _ => unreachable!(),
+        };
+        let pieces = segmented(text, 1).unwrap();
+        let (a, b) = (build(text, whole.iter()), build(text, pieces.iter()));
+        assert_eq!(a.elements, b.elements);
+        assert_eq!(a.links, b.links);
+        assert_eq!(a.footnote_definitions, b.footnote_definitions);
+        assert_eq!(a.definitions, b.definitions);
     }
 }
