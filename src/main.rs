@@ -18,11 +18,20 @@ use clap::Parser;
 
 use cli::Cli;
 
+/// True for log targets of folio's own crates (`folio`, `folio_core`, `folio_lsp`,
+/// `folio_mcp` and their modules).
+fn is_folio_target(target: &str) -> bool {
+    let krate = target.split("::").next().unwrap_or(target);
+    matches!(krate, "folio" | "folio_core" | "folio_lsp" | "folio_mcp")
+}
+
 fn main() -> ExitCode {
     use tracing_subscriber::prelude::*;
-    // rmcp logs whole requests and responses (document text) at debug level: never below info.
+    // Below info, only folio's own crates log: the protocol crates log whole messages
+    // (document text) at debug and trace level, and folio's own lines never hold text
+    // (docs/reliability.md "Secrets and privacy"; tests/privacy.rs).
     let no_wire = tracing_subscriber::filter::filter_fn(|meta| {
-        !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+        *meta.level() <= tracing::Level::INFO || is_folio_target(meta.target())
     });
     tracing_subscriber::registry()
         .with(tracing_subscriber::EnvFilter::from_env("FOLIO_LOG"))

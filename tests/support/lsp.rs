@@ -19,12 +19,29 @@ impl Lsp {
     /// Starts `folio lsp` (embeddings off) and completes `initialize`/`initialized` with
     /// `root` as the one workspace folder and no client capabilities.
     pub fn start(root: &Path) -> Lsp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
+        Lsp::spawn(
+            root,
+            Command::new(env!("CARGO_BIN_EXE_folio")),
+            Stdio::null(),
+        )
+    }
+
+    /// [`Lsp::start`] with every log line, at every level (`FOLIO_LOG=trace`), written to
+    /// the file `log`.
+    pub fn start_logged(root: &Path, log: &Path) -> Lsp {
+        let file = std::fs::File::create(log).expect("create the log file");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+        command.env("FOLIO_LOG", "trace");
+        Lsp::spawn(root, command, Stdio::from(file))
+    }
+
+    fn spawn(root: &Path, mut command: Command, stderr: Stdio) -> Lsp {
+        let mut child = command
             .arg("lsp")
             .env("FOLIO_EMBED_PROVIDER", "none")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("folio lsp starts");
         let stdin = child.stdin.take().unwrap();
@@ -44,6 +61,11 @@ impl Lsp {
         assert!(init.get("result").is_some(), "initialize: {init}");
         lsp.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
         lsp
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
     fn send(&mut self, message: &Value) {

@@ -26,6 +26,19 @@ impl Mcp {
     /// [`Mcp::start`] with more environment variables (e.g. the `XDG_RUNTIME_DIR` of an
     /// editor's `folio lsp`, so the server finds its live bridge).
     pub fn start_with_env(root: &Path, extra: &[&str], env: &[(&str, &Path)]) -> Mcp {
+        Mcp::spawn(root, extra, env, Stdio::null())
+    }
+
+    /// [`Mcp::start_with_env`] with every log line, at every level (`FOLIO_LOG=trace`),
+    /// written to the file `log`.
+    pub fn start_logged(root: &Path, extra: &[&str], env: &[(&str, &Path)], log: &Path) -> Mcp {
+        let file = std::fs::File::create(log).expect("create the log file");
+        let mut env = env.to_vec();
+        env.push(("FOLIO_LOG", Path::new("trace")));
+        Mcp::spawn(root, extra, &env, Stdio::from(file))
+    }
+
+    fn spawn(root: &Path, extra: &[&str], env: &[(&str, &Path)], stderr: Stdio) -> Mcp {
         let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
         for (name, value) in env {
             command.env(name, value);
@@ -38,7 +51,7 @@ impl Mcp {
             .env("FOLIO_EMBED_PROVIDER", "none")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("folio mcp starts");
         let stdin = child.stdin.take().unwrap();

@@ -23,6 +23,11 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
 /// The name of the configuration file at the workspace root.
 pub const CONFIG_FILE: &str = "folio.toml";
 
+/// Tables of the user's own configuration ([`user::UserConfig`]) that a workspace's
+/// `folio.toml` must not hold: a checked-out repository cannot turn on writes, choose
+/// the agent identity or configure the HTTP server (DESIGN.md "Config").
+pub const USER_ONLY_TABLES: &[&str] = &["mcp"];
+
 /// An embedding provider.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -277,7 +282,19 @@ impl Config {
     }
 
     /// Parses configuration text.
+    ///
+    /// Errors name the key. Settings only the user may make ([`USER_ONLY_TABLES`], and
+    /// `[embed].allow_remote`) get an error saying where they belong.
     pub fn from_toml(text: &str) -> Result<Config, String> {
+        if let Ok(table) = text.parse::<toml::Table>()
+            && let Some(name) = USER_ONLY_TABLES.iter().find(|t| table.contains_key(**t))
+        {
+            return Err(format!(
+                "[{name}] cannot be set in a workspace's folio.toml: it holds what only you may allow \
+                 (writes, agent identity, HTTP tokens and hosts); put it in your own config \
+                 (~/.config/folio/config.toml)"
+            ));
+        }
         let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         if config.embed.allow_remote.is_some() {
             return Err("[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config \

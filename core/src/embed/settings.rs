@@ -11,11 +11,13 @@
 //!    for `ollama` and `https://api.openai.com` for `openai`.
 //!
 //! **Remote endpoints.** An HTTP endpoint whose host is not loopback
-//! (`localhost`, `127.0.0.0/8`, `::1`; names are not resolved) is refused
-//! unless the user's config sets `allow_remote = true` or the command line
-//! passes `--allow-remote-embeddings`. A `folio.toml` inside the workspace can
-//! name a loopback endpoint but cannot allow a remote one: a checked-out
-//! repository must not be able to send your notes elsewhere.
+//! (`localhost`, `127.0.0.0/8`, `::1`; names are not resolved) is used only
+//! when the user chose it (the endpoint, or the provider whose default endpoint
+//! it is, set in the user's config) and allowed it (`allow_remote = true` there,
+//! or `--allow-remote-embeddings`). A `folio.toml` inside the workspace can name
+//! a loopback endpoint but never a remote one, not even when the user allows
+//! remote endpoints: a checked-out repository must not be able to send your
+//! notes, or your API key, elsewhere.
 //!
 //! **API key.** Read from the environment only, `FOLIO_EMBED_API_KEY`, else
 //! `OPENAI_API_KEY`, and sent as `Authorization: Bearer …`; never from a file
@@ -194,6 +196,23 @@ impl EmbedSettings {
         }
         settings.endpoint_is_loopback = is_loopback_host(&url.host);
         settings.endpoint = Some(base.clone());
+        // A remote endpoint the workspace chose, by naming it or by naming the provider
+        // whose default endpoint it is, is never used: no allowance covers it.
+        let chosen_by_workspace = endpoint_source == SettingSource::Workspace
+            || (endpoint_source == SettingSource::Default
+                && provider_source == SettingSource::Workspace);
+        if !settings.endpoint_is_loopback && chosen_by_workspace {
+            return Err(format!(
+                "the embedding endpoint `{base}` is chosen by the workspace's folio.toml ([embed].{}) and is not on \
+                 this machine; a workspace may only name an endpoint on this machine. To send your notes to it, set \
+                 [embed] provider and endpoint in your own config (~/.config/folio/config.toml) and allow it there",
+                if endpoint_source == SettingSource::Workspace {
+                    "endpoint"
+                } else {
+                    "provider"
+                }
+            ));
+        }
         if !settings.endpoint_is_loopback && !allow_remote {
             return Err(format!(
                 "the embedding endpoint `{base}` (from {}) is not on this machine; remote endpoints are refused unless \
@@ -435,10 +454,10 @@ mod tests {
         let err = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false).unwrap_err();
         assert_eq!(
             err,
-            "the embedding endpoint `https://embed.example.invalid` (from the workspace's folio.toml) is not on this \
-             machine; remote endpoints are refused unless you allow them in your own config (`[embed] allow_remote = \
-             true` in ~/.config/folio/config.toml) or with --allow-remote-embeddings; a workspace's folio.toml cannot \
-             allow them"
+            "the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
+             ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this machine. To \
+             send your notes to it, set [embed] provider and endpoint in your own config (~/.config/folio/config.toml) \
+             and allow it there"
         );
         // The default OpenAI endpoint is remote too.
         let cfg = ws("openai", Some("m"), None);
@@ -458,16 +477,18 @@ mod tests {
 
     #[test]
     fn remote_endpoint_allowed_by_user_config_or_flag() {
-        let cfg = ws(
-            "openai",
-            Some("text-embedding-3-small"),
-            Some("https://embed.example.invalid/v1/"),
-        );
-        let user = UserEmbedConfig {
+        let allow = UserEmbedConfig {
             allow_remote: true,
             ..UserEmbedConfig::default()
         };
-        let s = EmbedSettings::resolve(&cfg, &user, false).unwrap();
+        // The user names the endpoint and allows it.
+        let user = UserEmbedConfig {
+            provider: Some(ProviderKind::Openai),
+            model: Some("text-embedding-3-small".to_owned()),
+            endpoint: Some("https://embed.example.invalid/v1/".to_owned()),
+            ..allow.clone()
+        };
+        let s = EmbedSettings::resolve(&EmbedConfig::default(), &user, false).unwrap();
         assert_eq!(
             (
                 s.endpoint.as_deref(),
@@ -482,7 +503,12 @@ mod tests {
             e.model_id(),
             "openai:text-embedding-3-small@https://embed.example.invalid"
         );
-        let s = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), true).unwrap();
+        // The flag allows the user's endpoint for one run.
+        let named = UserEmbedConfig {
+            allow_remote: false,
+            ..user.clone()
+        };
+        let s = EmbedSettings::resolve(&EmbedConfig::default(), &named, true).unwrap();
         assert_eq!(s.endpoint.as_deref(), Some("https://embed.example.invalid"));
         // The same endpoint named in the user's config is still refused without allow_remote.
         let user = UserEmbedConfig {
@@ -493,6 +519,32 @@ mod tests {
         };
         let err = EmbedSettings::resolve(&EmbedConfig::default(), &user, false).unwrap_err();
         assert!(err.starts_with("the embedding endpoint `http://10.1.2.3:11434` (from your config.toml) is not on this machine"), "{err}");
+        // A remote endpoint the workspace names, or the default endpoint of a provider the
+        // workspace names, stays refused however the user allows remote endpoints.
+        let cfg = ws(
+            "openai",
+            Some("text-embedding-3-small"),
+            Some("https://embed.example.invalid/v1/"),
+        );
+        for (user, flag) in [(&allow, false), (&UserEmbedConfig::default(), true)] {
+            let err = EmbedSettings::resolve(&cfg, user, flag).unwrap_err();
+            assert!(
+                err.contains("chosen by the workspace's folio.toml ([embed].endpoint)"),
+                "{err}"
+            );
+        }
+        let err = EmbedSettings::resolve(&ws("openai", Some("m"), None), &allow, true).unwrap_err();
+        assert!(
+            err.starts_with("the embedding endpoint `https://api.openai.com` is chosen by the workspace's folio.toml ([embed].provider)"),
+            "{err}"
+        );
+        // The user's provider with the workspace's model: the default endpoint is the user's choice.
+        let user = UserEmbedConfig {
+            provider: Some(ProviderKind::Openai),
+            ..allow.clone()
+        };
+        let s = EmbedSettings::resolve(&ws("openai", Some("m"), None), &user, false).unwrap();
+        assert_eq!(s.endpoint.as_deref(), Some("https://api.openai.com"));
     }
 
     #[test]

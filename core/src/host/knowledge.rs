@@ -687,7 +687,8 @@ impl Host {
         let root = self.place_root(visibility).to_path_buf();
         let writer = match visibility {
             Visibility::Private => {
-                std::fs::create_dir_all(&root).map_err(HostError::internal)?;
+                // Owner-only (`0700`), as folio's state folders: private items are the user's.
+                crate::workspace::prepare_state_dir(&root).map_err(HostError::internal)?;
                 &self.private_writer
             }
             _ => &self.writer,

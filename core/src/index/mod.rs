@@ -253,7 +253,7 @@ pub fn index_root(
     // Temporary files of writers that were killed before their rename.
     crate::write::atomic::remove_stale_temp_files(root, scan.other.iter().map(String::as_str));
     if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| IndexError::Lock {
+        crate::workspace::prepare_state_dir(parent).map_err(|source| IndexError::Lock {
             path: parent.display().to_string(),
             source,
         })?;

@@ -241,6 +241,22 @@ impl Store {
     }
 
     fn open_file(db_path: &Path, owned_folder: bool) -> Result<Store, StoreError> {
+        // A new index is readable by its owner only (`0600`; SQLite gives its `-wal` and
+        // `-shm` files the same mode): it holds the text of every note.
+        let mut new_file = std::fs::OpenOptions::new();
+        new_file.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut new_file, 0o600);
+        match new_file.open(db_path) {
+            Ok(_) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => {
+                return Err(StoreError::Io {
+                    path: db_path.to_path_buf(),
+                    source,
+                });
+            }
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX

@@ -135,8 +135,24 @@ pub fn state_dir(root: &Path) -> PathBuf {
 /// `--db`) with its missing parents; a folder named `.folio` also gets a `.gitignore`
 /// holding `*` unless it has one, so git never sees derived data. A user's own folder
 /// is never hidden from git.
+///
+/// `dir` itself is created with mode `0700` (its parents as the umask says): the index in
+/// it holds the text of every note, the journal plans of moves. An existing folder keeps
+/// its mode (docs/reliability.md "Permissions").
 pub fn prepare_state_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    if !dir.is_dir() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(dir) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(err) => return Err(err),
+        }
+    }
     if dir.file_name().is_some_and(|n| n == ".folio") {
         match std::fs::OpenOptions::new()
             .write(true)
