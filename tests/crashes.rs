@@ -4,8 +4,8 @@
 //! no journal entry may be left, every acknowledged write must be there, every link must
 //! resolve (interrupted moves are finished) and the index must match the files.
 //!
-//! CI runs 16 rounds; `FOLIO_CRASH_ROUNDS=300` is the full campaign (over 1,000 acknowledged writes)
-//! of docs/reliability.md (1,000 writes).
+//! CI runs 16 rounds; `FOLIO_CRASH_ROUNDS=300` is the full campaign of
+//! docs/reliability.md (over 1,000 acknowledged writes).
 
 mod support;
 
