@@ -173,6 +173,13 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     {
         return Target::File(path);
     }
+    if site_absolute
+        && links.site_root.is_empty()
+        && links.site_absolute != SiteAbsolute::Check
+        && let Some(found) = in_conventional_site_root(ws, &path)
+    {
+        return found.into_target(fragment());
+    }
     if site_absolute {
         let last = path.rsplit('/').next().unwrap_or(&path);
         let known_ext = last
@@ -189,6 +196,34 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         ByName::One(found) if !ws.is_vault() => Target::MissingFoundByName(found),
         ByName::None | ByName::One(_) | ByName::Several(_) => Target::Missing,
     }
+}
+
+/// True for `[[toc]]` (any letter case, no alias or fragment) that is a paragraph of its
+/// own: the table-of-contents marker of markdown-it-toc, VitePress and Typora, replaced by
+/// a list of the page's headings when the site is built. Only consulted when no note of
+/// that name exists.
+fn is_toc_marker(parsed: &crate::parse::Parsed, link: &crate::parse::Link) -> bool {
+    link.dest.eq_ignore_ascii_case("toc")
+        && link.fragment.is_none()
+        && parsed
+            .elements
+            .iter()
+            .any(|e| e.kind == crate::parse::ElementKind::Paragraph && e.range == link.range)
+}
+
+/// Folders that static-site generators publish at the site's root by convention
+/// (VitePress and MkDocs `docs/`, a VitePress site in `src/`, Hugo `content/`, …), tried in
+/// this order for a `/…` link when `[links] site_root` is not set.
+pub const CONVENTIONAL_SITE_ROOTS: &[&str] =
+    &["docs", "src", "content", "site", "website", "pages"];
+
+/// The file a root-absolute link names when the site is published from one of the
+/// [`CONVENTIONAL_SITE_ROOTS`]: `/guide/intro.html` is `src/guide/intro.md` when that note
+/// exists (with the same spellings as any link: `.md` optional, `.html` for `.md`).
+fn in_conventional_site_root(ws: &Workspace, path: &str) -> Option<Found> {
+    CONVENTIONAL_SITE_ROOTS
+        .iter()
+        .find_map(|root| exact_target(ws, &format!("{root}/{path}")))
 }
 
 /// What a name lookup found.
@@ -545,6 +580,8 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         let range = link.dest_range.clone().unwrap_or(link.range.clone());
         let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
         match resolve_link(ws, path, link) {
+            // markdown-it's and VitePress's table-of-contents marker, a paragraph of its own.
+            Target::Missing if wiki && is_toc_marker(&parsed, link) => {}
             Target::Missing if wiki => push(
                 DiagnosticCode::MissingWikiTarget,
                 range,

@@ -476,6 +476,42 @@ docs/a.md:1:121: missing-file: file `/windows/terminal/install` does not exist (
 }
 
 #[test]
+fn site_absolute_links_find_notes_in_a_conventional_site_root() {
+    // A VitePress site published from `src/`: `/guide/intro.html` is `src/guide/intro.md`,
+    // and its fragment is checked against that note's headings.
+    let fixture = "
+//- /src/api/a.md
+[a](/guide/intro.html) [b](/guide/intro.html#setup) [c](/guide/intro#gone) [d](/guide/intro.md) [e](/guide/missing.html)
+//- /src/guide/intro.md
+## Setup {#setup}
+//- /src/guide/x.html
+//- /README.md
+[[TOC]]
+
+[[toc]] and more text [[toc]]
+";
+    check(
+        fixture,
+        "\
+README.md:3:3: missing-wiki-target: no document or file matches wiki link `[[toc]]`
+README.md:3:25: missing-wiki-target: no document or file matches wiki link `[[toc]]`
+src/api/a.md:1:70: missing-heading: no heading or anchor `#gone` in `src/guide/intro.md`
+src/api/a.md:1:101: missing-file: file `/guide/missing.html` does not exist (resolved to `guide/missing.html`)
+",
+    );
+    // With `site_root` set, it alone maps `/…`; with `site_absolute = \"check\"`, the
+    // repository's own rule holds (GitHub reads `/guide/intro.html` from the root).
+    let check_all = Config::from_toml("[links]\nsite_absolute = \"check\"\n").unwrap();
+    assert_eq!(
+        render(&workspace_with(fixture, check_all))
+            .lines()
+            .filter(|l| l.contains("missing-file"))
+            .count(),
+        5
+    );
+}
+
+#[test]
 fn a_heading_that_links_to_a_tab_anchor_defines_it() {
     check(
         "
