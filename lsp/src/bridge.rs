@@ -411,7 +411,8 @@ fn prepare(s: &Session, root: &Path, params: &ApplyEditParams) -> Result<Prepare
     // ignored the edit and still said `applied` fails the confirmation below.
     let expected = edited_text(&doc, &params.edits)?;
     let before = doc.text();
-    let uri = convert::path_to_uri(&abs)
+    let uri = s
+        .client_uri(&abs)
         .ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
     let edits = params
         .edits
@@ -621,7 +622,8 @@ async fn file_operation(
                 ),
             ));
         }
-        let uri = convert::path_to_uri(&abs)
+        let uri = s
+            .client_uri(&abs)
             .ok_or_else(|| invalid_params(format!("no URI for {}", abs.display())))?;
         match &params.new_path {
             None => {

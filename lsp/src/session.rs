@@ -81,6 +81,10 @@ pub struct Session {
     pub roots: Vec<Root>,
     /// Documents open in the editor (absolute paths) and their versions.
     pub open: HashMap<PathBuf, i32>,
+    /// Open documents the client names through a symbolic link inside a root (`link/a.md`
+    /// for `real/a.md`): the document's own path → the path the client uses. Requests
+    /// under either path reach one document, and answers use the client's path.
+    pub client_paths: HashMap<PathBuf, PathBuf>,
     /// The `folio` section of the client's settings, applied over each `folio.toml`.
     pub settings: Option<serde_json::Value>,
     /// The editor's name and version from `initialize` (`clientInfo`).
@@ -134,6 +138,31 @@ impl Session {
     /// The root and KB-relative path of an absolute path: the innermost root holding
     /// it, and only when the relative path passes the path policy.
     pub fn locate(&self, abs: &Path) -> Option<DocRef> {
+        self.locate_exact(&self.document_path(abs))
+    }
+
+    /// The path of the document the client means by `abs`: `abs` itself for a document of
+    /// the model, else the path it names through symbolic links (`link/a.md` where `link`
+    /// links to `real/`: the walk never follows links, so the document is `real/a.md`),
+    /// when that path is inside a root. A path that does not exist stays as it is.
+    pub fn document_path(&self, abs: &Path) -> PathBuf {
+        if self
+            .locate_exact(abs)
+            .is_some_and(|doc| self.entry(&doc).is_some())
+        {
+            return abs.to_path_buf();
+        }
+        if let Some((own, _)) = self.client_paths.iter().find(|(_, c)| c.as_path() == abs) {
+            return own.clone();
+        }
+        match abs.canonicalize() {
+            Ok(real) if real != abs && self.locate_exact(&real).is_some() => real,
+            _ => abs.to_path_buf(),
+        }
+    }
+
+    /// The document at exactly `abs` (no symbolic link resolved).
+    fn locate_exact(&self, abs: &Path) -> Option<DocRef> {
         let (idx, root) = self
             .roots
             .iter()
@@ -171,7 +200,13 @@ impl Session {
 
     /// The URI of a KB-relative path of a root.
     pub fn uri(&self, root: usize, path: &str) -> Option<Uri> {
-        convert::path_to_uri(&self.abs_path(root, path))
+        self.client_uri(&self.abs_path(root, path))
+    }
+
+    /// The URI of the file at `abs` as the client names it (through a symbolic link when it
+    /// opened the document so, [`Session::client_paths`]).
+    pub fn client_uri(&self, abs: &Path) -> Option<Uri> {
+        convert::path_to_uri(self.client_paths.get(abs).map_or(abs, PathBuf::as_path))
     }
 
     /// True when the editor has the document open.
@@ -316,7 +351,12 @@ impl Session {
     }
 
     /// Opens a document in the editor: its buffer overrides the disk copy.
-    pub fn did_open(&mut self, abs: &Path, text: &str, version: i32) -> BTreeSet<DocRef> {
+    pub fn did_open(&mut self, client: &Path, text: &str, version: i32) -> BTreeSet<DocRef> {
+        let abs = &self.document_path(client);
+        if abs != client {
+            self.client_paths
+                .insert(abs.to_path_buf(), client.to_path_buf());
+        }
         self.open.insert(abs.to_path_buf(), version);
         let doc = match self.locate(abs) {
             Some(doc) => doc,
@@ -365,6 +405,7 @@ impl Session {
         version: i32,
         changes: &[TextDocumentContentChangeEvent],
     ) -> Result<BTreeSet<DocRef>> {
+        let abs = &self.document_path(abs);
         let doc = self
             .locate(abs)
             .context("change to a document that is not open")?;
@@ -382,6 +423,8 @@ impl Session {
 
     /// Closes a document: the disk copy is current again (or the document is gone).
     pub fn did_close(&mut self, abs: &Path) -> BTreeSet<DocRef> {
+        let abs = &self.document_path(abs);
+        self.client_paths.remove(abs);
         self.open.remove(abs);
         let Some(doc) = self.locate(abs) else {
             return BTreeSet::new();

@@ -2,10 +2,14 @@
 
 use serde_json::json;
 
-use crate::common::{Enc, range};
+use crate::common::{Client, Enc, range, summarize, uri_of, write_files};
 use crate::start;
 
-both_encodings!(document_symbols, workspace_symbols);
+both_encodings!(
+    document_symbols,
+    workspace_symbols,
+    a_document_opened_through_a_folder_link_is_one_document
+);
 
 async fn document_symbols(enc: Enc) {
     let mut c = start(enc).await;
@@ -46,4 +50,75 @@ async fn workspace_symbols(enc: Enc) {
         .map(|s| (s["name"].as_str().unwrap(), s["kind"].as_i64().unwrap()))
         .collect();
     assert_eq!(names, [("Alpha", 1), ("Alpha", 15)]);
+}
+
+/// A note opened through a symbolic link to a folder of the root (`link/a.md` for
+/// `real/a.md`; the walk does not follow links) is the one document `real/a.md`: it is not
+/// listed twice, and answers name it as the client does.
+async fn a_document_opened_through_a_folder_link_is_one_document(enc: Enc) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    write_files(
+        dir.path(),
+        &[
+            ("real/a.md", "# Install guide\n\n\u{e9} [gone](gone.md)\n"),
+            ("b.md", "# B\n\n[a](real/a.md#install-guide)\n"),
+        ],
+    );
+    std::os::unix::fs::symlink("real", dir.path().join("link")).unwrap();
+    let folders = json!([{"uri": uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let mut c = Client::start_with(dir, enc, json!({}), folders).await;
+    let symbols = |r: &serde_json::Value| -> Vec<(String, i64)> {
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["location"]["uri"].as_str().unwrap().to_string(),
+                    s["kind"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (real, link) = (c.uri("real/a.md"), c.uri("link/a.md"));
+    let r = c
+        .call("workspace/symbol", json!({"query": "install"}))
+        .await;
+    assert_eq!(symbols(&r), [(real.clone(), 1), (real.clone(), 15)]);
+
+    c.open("link/a.md").await;
+    let d = c.diagnostics("link/a.md").await;
+    assert_eq!(
+        summarize(&d),
+        [(
+            "missing-file".to_string(),
+            range(2, enc.col(9, 10), 2, enc.col(16, 17)),
+            "file `gone.md` does not exist (resolved to `real/gone.md`)".to_string()
+        )]
+    );
+    let r = c
+        .call("workspace/symbol", json!({"query": "install"}))
+        .await;
+    assert_eq!(symbols(&r), [(link.clone(), 1), (link.clone(), 15)]);
+    // The other note's link reaches the open document, named as the client names it.
+    let r = c
+        .call(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": c.uri("b.md")}, "position": {"line": 2, "character": 5}}),
+        )
+        .await;
+    assert_eq!(
+        r["uri"].as_str().or(r[0]["uri"].as_str()),
+        Some(link.as_str())
+    );
+
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": link}}),
+    )
+    .await;
+    let r = c
+        .call("workspace/symbol", json!({"query": "install"}))
+        .await;
+    assert_eq!(symbols(&r), [(real.clone(), 1), (real, 15)]);
 }
