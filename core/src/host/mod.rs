@@ -190,9 +190,34 @@ impl Host {
 
     /// Resolves an existing Markdown document and reads it: from the editor's buffer
     /// when an editor has it open (unsaved changes included), else from disk.
+    ///
+    /// A file that is not valid UTF-8 is read with U+FFFD in place of each invalid
+    /// sequence; [`Host::read_document_noted`] says so.
     pub fn read_document(&self, path: &str) -> HostResult<(PathBuf, String)> {
-        let (abs, text, _) = self.read_live(path)?;
+        let (abs, text, _) = self.read_document_noted(path)?;
         Ok((abs, text))
+    }
+
+    /// [`Host::read_document`] with, for a file that is not valid UTF-8, the sentence that
+    /// says it is shown with replacement characters and is read-only.
+    pub fn read_document_noted(&self, path: &str) -> HostResult<(PathBuf, String, Option<String>)> {
+        let abs = self.resolve_markdown(path)?;
+        if let Some(buffer) = self.buffer(path)? {
+            return Ok((abs, buffer.text.clone(), None));
+        }
+        let (text, invalid_at) = crate::workspace::read_markdown_lossy_in(
+            &self.root,
+            path,
+            self.config.index.max_file_size,
+        )
+        .map_err(|reason| skip_error(path, reason))?;
+        let note = invalid_at.map(|at| {
+            format!(
+                "`{path}` is not valid UTF-8 (first invalid byte at offset {at}): it is shown with U+FFFD for each \
+                 invalid sequence and is read-only; convert it to UTF-8 to edit it"
+            )
+        });
+        Ok((abs, text, note))
     }
 
     /// [`Host::read_document`], also returning the editor buffer the text came from.
@@ -221,15 +246,12 @@ impl Host {
     }
 
     /// The text of a document on disk.
+    ///
+    /// Errors: a file that is not valid UTF-8 is `UNSUPPORTED_FORMAT` saying it is
+    /// read-only (writes read through here, so its bytes are never rewritten).
     pub(crate) fn read_disk(&self, path: &str) -> HostResult<String> {
-        let text = read_markdown_in(&self.root, path, self.config.index.max_file_size).map_err(
-            |reason| match reason {
-                SkipReason::TooLarge { .. } => HostError::invalid(format!("`{path}`: {reason}")),
-                SkipReason::Unreadable { .. } => HostError::internal(format!("`{path}`: {reason}")),
-                _ => HostError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
-            },
-        )?;
-        Ok(text)
+        read_markdown_in(&self.root, path, self.config.index.max_file_size)
+            .map_err(|reason| skip_error(path, reason))
     }
 
     /// Checks that `path` names a Markdown file, syntax only.
@@ -242,6 +264,22 @@ impl Host {
             ));
         }
         Ok(())
+    }
+}
+
+/// The error for a file that cannot be read as a note.
+fn skip_error(path: &str, reason: SkipReason) -> HostError {
+    match reason {
+        SkipReason::TooLarge { .. } => HostError::invalid(format!("`{path}`: {reason}")),
+        SkipReason::Unreadable { .. } => HostError::internal(format!("`{path}`: {reason}")),
+        SkipReason::InvalidUtf8 { at } => HostError::new(
+            ErrorCode::UnsupportedFormat,
+            format!(
+                "`{path}` is not valid UTF-8 (first invalid byte at offset {at}); folio reads it with replacement \
+                 characters but never writes it, so that its bytes stay as they are: convert it to UTF-8 to edit it"
+            ),
+        ),
+        _ => HostError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
     }
 }
 

@@ -25,7 +25,8 @@ use crate::parse::incremental::IncrementalParser;
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 use crate::workspace::{
-    DocEntry, LoadReport, Origin, Workspace, WorkspaceError, is_markdown, read_markdown_in, scan,
+    DocEntry, LoadReport, Origin, Workspace, WorkspaceError, is_markdown, read_markdown_lossy_in,
+    scan,
 };
 
 /// A file's size and modification time, to notice changes without reading it.
@@ -272,8 +273,8 @@ impl Model {
     pub fn close_document(&mut self, path: &str) -> BTreeSet<String> {
         self.parsers.remove(path);
         let abs = self.root().join(path);
-        match read_markdown_in(self.root(), path, self.config().index.max_file_size) {
-            Ok(text) => {
+        match read_markdown_lossy_in(self.root(), path, self.config().index.max_file_size) {
+            Ok((text, _)) => {
                 if let Some(s) = stamp(&abs) {
                     self.stamps.insert(path.to_string(), s);
                 }
@@ -298,8 +299,8 @@ impl Model {
             return affected;
         }
         if is_markdown(path) && exists {
-            match read_markdown_in(self.root(), path, self.config().index.max_file_size) {
-                Ok(text) => {
+            match read_markdown_lossy_in(self.root(), path, self.config().index.max_file_size) {
+                Ok((text, _)) => {
                     let unchanged = self
                         .ws
                         .get(path)
@@ -391,8 +392,8 @@ impl Model {
             if now.is_some() && self.stamps.get(path) == now.as_ref() {
                 continue;
             }
-            match read_markdown_in(&root, path, cap) {
-                Ok(text) => {
+            match read_markdown_lossy_in(&root, path, cap) {
+                Ok((text, _)) => {
                     self.set_document(path, Document::new(&text, 0), Origin::Disk);
                     if let Some(s) = now {
                         self.stamps.insert(path.clone(), s);

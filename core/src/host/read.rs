@@ -107,6 +107,10 @@ impl From<TableView> for TableInfo {
 pub struct ReadOutput {
     /// The document's path.
     pub path: String,
+    /// Set when the file is not valid UTF-8: the text shows U+FFFD for each invalid
+    /// sequence, and the file is read-only (writes are refused, its bytes never rewritten).
+    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<String>,
     /// XxHash64 of the whole file as it is now (16 hex digits).
     #[serde(rename = "sourceHash")]
     pub source_hash: String,
@@ -169,6 +173,10 @@ pub struct OutlineHeading {
 pub struct OutlineOutput {
     /// The document's path.
     pub path: String,
+    /// Set when the file is not valid UTF-8: the text shows U+FFFD for each invalid
+    /// sequence, and the file is read-only (writes are refused, its bytes never rewritten).
+    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<String>,
     /// XxHash64 of the file.
     #[serde(rename = "sourceHash")]
     pub source_hash: String,
@@ -199,7 +207,7 @@ pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> HostResult<(usi
 impl Host {
     /// `kb_read`.
     pub fn read(&self, args: &ReadArgs) -> HostResult<ReadOutput> {
-        let (_, text) = self.read_document(&args.path)?;
+        let (_, text, read_only) = self.read_document_noted(&args.path)?;
         let parsed = parse(&text);
         let (range, pointer, reanchored, table) =
             match args.pointer.as_deref().filter(|p| *p != "document") {
@@ -263,6 +271,7 @@ impl Host {
         };
         Ok(ReadOutput {
             path: args.path.clone(),
+            read_only,
             start_line,
             end_line,
             source_hash: hex(hash_bytes(text.as_bytes())),
@@ -279,7 +288,7 @@ impl Host {
 
     /// `kb_outline`.
     pub fn outline(&self, args: &OutlineArgs) -> HostResult<OutlineOutput> {
-        let (_, text) = self.read_document(&args.path)?;
+        let (_, text, read_only) = self.read_document_noted(&args.path)?;
         let parsed = parse(&text);
         let mut flat: Vec<OutlineHeading> = Vec::new();
         for h in &parsed.headings {
@@ -297,6 +306,7 @@ impl Host {
         }
         Ok(OutlineOutput {
             path: args.path.clone(),
+            read_only,
             source_hash: hex(hash_bytes(text.as_bytes())),
             title: parsed.title(),
             headings: nest(flat),

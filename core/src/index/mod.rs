@@ -13,7 +13,9 @@ use crate::chunk::chunks;
 use crate::parse::parse;
 use crate::pointer::{hash_bytes, hex};
 use crate::store::{ChunkRecord, DocRecord, Store, StoreError};
-use crate::workspace::{Config, Skipped, WorkspaceError, parallel_map, read_markdown_in, scan};
+use crate::workspace::{
+    Config, Skipped, WorkspaceError, parallel_map, read_markdown_lossy_in, scan,
+};
 
 /// Errors that stop indexing (a single bad file never does).
 #[derive(Debug, thiserror::Error)]
@@ -290,12 +292,12 @@ pub fn index_root(
     let chunk_bytes = config.index.chunk_bytes.max(200);
     let mut outcomes = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
-        let outcome = match read_markdown_in(root, path, cap) {
+        let outcome = match read_markdown_lossy_in(root, path, cap) {
             Err(reason) => FileOutcome::Skipped(Skipped {
                 path: path.clone(),
                 reason,
             }),
-            Ok(text) => {
+            Ok((text, _)) => {
                 let hash = hex(hash_bytes(text.as_bytes()));
                 if !force && indexed.get(path) == Some(&hash) {
                     FileOutcome::Unchanged
@@ -364,7 +366,8 @@ pub fn index_root(
             if let FileOutcome::Changed(records) = outcome {
                 let now = crate::workspace::beneath::read(root, &records.0.path, u64::MAX)
                     .ok()
-                    .map(|bytes| hex(hash_bytes(&bytes)));
+                    // As read for indexing: a file that is not UTF-8 with U+FFFD replacements.
+                    .map(|bytes| hex(hash_bytes(String::from_utf8_lossy(&bytes).as_bytes())));
                 if now.as_deref() != Some(records.0.source_hash.as_str()) {
                     tracing::info!(path = %records.0.path, "changed while indexed; left to its writer or the next pass");
                     *outcome = FileOutcome::Unchanged;

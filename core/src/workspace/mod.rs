@@ -297,6 +297,11 @@ pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
 /// never through a symbolic link ([`beneath`]): a link anywhere on the way, or swapped in
 /// after the path policy checked the path, is [`SkipReason::Symlink`].
 pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, SkipReason> {
+    markdown_text(read_bytes_in(root, path, cap)?, cap)
+}
+
+/// The bytes of the file at KB-relative `path`, read as [`read_markdown_in`] reads them.
+fn read_bytes_in(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, SkipReason> {
     use std::io::Read;
     let unreadable = |e: std::io::Error| SkipReason::Unreadable {
         message: e.to_string(),
@@ -323,7 +328,31 @@ pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, Ski
     file.take(cap.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(unreadable)?;
-    markdown_text(bytes, cap)
+    Ok(bytes)
+}
+
+/// [`read_markdown_in`] for reading only: a file that is not valid UTF-8 (a note saved as
+/// Windows-1252, say) is read with each invalid sequence replaced by U+FFFD, and the
+/// offset of the first one is returned with the text. Such a file is indexed, checked and
+/// shown, never written: writes read it with [`read_markdown_in`], which refuses it, so
+/// its bytes are never rewritten.
+pub fn read_markdown_lossy_in(
+    root: &Path,
+    path: &str,
+    cap: u64,
+) -> Result<(String, Option<usize>), SkipReason> {
+    match read_markdown_in(root, path, cap) {
+        Ok(text) => Ok((text, None)),
+        Err(SkipReason::InvalidUtf8 { at }) => {
+            let bytes = read_bytes_in(root, path, cap)?;
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            match crate::parse::nesting_problem(&text) {
+                Some(detail) => Err(SkipReason::TooComplex { detail }),
+                None => Ok((text, Some(at))),
+            }
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
@@ -474,7 +503,8 @@ impl Workspace {
         let scan = scan(root, &config)?;
         let cap = config.index.max_file_size;
         let results = parallel_map(&scan.markdown, |rel| {
-            read_markdown_in(root, rel, cap).map(|text| DocEntry::new(&text, 0, Origin::Disk))
+            read_markdown_lossy_in(root, rel, cap)
+                .map(|(text, _)| DocEntry::new(&text, 0, Origin::Disk))
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
         let mut report = LoadReport {

@@ -400,3 +400,70 @@ fn kb_create_move_updates_links_and_delete() {
         "ALREADY_EXISTS"
     );
 }
+
+#[test]
+fn a_note_that_is_not_utf8_is_read_indexed_and_never_written() {
+    let (dir, kb) = setup(true);
+    // Windows-1252: `\xe9` is é there, an invalid byte in UTF-8.
+    let bytes = b"# Caf\xe9 notes\n\nThe caf\xe9 menu, see [x](nope.md).\n";
+    std::fs::write(dir.path().join("latin1.md"), bytes).unwrap();
+    let note = "`latin1.md` is not valid UTF-8 (first invalid byte at offset 5): it is shown with U+FFFD for \
+                each invalid sequence and is read-only; convert it to UTF-8 to edit it";
+    let read = ok(kb.read(&crate::host::read::ReadArgs {
+        path: "latin1.md".into(),
+        ..Default::default()
+    }));
+    assert_eq!(
+        (&read["text"], &read["readOnly"]),
+        (
+            &json!("# Caf\u{FFFD} notes\n\nThe caf\u{FFFD} menu, see [x](nope.md).\n"),
+            &json!(note)
+        )
+    );
+    let outline = ok(kb.outline(&crate::host::read::OutlineArgs {
+        path: "latin1.md".into(),
+    }));
+    assert_eq!(
+        (&outline["headings"][0]["text"], &outline["readOnly"]),
+        (&json!("Caf\u{FFFD} notes"), &json!(note))
+    );
+    // A valid note says nothing of the kind.
+    let guide = ok(kb.read(&crate::host::read::ReadArgs {
+        path: "docs/guide.md".into(),
+        ..Default::default()
+    }));
+    assert_eq!(guide.get("readOnly"), None);
+    // Indexed and searchable.
+    let last = kb.reindex_blocking(false).unwrap();
+    assert!(last.ok, "{last:?}");
+    let hits = ok(kb.search(&SearchRequest {
+        query: "menu".into(),
+        ..SearchRequest::default()
+    }));
+    assert_eq!(hits["results"][0]["path"], json!("latin1.md"));
+    // Every write is refused and leaves the bytes as they were.
+    let refused = json!({"code": "UNSUPPORTED_FORMAT", "message": "`latin1.md` is not valid UTF-8 (first invalid \
+        byte at offset 5); folio reads it with replacement characters but never writes it, so that its bytes stay as \
+        they are: convert it to UTF-8 to edit it"});
+    let before = snapshot(dir.path());
+    assert_eq!(
+        err(kb.patch(&PatchArgs {
+            path: "latin1.md".into(),
+            operations: vec![PatchOperation {
+                kind: PatchKindArg::InsertAfter,
+                pointer: "document".into(),
+                markdown: Some("More.".into()),
+            }],
+        })),
+        refused
+    );
+    assert_eq!(
+        err(kb.delete(&DeleteArgs {
+            path: "latin1.md".into(),
+            expected_source_hash: None,
+        })),
+        refused
+    );
+    assert_eq!(snapshot(dir.path()), before);
+    assert_eq!(std::fs::read(dir.path().join("latin1.md")).unwrap(), bytes);
+}
