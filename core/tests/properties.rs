@@ -245,7 +245,10 @@ proptest! {
     }
 
     /// A slug is a fixed point of itself, has no upper-case letters or spaces, and is
-    /// empty only for text without letters, digits, `-` or `_`.
+    /// empty only for text without letters, digits, `-` or `_`. Letters are those of the
+    /// Unicode version of the slug rule's tables (the regex crate's): a character that
+    /// Rust's newer tables call a letter but those leave unassigned (U+323B0, CJK
+    /// Extension J, Unicode 17) is not one, as for a GitHub whose tables are older too.
     #[test]
     fn slugs_are_stable(text in any_text()) {
         let s = slug(&text);
@@ -253,7 +256,9 @@ proptest! {
         prop_assert!(!s.contains(' '), "{s:?}");
         prop_assert_eq!(s.to_lowercase(), s.clone());
         if s.is_empty() {
-            prop_assert!(!text.chars().any(|c| c.is_alphanumeric() || c == '-' || c == '_'), "{text:?}");
+            let unassigned = regex::Regex::new(r"\p{Cn}").unwrap();
+            let letter = |c: char| c.is_alphanumeric() && !unassigned.is_match(c.encode_utf8(&mut [0; 4]));
+            prop_assert!(!text.chars().any(|c| letter(c) || c == '-' || c == '_'), "{text:?}");
         }
     }
 

@@ -95,10 +95,11 @@ fn chunk(text: &str, range: Range<usize>, nodes: Vec<Node>) -> Vec<Chunk> {
     chunks
 }
 
-/// Lines that may hold a link reference or footnote definition, in any container.
+/// Lines that may hold a link reference or footnote definition, in any container. A
+/// line starts after `\n` or after a lone `\r` (CommonMark 2.1 line endings).
 fn may_define(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?m)^[ \t>*+\-0-9.)]*\[[^\]]*\]:").expect("valid regex"))
+    RE.get_or_init(|| Regex::new(r"(?m)(?:^|\r)[ \t>*+\-0-9.)]*\[[^\]]*\]:").expect("valid regex"))
         .is_match(text)
 }
 
