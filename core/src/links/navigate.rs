@@ -300,12 +300,15 @@ pub fn references_to_heading(ws: &Workspace, path: &str, heading_idx: usize) -> 
         } if p == path => {
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
             // The first heading that matches wins, as in a browser.
-            parsed
+            let first = parsed
                 .headings
                 .iter()
-                .position(|h| heading_matches(h, f, wiki, case_sensitive))
-                == Some(heading_idx)
-                && heading_matches(&heading, f, wiki, case_sensitive)
+                .position(|h| heading_matches(h, f, wiki, case_sensitive));
+            (first == Some(heading_idx) && heading_matches(&heading, f, wiki, case_sensitive))
+                // A wiki heading path (`Setup#On Linux`) when no heading matches it whole.
+                || (wiki
+                    && first.is_none()
+                    && heading_path(&parsed, f, case_sensitive) == Some(heading_idx))
         }
         _ => false,
     })

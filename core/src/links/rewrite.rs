@@ -25,8 +25,9 @@ use std::ops::Range;
 
 use crate::document::TextEdit;
 use crate::links::navigate::references_to_heading;
-use crate::links::{Target, resolve_link};
-use crate::parse::{Heading, Link, LinkKind, parse};
+use crate::links::{Target, join_relative, resolve_link};
+use crate::parse::{Heading, Link, LinkKind, parse, percent_decode};
+use crate::workspace::path_policy::check_syntax;
 use crate::workspace::{Workspace, is_markdown};
 
 /// Edits per document (KB-relative path), each list sorted and disjoint.
@@ -136,7 +137,7 @@ fn wiki_target(written: &str, target: &str) -> Option<String> {
 
 /// The bytes of a link's target as written, without the fragment, query (Markdown) or
 /// alias (wiki).
-fn written_target(text: &str, link: &Link, wiki: bool) -> Option<Range<usize>> {
+pub fn written_target(text: &str, link: &Link, wiki: bool) -> Option<Range<usize>> {
     let dest = link.dest_range.clone()?;
     let written = text.get(dest.clone())?;
     let stops: &[char] = if wiki { &['#', '|'] } else { &['#', '?'] };
@@ -225,6 +226,119 @@ pub fn move_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits 
     edits
 }
 
+/// The file a link names, seen from the link: what renaming at the link's target renames.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkedFile {
+    /// KB-relative path of the document or file the link resolves to.
+    pub path: String,
+    /// Bytes of the target as written in the linking document (no fragment, query or alias).
+    pub range: Range<usize>,
+    /// The target as written.
+    pub written: String,
+}
+
+/// The file that `link` of document `from` resolves to, when `offset` lies on the link's
+/// written target (the path of `[x](b.md#h)`, the name of `[[b#h]]`); `None` elsewhere,
+/// for external links and for links that resolve to no single file.
+pub fn linked_file_at(
+    ws: &Workspace,
+    from: &str,
+    link: &Link,
+    offset: usize,
+) -> Option<LinkedFile> {
+    if link.external || link.dest.is_empty() {
+        return None;
+    }
+    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let markdown = matches!(
+        link.kind,
+        LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+    );
+    if !wiki && !markdown {
+        return None;
+    }
+    let text = ws.get(from)?.doc.text();
+    let range = written_target(&text, link, wiki)?;
+    if !(range.start <= offset && offset <= range.end) {
+        return None;
+    }
+    let path = match resolve_link(ws, from, link) {
+        Target::Document { path, .. } | Target::File(path) => path,
+        _ => return None,
+    };
+    Some(LinkedFile {
+        path,
+        written: text[range.clone()].to_string(),
+        range,
+    })
+}
+
+/// The extension of a path's file name with its dot (`.md`), or "" when it has none.
+fn extension(path: &str) -> &str {
+    let name = file_name(path);
+    name.rfind('.')
+        .filter(|i| *i > 0)
+        .map_or("", |i| &name[i..])
+}
+
+/// The KB-relative path file `old` (which `link` of document `from` names) moves to when
+/// the link's written target is renamed to `new_written`, read as the link reads its
+/// target: a Markdown destination relative to the linking document (`/…` from the root,
+/// percent-decoded), a wiki target as a KB-relative path when it holds a `/`, else as a
+/// new name in the file's own folder. A name without an extension keeps the file's
+/// (`c` renames `b.md` to `c.md`), as does a `.html` site link to a Markdown file.
+///
+/// Errors, as a sentence for the user: an empty name, a path that leaves the root or
+/// that the path policy refuses, the same path, or a path that already exists.
+pub fn renamed_link_target(
+    ws: &Workspace,
+    from: &str,
+    link: &Link,
+    old: &str,
+    new_written: &str,
+) -> Result<String, String> {
+    let new_written = new_written.trim();
+    if new_written.is_empty() {
+        return Err("the new name is empty".to_string());
+    }
+    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let mut new = if wiki {
+        if let Some(path) = new_written
+            .strip_prefix('/')
+            .or(new_written.contains('/').then_some(new_written))
+        {
+            join_relative("", path)
+        } else {
+            let folder = old.rsplit_once('/').map_or("", |(f, _)| f);
+            Some(if folder.is_empty() {
+                new_written.to_string()
+            } else {
+                format!("{folder}/{new_written}")
+            })
+        }
+    } else {
+        join_relative(from, &percent_decode(new_written))
+    }
+    .filter(|p| !p.is_empty())
+    .ok_or_else(|| format!("`{new_written}` leaves the workspace root"))?;
+    let old_ext = extension(old);
+    let new_lower = new.to_ascii_lowercase();
+    if is_markdown(old) && (new_lower.ends_with(".html") || new_lower.ends_with(".htm")) {
+        new.truncate(new.len() - extension(&new).len());
+        new.push_str(old_ext);
+    } else if extension(&new).is_empty() {
+        new.push_str(old_ext);
+    }
+    check_syntax(&new).map_err(|e| format!("`{new}` is not a valid path: {e}"))?;
+    if new == old {
+        return Err(format!("`{old}` already has that name"));
+    }
+    if ws.contains_document(&new) || ws.contains_other_path(&new) {
+        return Err(format!("`{new}` already exists"));
+    }
+    Ok(new)
+}
+
 /// The slug heading `heading_idx` of `text` gets when its text becomes `new_text`
 /// (duplicates in the document included), found by parsing the edited text.
 fn headings_after_rename(text: &str, heading: &Heading, new_text: &str) -> Vec<Heading> {
@@ -299,11 +413,24 @@ pub fn rename_heading(
         let Some(link) = parsed.links.iter().find(|l| l.range == reference.range) else {
             continue;
         };
-        let Some(fragment_range) = link.fragment_range.clone() else {
+        let Some(mut fragment_range) = link.fragment_range.clone() else {
             continue;
         };
-        let written = link.fragment.as_deref().unwrap_or("");
+        let mut written = link.fragment.as_deref().unwrap_or("");
         let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+        // A heading path (`[[guide#Setup#On Linux]]`): only its last segment names the heading.
+        if wiki && let Some(i) = written.rfind('#') {
+            written = written[i + 1..].trim();
+            let source = ws.get(&reference.path).map(|e| e.doc.text());
+            let Some(last) = source
+                .as_deref()
+                .and_then(|t| t.get(fragment_range.clone()))
+                .and_then(|f| f.rfind('#'))
+            else {
+                continue;
+            };
+            fragment_range.start += last + 1;
+        }
         let replacement = if wiki && written.to_lowercase() != heading.slug.to_lowercase() {
             new_text
         } else {

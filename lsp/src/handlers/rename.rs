@@ -1,5 +1,6 @@
-//! `textDocument/prepareRename`, `textDocument/rename` (headings and reference labels)
-//! and `workspace/willRenameFiles` (link edits for moved files and folders).
+//! `textDocument/prepareRename`, `textDocument/rename` (headings, reference labels, and
+//! from a link: the heading its fragment names or the file its path names) and
+//! `workspace/willRenameFiles` (link edits for moved files and folders).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -9,13 +10,14 @@ use anyhow::{Result, bail};
 use folio_core::document::TextEdit as CoreEdit;
 use folio_core::links::navigate::{definition_at, destination, heading_at, link_at};
 use folio_core::links::rewrite::{
-    WorkspaceEdits, heading_rename_conflict, move_edits, reference_label_range, rename_definition,
-    rename_heading,
+    LinkedFile, WorkspaceEdits, heading_rename_conflict, linked_file_at, move_edits,
+    reference_label_range, rename_definition, rename_heading, renamed_link_target,
 };
-use folio_core::parse::LinkKind;
+use folio_core::parse::{Link, LinkKind};
 use tower_lsp_server::ls_types::{
-    PrepareRenameResponse, RenameFilesParams, RenameParams, TextDocumentPositionParams, TextEdit,
-    Uri, WorkspaceEdit,
+    DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
+    PrepareRenameResponse, RenameFile, RenameFileOptions, RenameFilesParams, RenameParams,
+    ResourceOp, TextDocumentEdit, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
 };
 
 use super::{Cursor, cursor, lsp_range};
@@ -37,6 +39,8 @@ enum Renamable {
         range: Range<usize>,
         placeholder: String,
     },
+    /// The file a link of the cursor's document names (the cursor on the link's path).
+    File { file: LinkedFile, link: Box<Link> },
 }
 
 fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
@@ -68,6 +72,13 @@ fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
             index,
             range,
             placeholder: parsed.definitions[index].label.clone(),
+        });
+    }
+    // On a link's path: rename the file it names.
+    if let Some(file) = linked_file_at(ws, &c.doc.path, link, c.offset) {
+        return Some(Renamable::File {
+            file,
+            link: Box::new(link.clone()),
         });
     }
     // On a link's fragment: rename the heading it names.
@@ -107,6 +118,12 @@ pub fn prepare_rename(
         | Renamable::Definition {
             range, placeholder, ..
         } => (range, placeholder),
+        Renamable::File { file, .. } => {
+            if !can_rename_files(s) {
+                bail!(NO_FILE_RENAMES);
+            }
+            (file.range, file.written)
+        }
     };
     Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
         range: convert::range(&c.entry.doc, &range, s.encoding),
@@ -140,7 +157,8 @@ fn text_edit(s: &Session, root: usize, path: &str, e: &CoreEdit) -> Option<TextE
     })
 }
 
-/// Renames the heading or reference label at the cursor, updating every link to it.
+/// Renames the heading, reference label or (from a link's path) file at the cursor,
+/// updating every link to it.
 pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit>> {
     let p = &params.text_document_position;
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
@@ -148,7 +166,7 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
     };
     let Some(r) = renamable(s, &c) else {
         bail!(
-            "nothing to rename here: put the cursor on a heading, a reference label or a link's #anchor"
+            "nothing to rename here: put the cursor on a heading, a reference label, or a link's path or #anchor"
         )
     };
     let ws = &s.roots[c.doc.root].ws();
@@ -163,11 +181,73 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
             rename_definition(ws, &c.doc.path, index, &params.new_name)
                 .map(|list| WorkspaceEdits::from([(c.doc.path.clone(), list)]))
         }
+        Renamable::File { file, link } => {
+            if !can_rename_files(s) {
+                bail!(NO_FILE_RENAMES);
+            }
+            let new = renamed_link_target(ws, &c.doc.path, &link, &file.path, &params.new_name)
+                .map_err(anyhow::Error::msg)?;
+            let edits = move_edits(ws, &[(file.path.clone(), new.clone())]);
+            return Ok(Some(file_rename_edit(
+                s, c.doc.root, &file.path, &new, &edits,
+            )));
+        }
     };
     let Some(edits) = edits else {
         bail!("`{}` is not a valid new name here", params.new_name)
     };
     Ok(Some(workspace_edit(s, c.doc.root, &edits)))
+}
+
+/// Why a rename at a link's path is refused by a client that cannot rename files.
+const NO_FILE_RENAMES: &str = "renaming a file needs a client that applies file renames in workspace edits (documentChanges with the `rename` resource operation)";
+
+/// True when workspace edits may hold text edits and file renames together.
+fn can_rename_files(s: &Session) -> bool {
+    s.flags.document_changes && s.flags.rename_files
+}
+
+/// The workspace edit of a file rename: the link edits per document (against the texts
+/// before the rename, with the version of each open buffer), then the rename itself.
+fn file_rename_edit(
+    s: &Session,
+    root: usize,
+    old: &str,
+    new: &str,
+    edits: &WorkspaceEdits,
+) -> WorkspaceEdit {
+    let mut operations = Vec::new();
+    for (path, list) in edits {
+        let Some(uri) = s.uri(root, path) else {
+            continue;
+        };
+        let version = s.open.get(&s.abs_path(root, path)).copied();
+        operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
+            edits: list
+                .iter()
+                .filter_map(|e| text_edit(s, root, path, e))
+                .map(OneOf::Left)
+                .collect(),
+        }));
+    }
+    if let (Some(old_uri), Some(new_uri)) = (s.uri(root, old), s.uri(root, new)) {
+        operations.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+            RenameFile {
+                old_uri,
+                new_uri,
+                options: Some(RenameFileOptions {
+                    overwrite: Some(false),
+                    ignore_if_exists: Some(false),
+                }),
+                annotation_id: None,
+            },
+        )));
+    }
+    WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(operations)),
+        ..WorkspaceEdit::default()
+    }
 }
 
 /// Link edits for files and folders about to move; moves across roots are ignored.

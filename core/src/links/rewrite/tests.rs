@@ -140,3 +140,77 @@ fn a_folder_move_computes_links_between_moved_files_from_both_new_places() {
     assert_eq!(text("docs/b.md"), "[a](../a.md)\n");
     assert_eq!(text("top.md"), "[a](guide/a.md)\n");
 }
+
+#[test]
+fn a_heading_path_gets_only_its_last_segment_renamed() {
+    let ws = workspace(
+        "//- /guide.md\n# Guide\n## Setup\n### On Linux\n//- /n.md\n[[guide#Setup#On Linux]] [[guide#On Linux]]\n",
+    );
+    let edits = rename_heading(&ws, "guide.md", 2, "On Debian").unwrap();
+    let n = ws.get("n.md").unwrap().doc.text();
+    assert_eq!(
+        apply(&n, &edits["n.md"]),
+        "[[guide#Setup#On Debian]] [[guide#On Debian]]\n"
+    );
+}
+
+#[test]
+fn a_link_target_renamed_where_it_is_written() {
+    let ws = workspace(
+        "//- /notes/a.md\n[x](../b.md#h) [y](/b) [[b]] [[sub/c]] [z](my%20d.md)\n//- /b.md\n# B\n//- /sub/c.md\n# C\n//- /notes/my d.md\n# D\n",
+    );
+    let a = ws.parsed("notes/a.md").unwrap();
+    let text = ws.get("notes/a.md").unwrap().doc.text();
+    let at = |needle: &str| text.find(needle).unwrap() + 1;
+    let file = |offset: usize| {
+        let link = a.links.iter().find(|l| l.range.contains(&offset)).unwrap();
+        (
+            linked_file_at(&ws, "notes/a.md", link, offset),
+            link.clone(),
+        )
+    };
+    // On the path: the file, as written; on the fragment: nothing.
+    let (found, link) = file(at("../b.md"));
+    assert_eq!(
+        found,
+        Some(LinkedFile {
+            path: "b.md".to_string(),
+            range: 4..11,
+            written: "../b.md".to_string()
+        })
+    );
+    assert_eq!(file(at("#h")).0, None);
+    let rename =
+        |link: &Link, old: &str, new: &str| renamed_link_target(&ws, "notes/a.md", link, old, new);
+    // Relative to the linking document; an extension-less name keeps the file's.
+    assert_eq!(rename(&link, "b.md", "../e"), Ok("e.md".to_string()));
+    assert_eq!(rename(&link, "b.md", "f.md"), Ok("notes/f.md".to_string()));
+    assert_eq!(
+        rename(&link, "b.md", "../sub/c.md"),
+        Err("`sub/c.md` already exists".to_string())
+    );
+    assert_eq!(
+        rename(&link, "b.md", "../../x.md"),
+        Err("`../../x.md` leaves the workspace root".to_string())
+    );
+    let (_, root_link) = file(at("/b)"));
+    assert_eq!(rename(&root_link, "b.md", "/g"), Ok("g.md".to_string()));
+    // Wiki: a name stays in the file's folder, a path is from the root.
+    let (_, wiki) = file(at("[[b]]") + 1);
+    assert_eq!(rename(&wiki, "b.md", "h"), Ok("h.md".to_string()));
+    let (_, wiki_path) = file(at("sub/c"));
+    assert_eq!(
+        rename(&wiki_path, "sub/c.md", "i"),
+        Ok("sub/i.md".to_string())
+    );
+    assert_eq!(
+        rename(&wiki_path, "sub/c.md", "k/j"),
+        Ok("k/j.md".to_string())
+    );
+    // Percent-encoded Markdown destinations are decoded.
+    let (_, spaced) = file(at("my%20d"));
+    assert_eq!(
+        rename(&spaced, "notes/my d.md", "my%20e.md"),
+        Ok("notes/my e.md".to_string())
+    );
+}
