@@ -1,5 +1,5 @@
 //! Structural edits of Markdown source: patch operations on elements, table edits and
-//! link rewriting for moved files. Nothing here touches the disk.
+//! the table of contents (`toc`). Nothing here touches the disk.
 //!
 //! Every edit is data: a list of sorted, disjoint [`TextEdit`]s against the unchanged
 //! text, so the same edit can be written to disk (through [`crate::write`]) or sent to an
@@ -14,6 +14,8 @@
 pub mod patch;
 
 pub mod table;
+
+pub mod toc;
 
 use std::collections::HashMap;
 use std::ops::Range;

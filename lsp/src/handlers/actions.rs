@@ -1,11 +1,14 @@
 //! `textDocument/codeAction`: create the file a link names when it is missing (for
 //! clients that apply `CreateFile` operations), change a broken `#anchor` to the
 //! closest existing heading (Levenshtein similarity), and apply the repair core attaches
-//! to a diagnostic (a link to a file that exists under another letter case or folder).
+//! to a diagnostic (a link to a file that exists under another letter case or folder);
+//! and, anywhere in a document with headings, insert or update its table of contents
+//! (`source.toc`, built by core `edit::toc`).
 
 use std::collections::HashMap;
 
 use anyhow::Result;
+use folio_core::edit::toc::{TocAction, toc_edit};
 use folio_core::links::navigate::closest_heading;
 use folio_core::links::{DiagnosticCode, Target, diagnostics, join_relative, resolve_link};
 use folio_core::parse::LinkKind;
@@ -22,7 +25,22 @@ use crate::session::Session;
 /// Below this similarity no heading is offered as the fix of a broken anchor.
 pub const MIN_SIMILARITY: f64 = 0.4;
 
-/// Quick fixes for the link diagnostics that overlap the requested range.
+/// The kind of the table-of-contents action (a source action, like organising imports).
+pub fn toc_kind() -> CodeActionKind {
+    CodeActionKind::new("source.toc")
+}
+
+/// True when the client's `only` filter admits `kind` (a filter entry admits its sub-kinds).
+fn admitted(only: Option<&[CodeActionKind]>, kind: &CodeActionKind) -> bool {
+    only.is_none_or(|only| {
+        only.iter().any(|k| {
+            kind.as_str() == k.as_str() || kind.as_str().starts_with(&format!("{}.", k.as_str()))
+        })
+    })
+}
+
+/// Quick fixes for the link diagnostics that overlap the requested range, and the table
+/// of contents action when the document's table is missing or out of date.
 pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<CodeActionResponse>> {
     let Some(doc) = s.locate_uri(&params.text_document.uri) else {
         return Ok(None);
@@ -149,6 +167,29 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
             }
             _ => {}
         }
+    }
+    let kind = toc_kind();
+    if admitted(params.context.only.as_deref(), &kind)
+        && let Some(toc) = toc_edit(&entry.doc.text(), &entry.parsed)
+        && let Some(uri) = s.uri(doc.root, &doc.path)
+    {
+        let edit = TextEdit {
+            range: convert::range(&entry.doc, &toc.edit.range, s.encoding),
+            new_text: toc.edit.new_text,
+        };
+        let title = match toc.action {
+            TocAction::Insert => "Insert table of contents",
+            TocAction::Update => "Update table of contents",
+        };
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: title.to_string(),
+            kind: Some(kind),
+            edit: Some(WorkspaceEdit {
+                changes: Some(HashMap::from([(uri, vec![edit])])),
+                ..WorkspaceEdit::default()
+            }),
+            ..CodeAction::default()
+        }));
     }
     Ok(Some(out))
 }

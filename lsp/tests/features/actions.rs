@@ -1,12 +1,13 @@
-//! `textDocument/codeAction`: creating a missing file, fixing a broken anchor, and the
-//! repair core attaches to a link whose file exists under another letter case.
+//! `textDocument/codeAction`: creating a missing file, fixing a broken anchor, the
+//! repair core attaches to a link whose file exists under another letter case, and the
+//! table of contents (insert, update, idempotence, list styles).
 
 use serde_json::json;
 
 use crate::common::{Client, Enc, range};
 use crate::{A, B, start};
 
-both_encodings!(code_actions, case_mismatch_fix);
+both_encodings!(code_actions, case_mismatch_fix, table_of_contents);
 
 async fn code_actions(enc: Enc) {
     let mut c = Client::start(
@@ -33,7 +34,11 @@ async fn code_actions(enc: Enc) {
             },
             {
                 "title": "Change anchor to `#beta-two`", "kind": "quickfix", "diagnostics": [d[1]], "isPreferred": true,
-                "edit": {"changes": {a: [{"range": range(5, 33, 5, 41), "newText": "beta-two"}]}}
+                "edit": {"changes": {a.clone(): [{"range": range(5, 33, 5, 41), "newText": "beta-two"}]}}
+            },
+            {
+                "title": "Insert table of contents", "kind": "source.toc",
+                "edit": {"changes": {a: [{"range": range(1, 0, 1, 0), "newText": "\n<!-- toc -->\n- [Set Up](#set-up)\n<!-- tocstop -->\n"}]}}
             },
         ])
     );
@@ -50,7 +55,7 @@ async fn code_actions(enc: Enc) {
             .iter()
             .map(|x| x["title"].as_str().unwrap())
             .collect::<Vec<_>>(),
-        ["Change anchor to `#beta-two`"]
+        ["Change anchor to `#beta-two`", "Insert table of contents"]
     );
 }
 
@@ -91,5 +96,129 @@ async fn case_mismatch_fix(enc: Enc) {
             "title": "Change link to `sub/topic.md`", "kind": "quickfix", "diagnostics": [d[0]], "isPreferred": true,
             "edit": {"changes": {a: [{"range": dest, "newText": "sub/topic.md"}]}}
         }])
+    );
+}
+
+const TOC: &str = "# Guide
+
+Intro 😀 with *emphasis*.
+
+## Set Up
+
+### On Linux
+
+## Café déjà
+
+## Set Up
+";
+
+const STAR: &str = "# Guide
+
+<!-- toc -->
+* [Set Up](#set-up)
+<!-- tocstop -->
+
+## Set Up
+
+### On Linux
+";
+
+const ORDERED: &str = "# Guide
+
+<!-- toc -->
+1. [Old](#old)
+2. [Older](#older)
+<!-- tocstop -->
+
+## One
+
+### One A
+
+## Two
+";
+
+const PLUS: &str = "## One
+
++ item
+
+## Two
+";
+
+/// The table-of-contents actions for `rel` (every action, no filter).
+async fn toc_actions(c: &mut Client, rel: &str) -> serde_json::Value {
+    let uri = c.uri(rel);
+    c.call(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(0, 0, 0, 0), "context": {"diagnostics": []}}),
+    )
+    .await
+}
+
+async fn table_of_contents(enc: Enc) {
+    let mut c = Client::start(
+        &[
+            ("toc.md", TOC),
+            ("star.md", STAR),
+            ("ordered.md", ORDERED),
+            ("plus.md", PLUS),
+        ],
+        enc,
+        json!({}),
+    )
+    .await;
+    c.open("toc.md").await;
+    let uri = c.uri("toc.md");
+    // No table yet: inserted after the title, which it does not list; the repeated
+    // heading gets GitHub's `-1`, the accented one keeps its letters.
+    let inserted = "\n<!-- toc -->\n- [Set Up](#set-up)\n  - [On Linux](#on-linux)\n- [Café déjà](#café-déjà)\n- [Set Up](#set-up-1)\n<!-- tocstop -->\n";
+    assert_eq!(
+        toc_actions(&mut c, "toc.md").await,
+        json!([{
+            "title": "Insert table of contents", "kind": "source.toc",
+            "edit": {"changes": {uri.clone(): [{"range": range(1, 0, 1, 0), "newText": inserted}]}}
+        }])
+    );
+    // A client that asks for quick fixes only does not get it.
+    let r = c
+        .call(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": range(0, 0, 0, 0), "context": {"diagnostics": [], "only": ["quickfix"]}}),
+        )
+        .await;
+    assert_eq!(r, json!([]));
+    // Applied, the table is up to date: no action.
+    c.change(
+        "toc.md",
+        vec![json!({"range": range(1, 0, 1, 0), "text": inserted})],
+    )
+    .await;
+    assert_eq!(toc_actions(&mut c, "toc.md").await, json!([]));
+    // A heading renamed on the line after the emoji's (the table moved everything down by
+    // seven lines): only the lines between the markers are replaced.
+    c.change(
+        "toc.md",
+        vec![json!({"range": range(13, 4, 13, 12), "text": "On macOS"})],
+    )
+    .await;
+    assert_eq!(
+        toc_actions(&mut c, "toc.md").await,
+        json!([{
+            "title": "Update table of contents", "kind": "source.toc",
+            "edit": {"changes": {uri.clone(): [{"range": range(3, 0, 7, 0), "newText": "- [Set Up](#set-up)\n  - [On macOS](#on-macos)\n- [Café déjà](#café-déjà)\n- [Set Up](#set-up-1)\n"}]}}
+        }])
+    );
+    // The user's list style is kept: `*` bullets, ordered items counting up (nested under
+    // the width of `1. `), and a new table takes the document's own bullet.
+    assert_eq!(
+        toc_actions(&mut c, "star.md").await[0]["edit"]["changes"][c.uri("star.md")],
+        json!([{"range": range(3, 0, 4, 0), "newText": "* [Set Up](#set-up)\n  * [On Linux](#on-linux)\n"}])
+    );
+    assert_eq!(
+        toc_actions(&mut c, "ordered.md").await[0]["edit"]["changes"][c.uri("ordered.md")],
+        json!([{"range": range(3, 0, 5, 0), "newText": "1. [One](#one)\n   1. [One A](#one-a)\n2. [Two](#two)\n"}])
+    );
+    assert_eq!(
+        toc_actions(&mut c, "plus.md").await[0]["edit"]["changes"][c.uri("plus.md")],
+        json!([{"range": range(0, 0, 0, 0), "newText": "<!-- toc -->\n+ [One](#one)\n+ [Two](#two)\n<!-- tocstop -->\n\n"}])
     );
 }
