@@ -148,6 +148,8 @@ impl Backend {
                 .await;
         }
         self.shared.send_status(status).await;
+        let pushed = self.shared.push_workspace();
+        self.shared.publish(pushed).await;
     }
 
     /// Opens and closes bridge endpoints so there is one per root.
@@ -157,6 +159,17 @@ impl Backend {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .sync(&folders, &self.shared);
+    }
+
+    /// Like [`Backend::request`] for a handler that fills the session's caches (the
+    /// diagnostics of each document, recomputed only after a change).
+    pub(crate) fn request_mut<T>(
+        &self,
+        method: &str,
+        f: impl FnOnce(&mut Session) -> anyhow::Result<T>,
+    ) -> Result<T> {
+        let mut session = self.shared.lock();
+        guarded(method, || f(&mut session))
     }
 
     pub(crate) fn request<T>(
@@ -301,11 +314,25 @@ impl LanguageServer for Backend {
         let outcome = self.shared.mutate("didClose", |s| {
             let abs =
                 convert::uri_to_path(&uri).ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
-            Ok(s.did_close(&abs))
+            let mut affected = s.did_close(&abs);
+            // Pushed for every document: the closed one's diagnostics are now its disk copy's.
+            if let Some(doc) = s.locate(&abs)
+                && s.publishes_workspace(doc.root)
+                && s.entry(&doc).is_some()
+            {
+                affected.insert(doc);
+            }
+            Ok(affected)
         });
         self.sync_endpoints();
-        let pull = self.shared.lock().flags.pull_diagnostics;
-        if !pull {
+        let keep = {
+            let s = self.shared.lock();
+            s.flags.pull_diagnostics
+                || convert::uri_to_path(&uri)
+                    .and_then(|abs| s.locate(&abs))
+                    .is_some_and(|d| s.publishes_workspace(d.root) && s.entry(&d).is_some())
+        };
+        if !keep {
             // Diagnostics are published for open documents only.
             self.shared
                 .client
@@ -355,9 +382,15 @@ impl LanguageServer for Backend {
                     added.push((s.roots[idx].folder.clone(), s.roots[idx].ws().is_empty()));
                 }
             }
+            // Open documents may now belong to another root; an added root that publishes
+            // for the whole workspace pushes every document.
             Ok(s.all_documents()
                 .into_iter()
-                .filter(|d| s.is_open(d))
+                .filter(|d| {
+                    s.is_open(d)
+                        || (s.publishes_workspace(d.root)
+                            && added.iter().any(|(f, _)| *f == s.roots[d.root].folder))
+                })
                 .collect())
         });
         self.sync_endpoints();
@@ -406,8 +439,17 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
-        self.request("textDocument/diagnostic", |s| {
+        self.request_mut("textDocument/diagnostic", |s| {
             handlers::diagnostics::pull(s, &params)
+        })
+    }
+
+    async fn workspace_diagnostic(
+        &self,
+        params: WorkspaceDiagnosticParams,
+    ) -> Result<WorkspaceDiagnosticReportResult> {
+        self.request_mut("workspace/diagnostic", |s| {
+            handlers::diagnostics::workspace(s, &params)
         })
     }
 

@@ -11,14 +11,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use folio_core::config::{Config, DiagnosticsConfig, WikiConfig};
+use folio_core::config::{Config, DiagnosticsConfig, PublishScope, WikiConfig};
 use folio_core::document::{Document, Encoding};
 use folio_core::host::model::Model;
 use folio_core::links::graph::LinkGraph;
 use folio_core::links::{Severity, diagnostics};
 use folio_core::workspace::path_policy::check_syntax;
 use folio_core::workspace::{DocEntry, Origin, Workspace, find_root};
-use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
+use tower_lsp_server::ls_types::{Diagnostic, TextDocumentContentChangeEvent, Uri};
 
 use crate::convert;
 
@@ -59,6 +59,23 @@ pub struct Root {
     pub single_file: bool,
     /// Per document (KB-relative path) with broken links: how many (error diagnostics).
     pub broken: HashMap<String, usize>,
+    /// The LSP diagnostics of documents as last computed (KB-relative path), dropped for
+    /// every document a mutation affects ([`Session::invalidate`]), so a pull or a push
+    /// recomputes only those.
+    pub diagnostics: HashMap<String, CachedDiagnostics>,
+    /// Closed documents whose last pushed diagnostics were not empty (with
+    /// `[diagnostics].publish = "workspace"`), to clear them when that setting goes away.
+    pub pushed: BTreeSet<String>,
+}
+
+/// The diagnostics of one document and their result id (a hash of the items, so a
+/// recomputation that finds the same diagnostics keeps the id and a pull answers `unchanged`).
+#[derive(Clone, Debug)]
+pub struct CachedDiagnostics {
+    /// The result id of `items`.
+    pub result_id: String,
+    /// The diagnostics in the negotiated encoding.
+    pub items: Vec<Diagnostic>,
 }
 
 /// A document named by its root and KB-relative path.
@@ -250,6 +267,8 @@ impl Session {
             file_config,
             single_file: false,
             broken: HashMap::new(),
+            diagnostics: HashMap::new(),
+            pushed: BTreeSet::new(),
         });
         let idx = self.roots.len() - 1;
         self.overlay_open_documents(idx);
@@ -393,6 +412,8 @@ impl Session {
                 file_config: Config::default(),
                 single_file: true,
                 broken: HashMap::new(),
+                diagnostics: HashMap::new(),
+                pushed: BTreeSet::new(),
             });
         }
         self.locate(abs)
@@ -536,5 +557,33 @@ impl Session {
     /// The open documents among `docs`.
     pub fn open_among(&self, docs: &BTreeSet<DocRef>) -> Vec<DocRef> {
         docs.iter().filter(|d| self.is_open(d)).cloned().collect()
+    }
+
+    /// True when root `root` pushes diagnostics for every document, open or not
+    /// (`[diagnostics].publish = "workspace"`), to a client that does not pull them.
+    pub fn publishes_workspace(&self, root: usize) -> bool {
+        !self.flags.pull_diagnostics
+            && self
+                .roots
+                .get(root)
+                .is_some_and(|r| r.ws().config().diagnostics.publish == PublishScope::Workspace)
+    }
+
+    /// The documents among `docs` whose diagnostics are pushed: the open ones, and every
+    /// one of a root that publishes for the whole workspace.
+    pub fn pushed_among(&self, docs: &BTreeSet<DocRef>) -> Vec<DocRef> {
+        docs.iter()
+            .filter(|d| self.is_open(d) || self.publishes_workspace(d.root))
+            .cloned()
+            .collect()
+    }
+
+    /// Forgets the cached diagnostics of `docs` (a mutation may have changed them).
+    pub fn invalidate(&mut self, docs: &BTreeSet<DocRef>) {
+        for doc in docs {
+            if let Some(root) = self.roots.get_mut(doc.root) {
+                root.diagnostics.remove(&doc.path);
+            }
+        }
     }
 }

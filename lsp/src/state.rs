@@ -109,32 +109,14 @@ impl ServerState {
             !affected.is_empty()
         };
         let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
+        session.invalidate(&affected);
         // Diagnostics pushed for open documents also give their broken-link counts.
         let mut counted = HashMap::new();
         let batch = if session.flags.pull_diagnostics {
             Vec::new()
         } else {
             guarded(method, || {
-                let mut batch = Batch::new();
-                for doc in session.open_among(&affected) {
-                    let Some(uri) = session.uri(doc.root, &doc.path) else {
-                        continue;
-                    };
-                    let version = session
-                        .open
-                        .get(&session.abs_path(doc.root, &doc.path))
-                        .copied();
-                    let items = handlers::diagnostics::for_document(&session, &doc);
-                    counted.insert(
-                        doc,
-                        items
-                            .iter()
-                            .filter(|d| d.severity == Some(DiagnosticSeverity::ERROR))
-                            .count(),
-                    );
-                    batch.push((uri, items, version));
-                }
-                Ok(batch)
+                Ok(push_batch(&mut session, &affected, &mut counted))
             })
             .unwrap_or_default()
         };
@@ -149,6 +131,29 @@ impl ServerState {
             batch,
             refresh,
             status,
+        }
+    }
+
+    /// After the initial scan: the diagnostics of every document, of the roots that
+    /// publish for the whole workspace (`[diagnostics].publish = "workspace"`), for a
+    /// client that does not pull (documents without diagnostics are not sent).
+    pub(crate) fn push_workspace(&self) -> Outcome {
+        let mut session = self.lock();
+        if session.flags.pull_diagnostics {
+            return Outcome::default();
+        }
+        let docs = session
+            .all_documents()
+            .into_iter()
+            .filter(|d| session.publishes_workspace(d.root))
+            .collect();
+        let batch = guarded("initialized", || {
+            Ok(push_batch(&mut session, &docs, &mut HashMap::new()))
+        })
+        .unwrap_or_default();
+        Outcome {
+            batch,
+            ..Outcome::default()
         }
     }
 
@@ -173,4 +178,77 @@ impl ServerState {
         });
         self.publish(result).await;
     }
+}
+
+/// The diagnostics to push for `docs` (after a mutation dropped their cached ones): each
+/// open document's, and with `[diagnostics].publish = "workspace"` each closed one's too —
+/// a closed one only when it has diagnostics or had some pushed before, since the client
+/// shows nothing for it otherwise. Closed documents pushed before that are no longer
+/// pushed (deleted, or the setting went back to `open`) get an empty list. Error counts of
+/// the documents pushed go into `counted`.
+fn push_batch(
+    session: &mut Session,
+    docs: &BTreeSet<DocRef>,
+    counted: &mut HashMap<DocRef, usize>,
+) -> Batch {
+    let mut batch = Batch::new();
+    for doc in session.pushed_among(docs) {
+        let Some(uri) = session.uri(doc.root, &doc.path) else {
+            continue;
+        };
+        let version = session
+            .open
+            .get(&session.abs_path(doc.root, &doc.path))
+            .copied();
+        let items = handlers::diagnostics::cached(session, &doc)
+            .map(|c| c.items.clone())
+            .unwrap_or_default();
+        counted.insert(
+            doc.clone(),
+            items
+                .iter()
+                .filter(|d| d.severity == Some(DiagnosticSeverity::ERROR))
+                .count(),
+        );
+        let pushed = &mut session.roots[doc.root].pushed;
+        if version.is_none() {
+            let before = if items.is_empty() {
+                pushed.remove(&doc.path)
+            } else {
+                !pushed.insert(doc.path.clone())
+            };
+            if items.is_empty() && !before {
+                continue;
+            }
+        }
+        batch.push((uri, items, version));
+    }
+    for i in 0..session.roots.len() {
+        let stale: Vec<String> = session.roots[i]
+            .pushed
+            .iter()
+            .filter(|path| {
+                let doc = DocRef {
+                    root: i,
+                    path: (*path).clone(),
+                };
+                session.entry(&doc).is_none()
+                    || session.is_open(&doc)
+                    || !session.publishes_workspace(i)
+            })
+            .cloned()
+            .collect();
+        for path in stale {
+            session.roots[i].pushed.remove(&path);
+            let doc = DocRef { root: i, path };
+            if session.is_open(&doc) {
+                // The open buffer's diagnostics are pushed with its version.
+                continue;
+            }
+            if let Some(uri) = session.uri(i, &doc.path) {
+                batch.push((uri, Vec::new(), None));
+            }
+        }
+    }
+    batch
 }

@@ -6,6 +6,9 @@
 //! - The server's resident memory (VmRSS) after that answer.
 //! - The median and 90th percentile time from a `didChange` to the
 //!   `publishDiagnostics` of that version, on one (large) document of a root.
+//! - For a client that pulls diagnostics: the time of a first `workspace/diagnostic` over
+//!   the startup root, of a repeat with every `previousResultId` (all `unchanged`), and of
+//!   a repeat after an edit to one reported document.
 //!
 //! These are figures, not tests: a shared machine makes them vary.
 
@@ -102,10 +105,14 @@ impl Server {
     }
 
     fn initialize(&mut self, root: &Path) -> Result<()> {
+        self.initialize_with(root, json!({"general": {"positionEncodings": ["utf-16"]}}))
+    }
+
+    fn initialize_with(&mut self, root: &Path, capabilities: Value) -> Result<()> {
         let uri = file_uri(root)?;
         self.request(
             "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
+            json!({"processId": null, "rootUri": null, "capabilities": capabilities,
                    "workspaceFolders": [{"uri": uri, "name": "bench"}]}),
         )?;
         self.notify("initialized", json!({}))
@@ -200,6 +207,101 @@ fn keystrokes(root: &Path, file: &Path, edits: usize) -> Result<(Vec<f64>, usize
     Ok((times, n_diagnostics))
 }
 
+/// The figures of [`workspace_diagnostics`]: times in ms and counts of reports.
+struct PullFigures {
+    full_ms: f64,
+    reports: usize,
+    problems: usize,
+    repeat_ms: f64,
+    unchanged: usize,
+    edited_ms: Option<f64>,
+    edited_full: usize,
+}
+
+/// `workspace/diagnostic` on `root` for a pulling client: the first pull, a repeat with
+/// every result id, and a repeat after one edit (a typed character on the first line of
+/// the first reported document).
+fn workspace_diagnostics(root: &Path) -> Result<PullFigures> {
+    let mut server = Server::spawn()?;
+    server.initialize_with(
+        root,
+        json!({"general": {"positionEncodings": ["utf-16"]},
+               "textDocument": {"diagnostic": {}},
+               "workspace": {"diagnostics": {"refreshSupport": true}}}),
+    )?;
+    // The first request waits for the initial scan.
+    server.request("workspace/symbol", json!({"query": "x"}))?;
+    let pull = |server: &mut Server, previous: &Value| -> Result<(f64, Vec<Value>)> {
+        let sent = Instant::now();
+        let r = server.request(
+            "workspace/diagnostic",
+            json!({"previousResultIds": previous}),
+        )?;
+        let elapsed = ms(sent.elapsed());
+        Ok((elapsed, r["items"].as_array().cloned().unwrap_or_default()))
+    };
+    let (full_ms, reports) = pull(&mut server, &json!([]))?;
+    let problems = reports
+        .iter()
+        .map(|r| r["items"].as_array().map_or(0, Vec::len))
+        .sum();
+    let previous: Vec<Value> = reports
+        .iter()
+        .map(|r| json!({"uri": r["uri"], "value": r["resultId"]}))
+        .collect();
+    let previous = Value::Array(previous);
+    let (repeat_ms, again) = pull(&mut server, &previous)?;
+    let unchanged = again.iter().filter(|r| r["kind"] == "unchanged").count();
+    let (mut edited_ms, mut edited_full) = (None, 0);
+    if let Some(uri) = reports.first().and_then(|r| r["uri"].as_str()) {
+        let path = uri.strip_prefix("file://").unwrap_or(uri);
+        let text = std::fs::read_to_string(percent_decode(path))?;
+        server.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}),
+        )?;
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "x"}]}),
+        )?;
+        let (t, after) = pull(&mut server, &previous)?;
+        edited_ms = Some(t);
+        edited_full = after.iter().filter(|r| r["kind"] == "full").count();
+    }
+    server.stop();
+    Ok(PullFigures {
+        full_ms,
+        reports: reports.len(),
+        problems,
+        repeat_ms,
+        unchanged,
+        edited_ms,
+        edited_full,
+    })
+}
+
+/// Percent-decodes a URI path (the reverse of [`file_uri`]).
+fn percent_decode(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = path
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -229,6 +331,19 @@ pub fn run(
             ))
         );
     }
+    let pull = workspace_diagnostics(symbols_root)?;
+    println!(
+        "workspace/diagnostic: {} — first pull {:.0} ms ({} documents reported, {} problems); repeat with every previousResultId {:.0} ms ({} unchanged); after one edit {} ({} full reports)",
+        symbols_root.display(),
+        pull.full_ms,
+        pull.reports,
+        pull.problems,
+        pull.repeat_ms,
+        pull.unchanged,
+        pull.edited_ms
+            .map_or("not measured".to_string(), |t| format!("{t:.0} ms")),
+        pull.edited_full,
+    );
     let file: PathBuf = if edit_file.is_absolute() {
         edit_file.to_path_buf()
     } else {

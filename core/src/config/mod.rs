@@ -211,8 +211,23 @@ pub struct DiagnosticsConfig {
     pub silence_targets: Vec<String>,
     /// Compare fragments with headings case-sensitively (default: case-insensitive, as GitHub).
     pub fragment_case_sensitive: bool,
+    /// Which documents `folio lsp` pushes diagnostics for, to a client that does not pull them.
+    pub publish: PublishScope,
     #[serde(skip)]
     compiled_targets: Option<GlobSet>,
+}
+
+/// Which documents the language server pushes diagnostics for (`[diagnostics].publish`),
+/// when the client does not pull them (a pulling client asks for what it shows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PublishScope {
+    /// The documents open in the editor (the default).
+    #[default]
+    Open,
+    /// Every document of the workspace, open or not (for clients that list the
+    /// workspace's problems from pushed diagnostics only).
+    Workspace,
 }
 
 impl DiagnosticsConfig {
