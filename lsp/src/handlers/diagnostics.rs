@@ -128,6 +128,20 @@ pub fn workspace(
     let mut items = Vec::new();
     for doc in s.all_documents() {
         let held = previous.remove(&doc);
+        let Some(current) = cached(s, &doc) else {
+            continue;
+        };
+        let unchanged = held.map(|(_, id)| id) == Some(current.result_id.as_str());
+        // A clean document the client holds nothing for: nothing to say (and no URI to build).
+        if held.is_none() && current.items.is_empty() {
+            continue;
+        }
+        let result_id = current.result_id.clone();
+        let diagnostics = if unchanged {
+            Vec::new()
+        } else {
+            current.items.clone()
+        };
         let Some(uri) = held
             .map(|(u, _)| u.clone())
             .or_else(|| s.uri(doc.root, &doc.path))
@@ -138,27 +152,19 @@ pub fn workspace(
             .open
             .get(&s.abs_path(doc.root, &doc.path))
             .map(|v| i64::from(*v));
-        let Some(current) = cached(s, &doc) else {
-            continue;
-        };
-        if held.map(|(_, id)| id) == Some(current.result_id.as_str()) {
-            items.push(WorkspaceDocumentDiagnosticReport::Unchanged(
+        items.push(if unchanged {
+            WorkspaceDocumentDiagnosticReport::Unchanged(
                 WorkspaceUnchangedDocumentDiagnosticReport {
                     uri,
                     version,
                     unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
-                        result_id: current.result_id.clone(),
+                        result_id,
                     },
                 },
-            ));
-        } else if held.is_some() || !current.items.is_empty() {
-            items.push(full(
-                uri,
-                version,
-                Some(current.result_id.clone()),
-                current.items.clone(),
-            ));
-        }
+            )
+        } else {
+            full(uri, version, Some(result_id), diagnostics)
+        });
     }
     // Documents the client still shows that are gone: an empty report clears them.
     gone.extend(previous.into_values().map(|(u, _)| u));
