@@ -516,10 +516,11 @@ fn cli_remote_endpoint_needs_the_users_permission() {
         &openai_toml("https://embed.example.invalid/v1"),
     );
     let r = root.to_str().unwrap();
-    let refusal = "the embedding endpoint `https://embed.example.invalid` (from the workspace's folio.toml) is not on this \
-                   machine; remote endpoints are refused unless you allow them in your own config (`[embed] allow_remote = \
-                   true` in ~/.config/folio/config.toml) or with --allow-remote-embeddings; a workspace's folio.toml cannot \
-                   allow them";
+    // A remote endpoint the workspace names is never used, however the user allows them.
+    let refusal = "the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
+                   ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this \
+                   machine. To send your notes to it, set [embed] provider and endpoint in your own config \
+                   (~/.config/folio/config.toml) and allow it there";
     let out = folio(&["index", "--root", r], &home, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out), format!("folio: error: {refusal}\n"));
@@ -529,7 +530,30 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     );
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
     assert_eq!(status["embed"]["settings_error"].as_str(), Some(refusal));
+    let status = json(&folio(
+        &["status", "--root", r, "--json", "--allow-remote-embeddings"],
+        &home,
+        &[],
+    ));
+    assert_eq!(status["embed"]["settings_error"].as_str(), Some(refusal));
+    write(&home, "folio/config.toml", "[embed]\nallow_remote = true\n");
+    let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
+    assert_eq!(status["embed"]["settings_error"].as_str(), Some(refusal));
 
+    // The same endpoint in the user's own config: refused until the user allows it.
+    std::fs::remove_file(root.join("folio.toml")).unwrap();
+    let users = openai_toml("https://embed.example.invalid/v1");
+    write(&home, "folio/config.toml", &users);
+    let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
+    assert_eq!(
+        status["embed"]["settings_error"].as_str(),
+        Some(
+            "the embedding endpoint `https://embed.example.invalid` (from your config.toml) is not on this \
+             machine; remote endpoints are refused unless you allow them in your own config (`[embed] allow_remote = \
+             true` in ~/.config/folio/config.toml) or with --allow-remote-embeddings; a workspace's folio.toml cannot \
+             allow them"
+        )
+    );
     // The flag allows it.
     let status = json(&folio(
         &["status", "--root", r, "--json", "--allow-remote-embeddings"],
@@ -547,7 +571,11 @@ fn cli_remote_endpoint_needs_the_users_permission() {
         )
     );
     // So does the user's own config.
-    write(&home, "folio/config.toml", "[embed]\nallow_remote = true\n");
+    write(
+        &home,
+        "folio/config.toml",
+        &format!("{users}allow_remote = true\n"),
+    );
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
     assert_eq!(status["embed"]["settings_error"], serde_json::Value::Null);
     std::fs::remove_file(home.join("folio/config.toml")).unwrap();
