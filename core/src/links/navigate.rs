@@ -40,6 +40,14 @@ pub fn heading_at(parsed: &Parsed, offset: usize) -> Option<usize> {
         .position(|h| touches(&h.range, offset))
 }
 
+/// The index of the block id (`^id`, its marker's bytes) that contains `offset`.
+pub fn block_id_at(parsed: &Parsed, offset: usize) -> Option<usize> {
+    parsed
+        .block_ids
+        .iter()
+        .position(|(_, range)| touches(range, offset))
+}
+
 /// The index of the link reference definition whose label contains `offset`.
 pub fn definition_at(parsed: &Parsed, offset: usize) -> Option<usize> {
     parsed
@@ -309,6 +317,29 @@ pub fn references_to_heading(ws: &Workspace, path: &str, heading_idx: usize) -> 
                 || (wiki
                     && first.is_none()
                     && heading_path(&parsed, f, case_sensitive) == Some(heading_idx))
+        }
+        _ => false,
+    })
+}
+
+/// Every link to block id `block_idx` of document `path` (`[[plan#^id]]`,
+/// `![[plan#^id]]`, `[x](plan.md#^id)`), matched as [`fragment_range`] matches it: the
+/// first block of that id, letter case as `fragment_case_sensitive` says.
+pub fn references_to_block(ws: &Workspace, path: &str, block_idx: usize) -> Vec<Reference> {
+    let Some(parsed) = ws.parsed(path) else {
+        return Vec::new();
+    };
+    let Some((_, range)) = parsed.block_ids.get(block_idx).cloned() else {
+        return Vec::new();
+    };
+    let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
+    collect_references(ws, |target, link| match target {
+        Target::Document {
+            path: p,
+            fragment: Some(f),
+        } if p == path && f.starts_with('^') => {
+            let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+            fragment_range(&parsed, f, wiki, case_sensitive).as_ref() == Some(&range)
         }
         _ => false,
     })

@@ -263,6 +263,54 @@ Some text ^para
 }
 
 #[test]
+fn references_to_a_block_id_are_the_links_that_name_it() {
+    let ws = workspace(
+        "
+//- /a.md
+[[plan#^milestones]] ![[plan#^MILESTONES]] [x](plan.md#^milestones) [[plan#^para]] [[plan]]
+//- /b.md
+See [[plan#^milestones|the plan]].
+//- /plan.md
+- one
+
+^milestones
+
+Some text ^para
+",
+    );
+    let plan = ws.parsed("plan.md").unwrap();
+    let at = |id: &str| plan.block_ids.iter().position(|(i, _)| i == id).unwrap();
+    let found = |b: usize| -> Vec<(String, String)> {
+        navigate::references_to_block(&ws, "plan.md", b)
+            .into_iter()
+            .map(|r| {
+                let text = ws.get(&r.path).unwrap().doc.text();
+                (r.path.clone(), text[r.range.clone()].to_string())
+            })
+            .collect()
+    };
+    assert_eq!(
+        found(at("milestones")),
+        vec![
+            ("a.md".to_string(), "[[plan#^milestones]]".to_string()),
+            ("a.md".to_string(), "![[plan#^MILESTONES]]".to_string()),
+            ("a.md".to_string(), "[x](plan.md#^milestones)".to_string()),
+            (
+                "b.md".to_string(),
+                "[[plan#^milestones|the plan]]".to_string()
+            ),
+        ]
+    );
+    assert_eq!(
+        found(at("para")),
+        vec![("a.md".to_string(), "[[plan#^para]]".to_string())]
+    );
+    // The cursor on `^para` finds that block.
+    let offset = plan.block_ids[at("para")].1.start + 2;
+    assert_eq!(navigate::block_id_at(&plan, offset), Some(at("para")));
+}
+
+#[test]
 fn heading_paths_name_nested_headings() {
     check(
         "

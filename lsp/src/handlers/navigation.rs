@@ -4,8 +4,8 @@ use std::ops::Range;
 
 use anyhow::Result;
 use folio_core::links::navigate::{
-    Destination, Reference, definition_at, destination, heading_at, link_at,
-    references_to_definition, references_to_document, references_to_heading,
+    Destination, Reference, block_id_at, definition_at, destination, heading_at, link_at,
+    references_to_block, references_to_definition, references_to_document, references_to_heading,
 };
 use folio_core::workspace::Workspace;
 use tower_lsp_server::ls_types::{
@@ -66,6 +66,9 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
     let refs: Vec<Reference> = if let Some(h) = heading_at(parsed, c.offset) {
         declaration = Some((c.doc.path.clone(), parsed.headings[h].range.clone()));
         references_to_heading(ws, &c.doc.path, h)
+    } else if let Some(b) = block_id_at(parsed, c.offset) {
+        declaration = Some((c.doc.path.clone(), parsed.block_ids[b].1.clone()));
+        references_to_block(ws, &c.doc.path, b)
     } else if let Some(d) = definition_at(parsed, c.offset) {
         declaration = Some((
             c.doc.path.clone(),
@@ -82,9 +85,15 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
                 path,
                 range: Some(range),
             }) => {
+                let block = ws
+                    .parsed(&path)
+                    .and_then(|pp| pp.block_ids.iter().position(|(_, r)| *r == range));
                 if let Some(h) = heading_with_range(ws, &path, &range) {
                     declaration = Some((path.clone(), range.clone()));
                     references_to_heading(ws, &path, h)
+                } else if let Some(b) = block {
+                    declaration = Some((path.clone(), range.clone()));
+                    references_to_block(ws, &path, b)
                 } else if let Some(d) = ws
                     .parsed(&path)
                     .and_then(|pp| pp.definitions.iter().position(|d| d.range == range))
