@@ -292,12 +292,35 @@ pub fn references_to_document(ws: &Workspace, path: &str) -> Vec<Reference> {
     )
 }
 
-/// Every link in the workspace that leads to heading `heading_idx` of document `path`.
+/// Every link in the workspace that leads to heading `heading_idx` of document `path`:
+/// its fragment names that heading as [`fragment_range`] resolves it (the first heading
+/// that matches wins, as in a browser; a wiki heading path when none matches whole).
 pub fn references_to_heading(ws: &Workspace, path: &str, heading_idx: usize) -> Vec<Reference> {
-    let Some(parsed) = ws.parsed(path) else {
+    let Some(range) = ws
+        .parsed(path)
+        .and_then(|parsed| parsed.headings.get(heading_idx).map(|h| h.range.clone()))
+    else {
         return Vec::new();
     };
-    let Some(heading) = parsed.headings.get(heading_idx).cloned() else {
+    references_to_fragment(ws, path, &range)
+}
+
+/// Every link to block id `block_idx` of document `path` (`[[plan#^id]]`,
+/// `![[plan#^id]]`, `[x](plan.md#^id)`), matched as [`fragment_range`] matches it: the
+/// first block of that id, letter case as `fragment_case_sensitive` says.
+pub fn references_to_block(ws: &Workspace, path: &str, block_idx: usize) -> Vec<Reference> {
+    let Some(range) = ws
+        .parsed(path)
+        .and_then(|parsed| parsed.block_ids.get(block_idx).map(|(_, r)| r.clone()))
+    else {
+        return Vec::new();
+    };
+    references_to_fragment(ws, path, &range)
+}
+
+/// Every link whose fragment [`fragment_range`] resolves to `range` of document `path`.
+fn references_to_fragment(ws: &Workspace, path: &str, range: &Range<usize>) -> Vec<Reference> {
+    let Some(parsed) = ws.parsed(path) else {
         return Vec::new();
     };
     let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
@@ -307,39 +330,7 @@ pub fn references_to_heading(ws: &Workspace, path: &str, heading_idx: usize) -> 
             fragment: Some(f),
         } if p == path => {
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
-            // The first heading that matches wins, as in a browser.
-            let first = parsed
-                .headings
-                .iter()
-                .position(|h| heading_matches(h, f, wiki, case_sensitive));
-            (first == Some(heading_idx) && heading_matches(&heading, f, wiki, case_sensitive))
-                // A wiki heading path (`Setup#On Linux`) when no heading matches it whole.
-                || (wiki
-                    && first.is_none()
-                    && heading_path(&parsed, f, case_sensitive) == Some(heading_idx))
-        }
-        _ => false,
-    })
-}
-
-/// Every link to block id `block_idx` of document `path` (`[[plan#^id]]`,
-/// `![[plan#^id]]`, `[x](plan.md#^id)`), matched as [`fragment_range`] matches it: the
-/// first block of that id, letter case as `fragment_case_sensitive` says.
-pub fn references_to_block(ws: &Workspace, path: &str, block_idx: usize) -> Vec<Reference> {
-    let Some(parsed) = ws.parsed(path) else {
-        return Vec::new();
-    };
-    let Some((_, range)) = parsed.block_ids.get(block_idx).cloned() else {
-        return Vec::new();
-    };
-    let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
-    collect_references(ws, |target, link| match target {
-        Target::Document {
-            path: p,
-            fragment: Some(f),
-        } if p == path && f.starts_with('^') => {
-            let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
-            fragment_range(&parsed, f, wiki, case_sensitive).as_ref() == Some(&range)
+            fragment_range(&parsed, f, wiki, case_sensitive).as_ref() == Some(range)
         }
         _ => false,
     })
