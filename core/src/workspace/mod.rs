@@ -341,23 +341,22 @@ pub fn read_markdown_lossy_in(
     path: &str,
     cap: u64,
 ) -> Result<(String, Option<usize>), SkipReason> {
-    match read_markdown_in(root, path, cap) {
-        Ok(text) => Ok((text, None)),
-        Err(SkipReason::InvalidUtf8 { at }) => {
-            let bytes = read_bytes_in(root, path, cap)?;
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            match crate::parse::nesting_problem(&text) {
-                Some(detail) => Err(SkipReason::TooComplex { detail }),
-                None => Ok((text, Some(at))),
-            }
-        }
-        Err(other) => Err(other),
-    }
+    let (text, invalid_at) = decode(read_bytes_in(root, path, cap)?, cap)?;
+    checked_nesting(text).map(|text| (text, invalid_at))
 }
 
 /// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
 /// too deeply to parse.
 fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {
+    match decode(bytes, cap)? {
+        (text, None) => checked_nesting(text),
+        (_, Some(at)) => Err(SkipReason::InvalidUtf8 { at }),
+    }
+}
+
+/// The size cap and the NUL check, then the text: as it is when it is UTF-8, else with
+/// U+FFFD for each invalid sequence and the offset of the first.
+fn decode(bytes: Vec<u8>, cap: u64) -> Result<(String, Option<usize>), SkipReason> {
     if bytes.len() as u64 > cap {
         return Err(SkipReason::TooLarge {
             size: bytes.len() as u64,
@@ -367,9 +366,17 @@ fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {
     if bytes.contains(&0) {
         return Err(SkipReason::Binary);
     }
-    let text = String::from_utf8(bytes).map_err(|e| SkipReason::InvalidUtf8 {
-        at: e.utf8_error().valid_up_to(),
-    })?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(e) => (
+            String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            Some(e.utf8_error().valid_up_to()),
+        ),
+    })
+}
+
+/// `text`, unless it is nested too deeply or too crowded to parse safely.
+fn checked_nesting(text: String) -> Result<String, SkipReason> {
     match crate::parse::nesting_problem(&text) {
         Some(detail) => Err(SkipReason::TooComplex { detail }),
         None => Ok(text),
