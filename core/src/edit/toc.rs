@@ -155,15 +155,6 @@ pub fn toc_list(headings: &[&Heading], style: TocStyle, eol: &str) -> String {
     out
 }
 
-/// The line break the document uses first (`\n` when it has none).
-fn line_ending(text: &str) -> &'static str {
-    match text.find(['\n', '\r']) {
-        Some(i) if text[i..].starts_with("\r\n") => "\r\n",
-        Some(i) if text[i..].starts_with('\r') => "\r",
-        _ => "\n",
-    }
-}
-
 /// The lines of `text`: (bytes of the line without its break, offset after the break).
 fn lines(text: &str) -> impl Iterator<Item = (Range<usize>, usize)> + '_ {
     let mut start = 0;
@@ -308,7 +299,7 @@ fn document_style(text: &str, parsed: &Parsed) -> TocStyle {
 /// when there is no heading to list and no table to update.
 pub fn toc_edit(text: &str, parsed: &Parsed) -> Option<TocEdit> {
     let headings = toc_headings(text, parsed);
-    let eol = line_ending(text);
+    let eol = super::dominant_eol(text);
     if let Some(region) = toc_region(text, parsed) {
         let old = &text[region.clone()];
         let style = style_of(old).unwrap_or_else(|| document_style(text, parsed));
