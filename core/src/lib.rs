@@ -31,6 +31,7 @@ pub mod pointer;
 pub mod search;
 pub mod similarity_graph;
 pub mod store;
+pub mod tags;
 pub mod workspace;
 pub mod write;
 

@@ -77,11 +77,23 @@ pub struct TopicEntry {
     pub children: Vec<TopicNode>,
 }
 
+/// One tag of `kb_list_topics`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TagEntry {
+    /// The tag without `#` (`project/alpha`): from frontmatter `tags` or an inline `#tag`.
+    pub tag: String,
+    /// Indexed documents carrying exactly this tag (not counting nested tags).
+    pub document_count: usize,
+}
+
 /// `kb_list_topics` output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ListTopicsOutput {
     /// Root, categories and topics, sorted; use `category` / `topic` as kb_search filters.
     pub topics: Vec<TopicEntry>,
+    /// Every tag, sorted; use them as kb_search `tags_any` / `tags_all` (a tag also matches
+    /// the tags nested in it).
+    pub tags: Vec<TagEntry>,
     /// Indexed documents in all.
     pub total_documents: usize,
 }
@@ -209,7 +221,12 @@ impl Host {
 
     /// `kb_list_topics`.
     pub fn list_topics(&self) -> HostResult<ListTopicsOutput> {
-        let catalog = self.with_store(|store| store.catalog().map_err(HostError::internal))?;
+        let (catalog, tag_counts) = self.with_store(|store| {
+            Ok((
+                store.catalog().map_err(HostError::internal)?,
+                store.tag_counts().map_err(HostError::internal)?,
+            ))
+        })?;
         let mut root_count = 0;
         let mut categories: BTreeMap<String, usize> = BTreeMap::new();
         let mut topics: BTreeMap<String, (String, usize, Vec<Vec<String>>)> = BTreeMap::new();
@@ -267,6 +284,13 @@ impl Host {
         });
         Ok(ListTopicsOutput {
             topics: out,
+            tags: tag_counts
+                .into_iter()
+                .map(|(tag, document_count)| TagEntry {
+                    tag,
+                    document_count,
+                })
+                .collect(),
             total_documents: catalog.len(),
         })
     }

@@ -55,10 +55,10 @@ pub struct SearchRequest {
     /// Only this topic: the first two folders, `a/b` (or frontmatter `topic`). See kb_list_topics.
     #[serde(default)]
     pub topic: Option<String>,
-    /// Only documents whose frontmatter `tags` contain at least one of these.
+    /// Only documents carrying at least one of these tags: frontmatter `tags` or inline `#tag`s (exact, case-sensitive; `project` also matches the nested `project/alpha`). See kb_list_topics `tags`.
     #[serde(default)]
     pub tags_any: Vec<String>,
-    /// Only documents whose frontmatter `tags` contain all of these.
+    /// Only documents carrying all of these tags (matched as tags_any matches).
     #[serde(default)]
     pub tags_all: Vec<String>,
     /// Only documents with frontmatter `date` on or after this day (`YYYY-MM-DD`; the author's date, not the file time).

@@ -110,24 +110,14 @@ pub fn records(
     let parsed = parse(text);
     let fm = parsed.frontmatter.as_ref();
     let (category, topic) = path_category_topic(path);
-    let tags = match fm.and_then(|f| f.get("tags")) {
-        // `tags: [2024, release]`: YAML reads 2024 as a number; it is the tag "2024".
-        Some(serde_json::Value::Array(items)) => items
-            .iter()
-            .filter_map(|v| match v {
-                serde_json::Value::String(s) => Some(s.clone()),
-                serde_json::Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .collect(),
-        Some(serde_json::Value::Number(n)) => vec![n.to_string()],
-        Some(serde_json::Value::String(s)) => s
-            .split([',', ' '])
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .collect(),
-        _ => Vec::new(),
-    };
+    // Frontmatter and inline tags (`parse` reads both), each name once.
+    let mut seen = std::collections::HashSet::new();
+    let tags: Vec<String> = parsed
+        .tags
+        .iter()
+        .filter(|t| seen.insert(t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect();
     // YAML reads an unquoted 2024-01-31 as a string; keep only well-formed dates.
     let date = frontmatter_str(fm, "date")
         .map(|d| d.chars().take(10).collect::<String>())
@@ -286,6 +276,8 @@ pub fn index_root(
         });
     }
     let indexed = store.documents()?;
+    // After a schema migration that changed what a document's records hold.
+    let record_again = store.meta(crate::store::schema::RECORD_AGAIN)?.is_some();
     let total = scan.markdown.len();
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
@@ -299,7 +291,7 @@ pub fn index_root(
             }),
             Ok((text, _)) => {
                 let hash = hex(hash_bytes(text.as_bytes()));
-                if !force && indexed.get(path) == Some(&hash) {
+                if !force && !record_again && indexed.get(path) == Some(&hash) {
                     FileOutcome::Unchanged
                 } else {
                     let mtime_ms = std::fs::metadata(&abs)
@@ -346,6 +338,7 @@ pub fn index_root(
         .collect();
     let root_changed = recorded.as_deref() != Some(root_str.as_str());
     let any_change = force
+        || record_again
         || root_changed
         || !vanished.is_empty()
         || outcomes
@@ -361,6 +354,9 @@ pub fn index_root(
         let mut batch = store.batch()?;
         if root_changed {
             batch.set_meta("root", &root_str)?;
+        }
+        if record_again {
+            batch.delete_meta(crate::store::schema::RECORD_AGAIN)?;
         }
         for outcome in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {

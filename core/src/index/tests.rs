@@ -379,8 +379,9 @@ fn frontmatter_title_aliases_and_tags_are_searchable() {
 
 /// A version 4 index (before frontmatter terms) is migrated when opened, not rebuilt:
 /// its full-text rows are written again from its own tables, so the title is searchable
-/// at once, no file is parsed again and no vector is embedded again. A version 4 file
-/// that cannot be migrated (its full-text table is gone) is rebuilt.
+/// at once and no vector is embedded again. The step to version 6 (inline tags) asks the
+/// next pass to record every document again, which embeds nothing either. A version 4
+/// file that cannot be migrated (its full-text table is gone) is rebuilt.
 #[test]
 fn a_version_4_index_is_migrated_keeping_its_vectors() {
     use crate::embed::pass::{EmbedProgress, embed_pending};
@@ -456,6 +457,20 @@ fn a_version_4_index_is_migrated_keeping_its_vectors() {
     );
     drop(store);
     let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((summary.indexed, summary.unchanged), (2, 0));
+    let mut store = Store::open(&db).unwrap();
+    assert_eq!(store.documents().unwrap(), hashes);
+    assert_eq!(store.meta("record_again").unwrap(), None);
+    let after = embed_pending(
+        &mut store,
+        &e,
+        &EmbedProgress::new(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!((after.embedded, after.removed), (0, 0), "{after:?}");
+    drop(store);
+    let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!((summary.indexed, summary.unchanged), (0, 2));
 
     // A damaged version 4 file: rebuilt, then indexed afresh.
@@ -477,4 +492,81 @@ fn a_version_4_index_is_migrated_keeping_its_vectors() {
     let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert_eq!((summary.indexed, summary.unchanged), (2, 0));
     assert_eq!(paths(&Store::open(&db).unwrap(), "zettelkasten"), ["a.md"]);
+}
+
+/// Inline `#tag`s are tags of the document beside its frontmatter tags: recorded once
+/// each, listed with their counts, and matched by `tags_any` / `tags_all`, a tag also
+/// matching the tags nested in it. A version 5 index (frontmatter tags only) is migrated
+/// and its next pass records the inline tags.
+#[test]
+fn inline_tags_are_indexed_listed_and_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(
+        &root,
+        "a.md",
+        b"---\ntags: [plan]\n---\n# Alpha #draft\n\nWork on #project/alpha and #plan, not `#code` or C#. Shared.\n",
+    );
+    write(
+        &root,
+        "b.md",
+        b"# Beta\n\n#project notes, issue #42. Shared.\n",
+    );
+    write(
+        &root,
+        "c.md",
+        b"# Gamma\n\nNothing tagged: see [x](#project). Shared.\n",
+    );
+    let db = root.join(".folio/index.db");
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    let store = Store::open(&db).unwrap();
+    assert_eq!(
+        store.tag_counts().unwrap(),
+        [
+            ("draft".to_owned(), 1),
+            ("plan".to_owned(), 1),
+            ("project".to_owned(), 1),
+            ("project/alpha".to_owned(), 1)
+        ]
+    );
+    let paths = |any: &[&str], all: &[&str]| -> Vec<String> {
+        let mut q = SearchQuery::new("shared");
+        q.tags_any = any.iter().map(|t| t.to_string()).collect();
+        q.tags_all = all.iter().map(|t| t.to_string()).collect();
+        let mut p: Vec<String> = store
+            .search_lexical(&q)
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|h| h.path)
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    };
+    assert_eq!(paths(&["project"], &[]), ["a.md", "b.md"]);
+    assert_eq!(paths(&["project/alpha"], &[]), ["a.md"]);
+    assert_eq!(paths(&["proj"], &[]), Vec::<String>::new());
+    assert_eq!(paths(&[], &["project", "draft"]), ["a.md"]);
+    assert_eq!(paths(&[], &["project", "plan", "draft"]), ["a.md"]);
+    assert_eq!(paths(&[], &["project", "beta"]), Vec::<String>::new());
+    assert_eq!(paths(&["code", "42"], &[]), Vec::<String>::new());
+
+    // A version 5 file recorded before inline tags: migrated, then recorded again.
+    store
+        .conn()
+        .execute_batch(
+            "UPDATE documents SET tags_json = '[\"plan\"]' WHERE path = 'a.md';
+             UPDATE documents SET tags_json = '[]' WHERE path = 'b.md';
+             UPDATE meta SET value = '5' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    drop(store);
+    let store = Store::open(&db).unwrap();
+    assert!(!store.was_rebuilt());
+    assert_eq!(store.tag_counts().unwrap(), [("plan".to_owned(), 1)]);
+    drop(store);
+    let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((summary.indexed, summary.unchanged), (3, 0));
+    assert_eq!(Store::open(&db).unwrap().tag_counts().unwrap().len(), 4);
 }

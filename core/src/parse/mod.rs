@@ -24,9 +24,10 @@ pub use nesting::{
     nesting_problem,
 };
 pub use parsed::{
-    Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Parsed, Problem,
+    Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Parsed, Problem, Tag,
 };
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
+pub use tag_syntax::within as tag_within;
 
 mod frontmatter;
 mod inline;
@@ -34,6 +35,7 @@ mod link_text;
 mod nesting;
 mod parsed;
 mod scanner;
+mod tag_syntax;
 mod walk;
 
 pub mod incremental;

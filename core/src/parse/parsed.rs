@@ -75,6 +75,19 @@ pub struct Anchor {
     pub range: Range<usize>,
 }
 
+/// A tag a document carries: `#name` in its text (Obsidian and Foam inline tags), or an
+/// entry of its frontmatter `tags` list. Rule: [`crate::tags`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tag {
+    /// The tag without `#`, as written: `project/alpha` (nested tags use `/`).
+    pub name: String,
+    /// Bytes of `#name` in the text, or of the entry in the frontmatter (the whole
+    /// frontmatter block when the entry cannot be located in its source).
+    pub range: Range<usize>,
+    /// True for a frontmatter entry, false for `#name` in the text.
+    pub in_frontmatter: bool,
+}
+
 /// A link reference definition `[label]: destination` (CommonMark 4.7).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Definition {
@@ -161,6 +174,8 @@ pub struct Parsed {
     pub footnote_definitions: Vec<(String, Range<usize>)>,
     /// Obsidian-style block ids (`^id` at the end of a block): (id, bytes).
     pub block_ids: Vec<(String, Range<usize>)>,
+    /// Tags: the frontmatter's first, then `#tag`s of the text, in source order.
+    pub tags: Vec<Tag>,
     /// Links in source order.
     pub links: Vec<Link>,
     /// Frontmatter parsed as YAML (or TOML), if present and well-formed.
@@ -200,6 +215,7 @@ impl Parsed {
             && self.definitions == other.definitions
             && self.footnote_definitions == other.footnote_definitions
             && self.block_ids == other.block_ids
+            && self.tags == other.tags
             && self.links == other.links
             && self.frontmatter == other.frontmatter
             && self.problems == other.problems

@@ -1,5 +1,5 @@
 //! The source scanner: Obsidian/Foam wiki links (`[[target#heading|alias]]`, `![[embed]]`),
-//! block ids (`^id` at the end of a block), `[text][label]` references whose label has no
+//! block ids (`^id` at the end of a block), tags (`#tag`, and the frontmatter's `tags`), `[text][label]` references whose label has no
 //! definition and `[^label]` footnotes with none. markdown-rs does not report these, so
 //! they are found in the source, outside code, HTML, math, frontmatter and the links the
 //! tree walk already found.
@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::link_text::normalize_label;
-use super::parsed::{Link, LinkKind, Parsed};
+use super::parsed::{Link, LinkKind, Parsed, Tag};
+use super::tag_syntax;
 
 /// Adds the wiki links, block ids and undefined references of `text` to `parsed`.
 ///
@@ -36,6 +37,7 @@ pub(super) fn scan(
         covered,
     };
     scanner.scan_text_constructs();
+    scanner.scan_tags();
 }
 
 /// The state of one scan.
@@ -181,6 +183,36 @@ impl Scanner<'_> {
             }
             let label = &text[range.start + 2..range.end - 1];
             self.push_undefined(range, &format!("^{label}"));
+        }
+    }
+
+    /// Finds the frontmatter's tags and the `#tag`s of the text outside code, HTML, math,
+    /// the frontmatter and links (`tag_syntax.rs` has the rule).
+    fn scan_tags(&mut self) {
+        let text = self.text;
+        if let (Some(fm), Some(block)) = (
+            self.parsed.frontmatter.as_ref(),
+            self.parsed
+                .elements
+                .iter()
+                .find(|e| e.kind == crate::pointer::ElementKind::Frontmatter),
+        ) {
+            self.parsed.tags = tag_syntax::frontmatter_tags(text, fm, block.range.clone());
+        }
+        let taken = self.taken(&std::collections::HashSet::new());
+        for m in tag_syntax::inline_regex().captures_iter(text) {
+            let raw = m.get(1).expect("tag regex has group 1");
+            let Some(name) = tag_syntax::inline_name(raw.as_str()) else {
+                continue;
+            };
+            let range = raw.start() - 1..raw.start() + name.len();
+            if !taken.overlaps(&range) {
+                self.parsed.tags.push(Tag {
+                    name: name.to_string(),
+                    range,
+                    in_frontmatter: false,
+                });
+            }
         }
     }
 

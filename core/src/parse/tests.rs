@@ -304,3 +304,36 @@ fn a_multi_line_setext_heading_is_named_on_one_line() {
         ]
     );
 }
+
+/// Inline tags: `#name` at a line start or after white space, with a letter, nested with
+/// `/`; never in code, HTML, math, links, URLs, inside a word or as a heading's marks.
+#[test]
+fn inline_tags_and_what_is_not_one() {
+    let text = "---\ntags: [\"#fm\", 2024]\n---\n\
+                #start and #project/alpha, #日本語; #trail/ #dash-ed_1.\n\
+                ## Heading #in-heading ##\n\
+                C# a#b #123 \\#escaped `#code` <span>#html</span> [#linktext](#frag) [[n#h]]\n\
+                https://example.com/#frag <https://example.com/#x>\n\
+                \n```\n#fenced\n```\n\n$$\n#math\n$$\n\n    #indented\n\n> #quoted\n- #listed\n";
+    let parsed = parse(text);
+    let tags: Vec<(&str, &str, bool)> = parsed
+        .tags
+        .iter()
+        .map(|t| (t.name.as_str(), &text[t.range.clone()], t.in_frontmatter))
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("fm", "fm", true),
+            ("2024", "2024", true),
+            ("start", "#start", false),
+            ("project/alpha", "#project/alpha", false),
+            ("日本語", "#日本語", false),
+            ("trail", "#trail", false),
+            ("dash-ed_1", "#dash-ed_1", false),
+            ("in-heading", "#in-heading", false),
+            ("quoted", "#quoted", false),
+            ("listed", "#listed", false),
+        ]
+    );
+}

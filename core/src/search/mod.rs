@@ -44,9 +44,10 @@ pub struct SearchQuery {
     pub category: Option<String>,
     /// Only documents whose topic (first two folders, `a/b`) is exactly this.
     pub topic: Option<String>,
-    /// Only documents with at least one of these tags (exact match).
+    /// Only documents with at least one of these tags (frontmatter or inline `#tag`;
+    /// exact match, or a tag nested in it: `project` matches `project/alpha`).
     pub tags_any: Vec<String>,
-    /// Only documents with all of these tags (exact match).
+    /// Only documents with all of these tags (matched as `tags_any` matches).
     pub tags_all: Vec<String>,
     /// Only documents dated on or after this `YYYY-MM-DD` date.
     pub date_from: Option<String>,
@@ -310,29 +311,38 @@ pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError
     if let Some(topic) = &search.topic {
         filters.add("topic", "d.topic = {}", vec![Value::Text(topic.clone())]);
     }
+    // A tag matches itself and the tags nested in it (`project` matches `project/alpha`):
+    // `parse::tag_within` in SQL.
+    const TAG_WITHIN: &str = "(value = {} OR substr(value, 1, length({}) + 1) = {} || '/')";
     let tags_any = dedup(&search.tags_any);
     if !tags_any.is_empty() {
-        let placeholders = vec!["{}"; tags_any.len()].join(", ");
-        let clause = format!(
-            "EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE value IN ({placeholders}))"
-        );
+        let any = vec![TAG_WITHIN; tags_any.len()].join(" OR ");
+        let clause = format!("EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE {any})");
         filters.add(
             "tags_any",
             &clause,
-            tags_any.into_iter().map(Value::Text).collect(),
+            tags_any
+                .into_iter()
+                .flat_map(|t| [t.clone(), t.clone(), t])
+                .map(Value::Text)
+                .collect(),
         );
     }
     let tags_all = dedup(&search.tags_all);
     if !tags_all.is_empty() {
-        let n = tags_all.len();
-        let placeholders = vec!["{}"; n].join(", ");
-        let clause = format!(
-            "(SELECT count(DISTINCT value) FROM json_each(d.tags_json) WHERE value IN ({placeholders})) = {n}"
-        );
+        let all = vec![
+            format!("EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE {TAG_WITHIN})");
+            tags_all.len()
+        ]
+        .join(" AND ");
         filters.add(
             "tags_all",
-            &clause,
-            tags_all.into_iter().map(Value::Text).collect(),
+            &format!("({all})"),
+            tags_all
+                .into_iter()
+                .flat_map(|t| [t.clone(), t.clone(), t])
+                .map(Value::Text)
+                .collect(),
         );
     }
     if let Some(from) = &search.date_from {

@@ -43,4 +43,20 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
+
+    /// Every tag of the indexed documents (frontmatter and inline, see
+    /// [`crate::parse::Tag`]) with the number of documents carrying it, sorted by tag.
+    pub fn tag_counts(&self) -> Result<Vec<(String, usize)>, StoreError> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT t.value, count(*) FROM documents d, json_each(d.tags_json) t
+             WHERE t.type = 'text' GROUP BY t.value ORDER BY t.value",
+        )?;
+        let rows = stmt.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                usize::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+            ))
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
 }

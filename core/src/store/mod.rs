@@ -25,7 +25,7 @@
 mod catalog;
 pub mod cjk;
 pub mod functions;
-mod schema;
+pub(crate) mod schema;
 pub mod vectors;
 
 pub use catalog::CatalogEntry;
@@ -110,7 +110,8 @@ pub struct DocRecord {
     pub category: Option<String>,
     /// First two folders of the path (`a/b`), or the frontmatter `topic`.
     pub topic: Option<String>,
-    /// Frontmatter tags, matched exactly (case-sensitive) by search filters.
+    /// Tags, each once: the frontmatter's, then the text's `#tag`s ([`crate::parse::Tag`]).
+    /// Search filters match them exactly (case-sensitive), nested tags included.
     pub tags: Vec<String>,
     /// Frontmatter date, `YYYY-MM-DD`.
     pub date: Option<String>,
@@ -571,6 +572,12 @@ impl Batch<'_> {
             "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [key, value],
         )?;
+        Ok(())
+    }
+
+    /// Removes a `meta` key (nothing when it is absent).
+    pub fn delete_meta(&mut self, key: &str) -> Result<(), StoreError> {
+        self.tx.execute("DELETE FROM meta WHERE key = ?1", [key])?;
         Ok(())
     }
 

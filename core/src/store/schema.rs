@@ -3,9 +3,9 @@
 //! The schema is versioned by one row in `meta` (`key = 'schema_version'`).
 //! A database whose version is missing, unreadable or different from
 //! [`SCHEMA_VERSION`] is never read: every object in it is dropped and the
-//! schema is created again, because the index is derived data. The one
-//! exception is version 4, migrated in place so that its vectors (costly to
-//! compute again) are kept; a version 4 file that cannot be migrated is rebuilt.
+//! schema is created again, because the index is derived data. The exceptions
+//! are versions 4 and 5, migrated in place so that their vectors (costly to
+//! compute again) are kept; such a file that cannot be migrated is rebuilt.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
@@ -21,7 +21,10 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// Version 5: `chunks_fts` has a third column, `document`: the document's frontmatter
 /// title, aliases and tags. A version 4 index is migrated in place (`MIGRATE_4_TO_5`),
 /// keeping its vectors.
-pub const SCHEMA_VERSION: u32 = 5;
+///
+/// Version 6: `documents.tags_json` holds inline `#tag`s as well as frontmatter tags. A
+/// version 4 or 5 index is migrated in place (`MIGRATE_5_TO_6`), keeping its vectors.
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The full-text table: per chunk, its heading path, its text, and the words describing
 /// its whole document (see `Batch::upsert_document`), each CJK run replaced by bigrams.
@@ -43,6 +46,16 @@ macro_rules! chunks_fts_ddl {
 /// that bumps the version. Chunk texts and content hashes do not change, so no vector
 /// is embedded again and no file needs parsing.
 const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!());
+
+/// The `meta` key that asks the next full index pass to record every document again, as
+/// if each had changed (`index::index_root` reads it and deletes it when it commits).
+pub(crate) const RECORD_AGAIN: &str = "record_again";
+
+/// From version 5 to 6: the next index pass records every document again, so that its
+/// tags include the inline ones ([`RECORD_AGAIN`]). Source hashes stay, and with them
+/// the vectors keyed by them; chunks whose text is unchanged keep their vectors too.
+const MIGRATE_5_TO_6: &str =
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('record_again', '6');";
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -213,11 +226,16 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let outcome = match read_version(&tx)? {
             Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
-            Some(Some(4)) => {
+            Some(Some(from @ (4 | 5))) => {
                 let migrated = (|| {
                     tx.execute_batch("SAVEPOINT migrate")?;
-                    tx.execute_batch(MIGRATE_4_TO_5)?;
-                    let rows = super::fill_fts(&tx)?;
+                    let rows = if from == 4 {
+                        tx.execute_batch(MIGRATE_4_TO_5)?;
+                        super::fill_fts(&tx)?
+                    } else {
+                        0
+                    };
+                    tx.execute_batch(MIGRATE_5_TO_6)?;
                     tx.execute(
                         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                         [SCHEMA_VERSION.to_string()],
@@ -228,13 +246,13 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                 match migrated {
                     Ok(rows) => {
                         tx.commit()?;
-                        tracing::info!(rows, "index migrated from schema 4 to 5; vectors kept");
+                        tracing::info!(from, rows, "index migrated to schema 6; vectors kept");
                         return Ok(SchemaOutcome::Migrated);
                     }
                     Err(err) => {
-                        // A damaged version 4 file (a table missing, say): rebuilt like any
-                        // other unreadable schema.
-                        tracing::warn!(%err, "migrating the index from schema 4 failed; rebuilding it");
+                        // A damaged version 4 or 5 file (a table missing, say): rebuilt like
+                        // any other unreadable schema.
+                        tracing::warn!(from, %err, "migrating the index failed; rebuilding it");
                         tx.execute_batch("ROLLBACK TO migrate; RELEASE migrate")?;
                         drop_everything(&tx)?;
                         SchemaOutcome::Rebuilt

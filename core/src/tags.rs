@@ -1,0 +1,110 @@
+//! Tags across a workspace: the tag at an offset, every place a tag is carried, and the
+//! tags known in the workspace with how many documents carry each.
+//!
+//! A document's tags ([`crate::parse::Tag`]) are its frontmatter `tags` and the `#tag`s
+//! of its text; the syntax is `parse`'s (`parse/tag_syntax.rs`). Tags compare exactly,
+//! and a tag also stands for the tags nested in it ([`crate::parse::tag_within`]): the
+//! references of `project` include `#project/alpha`. The search filters `tags_any` and
+//! `tags_all` apply the same rule to the index (`search::build_filters`).
+
+use std::collections::BTreeMap;
+
+use crate::links::navigate::Reference;
+use crate::parse::{Parsed, Tag, tag_within};
+use crate::workspace::Workspace;
+
+/// The tag whose bytes contain `offset` (its end included, so a cursor right after
+/// `#tag` still touches it).
+pub fn tag_at(parsed: &Parsed, offset: usize) -> Option<&Tag> {
+    parsed
+        .tags
+        .iter()
+        .find(|t| t.range.start <= offset && offset <= t.range.end)
+}
+
+/// Every tag carried in the workspace that is `name` or nested in it, in path then
+/// source order: `#name` in text, and frontmatter entries (their range is the entry, or
+/// the whole frontmatter when the entry could not be located).
+pub fn references_to_tag(ws: &Workspace, name: &str) -> Vec<Reference> {
+    let mut out = Vec::new();
+    for path in ws.document_paths() {
+        let Some(parsed) = ws.parsed(path) else {
+            continue;
+        };
+        out.extend(
+            parsed
+                .tags
+                .iter()
+                .filter(|t| tag_within(&t.name, name))
+                .map(|t| Reference {
+                    path: path.to_string(),
+                    range: t.range.clone(),
+                }),
+        );
+    }
+    out
+}
+
+/// Every tag of the workspace with the number of documents carrying it exactly (nested
+/// tags are counted under their own name), sorted by tag.
+pub fn workspace_tags(ws: &Workspace) -> BTreeMap<String, usize> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for path in ws.document_paths() {
+        let Some(parsed) = ws.parsed(path) else {
+            continue;
+        };
+        let mut names: Vec<&str> = parsed.tags.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            *counts.entry(name.to_string()).or_default() += 1;
+        }
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::workspace;
+
+    #[test]
+    fn references_cover_inline_frontmatter_and_nested_tags() {
+        let ws = workspace(
+            "//- /a.md\n---\ntags: [project]\n---\n# A\n\nSee #project/alpha and #projects.\n\
+             //- /b.md\n# B #project\n\n`#project` and <b>#project</b>\n\
+             //- /c.md\n# C\n\n    #project in indented code\n",
+        );
+        let found: Vec<(String, String)> = references_to_tag(&ws, "project")
+            .into_iter()
+            .map(|r| {
+                let text = ws.get(&r.path).unwrap().doc.text();
+                (r.path, text[r.range].to_string())
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("a.md".to_string(), "project".to_string()),
+                ("a.md".to_string(), "#project/alpha".to_string()),
+                ("b.md".to_string(), "#project".to_string()),
+            ]
+        );
+        assert_eq!(references_to_tag(&ws, "project/alpha").len(), 1);
+        assert_eq!(
+            workspace_tags(&ws).into_iter().collect::<Vec<_>>(),
+            [
+                ("project".to_string(), 2),
+                ("project/alpha".to_string(), 1),
+                ("projects".to_string(), 1)
+            ]
+        );
+        let a = ws.parsed("a.md").unwrap();
+        let offset = a.tags[1].range.start + 3;
+        assert_eq!(
+            tag_at(&a, offset).map(|t| t.name.as_str()),
+            Some("project/alpha")
+        );
+        assert_eq!(tag_at(&a, 0), None);
+    }
+}
