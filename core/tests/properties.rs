@@ -15,7 +15,7 @@ use folio_core::edit::{PatchKind, PatchOp, apply_patch};
 use folio_core::links::{diagnostics, resolve_link};
 use folio_core::parse::incremental::IncrementalParser;
 use folio_core::parse::slug::slug;
-use folio_core::parse::{Resolution, parse, resolve_pointer};
+use folio_core::parse::{ElementKind, Resolution, parse, resolve_pointer};
 use folio_core::pointer::Pointer;
 use folio_core::workspace::{DocEntry, Origin, Workspace};
 use proptest::prelude::*;
@@ -82,6 +82,9 @@ const PIECES: &[&str] = &[
     "https://example.com/a_(b)",
     "title: T\n",
     "tags: [a]\n",
+    "#tag",
+    " #a/b/",
+    "#1",
 ];
 
 /// Markdown-like text of up to `max` pieces.
@@ -106,7 +109,7 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
 proptest! {
     /// Any text parses; every range lies on char boundaries inside the text; elements
     /// come in source order with their subtree enclosing their own range; line numbers
-    /// are within the text's lines.
+    /// are within the text's lines; tags are where they say.
     #[test]
     fn parse_is_total_and_ranges_are_sound(text in any_text()) {
         let parsed = parse(&text);
@@ -129,6 +132,17 @@ proptest! {
             prop_assert!(l.range.end <= text.len() && text.is_char_boundary(l.range.start) && text.is_char_boundary(l.range.end), "{l:?}");
             for r in [&l.dest_range, &l.fragment_range].into_iter().flatten() {
                 prop_assert!(l.range.start <= r.start && r.end <= l.range.end, "{l:?}");
+            }
+        }
+        // An inline tag's bytes are `#` and its name, outside every link; a frontmatter
+        // tag lies in the frontmatter.
+        for t in &parsed.tags {
+            prop_assert!(t.range.end <= text.len() && text.is_char_boundary(t.range.start) && text.is_char_boundary(t.range.end), "{t:?}");
+            if t.in_frontmatter {
+                prop_assert!(parsed.elements.iter().any(|e| e.kind == ElementKind::Frontmatter && e.range.start <= t.range.start && t.range.end <= e.range.end), "{t:?}");
+            } else {
+                prop_assert_eq!(&text[t.range.clone()], format!("#{}", t.name));
+                prop_assert!(!parsed.links.iter().any(|l| l.range.start < t.range.end && t.range.start < l.range.end), "{t:?}");
             }
         }
     }

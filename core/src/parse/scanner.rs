@@ -200,12 +200,7 @@ impl Scanner<'_> {
             self.parsed.tags = tag_syntax::frontmatter_tags(text, fm, block.range.clone());
         }
         let taken = self.taken(&std::collections::HashSet::new());
-        for m in tag_syntax::inline_regex().captures_iter(text) {
-            let raw = m.get(1).expect("tag regex has group 1");
-            let Some(name) = tag_syntax::inline_name(raw.as_str()) else {
-                continue;
-            };
-            let range = raw.start() - 1..raw.start() + name.len();
+        for (range, name) in tag_syntax::inline_candidates(text) {
             if !taken.overlaps(&range) {
                 self.parsed.tags.push(Tag {
                     name: name.to_string(),

@@ -19,13 +19,36 @@ use regex::Regex;
 
 use super::parsed::Tag;
 
-/// `#name` at a line start or after white space; group 1 is the name.
-pub(super) fn inline_regex() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?:^|\s)#([\p{L}\p{N}\p{M}_/-]+)").expect("valid regex"))
+/// Every `#name` of `text` that the rule makes a tag, before the exclusions: (the bytes
+/// of `#name`, the name).
+pub(super) fn inline_candidates(text: &str) -> Vec<(Range<usize>, &str)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices('#') {
+        if text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+        {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let len = rest
+            .char_indices()
+            .find(|&(_, c)| !is_tag_char(c))
+            .map_or(rest.len(), |(i, _)| i);
+        if let Some(name) = inline_name(&rest[..len]) {
+            out.push((at..at + 1 + name.len(), name));
+        }
+    }
+    out
 }
 
-/// The tag an inline match names: `raw` without trailing `/`, when it holds a letter.
+/// A character of a tag name: a letter or digit of any script, `_`, `-` or `/`.
+pub fn is_tag_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '/')
+}
+
+/// The tag `raw` names: without trailing `/`, when it holds a letter.
 pub(super) fn inline_name(raw: &str) -> Option<&str> {
     let name = raw.trim_end_matches('/');
     name.chars().any(char::is_alphabetic).then_some(name)
@@ -83,7 +106,7 @@ pub(super) fn frontmatter_tags(
             .find(|&at| {
                 let before = source[..at].chars().next_back();
                 let after = source[at + name.len()..].chars().next();
-                !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+                !before.is_some_and(is_tag_char) && !after.is_some_and(is_tag_char)
             });
         let range = match found {
             Some(at) => {
@@ -99,11 +122,6 @@ pub(super) fn frontmatter_tags(
         });
     }
     tags
-}
-
-/// A character that may continue a tag name.
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '/')
 }
 
 /// The `tags` key of YAML (`tags:`) or TOML (`tags =`) frontmatter, at a line start.

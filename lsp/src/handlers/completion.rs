@@ -1,5 +1,6 @@
 //! `textDocument/completion`: relative paths and `#` anchors inside `](…)`, wiki
-//! targets and their headings inside `[[…`, and reference labels inside `][…`.
+//! targets and their headings inside `[[…`, reference labels inside `][…`, and the
+//! workspace's tags after a `#` that starts a tag (outside code blocks).
 //!
 //! The context is read from the text of the cursor's line before the cursor. Every
 //! item carries a text edit that replaces what was typed of the destination, label
@@ -11,7 +12,7 @@ use std::ops::Range;
 use anyhow::Result;
 use folio_core::links::join_relative;
 use folio_core::links::rewrite::relative_path;
-use folio_core::parse::Parsed;
+use folio_core::parse::{ElementKind, Parsed};
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse,
     CompletionTextEdit, Position, TextEdit,
@@ -166,6 +167,42 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
                 }
             }
             (at(open + 2)..c.offset, items)
+        } else if let Some(hash) = typed_tag(&prefix) {
+            // Not in a code block: `#` there is a comment or a shell prompt.
+            let in_code = c.entry.parsed.elements.iter().any(|e| {
+                e.kind == ElementKind::Code && e.range.start < c.offset && c.offset <= e.range.end
+            });
+            if in_code {
+                return Ok(None);
+            }
+            let mut counts = folio_core::tags::workspace_tags(ws);
+            // The tag being typed is in the model already; it is not a suggestion of its own.
+            if let Some(tag) = folio_core::tags::tag_at(&c.entry.parsed, c.offset)
+                && c.entry
+                    .parsed
+                    .tags
+                    .iter()
+                    .filter(|t| t.name == tag.name)
+                    .count()
+                    == 1
+                && let Some(n) = counts.get_mut(&tag.name)
+            {
+                *n -= 1;
+            }
+            let items = counts
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(tag, n)| Item {
+                    label: tag,
+                    kind: CompletionItemKind::KEYWORD,
+                    detail: Some(if n == 1 {
+                        "1 note".to_string()
+                    } else {
+                        format!("{n} notes")
+                    }),
+                })
+                .collect();
+            (at(hash + 1)..c.offset, items)
         } else {
             return Ok(None);
         };
@@ -211,6 +248,19 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
         })));
     }
     Ok(Some(CompletionResponse::Array(out)))
+}
+
+/// Where the tag being typed at the end of `prefix` starts: the byte of its `#`, which
+/// begins the line or follows white space, every character after it a tag character
+/// ([`folio_core::parse::is_tag_char`]).
+fn typed_tag(prefix: &str) -> Option<usize> {
+    let hash = prefix.rfind('#')?;
+    let opens = prefix[..hash]
+        .chars()
+        .next_back()
+        .is_none_or(char::is_whitespace);
+    let typed = &prefix[hash + 1..];
+    (opens && typed.chars().all(folio_core::parse::is_tag_char)).then_some(hash)
 }
 
 fn stem(path: &str) -> &str {

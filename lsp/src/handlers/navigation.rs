@@ -7,6 +7,7 @@ use folio_core::links::navigate::{
     Destination, Reference, block_id_at, definition_at, destination, heading_at, link_at,
     references_to_block, references_to_definition, references_to_document, references_to_heading,
 };
+use folio_core::tags::{references_to_tag, tag_at};
 use folio_core::workspace::Workspace;
 use tower_lsp_server::ls_types::{
     GotoDefinitionParams, GotoDefinitionResponse, Hover, HoverContents, HoverParams, Location,
@@ -52,8 +53,9 @@ fn heading_with_range(ws: &Workspace, path: &str, range: &Range<usize>) -> Optio
         .position(|h| h.range == *range)
 }
 
-/// Links to the heading, reference definition or document under the cursor (or that
-/// the link under the cursor leads to).
+/// Every place the tag under the cursor is carried; else the links to the heading, block
+/// id, reference definition or document under the cursor (or that the link under the
+/// cursor leads to).
 pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Location>>> {
     let p = &params.text_document_position;
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
@@ -63,7 +65,10 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
     let parsed = &c.entry.parsed;
     let include_declaration = params.context.include_declaration;
     let mut declaration: Option<(String, Range<usize>)> = None;
-    let refs: Vec<Reference> = if let Some(h) = heading_at(parsed, c.offset) {
+    let refs: Vec<Reference> = if let Some(tag) = tag_at(parsed, c.offset) {
+        // Every note carrying the tag, or a tag nested in it; each is a use, none a declaration.
+        references_to_tag(ws, &tag.name)
+    } else if let Some(h) = heading_at(parsed, c.offset) {
         declaration = Some((c.doc.path.clone(), parsed.headings[h].range.clone()));
         references_to_heading(ws, &c.doc.path, h)
     } else if let Some(b) = block_id_at(parsed, c.offset) {

@@ -1,5 +1,5 @@
 //! `textDocument/documentSymbol` (headings as a tree) and `workspace/symbol` (fuzzy
-//! over headings and document titles of every root, with nucleo-matcher).
+//! over document titles, headings and tags of every root, with nucleo-matcher).
 
 use anyhow::Result;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
@@ -78,7 +78,8 @@ type Hit = (
     std::ops::Range<usize>,
 );
 
-/// Fuzzy search over every heading and document title of every root.
+/// Fuzzy search over every document title, heading and tag (`#name`, kind `Key`, once
+/// per document at its first place) of every root.
 pub fn workspace_symbol(
     s: &Session,
     params: &WorkspaceSymbolParams,
@@ -106,6 +107,22 @@ pub fn workspace_symbol(
                     SymbolKind::FILE,
                     0..0,
                 ));
+            }
+            // Each tag once per document, at its first place: `#project/alpha`.
+            let mut seen = std::collections::HashSet::new();
+            for tag in parsed.tags.iter().filter(|t| seen.insert(t.name.as_str())) {
+                let name = format!("#{}", tag.name);
+                if let Some(score) = pattern.score(Utf32Str::new(&name, &mut buf), &mut matcher) {
+                    hits.push((
+                        score,
+                        name,
+                        path.to_string(),
+                        tag.range.start,
+                        root_idx,
+                        SymbolKind::KEY,
+                        tag.range.clone(),
+                    ));
+                }
             }
             for h in &parsed.headings {
                 if let Some(score) = pattern.score(Utf32Str::new(&h.text, &mut buf), &mut matcher) {

@@ -33,6 +33,7 @@ mod links;
 mod navigation;
 mod rename;
 mod symbols;
+mod tags;
 mod watched_files;
 
 use common::{Client, Enc, pos};

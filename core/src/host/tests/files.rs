@@ -101,9 +101,51 @@ fn kb_list_topics_counts_and_tree() {
                 {"kind": "category", "category": "docs", "document_count": 2, "uri": "kb://topic/docs", "children": []},
                 {"kind": "topic", "category": "docs", "topic": "docs/more", "document_count": 1, "uri": "kb://topic/docs/more", "children": []}
             ],
+            "tags": [{"tag": "setup", "document_count": 1}],
             "total_documents": 3
         })
     );
+}
+
+/// Inline `#tag`s count beside frontmatter tags in kb_list_topics, and kb_search's
+/// `tags_any` / `tags_all` find them, a tag matching the tags nested in it.
+#[test]
+fn inline_tags_in_kb_list_topics_and_kb_search() {
+    let (dir, kb) = setup(false);
+    std::fs::write(
+        dir.path().join("docs/plan.md"),
+        "# Plan\n\nThe widget #project/alpha and #setup work, not `#code`.\n",
+    )
+    .unwrap();
+    kb.reindex_blocking(false).unwrap();
+    assert_eq!(
+        ok(kb.list_topics())["tags"],
+        json!([
+            {"tag": "project/alpha", "document_count": 1},
+            {"tag": "setup", "document_count": 2}
+        ])
+    );
+    let paths = |any: &[&str], all: &[&str]| -> Vec<String> {
+        let v = ok(kb.search(&crate::host::search::SearchRequest {
+            query: "widget".into(),
+            tags_any: any.iter().map(|t| t.to_string()).collect(),
+            tags_all: all.iter().map(|t| t.to_string()).collect(),
+            ..Default::default()
+        }));
+        let mut p: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    };
+    assert_eq!(paths(&["project"], &[]), ["docs/plan.md"]);
+    assert_eq!(paths(&["setup"], &[]), ["docs/guide.md", "docs/plan.md"]);
+    assert_eq!(paths(&[], &["setup", "project/alpha"]), ["docs/plan.md"]);
+    assert_eq!(paths(&["code"], &[]), Vec::<String>::new());
 }
 
 #[test]
