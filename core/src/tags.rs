@@ -9,8 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::links::navigate::Reference;
-use crate::parse::{Parsed, Tag, tag_within};
+use crate::document::TextEdit;
+use crate::links::navigate::{Reference, WorkspaceEdits};
+use crate::parse::{Parsed, Tag, is_tag_char, tag_within};
 use crate::workspace::Workspace;
 
 /// The tag whose bytes contain `offset` (its end included, so a cursor right after
@@ -63,6 +64,62 @@ pub fn workspace_tags(ws: &Workspace) -> BTreeMap<String, usize> {
     counts
 }
 
+/// The bytes of a tag's name: after the `#` of an inline tag, the entry itself in the
+/// frontmatter; `None` for a frontmatter entry that could not be located in its source.
+pub fn name_range(tag: &Tag) -> Option<std::ops::Range<usize>> {
+    let start = if tag.in_frontmatter {
+        tag.range.start
+    } else {
+        tag.range.start + 1
+    };
+    let end = start + tag.name.len();
+    (end == tag.range.end).then_some(start..end)
+}
+
+/// Renames tag `old` to `new` in every document: `#old` and the nested `#old/x` become
+/// `#new` and `#new/x`, in text and in frontmatter `tags`. Renaming onto an existing tag
+/// merges the two. Edits are per document, sorted and disjoint, against the current texts.
+///
+/// `new` may start with `#` (dropped). Errors: `new` is not a tag name (characters other
+/// than letters, digits, `_`, `-` and `/`, no letter, or a `/` at either end), or a
+/// document lists `old` in a frontmatter form whose entry cannot be located (nothing is
+/// renamed then, rather than half of the tag's uses).
+pub fn rename_tag(ws: &Workspace, old: &str, new: &str) -> Result<WorkspaceEdits, String> {
+    let new = new.strip_prefix('#').unwrap_or(new);
+    if new.is_empty()
+        || !new.chars().all(is_tag_char)
+        || !new.chars().any(char::is_alphabetic)
+        || new.starts_with('/')
+        || new.ends_with('/')
+    {
+        return Err(format!(
+            "`{new}` is not a tag name: use letters, digits, `_`, `-` and `/` (for nesting), with at least one letter"
+        ));
+    }
+    let mut edits = WorkspaceEdits::new();
+    for path in ws.document_paths() {
+        let Some(parsed) = ws.parsed(path) else {
+            continue;
+        };
+        for tag in parsed.tags.iter().filter(|t| tag_within(&t.name, old)) {
+            let Some(range) = name_range(tag) else {
+                return Err(format!(
+                    "{path} lists tag `{}` in its frontmatter in a form folio cannot locate; rename it there by hand first",
+                    tag.name
+                ));
+            };
+            edits.entry(path.to_string()).or_default().push(TextEdit {
+                range: range.start..range.start + old.len(),
+                new_text: new.to_string(),
+            });
+        }
+    }
+    for list in edits.values_mut() {
+        list.sort_by_key(|e| e.range.start);
+    }
+    Ok(edits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +163,42 @@ mod tests {
             Some("project/alpha")
         );
         assert_eq!(tag_at(&a, 0), None);
+    }
+
+    #[test]
+    fn renaming_a_tag_renames_its_nested_tags_and_frontmatter_entries() {
+        let ws = workspace(
+            "//- /a.md\n---\ntags: [project, other]\n---\n# A\n\n#project/alpha and #projects.\n\
+             //- /b.md\n# B\n\nSee #project.\n",
+        );
+        let edits = rename_tag(&ws, "project", "#work").unwrap();
+        let applied: Vec<(String, String)> = edits
+            .iter()
+            .map(|(path, list)| {
+                let mut text = ws.get(path).unwrap().doc.text();
+                for e in list.iter().rev() {
+                    text.replace_range(e.range.clone(), &e.new_text);
+                }
+                (path.clone(), text)
+            })
+            .collect();
+        assert_eq!(
+            applied,
+            [
+                (
+                    "a.md".to_string(),
+                    "---\ntags: [work, other]\n---\n# A\n\n#work/alpha and #projects.\n"
+                        .to_string()
+                ),
+                ("b.md".to_string(), "# B\n\nSee #work.\n".to_string()),
+            ]
+        );
+        for bad in ["", "#", "a b", "123", "/x", "x/", "a.b"] {
+            assert!(rename_tag(&ws, "project", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            rename_tag(&ws, "project", "x y").unwrap_err(),
+            "`x y` is not a tag name: use letters, digits, `_`, `-` and `/` (for nesting), with at least one letter"
+        );
     }
 }

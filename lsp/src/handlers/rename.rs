@@ -1,5 +1,5 @@
-//! `textDocument/prepareRename`, `textDocument/rename` (headings, reference labels, and
-//! from a link: the heading its fragment names or the file its path names) and
+//! `textDocument/prepareRename`, `textDocument/rename` (headings, tags, reference labels,
+//! and from a link: the heading its fragment names or the file its path names) and
 //! `workspace/willRenameFiles` (link edits for moved files and folders).
 
 use std::collections::HashMap;
@@ -14,6 +14,7 @@ use folio_core::links::rewrite::{
     reference_label_range, rename_definition, rename_heading, renamed_link_target,
 };
 use folio_core::parse::{Link, LinkKind};
+use folio_core::tags::{name_range, rename_tag, tag_at};
 use tower_lsp_server::ls_types::{
     DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
     PrepareRenameResponse, RenameFile, RenameFileOptions, RenameFilesParams, RenameParams,
@@ -41,11 +42,21 @@ enum Renamable {
     },
     /// The file a link of the cursor's document names (the cursor on the link's path).
     File { file: LinkedFile, link: Box<Link> },
+    /// A tag (with the tags nested in it), its name at `range` of the cursor's document.
+    Tag { name: String, range: Range<usize> },
 }
 
 fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
     let parsed = &c.entry.parsed;
     let ws = &s.roots[c.doc.root].ws();
+    if let Some(tag) = tag_at(parsed, c.offset)
+        && let Some(range) = name_range(tag)
+    {
+        return Some(Renamable::Tag {
+            name: tag.name.clone(),
+            range,
+        });
+    }
     if let Some(h) = heading_at(parsed, c.offset) {
         let heading = &parsed.headings[h];
         return Some(Renamable::Heading {
@@ -118,6 +129,7 @@ pub fn prepare_rename(
         | Renamable::Definition {
             range, placeholder, ..
         } => (range, placeholder),
+        Renamable::Tag { name, range } => (range, name),
         Renamable::File { file, .. } => {
             if !can_rename_files(s) {
                 bail!(NO_FILE_RENAMES);
@@ -157,8 +169,8 @@ fn text_edit(s: &Session, root: usize, path: &str, e: &CoreEdit) -> Option<TextE
     })
 }
 
-/// Renames the heading, reference label or (from a link's path) file at the cursor,
-/// updating every link to it.
+/// Renames the heading, tag, reference label or (from a link's path) file at the cursor,
+/// updating every link to it (every use of the tag and of the tags nested in it).
 pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit>> {
     let p = &params.text_document_position;
     let Some(c) = cursor(s, &p.text_document.uri, p.position) else {
@@ -166,7 +178,7 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
     };
     let Some(r) = renamable(s, &c) else {
         bail!(
-            "nothing to rename here: put the cursor on a heading, a reference label, or a link's path or #anchor"
+            "nothing to rename here: put the cursor on a heading, a tag, a reference label, or a link's path or #anchor"
         )
     };
     let ws = &s.roots[c.doc.root].ws();
@@ -180,6 +192,9 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
         Renamable::Definition { index, .. } => {
             rename_definition(ws, &c.doc.path, index, &params.new_name)
                 .map(|list| WorkspaceEdits::from([(c.doc.path.clone(), list)]))
+        }
+        Renamable::Tag { name, .. } => {
+            Some(rename_tag(ws, &name, &params.new_name).map_err(anyhow::Error::msg)?)
         }
         Renamable::File { file, link } => {
             if !can_rename_files(s) {

@@ -11,6 +11,7 @@ both_encodings!(
     tag_references,
     tag_completion,
     tag_symbols,
+    tag_rename,
     block_id_references
 );
 
@@ -130,6 +131,51 @@ async fn tag_symbols(enc: Enc) {
             {"name": "#project", "kind": 20, "location": {"uri": u, "range": range(2, 0, 2, 8)}, "containerName": "u.md"},
             {"name": "#project/alpha", "kind": 20, "location": {"uri": t, "range": range(5, enc.col(3, 5), 5, enc.col(17, 19))}, "containerName": "t.md"},
         ])
+    );
+}
+
+async fn tag_rename(enc: Enc) {
+    let mut c = start(enc).await;
+    let (t, u) = (c.uri("t.md"), c.uri("u.md"));
+    // On `#project/alpha` (after the emoji): its name, without the `#`.
+    let r = c
+        .call(
+            "textDocument/prepareRename",
+            at(&c, "t.md", 5, enc.col(6, 8)),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"range": range(5, enc.col(4, 6), 5, enc.col(17, 19)), "placeholder": "project/alpha"})
+    );
+    // Renaming `project` (from the frontmatter entry) renames the nested tag too.
+    let r = c
+        .call("textDocument/prepareRename", at(&c, "t.md", 1, 9))
+        .await;
+    assert_eq!(
+        r,
+        json!({"range": range(1, 7, 1, 14), "placeholder": "project"})
+    );
+    let mut params = at(&c, "t.md", 1, 9);
+    params["newName"] = json!("work");
+    let r = c.call("textDocument/rename", params).await;
+    assert_eq!(
+        r,
+        json!({"changes": {
+            t.clone(): [
+                {"range": range(1, 7, 1, 14), "newText": "work"},
+                {"range": range(5, enc.col(4, 6), 5, enc.col(11, 13)), "newText": "work"},
+            ],
+            u.clone(): [{"range": range(2, 1, 2, 8), "newText": "work"}],
+        }})
+    );
+    // A name that is not a tag is refused with the reason.
+    let mut params = at(&c, "u.md", 2, 3);
+    params["newName"] = json!("two words");
+    let r = c.request("textDocument/rename", params).await;
+    assert_eq!(
+        r["error"]["message"],
+        "textDocument/rename: `two words` is not a tag name: use letters, digits, `_`, `-` and `/` (for nesting), with at least one letter"
     );
 }
 
