@@ -315,6 +315,7 @@ fn bad_files_are_reported_and_the_rest_is_indexed() {
             "folio: skipped huge.md: too large (20971520 bytes; the cap is 16777216 bytes)",
             "folio: skipped image.md: binary content (NUL bytes)",
             "folio: skipped secret.md: unreadable: Permission denied (os error 13)",
+            "folio: note: latin1.md is not valid UTF-8 (first invalid byte at offset 3); read with U+FFFD replacements, and folio will not write to it",
         ]
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -599,4 +600,24 @@ fn first_run_messages_say_what_happened() {
         ),
         "{stderr}"
     );
+}
+
+/// `folio check` names a note that is not valid UTF-8: it is checked with U+FFFD
+/// replacements (its broken link reported), read-only, and not counted as skipped.
+#[test]
+fn check_names_a_note_that_is_not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.md"), "# Good\n").unwrap();
+    std::fs::write(dir.path().join("cp1252.md"), b"# Caf\xe9\n\n[x](gone.md)\n").unwrap();
+    let out = folio(&["check", "--root", dir.path().to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "folio: note: cp1252.md is not valid UTF-8 (first invalid byte at offset 5); read with U+FFFD replacements, and folio will not write to it\n\
+         folio: checked 2 documents: 1 error, 0 warnings in 1 file\n"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "cp1252.md:3:5: missing-file: file `gone.md` does not exist (resolved to `gone.md`)\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -21,6 +21,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     for s in &report.skipped {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
+    super::report_replaced(&report.replaced);
     if ws.is_empty() {
         eprintln!(
             "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"

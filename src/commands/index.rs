@@ -35,6 +35,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     }
     let summary = run_index(&r, force, true)?;
     report_skipped(&summary);
+    super::report_replaced(&summary.replaced);
     let embed_summary = match &plan {
         EmbedPlan::Ready(embedder) => {
             if force {

@@ -58,6 +58,16 @@ fn counted(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Says on stderr which notes are not valid UTF-8 and were read with U+FFFD replacements
+/// (`folio check` and `folio index`; not `search`, which would repeat it on every query).
+fn report_replaced(replaced: &[(String, usize)]) {
+    for (path, at) in replaced {
+        eprintln!(
+            "folio: note: {path} is not valid UTF-8 (first invalid byte at offset {at}); read with U+FFFD replacements, and folio will not write to it"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::counted;

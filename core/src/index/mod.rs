@@ -61,6 +61,10 @@ pub struct IndexSummary {
     pub removed: usize,
     /// Files skipped, with reasons.
     pub skipped: Vec<Skipped>,
+    /// Documents indexed that are not valid UTF-8: (path, byte offset of the first invalid
+    /// sequence), sorted by path; read with U+FFFD replacements, and read-only
+    /// ([`crate::workspace::read_markdown_lossy_in`]).
+    pub replaced: Vec<(String, usize)>,
     /// Chunks written.
     pub chunks: usize,
     /// True when the database had an incompatible schema and was rebuilt.
@@ -229,6 +233,9 @@ enum FileOutcome {
     Skipped(Skipped),
 }
 
+/// A file's outcome, with the offset of its first invalid UTF-8 sequence when it has one.
+type Outcome = (FileOutcome, Option<usize>);
+
 /// Indexes `root` into the database at `db_path`.
 ///
 /// Errors: the root is missing, the configuration is invalid, or the database fails.
@@ -282,16 +289,19 @@ pub fn index_root(
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
     let chunk_bytes = config.index.chunk_bytes.max(200);
-    let mut outcomes = parallel_map(&scan.markdown, |path| {
+    let mut outcomes: Vec<Outcome> = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
         let outcome = match read_markdown_lossy_in(root, path, cap) {
-            Err(reason) => FileOutcome::Skipped(Skipped {
-                path: path.clone(),
-                reason,
-            }),
-            Ok((text, _)) => {
+            Err(reason) => (
+                FileOutcome::Skipped(Skipped {
+                    path: path.clone(),
+                    reason,
+                }),
+                None,
+            ),
+            Ok((text, invalid_at)) => {
                 let hash = hex(hash_bytes(text.as_bytes()));
-                if !force && !record_again && indexed.get(path) == Some(&hash) {
+                let outcome = if !force && !record_again && indexed.get(path) == Some(&hash) {
                     FileOutcome::Unchanged
                 } else {
                     let mtime_ms = std::fs::metadata(&abs)
@@ -306,7 +316,8 @@ pub fn index_root(
                         mtime_ms,
                         chunk_bytes,
                     )))
-                }
+                };
+                (outcome, invalid_at)
             }
         };
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -329,7 +340,7 @@ pub fn index_root(
         .markdown
         .iter()
         .zip(&outcomes)
-        .filter(|(_, o)| !matches!(o, FileOutcome::Skipped(_)))
+        .filter(|(_, (o, _))| !matches!(o, FileOutcome::Skipped(_)))
         .map(|(p, _)| p.as_str())
         .collect();
     let vanished: Vec<&String> = indexed
@@ -343,7 +354,7 @@ pub fn index_root(
         || !vanished.is_empty()
         || outcomes
             .iter()
-            .any(|o| matches!(o, FileOutcome::Changed(_)));
+            .any(|(o, _)| matches!(o, FileOutcome::Changed(_)));
     if any_change {
         // Under the root's write lock, a document written by a folio writer since it was
         // read here is left out: that writer indexed its new text, which this pass must
@@ -358,7 +369,7 @@ pub fn index_root(
         if record_again {
             batch.delete_meta(crate::store::schema::RECORD_AGAIN)?;
         }
-        for outcome in &mut outcomes {
+        for (outcome, _) in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {
                 let now = crate::workspace::beneath::read(root, &records.0.path, u64::MAX)
                     .ok()
@@ -379,7 +390,10 @@ pub fn index_root(
         }
         batch.commit()?;
     }
-    for outcome in outcomes {
+    for (path, (outcome, invalid_at)) in scan.markdown.iter().zip(outcomes) {
+        if let Some(at) = invalid_at {
+            summary.replaced.push((path.clone(), at));
+        }
         match outcome {
             FileOutcome::Unchanged => summary.unchanged += 1,
             FileOutcome::Changed(records) => {
@@ -390,6 +404,7 @@ pub fn index_root(
         }
     }
     summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    summary.replaced.sort();
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     drop(lock);
     Ok(summary)

@@ -424,6 +424,10 @@ pub struct LoadReport {
     pub loaded: usize,
     /// Files skipped, with reasons.
     pub skipped: Vec<Skipped>,
+    /// Documents loaded that are not valid UTF-8: (path, byte offset of the first invalid
+    /// sequence), sorted by path. They were read with U+FFFD replacements and are read-only
+    /// ([`read_markdown_lossy_in`]).
+    pub replaced: Vec<(String, usize)>,
 }
 
 /// The live model of every Markdown document under one root.
@@ -511,19 +515,23 @@ impl Workspace {
         let cap = config.index.max_file_size;
         let results = parallel_map(&scan.markdown, |rel| {
             read_markdown_lossy_in(root, rel, cap)
-                .map(|(text, _)| DocEntry::new(&text, 0, Origin::Disk))
+                .map(|(text, invalid_at)| (DocEntry::new(&text, 0, Origin::Disk), invalid_at))
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
         let mut report = LoadReport {
             loaded: 0,
             skipped: scan.skipped,
+            replaced: Vec::new(),
         };
         for path in &scan.other {
             ws.add_other(path);
         }
         for (path, result) in scan.markdown.into_iter().zip(results) {
             match result {
-                Ok(entry) => {
+                Ok((entry, invalid_at)) => {
+                    if let Some(at) = invalid_at {
+                        report.replaced.push((path.clone(), at));
+                    }
                     ws.insert(path, entry);
                     report.loaded += 1;
                 }
