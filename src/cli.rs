@@ -185,6 +185,10 @@ pub struct EvalArgs {
     /// RRF weight of the vector leg in hybrid mode (default 1.0).
     #[arg(long, value_name = "W")]
     pub vector_weight: Option<f64>,
+    /// Factor on the lexical weight when the lexical leg's best hit matches fewer than
+    /// half of the query's terms (hybrid mode; 1 turns it off).
+    #[arg(long, value_name = "F")]
+    pub weak_lexical_factor: Option<f64>,
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
     #[arg(long, value_name = "W")]
     pub document_weight: Option<f64>,

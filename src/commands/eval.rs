@@ -46,6 +46,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         mmr: args.mmr,
         lexical_weight: args.lexical_weight.unwrap_or(defaults.lexical_weight),
         vector_weight: args.vector_weight.unwrap_or(defaults.vector_weight),
+        weak_lexical_factor: args
+            .weak_lexical_factor
+            .unwrap_or(defaults.weak_lexical_factor),
         document_weight: args.document_weight.unwrap_or(defaults.document_weight),
         ..defaults
     };

@@ -47,6 +47,9 @@ use crate::store::Store;
 /// inside that plateau.
 pub const DEFAULT_DOCUMENT_WEIGHT: f64 = 5.0;
 
+/// Default [`PipelineOptions::weak_lexical_factor`]: 1.0 (off) until measured.
+pub const DEFAULT_WEAK_LEXICAL_FACTOR: f64 = 1.0;
+
 /// Which legs a search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -103,6 +106,11 @@ pub struct PipelineOptions {
     pub lexical_weight: f64,
     /// RRF weight of the vector leg (default 1.0).
     pub vector_weight: f64,
+    /// The lexical leg's weight is `lexical_weight × weak_lexical_factor` when its best hit
+    /// matches fewer than half of the query's included terms (the lexical leg's own
+    /// low-confidence rule): a question whose words mostly miss every page then ranks by
+    /// the vector leg. Default [`DEFAULT_WEAK_LEXICAL_FACTOR`]; 1 turns the rule off.
+    pub weak_lexical_factor: f64,
     /// Weight of the document leg in hybrid mode (default [`DEFAULT_DOCUMENT_WEIGHT`];
     /// 0 turns it off): the candidate documents are ranked by the cosine of the query to
     /// each one's whole-document vector (its title and text embedded as one passage,
@@ -135,6 +143,7 @@ impl Default for PipelineOptions {
             rrf_k: fusion::DEFAULT_RRF_K,
             lexical_weight: 1.0,
             vector_weight: 1.0,
+            weak_lexical_factor: DEFAULT_WEAK_LEXICAL_FACTOR,
             document_weight: DEFAULT_DOCUMENT_WEIGHT,
             rerank: false,
             mmr: false,
@@ -166,6 +175,12 @@ impl PipelineOptions {
                 self.document_weight,
             ],
         )?;
+        if !(0.0..=1.0).contains(&self.weak_lexical_factor) {
+            return Err(format!(
+                "weak_lexical_factor must be between 0 and 1, got {}",
+                self.weak_lexical_factor
+            ));
+        }
         mmr::validate(self.mmr_lambda, self.mmr_same_doc_penalty)?;
         confidence::validate(self.min_confidence_ratio)?;
         if self.candidates == Some(0) {
@@ -453,7 +468,11 @@ pub fn hybrid_search_with(
         SearchMode::Hybrid => fusion::rrf(
             &[
                 fusion::RrfLeg {
-                    weight: options.lexical_weight,
+                    weight: if lexical_low {
+                        options.lexical_weight * options.weak_lexical_factor
+                    } else {
+                        options.lexical_weight
+                    },
                     ranked: &lexical_ids,
                 },
                 fusion::RrfLeg {
