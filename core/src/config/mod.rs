@@ -25,8 +25,9 @@ pub const CONFIG_FILE: &str = "folio.toml";
 
 /// Tables of the user's own configuration ([`user::UserConfig`]) that a workspace's
 /// `folio.toml` must not hold: a checked-out repository cannot turn on writes, choose
-/// the agent identity or configure the HTTP server (DESIGN.md "Config").
-pub const USER_ONLY_TABLES: &[&str] = &["mcp"];
+/// the agent identity, configure the HTTP server or choose the KnowledgePulse registry
+/// that receives the user's contributions (DESIGN.md "Config").
+pub const USER_ONLY_TABLES: &[&str] = &["mcp", "knowledge"];
 
 /// An embedding provider.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -306,7 +307,7 @@ impl Config {
         {
             return Err(format!(
                 "[{name}] cannot be set in a workspace's folio.toml: it holds what only you may allow \
-                 (writes, agent identity, HTTP tokens and hosts); put it in your own config \
+                 (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in your own config \
                  (~/.config/folio/config.toml)"
             ));
         }
