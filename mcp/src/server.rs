@@ -693,11 +693,16 @@ impl Service<RoleServer> for Served {
     }
 }
 
-/// Serves MCP over stdin/stdout until the client disconnects.
+/// Serves MCP over stdin/stdout until the client disconnects; `network` says what
+/// `visibility: network` means (no registry, this host is one, or a registry client).
 ///
 /// Starts an incremental reindex in the background first; tools answer meanwhile.
-pub async fn serve_stdio(options: Options, agent_id: Option<String>) -> anyhow::Result<()> {
-    let kb = Arc::new(Host::open(options)?);
+pub async fn serve_stdio(
+    options: Options,
+    agent_id: Option<String>,
+    network: folio_core::host::registry::KnowledgeNetwork,
+) -> anyhow::Result<()> {
+    let kb = Arc::new(Host::open(options)?.with_knowledge_network(network));
     tracing::info!(root = %kb.root().display(), allow_writes = kb.allow_writes(), "folio mcp starting");
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");
