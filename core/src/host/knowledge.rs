@@ -295,10 +295,10 @@ pub struct ValidateOutput {
     pub validated: bool,
     /// The item's quality after this verdict.
     pub quality_score: f64,
-    /// `local`, or `registry` when the item is the registry's and the verdict went there
-    /// (recorded as the registry token's agent).
-    #[serde(default)]
-    pub origin: Origin,
+    /// `registry` when the item is the registry's and the verdict went there (recorded
+    /// as the registry token's agent); absent for an item of this host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 /// `kp_reputation_query` arguments.
@@ -945,7 +945,7 @@ impl Host {
             if let Some(registry) = self.registry() {
                 // Not here: the registry's item, judged there as its token's agent.
                 let mut out: ValidateOutput = call_registry(registry, "kp_validate_unit", args)?;
-                out.origin = Origin::Registry;
+                out.origin = Some(Origin::Registry);
                 tracing::info!(id = %args.unit_id, registry = registry.location(), valid = args.valid, "verdict sent to the registry");
                 return Ok(out);
             }
@@ -991,7 +991,7 @@ impl Host {
         Ok(ValidateOutput {
             validated: true,
             quality_score: ledger.quality(&args.unit_id, found.structure),
-            origin: Origin::Local,
+            origin: None,
         })
     }
 
