@@ -129,7 +129,11 @@ fn files(root: &Path) -> Vec<String> {
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().to_string();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
             if rel == ".folio" {
                 continue;
             }
@@ -224,13 +228,33 @@ fn network_contributions_are_kept_by_the_registry_found_from_clients_and_judged_
         .as_array()
         .unwrap()
         .iter()
-        .map(|h| json!([h["id"], h["origin"], h["visibility"], h["path"], h.get("uri")]))
+        .map(|h| {
+            json!([
+                h["id"],
+                h["origin"],
+                h["visibility"],
+                h["path"],
+                h.get("uri")
+            ])
+        })
         .collect();
     assert_eq!(
         summary,
         vec![
-            json!([local["id"], "local", "org", "skills/csv-import/SKILL.md", "kb://doc/skills/csv-import/SKILL.md"]),
-            json!(["skill-a6afa92c1af95cd1", "registry", "network", "skills/csv-cleanup/SKILL.md", null]),
+            json!([
+                local["id"],
+                "local",
+                "org",
+                "skills/csv-import/SKILL.md",
+                "kb://doc/skills/csv-import/SKILL.md"
+            ]),
+            json!([
+                "skill-a6afa92c1af95cd1",
+                "registry",
+                "network",
+                "skills/csv-cleanup/SKILL.md",
+                null
+            ]),
         ]
     );
     assert_eq!(found["results"][1]["quality_score"], json!(0.9));
@@ -291,19 +315,23 @@ fn network_contributions_are_kept_by_the_registry_found_from_clients_and_judged_
         .unwrap(),
         json!({"validated": true, "quality_score": 0.92, "origin": "registry"})
     );
-    let verdicts: Vec<Value> = std::fs::read_dir(a_root.join("knowledge/ledger/skill-a6afa92c1af95cd1"))
-        .unwrap()
-        .map(|e| {
-            let mut v: Value = serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
-            v.as_object_mut().unwrap().remove("time");
-            v
-        })
-        .filter(|v| v["event"] == json!("validation"))
-        .collect();
+    let verdicts: Vec<Value> =
+        std::fs::read_dir(a_root.join("knowledge/ledger/skill-a6afa92c1af95cd1"))
+            .unwrap()
+            .map(|e| {
+                let mut v: Value =
+                    serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+                v.as_object_mut().unwrap().remove("time");
+                v
+            })
+            .filter(|v| v["event"] == json!("validation"))
+            .collect();
     assert_eq!(
         verdicts,
-        vec![json!({"event": "validation", "item": "skill-a6afa92c1af95cd1", "item_kind": "skill",
-                    "agent": "carol", "valid": true, "feedback": "works on our exports"})]
+        vec![
+            json!({"event": "validation", "item": "skill-a6afa92c1af95cd1", "item_kind": "skill",
+                    "agent": "carol", "valid": true, "feedback": "works on our exports"})
+        ]
     );
     assert_eq!(files(&c_root), vec!["README.md"]);
     assert_eq!(
@@ -326,8 +354,11 @@ fn network_contributions_are_kept_by_the_registry_found_from_clients_and_judged_
 
     // An id the registry does not know either: NOT_FOUND, from the registry.
     assert_eq!(
-        b.call("kp_validate_unit", json!({"unit_id": "ku-nowhere", "valid": false}))
-            .unwrap_err()["code"],
+        b.call(
+            "kp_validate_unit",
+            json!({"unit_id": "ku-nowhere", "valid": false})
+        )
+        .unwrap_err()["code"],
         json!("NOT_FOUND")
     );
 }
@@ -416,9 +447,7 @@ fn a_read_only_token_cannot_contribute_to_the_registry_and_a_wrong_one_is_refuse
             "the registry at {}: the token of agent `reader` is read-only (scope `read`); `kp_contribute_skill` needs a read-write token (`folio token add reader --scope read-write`)", a.url)})
     );
     // Reading with it works.
-    let found = b
-        .call("kp_search_skill", json!({"query": "CSV"}))
-        .unwrap();
+    let found = b.call("kp_search_skill", json!({"query": "CSV"})).unwrap();
     assert_eq!(found["results"], json!([]));
     assert!(found.get("registry_error").is_none(), "{found}");
     assert_eq!(files(&a_root), vec!["README.md"]);

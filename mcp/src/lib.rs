@@ -21,8 +21,8 @@ pub mod transport;
 #[cfg(test)]
 mod tests;
 
+pub use folio_core::host::registry::KnowledgeNetwork;
 pub use folio_core::host::{Host, Options};
 pub use http::{AuthMode, HttpOptions, serve_http};
-pub use folio_core::host::registry::KnowledgeNetwork;
 pub use registry::McpRegistry;
 pub use server::{FolioServer, serve_stdio};

@@ -4,7 +4,7 @@
 //! The registry is another `folio mcp --http` with `[knowledge] serve_registry = true`,
 //! so the client speaks MCP to it with rmcp's own streamable HTTP client (session,
 //! `initialize`, `tools/call`, session `DELETE`). rmcp's bundled HTTP backend is reqwest
-//! (a second HTTP and TLS stack); [`UreqHttp`] is the small backend rmcp's
+//! (a second HTTP and TLS stack); `UreqHttp` is the small backend rmcp's
 //! `StreamableHttpClient` trait asks for, over ureq, which folio already uses for
 //! embeddings and downloads. It answers POSTs with JSON or server-sent events, deletes
 //! sessions, and declines the optional standalone GET stream (a tool call needs no
@@ -260,7 +260,7 @@ impl Failure {
     }
 }
 
-/// The error of [`UreqHttp`]: what ureq said.
+/// The error of the ureq backend of rmcp's client: what ureq said.
 #[derive(Debug)]
 pub struct HttpError(String);
 
@@ -398,7 +398,12 @@ impl StreamableHttpClient for UreqHttp {
             };
             let session = header("mcp-session-id");
             let kind = header("content-type").unwrap_or_default();
-            let essence = kind.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let essence = kind
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             Ok(match (status, essence.as_str()) {
                 (202, _) => Ok(Posted::Accepted),
                 (200..=299, "text/event-stream") => Ok(Posted::Sse(response.into_body(), session)),

@@ -57,10 +57,16 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
                 AuthMode::None => "no authentication (loopback only)".to_string(),
                 AuthMode::Tokens { path, .. } => format!("bearer tokens of {}", path.display()),
             };
-            runtime.block_on(folio_mcp::serve_http(options, http, agent_id, network, |addr| {
-                // Tests and scripts read the address (port 0 picks one) from this line.
-                eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
-            }))?
+            runtime.block_on(folio_mcp::serve_http(
+                options,
+                http,
+                agent_id,
+                network,
+                |addr| {
+                    // Tests and scripts read the address (port 0 picks one) from this line.
+                    eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
+                },
+            ))?
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -95,8 +101,7 @@ fn knowledge_network(
                     "no registry token (FOLIO_REGISTRY_TOKEN or [knowledge] registry_token_file): calls go without one"
                 );
             }
-            let registry =
-                folio_mcp::McpRegistry::new(url, token).map_err(anyhow::Error::msg)?;
+            let registry = folio_mcp::McpRegistry::new(url, token).map_err(anyhow::Error::msg)?;
             Ok(folio_mcp::KnowledgeNetwork::Client(std::sync::Arc::new(
                 registry,
             )))

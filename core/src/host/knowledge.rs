@@ -752,8 +752,7 @@ impl Host {
         }
         let mut registry_error = None;
         if let Some(registry) = self.registry() {
-            match call_registry::<RemoteResults<UnitHit>>(registry, "kp_search_knowledge", args)
-            {
+            match call_registry::<RemoteResults<UnitHit>>(registry, "kp_search_knowledge", args) {
                 Ok(remote) => {
                     let local_ids = results.iter().map(|h| h.id.clone()).collect();
                     let remote = mark_remote(

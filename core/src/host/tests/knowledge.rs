@@ -369,7 +369,10 @@ impl crate::host::registry::Registry for FakeRegistry {
         arguments: Value,
     ) -> Result<Value, crate::host::registry::RegistryError> {
         let answer = (self.answer)(tool, &arguments);
-        self.calls.lock().unwrap().push((tool.to_string(), arguments));
+        self.calls
+            .lock()
+            .unwrap()
+            .push((tool.to_string(), arguments));
         answer
     }
 }
