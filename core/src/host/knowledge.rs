@@ -447,6 +447,13 @@ fn network_not_configured() -> HostError {
     )
 }
 
+/// `private` sent to a registry, whose private folder no caller may fill or read.
+fn private_on_registry() -> HostError {
+    HostError::invalid(
+        "this server is a KnowledgePulse registry (`[knowledge] serve_registry`): it keeps `network` and `org` items for every agent, and no one's `private` ones; keep private items on your own folio instance. Nothing was written",
+    )
+}
+
 /// The paths of hits, each once, in rank order.
 fn unique_paths(hits: &[SearchHit]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
@@ -523,9 +530,13 @@ impl Host {
     }
 
     /// The places that exist, org first.
+    ///
+    /// A registry ([`KnowledgeNetwork::Serve`]) answers other agents, so it never reads
+    /// its user's private folder: its searches, verdicts and scores see its knowledge
+    /// base only.
     fn places(&self) -> Vec<Visibility> {
         let mut out = vec![Visibility::Org];
-        if self.private_dir.is_dir() {
+        if self.private_dir.is_dir() && !matches!(self.network, KnowledgeNetwork::Serve) {
             out.push(Visibility::Private);
         }
         out
@@ -608,7 +619,7 @@ impl Host {
     ) -> HostResult<(SearchResponse, Vec<(Visibility, String)>)> {
         let org = self.search(&request)?;
         let mut private = Vec::new();
-        if self.private_dir.is_dir() {
+        if self.places().contains(&Visibility::Private) {
             let db = self.private_dir.join(".folio").join("index.db");
             crate::index::index_root(&self.private_dir, &Config::default(), &db, false, None)
                 .map_err(HostError::internal)?;
@@ -808,6 +819,7 @@ impl Host {
                 return Ok(out);
             }
             (Visibility::Network, KnowledgeNetwork::Serve) => Visibility::Org,
+            (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
             (v, _) => v,
         };
         let id = skill
@@ -860,6 +872,7 @@ impl Host {
                 return Ok(out);
             }
             (Visibility::Network, KnowledgeNetwork::Serve) => Visibility::Org,
+            (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
             (v, _) => v,
         };
         if value.get("id").is_none() {

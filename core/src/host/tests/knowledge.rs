@@ -401,9 +401,22 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("kb");
     std::fs::create_dir_all(&root).unwrap();
+    // The registry's user has a private skill from before: no caller of the registry sees it.
+    let private = dir.path().join("private");
+    {
+        let before = open(&root, &private);
+        ok(before.kp_contribute_skill(
+            "owner",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.replace("csv-cleanup", "csv-secret"),
+                visibility: Some(Visibility::Private),
+            },
+        ));
+    }
+    let private_files = snapshot(&private);
     let kb = open_with(
         &root,
-        &dir.path().join("private"),
+        &private,
         crate::host::registry::KnowledgeNetwork::Serve,
     );
     let out = ok(kb.kp_contribute_skill(
@@ -419,7 +432,34 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
                "path": "skills/csv-cleanup/SKILL.md"})
     );
     assert!(root.join("skills/csv-cleanup/SKILL.md").is_file());
-    assert!(!dir.path().join("private").exists());
+    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
+        query: "CSV".into(),
+        min_quality: Some(0.0),
+        ..Default::default()
+    }));
+    let hits: Vec<(&Value, &Value, &Value)> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (&h["id"], &h["visibility"], &h["origin"]))
+        .collect();
+    assert_eq!(
+        hits,
+        vec![(
+            &json!("skill-a6afa92c1af95cd1"),
+            &json!("org"),
+            &json!("local")
+        )]
+    );
+    let refused = err(kb.kp_contribute_skill(
+        "mallory",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.replace("csv-cleanup", "csv-other"),
+            visibility: Some(Visibility::Private),
+        },
+    ));
+    assert_eq!(refused["code"], json!("INVALID_ARGUMENT"));
+    assert_eq!(snapshot(&private), private_files);
     assert_eq!(
         ok(kb.kp_reputation(&ReputationArgs {
             agent_id: "alice".into()
