@@ -181,13 +181,15 @@ pub enum ErrorCode {
     NotConfigured,
     /// Another operation holds what this one needs.
     Busy,
+    /// A service the operation needs (the KnowledgePulse registry) could not be reached.
+    Unavailable,
     /// An unexpected failure inside the server (a bug, or an I/O error).
     Internal,
 }
 
 impl ErrorCode {
     /// All codes, in a stable order.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::InvalidPath,
         ErrorCode::NotFound,
         ErrorCode::Conflict,
@@ -197,6 +199,7 @@ impl ErrorCode {
         ErrorCode::InvalidArgument,
         ErrorCode::NotConfigured,
         ErrorCode::Busy,
+        ErrorCode::Unavailable,
         ErrorCode::Internal,
     ];
 
@@ -226,6 +229,9 @@ impl ErrorCode {
             ErrorCode::Busy => {
                 "Another writer or an editor held what the operation needs for too long; nothing was changed, try again."
             }
+            ErrorCode::Unavailable => {
+                "A service the operation needs did not answer (the KnowledgePulse registry is unreachable, refused the connection or timed out); nothing was written, try again later."
+            }
             ErrorCode::Internal => {
                 "An unexpected failure inside folio (a bug, or an I/O error); the server goes on."
             }
@@ -244,6 +250,7 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::NotConfigured => "NOT_CONFIGURED",
             ErrorCode::Busy => "BUSY",
+            ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -390,7 +390,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.best_practice(&args)).await
     }
 
-    /// KnowledgePulse: searches reusable agent skills (SKILL.md files in the knowledge base and in your private folder) with folio's hybrid search, English or Japanese. Filters: domain, tags (any of), min_quality (default 0.7), limit 1-20 (default 5). Returns {results: [{id, name, description, domain, tags, quality_score, content, visibility, path, uri}], mode, indexing}.
+    /// KnowledgePulse: searches reusable agent skills (SKILL.md files in the knowledge base and in your private folder, and the network registry's when one is configured) with folio's hybrid search, English or Japanese. Filters: domain, tags (any of), min_quality (default 0.7), limit 1-20 (default 5). Returns {results: [{id, name, description, domain, tags, quality_score, content, visibility, origin (local | registry), path, uri}], mode, indexing, registry_error (when the registry part failed)}.
     #[tool(name = "kp_search_skill", annotations(read_only_hint = true))]
     async fn kp_search_skill(
         &self,
@@ -399,7 +399,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.kp_search_skill(&args)).await
     }
 
-    /// KnowledgePulse: searches knowledge units (ReasoningTrace, ToolCallPattern, ExpertSOP) with folio's hybrid search, English or Japanese. Filters: types, domain, schema_version, min_quality (default 0.75), limit 1-10 (default 5). Returns {results: [{id, type, domain, title, schema_version, quality_score, content (the unit JSON), visibility, path, uri}], mode, indexing}.
+    /// KnowledgePulse: searches knowledge units (ReasoningTrace, ToolCallPattern, ExpertSOP) with folio's hybrid search, English or Japanese, here and in the network registry when one is configured. Filters: types, domain, schema_version, min_quality (default 0.75), limit 1-10 (default 5). Returns {results: [{id, type, domain, title, schema_version, quality_score, content (the unit JSON), visibility, origin (local | registry), path, uri}], mode, indexing, registry_error (when the registry part failed)}.
     #[tool(name = "kp_search_knowledge", annotations(read_only_hint = true))]
     async fn kp_search_knowledge(
         &self,
@@ -408,7 +408,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.kp_search_knowledge(&args)).await
     }
 
-    /// KnowledgePulse: contributes a SKILL.md (frontmatter name and description required; at most 256 KiB). visibility `org` writes skills/<name>/SKILL.md into the knowledge base, `private` keeps it in your data folder, `network` (the default) needs a registry and is NOT_CONFIGURED until one is set. Writes a stable id into the frontmatter when it has none and records the contribution in the ledger. Returns {id, quality_score, visibility, path}. Needs allow_writes.
+    /// KnowledgePulse: contributes a SKILL.md (frontmatter name and description required; at most 256 KiB). visibility `org` writes skills/<name>/SKILL.md into the knowledge base, `private` keeps it in your data folder, `network` (the default) sends it to the registry of `[knowledge] registry` (NOT_CONFIGURED without one, UNAVAILABLE when it cannot be reached; nothing is written locally). Writes a stable id into the frontmatter when it has none and records the contribution in the ledger. Returns {id, quality_score, visibility, path}. Needs allow_writes.
     #[tool(
         name = "kp_contribute_skill",
         annotations(read_only_hint = false, destructive_hint = false)
@@ -422,7 +422,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.kp_contribute_skill(&agent, &args)).await
     }
 
-    /// KnowledgePulse: contributes a knowledge unit, validated against JSON Schema 1.0 (errors name the JSON pointer and the rule). visibility `org` writes knowledge/units/<id>.md into the knowledge base, `private` keeps it in your data folder, `network` is NOT_CONFIGURED until a registry is set. Returns {id, quality_score, visibility, path}. Needs allow_writes.
+    /// KnowledgePulse: contributes a knowledge unit, validated against JSON Schema 1.0 (errors name the JSON pointer and the rule). visibility `org` writes knowledge/units/<id>.md into the knowledge base, `private` keeps it in your data folder, `network` sends it to the registry of `[knowledge] registry` (NOT_CONFIGURED without one, UNAVAILABLE when it cannot be reached). Returns {id, quality_score, visibility, path}. Needs allow_writes.
     #[tool(
         name = "kp_contribute_knowledge",
         annotations(read_only_hint = false, destructive_hint = false)
@@ -439,7 +439,7 @@ impl FolioServer {
         .await
     }
 
-    /// KnowledgePulse: records your verdict (valid true/false, optional feedback) on another agent's unit (or skill) in the ledger; it moves the unit's quality_score and its contributor's reputation. NOT_FOUND for an unknown id, PERMISSION_DENIED for your own unit. Returns {validated: true, quality_score}. Needs allow_writes.
+    /// KnowledgePulse: records your verdict (valid true/false, optional feedback) on another agent's unit (or skill) in the ledger; it moves the unit's quality_score and its contributor's reputation. An id not found here goes to the network registry when one is configured (judged there as its token's agent). NOT_FOUND for an unknown id, PERMISSION_DENIED for your own unit. Returns {validated: true, quality_score, origin (registry, when forwarded)}. Needs allow_writes.
     #[tool(
         name = "kp_validate_unit",
         annotations(read_only_hint = false, destructive_hint = false)
@@ -453,7 +453,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.kp_validate_unit(&agent, &args)).await
     }
 
-    /// KnowledgePulse: an agent's reputation, (P + 1) / (P + N + 2) over the verdicts of others on its contributions, and how many skills and units it contributed. Returns {score, contributions, positive_verdicts, negative_verdicts}.
+    /// KnowledgePulse: an agent's reputation, (P + 1) / (P + N + 2) over the verdicts of others on its contributions, and how many skills and units it contributed; with a network registry configured, its ledger and the registry's added. Returns {score, contributions, positive_verdicts, negative_verdicts, local, registry, registry_error}.
     #[tool(name = "kp_reputation_query", annotations(read_only_hint = true))]
     async fn kp_reputation_query(
         &self,
@@ -693,11 +693,16 @@ impl Service<RoleServer> for Served {
     }
 }
 
-/// Serves MCP over stdin/stdout until the client disconnects.
+/// Serves MCP over stdin/stdout until the client disconnects; `network` says what
+/// `visibility: network` means (no registry, this host is one, or a registry client).
 ///
 /// Starts an incremental reindex in the background first; tools answer meanwhile.
-pub async fn serve_stdio(options: Options, agent_id: Option<String>) -> anyhow::Result<()> {
-    let kb = Arc::new(Host::open(options)?);
+pub async fn serve_stdio(
+    options: Options,
+    agent_id: Option<String>,
+    network: folio_core::host::registry::KnowledgeNetwork,
+) -> anyhow::Result<()> {
+    let kb = Arc::new(Host::open(options)?.with_knowledge_network(network));
     tracing::info!(root = %kb.root().display(), allow_writes = kb.allow_writes(), "folio mcp starting");
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");

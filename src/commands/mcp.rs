@@ -49,20 +49,64 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let agent_id = args.agent_id.clone().or(user.mcp.agent_id.clone());
+    let network = knowledge_network(&user, &options.root)?;
     match http {
-        None => runtime.block_on(folio_mcp::serve_stdio(options, agent_id))?,
+        None => runtime.block_on(folio_mcp::serve_stdio(options, agent_id, network))?,
         Some(http) => {
             let auth = match &http.auth {
                 AuthMode::None => "no authentication (loopback only)".to_string(),
                 AuthMode::Tokens { path, .. } => format!("bearer tokens of {}", path.display()),
             };
-            runtime.block_on(folio_mcp::serve_http(options, http, agent_id, |addr| {
-                // Tests and scripts read the address (port 0 picks one) from this line.
-                eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
-            }))?
+            runtime.block_on(folio_mcp::serve_http(
+                options,
+                http,
+                agent_id,
+                network,
+                |addr| {
+                    // Tests and scripts read the address (port 0 picks one) from this line.
+                    eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
+                },
+            ))?
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `visibility: network` means here, from `[knowledge]` of the user's configuration:
+/// this server is the registry (`serve_registry`), or a client of the one at `registry`
+/// with the token of `FOLIO_REGISTRY_TOKEN` or `registry_token_file`, or neither.
+///
+/// Errors: both set; a token file inside the knowledge base, unreadable or empty; a
+/// registry URL that is not https (or http on this machine).
+fn knowledge_network(
+    user: &UserConfig,
+    root: &std::path::Path,
+) -> Result<folio_mcp::KnowledgeNetwork> {
+    let k = &user.knowledge;
+    match (&k.registry, k.serve_registry) {
+        (Some(_), true) => Err(anyhow!(
+            "[knowledge] registry and serve_registry = true cannot both be set: a registry keeps network items itself"
+        )),
+        (None, true) => Ok(folio_mcp::KnowledgeNetwork::Serve),
+        (None, false) => Ok(folio_mcp::KnowledgeNetwork::None),
+        (Some(url), false) => {
+            if let Some(file) = &k.registry_token_file {
+                folio_core::config::tokens::check_outside_root(file, root)
+                    .map_err(|e| anyhow!("[knowledge] registry_token_file: {e}"))?;
+            }
+            let token = k.registry_token().map_err(anyhow::Error::msg)?;
+            if token.is_none() {
+                tracing::warn!(
+                    registry = %url,
+                    "no registry token (FOLIO_REGISTRY_TOKEN or [knowledge] registry_token_file): calls go without one"
+                );
+            }
+            let registry = folio_mcp::McpRegistry::new(url, token).map_err(anyhow::Error::msg)?;
+            Ok(folio_mcp::KnowledgeNetwork::Client(std::sync::Arc::new(
+                registry,
+            )))
+        }
+    }
 }
 
 /// Environment variable naming a PEM root certificate that replaces the public roots for

@@ -25,8 +25,9 @@ pub const CONFIG_FILE: &str = "folio.toml";
 
 /// Tables of the user's own configuration ([`user::UserConfig`]) that a workspace's
 /// `folio.toml` must not hold: a checked-out repository cannot turn on writes, choose
-/// the agent identity or configure the HTTP server (DESIGN.md "Config").
-pub const USER_ONLY_TABLES: &[&str] = &["mcp"];
+/// the agent identity, configure the HTTP server or choose the KnowledgePulse registry
+/// that receives the user's contributions (DESIGN.md "Config").
+pub const USER_ONLY_TABLES: &[&str] = &["mcp", "knowledge"];
 
 /// An embedding provider.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -306,7 +307,7 @@ impl Config {
         {
             return Err(format!(
                 "[{name}] cannot be set in a workspace's folio.toml: it holds what only you may allow \
-                 (writes, agent identity, HTTP tokens and hosts); put it in your own config \
+                 (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in your own config \
                  (~/.config/folio/config.toml)"
             ));
         }
@@ -362,5 +363,54 @@ mod tests {
         );
         let err = Config::from_toml("[diagnostics]\nsilence = [\"nope\"]\n").unwrap_err();
         assert!(err.contains("unknown variant `nope`"), "{err}");
+    }
+
+    #[test]
+    fn a_workspace_cannot_choose_the_knowledgepulse_registry() {
+        let err = Config::from_toml("[knowledge]\nregistry = \"https://evil.example/mcp\"\n")
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "[knowledge] cannot be set in a workspace's folio.toml: it holds what only you may allow \
+             (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in \
+             your own config (~/.config/folio/config.toml)"
+        );
+    }
+
+    #[test]
+    fn the_users_knowledge_table_names_a_registry_and_its_token_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "folio_abc  \nsecond line\n").unwrap();
+        let user: user::UserConfig = toml::from_str(&format!(
+            "[knowledge]\nregistry = \"http://127.0.0.1:8765/mcp\"\nregistry_token_file = \"{}\"\n",
+            token.display()
+        ))
+        .unwrap();
+        assert_eq!(
+            user.knowledge.registry.as_deref(),
+            Some("http://127.0.0.1:8765/mcp")
+        );
+        assert!(!user.knowledge.serve_registry);
+        if std::env::var_os(user::REGISTRY_TOKEN_ENV).is_none() {
+            assert_eq!(
+                user.knowledge.registry_token(),
+                Ok(Some("folio_abc".to_string()))
+            );
+        }
+        std::fs::write(&token, "\n").unwrap();
+        if std::env::var_os(user::REGISTRY_TOKEN_ENV).is_none() {
+            assert_eq!(
+                user.knowledge.registry_token(),
+                Err(format!(
+                    "[knowledge] registry_token_file: {} holds no token on its first line",
+                    token.display()
+                ))
+            );
+        }
+        let err = toml::from_str::<user::UserConfig>("[knowledge]\nregistry_url = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `registry_url`"), "{err}");
     }
 }

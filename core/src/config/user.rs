@@ -16,6 +16,59 @@ pub struct UserConfig {
     pub mcp: UserMcpConfig,
     /// `[embed]` settings: override the workspace's, and may allow remote endpoints.
     pub embed: UserEmbedConfig,
+    /// `[knowledge]` settings: the KnowledgePulse registry this instance uses or is.
+    pub knowledge: UserKnowledgeConfig,
+}
+
+/// `[knowledge]` in the user's configuration: the KnowledgePulse network registry
+/// (docs/knowledgepulse.md, "Network registry"). Only the user's own file may hold it:
+/// a cloned workspace must not redirect the user's contributions, or their registry
+/// token, to another server.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserKnowledgeConfig {
+    /// The registry's MCP endpoint (`http://127.0.0.1:8765/mcp`, `https://kb.example.com/mcp`):
+    /// `visibility: network` contributions go there, and `kp_search_*` merge its results.
+    pub registry: Option<String>,
+    /// A file holding the bearer token for `registry` (its first line; outside any
+    /// knowledge base). [`REGISTRY_TOKEN_ENV`] wins when set.
+    pub registry_token_file: Option<PathBuf>,
+    /// Be a registry: `folio mcp` keeps `visibility: network` contributions in this
+    /// knowledge base, as the calling token's agent. Cannot be combined with `registry`.
+    pub serve_registry: bool,
+}
+
+/// Environment variable holding the bearer token for `[knowledge] registry` (wins over
+/// `registry_token_file`).
+pub const REGISTRY_TOKEN_ENV: &str = "FOLIO_REGISTRY_TOKEN";
+
+impl UserKnowledgeConfig {
+    /// The registry token: [`REGISTRY_TOKEN_ENV`], else the first line of
+    /// `registry_token_file`, trimmed. `Ok(None)` when neither is set.
+    ///
+    /// Errors: the file cannot be read or holds no token (message naming it).
+    pub fn registry_token(&self) -> Result<Option<String>, String> {
+        if let Some(token) = std::env::var_os(REGISTRY_TOKEN_ENV).filter(|v| !v.is_empty()) {
+            return Ok(Some(token.to_string_lossy().trim().to_string()));
+        }
+        let Some(path) = &self.registry_token_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "[knowledge] registry_token_file: cannot read {}: {e}",
+                path.display()
+            )
+        })?;
+        let token = text.lines().next().unwrap_or("").trim();
+        if token.is_empty() {
+            return Err(format!(
+                "[knowledge] registry_token_file: {} holds no token on its first line",
+                path.display()
+            ));
+        }
+        Ok(Some(token.to_string()))
+    }
 }
 
 /// `[embed]` in the user's configuration: the keys of a workspace's `[embed]`

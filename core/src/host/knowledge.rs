@@ -25,11 +25,26 @@ use crate::knowledge::{MAX_ITEM_BYTES, Rejection, Visibility, check_id};
 use crate::workspace::path_policy::resolve_new;
 use crate::workspace::{Config, scan};
 
+use super::registry::{KnowledgeNetwork, Registry};
 use super::search::{SearchHit, SearchRequest, SearchResponse};
 use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
 
-/// The setting a `network` contribution needs (added by the HTTP transport issue).
+/// The setting a `network` contribution needs: the registry's URL, in the user's own
+/// configuration.
 pub const REGISTRY_SETTING: &str = "[knowledge] registry";
+
+/// Where a search result or a tally comes from, as this host sees it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// This host's files: the knowledge base or the private folder.
+    #[default]
+    Local,
+    /// The KnowledgePulse registry configured as `[knowledge] registry`.
+    Registry,
+}
 
 impl From<Rejection> for HostError {
     fn from(r: Rejection) -> HostError {
@@ -62,7 +77,7 @@ impl UnitType {
 }
 
 /// `kp_search_skill` arguments.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchSkillArgs {
@@ -83,7 +98,7 @@ pub struct SearchSkillArgs {
 }
 
 /// One skill found.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SkillHit {
     /// The skill's id (frontmatter `id`, else derived from its path).
     pub id: String,
@@ -102,9 +117,15 @@ pub struct SkillHit {
     pub quality_score: f64,
     /// The whole SKILL.md.
     pub content: String,
-    /// `org` (in the knowledge base) or `private` (in the user's data folder).
+    /// `org` (in the knowledge base), `private` (in the user's data folder) or `network`
+    /// (from the registry).
     pub visibility: Visibility,
-    /// Path of the SKILL.md: KB-relative for `org`, relative to the private folder for `private`.
+    /// `local` (this knowledge base or the private folder) or `registry` (the
+    /// `[knowledge] registry`'s answer).
+    #[serde(default)]
+    pub origin: Origin,
+    /// Path of the SKILL.md: KB-relative for `org`, relative to the private folder for
+    /// `private`, relative to the registry's knowledge base for `network`.
     pub path: String,
     /// `kb://doc/<path>` for `org` skills.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,16 +135,20 @@ pub struct SkillHit {
 /// `kp_search_skill` output.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct SearchSkillOutput {
-    /// Skills, best match first.
+    /// Skills, best match first (local and registry results interleaved by rank).
     pub results: Vec<SkillHit>,
     /// The search mode that ran over the knowledge base (`hybrid` or `lexical`).
     pub mode: String,
     /// True while a reindex runs: results may miss files not indexed yet.
     pub indexing: bool,
+    /// With a registry configured: why its part of the search failed (`UNAVAILABLE`, or
+    /// its own error); the results are then the local ones only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_error: Option<HostError>,
 }
 
 /// `kp_search_knowledge` arguments.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchKnowledgeArgs {
@@ -147,7 +172,7 @@ pub struct SearchKnowledgeArgs {
 }
 
 /// One unit found.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UnitHit {
     /// The unit's id.
     pub id: String,
@@ -164,9 +189,13 @@ pub struct UnitHit {
     pub quality_score: f64,
     /// The whole unit, as JSON.
     pub content: Value,
-    /// `org` or `private`.
+    /// `org`, `private` or `network` (from the registry).
     pub visibility: Visibility,
-    /// Path of the unit's file (KB-relative for `org`).
+    /// `local` or `registry` (the `[knowledge] registry`'s answer).
+    #[serde(default)]
+    pub origin: Origin,
+    /// Path of the unit's file (KB-relative for `org`; in the registry's knowledge base
+    /// for `network`).
     pub path: String,
     /// `kb://doc/<path>` for `org` units.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,12 +205,16 @@ pub struct UnitHit {
 /// `kp_search_knowledge` output.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct SearchKnowledgeOutput {
-    /// Units, best match first.
+    /// Units, best match first (local and registry results interleaved by rank).
     pub results: Vec<UnitHit>,
     /// The search mode that ran over the knowledge base (`hybrid` or `lexical`).
     pub mode: String,
     /// True while a reindex runs: results may miss files not indexed yet.
     pub indexing: bool,
+    /// With a registry configured: why its part of the search failed; the results are
+    /// then the local ones only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_error: Option<HostError>,
 }
 
 /// `kp_contribute_skill` arguments.
@@ -191,13 +224,13 @@ pub struct SearchKnowledgeOutput {
 pub struct ContributeSkillArgs {
     /// The whole SKILL.md: YAML frontmatter with `name` and `description` (required), `domain`, `tags`, `version`, `id` (optional), then the instructions. At most 256 KiB.
     pub skill_md_content: String,
-    /// `private` (the user's data folder, never the knowledge base), `org` (the knowledge base, shared by git) or `network` (a shared registry; NOT_CONFIGURED until one is set). Default `network`.
+    /// `private` (the user's data folder, never the knowledge base), `org` (the knowledge base, shared by git) or `network` (the shared registry of `[knowledge] registry`; NOT_CONFIGURED without one). Default `network`.
     #[serde(default)]
     pub visibility: Option<Visibility>,
 }
 
 /// `kp_contribute_skill` output.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ContributeSkillOutput {
     /// The skill's id (written into its frontmatter when it had none).
     pub id: String,
@@ -205,8 +238,12 @@ pub struct ContributeSkillOutput {
     pub quality_score: f64,
     /// Where it went.
     pub visibility: Visibility,
-    /// The new file: KB-relative for `org`, relative to the private folder for `private`.
+    /// The new file: KB-relative for `org`, relative to the private folder for `private`,
+    /// relative to the registry's knowledge base for `network`.
     pub path: String,
+    /// For `network` sent to a registry: its URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
 }
 
 /// `kp_contribute_knowledge` arguments.
@@ -216,12 +253,12 @@ pub struct ContributeSkillOutput {
 pub struct ContributeKnowledgeArgs {
     /// The knowledge unit, a JSON object matching schema 1.0 (docs/knowledgepulse.md): schema_version "1.0", type (ReasoningTrace | ToolCallPattern | ExpertSOP), title, summary, domain, optional id, tags, author, created, and the type's own fields.
     pub unit: serde_json::Map<String, Value>,
-    /// `private` (the user's data folder), `org` (the knowledge base) or `network` (a shared registry; NOT_CONFIGURED until one is set).
+    /// `private` (the user's data folder), `org` (the knowledge base) or `network` (the shared registry of `[knowledge] registry`; NOT_CONFIGURED without one).
     pub visibility: Visibility,
 }
 
 /// `kp_contribute_knowledge` output.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ContributeKnowledgeOutput {
     /// The unit's id (assigned when the unit had none).
     pub id: String,
@@ -229,12 +266,16 @@ pub struct ContributeKnowledgeOutput {
     pub quality_score: f64,
     /// Where it went.
     pub visibility: Visibility,
-    /// The new file: KB-relative for `org`, relative to the private folder for `private`.
+    /// The new file: KB-relative for `org`, relative to the private folder for `private`,
+    /// relative to the registry's knowledge base for `network`.
     pub path: String,
+    /// For `network` sent to a registry: its URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
 }
 
 /// `kp_validate_unit` arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateArgs {
@@ -248,16 +289,20 @@ pub struct ValidateArgs {
 }
 
 /// `kp_validate_unit` output.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ValidateOutput {
     /// Always true: the verdict is in the ledger.
     pub validated: bool,
     /// The item's quality after this verdict.
     pub quality_score: f64,
+    /// `registry` when the item is the registry's and the verdict went there (recorded
+    /// as the registry token's agent); absent for an item of this host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 /// `kp_reputation_query` arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ReputationArgs {
@@ -268,14 +313,86 @@ pub struct ReputationArgs {
 /// `kp_reputation_query` output.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct ReputationOutput {
-    /// Reputation, 0–1: (P + 1) / (P + N + 2) over the verdicts of others on its contributions.
+    /// Reputation, 0–1: (P + 1) / (P + N + 2) over the verdicts of others on its contributions
+    /// (with a registry: P and N of both ledgers added).
     pub score: f64,
-    /// Skills and units the agent contributed.
+    /// Skills and units the agent contributed (with a registry: here and there).
     pub contributions: usize,
     /// P: verdicts `valid: true` on its contributions.
     pub positive_verdicts: usize,
     /// N: verdicts `valid: false` on its contributions.
     pub negative_verdicts: usize,
+    /// With a registry configured: this host's own ledger's tally.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<Tally>,
+    /// With a registry configured: the registry's tally (absent when it failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<Tally>,
+    /// With a registry configured: why asking it failed; the totals are then local only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_error: Option<HostError>,
+}
+
+/// One ledger's reputation tally of an agent (the fields of a `kp_reputation_query`
+/// answer).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Tally {
+    /// (P + 1) / (P + N + 2), rounded to 4 decimals.
+    pub score: f64,
+    /// Skills and units the agent contributed there.
+    pub contributions: usize,
+    /// P.
+    pub positive_verdicts: usize,
+    /// N.
+    pub negative_verdicts: usize,
+}
+
+/// The part of a registry's search answer a client reads.
+#[derive(Deserialize)]
+struct RemoteResults<T> {
+    results: Vec<T>,
+}
+
+/// Runs `tool` on `registry` and reads its structured result as `T`.
+///
+/// Errors: the registry's (see [`super::registry::RegistryError::into_host_error`]);
+/// `UNAVAILABLE` when the answer does not have `T`'s shape.
+fn call_registry<T: serde::de::DeserializeOwned>(
+    registry: &dyn Registry,
+    tool: &str,
+    arguments: &impl Serialize,
+) -> HostResult<T> {
+    let arguments = serde_json::to_value(arguments).map_err(HostError::internal)?;
+    let value = registry
+        .call(tool, arguments)
+        .map_err(|e| e.into_host_error(registry.location()))?;
+    serde_json::from_value(value).map_err(|e| {
+        HostError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the KnowledgePulse registry at {} answered `{tool}` with an unexpected shape ({e})",
+                registry.location()
+            ),
+        )
+    })
+}
+
+/// Registry results after local ones are known: marked `registry` / `network`, without
+/// a `kb://` URI (it would name a local file), and without ids the local results have.
+fn mark_remote<T>(
+    local_ids: &std::collections::HashSet<String>,
+    remote: Vec<T>,
+    id: impl Fn(&T) -> &str,
+    mark: impl Fn(&mut T),
+) -> Vec<T> {
+    remote
+        .into_iter()
+        .filter(|hit| !local_ids.contains(id(hit)))
+        .map(|mut hit| {
+            mark(&mut hit);
+            hit
+        })
+        .collect()
 }
 
 /// Where an item was found.
@@ -325,8 +442,15 @@ fn network_not_configured() -> HostError {
     HostError::new(
         ErrorCode::NotConfigured,
         format!(
-            "`network` visibility needs a shared registry, and none is configured (setting `{REGISTRY_SETTING}` in ~/.config/folio/config.toml; the HTTP transport adds registries); nothing was written. Use `org` to share through the knowledge base or `private` to keep it to yourself"
+            "`network` visibility needs a shared registry, and none is configured (set `{REGISTRY_SETTING}` to the registry's URL in ~/.config/folio/config.toml, with its token in `registry_token_file` or FOLIO_REGISTRY_TOKEN); nothing was written. Use `org` to share through the knowledge base or `private` to keep it to yourself"
         ),
+    )
+}
+
+/// `private` sent to a registry, whose private folder no caller may fill or read.
+fn private_on_registry() -> HostError {
+    HostError::invalid(
+        "this server is a KnowledgePulse registry (`[knowledge] serve_registry`): it keeps `network` and `org` items for every agent, and no one's `private` ones; keep private items on your own folio instance. Nothing was written",
     )
 }
 
@@ -366,6 +490,21 @@ impl Host {
         self
     }
 
+    /// The same host with `network` as what `visibility: network` means (a registry
+    /// client is injected by the front end that speaks its protocol).
+    pub fn with_knowledge_network(mut self, network: KnowledgeNetwork) -> Host {
+        self.network = network;
+        self
+    }
+
+    /// The registry this host is a client of, if any.
+    fn registry(&self) -> Option<&dyn Registry> {
+        match &self.network {
+            KnowledgeNetwork::Client(r) => Some(r.as_ref()),
+            _ => None,
+        }
+    }
+
     /// The root of a place.
     fn place_root(&self, visibility: Visibility) -> &Path {
         match visibility {
@@ -391,9 +530,13 @@ impl Host {
     }
 
     /// The places that exist, org first.
+    ///
+    /// A registry ([`KnowledgeNetwork::Serve`]) answers other agents, so it never reads
+    /// its user's private folder: its searches, verdicts and scores see its knowledge
+    /// base only.
     fn places(&self) -> Vec<Visibility> {
         let mut out = vec![Visibility::Org];
-        if self.private_dir.is_dir() {
+        if self.private_dir.is_dir() && !matches!(self.network, KnowledgeNetwork::Serve) {
             out.push(Visibility::Private);
         }
         out
@@ -476,7 +619,7 @@ impl Host {
     ) -> HostResult<(SearchResponse, Vec<(Visibility, String)>)> {
         let org = self.search(&request)?;
         let mut private = Vec::new();
-        if self.private_dir.is_dir() {
+        if self.places().contains(&Visibility::Private) {
             let db = self.private_dir.join(".folio").join("index.db");
             crate::index::index_root(&self.private_dir, &Config::default(), &db, false, None)
                 .map_err(HostError::internal)?;
@@ -540,10 +683,32 @@ impl Host {
             }
             results.push(skill_hit(skill, id, quality_score, text, place, path));
         }
+        let mut registry_error = None;
+        if let Some(registry) = self.registry() {
+            match call_registry::<RemoteResults<SkillHit>>(registry, "kp_search_skill", args) {
+                Ok(remote) => {
+                    let local_ids = results.iter().map(|h| h.id.clone()).collect();
+                    let remote = mark_remote(
+                        &local_ids,
+                        remote.results,
+                        |h| &h.id,
+                        |h| {
+                            h.origin = Origin::Registry;
+                            h.visibility = Visibility::Network;
+                            h.uri = None;
+                        },
+                    );
+                    results = interleave(results, remote);
+                    results.truncate(limit);
+                }
+                Err(e) => registry_error = Some(e),
+            }
+        }
         Ok(SearchSkillOutput {
             results,
             mode: org.mode,
             indexing: org.indexing,
+            registry_error,
         })
     }
 
@@ -596,10 +761,32 @@ impl Host {
             }
             results.push(unit_hit(unit, quality_score, place, path));
         }
+        let mut registry_error = None;
+        if let Some(registry) = self.registry() {
+            match call_registry::<RemoteResults<UnitHit>>(registry, "kp_search_knowledge", args) {
+                Ok(remote) => {
+                    let local_ids = results.iter().map(|h| h.id.clone()).collect();
+                    let remote = mark_remote(
+                        &local_ids,
+                        remote.results,
+                        |h| &h.id,
+                        |h| {
+                            h.origin = Origin::Registry;
+                            h.visibility = Visibility::Network;
+                            h.uri = None;
+                        },
+                    );
+                    results = interleave(results, remote);
+                    results.truncate(limit);
+                }
+                Err(e) => registry_error = Some(e),
+            }
+        }
         Ok(SearchKnowledgeOutput {
             results,
             mode: org.mode,
             indexing: org.indexing,
+            registry_error,
         })
     }
 
@@ -613,9 +800,28 @@ impl Host {
         check_agent(agent)?;
         let skill = parse_skill(&args.skill_md_content)?;
         let visibility = args.visibility.unwrap_or(Visibility::Network);
-        if visibility == Visibility::Network {
-            return Err(network_not_configured());
-        }
+        // Where the files go: a registry elsewhere gets the call; a registry here keeps
+        // `network` items in its knowledge base, as `org` ones.
+        let place = match (visibility, &self.network) {
+            (Visibility::Network, KnowledgeNetwork::None) => return Err(network_not_configured()),
+            (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
+                let mut out: ContributeSkillOutput = call_registry(
+                    registry.as_ref(),
+                    "kp_contribute_skill",
+                    &serde_json::json!({
+                        "skill_md_content": args.skill_md_content,
+                        "visibility": Visibility::Network,
+                    }),
+                )?;
+                out.visibility = Visibility::Network;
+                out.registry = Some(registry.location().to_string());
+                tracing::info!(id = %out.id, registry = registry.location(), "contributed to the registry");
+                return Ok(out);
+            }
+            (Visibility::Network, KnowledgeNetwork::Serve) => Visibility::Org,
+            (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
+            (v, _) => v,
+        };
         let id = skill
             .id
             .clone()
@@ -632,12 +838,13 @@ impl Host {
             )));
         }
         let path = skill_path(&skill.name, &id);
-        self.contribute(agent, visibility, &id, "skill", &path, &text)?;
+        self.contribute(agent, place, &id, "skill", &path, &text)?;
         Ok(ContributeSkillOutput {
             id,
             quality_score: skill.structure,
             visibility,
             path,
+            registry: None,
         })
     }
 
@@ -651,9 +858,23 @@ impl Host {
         check_agent(agent)?;
         let mut value = Value::Object(args.unit.clone());
         crate::knowledge::unit::check(&value)?;
-        if args.visibility == Visibility::Network {
-            return Err(network_not_configured());
-        }
+        let place = match (args.visibility, &self.network) {
+            (Visibility::Network, KnowledgeNetwork::None) => return Err(network_not_configured()),
+            (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
+                let mut out: ContributeKnowledgeOutput = call_registry(
+                    registry.as_ref(),
+                    "kp_contribute_knowledge",
+                    &serde_json::json!({"unit": args.unit, "visibility": Visibility::Network}),
+                )?;
+                out.visibility = Visibility::Network;
+                out.registry = Some(registry.location().to_string());
+                tracing::info!(id = %out.id, registry = registry.location(), "contributed to the registry");
+                return Ok(out);
+            }
+            (Visibility::Network, KnowledgeNetwork::Serve) => Visibility::Org,
+            (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
+            (v, _) => v,
+        };
         if value.get("id").is_none() {
             let id = crate::knowledge::unit::contributed_id(&value);
             value["id"] = Value::String(id);
@@ -661,12 +882,13 @@ impl Host {
         let unit = from_value(value)?;
         let text = render(&unit);
         let path = unit_path(&unit.id);
-        self.contribute(agent, args.visibility, &unit.id, "unit", &path, &text)?;
+        self.contribute(agent, place, &unit.id, "unit", &path, &text)?;
         Ok(ContributeKnowledgeOutput {
             id: unit.id,
             quality_score: unit.structure,
             visibility: args.visibility,
             path,
+            registry: None,
         })
     }
 
@@ -732,6 +954,13 @@ impl Host {
         self.require_writes()?;
         check_agent(agent)?;
         let Some(found) = self.find_item(&args.unit_id)? else {
+            if let Some(registry) = self.registry() {
+                // Not here: the registry's item, judged there as its token's agent.
+                let mut out: ValidateOutput = call_registry(registry, "kp_validate_unit", args)?;
+                out.origin = Some(Origin::Registry);
+                tracing::info!(id = %args.unit_id, registry = registry.location(), valid = args.valid, "verdict sent to the registry");
+                return Ok(out);
+            }
             return Err(HostError::new(
                 ErrorCode::NotFound,
                 format!("no knowledge unit or skill has id `{}`", args.unit_id),
@@ -774,6 +1003,7 @@ impl Host {
         Ok(ValidateOutput {
             validated: true,
             quality_score: ledger.quality(&args.unit_id, found.structure),
+            origin: None,
         })
     }
 
@@ -786,12 +1016,49 @@ impl Host {
             positive,
             negative,
         } = self.knowledge_ledger()?.reputation(&args.agent_id);
-        Ok(ReputationOutput {
+        let local = Tally {
             score,
             contributions,
             positive_verdicts: positive,
             negative_verdicts: negative,
-        })
+        };
+        let Some(registry) = self.registry() else {
+            return Ok(ReputationOutput {
+                score,
+                contributions,
+                positive_verdicts: positive,
+                negative_verdicts: negative,
+                local: None,
+                registry: None,
+                registry_error: None,
+            });
+        };
+        match call_registry::<Tally>(registry, "kp_reputation_query", args) {
+            Ok(remote) => {
+                let p = positive + remote.positive_verdicts;
+                let n = negative + remote.negative_verdicts;
+                Ok(ReputationOutput {
+                    score: crate::knowledge::scores::round4(
+                        (p as f64 + 1.0) / ((p + n) as f64 + 2.0),
+                    ),
+                    contributions: contributions + remote.contributions,
+                    positive_verdicts: p,
+                    negative_verdicts: n,
+                    local: Some(local),
+                    registry: Some(remote),
+                    registry_error: None,
+                })
+            }
+            Err(e) => Ok(ReputationOutput {
+                score,
+                contributions,
+                positive_verdicts: positive,
+                negative_verdicts: negative,
+                local: Some(local),
+                registry: None,
+                registry_error: Some(e),
+            }),
+        }
     }
 }
 
@@ -813,6 +1080,7 @@ fn skill_hit(
         quality_score,
         content,
         visibility: place,
+        origin: Origin::Local,
         uri: (place == Visibility::Org).then(|| doc_uri(&path)),
         path,
     }
@@ -828,6 +1096,7 @@ fn unit_hit(unit: Unit, quality_score: f64, place: Visibility, path: String) -> 
         quality_score,
         content: unit.value,
         visibility: place,
+        origin: Origin::Local,
         uri: (place == Visibility::Org).then(|| doc_uri(&path)),
         path,
     }

@@ -19,6 +19,7 @@ pub mod links;
 pub mod live;
 pub mod model;
 pub mod read;
+pub mod registry;
 pub mod schema;
 pub mod search;
 pub mod similarity;
@@ -81,6 +82,9 @@ pub struct Host {
     private_dir: PathBuf,
     /// The writer of the private folder.
     private_writer: crate::write::Writer,
+    /// What `visibility: network` means here: nothing, this host is the registry, or
+    /// a registry elsewhere ([`registry::KnowledgeNetwork`]).
+    network: registry::KnowledgeNetwork,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -134,6 +138,7 @@ impl Host {
         Ok(Host {
             private_dir,
             private_writer,
+            network: registry::KnowledgeNetwork::None,
             root,
             config,
             db_path,

@@ -26,6 +26,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::server::FolioServer;
+use folio_core::host::registry::KnowledgeNetwork;
 use folio_core::host::{Host, Options};
 
 /// How clients authenticate.
@@ -182,13 +183,15 @@ async fn shutdown_signal() {
 }
 
 /// Serves MCP over streamable HTTP until Ctrl-C or SIGTERM; calls `ready` with the bound
-/// address once it listens.
+/// address once it listens. `network` says what `visibility: network` means (with
+/// [`KnowledgeNetwork::Serve`] this server is a KnowledgePulse registry).
 ///
 /// Starts an incremental reindex in the background first; tools answer meanwhile.
 pub async fn serve_http(
     options: Options,
     http: HttpOptions,
     agent_id: Option<String>,
+    network: KnowledgeNetwork,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     check_bind(&http.addr, &http.auth, http.behind_proxy).map_err(anyhow::Error::msg)?;
@@ -196,7 +199,7 @@ pub async fn serve_http(
         folio_core::config::tokens::check_outside_root(path, &options.root)
             .map_err(anyhow::Error::msg)?;
     }
-    let kb = Arc::new(Host::open(options)?);
+    let kb = Arc::new(Host::open(options)?.with_knowledge_network(network));
     tracing::info!(root = %kb.root().display(), allow_writes = kb.allow_writes(), "folio mcp (HTTP) starting");
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");

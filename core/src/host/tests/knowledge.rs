@@ -350,3 +350,225 @@ fn hand_written_skills_and_units_are_found_like_contributed_ones() {
         json!({"validated": true, "quality_score": 0.8})
     );
 }
+
+/// A registry that answers from a function and records what it was asked.
+#[derive(Debug)]
+struct FakeRegistry {
+    calls: std::sync::Mutex<Vec<(String, Value)>>,
+    answer: fn(&str, &Value) -> Result<Value, crate::host::registry::RegistryError>,
+}
+
+impl crate::host::registry::Registry for FakeRegistry {
+    fn location(&self) -> &str {
+        "http://registry.test/mcp"
+    }
+
+    fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Value, crate::host::registry::RegistryError> {
+        let answer = (self.answer)(tool, &arguments);
+        self.calls
+            .lock()
+            .unwrap()
+            .push((tool.to_string(), arguments));
+        answer
+    }
+}
+
+fn open_with(
+    root: &std::path::Path,
+    private: &std::path::Path,
+    network: crate::host::registry::KnowledgeNetwork,
+) -> Arc<Host> {
+    let kb = Host::open(Options {
+        root: root.to_path_buf(),
+        db: None,
+        allow_writes: true,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+    })
+    .unwrap()
+    .with_private_dir(private.to_path_buf())
+    .with_knowledge_network(network);
+    kb.reindex_blocking(false).unwrap();
+    Arc::new(kb)
+}
+
+#[test]
+fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(&root).unwrap();
+    // The registry's user has a private skill from before: no caller of the registry sees it.
+    let private = dir.path().join("private");
+    {
+        let before = open(&root, &private);
+        ok(before.kp_contribute_skill(
+            "owner",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.replace("csv-cleanup", "csv-secret"),
+                visibility: Some(Visibility::Private),
+            },
+        ));
+    }
+    let private_files = snapshot(&private);
+    let kb = open_with(
+        &root,
+        &private,
+        crate::host::registry::KnowledgeNetwork::Serve,
+    );
+    let out = ok(kb.kp_contribute_skill(
+        "alice",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.into(),
+            visibility: None,
+        },
+    ));
+    assert_eq!(
+        out,
+        json!({"id": "skill-a6afa92c1af95cd1", "quality_score": 0.9, "visibility": "network",
+               "path": "skills/csv-cleanup/SKILL.md"})
+    );
+    assert!(root.join("skills/csv-cleanup/SKILL.md").is_file());
+    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
+        query: "CSV".into(),
+        min_quality: Some(0.0),
+        ..Default::default()
+    }));
+    let hits: Vec<(&Value, &Value, &Value)> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (&h["id"], &h["visibility"], &h["origin"]))
+        .collect();
+    assert_eq!(
+        hits,
+        vec![(
+            &json!("skill-a6afa92c1af95cd1"),
+            &json!("org"),
+            &json!("local")
+        )]
+    );
+    let refused = err(kb.kp_contribute_skill(
+        "mallory",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.replace("csv-cleanup", "csv-other"),
+            visibility: Some(Visibility::Private),
+        },
+    ));
+    assert_eq!(refused["code"], json!("INVALID_ARGUMENT"));
+    assert_eq!(snapshot(&private), private_files);
+    assert_eq!(
+        ok(kb.kp_reputation(&ReputationArgs {
+            agent_id: "alice".into()
+        })),
+        json!({"score": 0.5, "contributions": 1, "positive_verdicts": 0, "negative_verdicts": 0})
+    );
+    assert_eq!(
+        err(kb.kp_validate_unit(
+            "alice",
+            &ValidateArgs {
+                unit_id: "skill-a6afa92c1af95cd1".into(),
+                valid: true,
+                feedback: None
+            }
+        ))["code"],
+        json!("PERMISSION_DENIED")
+    );
+}
+
+#[test]
+fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() {
+    use crate::host::registry::{KnowledgeNetwork, RegistryError};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(&root).unwrap();
+    let registry = Arc::new(FakeRegistry {
+        calls: Default::default(),
+        answer: |_, _| Err(RegistryError::Unavailable("connection refused".into())),
+    });
+    let kb = open_with(
+        &root,
+        &dir.path().join("private"),
+        KnowledgeNetwork::Client(registry.clone()),
+    );
+    let before = snapshot(&root);
+
+    // Bad input never leaves the machine.
+    assert_eq!(
+        err(kb.kp_contribute_skill(
+            "alice",
+            &ContributeSkillArgs {
+                skill_md_content: "no frontmatter".into(),
+                visibility: None,
+            },
+        ))["code"],
+        json!("INVALID_ARGUMENT")
+    );
+    assert!(registry.calls.lock().unwrap().is_empty());
+
+    assert_eq!(
+        err(kb.kp_contribute_skill(
+            "alice",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Network),
+            },
+        )),
+        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written"})
+    );
+    assert_eq!(
+        registry.calls.lock().unwrap()[0],
+        (
+            "kp_contribute_skill".to_string(),
+            json!({"skill_md_content": SKILL, "visibility": "network"})
+        )
+    );
+    assert_eq!(snapshot(&root), before);
+    assert!(!dir.path().join("private").exists());
+
+    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
+        query: "csv".into(),
+        ..Default::default()
+    }));
+    assert_eq!(found["results"], json!([]));
+    assert_eq!(
+        found["registry_error"],
+        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written"})
+    );
+}
+
+#[test]
+fn a_registry_answer_of_the_wrong_shape_is_unavailable() {
+    use crate::host::registry::KnowledgeNetwork;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(&root).unwrap();
+    let registry = Arc::new(FakeRegistry {
+        calls: Default::default(),
+        answer: |_, _| Ok(json!({"unexpected": true})),
+    });
+    let kb = open_with(
+        &root,
+        &dir.path().join("private"),
+        KnowledgeNetwork::Client(registry),
+    );
+    let e = err(kb.kp_validate_unit(
+        "alice",
+        &ValidateArgs {
+            unit_id: "ku-remote".into(),
+            valid: true,
+            feedback: None,
+        },
+    ));
+    assert_eq!(e["code"], json!("UNAVAILABLE"));
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the KnowledgePulse registry at http://registry.test/mcp answered `kp_validate_unit` with an unexpected shape (missing field `validated`"),
+        "{e}"
+    );
+}
