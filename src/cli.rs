@@ -303,7 +303,9 @@ pub enum TokenAction {
     Add {
         /// The agent's id (letters, digits, `.`, `_`, `-`, `@`): the `agent_id` of its contributions.
         agent: String,
-        /// `read` (writing tools answer PERMISSION_DENIED) or `read-write`.
+        /// `read` (writing tools answer PERMISSION_DENIED), `contribute` (reading, and the
+        /// KnowledgePulse tools that contribute and validate; not the file-writing ones) or
+        /// `read-write`.
         #[arg(long, default_value = "read")]
         scope: folio_core::config::tokens::Scope,
     },

@@ -230,7 +230,7 @@ impl ErrorCode {
                 "Another writer or an editor held what the operation needs for too long; nothing was changed, try again."
             }
             ErrorCode::Unavailable => {
-                "A service the operation needs did not answer (the KnowledgePulse registry is unreachable, refused the connection or timed out); nothing was written, try again later."
+                "A service the operation needs did not answer (the KnowledgePulse registry is unreachable, refused the connection or timed out); nothing was written locally, try again later (a request that timed out may have reached the registry: a retried contribution then answers `ALREADY_EXISTS`)."
             }
             ErrorCode::Internal => {
                 "An unexpected failure inside folio (a bug, or an I/O error); the server goes on."

@@ -11,16 +11,16 @@ use std::collections::BTreeMap;
 
 use crate::document::TextEdit;
 use crate::links::navigate::{Reference, WorkspaceEdits};
-use crate::parse::{Parsed, Tag, is_tag_char, tag_within};
+use crate::parse::{Parsed, Tag, is_tag_name, tag_within};
 use crate::workspace::Workspace;
 
 /// The tag whose bytes contain `offset` (its end included, so a cursor right after
-/// `#tag` still touches it).
+/// `#tag` still touches it); a frontmatter entry only where it was located.
 pub fn tag_at(parsed: &Parsed, offset: usize) -> Option<&Tag> {
     parsed
         .tags
         .iter()
-        .find(|t| t.range.start <= offset && offset <= t.range.end)
+        .find(|t| t.located && t.range.start <= offset && offset <= t.range.end)
 }
 
 /// Every tag carried in the workspace that is `name` or nested in it, in path then
@@ -67,33 +67,31 @@ pub fn workspace_tags(ws: &Workspace) -> BTreeMap<String, usize> {
 /// The bytes of a tag's name: after the `#` of an inline tag, the entry itself in the
 /// frontmatter; `None` for a frontmatter entry that could not be located in its source.
 pub fn name_range(tag: &Tag) -> Option<std::ops::Range<usize>> {
+    if !tag.located {
+        return None;
+    }
     let start = if tag.in_frontmatter {
         tag.range.start
     } else {
         tag.range.start + 1
     };
-    let end = start + tag.name.len();
-    (end == tag.range.end).then_some(start..end)
+    Some(start..tag.range.end)
 }
 
 /// Renames tag `old` to `new` in every document: `#old` and the nested `#old/x` become
 /// `#new` and `#new/x`, in text and in frontmatter `tags`. Renaming onto an existing tag
 /// merges the two. Edits are per document, sorted and disjoint, against the current texts.
 ///
-/// `new` may start with `#` (dropped). Errors: `new` is not a tag name (characters other
-/// than letters, digits, `_`, `-` and `/`, no letter, or a `/` at either end), or a
+/// `new` may start with `#` (dropped). Errors: `new` is not a tag name
+/// ([`crate::parse::is_tag_name`]: a character that is not a tag character, no letter or
+/// emoji, or a `/` at either end), or a
 /// document lists `old` in a frontmatter form whose entry cannot be located (nothing is
 /// renamed then, rather than half of the tag's uses).
 pub fn rename_tag(ws: &Workspace, old: &str, new: &str) -> Result<WorkspaceEdits, String> {
     let new = new.strip_prefix('#').unwrap_or(new);
-    if new.is_empty()
-        || !new.chars().all(is_tag_char)
-        || !new.chars().any(char::is_alphabetic)
-        || new.starts_with('/')
-        || new.ends_with('/')
-    {
+    if !is_tag_name(new) {
         return Err(format!(
-            "`{new}` is not a tag name: use letters, digits, `_`, `-` and `/` (for nesting), with at least one letter"
+            "`{new}` is not a tag name: use letters, digits, emoji, `_`, `-` and `/` (for nesting), with at least one letter or emoji"
         ));
     }
     let mut edits = WorkspaceEdits::new();
@@ -198,7 +196,7 @@ mod tests {
         }
         assert_eq!(
             rename_tag(&ws, "project", "x y").unwrap_err(),
-            "`x y` is not a tag name: use letters, digits, `_`, `-` and `/` (for nesting), with at least one letter"
+            "`x y` is not a tag name: use letters, digits, emoji, `_`, `-` and `/` (for nesting), with at least one letter or emoji"
         );
     }
 }

@@ -10,9 +10,10 @@ use folio_core::config::tokens::Scope;
 use folio_core::host::{ErrorCode, HostError};
 use rmcp::model::Extensions;
 
-/// The tools that change the knowledge base. A read-only token gets `PERMISSION_DENIED`
-/// from them before they run. (`kb_reindex` rebuilds the index from the files and
-/// changes no file, so a read-only token may run it.)
+/// The tools that change the knowledge base: [`FILE_WRITING_TOOLS`] and
+/// [`CONTRIBUTING_TOOLS`]. A read-only token gets `PERMISSION_DENIED` from them before
+/// they run. (`kb_reindex` rebuilds the index from the files and changes no file, so a
+/// read-only token may run it.)
 pub const WRITING_TOOLS: [&str; 12] = [
     "kb_patch",
     "kb_edit_table",
@@ -23,6 +24,14 @@ pub const WRITING_TOOLS: [&str; 12] = [
     "kb_delete_image",
     "kb_move_image",
     "kb_create_pdf_book",
+    "kp_contribute_skill",
+    "kp_contribute_knowledge",
+    "kp_validate_unit",
+];
+
+/// The KnowledgePulse writing tools: a `contribute` token may run these, and no other
+/// writing tool.
+pub const CONTRIBUTING_TOOLS: [&str; 3] = [
     "kp_contribute_skill",
     "kp_contribute_knowledge",
     "kp_validate_unit",
@@ -47,14 +56,39 @@ impl Caller {
             .and_then(|parts| parts.extensions.get::<Caller>())
     }
 
-    /// `PERMISSION_DENIED` when this caller may not run `tool`.
+    /// `PERMISSION_DENIED` when this caller may not run `tool`: a writing tool with a
+    /// `read` token, or a writing tool other than contributing and validating with a
+    /// `contribute` token.
     pub fn refuse(&self, tool: &str) -> Option<HostError> {
-        (WRITING_TOOLS.contains(&tool) && !self.scope.allows_writes()).then(|| {
+        if !WRITING_TOOLS.contains(&tool) {
+            return None;
+        }
+        let allowed = if CONTRIBUTING_TOOLS.contains(&tool) {
+            self.scope.allows_contributions()
+        } else {
+            self.scope.allows_file_writes()
+        };
+        (!allowed).then(|| {
+            let what = match self.scope {
+                Scope::Read => "is read-only (scope `read`)",
+                _ => "may contribute and validate but not edit files (scope `contribute`)",
+            };
+            let needs = if CONTRIBUTING_TOOLS.contains(&tool) {
+                format!(
+                    "a contribute or read-write token (`folio token add {} --scope contribute`)",
+                    self.agent
+                )
+            } else {
+                format!(
+                    "a read-write token (`folio token add {} --scope read-write`)",
+                    self.agent
+                )
+            };
             HostError::new(
                 ErrorCode::PermissionDenied,
                 format!(
-                    "the token of agent `{}` is read-only (scope `read`); `{tool}` needs a read-write token (`folio token add {} --scope read-write`)",
-                    self.agent, self.agent
+                    "the token of agent `{}` {what}; `{tool}` needs {needs}",
+                    self.agent
                 ),
             )
         })

@@ -125,7 +125,7 @@ def test_401_without_a_token_with_a_wrong_one_and_after_revocation(kb, tokens):
         with urllib.request.urlopen(metadata_url, timeout=10) as r:
             doc = json.loads(r.read())
         assert doc["resource"] == srv.url
-        assert doc["scopes_supported"] == ["read", "read-write"]
+        assert doc["scopes_supported"] == ["read", "contribute", "read-write"]
         assert doc["bearer_methods_supported"] == ["header"]
 
         # Revoked while the server runs: refused at the next request.
@@ -162,6 +162,46 @@ async def test_read_only_token_writes_are_permission_denied_read_write_ones_writ
         assert srv.stop() == 0
     log = "".join(srv.stderr)
     assert "new.md" not in log  # logs never carry paths or text of documents
+
+
+SKILL = """---
+name: csv-cleanup
+description: Clean a CSV export before loading it into the warehouse.
+---
+
+# CSV cleanup
+
+- Drop empty rows.
+"""
+
+
+@pytest.mark.anyio
+async def test_a_contribute_token_contributes_but_edits_no_file(kb, tokens):
+    """The scope for agents and instances sharing a KnowledgePulse registry: contributing
+    and validating, not editing, moving or deleting files (another agent's items)."""
+    contributor = add_token(tokens, "dora", "contribute")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        async with client(srv.url, contributor) as c:
+            res = await c.call_tool("kp_contribute_skill", {"skill_md_content": SKILL, "visibility": "org"})
+            assert not res.is_error, res.content[0].text
+            path = json.loads(res.content[0].text)["path"]
+            assert (kb / path).is_file()
+            for tool, args in [("kb_delete", {"path": path}),
+                               ("kb_patch", {"path": path, "operations": [{"kind": "insert_after", "pointer": "document",
+                                                                           "markdown": "x"}]}),
+                               ("kb_create", {"path": "new.md", "markdown": "# New\n"})]:
+                res = await c.call_tool(tool, args)
+                assert res.is_error, tool
+                assert json.loads(res.content[0].text) == {
+                    "code": "PERMISSION_DENIED",
+                    "message": f"the token of agent `dora` may contribute and validate but not edit files (scope "
+                               f"`contribute`); `{tool}` needs a read-write token "
+                               f"(`folio token add dora --scope read-write`)"}
+            assert (kb / path).read_text().startswith("---\nid: ")
+            assert not (kb / "new.md").exists()
+    finally:
+        assert srv.stop() == 0
 
 
 @pytest.fixture

@@ -28,6 +28,11 @@ pub const TOKEN_PREFIX: &str = "folio_";
 pub enum Scope {
     /// Every reading tool, prompt and resource; writing tools answer `PERMISSION_DENIED`.
     Read,
+    /// Reading tools and the KnowledgePulse writing tools (contributing and validating),
+    /// not the tools that edit, move or delete files: the scope to give other folio
+    /// instances and agents on a KnowledgePulse registry, so that a contributor cannot
+    /// change or delete another agent's items.
+    Contribute,
     /// Reading and writing tools (when the server allows writes at all).
     ReadWrite,
 }
@@ -37,12 +42,19 @@ impl Scope {
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Read => "read",
+            Scope::Contribute => "contribute",
             Scope::ReadWrite => "read-write",
         }
     }
 
-    /// Whether this scope allows writing tools.
-    pub fn allows_writes(self) -> bool {
+    /// Whether this scope allows the KnowledgePulse writing tools (contributing and
+    /// validating).
+    pub fn allows_contributions(self) -> bool {
+        self != Scope::Read
+    }
+
+    /// Whether this scope allows the tools that edit, move or delete files.
+    pub fn allows_file_writes(self) -> bool {
         self == Scope::ReadWrite
     }
 }
@@ -53,8 +65,11 @@ impl std::str::FromStr for Scope {
     fn from_str(s: &str) -> Result<Scope, String> {
         match s {
             "read" => Ok(Scope::Read),
+            "contribute" => Ok(Scope::Contribute),
             "read-write" => Ok(Scope::ReadWrite),
-            _ => Err(format!("`{s}` is not a scope (read or read-write)")),
+            _ => Err(format!(
+                "`{s}` is not a scope (read, contribute or read-write)"
+            )),
         }
     }
 }
@@ -382,9 +397,15 @@ mod tests {
         assert!(file.add("", Scope::Read, 0).is_err());
         assert_eq!(
             "write".parse::<Scope>().unwrap_err(),
-            "`write` is not a scope (read or read-write)"
+            "`write` is not a scope (read, contribute or read-write)"
         );
         assert_eq!("read-write".parse::<Scope>(), Ok(Scope::ReadWrite));
+        assert_eq!("contribute".parse::<Scope>(), Ok(Scope::Contribute));
+        assert!(
+            Scope::Contribute.allows_contributions() && !Scope::Contribute.allows_file_writes()
+        );
+        assert!(!Scope::Read.allows_contributions() && !Scope::Read.allows_file_writes());
+        assert!(Scope::ReadWrite.allows_contributions() && Scope::ReadWrite.allows_file_writes());
     }
 
     #[test]

@@ -73,7 +73,7 @@ impl RegistryError {
             RegistryError::Unavailable(why) => HostError::new(
                 ErrorCode::Unavailable,
                 format!(
-                    "the KnowledgePulse registry at {location} is unavailable ({why}); nothing was written"
+                    "the KnowledgePulse registry at {location} is unavailable ({why}); nothing was written here, but a request that timed out may have reached the registry (a retried contribution then answers ALREADY_EXISTS)"
                 ),
             ),
             RegistryError::Refused { code, message } => {

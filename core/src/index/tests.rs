@@ -551,6 +551,14 @@ fn inline_tags_are_indexed_listed_and_filtered() {
     assert_eq!(paths(&[], &["project", "plan", "draft"]), ["a.md"]);
     assert_eq!(paths(&[], &["project", "beta"]), Vec::<String>::new());
     assert_eq!(paths(&["code", "42"], &[]), Vec::<String>::new());
+    // Written as a user might: `#` and a trailing `/` are not part of the name.
+    assert_eq!(paths(&["#project/"], &[]), ["a.md", "b.md"]);
+    // Any number of tags is one SQL expression (a chain of 500 ORs was too deep for SQLite).
+    let many: Vec<String> = (0..5000).map(|i| format!("t{i}")).collect();
+    let mut many_refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    many_refs.push("draft");
+    assert_eq!(paths(&many_refs, &[]), ["a.md"]);
+    assert_eq!(paths(&[], &many_refs), Vec::<String>::new());
 
     // A version 5 file recorded before inline tags: migrated, then recorded again.
     store

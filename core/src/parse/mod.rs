@@ -27,7 +27,7 @@ pub use parsed::{
     Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Parsed, Problem, Tag,
 };
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
-pub use tag_syntax::{is_tag_char, within as tag_within};
+pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};
 
 mod frontmatter;
 mod inline;

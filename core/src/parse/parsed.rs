@@ -81,11 +81,14 @@ pub struct Anchor {
 pub struct Tag {
     /// The tag without `#`, as written: `project/alpha` (nested tags use `/`).
     pub name: String,
-    /// Bytes of `#name` in the text, or of the entry in the frontmatter (the whole
-    /// frontmatter block when the entry cannot be located in its source).
+    /// Bytes of `#name` in the text, or of the entry's name in the frontmatter (of the
+    /// `tags` key when the entry cannot be located in its source: see `located`).
     pub range: Range<usize>,
     /// True for a frontmatter entry, false for `#name` in the text.
     pub in_frontmatter: bool,
+    /// False for a frontmatter entry whose name was not found in the source (a number
+    /// YAML rewrote): `range` is then the `tags` key, and the entry cannot be edited.
+    pub located: bool,
 }
 
 /// A link reference definition `[label]: destination` (CommonMark 4.7).

@@ -206,6 +206,7 @@ impl Scanner<'_> {
                     name: name.to_string(),
                     range,
                     in_frontmatter: false,
+                    located: true,
                 });
             }
         }

@@ -312,37 +312,31 @@ pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError
         filters.add("topic", "d.topic = {}", vec![Value::Text(topic.clone())]);
     }
     // A tag matches itself and the tags nested in it (`project` matches `project/alpha`):
-    // `parse::tag_within` in SQL.
-    const TAG_WITHIN: &str = "(value = {} OR substr(value, 1, length({}) + 1) = {} || '/')";
-    let tags_any = dedup(&search.tags_any);
+    // `parse::tag_within` in SQL, over the query's tags as one JSON array parameter (any
+    // number of tags, one expression). Tags are written as `parse::clean_tag` reads them.
+    const TAG_WITHIN: &str =
+        "(t.value = q.value OR substr(t.value, 1, length(q.value) + 1) = q.value || '/')";
+    let tags_any = clean_tags(&search.tags_any);
     if !tags_any.is_empty() {
-        let any = vec![TAG_WITHIN; tags_any.len()].join(" OR ");
-        let clause = format!("EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE {any})");
+        let json = serde_json::to_string(&tags_any)
+            .map_err(|err| SearchError::InvalidArgument(format!("tags_any: {err}")))?;
         filters.add(
             "tags_any",
-            &clause,
-            tags_any
-                .into_iter()
-                .flat_map(|t| [t.clone(), t.clone(), t])
-                .map(Value::Text)
-                .collect(),
+            &format!("EXISTS (SELECT 1 FROM json_each(d.tags_json) t, json_each({{}}) q WHERE {TAG_WITHIN})"),
+            vec![Value::Text(json)],
         );
     }
-    let tags_all = dedup(&search.tags_all);
+    let tags_all = clean_tags(&search.tags_all);
     if !tags_all.is_empty() {
-        let all = vec![
-            format!("EXISTS (SELECT 1 FROM json_each(d.tags_json) WHERE {TAG_WITHIN})");
-            tags_all.len()
-        ]
-        .join(" AND ");
+        let n = tags_all.len();
+        let json = serde_json::to_string(&tags_all)
+            .map_err(|err| SearchError::InvalidArgument(format!("tags_all: {err}")))?;
         filters.add(
             "tags_all",
-            &format!("({all})"),
-            tags_all
-                .into_iter()
-                .flat_map(|t| [t.clone(), t.clone(), t])
-                .map(Value::Text)
-                .collect(),
+            &format!(
+                "(SELECT count(*) FROM json_each({{}}) q WHERE EXISTS (SELECT 1 FROM json_each(d.tags_json) t WHERE {TAG_WITHIN})) = {n}"
+            ),
+            vec![Value::Text(json)],
         );
     }
     if let Some(from) = &search.date_from {
@@ -407,6 +401,17 @@ pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError
 }
 
 /// Removes duplicates from `items`, keeping the first occurrence's order.
+/// Filter tags as folio names them ([`crate::parse::clean_tag`]: `#project/` is
+/// `project`), each once, in order; blank ones dropped.
+fn clean_tags(tags: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    tags.iter()
+        .filter_map(|t| crate::parse::clean_tag(t))
+        .filter(|t| seen.insert(*t))
+        .map(str::to_owned)
+        .collect()
+}
+
 fn dedup(items: &[String]) -> Vec<String> {
     let mut res: Vec<String> = Vec::new();
     for item in items {

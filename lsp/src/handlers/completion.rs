@@ -1,6 +1,7 @@
 //! `textDocument/completion`: relative paths and `#` anchors inside `](…)`, wiki
 //! targets and their headings inside `[[…`, reference labels inside `][…`, and the
-//! workspace's tags after a `#` that starts a tag (outside code blocks).
+//! workspace's tags after a `#` that starts a tag (where the parser reads a tag: not in
+//! code, math, HTML, links or the frontmatter).
 //!
 //! The context is read from the text of the cursor's line before the cursor. Every
 //! item carries a text edit that replaces what was typed of the destination, label
@@ -168,11 +169,26 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
             }
             (at(open + 2)..c.offset, items)
         } else if let Some(hash) = typed_tag(&prefix) {
-            // Not in a code block: `#` there is a comment or a shell prompt.
-            let in_code = c.entry.parsed.elements.iter().any(|e| {
-                e.kind == ElementKind::Code && e.range.start < c.offset && c.offset <= e.range.end
-            });
-            if in_code {
+            let parsed = &c.entry.parsed;
+            let typed_tag = folio_core::tags::tag_at(parsed, c.offset);
+            let allowed = if hash + 1 < prefix.len() {
+                // Something typed after `#`: offered only where the parser reads it as a tag
+                // (not in code, math, HTML, a link or the frontmatter).
+                typed_tag.is_some_and(|t| !t.in_frontmatter)
+            } else {
+                // A lone `#`: not in a block where nothing is a tag, nor in a link.
+                !parsed.elements.iter().any(|e| {
+                    matches!(
+                        e.kind,
+                        ElementKind::Code
+                            | ElementKind::Math
+                            | ElementKind::Html
+                            | ElementKind::Frontmatter
+                    ) && e.range.start < c.offset
+                        && c.offset <= e.range.end
+                }) && folio_core::links::navigate::link_at(parsed, c.offset).is_none()
+            };
+            if !allowed {
                 return Ok(None);
             }
             let mut counts = folio_core::tags::workspace_tags(ws);

@@ -109,15 +109,18 @@ async fn tag_completion(enc: Enc) {
         .call("textDocument/completion", at(&c, "u.md", 3, 11))
         .await;
     assert_eq!(r, Value::Null);
+    // In a link's text, in a math block, in a code block: nothing either.
     c.change(
         "u.md",
-        vec![json!({"range": range(3, 11, 3, 11), "text": "\n```sh\n#re"})],
+        vec![json!({"range": range(3, 11, 3, 11), "text": " [see #re](x.md)\n$$\n#re\n$$\n```sh\n#re"})],
     )
     .await;
-    let r = c
-        .call("textDocument/completion", at(&c, "u.md", 5, 3))
-        .await;
-    assert_eq!(r, Value::Null);
+    for (line, col) in [(3, 20), (5, 3), (8, 3)] {
+        let r = c
+            .call("textDocument/completion", at(&c, "u.md", line, col))
+            .await;
+        assert_eq!(r, Value::Null, "line {line}");
+    }
 }
 
 async fn tag_symbols(enc: Enc) {
@@ -175,7 +178,7 @@ async fn tag_rename(enc: Enc) {
     let r = c.request("textDocument/rename", params).await;
     assert_eq!(
         r["error"]["message"],
-        "textDocument/rename: `two words` is not a tag name: use letters, digits, `_`, `-` and `/` (for nesting), with at least one letter"
+        "textDocument/rename: `two words` is not a tag name: use letters, digits, emoji, `_`, `-` and `/` (for nesting), with at least one letter or emoji"
     );
 }
 

@@ -129,7 +129,7 @@ impl Auth {
             "resource": format!("{base}/mcp"),
             "resource_name": "folio",
             "bearer_methods_supported": ["header"],
-            "scopes_supported": [Scope::Read.as_str(), Scope::ReadWrite.as_str()],
+            "scopes_supported": [Scope::Read.as_str(), Scope::Contribute.as_str(), Scope::ReadWrite.as_str()],
             "resource_documentation": "https://github.com/folio-kb/folio/blob/main/docs/mcp.md#http",
         });
         if !self.authorization_servers.is_empty() {
@@ -249,7 +249,7 @@ mod tests {
         );
         assert_eq!(
             doc["scopes_supported"],
-            serde_json::json!(["read", "read-write"])
+            serde_json::json!(["read", "contribute", "read-write"])
         );
         let r = auth.unauthorized(&h, true);
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
