@@ -800,11 +800,29 @@ impl Host {
         check_agent(agent)?;
         let skill = parse_skill(&args.skill_md_content)?;
         let visibility = args.visibility.unwrap_or(Visibility::Network);
+        // The id and the text as they will be kept, here or on a registry: the checks
+        // below hold for a network contribution too, before anything leaves the machine.
+        let id = skill
+            .id
+            .clone()
+            .unwrap_or_else(|| contributed_id(&skill.name, &skill.description));
+        let text = if skill.id.is_some() {
+            args.skill_md_content.clone()
+        } else {
+            with_id(&args.skill_md_content, &id)
+        };
+        if text.len() > MAX_ITEM_BYTES {
+            return Err(HostError::invalid(format!(
+                "the SKILL.md with its id is {} bytes; at most {MAX_ITEM_BYTES} (256 KiB) are allowed",
+                text.len()
+            )));
+        }
         // Where the files go: a registry elsewhere gets the call; a registry here keeps
         // `network` items in its knowledge base, as `org` ones.
         let place = match (visibility, &self.network) {
             (Visibility::Network, KnowledgeNetwork::None) => return Err(network_not_configured()),
             (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
+                self.refuse_local_duplicate(&id)?;
                 let mut out: ContributeSkillOutput = call_registry(
                     registry.as_ref(),
                     "kp_contribute_skill",
@@ -822,21 +840,6 @@ impl Host {
             (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
             (v, _) => v,
         };
-        let id = skill
-            .id
-            .clone()
-            .unwrap_or_else(|| contributed_id(&skill.name, &skill.description));
-        let text = if skill.id.is_some() {
-            args.skill_md_content.clone()
-        } else {
-            with_id(&args.skill_md_content, &id)
-        };
-        if text.len() > MAX_ITEM_BYTES {
-            return Err(HostError::invalid(format!(
-                "the SKILL.md with its id is {} bytes; at most {MAX_ITEM_BYTES} (256 KiB) are allowed",
-                text.len()
-            )));
-        }
         let path = skill_path(&skill.name, &id);
         self.contribute(agent, place, &id, "skill", &path, &text)?;
         Ok(ContributeSkillOutput {
@@ -858,9 +861,16 @@ impl Host {
         check_agent(agent)?;
         let mut value = Value::Object(args.unit.clone());
         crate::knowledge::unit::check(&value)?;
+        if value.get("id").is_none() {
+            let id = crate::knowledge::unit::contributed_id(&value);
+            value["id"] = Value::String(id);
+        }
         let place = match (args.visibility, &self.network) {
             (Visibility::Network, KnowledgeNetwork::None) => return Err(network_not_configured()),
             (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
+                if let Some(id) = value.get("id").and_then(Value::as_str) {
+                    self.refuse_local_duplicate(id)?;
+                }
                 let mut out: ContributeKnowledgeOutput = call_registry(
                     registry.as_ref(),
                     "kp_contribute_knowledge",
@@ -875,10 +885,6 @@ impl Host {
             (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
             (v, _) => v,
         };
-        if value.get("id").is_none() {
-            let id = crate::knowledge::unit::contributed_id(&value);
-            value["id"] = Value::String(id);
-        }
         let unit = from_value(value)?;
         let text = render(&unit);
         let path = unit_path(&unit.id);
@@ -890,6 +896,21 @@ impl Host {
             path,
             registry: None,
         })
+    }
+
+    /// `ALREADY_EXISTS` when this knowledge base (or the private folder) holds an item
+    /// with `id`: a network contribution of it would be hidden behind the local one in
+    /// every search and verdict here.
+    fn refuse_local_duplicate(&self, id: &str) -> HostResult<()> {
+        if self.find_item(id)?.is_some() {
+            return Err(HostError::new(
+                ErrorCode::AlreadyExists,
+                format!(
+                    "a skill or unit with id `{id}` already exists in this knowledge base; contribute it to the registry under another id (nothing was sent)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Writes a new item file and its contribution event in `visibility`'s place.

@@ -517,7 +517,7 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
                 visibility: Some(Visibility::Network),
             },
         )),
-        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written"})
+        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written here, but a request that timed out may have reached the registry (a retried contribution then answers ALREADY_EXISTS)"})
     );
     assert_eq!(
         registry.calls.lock().unwrap()[0],
@@ -536,8 +536,32 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
     assert_eq!(found["results"], json!([]));
     assert_eq!(
         found["registry_error"],
-        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written"})
+        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written here, but a request that timed out may have reached the registry (a retried contribution then answers ALREADY_EXISTS)"})
     );
+
+    // An id this knowledge base holds already is refused before the registry is asked:
+    // the registry's copy would be hidden behind the local one here.
+    let local = ok(kb.kp_contribute_skill(
+        "alice",
+        &ContributeSkillArgs {
+            skill_md_content: SKILL.into(),
+            visibility: Some(Visibility::Org),
+        },
+    ));
+    let calls = registry.calls.lock().unwrap().len();
+    assert_eq!(
+        err(kb.kp_contribute_skill(
+            "alice",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Network),
+            },
+        )),
+        json!({"code": "ALREADY_EXISTS", "message": format!(
+            "a skill or unit with id `{}` already exists in this knowledge base; contribute it to the registry under another id (nothing was sent)",
+            local["id"].as_str().unwrap())})
+    );
+    assert_eq!(registry.calls.lock().unwrap().len(), calls);
 }
 
 #[test]
