@@ -61,10 +61,20 @@ fn add_token(tokens: &Path, agent: &str, scope: &str) -> String {
 /// Starts the registry on `root` with the token file `tokens`, its user configuration and
 /// data folder under `dir`.
 fn start_registry(dir: &Path, root: &Path, tokens: &Path) -> RegistryServer {
-    let config = user_config(
-        &dir.join("registry-config"),
+    start_http(
+        dir,
+        "registry",
+        root,
+        tokens,
         "[knowledge]\nserve_registry = true\n",
-    );
+    )
+}
+
+/// Starts `folio mcp --http` on `root` with the token file `tokens` and the user
+/// configuration `config`, its folders under `dir/name-…`.
+fn start_http(dir: &Path, name: &str, root: &Path, tokens: &Path, config: &str) -> RegistryServer {
+    let data = dir.join(format!("{name}-data"));
+    let config = user_config(&dir.join(format!("{name}-config")), config);
     let mut child = folio()
         .arg("mcp")
         .arg("--root")
@@ -72,7 +82,7 @@ fn start_registry(dir: &Path, root: &Path, tokens: &Path) -> RegistryServer {
         .args(["--http", "127.0.0.1:0", "--tokens"])
         .arg(tokens)
         .env("XDG_CONFIG_HOME", config)
-        .env("XDG_DATA_HOME", dir.join("registry-data"))
+        .env("XDG_DATA_HOME", data)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -513,4 +523,45 @@ fn a_workspace_cannot_name_a_registry_and_a_registry_token_file_stays_outside_th
             && stderr.contains("is inside the knowledge base"),
         "{stderr}"
     );
+}
+
+/// A folio server that is not a registry refuses a registry client's KnowledgePulse calls
+/// rather than forwarding them: here X is itself a client of a registry (X pointed at
+/// itself, or B → X → B, would otherwise call round until a rate limit stopped it).
+#[test]
+fn a_server_that_is_not_a_registry_refuses_a_registry_clients_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let tokens = dir.join("x-tokens.toml");
+    let alice = add_token(&tokens, "alice", "contribute");
+    let x_root = root(dir, "x-kb");
+    let b_root = root(dir, "b-kb");
+    // X is a client of a registry at a port nobody listens on: were it to forward, the
+    // answer would be UNAVAILABLE after a connection attempt, not NOT_CONFIGURED.
+    let x = start_http(
+        dir,
+        "x",
+        &x_root,
+        &tokens,
+        "[knowledge]\nregistry = \"http://127.0.0.1:9/mcp\"\n",
+    );
+    let mut b = start_client(dir, "b", &b_root, &x.url, &alice);
+    let refused = format!(
+        "the registry at {}: this folio server is not a KnowledgePulse registry (its user's configuration does not set `[knowledge] serve_registry = true`); point `[knowledge] registry` at a registry",
+        x.url
+    );
+    assert_eq!(
+        b.call("kp_contribute_skill", json!({"skill_md_content": SKILL}))
+            .unwrap_err(),
+        json!({"code": "NOT_CONFIGURED", "message": refused})
+    );
+    let found = b
+        .call("kp_search_skill", json!({"query": "CSV", "min_quality": 0}))
+        .unwrap();
+    assert_eq!(
+        found["registry_error"],
+        json!({"code": "NOT_CONFIGURED", "message": refused})
+    );
+    assert_eq!(files(&x_root), vec!["README.md"]);
+    assert_eq!(files(&b_root), vec!["README.md"]);
 }

@@ -128,7 +128,11 @@ impl McpRegistry {
             agent: self.agent.clone(),
             failure: Arc::clone(&failure),
         };
-        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone())
+            .custom_headers(HashMap::from([(
+                HeaderName::from_static(REGISTRY_CLIENT_HEADER),
+                HeaderValue::from_static("1"),
+            )]));
         if let Some(token) = &self.token {
             config = config.auth_header(token.clone());
         }
@@ -314,6 +318,11 @@ impl UreqHttp {
         StreamableHttpError::HttpStatus(HttpStatusError::new(status, None))
     }
 }
+
+/// The header a registry client sends with every request, so that a folio server that is
+/// not a registry refuses the KnowledgePulse calls instead of forwarding them to its own
+/// registry (a client pointed at itself, or at another client, would loop).
+pub const REGISTRY_CLIENT_HEADER: &str = "folio-registry-client";
 
 fn headers_of<B>(
     mut request: ureq::RequestBuilder<B>,

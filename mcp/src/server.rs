@@ -574,6 +574,27 @@ impl ServerHandler for FolioServer {
                 tracing::info!(agent = %caller.agent, token = %caller.token_id, tool = %request.name, "write requested");
             }
         }
+        // A folio registry client calling a server that is not a registry (a client pointed
+        // at itself, or at another client): refused, so that calls never loop.
+        if request.name.starts_with("kp_")
+            && !self.kb.serves_registry()
+            && context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .is_some_and(|parts| {
+                    parts
+                        .headers
+                        .contains_key(crate::registry::REGISTRY_CLIENT_HEADER)
+                })
+        {
+            let err = HostError::new(
+                ErrorCode::NotConfigured,
+                "this folio server is not a KnowledgePulse registry (its user's configuration does not set `[knowledge] serve_registry = true`); point `[knowledge] registry` at a registry",
+            );
+            let mut result = CallToolResult::error(ToolError(err).into_contents());
+            result.structured_content = None;
+            return Ok(result.into());
+        }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await?;
         // Arguments that do not fit the schema come back from rmcp as plain text; give them

@@ -398,6 +398,25 @@ mod tests {
                 Ok(Some("folio_abc".to_string()))
             );
         }
+        // A byte order mark (Windows editors) is dropped; a character a header cannot carry
+        // is refused at start-up, naming the file.
+        std::fs::write(&token, "\u{feff}folio_abc\r\n").unwrap();
+        if std::env::var_os(user::REGISTRY_TOKEN_ENV).is_none() {
+            assert_eq!(
+                user.knowledge.registry_token(),
+                Ok(Some("folio_abc".to_string()))
+            );
+        }
+        std::fs::write(&token, "folio_a\u{e9}c\n").unwrap();
+        if std::env::var_os(user::REGISTRY_TOKEN_ENV).is_none() {
+            assert_eq!(
+                user.knowledge.registry_token(),
+                Err(format!(
+                    "[knowledge] registry_token_file: {} holds a token with a character other than visible ASCII (a space, a control or non-ASCII character); folio tokens are `folio_` and letters, digits, `-` and `_`",
+                    token.display()
+                ))
+            );
+        }
         std::fs::write(&token, "\n").unwrap();
         if std::env::var_os(user::REGISTRY_TOKEN_ENV).is_none() {
             assert_eq!(

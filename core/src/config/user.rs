@@ -44,12 +44,24 @@ pub const REGISTRY_TOKEN_ENV: &str = "FOLIO_REGISTRY_TOKEN";
 
 impl UserKnowledgeConfig {
     /// The registry token: [`REGISTRY_TOKEN_ENV`], else the first line of
-    /// `registry_token_file`, trimmed. `Ok(None)` when neither is set.
+    /// `registry_token_file` (a UTF-8 byte order mark dropped), trimmed. `Ok(None)` when
+    /// neither is set.
     ///
-    /// Errors: the file cannot be read or holds no token (message naming it).
+    /// Errors: the file cannot be read or holds no token, or the token has a character
+    /// an HTTP header cannot carry (anything but visible ASCII); the message names where
+    /// the token came from.
     pub fn registry_token(&self) -> Result<Option<String>, String> {
+        let checked = |token: &str, from: &str| -> Result<Option<String>, String> {
+            if token.bytes().all(|b| b.is_ascii_graphic()) {
+                Ok(Some(token.to_string()))
+            } else {
+                Err(format!(
+                    "{from} holds a token with a character other than visible ASCII (a space, a control or non-ASCII character); folio tokens are `folio_` and letters, digits, `-` and `_`"
+                ))
+            }
+        };
         if let Some(token) = std::env::var_os(REGISTRY_TOKEN_ENV).filter(|v| !v.is_empty()) {
-            return Ok(Some(token.to_string_lossy().trim().to_string()));
+            return checked(token.to_string_lossy().trim(), REGISTRY_TOKEN_ENV);
         }
         let Some(path) = &self.registry_token_file else {
             return Ok(None);
@@ -60,6 +72,7 @@ impl UserKnowledgeConfig {
                 path.display()
             )
         })?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let token = text.lines().next().unwrap_or("").trim();
         if token.is_empty() {
             return Err(format!(
@@ -67,7 +80,10 @@ impl UserKnowledgeConfig {
                 path.display()
             ));
         }
-        Ok(Some(token.to_string()))
+        checked(
+            token,
+            &format!("[knowledge] registry_token_file: {}", path.display()),
+        )
     }
 }
 

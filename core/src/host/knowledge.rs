@@ -497,6 +497,11 @@ impl Host {
         self
     }
 
+    /// True when this host is a KnowledgePulse registry (`[knowledge] serve_registry`).
+    pub fn serves_registry(&self) -> bool {
+        matches!(self.network, KnowledgeNetwork::Serve)
+    }
+
     /// The registry this host is a client of, if any.
     fn registry(&self) -> Option<&dyn Registry> {
         match &self.network {
