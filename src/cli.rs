@@ -189,6 +189,10 @@ pub struct EvalArgs {
     /// half of the query's terms (hybrid mode; 1 turns it off).
     #[arg(long, value_name = "F")]
     pub weak_lexical_factor: Option<f64>,
+    /// Factor on the lexical weight when most of the query's letters are CJK (hybrid
+    /// mode; 1 turns it off).
+    #[arg(long, value_name = "F")]
+    pub cjk_lexical_factor: Option<f64>,
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
     #[arg(long, value_name = "W")]
     pub document_weight: Option<f64>,

@@ -49,6 +49,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         weak_lexical_factor: args
             .weak_lexical_factor
             .unwrap_or(defaults.weak_lexical_factor),
+        cjk_lexical_factor: args
+            .cjk_lexical_factor
+            .unwrap_or(defaults.cjk_lexical_factor),
         document_weight: args.document_weight.unwrap_or(defaults.document_weight),
         ..defaults
     };

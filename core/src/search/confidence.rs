@@ -14,7 +14,10 @@
 //! folio applies the same "how far does the best stand above the average" test in
 //! every mode, on the score each mode ranks by:
 //!
-//! - **hybrid**: the fused RRF scores — GrooveSeek's rule exactly;
+//! - **hybrid**: the fused RRF scores — GrooveSeek's rule exactly; when the lexical leg
+//!   was weighted down for ranking (`weak_lexical_factor`, `cjk_lexical_factor` in the
+//!   pipeline), the scores of the nominal weights, so that the flag keeps saying whether
+//!   the two legs agreed (one leg's scores alone never stand 1.5× above their mean);
 //! - **lexical**: the BM25 scores (`-bm25`, higher is better), *or* the best hit
 //!   matching fewer than half of the query's included terms (folio's lexical rule,
 //!   which catches a single weak hit the ratio cannot judge);

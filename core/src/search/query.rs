@@ -50,6 +50,19 @@ impl QueryTerm {
     }
 }
 
+/// True when more than half of the letters of `text` are CJK ([`is_cjk`]): a Japanese or
+/// Chinese question, even with a Latin command name in it.
+pub fn mostly_cjk(text: &str) -> bool {
+    let (mut cjk, mut letters) = (0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphanumeric()) {
+        letters += 1;
+        if is_cjk(c) {
+            cjk += 1;
+        }
+    }
+    cjk * 2 > letters
+}
+
 /// An unquoted term whose longest CJK run is longer than this many characters is
 /// searched as any of its pieces instead of as one phrase (see [`QueryTerm::fts_expr`]).
 pub const CJK_PHRASE_MAX_CHARS: usize = 4;

@@ -411,3 +411,81 @@ fn pipeline_lexical_finds_a_japanese_sentence_by_its_bigrams() {
     .unwrap();
     assert!(res.results.is_empty());
 }
+
+/// The lexical leg's weight drops by `weak_lexical_factor` when its best hit matches
+/// fewer than half of the query's terms: with factor 0 the fused order is the vector
+/// leg's, each hit scored 1/(60 + vector rank).
+#[test]
+fn pipeline_weak_lexical_leg_is_weighted_down() {
+    let store = store();
+    let ids = chunk_ids(&store);
+    let (rollback, canary, notes) = (
+        ids["ops/rollback.md"][0],
+        ids["ops/canary.md"][0],
+        ids["guide/notes.md"][0],
+    );
+    let leg = |_k: usize| -> Result<Vec<VectorHit>, SearchError> {
+        Ok(vec![
+            VectorHit {
+                chunk_id: notes,
+                similarity: 0.9,
+            },
+            VectorHit {
+                chunk_id: canary,
+                similarity: 0.8,
+            },
+            VectorHit {
+                chunk_id: rollback,
+                similarity: 0.7,
+            },
+        ])
+    };
+    // "deploy" is in two chunks; "zebra" and "quokka" in none: 1 of 3 terms matched.
+    let query = SearchQuery::new("deploy zebra quokka");
+    let options = PipelineOptions {
+        weak_lexical_factor: 0.0,
+        document_weight: 0.0,
+        ..PipelineOptions::default()
+    };
+    let res = hybrid_search(&store, &query, &options, Some(&leg)).unwrap();
+    let scored: Vec<(&str, f64)> = res
+        .results
+        .iter()
+        .map(|h| (h.hit.path.as_str(), h.hit.score))
+        .collect();
+    assert_eq!(
+        scored[..3],
+        [
+            ("guide/notes.md", 1.0 / 61.0),
+            ("ops/canary.md", 1.0 / 62.0),
+            ("ops/rollback.md", 1.0 / 63.0)
+        ]
+    );
+    // With the factor at 1, the lexical leg still counts: rollback (both legs) leads.
+    let options = PipelineOptions {
+        weak_lexical_factor: 1.0,
+        document_weight: 0.0,
+        ..PipelineOptions::default()
+    };
+    let res = hybrid_search(&store, &query, &options, Some(&leg)).unwrap();
+    assert_eq!(res.results[0].hit.path, "ops/rollback.md");
+    // Out of range: refused, naming the option.
+    let options = PipelineOptions {
+        cjk_lexical_factor: 1.5,
+        ..PipelineOptions::default()
+    };
+    let err = hybrid_search(&store, &query, &options, Some(&leg)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: cjk_lexical_factor must be between 0 and 1, got 1.5"
+    );
+}
+
+#[test]
+fn mostly_cjk_counts_letters() {
+    assert!(query::mostly_cjk("スクリーンショットを撮りたい"));
+    assert!(query::mostly_cjk("tarでアーカイブを展開したい"));
+    assert!(!query::mostly_cjk("how do I extract a tar archive"));
+    assert!(!query::mostly_cjk("tar 展開"));
+    assert!(!query::mostly_cjk(""));
+}
