@@ -378,16 +378,30 @@ fn call_registry<T: serde::de::DeserializeOwned>(
 }
 
 /// Registry results after local ones are known: marked `registry` / `network`, without
-/// a `kb://` URI (it would name a local file), and without ids the local results have.
+/// a `kb://` URI (it would name a local file), without ids the local results have, each
+/// id once, and only those whose `quality_score` is in `[0, 1]` and whose path is a plain
+/// relative path (a registry that answers otherwise is not believed on that hit).
 fn mark_remote<T>(
     local_ids: &std::collections::HashSet<String>,
     remote: Vec<T>,
-    id: impl Fn(&T) -> &str,
+    fields: impl Fn(&T) -> (&str, f64, &str),
     mark: impl Fn(&mut T),
 ) -> Vec<T> {
+    let mut seen = std::collections::HashSet::new();
     remote
         .into_iter()
-        .filter(|hit| !local_ids.contains(id(hit)))
+        .filter(|hit| {
+            let (id, quality, path) = fields(hit);
+            let plain_path = !path.starts_with('/')
+                && !path.contains('\\')
+                && path
+                    .split('/')
+                    .all(|p| !p.is_empty() && p != "." && p != "..");
+            !local_ids.contains(id)
+                && seen.insert(id.to_string())
+                && (0.0..=1.0).contains(&quality)
+                && plain_path
+        })
         .map(|mut hit| {
             mark(&mut hit);
             hit
@@ -696,7 +710,7 @@ impl Host {
                     let remote = mark_remote(
                         &local_ids,
                         remote.results,
-                        |h| &h.id,
+                        |h| (h.id.as_str(), h.quality_score, h.path.as_str()),
                         |h| {
                             h.origin = Origin::Registry;
                             h.visibility = Visibility::Network;
@@ -774,7 +788,7 @@ impl Host {
                     let remote = mark_remote(
                         &local_ids,
                         remote.results,
-                        |h| &h.id,
+                        |h| (h.id.as_str(), h.quality_score, h.path.as_str()),
                         |h| {
                             h.origin = Origin::Registry;
                             h.visibility = Visibility::Network;
@@ -983,6 +997,17 @@ impl Host {
             if let Some(registry) = self.registry() {
                 // Not here: the registry's item, judged there as its token's agent.
                 let mut out: ValidateOutput = call_registry(registry, "kp_validate_unit", args)?;
+                if !out.validated || !(0.0..=1.0).contains(&out.quality_score) {
+                    return Err(HostError::new(
+                        ErrorCode::Unavailable,
+                        format!(
+                            "the KnowledgePulse registry at {} answered kp_validate_unit with validated {} and quality_score {}; the verdict's outcome is unknown",
+                            registry.location(),
+                            out.validated,
+                            out.quality_score
+                        ),
+                    ));
+                }
                 out.origin = Some(Origin::Registry);
                 tracing::info!(id = %args.unit_id, registry = registry.location(), valid = args.valid, "verdict sent to the registry");
                 return Ok(out);

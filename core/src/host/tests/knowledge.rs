@@ -596,3 +596,61 @@ fn a_registry_answer_of_the_wrong_shape_is_unavailable() {
         "{e}"
     );
 }
+
+/// A registry's answers are not believed blindly: search hits with a quality score out
+/// of [0, 1], a path that climbs out or is absolute, or an id already given are dropped;
+/// a verdict answered as not validated, or with an impossible score, is UNAVAILABLE.
+#[test]
+fn a_registrys_impossible_answers_are_dropped_or_refused() {
+    use crate::host::registry::KnowledgeNetwork;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    std::fs::create_dir_all(&root).unwrap();
+    fn hit(id: &str, quality: f64, path: &str) -> Value {
+        json!({"id": id, "name": id, "description": "d", "domain": null, "tags": [],
+               "quality_score": quality, "content": "c", "visibility": "network", "path": path})
+    }
+    let registry = Arc::new(FakeRegistry {
+        calls: Default::default(),
+        answer: |tool, _| {
+            Ok(match tool {
+                "kp_search_skill" => json!({"results": [
+                    hit("skill-good", 0.8, "skills/good/SKILL.md"),
+                    hit("skill-good", 0.8, "skills/good/SKILL.md"),
+                    hit("skill-loud", 5.0, "skills/loud/SKILL.md"),
+                    hit("skill-climb", 0.8, "../../etc/passwd"),
+                    hit("skill-root", 0.8, "/etc/passwd"),
+                ], "mode": "lexical", "indexing": false}),
+                _ => json!({"validated": false, "quality_score": 99.0}),
+            })
+        },
+    });
+    let kb = open_with(
+        &root,
+        &dir.path().join("private"),
+        KnowledgeNetwork::Client(registry),
+    );
+    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
+        query: "anything".into(),
+        min_quality: Some(0.0),
+        ..Default::default()
+    }));
+    let ids: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["skill-good"]);
+    assert_eq!(
+        err(kb.kp_validate_unit(
+            "alice",
+            &ValidateArgs {
+                unit_id: "skill-good".into(),
+                valid: true,
+                feedback: None,
+            },
+        )),
+        json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp answered kp_validate_unit with validated false and quality_score 99; the verdict's outcome is unknown"})
+    );
+}
