@@ -377,36 +377,53 @@ fn call_registry<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Registry results after local ones are known: marked `registry` / `network`, without
-/// a `kb://` URI (it would name a local file), without ids the local results have, each
-/// id once, and only those whose `quality_score` is in `[0, 1]` and whose path is a plain
-/// relative path (a registry that answers otherwise is not believed on that hit).
-fn mark_remote<T>(
-    local_ids: &std::collections::HashSet<String>,
-    remote: Vec<T>,
-    fields: impl Fn(&T) -> (&str, f64, &str),
-    mark: impl Fn(&mut T),
-) -> Vec<T> {
-    let mut seen = std::collections::HashSet::new();
-    remote
-        .into_iter()
-        .filter(|hit| {
-            let (id, quality, path) = fields(hit);
-            let plain_path = !path.starts_with('/')
-                && !path.contains('\\')
-                && path
-                    .split('/')
-                    .all(|p| !p.is_empty() && p != "." && p != "..");
-            !local_ids.contains(id)
-                && seen.insert(id.to_string())
-                && (0.0..=1.0).contains(&quality)
-                && plain_path
-        })
-        .map(|mut hit| {
-            mark(&mut hit);
-            hit
-        })
-        .collect()
+/// A search hit a registry can answer with (`kp_search_skill`, `kp_search_knowledge`).
+trait RegistryHit: serde::de::DeserializeOwned {
+    /// The item's id.
+    fn id(&self) -> &str;
+    /// Whether the registry's answer is believable: `quality_score` in `[0, 1]` and a path
+    /// that is plain and relative (no `..`, `.`, empty part, backslash or leading `/`).
+    fn plausible(&self) -> bool;
+    /// Marks the hit as the registry's: origin `registry`, visibility `network`, no
+    /// `kb://` URI (it would name a local file).
+    fn mark_remote(&mut self);
+}
+
+fn plausible(quality_score: f64, path: &str) -> bool {
+    (0.0..=1.0).contains(&quality_score)
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && path
+            .split('/')
+            .all(|p| !p.is_empty() && p != "." && p != "..")
+}
+
+impl RegistryHit for SkillHit {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn plausible(&self) -> bool {
+        plausible(self.quality_score, &self.path)
+    }
+    fn mark_remote(&mut self) {
+        self.origin = Origin::Registry;
+        self.visibility = Visibility::Network;
+        self.uri = None;
+    }
+}
+
+impl RegistryHit for UnitHit {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn plausible(&self) -> bool {
+        plausible(self.quality_score, &self.path)
+    }
+    fn mark_remote(&mut self) {
+        self.origin = Origin::Registry;
+        self.visibility = Visibility::Network;
+        self.uri = None;
+    }
 }
 
 /// Where an item was found.
@@ -514,6 +531,42 @@ impl Host {
     /// True when this host is a KnowledgePulse registry (`[knowledge] serve_registry`).
     pub fn serves_registry(&self) -> bool {
         matches!(self.network, KnowledgeNetwork::Serve)
+    }
+
+    /// `local` results of search `tool` with the registry's merged in (when this host is
+    /// a registry client): interleaved by rank, cut at `limit`; a registry hit is dropped
+    /// when its id is among the local ones or already given, or its answer is not
+    /// [`RegistryHit::plausible`]. A failing registry leaves the local results and its
+    /// error.
+    fn merge_registry<T: RegistryHit>(
+        &self,
+        tool: &str,
+        args: &impl Serialize,
+        local: Vec<T>,
+        limit: usize,
+    ) -> (Vec<T>, Option<HostError>) {
+        let Some(registry) = self.registry() else {
+            return (local, None);
+        };
+        match call_registry::<RemoteResults<T>>(registry, tool, args) {
+            Ok(remote) => {
+                let mut seen: std::collections::HashSet<String> =
+                    local.iter().map(|h| h.id().to_string()).collect();
+                let remote: Vec<T> = remote
+                    .results
+                    .into_iter()
+                    .filter(|h| h.plausible() && seen.insert(h.id().to_string()))
+                    .map(|mut h| {
+                        h.mark_remote();
+                        h
+                    })
+                    .collect();
+                let mut merged = interleave(local, remote);
+                merged.truncate(limit);
+                (merged, None)
+            }
+            Err(e) => (local, Some(e)),
+        }
     }
 
     /// The registry this host is a client of, if any.
@@ -702,27 +755,8 @@ impl Host {
             }
             results.push(skill_hit(skill, id, quality_score, text, place, path));
         }
-        let mut registry_error = None;
-        if let Some(registry) = self.registry() {
-            match call_registry::<RemoteResults<SkillHit>>(registry, "kp_search_skill", args) {
-                Ok(remote) => {
-                    let local_ids = results.iter().map(|h| h.id.clone()).collect();
-                    let remote = mark_remote(
-                        &local_ids,
-                        remote.results,
-                        |h| (h.id.as_str(), h.quality_score, h.path.as_str()),
-                        |h| {
-                            h.origin = Origin::Registry;
-                            h.visibility = Visibility::Network;
-                            h.uri = None;
-                        },
-                    );
-                    results = interleave(results, remote);
-                    results.truncate(limit);
-                }
-                Err(e) => registry_error = Some(e),
-            }
-        }
+        let (results, registry_error) =
+            self.merge_registry("kp_search_skill", args, results, limit);
         Ok(SearchSkillOutput {
             results,
             mode: org.mode,
@@ -780,27 +814,8 @@ impl Host {
             }
             results.push(unit_hit(unit, quality_score, place, path));
         }
-        let mut registry_error = None;
-        if let Some(registry) = self.registry() {
-            match call_registry::<RemoteResults<UnitHit>>(registry, "kp_search_knowledge", args) {
-                Ok(remote) => {
-                    let local_ids = results.iter().map(|h| h.id.clone()).collect();
-                    let remote = mark_remote(
-                        &local_ids,
-                        remote.results,
-                        |h| (h.id.as_str(), h.quality_score, h.path.as_str()),
-                        |h| {
-                            h.origin = Origin::Registry;
-                            h.visibility = Visibility::Network;
-                            h.uri = None;
-                        },
-                    );
-                    results = interleave(results, remote);
-                    results.truncate(limit);
-                }
-                Err(e) => registry_error = Some(e),
-            }
-        }
+        let (results, registry_error) =
+            self.merge_registry("kp_search_knowledge", args, results, limit);
         Ok(SearchKnowledgeOutput {
             results,
             mode: org.mode,

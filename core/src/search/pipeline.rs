@@ -472,6 +472,22 @@ pub fn hybrid_search_with(
         .iter()
         .map(|h| (h.chunk_id, h.similarity))
         .collect();
+    // RRF of the two legs, the lexical one with weight `lexical_weight`.
+    let fuse = |lexical_weight: f64| {
+        fusion::rrf(
+            &[
+                fusion::RrfLeg {
+                    weight: lexical_weight,
+                    ranked: &lexical_ids,
+                },
+                fusion::RrfLeg {
+                    weight: options.vector_weight,
+                    ranked: &vector_ids,
+                },
+            ],
+            options.rrf_k,
+        )
+    };
     let mut pool: Vec<Candidate> = match mode {
         SearchMode::Lexical => lexical_ids
             .iter()
@@ -497,29 +513,17 @@ pub fn hybrid_search_with(
                 similarity: Some(h.similarity),
             })
             .collect(),
-        SearchMode::Hybrid => fusion::rrf(
-            &[
-                fusion::RrfLeg {
-                    weight: options.lexical_weight * lexical_factor,
-                    ranked: &lexical_ids,
-                },
-                fusion::RrfLeg {
-                    weight: options.vector_weight,
-                    ranked: &vector_ids,
-                },
-            ],
-            options.rrf_k,
-        )
-        .into_iter()
-        .map(|f| Candidate {
-            id: f.key,
-            score: f.score,
-            unboosted: None,
-            lexical_rank: f.ranks[0],
-            vector_rank: f.ranks[1],
-            similarity: similarity.get(&f.key).copied(),
-        })
-        .collect(),
+        SearchMode::Hybrid => fuse(options.lexical_weight * lexical_factor)
+            .into_iter()
+            .map(|f| Candidate {
+                id: f.key,
+                score: f.score,
+                unboosted: None,
+                lexical_rank: f.ranks[0],
+                vector_rank: f.ranks[1],
+                similarity: similarity.get(&f.key).copied(),
+            })
+            .collect(),
     };
     // The confidence rule reads the RRF scores of the nominal leg weights: with the lexical
     // leg weighted down, one leg's scores (1/61, 1/62, …) never stand 1.5× above their
@@ -527,22 +531,10 @@ pub fn hybrid_search_with(
     // agreed on a winner.
     let nominal: Option<HashMap<i64, f64>> = (mode == SearchMode::Hybrid && lexical_factor < 1.0)
         .then(|| {
-            fusion::rrf(
-                &[
-                    fusion::RrfLeg {
-                        weight: options.lexical_weight,
-                        ranked: &lexical_ids,
-                    },
-                    fusion::RrfLeg {
-                        weight: options.vector_weight,
-                        ranked: &vector_ids,
-                    },
-                ],
-                options.rrf_k,
-            )
-            .into_iter()
-            .map(|f| (f.key, f.score))
-            .collect()
+            fuse(options.lexical_weight)
+                .into_iter()
+                .map(|f| (f.key, f.score))
+                .collect()
         });
     // Read once for the document leg and every later stage.
     let rows = store.load_chunk_rows(&pool.iter().map(|c| c.id).collect::<Vec<_>>())?;
