@@ -99,7 +99,7 @@ mod tests {
                 .into_host_error("http://127.0.0.1:9/mcp"),
             HostError::new(
                 ErrorCode::Unavailable,
-                "the KnowledgePulse registry at http://127.0.0.1:9/mcp is unavailable (connection refused); nothing was written"
+                "the KnowledgePulse registry at http://127.0.0.1:9/mcp is unavailable (connection refused); nothing was written here, but a request that timed out may have reached the registry (a retried contribution then answers ALREADY_EXISTS)"
             )
         );
         assert_eq!(
