@@ -89,3 +89,20 @@ async def test_semantic_hybrid_and_graph_with_the_built_in_model(kb_eval):
         scores = [n["score"] for n in neighbours]
         assert scores == sorted(scores, reverse=True) and scores[0] >= 0.3
         assert graph["truncated"] is False and graph["knn_queries"] >= 1
+
+
+async def test_kp_search_skill_is_hybrid_with_the_built_in_model(tmp_path):
+    """KnowledgePulse searches skills with the same pipeline as kb_search: once the
+    built-in model has embedded the SKILL.md files, paraphrases in English and Japanese
+    that share no name with the skill find it first, in hybrid mode."""
+    root = tmp_path / "kb"
+    shutil.copytree(REPO / "tests" / "fixtures" / "agent-skills", root)
+    async with Client(server(root), mode="auto") as client:
+        status = await wait_embedded(client)
+        assert status["embedding"]["state"] == "done", status["embedding"]
+        for query, first in [("make an animated picture for a chat app", "slack-gif-creator"),
+                             ("テスト用にウェブアプリをブラウザで操作する", "webapp-testing")]:
+            res = (await client.call_tool("kp_search_skill", {"query": query, "min_quality": 0, "limit": 3})
+                   ).structured_content
+            assert res["mode"] == "hybrid", res
+            assert res["results"][0]["name"] == first, (query, [h["name"] for h in res["results"]])
