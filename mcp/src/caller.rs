@@ -10,7 +10,7 @@ use folio_core::config::tokens::Scope;
 use folio_core::host::{ErrorCode, HostError};
 use rmcp::model::Extensions;
 
-/// The tools that change the knowledge base: [`FILE_WRITING_TOOLS`] and
+/// The tools that change the knowledge base: those that edit, move or delete files, and
 /// [`CONTRIBUTING_TOOLS`]. A read-only token gets `PERMISSION_DENIED` from them before
 /// they run. (`kb_reindex` rebuilds the index from the files and changes no file, so a
 /// read-only token may run it.)
