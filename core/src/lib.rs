@@ -29,6 +29,7 @@ pub mod media;
 pub mod parse;
 pub mod pointer;
 pub mod search;
+pub mod service_http;
 pub mod similarity_graph;
 pub mod store;
 pub mod tags;

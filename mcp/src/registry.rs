@@ -100,20 +100,7 @@ impl McpRegistry {
                 ));
             }
         }
-        let proxy = if loopback {
-            None
-        } else {
-            ureq::Proxy::try_from_env()
-        };
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_connect(Some(Duration::from_secs(10)))
-            .timeout_global(Some(CALL_TIMEOUT))
-            .proxy(proxy)
-            .user_agent(concat!("folio/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
+        let agent = folio_core::service_http::agent(loopback, CALL_TIMEOUT);
         Ok(McpRegistry {
             url: url.to_string(),
             token,

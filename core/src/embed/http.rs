@@ -103,19 +103,7 @@ impl HttpEmbedder {
             HttpApi::Ollama => ("/api/embed", "ollama"),
             HttpApi::OpenAi => ("/v1/embeddings", "openai"),
         };
-        let proxy = if loopback {
-            None
-        } else {
-            ureq::Proxy::try_from_env()
-        };
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(timeout))
-            .proxy(proxy)
-            .user_agent(concat!("folio/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
+        let agent = crate::service_http::agent(loopback, timeout);
         Ok(HttpEmbedder {
             api,
             url: format!("{endpoint}{path}"),
