@@ -398,33 +398,25 @@ fn plausible(quality_score: f64, path: &str) -> bool {
             .all(|p| !p.is_empty() && p != "." && p != "..")
 }
 
-impl RegistryHit for SkillHit {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn plausible(&self) -> bool {
-        plausible(self.quality_score, &self.path)
-    }
-    fn mark_remote(&mut self) {
-        self.origin = Origin::Registry;
-        self.visibility = Visibility::Network;
-        self.uri = None;
-    }
+/// The same [`RegistryHit`] for each hit type: they share the fields it reads.
+macro_rules! registry_hit {
+    ($($hit:ty),*) => {$(
+        impl RegistryHit for $hit {
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn plausible(&self) -> bool {
+                plausible(self.quality_score, &self.path)
+            }
+            fn mark_remote(&mut self) {
+                self.origin = Origin::Registry;
+                self.visibility = Visibility::Network;
+                self.uri = None;
+            }
+        }
+    )*};
 }
-
-impl RegistryHit for UnitHit {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn plausible(&self) -> bool {
-        plausible(self.quality_score, &self.path)
-    }
-    fn mark_remote(&mut self) {
-        self.origin = Origin::Registry;
-        self.visibility = Visibility::Network;
-        self.uri = None;
-    }
-}
+registry_hit!(SkillHit, UnitHit);
 
 /// Where an item was found.
 struct Found {
