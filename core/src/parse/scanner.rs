@@ -1,8 +1,8 @@
 //! The source scanner: Obsidian/Foam wiki links (`[[target#heading|alias]]`, `![[embed]]`),
-//! block ids (`^id` at the end of a block), tags (`#tag`, and the frontmatter's `tags`), `[text][label]` references whose label has no
-//! definition and `[^label]` footnotes with none. markdown-rs does not report these, so
-//! they are found in the source, outside code, HTML, math, frontmatter and the links the
-//! tree walk already found.
+//! block ids (`^id` at the end of a block), tags (`#tag`, and the frontmatter's `tags`),
+//! `[text][label]` references whose label has no definition and `[^label]` footnotes with
+//! none. markdown-rs does not report these, so they are found in the source, outside code,
+//! HTML, math, frontmatter and the links the tree walk already found.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -13,7 +13,7 @@ use super::link_text::normalize_label;
 use super::parsed::{Link, LinkKind, Parsed, Tag};
 use super::tag_syntax;
 
-/// Adds the wiki links, block ids and undefined references of `text` to `parsed`.
+/// Adds the wiki links, block ids, tags and undefined references of `text` to `parsed`.
 ///
 /// `excluded` are the ranges of code, HTML, math and frontmatter; `covered` those of the
 /// links, references and definitions the tree walk found.
@@ -37,7 +37,6 @@ pub(super) fn scan(
         covered,
     };
     scanner.scan_text_constructs();
-    scanner.scan_tags();
 }
 
 /// The state of one scan.
@@ -184,11 +183,13 @@ impl Scanner<'_> {
             let label = &text[range.start + 2..range.end - 1];
             self.push_undefined(range, &format!("^{label}"));
         }
+        // The footnotes just added hold no white space, so no tag: the same index serves.
+        self.scan_tags(&taken);
     }
 
-    /// Finds the frontmatter's tags and the `#tag`s of the text outside code, HTML, math,
-    /// the frontmatter and links (`tag_syntax.rs` has the rule).
-    fn scan_tags(&mut self) {
+    /// Finds the frontmatter's tags and the `#tag`s of the text outside `taken` (code,
+    /// HTML, math, the frontmatter and links; `tag_syntax.rs` has the rule).
+    fn scan_tags(&mut self, taken: &RangeIndex) {
         let text = self.text;
         if let (Some(fm), Some(block)) = (
             self.parsed.frontmatter.as_ref(),
@@ -199,7 +200,6 @@ impl Scanner<'_> {
         ) {
             self.parsed.tags = tag_syntax::frontmatter_tags(text, fm, block.range.clone());
         }
-        let taken = self.taken(&std::collections::HashSet::new());
         for (range, name) in tag_syntax::inline_candidates(text) {
             if !taken.overlaps(&range) {
                 self.parsed.tags.push(Tag {
