@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::document::TextEdit;
 use crate::links::navigate::{Reference, WorkspaceEdits};
-use crate::parse::{Parsed, Tag, is_tag_name, tag_within};
+use crate::parse::{ElementKind, Parsed, Tag, is_tag_name, tag_within};
 use crate::workspace::Workspace;
 
 /// The tag whose bytes contain `offset` (its end included, so a cursor right after
@@ -62,6 +62,47 @@ pub fn workspace_tags(ws: &Workspace) -> BTreeMap<String, usize> {
         }
     }
     counts
+}
+
+/// The tags to offer where a user is typing a tag at `offset` of `parsed` (`typed`: what
+/// follows the `#` so far), each with the number of documents carrying it, sorted; `None`
+/// where no tag can be. With something typed, a tag is offered only where the parser
+/// reads one (outside code, math, HTML, links and the frontmatter); after a lone `#`,
+/// not inside a code, math, HTML or frontmatter block, nor in a link. The tag being typed
+/// is not offered for itself: its own use here is not counted.
+pub fn suggestions(
+    ws: &Workspace,
+    parsed: &Parsed,
+    offset: usize,
+    typed: &str,
+) -> Option<Vec<(String, usize)>> {
+    let typing = tag_at(parsed, offset);
+    let allowed = if typed.is_empty() {
+        let in_block = parsed.elements.iter().any(|e| {
+            matches!(
+                e.kind,
+                ElementKind::Code
+                    | ElementKind::Math
+                    | ElementKind::Html
+                    | ElementKind::Frontmatter
+            ) && e.range.start < offset
+                && offset <= e.range.end
+        });
+        !in_block && crate::links::navigate::link_at(parsed, offset).is_none()
+    } else {
+        typing.is_some_and(|t| !t.in_frontmatter)
+    };
+    if !allowed {
+        return None;
+    }
+    let mut counts = workspace_tags(ws);
+    if let Some(tag) = typing
+        && parsed.tags.iter().filter(|t| t.name == tag.name).count() == 1
+        && let Some(n) = counts.get_mut(&tag.name)
+    {
+        *n -= 1;
+    }
+    Some(counts.into_iter().filter(|(_, n)| *n > 0).collect())
 }
 
 /// The bytes of a tag's name: after the `#` of an inline tag, the entry itself in the

@@ -13,7 +13,7 @@ use std::ops::Range;
 use anyhow::Result;
 use folio_core::links::join_relative;
 use folio_core::links::rewrite::relative_path;
-use folio_core::parse::{ElementKind, Parsed};
+use folio_core::parse::Parsed;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse,
     CompletionTextEdit, Position, TextEdit,
@@ -169,45 +169,13 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
             }
             (at(open + 2)..c.offset, items)
         } else if let Some(hash) = typed_tag(&prefix) {
-            let parsed = &c.entry.parsed;
-            let typed_tag = folio_core::tags::tag_at(parsed, c.offset);
-            let allowed = if hash + 1 < prefix.len() {
-                // Something typed after `#`: offered only where the parser reads it as a tag
-                // (not in code, math, HTML, a link or the frontmatter).
-                typed_tag.is_some_and(|t| !t.in_frontmatter)
-            } else {
-                // A lone `#`: not in a block where nothing is a tag, nor in a link.
-                !parsed.elements.iter().any(|e| {
-                    matches!(
-                        e.kind,
-                        ElementKind::Code
-                            | ElementKind::Math
-                            | ElementKind::Html
-                            | ElementKind::Frontmatter
-                    ) && e.range.start < c.offset
-                        && c.offset <= e.range.end
-                }) && folio_core::links::navigate::link_at(parsed, c.offset).is_none()
-            };
-            if !allowed {
+            let Some(tags) =
+                folio_core::tags::suggestions(ws, &c.entry.parsed, c.offset, &prefix[hash + 1..])
+            else {
                 return Ok(None);
-            }
-            let mut counts = folio_core::tags::workspace_tags(ws);
-            // The tag being typed is in the model already; it is not a suggestion of its own.
-            if let Some(tag) = folio_core::tags::tag_at(&c.entry.parsed, c.offset)
-                && c.entry
-                    .parsed
-                    .tags
-                    .iter()
-                    .filter(|t| t.name == tag.name)
-                    .count()
-                    == 1
-                && let Some(n) = counts.get_mut(&tag.name)
-            {
-                *n -= 1;
-            }
-            let items = counts
+            };
+            let items = tags
                 .into_iter()
-                .filter(|(_, n)| *n > 0)
                 .map(|(tag, n)| Item {
                     label: tag,
                     kind: CompletionItemKind::KEYWORD,
