@@ -377,6 +377,32 @@ fn call_registry<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Where a contribution goes ([`Host::destination`]).
+enum Destination<'a> {
+    /// Kept in this host's place of that visibility.
+    Here(Visibility),
+    /// Sent to the registry this host is a client of.
+    Registry(&'a dyn Registry),
+}
+
+/// A contribution's answer that a registry can give.
+trait Forwarded: serde::de::DeserializeOwned {
+    /// Marks the answer as the registry's at `location`: visibility `network`.
+    fn kept_by(&mut self, location: &str);
+}
+
+macro_rules! forwarded {
+    ($($out:ty),*) => {$(
+        impl Forwarded for $out {
+            fn kept_by(&mut self, location: &str) {
+                self.visibility = Visibility::Network;
+                self.registry = Some(location.to_string());
+            }
+        }
+    )*};
+}
+forwarded!(ContributeSkillOutput, ContributeKnowledgeOutput);
+
 /// A search hit a registry can answer with (`kp_search_skill`, `kp_search_knowledge`).
 trait RegistryHit: serde::de::DeserializeOwned {
     /// The item's id.
@@ -843,28 +869,19 @@ impl Host {
                 text.len()
             )));
         }
-        // Where the files go: a registry elsewhere gets the call; a registry here keeps
-        // `network` items in its knowledge base, as `org` ones.
-        let place = match (visibility, &self.network) {
-            (Visibility::Network, KnowledgeNetwork::None) => return Err(network_not_configured()),
-            (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
-                self.refuse_local_duplicate(&id)?;
-                let mut out: ContributeSkillOutput = call_registry(
-                    registry.as_ref(),
+        let place = match self.destination(visibility)? {
+            Destination::Here(place) => place,
+            Destination::Registry(registry) => {
+                return self.forward(
+                    registry,
+                    &id,
                     "kp_contribute_skill",
-                    &serde_json::json!({
+                    serde_json::json!({
                         "skill_md_content": args.skill_md_content,
                         "visibility": Visibility::Network,
                     }),
-                )?;
-                out.visibility = Visibility::Network;
-                out.registry = Some(registry.location().to_string());
-                tracing::info!(id = %out.id, registry = registry.location(), "contributed to the registry");
-                return Ok(out);
+                );
             }
-            (Visibility::Network, KnowledgeNetwork::Serve) => Visibility::Org,
-            (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
-            (v, _) => v,
         };
         let path = skill_path(&skill.name, &id);
         self.contribute(agent, place, &id, "skill", &path, &text)?;
@@ -891,25 +908,17 @@ impl Host {
             let id = crate::knowledge::unit::contributed_id(&value);
             value["id"] = Value::String(id);
         }
-        let place = match (args.visibility, &self.network) {
-            (Visibility::Network, KnowledgeNetwork::None) => return Err(network_not_configured()),
-            (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
-                if let Some(id) = value.get("id").and_then(Value::as_str) {
-                    self.refuse_local_duplicate(id)?;
-                }
-                let mut out: ContributeKnowledgeOutput = call_registry(
-                    registry.as_ref(),
+        let place = match self.destination(args.visibility)? {
+            Destination::Here(place) => place,
+            Destination::Registry(registry) => {
+                let id = value.get("id").and_then(Value::as_str).unwrap_or_default();
+                return self.forward(
+                    registry,
+                    id,
                     "kp_contribute_knowledge",
-                    &serde_json::json!({"unit": args.unit, "visibility": Visibility::Network}),
-                )?;
-                out.visibility = Visibility::Network;
-                out.registry = Some(registry.location().to_string());
-                tracing::info!(id = %out.id, registry = registry.location(), "contributed to the registry");
-                return Ok(out);
+                    serde_json::json!({"unit": args.unit, "visibility": Visibility::Network}),
+                );
             }
-            (Visibility::Network, KnowledgeNetwork::Serve) => Visibility::Org,
-            (Visibility::Private, KnowledgeNetwork::Serve) => return Err(private_on_registry()),
-            (v, _) => v,
         };
         let unit = from_value(value)?;
         let text = render(&unit);
@@ -922,6 +931,48 @@ impl Host {
             path,
             registry: None,
         })
+    }
+
+    /// Where a contribution of `visibility` goes: a registry elsewhere gets the call; a
+    /// registry here keeps `network` items in its knowledge base, as `org` ones.
+    ///
+    /// Errors: `NOT_CONFIGURED` for `network` without a registry; `INVALID_ARGUMENT` for
+    /// `private` on a registry.
+    fn destination(&self, visibility: Visibility) -> HostResult<Destination<'_>> {
+        match (visibility, &self.network) {
+            (Visibility::Network, KnowledgeNetwork::None) => Err(network_not_configured()),
+            (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
+                Ok(Destination::Registry(registry.as_ref()))
+            }
+            (Visibility::Network, KnowledgeNetwork::Serve) => {
+                Ok(Destination::Here(Visibility::Org))
+            }
+            (Visibility::Private, KnowledgeNetwork::Serve) => Err(private_on_registry()),
+            (v, _) => Ok(Destination::Here(v)),
+        }
+    }
+
+    /// Sends a contribution checked here (its item `id`) to `registry` as `tool` with
+    /// `arguments`, and marks the answer as kept there.
+    ///
+    /// Errors: `ALREADY_EXISTS` when this knowledge base holds `id` (nothing sent); the
+    /// registry's.
+    fn forward<T: Forwarded>(
+        &self,
+        registry: &dyn Registry,
+        id: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> HostResult<T> {
+        self.refuse_local_duplicate(id)?;
+        let mut out: T = call_registry(registry, tool, &arguments)?;
+        out.kept_by(registry.location());
+        tracing::info!(
+            id,
+            registry = registry.location(),
+            "contributed to the registry"
+        );
+        Ok(out)
     }
 
     /// `ALREADY_EXISTS` when this knowledge base (or the private folder) holds an item
