@@ -10,8 +10,8 @@ use folio_core::config::tokens::Scope;
 use folio_core::host::{ErrorCode, HostError};
 use rmcp::model::Extensions;
 
-/// The tools that change the knowledge base: those that edit, move or delete files, and
-/// [`CONTRIBUTING_TOOLS`]. A read-only token gets `PERMISSION_DENIED` from them before
+/// The tools that change the knowledge base: those that edit, move or delete files, then
+/// [`CONTRIBUTING_TOOLS`] (the last three). A read-only token gets `PERMISSION_DENIED` from them before
 /// they run. (`kb_reindex` rebuilds the index from the files and changes no file, so a
 /// read-only token may run it.)
 pub const WRITING_TOOLS: [&str; 12] = [
@@ -29,13 +29,9 @@ pub const WRITING_TOOLS: [&str; 12] = [
     "kp_validate_unit",
 ];
 
-/// The KnowledgePulse writing tools: a `contribute` token may run these, and no other
-/// writing tool.
-pub const CONTRIBUTING_TOOLS: [&str; 3] = [
-    "kp_contribute_skill",
-    "kp_contribute_knowledge",
-    "kp_validate_unit",
-];
+/// The KnowledgePulse writing tools (`kp_contribute_skill`, `kp_contribute_knowledge`,
+/// `kp_validate_unit`): a `contribute` token may run these, and no other writing tool.
+pub const CONTRIBUTING_TOOLS: &[&str] = WRITING_TOOLS.split_at(9).1;
 
 /// The authenticated caller of one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,5 +88,22 @@ impl Caller {
                 ),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_contributing_tools_are_the_kp_writes() {
+        assert_eq!(
+            CONTRIBUTING_TOOLS,
+            [
+                "kp_contribute_skill",
+                "kp_contribute_knowledge",
+                "kp_validate_unit"
+            ]
+        );
     }
 }
