@@ -400,7 +400,6 @@ pub(crate) fn build_filters(search: &SearchQuery) -> Result<Filters, SearchError
     Ok(filters)
 }
 
-/// Removes duplicates from `items`, keeping the first occurrence's order.
 /// Filter tags as folio names them ([`crate::parse::clean_tag`]: `#project/` is
 /// `project`), each once, in order; blank ones dropped.
 fn clean_tags(tags: &[String]) -> Vec<String> {
@@ -412,6 +411,7 @@ fn clean_tags(tags: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Removes duplicates from `items`, keeping the first occurrence's order.
 fn dedup(items: &[String]) -> Vec<String> {
     let mut res: Vec<String> = Vec::new();
     for item in items {

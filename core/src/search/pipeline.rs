@@ -60,8 +60,8 @@ pub const DEFAULT_WEAK_LEXICAL_FACTOR: f64 = 0.0;
 /// questions) with the weak-leg rule, factors 1 / 0.5 / 0.25 / 0 give hybrid recall@1
 /// 0.184 / 0.192 / 0.209 / 0.238, recall@5 0.459 / 0.463 / 0.476 / 0.468 and MRR
 /// 0.382 / 0.390 / 0.407 / 0.419; 0.25 is the one at or above the old defaults in every
-/// language group on recall@1, recall@5 and MRR (0 loses a Japanese answer from the top 5). On the
-/// GrooveSeek set, multi-answer nDCG@10 0.984 → 0.975, the rest unchanged.
+/// language group on recall@1, recall@5 and MRR (0 loses a Japanese answer from the top
+/// 5). On the GrooveSeek set, multi-answer nDCG@10 0.984 → 0.975, the rest unchanged.
 pub const DEFAULT_CJK_LEXICAL_FACTOR: f64 = 0.25;
 
 /// Which legs a search runs.

@@ -52,10 +52,9 @@ const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!
 pub(crate) const RECORD_AGAIN: &str = "record_again";
 
 /// From version 5 to 6: the next index pass records every document again, so that its
-/// tags include the inline ones ([`RECORD_AGAIN`]). Source hashes stay, and with them
-/// the vectors keyed by them; chunks whose text is unchanged keep their vectors too.
-const MIGRATE_5_TO_6: &str =
-    "INSERT OR REPLACE INTO meta (key, value) VALUES ('record_again', '6');";
+/// tags include the inline ones ([`RECORD_AGAIN`], bound as `?1`). Source hashes stay, and
+/// with them the vectors keyed by them; chunks whose text is unchanged keep their vectors.
+const MIGRATE_5_TO_6: &str = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '6')";
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -235,7 +234,7 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     } else {
                         0
                     };
-                    tx.execute_batch(MIGRATE_5_TO_6)?;
+                    tx.execute(MIGRATE_5_TO_6, [RECORD_AGAIN])?;
                     tx.execute(
                         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                         [SCHEMA_VERSION.to_string()],
