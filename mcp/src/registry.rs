@@ -62,15 +62,6 @@ impl std::fmt::Debug for McpRegistry {
     }
 }
 
-/// True when `host` (of a URL) names this machine: `localhost`, `127.0.0.0/8`, `::1`.
-fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 impl McpRegistry {
     /// A client of the registry whose MCP endpoint is `url` (e.g.
     /// `https://kb.example.com/mcp`), sending `token` as `Authorization: Bearer`.
@@ -85,7 +76,11 @@ impl McpRegistry {
         let host = uri
             .host()
             .ok_or_else(|| format!("[knowledge] registry = `{url}` has no host"))?;
-        let loopback = is_loopback_host(host);
+        // The embedding endpoint's rule (names are never resolved); a URI's IPv6 host
+        // keeps its brackets.
+        let loopback = folio_core::embed::settings::is_loopback_host(
+            host.trim_start_matches('[').trim_end_matches(']'),
+        );
         match uri.scheme_str() {
             Some("https") => {}
             Some("http") if loopback => {}
