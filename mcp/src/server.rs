@@ -566,9 +566,7 @@ impl ServerHandler for FolioServer {
         // before the tool runs.
         if let Some(caller) = Caller::of(&context.extensions) {
             if let Some(err) = caller.refuse(&request.name) {
-                let mut result = CallToolResult::error(ToolError(err).into_contents());
-                result.structured_content = None;
-                return Ok(result.into());
+                return Ok(refused(err));
             }
             if WRITING_TOOLS.contains(&&*request.name) {
                 tracing::info!(agent = %caller.agent, token = %caller.token_id, tool = %request.name, "write requested");
@@ -587,13 +585,10 @@ impl ServerHandler for FolioServer {
                         .contains_key(crate::registry::REGISTRY_CLIENT_HEADER)
                 })
         {
-            let err = HostError::new(
+            return Ok(refused(HostError::new(
                 ErrorCode::NotConfigured,
                 "this folio server is not a KnowledgePulse registry (its user's configuration does not set `[knowledge] serve_registry = true`); point `[knowledge] registry` at a registry",
-            );
-            let mut result = CallToolResult::error(ToolError(err).into_contents());
-            result.structured_content = None;
-            return Ok(result.into());
+            )));
         }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await?;
@@ -760,6 +755,14 @@ fn initialize_failure(e: rmcp::service::ServerInitializeError) -> anyhow::Error 
         ),
         e => e.into(),
     }
+}
+
+/// A tool call refused before the tool runs: the `{code, message}` body of every tool
+/// failure, without structured content.
+fn refused(err: HostError) -> CallToolResponse {
+    let mut result = CallToolResult::error(ToolError(err).into_contents());
+    result.structured_content = None;
+    result.into()
 }
 
 #[cfg(test)]
