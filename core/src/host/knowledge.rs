@@ -141,6 +141,10 @@ pub struct SearchSkillOutput {
     pub mode: String,
     /// True while a reindex runs: results may miss files not indexed yet.
     pub indexing: bool,
+    /// Present and true when this root's first index was still being built after the
+    /// search waited for it (kb_search `partial`): an empty list does not mean "none".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// With a registry configured: why its part of the search failed (`UNAVAILABLE`, or
     /// its own error); the results are then the local ones only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -211,6 +215,10 @@ pub struct SearchKnowledgeOutput {
     pub mode: String,
     /// True while a reindex runs: results may miss files not indexed yet.
     pub indexing: bool,
+    /// Present and true when this root's first index was still being built after the
+    /// search waited for it (kb_search `partial`): an empty list does not mean "none".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// With a registry configured: why its part of the search failed; the results are
     /// then the local ones only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -779,6 +787,7 @@ impl Host {
             results,
             mode: org.mode,
             indexing: org.indexing,
+            partial: org.partial,
             registry_error,
         })
     }
@@ -838,6 +847,7 @@ impl Host {
             results,
             mode: org.mode,
             indexing: org.indexing,
+            partial: org.partial,
             registry_error,
         })
     }

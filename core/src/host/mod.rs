@@ -26,7 +26,8 @@ pub mod similarity;
 pub mod status;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::index::default_db_path;
 use crate::store::Store;
@@ -63,6 +64,13 @@ pub struct Host {
     db_path: PathBuf,
     allow_writes: bool,
     reindex: Arc<Mutex<status::ReindexState>>,
+    /// Signalled (with `reindex`'s lock) whenever a background reindex stops running.
+    reindex_stopped: Condvar,
+    /// Set once the index holds a finished pass over this root (its `root` meta entry
+    /// names it); until then a search waits for the first pass ([`search::FIRST_INDEX_WAIT`]).
+    root_indexed: AtomicBool,
+    /// How long a search on a root with no finished pass waits for the running one.
+    first_index_wait: std::time::Duration,
     /// Serialises writes across every folio process on this root and checks each file
     /// against what its edit was planned on (core `write`).
     writer: crate::write::Writer,
@@ -144,6 +152,9 @@ impl Host {
             db_path,
             allow_writes: options.allow_writes,
             reindex: Arc::new(Mutex::new(status::ReindexState::default())),
+            reindex_stopped: Condvar::new(),
+            root_indexed: AtomicBool::new(false),
+            first_index_wait: search::FIRST_INDEX_WAIT,
             writer,
             read_store: Mutex::new(None),
             model: Mutex::new(None),

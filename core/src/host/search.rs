@@ -136,7 +136,30 @@ pub struct SearchResponse {
     /// True while the background embedding pass runs: the vector leg of `semantic` and
     /// `hybrid` covers only the chunks embedded so far (kb_status `embedding` has the progress).
     pub embedding: bool,
+    /// Present and true when this root's first index was still being built after the
+    /// search waited [`FIRST_INDEX_WAIT`] for it (a root folio has not indexed before):
+    /// the results come from what was indexed before that pass, which may be nothing, so
+    /// an empty list does not mean "no match". `index_progress` says how far the pass is;
+    /// search again when kb_status `indexing.state` is `idle`. Absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// With `partial`: how far the first pass is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_progress: Option<IndexProgress>,
 }
+
+/// How far a running reindex is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IndexProgress {
+    /// Markdown files read so far.
+    pub done: usize,
+    /// Markdown files the pass will read (0 while it is still listing them).
+    pub total: usize,
+}
+
+/// How long a search on a root whose first index is still being built waits for it
+/// before answering with `partial` (a few seconds for a folder of thousands of notes).
+pub const FIRST_INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The most hits one search returns.
 pub const MAX_LIMIT: usize = 100;
@@ -272,6 +295,8 @@ impl SearchResponse {
             mode: res.mode.as_str().into(),
             indexing,
             embedding,
+            partial: false,
+            index_progress: None,
         }
     }
 }
@@ -305,8 +330,12 @@ impl Host {
     /// Searches the index: [`SearchRequest::plan`], the hybrid pipeline with the
     /// background embedder, then, for documents open in an editor, the hits checked
     /// against the editor's buffer.
+    ///
+    /// On a root with no finished index yet, it first waits for the running pass, up to
+    /// [`FIRST_INDEX_WAIT`] (`partial` when that is not enough).
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
         let (query, options) = args.plan()?;
+        let unfinished = self.await_first_index()?;
         let res = self.with_store(|store| {
             crate::search::semantic::search_with_runner(
                 store,
@@ -323,7 +352,36 @@ impl Host {
             self.embedding.is_running(),
         );
         response.results = self.live_hits(response.results)?;
+        if let Some((done, total)) = unfinished {
+            response.partial = true;
+            response.index_progress = Some(IndexProgress { done, total });
+        }
         Ok(response)
+    }
+
+    /// Until the index holds a finished pass over this root, waits for the running pass
+    /// (at most `first_index_wait`). Returns that pass's progress when it still runs, so
+    /// the answer is partial; `None` when the index is complete or no pass runs.
+    fn await_first_index(&self) -> HostResult<Option<(usize, usize)>> {
+        use std::sync::atomic::Ordering;
+        if self.root_indexed.load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let root = self.root.to_string_lossy();
+        let indexed = || {
+            self.with_store(|store| {
+                let recorded = store.meta("root").map_err(HostError::internal)?;
+                Ok(recorded.as_deref() == Some(root.as_ref()))
+            })
+        };
+        if !indexed()? {
+            let progress = self.wait_for_reindex(self.first_index_wait);
+            if progress.is_some() || !indexed()? {
+                return Ok(progress);
+            }
+        }
+        self.root_indexed.store(true, Ordering::Release);
+        Ok(None)
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose

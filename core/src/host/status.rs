@@ -304,6 +304,7 @@ impl Host {
             }
             s.running = false;
             drop(s);
+            self.reindex_stopped.notify_all();
             self.embedding.start(self.db_path.clone());
             return;
         }
@@ -315,11 +316,24 @@ impl Host {
         let mut s = self.reindex.lock().expect("reindex state");
         s.running = running;
         s.rerun = false;
+        drop(s);
+        self.reindex_stopped.notify_all();
     }
 
     /// Whether a background pass is running.
     pub(crate) fn reindex_running(&self) -> bool {
         self.reindex.lock().map(|s| s.running).unwrap_or(false)
+    }
+
+    /// Waits up to `limit` for the running pass to stop; returns its progress (files
+    /// read, files to read) when it still runs after that, `None` when no pass runs.
+    pub(crate) fn wait_for_reindex(&self, limit: std::time::Duration) -> Option<(usize, usize)> {
+        let guard = self.reindex.lock().ok()?;
+        let (guard, _) = self
+            .reindex_stopped
+            .wait_timeout_while(guard, limit, |s| s.running)
+            .ok()?;
+        guard.running.then_some((guard.done, guard.total))
     }
 
     /// Runs a pass and waits for it (startup in tests, the CLI).

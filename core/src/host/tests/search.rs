@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::{GUIDE, err, h, ok, pointer, setup};
+use crate::host::Host;
 use crate::host::search::SearchRequest;
 
 #[test]
@@ -167,4 +168,77 @@ fn kb_search_returns_hits_with_uri_and_filters() {
         }))["code"],
         "INVALID_ARGUMENT"
     );
+}
+
+/// A host over `root` (not indexed yet) whose searches wait at most `wait` for the
+/// first index.
+fn unindexed_host(root: &std::path::Path, wait: std::time::Duration) -> std::sync::Arc<Host> {
+    let mut kb = Host::open(crate::host::Options {
+        root: root.to_path_buf(),
+        db: None,
+        allow_writes: false,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+    })
+    .unwrap();
+    kb.first_index_wait = wait;
+    std::sync::Arc::new(kb)
+}
+
+#[test]
+fn first_search_on_a_new_root_waits_for_the_first_index() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/guide.md"), GUIDE).unwrap();
+    std::fs::write(dir.path().join("index.md"), "# Home\n\nNothing here.\n").unwrap();
+    let kb = unindexed_host(dir.path(), std::time::Duration::from_secs(30));
+    // Another writer holds the root's write lock, so the first pass reads every file and
+    // then waits to commit: until the holder lets go, the index holds nothing.
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let root = kb.root().to_path_buf();
+    let holder = std::thread::spawn(move || {
+        let writer = crate::write::Writer::new(&root);
+        let guard = writer.lock().unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        drop(guard);
+    });
+    locked_rx.recv().unwrap();
+    assert_eq!(ok(kb.start_reindex(false))["started"], json!(true));
+    let v = ok(kb.search(&SearchRequest::new("widget")));
+    holder.join().unwrap();
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    // Both chunks of the guide (its heading's and its steps').
+    assert_eq!(paths, ["docs/guide.md", "docs/guide.md"]);
+    assert_eq!((v.get("partial"), v.get("index_progress")), (None, None));
+}
+
+#[test]
+fn first_search_says_partial_when_the_first_index_takes_longer_than_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("guide.md"), GUIDE).unwrap();
+    let kb = unindexed_host(dir.path(), std::time::Duration::from_millis(50));
+    kb.pretend_running(true);
+    let v = ok(kb.search(&SearchRequest::new("widget")));
+    assert_eq!(
+        v,
+        json!({
+            "results": [], "low_confidence": true, "filter_applied": [], "mode": "lexical",
+            "indexing": true, "embedding": false,
+            "partial": true, "index_progress": {"done": 0, "total": 0}
+        })
+    );
+    // No pass runs and none finished (it failed, say): the answer is not partial, and a
+    // later pass still gets waited for.
+    kb.pretend_running(false);
+    let v = ok(kb.search(&SearchRequest::new("widget")));
+    assert_eq!((v["results"].clone(), v.get("partial")), (json!([]), None));
+    kb.reindex_blocking(false).unwrap();
+    let v = ok(kb.search(&SearchRequest::new("widget")));
+    assert_eq!(v["results"][0]["path"], json!("guide.md"));
 }
