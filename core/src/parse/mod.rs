@@ -39,6 +39,7 @@ mod tag_syntax;
 mod walk;
 
 pub mod incremental;
+pub mod outline;
 pub mod resolve;
 pub mod segmented;
 pub mod slug;

@@ -395,7 +395,7 @@ fn collect_text(node: &Node, out: &mut String) {
 }
 
 /// Splits a trailing `{#id}` attribute (Pandoc, mdBook) off a heading's text.
-fn split_custom_id(text: &str) -> (String, Option<String>) {
+pub(super) fn split_custom_id(text: &str) -> (String, Option<String>) {
     if let Some(stripped) = text.strip_suffix('}')
         && let Some(open) = stripped.rfind("{#")
     {
