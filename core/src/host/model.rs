@@ -25,8 +25,8 @@ use crate::parse::incremental::IncrementalParser;
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 use crate::workspace::{
-    DocEntry, LoadReport, Origin, Workspace, WorkspaceError, is_markdown, read_markdown_lossy_in,
-    scan,
+    DocEntry, LoadReport, Origin, Preread, Workspace, WorkspaceError, is_markdown,
+    read_markdown_lossy_in, scan,
 };
 
 /// A file's size and modification time, to notice changes without reading it.
@@ -79,8 +79,14 @@ impl Model {
     ///
     /// Errors: the root is missing. Unreadable files are skipped and reported.
     pub fn load(root: &Path, config: Config) -> Result<(Model, LoadReport), WorkspaceError> {
-        let scanned = scan(root, &config)?;
-        let (mut ws, report) = Workspace::load(root, config)?;
+        let pre = Preread::read(root, &config)?;
+        Ok(Model::from_preread(root, config, &pre))
+    }
+
+    /// Parses the texts of `pre` and links them: the second half of [`Model::load`].
+    pub fn from_preread(root: &Path, config: Config, pre: &Preread) -> (Model, LoadReport) {
+        let scanned = &pre.scan;
+        let (mut ws, report) = Workspace::from_preread(root, config, pre);
         ws.add_other("");
         let mut graph = LinkGraph::default();
         for path in ws.document_paths() {
@@ -98,9 +104,9 @@ impl Model {
             graph,
             parsers: HashMap::new(),
             stamps,
-            others: scanned.other,
+            others: scanned.other.clone(),
         };
-        Ok((model, report))
+        (model, report)
     }
 
     /// A model of a lone file's folder (single-file mode): no document read yet, the

@@ -383,6 +383,30 @@ fn checked_nesting(text: String) -> Result<String, SkipReason> {
     }
 }
 
+/// The Markdown files of a root walked and read into memory, not parsed yet: the first
+/// half of [`Workspace::load`], so a caller can use the texts (a line scan such as
+/// [`crate::parse::outline`]) before the parse, which costs about fifty times the read.
+#[derive(Debug)]
+pub struct Preread {
+    /// The walk.
+    pub scan: Scan,
+    /// For each of `scan.markdown`, in order: the text and the byte offset of its first
+    /// invalid UTF-8 sequence ([`read_markdown_lossy_in`]), or why it was skipped.
+    pub texts: Vec<Result<(String, Option<usize>), SkipReason>>,
+}
+
+impl Preread {
+    /// Walks `root` and reads every Markdown file (in parallel).
+    ///
+    /// Errors: the root is missing. Unreadable files are in `texts` with the reason.
+    pub fn read(root: &Path, config: &Config) -> Result<Preread, WorkspaceError> {
+        let scan = scan(root, config)?;
+        let cap = config.index.max_file_size;
+        let texts = parallel_map(&scan.markdown, |rel| read_markdown_lossy_in(root, rel, cap));
+        Ok(Preread { scan, texts })
+    }
+}
+
 /// Where a document's current text comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -511,39 +535,50 @@ impl Workspace {
     ///
     /// Errors: the root is missing, or `folio.toml` is invalid. Unreadable files are skipped and reported.
     pub fn load(root: &Path, config: Config) -> Result<(Workspace, LoadReport), WorkspaceError> {
-        let scan = scan(root, &config)?;
-        let cap = config.index.max_file_size;
-        let results = parallel_map(&scan.markdown, |rel| {
-            read_markdown_lossy_in(root, rel, cap)
-                .map(|(text, invalid_at)| (DocEntry::new(&text, 0, Origin::Disk), invalid_at))
+        let pre = Preread::read(root, &config)?;
+        Ok(Workspace::from_preread(root, config, &pre))
+    }
+
+    /// Parses the texts of `pre` (in parallel) into a workspace: the second half of
+    /// [`Workspace::load`].
+    pub fn from_preread(root: &Path, config: Config, pre: &Preread) -> (Workspace, LoadReport) {
+        let entries = parallel_map(&pre.texts, |result| {
+            result
+                .as_ref()
+                .ok()
+                .map(|(text, _)| DocEntry::new(text, 0, Origin::Disk))
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
         let mut report = LoadReport {
             loaded: 0,
-            skipped: scan.skipped,
+            skipped: pre.scan.skipped.clone(),
             replaced: Vec::new(),
         };
-        for path in &scan.other {
+        for path in &pre.scan.other {
             ws.add_other(path);
         }
-        for (path, result) in scan.markdown.into_iter().zip(results) {
-            match result {
-                Ok((entry, invalid_at)) => {
+        for ((path, result), entry) in pre.scan.markdown.iter().zip(&pre.texts).zip(entries) {
+            match (result, entry) {
+                (Ok((_, invalid_at)), Some(entry)) => {
                     if let Some(at) = invalid_at {
-                        report.replaced.push((path.clone(), at));
+                        report.replaced.push((path.clone(), *at));
                     }
-                    ws.insert(path, entry);
+                    ws.insert(path.clone(), entry);
                     report.loaded += 1;
                 }
-                Err(reason) => {
+                (Err(reason), _) => {
                     // A skipped Markdown file still exists on disk: links to it are not broken.
-                    ws.add_other(&path);
-                    report.skipped.push(Skipped { path, reason });
+                    ws.add_other(path);
+                    report.skipped.push(Skipped {
+                        path: path.clone(),
+                        reason: reason.clone(),
+                    });
                 }
+                (Ok(_), None) => unreachable!("an entry for every text read"),
             }
         }
         report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok((ws, report))
+        (ws, report)
     }
 
     /// The root folder.
