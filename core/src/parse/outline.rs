@@ -483,7 +483,10 @@ fn is_tag_or_autolink(inner: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn heads(text: &str) -> Vec<(u8, String, Range<usize>)> {
+    /// Headings as (level, text, range).
+    type Heads = Vec<(u8, String, Range<usize>)>;
+
+    fn heads(text: &str) -> Heads {
         outline(text)
             .headings
             .into_iter()
@@ -492,7 +495,7 @@ mod tests {
     }
 
     /// The headings (level, text, range) and title of the full parse.
-    fn parsed(text: &str) -> (Vec<(u8, String, Range<usize>)>, Option<String>) {
+    fn parsed(text: &str) -> (Heads, Option<String>) {
         let p = crate::parse::parse(text);
         let title = p.title();
         (
