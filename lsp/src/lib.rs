@@ -6,7 +6,8 @@
 //! [`capabilities`] negotiates; [`convert`] is the only place that sees LSP positions;
 //! [`handlers`] has one module per feature; [`bridge`] serves the live bridge to `folio
 //! mcp`; `custom_requests` runs `folio/search` and `folio/reindex`; `progress` and
-//! `watcher` report work and watch files; [`guard`] keeps a failing request from taking
+//! `watcher` report work and watch files; `startup` holds the outlines `workspace/symbol`
+//! answers from while the folders load; [`guard`] keeps a failing request from taking
 //! the server down. Stdout is the wire: logs go to stderr through `tracing`.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -20,6 +21,7 @@ pub mod handlers;
 mod progress;
 pub mod server;
 pub mod session;
+pub mod startup;
 mod state;
 mod watcher;
 

@@ -21,7 +21,8 @@ use crate::capabilities::{capabilities, flags};
 use crate::convert;
 use crate::guard::guarded;
 use crate::handlers;
-use crate::session::Session;
+use crate::session::{ReadRoot, Session};
+use crate::startup::{Outlines, Phase};
 use crate::state::ServerState;
 
 /// Options of a server beyond what the client negotiates.
@@ -38,7 +39,7 @@ pub struct Options {
 pub struct Backend {
     pub(crate) shared: ServerState,
     pub(crate) watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
-    endpoints: Mutex<Endpoints>,
+    endpoints: Arc<Mutex<Endpoints>>,
     /// The workspace folders named in `initialize`, loaded in `initialized` (where the
     /// client can be shown progress).
     pending: Mutex<Vec<PathBuf>>,
@@ -69,7 +70,7 @@ impl Backend {
         Backend {
             shared,
             watcher: Mutex::new(None),
-            endpoints: Mutex::new(Endpoints::new(base)),
+            endpoints: Arc::new(Mutex::new(Endpoints::new(base))),
             pending: Mutex::new(Vec::new()),
             embeddings: Mutex::new(std::collections::HashMap::new()),
             no_embeddings: options.no_embeddings,
@@ -79,6 +80,11 @@ impl Backend {
     /// Loads the workspace folders named in `initialize`, with a work-done progress
     /// (`folio/scan/N`) when the client shows them; then says once for each folder
     /// without Markdown that it has none, and sends the first `folio/status`.
+    ///
+    /// Returns once the folders are read and outlined, with the session locked by the
+    /// loader: the messages after `initialized` wait for the whole model (changes still
+    /// apply in the order received), except `workspace/symbol`, which answers from the
+    /// outlines meanwhile ([`crate::startup`]). The parse and what follows it run on.
     async fn initial_scan(&self) {
         let folders =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
@@ -93,72 +99,92 @@ impl Backend {
                 format!("scanning {}", folders[0].display()),
             )
             .await;
-        let mut empty = Vec::new();
-        for (i, folder) in folders.iter().enumerate() {
-            if i > 0
-                && let Some(work) = &work
-            {
-                work.report(format!("scanning {}", folder.display())).await;
-            }
-            // Off the async thread, so the output keeps flowing (the `begin` reaches the
-            // client before the scan, not with its `end`); no other message is handled meanwhile.
-            let (shared, path) = (self.shared.clone(), folder.clone());
-            let loaded = tokio::task::spawn_blocking(move || {
-                let mut session = shared.lock();
-                guarded("initialized", || session.add_root(&path)).map(|idx| {
-                    (
-                        session.roots[idx].folder.clone(),
-                        session.roots[idx].ws().len(),
-                    )
+        // Off the async thread, so the output keeps flowing (the `begin` reaches the
+        // client before the load, not with its `end`).
+        let (outlined_tx, outlined) = tokio::sync::oneshot::channel::<()>();
+        let shared = self.shared.clone();
+        let load = tokio::task::spawn_blocking(move || {
+            let _ready = ReadyOnDrop(&shared);
+            let mut session = shared.lock();
+            let reads: Vec<_> = folders
+                .iter()
+                .map(|path| guarded("initialized", || session.read_root(path)))
+                .collect();
+            let fresh: Vec<&ReadRoot> = reads
+                .iter()
+                .filter_map(|r| r.as_ref().ok()?.as_ref().ok())
+                .collect();
+            let outlines = Outlines::new(&fresh, session.encoding);
+            shared
+                .startup
+                .send_replace(Phase::Outlined(Arc::new(outlines)));
+            // The session stays locked here until every folder is parsed.
+            let _ = outlined_tx.send(());
+            let loaded = reads
+                .into_iter()
+                .filter_map(|read| {
+                    let idx = match read.ok()? {
+                        Ok(read) => guarded("initialized", || session.add_read_root(read)).ok()?,
+                        Err(existing) => existing,
+                    };
+                    let root = &session.roots[idx];
+                    Some((root.folder.clone(), root.ws().len()))
                 })
-            })
-            .await;
-            let Ok(Ok((folder, n))) = loaded else {
-                continue;
-            };
-            if n == 0 {
-                empty.push(folder.clone());
+                .collect::<Vec<_>>();
+            // The outlines (and with them the texts as read) go, and the memory they held
+            // is handed back, before the requests waiting for the session run.
+            shared.startup.send_replace(Phase::Ready);
+            crate::startup::release_freed_memory();
+            drop(session);
+            loaded
+        });
+        // Err: the loader failed before the outlines; it holds nothing then.
+        let _ = outlined.await;
+        let (shared, endpoints) = (self.shared.clone(), Arc::clone(&self.endpoints));
+        tokio::spawn(async move {
+            let loaded = load.await.unwrap_or_default();
+            let mut empty = Vec::new();
+            for (folder, n) in loaded {
+                if n == 0 {
+                    empty.push(folder.clone());
+                }
+                if let Some(work) = &work {
+                    work.report(format!("{n} documents in {}", folder.display()))
+                        .await;
+                }
             }
-            if let Some(work) = &work {
-                work.report(format!("{n} documents in {}", folder.display()))
+            sync_endpoints(&shared, &endpoints);
+            let (status, (documents, broken), counted) = {
+                let mut session = shared.lock();
+                (
+                    ServerState::take_status(&mut session),
+                    session.status(),
+                    session.flags.status_notification,
+                )
+            };
+            if let Some(work) = work {
+                let message = if counted {
+                    format!("{documents} documents, {broken} broken links")
+                } else {
+                    format!("{documents} documents")
+                };
+                work.end(message).await;
+            }
+            for folder in empty {
+                shared
+                    .client
+                    .show_message(MessageType::WARNING, no_markdown_message(&folder))
                     .await;
             }
-        }
-        self.sync_endpoints();
-        let (status, (documents, broken), counted) = {
-            let mut session = self.shared.lock();
-            (
-                ServerState::take_status(&mut session),
-                session.status(),
-                session.flags.status_notification,
-            )
-        };
-        if let Some(work) = work {
-            let message = if counted {
-                format!("{documents} documents, {broken} broken links")
-            } else {
-                format!("{documents} documents")
-            };
-            work.end(message).await;
-        }
-        for folder in empty {
-            self.shared
-                .client
-                .show_message(MessageType::WARNING, no_markdown_message(&folder))
-                .await;
-        }
-        self.shared.send_status(status).await;
-        let pushed = self.shared.push_workspace();
-        self.shared.publish(pushed).await;
+            shared.send_status(status).await;
+            let pushed = shared.push_workspace();
+            shared.publish(pushed).await;
+        });
     }
 
     /// Opens and closes bridge endpoints so there is one per root.
     fn sync_endpoints(&self) {
-        let folders = self.shared.lock().root_folders();
-        self.endpoints
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .sync(&folders, &self.shared);
+        sync_endpoints(&self.shared, &self.endpoints);
     }
 
     /// Like [`Backend::request`] for a handler that fills the session's caches (the
@@ -179,6 +205,24 @@ impl Backend {
     ) -> Result<T> {
         let session = self.shared.lock();
         guarded(method, || f(&session))
+    }
+}
+
+/// Opens and closes the bridge `endpoints` so there is one per root of the session.
+fn sync_endpoints(shared: &ServerState, endpoints: &Mutex<Endpoints>) {
+    let folders = shared.lock().root_folders();
+    endpoints
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .sync(&folders, shared);
+}
+
+/// Ends the start-up phase when the load is over, whether it finished, failed or panicked.
+struct ReadyOnDrop<'a>(&'a ServerState);
+
+impl Drop for ReadyOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.startup.send_replace(Phase::Ready);
     }
 }
 
@@ -213,7 +257,11 @@ impl LanguageServer for Backend {
             {
                 folders.push(root);
             }
-            // Loaded in `initialized`, where progress can be shown.
+            // Loaded in `initialized`, where progress can be shown; `workspace/symbol`
+            // waits for the read from now on.
+            if !folders.is_empty() {
+                self.shared.startup.send_replace(Phase::Reading);
+            }
             *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = folders
                 .into_iter()
                 .map(|f| f.canonicalize().unwrap_or(f))
@@ -244,8 +292,16 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        self.initial_scan().await;
+        // Read before the loader takes the session.
         let dynamic = self.shared.lock().flags.watched_files_dynamic;
+        let folders = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        self.initial_scan().await;
+        // Events that arrive while the folders load wait for the session and apply after.
+        let start_watcher = || self.start_watcher(&folders);
         if dynamic {
             let options = DidChangeWatchedFilesRegistrationOptions {
                 watchers: vec![FileSystemWatcher {
@@ -265,10 +321,10 @@ impl LanguageServer for Backend {
                 .await
             {
                 tracing::warn!("client refused to watch files ({e}); using notify");
-                self.start_watcher();
+                start_watcher();
             }
         } else {
-            self.start_watcher();
+            start_watcher();
         }
     }
 
@@ -430,6 +486,11 @@ impl LanguageServer for Backend {
         &self,
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
+        if let Some(outlines) = self.shared.outlines().await {
+            return guarded("workspace/symbol", || {
+                handlers::symbols::workspace_symbol_from_outlines(&outlines, &params)
+            });
+        }
         self.request("workspace/symbol", |s| {
             handlers::symbols::workspace_symbol(s, &params)
         })

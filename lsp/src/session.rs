@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use folio_core::config::{Config, DiagnosticsConfig, PublishScope, WikiConfig};
@@ -17,7 +18,7 @@ use folio_core::host::model::Model;
 use folio_core::links::graph::LinkGraph;
 use folio_core::links::{Severity, diagnostics};
 use folio_core::workspace::path_policy::check_syntax;
-use folio_core::workspace::{DocEntry, Origin, Workspace, find_root};
+use folio_core::workspace::{DocEntry, Origin, Preread, Workspace, find_root};
 use tower_lsp_server::ls_types::{Diagnostic, TextDocumentContentChangeEvent, Uri};
 
 use crate::convert;
@@ -76,6 +77,21 @@ pub struct CachedDiagnostics {
     pub result_id: String,
     /// The diagnostics in the negotiated encoding.
     pub items: Vec<Diagnostic>,
+}
+
+/// A workspace folder walked and read, not parsed yet ([`Session::read_root`]).
+#[derive(Debug)]
+pub struct ReadRoot {
+    /// The root folder (absolute, canonical).
+    pub folder: PathBuf,
+    /// Its `folio.toml`.
+    file_config: Config,
+    /// That with the client's settings.
+    config: Config,
+    /// The walk and the Markdown texts (shared with the start-up outlines).
+    pub texts: Arc<Preread>,
+    /// When reading began (for the log).
+    started: std::time::Instant,
 }
 
 /// A document named by its root and KB-relative path.
@@ -234,6 +250,15 @@ impl Session {
     /// Adds a root folder (loading every document under it); returns its index.
     /// Adding a folder twice returns the existing root.
     pub fn add_root(&mut self, folder: &Path) -> Result<usize> {
+        match self.read_root(folder)? {
+            Ok(read) => self.add_read_root(read),
+            Err(existing) => Ok(existing),
+        }
+    }
+
+    /// The first half of [`Session::add_root`]: walks the folder and reads its Markdown
+    /// (no parse), or names the root that already holds it.
+    pub fn read_root(&self, folder: &Path) -> Result<std::result::Result<ReadRoot, usize>> {
         let folder = folder
             .canonicalize()
             .unwrap_or_else(|_| folder.to_path_buf());
@@ -242,7 +267,7 @@ impl Session {
             .iter()
             .position(|r| r.folder == folder && !r.single_file)
         {
-            return Ok(i);
+            return Ok(Err(i));
         }
         let file_config = Config::load(&folder).unwrap_or_else(|e| {
             tracing::warn!("{e}; using the default configuration");
@@ -250,13 +275,41 @@ impl Session {
         });
         let config = effective_config(&file_config, self.settings.as_ref())?;
         let started = std::time::Instant::now();
-        let (model, report) = Model::load(&folder, config)
+        let texts = Preread::read(&folder, &config)
             .with_context(|| format!("cannot load {}", folder.display()))?;
+        Ok(Ok(ReadRoot {
+            folder,
+            file_config,
+            config,
+            texts: Arc::new(texts),
+            started,
+        }))
+    }
+
+    /// The second half of [`Session::add_root`]: parses what [`Session::read_root`] read,
+    /// links it and adds the root; returns its index.
+    pub fn add_read_root(&mut self, read: ReadRoot) -> Result<usize> {
+        let ReadRoot {
+            folder,
+            file_config,
+            config,
+            texts,
+            started,
+        } = read;
+        if let Some(i) = self
+            .roots
+            .iter()
+            .position(|r| r.folder == folder && !r.single_file)
+        {
+            return Ok(i);
+        }
+        let (model, report) = Model::from_preread(&folder, config, &texts);
+        drop(texts);
         for skipped in &report.skipped {
             tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
         }
         tracing::info!(
-            "loaded {} documents under {} in {} ms (walk, parse, link index)",
+            "loaded {} documents under {} in {} ms (walk, read, parse, link index)",
             report.loaded,
             folder.display(),
             started.elapsed().as_millis()

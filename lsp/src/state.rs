@@ -15,6 +15,7 @@ use tower_lsp_server::ls_types::*;
 use crate::guard::guarded;
 use crate::handlers;
 use crate::session::{DocRef, Session};
+use crate::startup::{Outlines, Phase};
 
 /// What a background task (the file watcher, a bridge connection) needs to update or
 /// read the model and talk to the client.
@@ -29,7 +30,14 @@ pub(crate) struct ServerState {
     pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
     /// Numbers the work-done progress tokens (`folio/scan/1`, `folio/reindex/2`, …).
     pub(crate) progress_seq: Arc<AtomicU64>,
+    /// How far loading the folders named in `initialize` is (`workspace/symbol` answers
+    /// from the outlines meanwhile).
+    pub(crate) startup: Arc<tokio::sync::watch::Sender<Phase>>,
 }
+
+/// How long `workspace/symbol` waits for the folders to be read before it takes the
+/// session as it is.
+const READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Diagnostics ready to publish: URI, items, version of the open buffer.
 pub(crate) type Batch = Vec<(Uri, Vec<Diagnostic>, Option<i32>)>;
@@ -61,6 +69,21 @@ impl ServerState {
             changes: Arc::new(tokio::sync::watch::channel(0).0),
             edit_lock: Arc::new(tokio::sync::Mutex::new(())),
             progress_seq: Arc::new(AtomicU64::new(0)),
+            startup: Arc::new(tokio::sync::watch::channel(Phase::Ready).0),
+        }
+    }
+
+    /// While the workspace folders load: the documents' outlines, once they are read
+    /// (waiting for the read, at most [`READ_WAIT`]); `None` once the session has them.
+    pub(crate) async fn outlines(&self) -> Option<Arc<Outlines>> {
+        let mut phase = self.startup.subscribe();
+        let read = phase.wait_for(|p| !matches!(p, Phase::Reading));
+        match tokio::time::timeout(READ_WAIT, read).await {
+            Ok(Ok(p)) => match &*p {
+                Phase::Outlined(outlines) => Some(Arc::clone(outlines)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 }

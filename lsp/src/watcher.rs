@@ -14,8 +14,9 @@ use crate::server::Backend;
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
 impl Backend {
-    /// Starts the `notify` watcher over every root (for clients that cannot watch files).
-    pub(crate) fn start_watcher(&self) {
+    /// Starts the `notify` watcher over `folders` (the workspace folders of `initialize`,
+    /// for clients that cannot watch files). Folders added later are watched as they come.
+    pub(crate) fn start_watcher(&self, folders: &[PathBuf]) {
         let shared = self.shared.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
         let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
@@ -39,9 +40,9 @@ impl Backend {
                 return;
             }
         };
-        for root in self.shared.lock().roots.iter().filter(|r| !r.single_file) {
-            if let Err(e) = debouncer.watch(&root.folder, RecursiveMode::Recursive) {
-                tracing::warn!("cannot watch {}: {e}", root.folder.display());
+        for folder in folders {
+            if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
+                tracing::warn!("cannot watch {}: {e}", folder.display());
             }
         }
         tokio::spawn(async move {

@@ -2,15 +2,17 @@
 //! over document titles, headings and tags of every root, with nucleo-matcher).
 
 use anyhow::Result;
+use folio_core::document::Document;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config as MatcherConfig, Matcher, Utf32Str};
 use tower_lsp_server::ls_types::{
-    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, Location, SymbolInformation,
-    SymbolKind, WorkspaceSymbolParams, WorkspaceSymbolResponse,
+    DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, Location, Range as LspRange,
+    SymbolInformation, SymbolKind, Uri, WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 
 use crate::convert;
 use crate::session::Session;
+use crate::startup::Outlines;
 
 /// The most symbols one `workspace/symbol` answer holds.
 pub const MAX_WORKSPACE_SYMBOLS: usize = 256;
@@ -78,97 +80,179 @@ type Hit = (
     std::ops::Range<usize>,
 );
 
+/// The one ranking of `workspace/symbol`, for answers from the session and from the
+/// start-up outlines: each document's title (with its path) and each of its tags and
+/// headings scored by nucleo against the query, the best [`MAX_WORKSPACE_SYMBOLS`] kept.
+struct Ranker {
+    matcher: Matcher,
+    pattern: Pattern,
+    buf: Vec<char>,
+    hits: Vec<Hit>,
+}
+
+impl Ranker {
+    fn new(query: &str) -> Ranker {
+        Ranker {
+            matcher: Matcher::new(MatcherConfig::DEFAULT),
+            pattern: Pattern::parse(query, CaseMatching::Smart, Normalization::Smart),
+            buf: Vec::new(),
+            hits: Vec::new(),
+        }
+    }
+
+    /// The document itself: its title (else its path), matched with its path.
+    fn file(&mut self, root: usize, path: &str, title: Option<String>) {
+        let title = title.unwrap_or_else(|| path.to_string());
+        let haystack = format!("{title} {path}");
+        if let Some(score) = self
+            .pattern
+            .score(Utf32Str::new(&haystack, &mut self.buf), &mut self.matcher)
+        {
+            let hit = (
+                score,
+                title,
+                path.to_string(),
+                0,
+                root,
+                SymbolKind::FILE,
+                0..0,
+            );
+            self.hits.push(hit);
+        }
+    }
+
+    /// A tag or heading named `name` at `bytes` of the document.
+    fn symbol(
+        &mut self,
+        root: usize,
+        path: &str,
+        name: &str,
+        kind: SymbolKind,
+        bytes: &std::ops::Range<usize>,
+    ) {
+        if let Some(score) = self
+            .pattern
+            .score(Utf32Str::new(name, &mut self.buf), &mut self.matcher)
+        {
+            let hit = (
+                score,
+                name.to_string(),
+                path.to_string(),
+                bytes.start,
+                root,
+                kind,
+                bytes.clone(),
+            );
+            self.hits.push(hit);
+        }
+    }
+
+    /// Best score first; then shorter names, files before their headings, path, position.
+    fn best(mut self) -> Vec<Hit> {
+        let is_heading = |k: &SymbolKind| *k != SymbolKind::FILE;
+        self.hits.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(a.1.len().cmp(&b.1.len()))
+                .then(is_heading(&a.5).cmp(&is_heading(&b.5)))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
+        self.hits.truncate(MAX_WORKSPACE_SYMBOLS);
+        self.hits
+    }
+}
+
+/// A ranked hit as a symbol at `range`.
+fn symbol_information(hit: Hit, uri: Uri, range: LspRange) -> SymbolInformation {
+    let (_, name, path, _, _, kind, _) = hit;
+    #[allow(deprecated)]
+    SymbolInformation {
+        name,
+        kind,
+        tags: None,
+        deprecated: None,
+        location: Location { uri, range },
+        container_name: Some(path),
+    }
+}
+
 /// Fuzzy search over every document title, heading and tag (`#name`, kind `Key`, once
 /// per document at its first place) of every root.
 pub fn workspace_symbol(
     s: &Session,
     params: &WorkspaceSymbolParams,
 ) -> Result<Option<WorkspaceSymbolResponse>> {
-    let mut matcher = Matcher::new(MatcherConfig::DEFAULT);
-    let pattern = Pattern::parse(&params.query, CaseMatching::Smart, Normalization::Smart);
-    let mut buf = Vec::new();
-    let mut hits: Vec<Hit> = Vec::new();
+    let mut ranker = Ranker::new(&params.query);
     for (root_idx, root) in s.roots.iter().enumerate() {
         for path in root.ws().document_paths() {
             let Some(parsed) = root.ws().parsed(path) else {
                 continue;
             };
-            let title = parsed.title().unwrap_or_else(|| path.to_string());
-            let file_haystack = format!("{title} {path}");
-            if let Some(score) =
-                pattern.score(Utf32Str::new(&file_haystack, &mut buf), &mut matcher)
-            {
-                hits.push((
-                    score,
-                    title,
-                    path.to_string(),
-                    0,
-                    root_idx,
-                    SymbolKind::FILE,
-                    0..0,
-                ));
-            }
+            ranker.file(root_idx, path, parsed.title());
             // Each tag once per document, at its first place: `#project/alpha`.
             let mut seen = std::collections::HashSet::new();
             for tag in parsed.tags.iter().filter(|t| seen.insert(t.name.as_str())) {
                 let name = format!("#{}", tag.name);
-                if let Some(score) = pattern.score(Utf32Str::new(&name, &mut buf), &mut matcher) {
-                    hits.push((
-                        score,
-                        name,
-                        path.to_string(),
-                        tag.range.start,
-                        root_idx,
-                        SymbolKind::KEY,
-                        tag.range.clone(),
-                    ));
-                }
+                ranker.symbol(root_idx, path, &name, SymbolKind::KEY, &tag.range);
             }
             for h in &parsed.headings {
-                if let Some(score) = pattern.score(Utf32Str::new(&h.text, &mut buf), &mut matcher) {
-                    hits.push((
-                        score,
-                        h.text.clone(),
-                        path.to_string(),
-                        h.range.start,
-                        root_idx,
-                        SymbolKind::STRING,
-                        h.range.clone(),
-                    ));
-                }
+                ranker.symbol(root_idx, path, &h.text, SymbolKind::STRING, &h.range);
             }
         }
     }
-    // Best score first; then shorter names, files before their headings, path, position.
-    let is_heading = |k: &SymbolKind| *k != SymbolKind::FILE;
-    hits.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(a.1.len().cmp(&b.1.len()))
-            .then(is_heading(&a.5).cmp(&is_heading(&b.5)))
-            .then(a.2.cmp(&b.2))
-            .then(a.3.cmp(&b.3))
-    });
-    hits.truncate(MAX_WORKSPACE_SYMBOLS);
+    let mut out = Vec::new();
+    for hit in ranker.best() {
+        let (root_idx, path) = (hit.4, &hit.2);
+        let (Some(entry), Some(uri)) = (s.roots[root_idx].ws().get(path), s.uri(root_idx, path))
+        else {
+            continue;
+        };
+        let range = convert::range(&entry.doc, &hit.6, s.encoding);
+        out.push(symbol_information(hit, uri, range));
+    }
+    Ok(Some(WorkspaceSymbolResponse::Flat(out)))
+}
+
+/// [`workspace_symbol`] while the workspace loads, from the documents' outlines
+/// ([`crate::startup`]): titles and headings, no tags.
+pub fn workspace_symbol_from_outlines(
+    outlines: &Outlines,
+    params: &WorkspaceSymbolParams,
+) -> Result<Option<WorkspaceSymbolResponse>> {
+    let mut ranker = Ranker::new(&params.query);
+    for (root_idx, root) in outlines.roots.iter().enumerate() {
+        for (i, (_, outline)) in root.documents.iter().enumerate() {
+            let path = root.path(i);
+            ranker.file(root_idx, path, outline.title.clone());
+            for h in &outline.headings {
+                ranker.symbol(root_idx, path, &h.text, SymbolKind::STRING, &h.range);
+            }
+        }
+    }
+    let hits = ranker.best();
+    // Positions need a document of each text a hit is in (a few hundred at most).
+    let mut documents: std::collections::HashMap<(usize, String), Document> =
+        std::collections::HashMap::new();
     let mut out = Vec::with_capacity(hits.len());
-    for (_, name, path, _, root_idx, kind, bytes) in hits {
-        let Some(entry) = s.roots[root_idx].ws().get(&path) else {
+    for hit in hits {
+        let root = &outlines.roots[hit.4];
+        let markdown = &root.texts.scan.markdown;
+        let Ok(at) = markdown.binary_search(&hit.2) else {
             continue;
         };
-        let Some(uri) = s.uri(root_idx, &path) else {
+        let Some(Ok((text, _))) = root.texts.texts.get(at) else {
             continue;
         };
-        #[allow(deprecated)]
-        out.push(SymbolInformation {
-            name,
-            kind,
-            tags: None,
-            deprecated: None,
-            location: Location {
-                uri,
-                range: convert::range(&entry.doc, &bytes, s.encoding),
-            },
-            container_name: Some(path),
-        });
+        let mut abs = root.folder.clone();
+        abs.extend(hit.2.split('/'));
+        let Some(uri) = convert::path_to_uri(&abs) else {
+            continue;
+        };
+        let doc = documents
+            .entry((hit.4, hit.2.clone()))
+            .or_insert_with(|| Document::new(text, 0));
+        let range = convert::range(doc, &hit.6, outlines.encoding);
+        out.push(symbol_information(hit, uri, range));
     }
     Ok(Some(WorkspaceSymbolResponse::Flat(out)))
 }

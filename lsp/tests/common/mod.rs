@@ -132,6 +132,28 @@ impl Client {
         folders: Value,
         options: folio_lsp::Options,
     ) -> Client {
+        let mut client = Client::start_loading(dir, enc, extra_caps, folders, options).await;
+        // The folders load while `initialized` is handled: wait for that, so the files a
+        // test writes next are changes, not part of the initial scan. (A request that
+        // needs the session; `workspace/symbol` may answer from outlines before that.)
+        client
+            .call(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": "file:///nonexistent/loaded.md"}}),
+            )
+            .await;
+        client
+    }
+
+    /// Like [`Client::start_opts`], returning right after `initialized` is sent, while
+    /// the server loads the folders.
+    pub async fn start_loading(
+        dir: tempfile::TempDir,
+        enc: Enc,
+        extra_caps: Value,
+        folders: Value,
+        options: folio_lsp::Options,
+    ) -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 22);
         let (server_read, server_write) = tokio::io::split(server_side);
         tokio::spawn(folio_lsp::serve_with(server_read, server_write, options));
@@ -174,9 +196,6 @@ impl Client {
             "{result}"
         );
         client.notify("initialized", json!({})).await;
-        // The folders load while `initialized` is handled: wait for that, so the files a
-        // test writes next are changes, not part of the initial scan.
-        client.call("workspace/symbol", json!({"query": ""})).await;
         client
     }
 

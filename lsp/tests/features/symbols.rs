@@ -122,3 +122,128 @@ async fn a_document_opened_through_a_folder_link_is_one_document(enc: Enc) {
         .await;
     assert_eq!(symbols(&r), [(real.clone(), 1), (real, 15)]);
 }
+
+/// Notes whose outlines hold every kind of heading the line scan reads (ATX, setext,
+/// quoted, with markup, with a custom id, after a frontmatter title, next to code), and
+/// non-ASCII text before and in headings, so UTF-16 and UTF-8 columns differ.
+const OUTLINED: &[(&str, &str)] = &[
+    (
+        "guide.md",
+        "---\ntitle: Install Guide\n---\n# Installing *folio*\n\nCafé ☕ text.\n\n## Set up `cargo` {#setup}\n\n```sh\n# not a heading\n```\n\nSetext ☕ heading\n---\n",
+    ),
+    (
+        "notes/b.md",
+        "> ## Quoted install notes\n\nPlain [link](x.md).\n\n### Ünïcode setup ☕ ###\n",
+    ),
+    ("notes/empty.md", "no headings here\n"),
+];
+
+/// While the folders load, `workspace/symbol` answers from the documents' outlines; the
+/// answers are the ones the loaded session gives, positions included, in both encodings.
+#[test]
+fn outline_answers_equal_the_loaded_answers() {
+    use folio_core::document::Encoding;
+    use folio_lsp::handlers::symbols::{workspace_symbol, workspace_symbol_from_outlines};
+    use tower_lsp_server::ls_types::WorkspaceSymbolParams;
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), OUTLINED);
+    for encoding in [Encoding::Utf16, Encoding::Utf8] {
+        let mut session = folio_lsp::session::Session {
+            encoding,
+            ..Default::default()
+        };
+        let read = session.read_root(dir.path()).unwrap().unwrap();
+        let outlines = folio_lsp::startup::Outlines::new(&[&read], encoding);
+        let queries = [
+            "",
+            "install",
+            "setup",
+            "café",
+            "ünï",
+            "quoted",
+            "notes/empty",
+            "zzz",
+        ];
+        let early: Vec<_> = queries
+            .iter()
+            .map(|q| {
+                let params: WorkspaceSymbolParams =
+                    serde_json::from_value(json!({"query": q})).unwrap();
+                workspace_symbol_from_outlines(&outlines, &params).unwrap()
+            })
+            .collect();
+        session.add_read_root(read).unwrap();
+        let loaded: Vec<_> = queries
+            .iter()
+            .map(|q| {
+                let params: WorkspaceSymbolParams =
+                    serde_json::from_value(json!({"query": q})).unwrap();
+                workspace_symbol(&session, &params).unwrap()
+            })
+            .collect();
+        assert_eq!(early, loaded, "{encoding:?}");
+        // Not vacuous: every heading and file of the notes is in the empty query's answer.
+        let all = serde_json::to_value(&loaded[0]).unwrap();
+        assert_eq!(all.as_array().unwrap().len(), 3 + 5, "{all}");
+    }
+}
+
+/// A `workspace/symbol` sent right after `initialized`, while the folders load, gets the
+/// whole answer, the same as once they are loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_symbol_during_the_load_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let mut files: Vec<(String, String)> = (0..400)
+        .map(|i| {
+            (
+                format!("n/{i:03}.md"),
+                format!(
+                    "# Note {i}\n\n## Part {i} ☕\n\nText [next](../n/{:03}.md).\n",
+                    i + 1
+                ),
+            )
+        })
+        .collect();
+    files.extend(OUTLINED.iter().map(|(p, t)| (p.to_string(), t.to_string())));
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_files(dir.path(), &borrowed);
+    let folders = json!([{"uri": uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let mut c = Client::start_loading(
+        dir,
+        Enc::Utf16,
+        json!({}),
+        folders,
+        folio_lsp::Options {
+            no_embeddings: true,
+            ..folio_lsp::Options::default()
+        },
+    )
+    .await;
+    let early = c
+        .call("workspace/symbol", json!({"query": "install"}))
+        .await;
+    let guide = c.uri("guide.md");
+    let b = c.uri("notes/b.md");
+    let expected = json!([
+        {"name": "Install Guide", "kind": 1, "location": {"uri": guide, "range": range(0, 0, 0, 0)}, "containerName": "guide.md"},
+        {"name": "Installing folio", "kind": 15, "location": {"uri": guide, "range": range(3, 0, 3, 20)}, "containerName": "guide.md"},
+        {"name": "Quoted install notes", "kind": 1, "location": {"uri": b, "range": range(0, 0, 0, 0)}, "containerName": "notes/b.md"},
+        {"name": "Quoted install notes", "kind": 15, "location": {"uri": b, "range": range(0, 2, 0, 25)}, "containerName": "notes/b.md"}
+    ]);
+    assert_eq!(early, expected);
+    // Once loaded (a request that needs the session), the same answer.
+    c.call(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": c.uri("guide.md")}}),
+    )
+    .await;
+    assert_eq!(
+        c.call("workspace/symbol", json!({"query": "install"}))
+            .await,
+        expected
+    );
+}
