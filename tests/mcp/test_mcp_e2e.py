@@ -55,6 +55,22 @@ async def test_lists_tools_with_schemas(kb, connect):
             assert field in props and props[field].get("description"), field
 
 
+async def test_the_first_search_on_a_new_root_waits_for_its_first_index(tmp_path, connect):
+    # Enough notes that the first reindex is still running when the first call arrives.
+    root = tmp_path / "new-root"
+    for i in range(3000):
+        note = root / f"n{i // 100:02}" / f"note-{i:04}.md"
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(f"# Note {i}\n\nSome text about topic {i} and its neighbours.\n")
+    (root / "n07" / "zebra.md").write_text("# Zebra crossings\n\nWhere the zebra crossing is.\n")
+    async with connect(root) as client:
+        body = (await client.call_tool("kb_search", {"query": "zebra crossing", "limit": 3})).structured_content
+        assert [r["path"] for r in body["results"]] == ["n07/zebra.md"]
+        assert "partial" not in body and "index_progress" not in body
+        status = (await client.call_tool("kb_status", {})).structured_content
+        assert status["index"]["documents"] == 3001
+
+
 async def test_search_read_by_pointer_and_patch_a_copy(kb, connect):
     original = (kb / "sig-list.md").read_bytes()
     async with connect(kb, "--allow-writes") as client:
