@@ -164,22 +164,18 @@ fn outline_answers_equal_the_loaded_answers() {
             "notes/empty",
             "zzz",
         ];
-        let early: Vec<_> = queries
+        let params: Vec<WorkspaceSymbolParams> = queries
             .iter()
-            .map(|q| {
-                let params: WorkspaceSymbolParams =
-                    serde_json::from_value(json!({"query": q})).unwrap();
-                workspace_symbol_from_outlines(&outlines, &params).unwrap()
-            })
+            .map(|q| serde_json::from_value(json!({"query": q})).unwrap())
+            .collect();
+        let early: Vec<_> = params
+            .iter()
+            .map(|p| workspace_symbol_from_outlines(&outlines, p).unwrap())
             .collect();
         session.add_read_root(read).unwrap();
-        let loaded: Vec<_> = queries
+        let loaded: Vec<_> = params
             .iter()
-            .map(|q| {
-                let params: WorkspaceSymbolParams =
-                    serde_json::from_value(json!({"query": q})).unwrap();
-                workspace_symbol(&session, &params).unwrap()
-            })
+            .map(|p| workspace_symbol(&session, p).unwrap())
             .collect();
         assert_eq!(early, loaded, "{encoding:?}");
         // Not vacuous: every heading and file of the notes is in the empty query's answer.
