@@ -96,14 +96,33 @@ async fn json<T: Serialize + Send + 'static>(
     blocking(kb, f).await.map(Json).map_err(ToolError)
 }
 
+/// A tool schema without the formats JSON Schema does not define (core
+/// `host::schema::drop_nonstandard_formats`).
+fn standard_formats_only(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonObject {
+    let mut value = serde_json::Value::Object(schema.clone());
+    folio_core::host::schema::drop_nonstandard_formats(&mut value);
+    match value {
+        serde_json::Value::Object(obj) => obj,
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
 #[tool_router(router = tool_router)]
 impl FolioServer {
     /// A server over `kb`.
     pub fn new(kb: Arc<Host>) -> FolioServer {
+        let mut tool_router = Self::tool_router();
+        for route in tool_router.map.values_mut() {
+            let tool = &mut route.attr;
+            tool.input_schema = Arc::new(standard_formats_only(&tool.input_schema));
+            if let Some(output) = &tool.output_schema {
+                tool.output_schema = Some(Arc::new(standard_formats_only(output)));
+            }
+        }
         FolioServer {
             kb,
             agent_id: None,
-            tool_router: Self::tool_router(),
+            tool_router,
             prompt_router: Self::prompt_router(),
         }
     }
@@ -845,6 +864,18 @@ mod tests {
                 "{}",
                 t.name
             );
+            // Only formats JSON Schema defines (schemars writes `uint32` and the like).
+            for schema in std::iter::once(&t.input_schema).chain(&t.output_schema) {
+                let text = serde_json::to_string(&**schema).unwrap();
+                for format in text.split("\"format\":\"").skip(1) {
+                    let format = format.split('"').next().unwrap();
+                    assert!(
+                        folio_core::host::schema::STANDARD_FORMATS.contains(&format),
+                        "{}: format {format}",
+                        t.name
+                    );
+                }
+            }
             let schema = serde_json::to_value(&*t.input_schema).unwrap();
             for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
                 assert!(

@@ -41,3 +41,83 @@ pub fn portable_schema(schema: &mut schemars::Schema) {
     }
     schemars::transform::transform_subschemas(&mut portable_schema, schema);
 }
+
+/// The formats JSON Schema 2020-12 defines (Validation, section 7.3).
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Removes every `format` JSON Schema does not define ([`STANDARD_FORMATS`]) from a
+/// schema and its subschemas: schemars writes `uint32`, `uint`, `int64`, `double` and the
+/// like after Rust's types, which validators ignore and some clients (the MCP Inspector)
+/// warn about. The bounds that matter stay as `minimum` / `maximum`.
+pub fn drop_nonstandard_formats(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(obj) => {
+            let nonstandard = obj
+                .get("format")
+                .and_then(|f| f.as_str())
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f));
+            // A property named `format` is a schema, not a format keyword.
+            if nonstandard {
+                obj.remove("format");
+            }
+            for value in obj.values_mut() {
+                drop_nonstandard_formats(value);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_nonstandard_formats),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonstandard_formats_go_and_standard_ones_and_properties_named_format_stay() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint32", "minimum": 0},
+                "when": {"type": "string", "format": "date-time"},
+                "format": {"type": "string"},
+                "list": {"type": "array", "items": {"type": "number", "format": "double"}}
+            },
+            "$defs": {"X": {"anyOf": [{"type": "integer", "format": "uint"}, {"type": "null"}]}}
+        });
+        drop_nonstandard_formats(&mut schema);
+        assert_eq!(
+            schema,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "minimum": 0},
+                    "when": {"type": "string", "format": "date-time"},
+                    "format": {"type": "string"},
+                    "list": {"type": "array", "items": {"type": "number"}}
+                },
+                "$defs": {"X": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}
+            })
+        );
+    }
+}
