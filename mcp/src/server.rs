@@ -96,11 +96,13 @@ async fn json<T: Serialize + Send + 'static>(
     blocking(kb, f).await.map(Json).map_err(ToolError)
 }
 
-/// A tool schema without the formats JSON Schema does not define (core
-/// `host::schema::drop_nonstandard_formats`).
-fn standard_formats_only(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonObject {
+/// A tool schema as clients read it most widely: only the formats JSON Schema defines,
+/// and nullable fields as `anyOf` (core `host::schema::drop_nonstandard_formats`,
+/// `split_nullable_types`).
+fn portable_tool_schema(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonObject {
     let mut value = serde_json::Value::Object(schema.clone());
     folio_core::host::schema::drop_nonstandard_formats(&mut value);
+    folio_core::host::schema::split_nullable_types(&mut value);
     match value {
         serde_json::Value::Object(obj) => obj,
         _ => unreachable!("an object stays an object"),
@@ -114,9 +116,9 @@ impl FolioServer {
         let mut tool_router = Self::tool_router();
         for route in tool_router.map.values_mut() {
             let tool = &mut route.attr;
-            tool.input_schema = Arc::new(standard_formats_only(&tool.input_schema));
+            tool.input_schema = Arc::new(portable_tool_schema(&tool.input_schema));
             if let Some(output) = &tool.output_schema {
-                tool.output_schema = Some(Arc::new(standard_formats_only(output)));
+                tool.output_schema = Some(Arc::new(portable_tool_schema(output)));
             }
         }
         FolioServer {
@@ -864,9 +866,11 @@ mod tests {
                 "{}",
                 t.name
             );
-            // Only formats JSON Schema defines (schemars writes `uint32` and the like).
+            // Only formats JSON Schema defines (schemars writes `uint32` and the like),
+            // and no type arrays (nullable fields are `anyOf`).
             for schema in std::iter::once(&t.input_schema).chain(&t.output_schema) {
                 let text = serde_json::to_string(&**schema).unwrap();
+                assert!(!text.contains("\"type\":["), "{}: {text}", t.name);
                 for format in text.split("\"format\":\"").skip(1) {
                     let format = format.split('"').next().unwrap();
                     assert!(

@@ -89,9 +89,88 @@ pub fn drop_nonstandard_formats(schema: &mut serde_json::Value) {
     }
 }
 
+/// Keywords that describe a schema rather than constrain a value: they stay on the
+/// outside when [`split_nullable_types`] splits a schema.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Rewrites every `"type": [T, "null"]` in a schema and its subschemas as
+/// `"anyOf": [{"type": T, …}, {"type": "null"}]`, the constraints of `T` (bounds,
+/// formats, items, properties) going into its branch: JSON Schema allows a type array,
+/// but clients that map tool schemas onto a one-type dialect (the OpenAPI subset of some
+/// model providers) reject it; the MCP Inspector recommends this form. Output schemas
+/// need it: a result field that is `null` is not the same as one left out.
+pub fn split_nullable_types(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(obj) => {
+            for value in obj.values_mut() {
+                split_nullable_types(value);
+            }
+            let Some(serde_json::Value::Array(types)) = obj.get("type") else {
+                return;
+            };
+            let non_null: Vec<serde_json::Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("null"))
+                .cloned()
+                .collect();
+            if non_null.len() != 1 || types.len() != 2 || obj.contains_key("anyOf") {
+                return;
+            }
+            let mut branch = serde_json::Map::new();
+            let keys: Vec<String> = obj.keys().cloned().collect();
+            for key in keys {
+                if !ANNOTATIONS.contains(&key.as_str()) {
+                    let value = obj.remove(&key).expect("listed above");
+                    branch.insert(key, value);
+                }
+            }
+            branch.insert("type".into(), non_null[0].clone());
+            obj.insert(
+                "anyOf".into(),
+                serde_json::json!([branch, {"type": "null"}]),
+            );
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(split_nullable_types),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nullable_type_array_becomes_any_of_with_its_constraints_in_the_branch() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "n": {"description": "A count.", "type": ["integer", "null"], "minimum": 0},
+                "s": {"type": "string"},
+                "both": {"type": ["string", "integer"]}
+            }
+        });
+        split_nullable_types(&mut schema);
+        assert_eq!(
+            schema,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "n": {"description": "A count.", "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+                    "s": {"type": "string"},
+                    "both": {"type": ["string", "integer"]}
+                }
+            })
+        );
+    }
 
     #[test]
     fn nonstandard_formats_go_and_standard_ones_and_properties_named_format_stay() {
