@@ -413,7 +413,11 @@ fn search_reports_skipped_files_and_survives_a_closed_pipe() {
     assert_eq!(out.status.code(), Some(0));
     // `bad.md` is not UTF-8: indexed read-only with replacement characters, not skipped.
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("good.md:1-3 — Good"));
+    // The score as a person reads it: the hit's rank in the lexical leg (no vectors here).
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().next(),
+        Some("good.md:1-3 — Good  (lexical rank 1)")
+    );
     // The reader goes away before folio has written everything: no panic, no error.
     let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
         .args(["outline", dir.path().join("good.md").to_str().unwrap()])

@@ -80,8 +80,12 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
         };
         writeln!(
             out,
-            "{}:{}-{}{}  (score {:.4})",
-            hit.path, hit.start_line, hit.end_line, heading, hit.score
+            "{}:{}-{}{}  ({})",
+            hit.path,
+            hit.start_line,
+            hit.end_line,
+            heading,
+            readable_score(hit)
         )?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
@@ -115,4 +119,23 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a person can read of a hit's score: the cosine similarity of its vector to the
+/// query and its rank in the lexical (BM25) leg, as far as each leg found it; the fused
+/// score only when neither is known.
+fn readable_score(hit: &folio_core::host::search::SearchHit) -> String {
+    let mut parts = Vec::new();
+    if let Some(similarity) = hit.similarity {
+        parts.push(format!("similarity {similarity:.2}"));
+    }
+    if let Some(rank) = hit.lexical_rank {
+        parts.push(format!("lexical rank {rank}"));
+    } else if hit.similarity.is_some() {
+        parts.push("no lexical match".to_string());
+    }
+    if parts.is_empty() {
+        parts.push(format!("score {:.4}", hit.score));
+    }
+    parts.join(", ")
 }
