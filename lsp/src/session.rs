@@ -537,6 +537,44 @@ impl Session {
         )
     }
 
+    /// Files changed on disk, in order: the same as [`Session::file_event`] for each, but
+    /// each run of events for one root's files goes to its model in one batch
+    /// ([`Model::file_events`], which reads and parses the Markdown files in parallel).
+    /// A change of `folio.toml` ends a run, so the events after it see the new settings.
+    pub fn file_events(&mut self, events: &[(PathBuf, bool)]) -> BTreeSet<DocRef> {
+        let mut affected = BTreeSet::new();
+        let mut run: Option<(usize, Vec<(String, bool)>)> = None;
+        for (abs, exists) in events {
+            let Some(doc) = self.locate(abs) else {
+                continue;
+            };
+            if doc.path == folio_core::config::CONFIG_FILE || self.open.contains_key(abs) {
+                if let Some((root, batch)) = run.take() {
+                    affected.extend(self.model_file_events(root, &batch));
+                }
+                affected.extend(self.file_event(abs, *exists));
+                continue;
+            }
+            match &mut run {
+                Some((root, batch)) if *root == doc.root => batch.push((doc.path, *exists)),
+                _ => {
+                    if let Some((root, batch)) = run.take() {
+                        affected.extend(self.model_file_events(root, &batch));
+                    }
+                    run = Some((doc.root, vec![(doc.path, *exists)]));
+                }
+            }
+        }
+        if let Some((root, batch)) = run {
+            affected.extend(self.model_file_events(root, &batch));
+        }
+        affected
+    }
+
+    fn model_file_events(&mut self, root: usize, events: &[(String, bool)]) -> BTreeSet<DocRef> {
+        refs(root, self.roots[root].model.file_events(events))
+    }
+
     /// The folders of every root (the live bridge opens one endpoint per folder).
     pub fn root_folders(&self) -> Vec<PathBuf> {
         let mut folders: Vec<PathBuf> = self.roots.iter().map(|r| r.folder.clone()).collect();

@@ -192,13 +192,7 @@ impl ServerState {
 
     /// Handles files that changed on disk.
     pub(crate) async fn files_changed(&self, events: Vec<(PathBuf, bool)>) {
-        let result = self.mutate("didChangeWatchedFiles", |s| {
-            let mut affected = BTreeSet::new();
-            for (abs, exists) in &events {
-                affected.extend(s.file_event(abs, *exists));
-            }
-            Ok(affected)
-        });
+        let result = self.mutate("didChangeWatchedFiles", |s| Ok(s.file_events(&events)));
         self.publish(result).await;
     }
 }

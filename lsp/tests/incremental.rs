@@ -224,3 +224,73 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
     assert!(stats.partial > 30, "{stats:?}");
     assert_ne!(live.ws().get("c.md").unwrap().doc.text(), FILES[2].1);
 }
+
+/// The paths of a set of documents, for comparing with a literal.
+fn paths(docs: &std::collections::BTreeSet<folio_lsp::session::DocRef>) -> Vec<&str> {
+    docs.iter().map(|d| d.path.as_str()).collect()
+}
+
+#[test]
+fn a_batch_of_watched_file_events_is_the_events_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    write(&root, "a.md", "# A\n\n## Old\n");
+    write(&root, "b.md", "[x](a.md#old)\n");
+    write(&root, "c.md", "[y](a.md#old)\n");
+    write(&root, "d.md", "[z](a.md#old)\n");
+    let mut one_by_one = Session::default();
+    let mut batched = Session::default();
+    for s in [&mut one_by_one, &mut batched] {
+        s.add_root(&root).unwrap();
+        s.did_open(&root.join("d.md"), "[z](a.md#old)\n", 1);
+    }
+    // On disk: the heading and two links renamed, the open d.md too (its buffer wins), a
+    // new e.md, and between them a folio.toml whose size cap the later events must see.
+    write(&root, "a.md", "# A\n\n## New\n");
+    write(&root, "b.md", "[x](a.md#new)\n");
+    write(&root, "d.md", "[z](a.md#new)\n");
+    write(&root, "folio.toml", "[index]\nmax_file_size = 16\n");
+    write(&root, "c.md", "[y](a.md#new) and more\n");
+    write(&root, "e.md", "# E\n");
+    let events: Vec<(std::path::PathBuf, bool)> =
+        ["a.md", "b.md", "d.md", "folio.toml", "c.md", "e.md"]
+            .iter()
+            .map(|p| (root.join(p), true))
+            .collect();
+
+    let mut expected = std::collections::BTreeSet::new();
+    for (abs, exists) in &events {
+        expected.extend(one_by_one.file_event(abs, *exists));
+    }
+    let affected = batched.file_events(&events);
+    // Every document there was when folio.toml changed, and e.md, created after it.
+    assert_eq!(paths(&affected), ["a.md", "b.md", "c.md", "d.md", "e.md"]);
+    assert_eq!(affected, expected);
+    let docs = |s: &Session| -> Vec<(String, String)> {
+        let ws = s.roots[0].ws();
+        ws.document_paths()
+            .map(|p| (p.to_string(), ws.get(p).unwrap().doc.text()))
+            .collect()
+    };
+    // c.md is now over the 16-byte cap: a file, not a document; a.md (12 bytes) and e.md
+    // (4 bytes) are read; d.md keeps its buffer.
+    let expected_docs: Vec<(String, String)> = [
+        ("a.md", "# A\n\n## New\n"),
+        ("b.md", "[x](a.md#new)\n"),
+        ("d.md", "[z](a.md#old)\n"),
+        ("e.md", "# E\n"),
+    ]
+    .iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(docs(&batched), expected_docs);
+    assert_eq!(docs(&one_by_one), expected_docs);
+    assert_eq!(batched.roots[0].graph(), one_by_one.roots[0].graph());
+    for path in ["a.md", "b.md", "d.md", "e.md"] {
+        assert_eq!(
+            diagnostics(batched.roots[0].ws(), path),
+            diagnostics(one_by_one.roots[0].ws(), path),
+            "{path}: diagnostics"
+        );
+    }
+}
