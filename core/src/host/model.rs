@@ -302,9 +302,10 @@ impl Model {
     }
 
     /// Several [`Model::file_event`]s in order, with the same result, but the Markdown
-    /// files among them read and parsed first, in parallel: a rename that rewrote the
-    /// links of a dozen closed documents costs about one parse on each core, not a dozen
-    /// in a row. Returns the union of the documents whose diagnostics may have changed.
+    /// files among them read and parsed first, in parallel: when a heading rename has
+    /// rewritten the links of a dozen closed documents, their parses are shared among the
+    /// cores instead of made one after another. Returns the union of the documents whose
+    /// diagnostics may have changed.
     pub fn file_events(&mut self, events: &[(String, bool)]) -> BTreeSet<String> {
         let mut ready = self.read_in_parallel(events);
         let mut affected = BTreeSet::new();
@@ -373,11 +374,13 @@ impl Model {
         if is_markdown(path) && exists {
             let read = match ready.remove(path) {
                 Some(read) => read,
-                None => read_markdown_lossy_in(self.root(), path, self.config().index.max_file_size)
-                    .map(|(text, _)| {
-                        let hash = hash_bytes(text.as_bytes());
-                        (text, hash, None)
-                    }),
+                None => {
+                    read_markdown_lossy_in(self.root(), path, self.config().index.max_file_size)
+                        .map(|(text, _)| {
+                            let hash = hash_bytes(text.as_bytes());
+                            (text, hash, None)
+                        })
+                }
             };
             match read {
                 Ok((text, hash, parsed)) => {
