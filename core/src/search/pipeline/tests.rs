@@ -489,3 +489,81 @@ fn mostly_cjk_counts_letters() {
     assert!(!query::mostly_cjk("tar 展開"));
     assert!(!query::mostly_cjk(""));
 }
+
+/// Hybrid where the lexical leg is weak: the vector leg's hits are low confidence under
+/// the semantic-only floor, and stand when the best is above it or the lexical leg is strong.
+#[test]
+fn semantic_only_hits_under_the_floor_are_low_confidence() {
+    let store = store();
+    let ids = chunk_ids(&store);
+    let order = [
+        "guide/notes.md",
+        "ops/canary.md",
+        "ops/rollback.md",
+        "ref/cache.md",
+    ];
+    // Four hits, the best well ahead once fused (ratio 1.6 ≥ 1.5): only the floor can mark them.
+    let leg_at = |best: f64| {
+        let hits: Vec<VectorHit> = order
+            .iter()
+            .enumerate()
+            .map(|(i, p)| VectorHit {
+                chunk_id: ids[*p][0],
+                similarity: best - 0.1 * i as f64,
+            })
+            .collect();
+        move |_k: usize| -> Result<Vec<VectorHit>, SearchError> { Ok(hits.clone()) }
+    };
+    let run = |text: &str, best: f64, floor: f64| {
+        let options = PipelineOptions {
+            semantic_only_floor: floor,
+            ..PipelineOptions::default()
+        };
+        let leg = leg_at(best);
+        let res = hybrid_search(&store, &SearchQuery::new(text), &options, Some(&leg)).unwrap();
+        let first = res.results[0].hit.path.clone();
+        (first, res.low_confidence)
+    };
+    let notes = "guide/notes.md".to_string();
+    // "writing" is one of four terms: the lexical leg is weak.
+    let weak = "writing sourdough bread zebra";
+    assert_eq!(run(weak, 0.81, 0.82), (notes.clone(), true));
+    assert_eq!(run(weak, 0.83, 0.82), (notes.clone(), false));
+    assert_eq!(run(weak, 0.81, 0.0), (notes.clone(), false));
+    // Both terms match: the floor does not apply.
+    assert_eq!(run("writing notes", 0.81, 0.82), (notes, false));
+
+    // A mostly-CJK query whose bigrams all match: the floor applies all the same.
+    let mut ja = Store::open_in_memory().unwrap();
+    index(
+        &mut ja,
+        &[
+            ("ja/pan.md", &["パンの焼き方を説明します。"]),
+            ("ja/a.md", &["別の話題です。"]),
+            ("ja/b.md", &["三つ目の文書です。"]),
+            ("ja/c.md", &["四つ目の文書です。"]),
+        ],
+    );
+    let ids = chunk_ids(&ja);
+    let order = ["ja/pan.md", "ja/a.md", "ja/b.md", "ja/c.md"];
+    let run_ja = |best: f64| {
+        let hits: Vec<VectorHit> = order
+            .iter()
+            .enumerate()
+            .map(|(i, p)| VectorHit {
+                chunk_id: ids[*p][0],
+                similarity: best - 0.1 * i as f64,
+            })
+            .collect();
+        let leg = move |_k: usize| -> Result<Vec<VectorHit>, SearchError> { Ok(hits.clone()) };
+        let q = SearchQuery::new("パンの焼き方");
+        let res = hybrid_search(&ja, &q, &PipelineOptions::default(), Some(&leg)).unwrap();
+        (
+            res.results[0].hit.path.clone(),
+            res.results[0].lexical_rank,
+            res.low_confidence,
+        )
+    };
+    assert_eq!(run_ja(0.81), ("ja/pan.md".to_string(), Some(1), true));
+    assert_eq!(run_ja(0.83), ("ja/pan.md".to_string(), Some(1), false));
+}
