@@ -108,18 +108,64 @@ pub enum EditError {
 }
 
 /// The text of one document and its version.
+///
+/// The text is kept in one of two forms that behave the same: compact (the exact text
+/// and its line starts, what a document nobody edits keeps: a rope costs about twice
+/// the text for small documents) or a rope, which [`Document::editable`] makes for a
+/// document an editor opens and the first [`Document::apply_edits`] makes of a compact
+/// one, so that edits cost O(log n) from then on.
 #[derive(Clone, Debug)]
 pub struct Document {
-    rope: Rope,
+    text: Text,
     version: i32,
 }
 
+/// The two forms of a document's text.
+#[derive(Clone, Debug)]
+enum Text {
+    /// The exact text and its line index.
+    Compact { text: Box<str>, lines: LineIndex },
+    /// A rope (with `cr_lines`: the same line breaks as [`LineIndex`]).
+    Rope(Rope),
+}
+
 impl Document {
-    /// Creates a document from its exact text; `version` is the editor's version, or 0.
+    /// Creates a document from its exact text, in the compact form; `version` is the
+    /// editor's version, or 0.
     pub fn new(text: &str, version: i32) -> Document {
         Document {
-            rope: Rope::from_str(text),
+            text: Text::Compact {
+                text: text.into(),
+                lines: LineIndex::new(text),
+            },
             version,
+        }
+    }
+
+    /// Creates a document that is about to be edited (open in an editor): the text goes
+    /// into a rope right away, so the first edit does not pay for making it.
+    pub fn editable(text: &str, version: i32) -> Document {
+        Document {
+            text: Text::Rope(Rope::from_str(text)),
+            version,
+        }
+    }
+
+    /// True while the text is in the compact form (no edit applied since
+    /// [`Document::new`]); false for a rope.
+    pub fn is_compact(&self) -> bool {
+        matches!(self.text, Text::Compact { .. })
+    }
+
+    /// Makes a compact document use `lines` (an index of the same text, such as
+    /// [`crate::parse::Parsed::lines`]) instead of its own, so that both share one
+    /// allocation. Does nothing for a rope or when `lines` is not this text's index.
+    pub fn share_lines(&mut self, lines: &LineIndex) {
+        if let Text::Compact { lines: own, .. } = &mut self.text
+            && !own.same_allocation(lines)
+            && *own == *lines
+        {
+            *own = lines.clone();
         }
     }
 
@@ -135,34 +181,49 @@ impl Document {
 
     /// Length in bytes.
     pub fn len_bytes(&self) -> usize {
-        self.rope.len_bytes()
+        match &self.text {
+            Text::Compact { text, .. } => text.len(),
+            Text::Rope(rope) => rope.len_bytes(),
+        }
     }
 
     /// Number of lines; a final line ending starts one more, empty, line (as in LSP).
     pub fn len_lines(&self) -> usize {
-        self.rope.len_lines()
+        match &self.text {
+            Text::Compact { lines, .. } => lines.len_lines(),
+            Text::Rope(rope) => rope.len_lines(),
+        }
     }
 
     /// The whole text, exactly as stored.
     pub fn text(&self) -> String {
-        self.rope.to_string()
+        match &self.text {
+            Text::Compact { text, .. } => text.to_string(),
+            Text::Rope(rope) => rope.to_string(),
+        }
     }
 
     /// The bytes `range` as a string; `None` when the range is out of bounds or splits a character.
     pub fn slice(&self, range: Range<usize>) -> Option<String> {
-        self.rope.get_byte_slice(range).map(|s| s.to_string())
+        match &self.text {
+            Text::Compact { text, .. } => text.get(range).map(str::to_string),
+            Text::Rope(rope) => rope.get_byte_slice(range).map(|s| s.to_string()),
+        }
     }
 
     /// Applies edits in order, each against the result of the previous one.
     ///
     /// All edits are checked before any is applied against the text they will meet,
-    /// so on error the document is unchanged.
+    /// so on error the document is unchanged. A compact document becomes a rope.
     pub fn apply_edits(&mut self, edits: &[TextEdit]) -> Result<(), EditError> {
-        let mut rope = self.rope.clone();
+        let mut rope = match &self.text {
+            Text::Compact { text, .. } => Rope::from_str(text),
+            Text::Rope(rope) => rope.clone(),
+        };
         for edit in edits {
             apply_one(&mut rope, edit)?;
         }
-        self.rope = rope;
+        self.text = Text::Rope(rope);
         Ok(())
     }
 
@@ -171,21 +232,11 @@ impl Document {
     /// An offset past the end is clamped to the end; an offset inside a character or
     /// inside a `\r\n` pair is moved back to the character's start.
     pub fn offset_to_line_col(&self, offset: usize, encoding: Encoding) -> LineCol {
-        let offset = self.floor_char_boundary(offset.min(self.rope.len_bytes()));
-        let line = self.rope.byte_to_line(offset);
-        let line_start = self.rope.line_to_byte(line);
-        let col = match encoding {
-            Encoding::Utf8 => offset - line_start,
-            Encoding::Utf32 => self.rope.byte_to_char(offset) - self.rope.byte_to_char(line_start),
-            Encoding::Utf16 => {
-                let c = self.rope.byte_to_char(offset);
-                let c0 = self.rope.byte_to_char(line_start);
-                self.rope.char_to_utf16_cu(c) - self.rope.char_to_utf16_cu(c0)
+        match &self.text {
+            Text::Compact { text, lines } => {
+                compact_offset_to_line_col(text, lines, offset, encoding)
             }
-        };
-        LineCol {
-            line: line as u32,
-            col: col as u32,
+            Text::Rope(rope) => rope_offset_to_line_col(rope, offset, encoding),
         }
     }
 
@@ -195,51 +246,142 @@ impl Document {
     /// end of the text and a column past the end of its line (or inside a character or
     /// line ending) is clamped to the end of the line's content.
     pub fn line_col_to_offset(&self, pos: LineCol, encoding: Encoding) -> usize {
-        let line = pos.line as usize;
-        if line >= self.rope.len_lines() {
-            return self.rope.len_bytes();
+        match &self.text {
+            Text::Compact { text, lines } => compact_line_col_to_offset(text, lines, pos, encoding),
+            Text::Rope(rope) => rope_line_col_to_offset(rope, pos, encoding),
         }
-        let line_start = self.rope.line_to_byte(line);
-        let content_end = line_start + self.line_content_len(line);
-        let col = pos.col as usize;
-        let offset = match encoding {
-            Encoding::Utf8 => line_start + col,
-            Encoding::Utf32 => {
-                let c0 = self.rope.byte_to_char(line_start);
-                let c_end = self.rope.byte_to_char(content_end);
-                self.rope.char_to_byte((c0 + col).min(c_end))
-            }
-            Encoding::Utf16 => {
-                let c0 = self.rope.byte_to_char(line_start);
-                let u0 = self.rope.char_to_utf16_cu(c0);
-                let u_end = self
-                    .rope
-                    .char_to_utf16_cu(self.rope.byte_to_char(content_end));
-                let u = (u0 + col).min(u_end);
-                // A column inside a surrogate pair rounds down to the character's start.
-                self.rope.char_to_byte(self.rope.utf16_cu_to_char(u))
-            }
-        };
-        self.floor_char_boundary(offset.min(content_end))
     }
+}
 
-    /// Bytes of line `line` without its line ending.
-    fn line_content_len(&self, line: usize) -> usize {
-        let slice = self.rope.line(line);
-        let mut len = slice.len_bytes();
-        if len > 0 && slice.byte(len - 1) == b'\n' {
-            len -= 1;
-        }
-        if len > 0 && slice.byte(len - 1) == b'\r' {
-            len -= 1;
-        }
-        len
+/// [`Document::offset_to_line_col`] of a compact text.
+fn compact_offset_to_line_col(
+    text: &str,
+    lines: &LineIndex,
+    offset: usize,
+    encoding: Encoding,
+) -> LineCol {
+    let offset = floor_char_boundary(text, offset.min(text.len()));
+    let line = lines.line_of(offset);
+    let line_start = lines.line_start(line).unwrap_or(0);
+    let before = &text[line_start..offset];
+    let col = match encoding {
+        Encoding::Utf8 => before.len(),
+        Encoding::Utf32 => before.chars().count(),
+        Encoding::Utf16 => before.chars().map(char::len_utf16).sum(),
+    };
+    LineCol {
+        line: line as u32,
+        col: col as u32,
     }
+}
 
-    fn floor_char_boundary(&self, offset: usize) -> usize {
-        // `byte_to_char` maps an offset inside a character to that character.
-        self.rope.char_to_byte(self.rope.byte_to_char(offset))
+/// [`Document::line_col_to_offset`] of a compact text.
+fn compact_line_col_to_offset(
+    text: &str,
+    lines: &LineIndex,
+    pos: LineCol,
+    encoding: Encoding,
+) -> usize {
+    let line = pos.line as usize;
+    let Some(line_start) = lines.line_start(line) else {
+        return text.len();
+    };
+    let line_end = lines.line_start(line + 1).unwrap_or(text.len());
+    let content = text[line_start..line_end]
+        .strip_suffix('\n')
+        .unwrap_or(&text[line_start..line_end]);
+    let content = content.strip_suffix('\r').unwrap_or(content);
+    let col = pos.col as usize;
+    let width = |c: char| match encoding {
+        Encoding::Utf8 => c.len_utf8(),
+        Encoding::Utf16 => c.len_utf16(),
+        Encoding::Utf32 => 1,
+    };
+    // The start of the character holding unit `col`: past the end clamps to the end of
+    // the content, inside a character rounds down to its start.
+    let mut units = 0;
+    for (at, c) in content.char_indices() {
+        let w = width(c);
+        if units + w > col {
+            return line_start + at;
+        }
+        units += w;
     }
+    line_start + content.len()
+}
+
+/// The largest character boundary of `text` at or before `offset` (`offset <= text.len()`).
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// [`Document::offset_to_line_col`] of a rope.
+fn rope_offset_to_line_col(rope: &Rope, offset: usize, encoding: Encoding) -> LineCol {
+    let offset = rope_floor_char_boundary(rope, offset.min(rope.len_bytes()));
+    let line = rope.byte_to_line(offset);
+    let line_start = rope.line_to_byte(line);
+    let col = match encoding {
+        Encoding::Utf8 => offset - line_start,
+        Encoding::Utf32 => rope.byte_to_char(offset) - rope.byte_to_char(line_start),
+        Encoding::Utf16 => {
+            let c = rope.byte_to_char(offset);
+            let c0 = rope.byte_to_char(line_start);
+            rope.char_to_utf16_cu(c) - rope.char_to_utf16_cu(c0)
+        }
+    };
+    LineCol {
+        line: line as u32,
+        col: col as u32,
+    }
+}
+
+/// [`Document::line_col_to_offset`] of a rope.
+fn rope_line_col_to_offset(rope: &Rope, pos: LineCol, encoding: Encoding) -> usize {
+    let line = pos.line as usize;
+    if line >= rope.len_lines() {
+        return rope.len_bytes();
+    }
+    let line_start = rope.line_to_byte(line);
+    let content_end = line_start + rope_line_content_len(rope, line);
+    let col = pos.col as usize;
+    let offset = match encoding {
+        Encoding::Utf8 => line_start + col,
+        Encoding::Utf32 => {
+            let c0 = rope.byte_to_char(line_start);
+            let c_end = rope.byte_to_char(content_end);
+            rope.char_to_byte((c0 + col).min(c_end))
+        }
+        Encoding::Utf16 => {
+            let c0 = rope.byte_to_char(line_start);
+            let u0 = rope.char_to_utf16_cu(c0);
+            let u_end = rope.char_to_utf16_cu(rope.byte_to_char(content_end));
+            let u = (u0 + col).min(u_end);
+            // A column inside a surrogate pair rounds down to the character's start.
+            rope.char_to_byte(rope.utf16_cu_to_char(u))
+        }
+    };
+    rope_floor_char_boundary(rope, offset.min(content_end))
+}
+
+/// Bytes of line `line` of a rope without its line ending.
+fn rope_line_content_len(rope: &Rope, line: usize) -> usize {
+    let slice = rope.line(line);
+    let mut len = slice.len_bytes();
+    if len > 0 && slice.byte(len - 1) == b'\n' {
+        len -= 1;
+    }
+    if len > 0 && slice.byte(len - 1) == b'\r' {
+        len -= 1;
+    }
+    len
+}
+
+fn rope_floor_char_boundary(rope: &Rope, offset: usize) -> usize {
+    // `byte_to_char` maps an offset inside a character to that character.
+    rope.char_to_byte(rope.byte_to_char(offset))
 }
 
 fn apply_one(rope: &mut Rope, edit: &TextEdit) -> Result<(), EditError> {
@@ -260,53 +402,187 @@ fn apply_one(rope: &mut Rope, edit: &TextEdit) -> Result<(), EditError> {
 
 /// Line starts of a `&str` under the same rules as [`Document`]: `\n`, `\r\n`, lone `\r`.
 ///
-/// Used where a parse result needs line numbers without a rope.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Used where a parse result needs line numbers without a rope, and by a compact
+/// [`Document`]. The starts are kept in 32 bits when the text is shorter than 4 GiB, in
+/// an exactly sized shared allocation: a clone costs a reference count, and a
+/// [`crate::parse::Parsed`] and the compact [`Document`] of the same text share one index.
+#[derive(Clone, Debug)]
 pub struct LineIndex {
-    starts: Vec<usize>,
+    starts: Starts,
 }
+
+/// The byte offsets where lines start, the first being 0.
+#[derive(Clone, Debug)]
+enum Starts {
+    /// Every start fits in 32 bits.
+    Narrow(std::sync::Arc<[u32]>),
+    /// A text of 4 GiB or more.
+    Wide(std::sync::Arc<[usize]>),
+}
+
+/// The byte offsets where the lines of `text` start, from 0.
+fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    let breaks = bytes.iter().enumerate().filter_map(|(i, &b)| match b {
+        b'\n' => Some(i + 1),
+        // A `\r` before `\n` is the first half of one line break.
+        b'\r' if bytes.get(i + 1) != Some(&b'\n') => Some(i + 1),
+        _ => None,
+    });
+    std::iter::once(0).chain(breaks)
+}
+
+impl PartialEq for LineIndex {
+    fn eq(&self, other: &LineIndex) -> bool {
+        self.len_lines() == other.len_lines()
+            && (0..self.len_lines()).all(|i| self.line_start(i) == other.line_start(i))
+    }
+}
+
+impl Eq for LineIndex {}
 
 impl LineIndex {
     /// Builds the index of `text` (one pass over its bytes).
     pub fn new(text: &str) -> LineIndex {
-        let bytes = text.as_bytes();
-        let mut starts = vec![0];
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => starts.push(i + 1),
-                b'\r' => {
-                    if bytes.get(i + 1) == Some(&b'\n') {
-                        i += 1;
-                    }
-                    starts.push(i + 1);
-                }
-                _ => {}
-            }
-            i += 1;
-        }
+        let starts = match u32::try_from(text.len()) {
+            Ok(_) => Starts::Narrow(line_starts(text).map(|s| s as u32).collect()),
+            Err(_) => Starts::Wide(line_starts(text).collect()),
+        };
         LineIndex { starts }
     }
 
     /// Zero-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> usize {
-        self.starts.partition_point(|&s| s <= offset) - 1
+        match &self.starts {
+            Starts::Narrow(starts) => {
+                // An offset past 4 GiB is past every start of a narrow index.
+                let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+                starts.partition_point(|&s| s <= offset) - 1
+            }
+            Starts::Wide(starts) => starts.partition_point(|&s| s <= offset) - 1,
+        }
     }
 
     /// Byte offset where zero-based `line` starts; `None` past the last line.
     pub fn line_start(&self, line: usize) -> Option<usize> {
-        self.starts.get(line).copied()
+        match &self.starts {
+            Starts::Narrow(starts) => starts.get(line).map(|&s| s as usize),
+            Starts::Wide(starts) => starts.get(line).copied(),
+        }
     }
 
     /// Number of lines (a final line ending starts one more line).
     pub fn len_lines(&self) -> usize {
-        self.starts.len()
+        match &self.starts {
+            Starts::Narrow(starts) => starts.len(),
+            Starts::Wide(starts) => starts.len(),
+        }
+    }
+
+    /// True when both are clones of one index (and so share their allocation).
+    fn same_allocation(&self, other: &LineIndex) -> bool {
+        match (&self.starts, &other.starts) {
+            (Starts::Narrow(a), Starts::Narrow(b)) => std::sync::Arc::ptr_eq(a, b),
+            (Starts::Wide(a), Starts::Wide(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Text made of line breaks of every kind, multi-byte characters and a BOM.
+    fn mixed_text() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "a", "bc", " ", "\n", "\r\n", "\r", "\r\r\n", "é", "😀", "中", "\u{feff}", "\t",
+        ]);
+        prop::collection::vec(pieces, 0..40).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        /// A compact document and a rope of the same text answer every question the same.
+        #[test]
+        fn compact_and_rope_documents_agree(text in mixed_text()) {
+            let compact = Document::new(&text, 3);
+            let rope = Document::editable(&text, 3);
+            prop_assert!(compact.is_compact());
+            prop_assert!(!rope.is_compact());
+            prop_assert_eq!(compact.len_bytes(), rope.len_bytes());
+            prop_assert_eq!(compact.len_lines(), rope.len_lines());
+            prop_assert_eq!(compact.text(), rope.text());
+            prop_assert_eq!(LineIndex::new(&text).len_lines(), rope.len_lines());
+            for encoding in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
+                for offset in 0..=text.len() + 2 {
+                    prop_assert_eq!(
+                        compact.offset_to_line_col(offset, encoding),
+                        rope.offset_to_line_col(offset, encoding),
+                        "offset {} in {:?}", offset, encoding
+                    );
+                }
+                for line in 0..rope.len_lines() as u32 + 2 {
+                    for col in 0..text.len() as u32 + 3 {
+                        let pos = LineCol { line, col };
+                        prop_assert_eq!(
+                            compact.line_col_to_offset(pos, encoding),
+                            rope.line_col_to_offset(pos, encoding),
+                            "{:?} in {:?}", pos, encoding
+                        );
+                    }
+                }
+            }
+            for start in 0..=text.len() + 1 {
+                for end in 0..=text.len() + 1 {
+                    prop_assert_eq!(compact.slice(start..end), rope.slice(start..end));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_edit_turns_a_compact_document_into_a_rope_and_a_failed_one_does_not() {
+        let mut doc = Document::new("one\ntwo\n", 1);
+        assert!(doc.is_compact());
+        let bad = doc.apply_edits(&[TextEdit {
+            range: 0..99,
+            new_text: String::new(),
+        }]);
+        assert!(bad.is_err());
+        assert!(doc.is_compact());
+        assert_eq!(doc.text(), "one\ntwo\n");
+        doc.apply_edits(&[TextEdit {
+            range: 4..7,
+            new_text: "2".into(),
+        }])
+        .unwrap();
+        assert!(!doc.is_compact());
+        assert_eq!(doc.text(), "one\n2\n");
+        assert_eq!(doc.version(), 1);
+    }
+
+    #[test]
+    fn a_compact_document_shares_only_its_own_texts_line_index() {
+        let text = "a\nb\r\nc";
+        let parse_lines = LineIndex::new(text);
+        let mut doc = Document::new(text, 0);
+        doc.share_lines(&LineIndex::new("a\nb"));
+        let Text::Compact { lines, .. } = &doc.text else {
+            panic!("compact");
+        };
+        assert!(!lines.same_allocation(&parse_lines));
+        doc.share_lines(&parse_lines);
+        let Text::Compact { lines, .. } = &doc.text else {
+            panic!("compact");
+        };
+        assert!(lines.same_allocation(&parse_lines));
+        assert_eq!(doc.len_lines(), 3);
+        assert_eq!(
+            doc.offset_to_line_col(5, Encoding::Utf16),
+            LineCol { line: 2, col: 0 }
+        );
+    }
 
     #[test]
     fn edits_at_the_end_keep_off_the_final_line_break() {

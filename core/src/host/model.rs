@@ -181,11 +181,14 @@ impl Model {
     fn set_parsed(
         &mut self,
         path: &str,
-        text: Document,
+        mut text: Document,
         source: &str,
         parsed: Parsed,
         origin: Origin,
     ) -> BTreeSet<String> {
+        if let Some(lines) = &parsed.lines {
+            text.share_lines(lines);
+        }
         let parsed = Arc::new(parsed);
         let old_surface = self.ws.parsed(path).map(|p| surface(&p));
         let entry = DocEntry {
@@ -229,7 +232,7 @@ impl Model {
         self.stamps.remove(path);
         self.set_parsed(
             path,
-            Document::new(text, version),
+            Document::editable(text, version),
             text,
             parsed,
             Origin::Editor,

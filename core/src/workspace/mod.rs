@@ -430,11 +430,16 @@ pub struct DocEntry {
 }
 
 impl DocEntry {
-    /// Parses `text` into a new entry.
+    /// Parses `text` into a new entry; its compact [`Document`] shares the parse's line index.
     pub fn new(text: &str, version: i32, origin: Origin) -> DocEntry {
+        let parsed = parse(text);
+        let mut doc = Document::new(text, version);
+        if let Some(lines) = &parsed.lines {
+            doc.share_lines(lines);
+        }
         DocEntry {
-            doc: Document::new(text, version),
-            parsed: Arc::new(parse(text)),
+            doc,
+            parsed: Arc::new(parsed),
             source_hash: hash_bytes(text.as_bytes()),
             origin,
         }
