@@ -95,6 +95,7 @@ pub(crate) fn build<'n>(text: &str, nodes: impl IntoIterator<Item = &'n Node>) -
     scanner::scan(text, &mut parsed, &walk.excluded, walk.covered);
     parsed.links.sort_by_key(|l| l.range.start);
     parsed.lines = Some(walk.lines);
+    parsed.shrink_to_fit();
     parsed
 }
 
@@ -108,6 +109,7 @@ fn unparsed(text: &str, message: String) -> Parsed {
         range: 0..text.len(),
         message,
     });
+    parsed.shrink_to_fit();
     parsed
 }
 
