@@ -14,7 +14,7 @@ pub struct Element {
     /// What kind of block this is.
     pub kind: ElementKind,
     /// Logical address following heading nesting, e.g. `1.2.p3` or `li1`.
-    pub logical: String,
+    pub logical: Logical,
     /// Bytes of the element itself, trailing line endings excluded.
     pub range: Range<usize>,
     /// Bytes the element owns: a heading's section (up to the next heading of the same
@@ -38,10 +38,153 @@ impl Element {
     /// The concrete pointer `logical~selfHash~subtreeHash`.
     pub fn pointer(&self) -> Pointer {
         Pointer {
-            logical: self.logical.clone(),
+            logical: self.logical.to_string(),
             self_hash: self.self_hash,
             subtree_hash: self.subtree_hash,
         }
+    }
+}
+
+/// The logical address of an element (`1.2.p3`, `li1`, `frontmatter`): a string that
+/// reads like a `&str` ([`std::ops::Deref`]), compares equal to the same text as `&str`
+/// or `String`, and prints and serialises as that text.
+///
+/// An address of up to [`Logical::INLINE`] bytes, which is nearly every one, is stored in
+/// the value itself: every element has an address, and a `String` of each took a heap
+/// allocation of its own (a third of all the allocations a loaded workspace keeps).
+#[derive(Clone)]
+pub struct Logical(LogicalRepr);
+
+#[derive(Clone)]
+enum LogicalRepr {
+    /// The first `len` bytes are the address; the rest are zero.
+    Inline {
+        len: u8,
+        bytes: [u8; Logical::INLINE],
+    },
+    /// A longer address.
+    Heap(Box<str>),
+}
+
+impl Logical {
+    /// The longest address stored without a heap allocation, in bytes.
+    pub const INLINE: usize = 22;
+
+    /// The address as a string slice.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            LogicalRepr::Inline { len, bytes } => std::str::from_utf8(&bytes[..usize::from(*len)])
+                .expect("an inline address holds a whole string"),
+            LogicalRepr::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for Logical {
+    fn from(s: &str) -> Logical {
+        if s.len() <= Logical::INLINE {
+            let mut bytes = [0; Logical::INLINE];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            Logical(LogicalRepr::Inline {
+                len: s.len() as u8,
+                bytes,
+            })
+        } else {
+            Logical(LogicalRepr::Heap(s.into()))
+        }
+    }
+}
+
+impl From<String> for Logical {
+    fn from(s: String) -> Logical {
+        Logical::from(s.as_str())
+    }
+}
+
+impl std::ops::Deref for Logical {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Logical {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Logical {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Logical {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Debug for Logical {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for Logical {
+    fn eq(&self, other: &Logical) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Logical {}
+
+impl std::hash::Hash for Logical {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialEq<str> for Logical {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Logical {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Logical {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<Logical> for str {
+    fn eq(&self, other: &Logical) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Logical> for &str {
+    fn eq(&self, other: &Logical) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<Logical> for String {
+    fn eq(&self, other: &Logical) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl serde::Serialize for Logical {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 

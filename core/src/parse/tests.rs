@@ -337,3 +337,37 @@ fn inline_tags_and_what_is_not_one() {
         ]
     );
 }
+
+#[test]
+fn logical_addresses_read_compare_and_print_as_their_text() {
+    use std::collections::HashSet;
+    let short = Logical::from("1.2.p3");
+    let longest_inline = "1.2.3.4.5.6.li1.li2.p9";
+    assert_eq!(longest_inline.len(), Logical::INLINE);
+    let long_text = "1.2.3.4.5.6.li1.li2.li3.p10";
+    let long = Logical::from(long_text.to_string());
+    for (logical, text) in [
+        (&short, "1.2.p3"),
+        (&Logical::from(longest_inline), longest_inline),
+        (&long, long_text),
+        (&Logical::from(""), ""),
+    ] {
+        assert_eq!(logical.as_str(), text);
+        assert_eq!(&**logical, text);
+        let owned = text.to_string();
+        assert!(*logical == text && *logical == *text && *logical == owned);
+        assert!(text == *logical && *text == *logical && owned == *logical);
+        assert_eq!(logical.to_string(), text);
+        assert_eq!(format!("{logical:?}"), format!("{text:?}"));
+        assert_eq!(
+            serde_json::to_value(logical).unwrap(),
+            serde_json::json!(text)
+        );
+        assert_eq!(*logical, Logical::from(text));
+    }
+    assert_ne!(short, Logical::from("1.2.p"));
+    assert_ne!(long, Logical::from(&long_text[..Logical::INLINE]));
+    let set: HashSet<Logical> = [short.clone(), long.clone()].into_iter().collect();
+    assert!(set.contains("1.2.p3") && set.contains(long_text));
+    assert!(std::mem::size_of::<Logical>() <= std::mem::size_of::<String>());
+}

@@ -146,7 +146,7 @@ impl Builder<'_> {
             + 1;
         self.parsed.elements.push(Element {
             kind,
-            logical,
+            logical: logical.into(),
             range,
             subtree,
             self_hash,
