@@ -82,15 +82,3 @@ impl Outlines {
         Outlines { encoding, roots }
     }
 }
-
-/// Hands the memory the load freed back to the system. Loading reads every text, then
-/// parses them all, then frees the texts: with glibc's allocator the freed blocks sit
-/// between live ones, and the process keeps the pages (tens of MiB on a large folder)
-/// until it is asked to give back whole free pages (`malloc_trim`). Elsewhere a no-op.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of the allocator's heaps to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}

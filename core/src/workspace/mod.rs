@@ -849,8 +849,9 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
 /// and what a parse leaves there (the freed markdown-rs trees, between the parse results
 /// that stay) stays mapped after the threads end (docs/benchmarks.md, "Memory of the
 /// loaded workspace"). `malloc_trim` returns every whole free page of every arena; it
-/// takes about a millisecond. Elsewhere this does nothing.
-fn release_free_heap() {
+/// takes about a millisecond. Elsewhere this does nothing. Also for callers that free
+/// a large load's buffers after it (`folio lsp` drops the texts it read once parsed).
+pub fn release_free_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks the allocator's own free lists; it takes its locks.
     unsafe {
