@@ -490,6 +490,19 @@ fn mostly_cjk_counts_letters() {
     assert!(!query::mostly_cjk(""));
 }
 
+/// Vector hits on the first chunk of each of `paths`, in that order, the first with
+/// similarity `best` and each next 0.1 lower.
+fn descending(ids: &HashMap<String, Vec<i64>>, paths: &[&str], best: f64) -> Vec<VectorHit> {
+    paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| VectorHit {
+            chunk_id: ids[*p][0],
+            similarity: best - 0.1 * i as f64,
+        })
+        .collect()
+}
+
 /// Hybrid where the lexical leg is weak: the vector leg's hits are low confidence under
 /// the semantic-only floor, and stand when the best is above it or the lexical leg is strong.
 #[test]
@@ -504,14 +517,7 @@ fn semantic_only_hits_under_the_floor_are_low_confidence() {
     ];
     // Four hits, the best well ahead once fused (ratio 1.6 ≥ 1.5): only the floor can mark them.
     let leg_at = |best: f64| {
-        let hits: Vec<VectorHit> = order
-            .iter()
-            .enumerate()
-            .map(|(i, p)| VectorHit {
-                chunk_id: ids[*p][0],
-                similarity: best - 0.1 * i as f64,
-            })
-            .collect();
+        let hits = descending(&ids, &order, best);
         move |_k: usize| -> Result<Vec<VectorHit>, SearchError> { Ok(hits.clone()) }
     };
     let run = |text: &str, best: f64, floor: f64| {
@@ -547,14 +553,7 @@ fn semantic_only_hits_under_the_floor_are_low_confidence() {
     let ids = chunk_ids(&ja);
     let order = ["ja/pan.md", "ja/a.md", "ja/b.md", "ja/c.md"];
     let run_ja = |best: f64| {
-        let hits: Vec<VectorHit> = order
-            .iter()
-            .enumerate()
-            .map(|(i, p)| VectorHit {
-                chunk_id: ids[*p][0],
-                similarity: best - 0.1 * i as f64,
-            })
-            .collect();
+        let hits = descending(&ids, &order, best);
         let leg = move |_k: usize| -> Result<Vec<VectorHit>, SearchError> { Ok(hits.clone()) };
         let q = SearchQuery::new("パンの焼き方");
         let res = hybrid_search(&ja, &q, &PipelineOptions::default(), Some(&leg)).unwrap();
