@@ -194,11 +194,20 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         }
     }
     let max_k = report.k.iter().max().copied().unwrap_or(10);
+    // How the flag splits between right and wrong first hits: a flag worth reading is
+    // set on wrong ones and not on right ones.
     let low = report.queries.iter().filter(|q| q.low_confidence).count();
+    let (right, wrong): (Vec<&QueryOutcome>, Vec<&QueryOutcome>) =
+        report.queries.iter().partition(|q| q.first_rank == Some(1));
+    let flagged = |qs: &[&QueryOutcome]| qs.iter().filter(|q| q.low_confidence).count();
     let _ = writeln!(
         s,
-        "low_confidence on {low} of {} queries",
-        report.queries.len()
+        "low_confidence on {low} of {} queries: {} of {} right first hits, {} of {} wrong ones",
+        report.queries.len(),
+        flagged(&right),
+        right.len(),
+        flagged(&wrong),
+        wrong.len()
     );
     let misses: Vec<&QueryOutcome> = report
         .queries

@@ -101,6 +101,14 @@ fn eval_groups_and_diff() {
     assert_eq!(report.missing_expected, s(&["c.md"]));
     assert_eq!(report.queries[1].ranks, vec![Some(3), Some(1)]);
     assert!(!report.queries[0].low_confidence && report.queries[1].low_confidence);
+    // beta's first document is right and flagged; alpha's is wrong and not.
+    let text = format_text(&report, None);
+    assert!(
+        text.lines()
+            .any(|l| l
+                == "low_confidence on 1 of 2 queries: 1 of 1 right first hits, 0 of 1 wrong ones"),
+        "{text}"
+    );
 
     // A second run where alpha finds a.md first.
     results.insert("alpha", s(&["a.md"]));
