@@ -42,6 +42,9 @@ impl Work {
     }
 }
 
+/// How long the server waits for the client to create a progress token.
+const PROGRESS_CREATE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl ServerState {
     /// Starts a work-done progress when the client shows them: asks it to create the
     /// token `folio/{kind}/{n}`, then sends `begin`. `None` when the client cannot or refused.
@@ -56,9 +59,21 @@ impl ServerState {
         }
         let n = self.progress_seq.fetch_add(1, Ordering::Relaxed) + 1;
         let token = NumberOrString::String(format!("folio/{kind}/{n}"));
-        if let Err(e) = self.client.create_work_done_progress(token.clone()).await {
-            tracing::warn!("the client refused progress {kind}: {e}");
-            return None;
+        // A client that quits (exit, or stdin closed) before it answers never will: the
+        // message loop would wait for this handler forever, so the wait is bounded.
+        let created = self.client.create_work_done_progress(token.clone());
+        match tokio::time::timeout(PROGRESS_CREATE_WAIT, created).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!("the client refused progress {kind}: {e}");
+                return None;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "the client did not answer window/workDoneProgress/create for {kind}; no progress shown"
+                );
+                return None;
+            }
         }
         let work = Work {
             client: self.client.clone(),

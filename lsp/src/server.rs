@@ -299,8 +299,8 @@ impl LanguageServer for Backend {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        self.initial_scan().await;
-        // Events that arrive while the folders load wait for the session and apply after.
+        // Watching starts before the walk, so a change made while the folders are read
+        // or parsed is not missed: its event waits for the session and applies after.
         let start_watcher = || self.start_watcher(&folders);
         if dynamic {
             let options = DidChangeWatchedFilesRegistrationOptions {
@@ -314,18 +314,25 @@ impl LanguageServer for Backend {
                 method: "workspace/didChangeWatchedFiles".to_string(),
                 register_options: Some(json!(options)),
             };
-            if let Err(e) = self
-                .shared
-                .client
-                .register_capability(vec![registration])
-                .await
-            {
-                tracing::warn!("client refused to watch files ({e}); using notify");
-                start_watcher();
+            // Bounded like progress creation: a client that quits never answers.
+            let registered = self.shared.client.register_capability(vec![registration]);
+            match tokio::time::timeout(std::time::Duration::from_secs(5), registered).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!("client refused to watch files ({e}); using notify");
+                    start_watcher();
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "client did not answer the file-watch registration; using notify"
+                    );
+                    start_watcher();
+                }
             }
         } else {
             start_watcher();
         }
+        self.initial_scan().await;
     }
 
     async fn shutdown(&self) -> Result<()> {

@@ -138,9 +138,10 @@ pub struct SearchResponse {
     pub embedding: bool,
     /// Present and true when this root's first index was still being built after the
     /// search waited [`FIRST_INDEX_WAIT`] for it (a root folio has not indexed before):
-    /// the results come from what was indexed before that pass, which may be nothing, so
-    /// an empty list does not mean "no match". `index_progress` says how far the pass is;
-    /// search again when kb_status `indexing.state` is `idle`. Absent otherwise.
+    /// the results come from what the index held before that pass, which for a new root
+    /// is nothing (a pass writes its documents once it has read them all), so an empty
+    /// list does not mean "no match". `index_progress` counts the files read; search
+    /// again when kb_status `indexing.state` is `idle`. Absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     /// With `partial`: how far the first pass is.
@@ -148,7 +149,7 @@ pub struct SearchResponse {
     pub index_progress: Option<IndexProgress>,
 }
 
-/// How far a running reindex is.
+/// How far a running reindex is: files read (it writes them all after the last).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct IndexProgress {
     /// Markdown files read so far.

@@ -317,6 +317,8 @@ fn plain_inline(raw: &str) -> String {
     let b = raw.as_bytes();
     let mut out = String::with_capacity(raw.len());
     let mut i = 0;
+    // The length of the tilde run that closes an open strikethrough.
+    let mut closing: Option<usize> = None;
     while i < b.len() {
         let c = b[i];
         match c {
@@ -348,7 +350,23 @@ fn plain_inline(raw: &str) -> String {
                     }
                 }
             }
-            b'*' | b'~' => i += 1,
+            b'*' => i += 1,
+            // Strikethrough (GFM): a run of one or two tildes closed by the same run later;
+            // any other tilde is text.
+            b'~' => {
+                let run = b[i..].iter().take_while(|&&x| x == b'~').count();
+                if closing == Some(run) {
+                    closing = None;
+                } else if closing.is_none()
+                    && run <= 2
+                    && find_marker_run(&raw[i + run..], run, b'~').is_some()
+                {
+                    closing = Some(run);
+                } else {
+                    out.push_str(&raw[i..i + run]);
+                }
+                i += run;
+            }
             b'_' => {
                 let prev = raw[..i].chars().next_back();
                 let next = raw[i + 1..].chars().next();
@@ -428,12 +446,17 @@ fn plain_inline(raw: &str) -> String {
 
 /// The byte offset in `s` of the next run of exactly `fence`'s backticks.
 fn find_run(s: &str, fence: &str) -> Option<usize> {
+    find_marker_run(s, fence.len(), b'`')
+}
+
+/// The byte offset in `s` of the next run of exactly `len` bytes `marker`.
+fn find_marker_run(s: &str, len: usize, marker: u8) -> Option<usize> {
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'`' {
-            let run = b[i..].iter().take_while(|&&x| x == b'`').count();
-            if run == fence.len() {
+        if b[i] == marker {
+            let run = b[i..].iter().take_while(|&&x| x == marker).count();
+            if run == len {
                 return Some(i);
             }
             i += run;
@@ -525,6 +548,21 @@ mod tests {
         assert_eq!(outline(text).title.as_deref(), Some("The *title*"));
         // The full parse agrees on every heading, range and the title.
         assert_eq!(parsed(text), (want, Some("The *title*".to_string())));
+    }
+
+    #[test]
+    fn tildes_are_text_unless_they_pair_as_strikethrough() {
+        let text = "# ~\n\n## ~zqx\n\n## Zqx ~\n\n## zqx ~~~\n\n## a ~~gone~~ b\n\n## c ~x~ d\n";
+        let want = vec!["~", "~zqx", "Zqx ~", "zqx ~~~", "a gone b", "c x d"];
+        let got: Vec<String> = outline(text).headings.into_iter().map(|h| h.text).collect();
+        assert_eq!(got, want);
+        // As the full parse reads them.
+        let full: Vec<String> = crate::parse::parse(text)
+            .headings
+            .into_iter()
+            .map(|h| h.text)
+            .collect();
+        assert_eq!(full, want);
     }
 
     #[test]
