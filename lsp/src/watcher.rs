@@ -22,7 +22,9 @@ impl Backend {
         let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
             let Ok(events) = result else { return };
             let mut paths: Vec<(PathBuf, bool)> = Vec::new();
-            for event in events {
+            // Reads (open, close after reading) change nothing; the server's own walk
+            // would otherwise report every file it reads.
+            for event in events.iter().filter(|e| !e.kind.is_access()) {
                 for path in &event.paths {
                     if !paths.iter().any(|(p, _)| p == path) {
                         paths.push((path.clone(), path.exists()));
