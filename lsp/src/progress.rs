@@ -42,8 +42,10 @@ impl Work {
     }
 }
 
-/// How long the server waits for the client to create a progress token.
-const PROGRESS_CREATE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long the server waits for the client to answer a request it must have answered
+/// before going on (creating a progress token, registering file watching): a client
+/// that quits meanwhile never answers.
+pub(crate) const CLIENT_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl ServerState {
     /// Starts a work-done progress when the client shows them: asks it to create the
@@ -62,7 +64,7 @@ impl ServerState {
         // A client that quits (exit, or stdin closed) before it answers never will: the
         // message loop would wait for this handler forever, so the wait is bounded.
         let created = self.client.create_work_done_progress(token.clone());
-        match tokio::time::timeout(PROGRESS_CREATE_WAIT, created).await {
+        match tokio::time::timeout(CLIENT_ANSWER_WAIT, created).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 tracing::warn!("the client refused progress {kind}: {e}");

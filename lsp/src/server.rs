@@ -77,7 +77,7 @@ impl Backend {
         }
     }
 
-    /// Loads the workspace folders named in `initialize`, with a work-done progress
+    /// Loads `folders` (those named in `initialize`), with a work-done progress
     /// (`folio/scan/N`) when the client shows them; then says once for each folder
     /// without Markdown that it has none, and sends the first `folio/status`.
     ///
@@ -85,9 +85,7 @@ impl Backend {
     /// loader: the messages after `initialized` wait for the whole model (changes still
     /// apply in the order received), except `workspace/symbol`, which answers from the
     /// outlines meanwhile ([`crate::startup`]). The parse and what follows it run on.
-    async fn initial_scan(&self) {
-        let folders =
-            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+    async fn initial_scan(&self, folders: Vec<PathBuf>) {
         if folders.is_empty() {
             return;
         }
@@ -294,11 +292,8 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         // Read before the loader takes the session.
         let dynamic = self.shared.lock().flags.watched_files_dynamic;
-        let folders = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let folders =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         // Watching starts before the walk, so a change made while the folders are read
         // or parsed is not missed: its event waits for the session and applies after.
         let start_watcher = || self.start_watcher(&folders);
@@ -314,9 +309,8 @@ impl LanguageServer for Backend {
                 method: "workspace/didChangeWatchedFiles".to_string(),
                 register_options: Some(json!(options)),
             };
-            // Bounded like progress creation: a client that quits never answers.
             let registered = self.shared.client.register_capability(vec![registration]);
-            match tokio::time::timeout(std::time::Duration::from_secs(5), registered).await {
+            match tokio::time::timeout(crate::progress::CLIENT_ANSWER_WAIT, registered).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::warn!("client refused to watch files ({e}); using notify");
@@ -332,7 +326,7 @@ impl LanguageServer for Backend {
         } else {
             start_watcher();
         }
-        self.initial_scan().await;
+        self.initial_scan(folders).await;
     }
 
     async fn shutdown(&self) -> Result<()> {

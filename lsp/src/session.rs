@@ -138,6 +138,13 @@ impl Root {
     }
 }
 
+/// The absolute path of a KB-relative `path` under the root `folder`.
+pub fn kb_abs_path(folder: &Path, path: &str) -> PathBuf {
+    let mut abs = folder.to_path_buf();
+    abs.extend(path.split('/').filter(|s| !s.is_empty()));
+    abs
+}
+
 /// The paths the model says were affected, as documents of root `root`.
 fn refs(root: usize, paths: BTreeSet<String>) -> BTreeSet<DocRef> {
     paths
@@ -226,9 +233,14 @@ impl Session {
 
     /// The absolute path of a KB-relative path of a root.
     pub fn abs_path(&self, root: usize, path: &str) -> PathBuf {
-        let mut abs = self.roots[root].folder.clone();
-        abs.extend(path.split('/').filter(|s| !s.is_empty()));
-        abs
+        kb_abs_path(&self.roots[root].folder, path)
+    }
+
+    /// The root (not single-file) whose folder is `folder`.
+    fn workspace_root(&self, folder: &Path) -> Option<usize> {
+        self.roots
+            .iter()
+            .position(|r| r.folder == folder && !r.single_file)
     }
 
     /// The URI of a KB-relative path of a root.
@@ -262,11 +274,7 @@ impl Session {
         let folder = folder
             .canonicalize()
             .unwrap_or_else(|_| folder.to_path_buf());
-        if let Some(i) = self
-            .roots
-            .iter()
-            .position(|r| r.folder == folder && !r.single_file)
-        {
+        if let Some(i) = self.workspace_root(&folder) {
             return Ok(Err(i));
         }
         let file_config = Config::load(&folder).unwrap_or_else(|e| {
@@ -296,11 +304,7 @@ impl Session {
             texts,
             started,
         } = read;
-        if let Some(i) = self
-            .roots
-            .iter()
-            .position(|r| r.folder == folder && !r.single_file)
-        {
+        if let Some(i) = self.workspace_root(&folder) {
             return Ok(i);
         }
         let (model, report) = Model::from_preread(&folder, config, &texts);

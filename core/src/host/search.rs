@@ -336,7 +336,7 @@ impl Host {
     /// [`FIRST_INDEX_WAIT`] (`partial` when that is not enough).
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
         let (query, options) = args.plan()?;
-        let unfinished = self.await_first_index()?;
+        let index_progress = self.await_first_index()?;
         let res = self.with_store(|store| {
             crate::search::semantic::search_with_runner(
                 store,
@@ -353,17 +353,15 @@ impl Host {
             self.embedding.is_running(),
         );
         response.results = self.live_hits(response.results)?;
-        if let Some((done, total)) = unfinished {
-            response.partial = true;
-            response.index_progress = Some(IndexProgress { done, total });
-        }
+        response.partial = index_progress.is_some();
+        response.index_progress = index_progress;
         Ok(response)
     }
 
     /// Until the index holds a finished pass over this root, waits for the running pass
     /// (at most `first_index_wait`). Returns that pass's progress when it still runs, so
     /// the answer is partial; `None` when the index is complete or no pass runs.
-    fn await_first_index(&self) -> HostResult<Option<(usize, usize)>> {
+    fn await_first_index(&self) -> HostResult<Option<IndexProgress>> {
         use std::sync::atomic::Ordering;
         if self.root_indexed.load(Ordering::Acquire) {
             return Ok(None);

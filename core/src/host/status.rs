@@ -325,15 +325,21 @@ impl Host {
         self.reindex.lock().map(|s| s.running).unwrap_or(false)
     }
 
-    /// Waits up to `limit` for the running pass to stop; returns its progress (files
-    /// read, files to read) when it still runs after that, `None` when no pass runs.
-    pub(crate) fn wait_for_reindex(&self, limit: std::time::Duration) -> Option<(usize, usize)> {
+    /// Waits up to `limit` for the running pass to stop; returns its progress when it
+    /// still runs after that, `None` when no pass runs.
+    pub(crate) fn wait_for_reindex(
+        &self,
+        limit: std::time::Duration,
+    ) -> Option<super::search::IndexProgress> {
         let guard = self.reindex.lock().ok()?;
         let (guard, _) = self
             .reindex_stopped
             .wait_timeout_while(guard, limit, |s| s.running)
             .ok()?;
-        guard.running.then_some((guard.done, guard.total))
+        guard.running.then_some(super::search::IndexProgress {
+            done: guard.done,
+            total: guard.total,
+        })
     }
 
     /// Runs a pass and waits for it (startup in tests, the CLI).

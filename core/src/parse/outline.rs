@@ -400,11 +400,9 @@ fn plain_inline(raw: &str) -> String {
             b'<' => match raw[i + 1..].find('>') {
                 Some(end) if is_tag_or_autolink(&raw[i + 1..i + 1 + end]) => {
                     let inner = &raw[i + 1..i + 1 + end];
-                    if inner.contains(':') || inner.contains('@') && !inner.contains(' ') {
-                        // An autolink: its text is the address.
-                        if !inner.contains(' ') {
-                            out.push_str(inner);
-                        }
+                    // An autolink: its text is the address; a tag has none.
+                    if (inner.contains(':') || inner.contains('@')) && !inner.contains(' ') {
+                        out.push_str(inner);
                     }
                     i += end + 2;
                 }

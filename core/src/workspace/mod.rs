@@ -550,8 +550,8 @@ impl Workspace {
         let entries = parallel_map(&pre.texts, |result| {
             result
                 .as_ref()
-                .ok()
-                .map(|(text, _)| DocEntry::new(text, 0, Origin::Disk))
+                .map(|(text, invalid_at)| (DocEntry::new(text, 0, Origin::Disk), *invalid_at))
+                .map_err(SkipReason::clone)
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
         let mut report = LoadReport {
@@ -562,24 +562,23 @@ impl Workspace {
         for path in &pre.scan.other {
             ws.add_other(path);
         }
-        for ((path, result), entry) in pre.scan.markdown.iter().zip(&pre.texts).zip(entries) {
-            match (result, entry) {
-                (Ok((_, invalid_at)), Some(entry)) => {
+        for (path, entry) in pre.scan.markdown.iter().zip(entries) {
+            match entry {
+                Ok((entry, invalid_at)) => {
                     if let Some(at) = invalid_at {
-                        report.replaced.push((path.clone(), *at));
+                        report.replaced.push((path.clone(), at));
                     }
                     ws.insert(path.clone(), entry);
                     report.loaded += 1;
                 }
-                (Err(reason), _) => {
+                Err(reason) => {
                     // A skipped Markdown file still exists on disk: links to it are not broken.
                     ws.add_other(path);
                     report.skipped.push(Skipped {
                         path: path.clone(),
-                        reason: reason.clone(),
+                        reason,
                     });
                 }
-                (Ok(_), None) => unreachable!("an entry for every text read"),
             }
         }
         report.skipped.sort_by(|a, b| a.path.cmp(&b.path));

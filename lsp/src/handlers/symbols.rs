@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use crate::convert;
-use crate::session::Session;
+use crate::session::{Session, kb_abs_path};
 use crate::startup::Outlines;
 
 /// The most symbols one `workspace/symbol` answer holds.
@@ -69,12 +69,11 @@ pub fn document_symbol(
     Ok(Some(DocumentSymbolResponse::Nested(roots)))
 }
 
-/// One match: (score, name, path, offset, root, kind, byte range).
+/// One match: (score, name, path, root, kind, byte range).
 type Hit = (
     u32,
     String,
     String,
-    usize,
     usize,
     SymbolKind,
     std::ops::Range<usize>,
@@ -108,15 +107,7 @@ impl Ranker {
             .pattern
             .score(Utf32Str::new(&haystack, &mut self.buf), &mut self.matcher)
         {
-            let hit = (
-                score,
-                title,
-                path.to_string(),
-                0,
-                root,
-                SymbolKind::FILE,
-                0..0,
-            );
+            let hit = (score, title, path.to_string(), root, SymbolKind::FILE, 0..0);
             self.hits.push(hit);
         }
     }
@@ -138,7 +129,6 @@ impl Ranker {
                 score,
                 name.to_string(),
                 path.to_string(),
-                bytes.start,
                 root,
                 kind,
                 bytes.clone(),
@@ -153,9 +143,9 @@ impl Ranker {
         self.hits.sort_by(|a, b| {
             b.0.cmp(&a.0)
                 .then(a.1.len().cmp(&b.1.len()))
-                .then(is_heading(&a.5).cmp(&is_heading(&b.5)))
+                .then(is_heading(&a.4).cmp(&is_heading(&b.4)))
                 .then(a.2.cmp(&b.2))
-                .then(a.3.cmp(&b.3))
+                .then(a.5.start.cmp(&b.5.start))
         });
         self.hits.truncate(MAX_WORKSPACE_SYMBOLS);
         self.hits
@@ -164,7 +154,7 @@ impl Ranker {
 
 /// A ranked hit as a symbol at `range`.
 fn symbol_information(hit: Hit, uri: Uri, range: LspRange) -> SymbolInformation {
-    let (_, name, path, _, _, kind, _) = hit;
+    let (_, name, path, _, kind, _) = hit;
     #[allow(deprecated)]
     SymbolInformation {
         name,
@@ -202,12 +192,12 @@ pub fn workspace_symbol(
     }
     let mut out = Vec::new();
     for hit in ranker.best() {
-        let (root_idx, path) = (hit.4, &hit.2);
+        let (root_idx, path) = (hit.3, &hit.2);
         let (Some(entry), Some(uri)) = (s.roots[root_idx].ws().get(path), s.uri(root_idx, path))
         else {
             continue;
         };
-        let range = convert::range(&entry.doc, &hit.6, s.encoding);
+        let range = convert::range(&entry.doc, &hit.5, s.encoding);
         out.push(symbol_information(hit, uri, range));
     }
     Ok(Some(WorkspaceSymbolResponse::Flat(out)))
@@ -231,27 +221,24 @@ pub fn workspace_symbol_from_outlines(
     }
     let hits = ranker.best();
     // Positions need a document of each text a hit is in (a few hundred at most).
-    let mut documents: std::collections::HashMap<(usize, String), Document> =
+    let mut documents: std::collections::HashMap<(usize, usize), Document> =
         std::collections::HashMap::new();
     let mut out = Vec::with_capacity(hits.len());
     for hit in hits {
-        let root = &outlines.roots[hit.4];
-        let markdown = &root.texts.scan.markdown;
-        let Ok(at) = markdown.binary_search(&hit.2) else {
+        let root = &outlines.roots[hit.3];
+        let Ok(at) = root.texts.scan.markdown.binary_search(&hit.2) else {
             continue;
         };
         let Some(Ok((text, _))) = root.texts.texts.get(at) else {
             continue;
         };
-        let mut abs = root.folder.clone();
-        abs.extend(hit.2.split('/'));
-        let Some(uri) = convert::path_to_uri(&abs) else {
+        let Some(uri) = convert::path_to_uri(&kb_abs_path(&root.folder, &hit.2)) else {
             continue;
         };
         let doc = documents
-            .entry((hit.4, hit.2.clone()))
+            .entry((hit.3, at))
             .or_insert_with(|| Document::new(text, 0));
-        let range = convert::range(doc, &hit.6, outlines.encoding);
+        let range = convert::range(doc, &hit.5, outlines.encoding);
         out.push(symbol_information(hit, uri, range));
     }
     Ok(Some(WorkspaceSymbolResponse::Flat(out)))
