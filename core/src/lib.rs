@@ -21,6 +21,7 @@ pub mod edit;
 pub mod embed;
 pub mod eval;
 pub mod fetch;
+pub mod heap;
 pub mod host;
 pub mod index;
 pub mod knowledge;

@@ -132,7 +132,7 @@ impl Backend {
             // The outlines (and with them the texts as read) go, and the memory they held
             // is handed back, before the requests waiting for the session run.
             shared.startup.send_replace(Phase::Ready);
-            folio_core::workspace::release_free_heap();
+            folio_core::heap::release_free_heap();
             drop(session);
             loaded
         });

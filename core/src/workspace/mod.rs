@@ -838,22 +838,6 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
         .into_iter()
         .map(|r| r.expect("every slot filled"))
         .collect();
-    release_free_heap();
+    crate::heap::release_free_heap();
     results
-}
-
-/// Gives the pages the allocator holds but no allocation uses back to the operating system.
-///
-/// With glibc every worker thread of [`parallel_map`] allocates from an arena of its own,
-/// and what a parse leaves there (the freed markdown-rs trees, between the parse results
-/// that stay) stays mapped after the threads end (docs/benchmarks.md, "Memory of the
-/// loaded workspace"). `malloc_trim` returns every whole free page of every arena; it
-/// takes about a millisecond. Elsewhere this does nothing. Also for callers that free
-/// a large load's buffers after it (`folio lsp` drops the texts it read once parsed).
-pub fn release_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists; it takes its locks.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
