@@ -126,7 +126,7 @@ pub struct SearchArgs {
     /// Collapse two or more hits of one section into the section.
     #[arg(long)]
     pub parent_retriever: bool,
-    /// Low confidence when the best score is under this many times the mean (default 1.5; 0 disables).
+    /// Low confidence when the best score is under this many times the mean (default: off in hybrid, 1.1 in semantic mode; 0 disables).
     #[arg(long, value_name = "RATIO")]
     pub min_confidence_ratio: Option<f64>,
     /// Re-score with a cross-encoder (none is available in this build: fails with "not configured").
@@ -196,6 +196,14 @@ pub struct EvalArgs {
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
     #[arg(long, value_name = "W")]
     pub document_weight: Option<f64>,
+    /// Cosine similarity the best hit must reach when the hybrid hits stand on the vector
+    /// leg alone, else `low_confidence` (default 0.82 for the built-in model; 0 turns it off).
+    #[arg(long, value_name = "COS")]
+    pub semantic_only_floor: Option<f64>,
+    /// `low_confidence` when the best hit's score is less than this many times the mean of
+    /// the hits' scores (default: off in hybrid, 1.1 in semantic mode; 0 turns it off).
+    #[arg(long, value_name = "R")]
+    pub min_confidence_ratio: Option<f64>,
     /// Compare with this saved `folio eval --json` output instead of the last run.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,

@@ -53,6 +53,12 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
             .cjk_lexical_factor
             .unwrap_or(defaults.cjk_lexical_factor),
         document_weight: args.document_weight.unwrap_or(defaults.document_weight),
+        semantic_only_floor: args
+            .semantic_only_floor
+            .unwrap_or(defaults.semantic_only_floor),
+        min_confidence_ratio: args
+            .min_confidence_ratio
+            .unwrap_or(defaults.min_confidence_ratio),
         ..defaults
     };
     let label = if args.mmr {
@@ -64,9 +70,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     // Enough chunks to fill the top `max_k` documents even when documents repeat.
     let chunk_limit = (max_k * 5).max(50);
     let documents = store.documents()?;
-    let mut search = |text: &str| -> Result<eval::SearchOutcome> {
+    let run = |text: &str, limit: usize| -> Result<folio_core::search::pipeline::PipelineResults> {
         let query = SearchQuery {
-            limit: chunk_limit,
+            limit,
             ..SearchQuery::new(text)
         };
         let res = match folio_core::search::semantic::search(
@@ -82,9 +88,16 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         if res.mode != mode {
             bail!("{mode} search needs embeddings and the index has none yet; use --mode lexical");
         }
+        Ok(res)
+    };
+    let mut search = |text: &str| -> Result<eval::SearchOutcome> {
+        let ranked = run(text, chunk_limit)?;
+        // `low_confidence` is judged on the hits returned, so it is taken from a search
+        // with kb_search's default limit: the flag a user or an agent would see.
+        let flagged = run(text, folio_core::search::DEFAULT_LIMIT)?;
         Ok(eval::SearchOutcome {
-            low_confidence: res.low_confidence,
-            paths: res.results.into_iter().map(|h| h.hit.path).collect(),
+            low_confidence: flagged.low_confidence,
+            paths: ranked.results.into_iter().map(|h| h.hit.path).collect(),
         })
     };
     let golden_label = args.golden.display().to_string();

@@ -115,7 +115,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     if results.low_confidence && !results.results.is_empty() {
         writeln!(
             out,
-            "note: low confidence — the best hit does not stand out from the rest"
+            "note: low confidence — these hits may not answer the query (docs/search.md, `low_confidence`)"
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -9,6 +9,9 @@
 //!     query: "本番に出した変更を前のバージョンへ戻したい"
 //!     expected:
 //!       - path: "ops/deploy-rollback.ja.md"   # root-relative
+//!   - id: en-sourdough
+//!     query: "how do I bake sourdough bread"
+//!     expected: []                # nothing in the collection answers it
 //! ```
 //!
 //! This is GrooveSeek's `groove eval` format (its optional `heading` is refused: folio
@@ -16,6 +19,11 @@
 //! A query's optional `tags` (e.g. `[ja]`) put it in named groups: the report then
 //! also averages the metrics per tag, so that one file can hold, say, English,
 //! Japanese and cross-language questions and be read per language.
+//!
+//! An explicit empty `expected: []` marks a question nothing in the collection answers
+//! (folio's addition): it is left out of every average and counted apart, to show how
+//! often the search's `low_confidence` flag warns that its best hit is no answer. A
+//! missing `expected` stays an error, so that a forgotten list is not taken for one.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -31,10 +39,18 @@ pub struct GoldenQuery {
     pub id: String,
     /// The query text.
     pub query: String,
-    /// Root-relative paths of the documents that answer it (deduplicated, in file order).
+    /// Root-relative paths of the documents that answer it (deduplicated, in file order);
+    /// empty for a question nothing in the collection answers ([`GoldenQuery::unanswerable`]).
     pub expected: Vec<String>,
     /// Its tags (deduplicated, in file order); the report averages the metrics per tag.
     pub tags: Vec<String>,
+}
+
+impl GoldenQuery {
+    /// True for a question written with `expected: []`: no document answers it.
+    pub fn unanswerable(&self) -> bool {
+        self.expected.is_empty()
+    }
 }
 
 /// A parsed golden file.
@@ -73,8 +89,8 @@ struct RawExpected {
 }
 
 /// Parses and validates a golden file: at least one query; each with a non-empty
-/// `query` and at least one `expected` entry with a relative `path` (no `..`, no
-/// leading `/`); ids unique (a missing id defaults to the query's first 32 characters).
+/// `query` and an `expected` list (empty for an unanswerable question) whose entries
+/// have a relative `path` (no `..`, no leading `/`); ids unique (a missing id defaults to the query's first 32 characters).
 pub fn parse_golden(text: &str) -> Result<Golden, EvalError> {
     let bad = |m: String| EvalError::InvalidGolden(m);
     let raw: RawGolden = serde_norway::from_str(text).map_err(|e| bad(e.to_string()))?;
@@ -99,12 +115,11 @@ pub fn parse_golden(text: &str) -> Result<Golden, EvalError> {
         if !ids.insert(id.clone()) {
             return Err(bad(format!("{at}: duplicate id `{id}`")));
         }
-        let raw_expected = q.expected.unwrap_or_default();
-        if raw_expected.is_empty() {
-            return Err(bad(format!(
-                "{at} (`{id}`): `expected` needs at least one entry"
-            )));
-        }
+        let raw_expected = q.expected.ok_or_else(|| {
+            bad(format!(
+                "{at} (`{id}`): `expected` is missing (write `expected: []` for a question nothing answers)"
+            ))
+        })?;
         let mut expected: Vec<String> = Vec::new();
         for (m, e) in raw_expected.into_iter().enumerate() {
             let at = format!("{at}.expected[{m}]");

@@ -18,7 +18,7 @@ pub use history::{EvalHistory, history_key, load_report};
 pub use metrics::{
     DEFAULT_K, metric_names, ndcg_at_k, rank_documents, recall_at_k, reciprocal_rank,
 };
-pub use report::{EvalReport, GroupMetrics, QueryOutcome, TagMetrics, format_text};
+pub use report::{EvalReport, GroupMetrics, QueryOutcome, TagMetrics, Unanswerable, format_text};
 pub use run::{SearchOutcome, run_eval, score_query};
 
 /// A failure to read or validate a golden file, or to read/write run history.

@@ -16,7 +16,7 @@ pub struct QueryOutcome {
     pub id: String,
     /// The query text.
     pub query: String,
-    /// `single` or `multi`.
+    /// `single`, `multi`, or `none` for an unanswerable query (`expected: []`).
     pub group: String,
     /// The expected documents.
     pub expected: Vec<String>,
@@ -57,6 +57,16 @@ pub struct TagMetrics {
     pub all: GroupMetrics,
 }
 
+/// The unanswerable queries of a run (`expected: []`): a search that knows when it has
+/// no answer flags `low_confidence` on every one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unanswerable {
+    /// Unanswerable queries.
+    pub queries: usize,
+    /// Of those, the ones whose search set `low_confidence`.
+    pub low_confidence: usize,
+}
+
 /// One evaluation run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalReport {
@@ -72,15 +82,22 @@ pub struct EvalReport {
     pub single: GroupMetrics,
     /// Multi-answer queries.
     pub multi: GroupMetrics,
-    /// All queries.
+    /// All answerable queries (single- and multi-answer).
     pub all: GroupMetrics,
     /// Per tag (see [`GoldenQuery::tags`](super::GoldenQuery::tags)), by tag name; empty when no query has a tag.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_tag: BTreeMap<String, TagMetrics>,
+    /// The unanswerable queries and how many were flagged (absent from older reports).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unanswerable: Unanswerable,
     /// Expected documents that are not in the index (a golden typo or a missing file).
     pub missing_expected: Vec<String>,
     /// Per query, in golden order.
     pub queries: Vec<QueryOutcome>,
+}
+
+fn is_zero(u: &Unanswerable) -> bool {
+    u.queries == 0
 }
 
 fn rank_str(r: Option<usize>) -> String {
@@ -196,11 +213,15 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
     let max_k = report.k.iter().max().copied().unwrap_or(10);
     // How the flag splits between right and wrong first hits: a flag worth reading is
     // set on wrong ones and not on right ones.
+    // Unanswerable queries have no right first hit; a flag worth reading is set on them.
     let low = report.queries.iter().filter(|q| q.low_confidence).count();
-    let (right, wrong): (Vec<&QueryOutcome>, Vec<&QueryOutcome>) =
-        report.queries.iter().partition(|q| q.first_rank == Some(1));
+    let (right, wrong): (Vec<&QueryOutcome>, Vec<&QueryOutcome>) = report
+        .queries
+        .iter()
+        .filter(|q| q.group != "none")
+        .partition(|q| q.first_rank == Some(1));
     let flagged = |qs: &[&QueryOutcome]| qs.iter().filter(|q| q.low_confidence).count();
-    let _ = writeln!(
+    let _ = write!(
         s,
         "low_confidence on {low} of {} queries: {} of {} right first hits, {} of {} wrong ones",
         report.queries.len(),
@@ -209,6 +230,15 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         flagged(&wrong),
         wrong.len()
     );
+    let u = report.unanswerable;
+    if u.queries > 0 {
+        let _ = write!(
+            s,
+            ", {} of {} unanswerable queries",
+            u.low_confidence, u.queries
+        );
+    }
+    let _ = writeln!(s);
     let misses: Vec<&QueryOutcome> = report
         .queries
         .iter()

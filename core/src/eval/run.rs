@@ -13,7 +13,7 @@ use super::golden::{Golden, GoldenQuery};
 use super::metrics::{
     DEFAULT_K, metric_names, ndcg_at_k, rank_documents, recall_at_k, reciprocal_rank,
 };
-use super::report::{EvalReport, GroupMetrics, QueryOutcome, TagMetrics};
+use super::report::{EvalReport, GroupMetrics, QueryOutcome, TagMetrics, Unanswerable};
 
 /// What the search function of [`run_eval`] returns for one query.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,10 +44,10 @@ pub fn score_query(q: &GoldenQuery, ranked: &[String], ks: &[usize]) -> QueryOut
     QueryOutcome {
         id: q.id.clone(),
         query: q.query.clone(),
-        group: if q.expected.len() == 1 {
-            "single"
-        } else {
-            "multi"
+        group: match q.expected.len() {
+            0 => "none",
+            1 => "single",
+            _ => "multi",
         }
         .into(),
         expected: q.expected.clone(),
@@ -108,11 +108,18 @@ pub fn run_eval<E>(
         let pick = |group: &str| -> Vec<&QueryOutcome> {
             of.iter().copied().filter(|o| o.group == group).collect()
         };
+        let answerable: Vec<&QueryOutcome> =
+            of.iter().copied().filter(|o| o.group != "none").collect();
         TagMetrics {
             single: average(&pick("single"), &names),
             multi: average(&pick("multi"), &names),
-            all: average(of, &names),
+            all: average(&answerable, &names),
         }
+    };
+    let none: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.group == "none").collect();
+    let unanswerable = Unanswerable {
+        queries: none.len(),
+        low_confidence: none.iter().filter(|o| o.low_confidence).count(),
     };
     let all: Vec<&QueryOutcome> = outcomes.iter().collect();
     let whole = split(&all);
@@ -140,6 +147,7 @@ pub fn run_eval<E>(
         multi: whole.multi,
         all: whole.all,
         by_tag,
+        unanswerable,
         k: ks,
         missing_expected: missing,
         queries: outcomes,

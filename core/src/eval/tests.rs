@@ -324,3 +324,67 @@ fn eval_averages_per_tag() {
     let old: EvalReport = serde_json::from_value(old).unwrap();
     assert!(old.by_tag.is_empty());
 }
+
+#[test]
+fn eval_counts_unanswerable_queries_apart() {
+    let golden = parse_golden(
+        "queries:
+  - {id: en-a, tags: [en], query: alpha, expected: [{path: a.md}]}
+  - {id: en-none, tags: [en], query: bread, expected: []}
+  - {id: ja-none, tags: [ja], query: パン, expected: []}
+  - {id: ja-b, tags: [ja], query: beta, expected: [{path: b.md}]}
+",
+    )
+    .unwrap();
+    assert!(golden.queries[1].unanswerable() && !golden.queries[0].unanswerable());
+    // alpha right and unflagged, beta wrong first and flagged; of the two unanswerable
+    // queries only the Japanese one is flagged.
+    let mut search = |q: &str| -> Result<SearchOutcome, String> {
+        let (paths, low_confidence) = match q {
+            "alpha" => (s(&["a.md", "x.md"]), false),
+            "beta" => (s(&["x.md", "b.md"]), true),
+            "bread" => (s(&["a.md"]), false),
+            _ => (s(&["b.md"]), true),
+        };
+        Ok(SearchOutcome {
+            paths,
+            low_confidence,
+        })
+    };
+    let report = run_eval(&golden, "g.yml", "hybrid", &[1, 5], &|_| true, &mut search).unwrap();
+    assert_eq!(
+        report.unanswerable,
+        Unanswerable {
+            queries: 2,
+            low_confidence: 1
+        }
+    );
+    assert_eq!(report.queries[1].group, "none");
+    assert_eq!(report.queries[1].ranks, Vec::<Option<usize>>::new());
+    // Averages cover the two answerable queries only: recall@1 (1 + 0) / 2, MRR (1 + 1/2) / 2.
+    assert_eq!(report.all.queries, 2);
+    assert_eq!(report.all.metrics["recall@1"], 0.5);
+    assert_eq!(report.all.metrics["mrr"], 0.75);
+    assert_eq!((report.single.queries, report.multi.queries), (2, 0));
+    assert_eq!(report.by_tag["ja"].all.queries, 1);
+    assert_eq!(report.by_tag["ja"].all.metrics["recall@1"], 0.0);
+    let text = format_text(&report, None);
+    assert!(
+        text.contains(
+            "low_confidence on 2 of 4 queries: 0 of 1 right first hits, 1 of 1 wrong ones, 1 of 2 unanswerable queries\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("en-none"), "{text}");
+    // The JSON round trip keeps the count; a report without it loads as zero.
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["unanswerable"]["low_confidence"], 1);
+    assert_eq!(
+        serde_json::from_value::<EvalReport>(json.clone()).unwrap(),
+        report
+    );
+    let mut old = json;
+    old.as_object_mut().unwrap().remove("unanswerable");
+    let old: EvalReport = serde_json::from_value(old).unwrap();
+    assert_eq!(old.unanswerable, Unanswerable::default());
+}

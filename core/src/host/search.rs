@@ -40,7 +40,7 @@ pub struct SearchRequest {
     /// Collapse two or more hits of one section into one hit covering the section, listing the absorbed chunks in `expanded_from` (default false).
     #[serde(default)]
     pub parent_retriever: Option<bool>,
-    /// `low_confidence` is set when the best score is less than this many times the mean score of the hits (default 1.5; 0 disables the ratio check).
+    /// `low_confidence` is set when the best score is less than this many times the mean score of the hits (default: off in hybrid mode, 1.1 on cosine distances in semantic mode; GrooveSeek uses 1.5; 0 disables the ratio check).
     #[serde(default)]
     pub min_confidence_ratio: Option<f64>,
     /// Re-score with a cross-encoder. No cross-encoder is available in this build: true returns NOT_CONFIGURED.

@@ -69,10 +69,24 @@ pub const DEFAULT_CJK_LEXICAL_FACTOR: f64 = 0.25;
 /// every question is 0.825–0.913, and the lowest, 0.825, is a right first hit; on the
 /// GrooveSeek set 0.830 and more. Questions the slice does not answer ("bake sourdough
 /// bread at home", matching only "home"; 「パンを焼く方法」, matching bigrams of a page
-/// far down) get 0.809 and 0.805. The floor sits under every question of both sets, so
-/// it flags none of them, and marks such answers. Another embedding model has another
-/// scale: set it again (`0` turns it off).
+/// far down) get 0.809 and 0.805. The floor sits under every answerable question of both
+/// sets, so it flags none of them, and marks 3 of the development set's 12 unanswerable
+/// questions (`expected: []`); 0.83 would mark 5 and one right first hit (docs/search.md,
+/// `low_confidence`). Another embedding model has another scale: set it again (`0`
+/// turns it off).
 pub const DEFAULT_SEMANTIC_ONLY_FLOOR: f64 = 0.82;
+
+/// The default `min_confidence_ratio` of a mode: off in hybrid
+/// ([`confidence::HYBRID_MIN_CONFIDENCE_RATIO`]), 1.1 on cosine distances in semantic
+/// ([`confidence::SEMANTIC_MIN_CONFIDENCE_RATIO`]), and off in lexical, which judges the
+/// best hit's term coverage instead.
+pub fn default_min_confidence_ratio(mode: SearchMode) -> f64 {
+    match mode {
+        SearchMode::Hybrid => confidence::HYBRID_MIN_CONFIDENCE_RATIO,
+        SearchMode::Semantic => confidence::SEMANTIC_MIN_CONFIDENCE_RATIO,
+        SearchMode::Lexical => 0.0,
+    }
+}
 
 /// Which legs a search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -160,7 +174,9 @@ pub struct PipelineOptions {
     pub parent_retriever: bool,
     /// Parent retrieval thresholds.
     pub parent: parent::ParentOptions,
-    /// `low_confidence` threshold (default 1.5; 0 disables the ratio check).
+    /// `low_confidence` threshold on the best score over the mean ([`confidence`]); the
+    /// default depends on the mode ([`default_min_confidence_ratio`]); 0 disables the
+    /// ratio check.
     pub min_confidence_ratio: f64,
     /// Hybrid: when the lexical leg matched nothing, its best hit matches fewer than
     /// half of the query's terms, or the query is mostly CJK (bigrams match by accident),
@@ -188,17 +204,19 @@ impl Default for PipelineOptions {
             mmr_same_doc_penalty: mmr::DEFAULT_MMR_SAME_DOC_PENALTY,
             parent_retriever: false,
             parent: parent::ParentOptions::default(),
-            min_confidence_ratio: confidence::DEFAULT_MIN_CONFIDENCE_RATIO,
+            min_confidence_ratio: default_min_confidence_ratio(SearchMode::Hybrid),
             semantic_only_floor: DEFAULT_SEMANTIC_ONLY_FLOOR,
         }
     }
 }
 
 impl PipelineOptions {
-    /// Options for `mode` with every other setting at its default.
+    /// Options for `mode` with every other setting at its default (the mode's own
+    /// [`default_min_confidence_ratio`]).
     pub fn for_mode(mode: SearchMode) -> PipelineOptions {
         PipelineOptions {
             mode,
+            min_confidence_ratio: default_min_confidence_ratio(mode),
             ..PipelineOptions::default()
         }
     }
