@@ -21,7 +21,7 @@ use std::time::SystemTime;
 use crate::config::{Config, WikiStyle};
 use crate::document::{Document, EditError, TextEdit};
 use crate::links::graph::{LinkGraph, TargetKey, wiki_key};
-use crate::parse::incremental::IncrementalParser;
+use crate::parse::incremental::{IncrementalParser, update_destinations};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 use crate::workspace::{
@@ -343,7 +343,7 @@ impl Model {
             let read = read_markdown_lossy_in(root, path, cap).map(|(text, _)| {
                 let hash = hash_bytes(text.as_bytes());
                 let known = self.ws.get(path).is_some_and(|e| e.source_hash == hash);
-                let parsed = (!known).then(|| parse(&text));
+                let parsed = (!known).then(|| self.reparse(path, &text));
                 (text, hash, parsed)
             });
             Some(read)
@@ -353,6 +353,16 @@ impl Model {
             .zip(read)
             .filter_map(|(path, read)| Some((path.to_string(), read?)))
             .collect()
+    }
+
+    /// The parse of `text`, read from disk for `path`: made from the model's parse of the
+    /// text it had when the two differ only in link destinations (a heading renamed or a
+    /// file moved rewrote its links, [`update_destinations`]), else parsed whole.
+    fn reparse(&self, path: &str, text: &str) -> Parsed {
+        self.ws
+            .get(path)
+            .and_then(|e| update_destinations(&e.doc.text(), text, &e.parsed))
+            .unwrap_or_else(|| parse(text))
     }
 
     /// [`Model::file_event`], taking a Markdown file's text (and parse) from `ready` when
@@ -389,7 +399,7 @@ impl Model {
                 Ok((text, hash, parsed)) => {
                     let unchanged = self.ws.get(path).is_some_and(|e| e.source_hash == hash);
                     if !unchanged {
-                        let parsed = parsed.unwrap_or_else(|| parse(&text));
+                        let parsed = parsed.unwrap_or_else(|| self.reparse(path, &text));
                         affected.extend(self.set_parsed(
                             path,
                             Document::new(&text, 0),
@@ -649,5 +659,63 @@ mod tests {
             ["a.md", "b.md", "c.md", "e.md"]
         );
         assert!(batched.workspace().contains_other_path("sub/pic.png"));
+    }
+
+    /// A heading renamed and the links to it rewritten on disk, as a rename's workspace
+    /// edit does: the closed documents, updated from their old parse, hold the same parse,
+    /// link graph and diagnostics as a model loaded afresh from the new files.
+    #[test]
+    fn rewritten_destinations_update_closed_documents_as_a_fresh_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let guide = "# Guide\n\nSign the [CLA][cla], then [read on](a.md#sign).\n\n\
+                     ## Next\n\nSee [the top](#guide) and [missing](a.md#nowhere).\n\n\
+                     [cla]: a.md#sign\n";
+        write(root, "a.md", "# A\n\n## Sign\n");
+        write(root, "b.md", guide);
+        write(root, "c.md", "[x](a.md#sign)\n");
+        let (mut model, _) = Model::load(root, Config::default()).unwrap();
+        let old_b = parse(guide);
+
+        let new_guide = guide.replace("a.md#sign", "a.md#sign-it");
+        write(root, "a.md", "# A\n\n## Sign it\n");
+        write(root, "b.md", &new_guide);
+        write(root, "c.md", "[x](a.md#sign-it)\n");
+        // b.md is the case the update serves: its old text and parse give the new one.
+        let updated = update_destinations(guide, &new_guide, &old_b).unwrap();
+        assert!(updated.same_content(&parse(&new_guide)));
+        let events: Vec<(String, bool)> = ["a.md", "b.md", "c.md"]
+            .iter()
+            .map(|p| (p.to_string(), true))
+            .collect();
+        let affected = model.file_events(&events);
+        assert_eq!(
+            affected.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["a.md", "b.md", "c.md"]
+        );
+
+        let (fresh, _) = Model::load(root, Config::default()).unwrap();
+        assert_eq!(state(&model), state(&fresh));
+        assert_eq!(model.graph(), fresh.graph());
+        for path in ["b.md", "c.md"] {
+            let (ours, theirs) = (
+                model.workspace().get(path).unwrap(),
+                fresh.workspace().get(path).unwrap(),
+            );
+            assert!(ours.parsed.same_content(&theirs.parsed), "{path}");
+            assert_eq!(ours.parsed.lines, theirs.parsed.lines, "{path}");
+            assert_eq!(ours.doc.text(), theirs.doc.text(), "{path}");
+            assert_eq!(
+                crate::links::diagnostics(model.workspace(), path),
+                crate::links::diagnostics(fresh.workspace(), path),
+                "{path}"
+            );
+        }
+        let codes: Vec<String> = crate::links::diagnostics(model.workspace(), "b.md")
+            .iter()
+            .map(|d| format!("{:?} {}", d.code, d.message))
+            .collect();
+        assert_eq!(codes.len(), 1, "{codes:?}");
+        assert!(codes[0].contains("nowhere"), "{codes:?}");
     }
 }

@@ -15,6 +15,11 @@
 //! it ends inside an unclosed fence, math block or raw HTML block — the whole document
 //! is parsed again instead. A test compares the result with [`parse`] after random
 //! edits of real files.
+//!
+//! A document without the block cache (closed in the editor, only its [`Parsed`] kept)
+//! whose new text differs from the old only in link destinations, as after a heading
+//! rename, gets its new parse from the old one by [`update_destinations`], without
+//! markdown-rs.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -23,7 +28,9 @@ use markdown::mdast::Node;
 use regex::Regex;
 
 use super::segmented::{shift, span};
-use super::{Parsed, build, nesting_problem, parse, to_mdast};
+use super::{LinkKind, Parsed, build, nesting_problem, parse, to_mdast};
+use crate::document::LineIndex;
+use crate::pointer::hash_bytes;
 
 /// A chunk is closed once it holds at least this many bytes and a boundary follows.
 pub const MIN_CHUNK_BYTES: usize = 8 * 1024;
@@ -315,6 +322,188 @@ impl IncrementalParser {
     }
 }
 
+/// A character a destination may gain or lose without changing how the rest of the
+/// document parses: a letter or digit (any script) or `-`, `_`, `.`, `/`, `#`, `%`. None of
+/// them starts or ends a construct inside a destination (brackets, parentheses, angle
+/// brackets, white space, quotes, backslash escapes, entities, code, HTML), and a
+/// destination made of them is the URL markdown-rs gives, as written.
+fn is_plain_url_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '#' | '%')
+}
+
+/// The parse of `new_text` made from `previous`, the parse of `old_text`, without parsing
+/// again, when the two texts differ only inside the destinations of inline links, images
+/// and link reference definitions, each written before and after in letters, digits
+/// (any script), `-`, `_`, `.`, `/`, `#` and `%` only — what a heading rename or a file
+/// move does to the documents that link there. Such a change moves the ranges after it
+/// and changes those links' targets, and nothing else: the block structure, the other
+/// inline constructs and the scanner's findings stay. `None` (parse again) when the texts differ anywhere else, when a
+/// changed destination is not on the line where its link starts (a line of `-` or `=`
+/// would be a heading underline), is written in angle brackets or is inside a heading (a
+/// heading that is one link to `#tab/…` takes its anchor from it), or when either text is
+/// large enough to be parsed in segments or refused by [`nesting_problem`]. A test
+/// compares the result with [`parse`] after destination edits of real files.
+///
+/// This serves documents without an [`IncrementalParser`] (closed in the editor, read
+/// from disk): it needs only the parse the model keeps, not the block cache.
+pub fn update_destinations(old_text: &str, new_text: &str, previous: &Parsed) -> Option<Parsed> {
+    let limit = super::segmented::SEGMENT_BYTES;
+    if old_text.len() > limit || new_text.len() > limit || old_text == new_text {
+        return None;
+    }
+    // Align the texts link by link: equal between destinations, a changed destination a
+    // run of plain characters in both.
+    struct Change {
+        link: usize,
+        old: Range<usize>,
+        new: Range<usize>,
+    }
+    let mut changes: Vec<Change> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for (n, link) in previous.links.iter().enumerate() {
+        let Some(dest) = &link.dest_range else {
+            continue;
+        };
+        if !matches!(
+            link.kind,
+            LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+        ) || dest.start < i
+            || dest.is_empty()
+        {
+            continue;
+        }
+        let old_dest = old_text.get(dest.clone())?;
+        let after = old_text[dest.end..].chars().next();
+        if !old_dest.chars().all(is_plain_url_char) || after.is_some_and(is_plain_url_char) {
+            continue;
+        }
+        let before = old_text.get(i..dest.start)?;
+        if new_text.get(j..j + before.len())? != before {
+            return None;
+        }
+        j += before.len();
+        let rest = &new_text[j..];
+        let len = rest.find(|c| !is_plain_url_char(c)).unwrap_or(rest.len());
+        if rest[..len] != *old_dest {
+            changes.push(Change {
+                link: n,
+                old: dest.clone(),
+                new: j..j + len,
+            });
+        }
+        i = dest.end;
+        j += len;
+    }
+    if changes.is_empty() || old_text.get(i..)? != new_text.get(j..)? {
+        return None;
+    }
+    for change in &changes {
+        let link = &previous.links[change.link];
+        if change.new.is_empty()
+            || old_text[link.range.start..change.old.start].contains(['\n', '\r'])
+            || old_text[..change.old.start].ends_with('<')
+            || previous
+                .headings
+                .iter()
+                .any(|h| h.range.start < link.range.end && link.range.start < h.range.end)
+            // The link as the walk read it: its URL is its destination as written.
+            || super::inline::link(
+                old_text,
+                link.kind,
+                link.range.clone(),
+                link.dest_range.clone(),
+                &old_text[change.old.clone()],
+                link.label.clone(),
+            ) != *link
+        {
+            return None;
+        }
+    }
+    if nesting_problem(new_text).is_some() {
+        return None;
+    }
+
+    // Every range moves with the text: one holding a changed link grows, one after it
+    // shifts; one that overlaps a changed destination otherwise cannot be placed.
+    let map = |r: &Range<usize>| -> Option<Range<usize>> {
+        let (mut start, mut end) = (r.start as isize, r.end as isize);
+        for change in &changes {
+            let link = &previous.links[change.link].range;
+            let delta = change.new.len() as isize - change.old.len() as isize;
+            if r.start <= link.start && link.end <= r.end {
+                end += delta;
+            } else if r.start >= change.old.end {
+                start += delta;
+                end += delta;
+            } else if r.end > change.old.start {
+                return None;
+            }
+        }
+        Some(start as usize..end as usize)
+    };
+    let map_opt = |r: &Option<Range<usize>>| -> Option<Option<Range<usize>>> {
+        match r {
+            Some(r) => map(r).map(Some),
+            None => Some(None),
+        }
+    };
+    let mut parsed = previous.clone();
+    let bytes = new_text.as_bytes();
+    for el in &mut parsed.elements {
+        el.range = map(&el.range)?;
+        el.subtree = map(&el.subtree)?;
+        el.self_hash = hash_bytes(bytes.get(el.range.clone())?);
+        el.subtree_hash = hash_bytes(bytes.get(el.subtree.clone())?);
+    }
+    for h in &mut parsed.headings {
+        h.range = map(&h.range)?;
+        h.text_range = map(&h.text_range)?;
+    }
+    for a in &mut parsed.anchors {
+        a.range = map(&a.range)?;
+    }
+    for d in &mut parsed.definitions {
+        d.range = map(&d.range)?;
+        d.label_range = map(&d.label_range)?;
+    }
+    for (_, r) in parsed
+        .footnote_definitions
+        .iter_mut()
+        .chain(parsed.block_ids.iter_mut())
+    {
+        *r = map(r)?;
+    }
+    for t in &mut parsed.tags {
+        t.range = map(&t.range)?;
+    }
+    for p in &mut parsed.problems {
+        p.range = map(&p.range)?;
+    }
+    let mut next = changes.iter().peekable();
+    for (n, link) in parsed.links.iter_mut().enumerate() {
+        let range = map(&link.range)?;
+        match next.next_if(|c| c.link == n) {
+            Some(change) => {
+                *link = super::inline::link(
+                    new_text,
+                    link.kind,
+                    range,
+                    Some(change.new.clone()),
+                    &new_text[change.new.clone()],
+                    link.label.clone(),
+                );
+            }
+            None => {
+                link.range = range;
+                link.dest_range = map_opt(&link.dest_range)?;
+                link.fragment_range = map_opt(&link.fragment_range)?;
+            }
+        }
+    }
+    parsed.lines = Some(LineIndex::new(new_text));
+    Some(parsed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,5 +636,166 @@ mod tests {
         // fall back to a full parse; a good share must still be partial.
         eprintln!("incremental parse stats: {stats:?}");
         assert!(stats.partial * 5 >= stats.full, "{stats:?}");
+    }
+
+    /// The texts of the fixture files the random-edit tests use.
+    fn fixture_texts() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut files = Vec::new();
+        for dir in [
+            "k8s-community/communication",
+            "k8s-community",
+            "rust-book",
+            "every-link",
+        ] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "md") {
+                    files.push(std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// What a heading rename does to a linking document: the fragment of a definition and
+    /// of an inline link rewritten. The update reads the new targets and moves every
+    /// range after them, exactly as a parse of the new text does.
+    #[test]
+    fn a_renamed_fragment_updates_the_parse_without_parsing() {
+        let old = "# Guide\n\nSign the [CLA][cla] or read [how](/CLA.md#how-do-i-sign).\n\n\
+                   ## After\n\nText #tag ^block\n\n[cla]: /CLA.md#how-do-i-sign\n";
+        let new = old.replace("#how-do-i-sign", "#how-do-i-sign-it");
+        let previous = parse(old);
+        let updated = update_destinations(old, &new, &previous).expect("only destinations changed");
+        let full = parse(&new);
+        assert!(updated.same_content(&full));
+        assert_eq!(updated.lines, full.lines);
+        let inline = &updated.links[1];
+        assert_eq!(inline.kind, LinkKind::Inline);
+        assert_eq!(inline.dest, "/CLA.md");
+        assert_eq!(inline.fragment.as_deref(), Some("how-do-i-sign-it"));
+        assert_eq!(
+            &new[inline.fragment_range.clone().unwrap()],
+            "how-do-i-sign-it"
+        );
+        let definition = updated.links.last().unwrap();
+        assert_eq!(definition.kind, LinkKind::Definition);
+        assert_eq!(
+            &new[definition.range.clone()],
+            "[cla]: /CLA.md#how-do-i-sign-it"
+        );
+        assert_eq!(updated.block_ids, [("block".to_string(), 91..97)]);
+        assert_eq!(updated.elements[0].range, 0..new.len());
+    }
+
+    /// Changes the update must leave to a parse: text outside a destination, a
+    /// destination that would stop being one, one on a line of its own, one in angle
+    /// brackets, one in a heading.
+    #[test]
+    fn other_changes_are_parsed_again() {
+        let cases = [
+            ("[a](x.md) b\n", "[a](x.md) c\n"),
+            ("[a](x.md)\n", "[a](x.md y)\n"),
+            ("[a](x.md)\n", "[a](x\\.md)\n"),
+            ("[a](x.md)\n", "[a](x&amp;.md)\n"),
+            ("[a]:\n/x\n", "[a]:\n---\n"),
+            ("[a]: <x.md>\n", "[a]: <y.md>\n"),
+            ("# [Tab](#tab/one)\n", "# [Tab](#tab/two)\n"),
+            ("[a](x.md)\n", "[a]()\n"),
+            ("text\n", "text\n"),
+        ];
+        for (old, new) in cases {
+            assert!(
+                update_destinations(old, new, &parse(old)).is_none(),
+                "{old:?} -> {new:?}"
+            );
+        }
+    }
+
+    /// Real files, the plain destinations of one to three of their links rewritten at
+    /// random (as a rename or a move does, and then some); the update equals a
+    /// whole-document parse every time it answers, and it answers for most of them. Random edits
+    /// anywhere are either refused or equal a parse too.
+    #[test]
+    fn destination_edits_of_real_files_match_a_full_parse() {
+        const PIECES: &[&str] = &[
+            "-it", "_x", "a", "9", ".md", "/", "#", "#frag", "%20", "é", "日本", "../b", "-",
+        ];
+        let mut rng = Rng(0xdead_beef_cafe);
+        let (mut updated, mut refused) = (0, 0);
+        for text in fixture_texts() {
+            if text.len() > crate::parse::segmented::SEGMENT_BYTES {
+                continue;
+            }
+            let parsed = parse(&text);
+            let dests: Vec<std::ops::Range<usize>> = parsed
+                .links
+                .iter()
+                .filter(|l| {
+                    matches!(
+                        l.kind,
+                        LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+                    )
+                })
+                .filter_map(|l| l.dest_range.clone())
+                .filter(|d| !d.is_empty() && text[d.clone()].chars().all(is_plain_url_char))
+                .collect();
+            for _ in 0..20 {
+                if dests.is_empty() {
+                    break;
+                }
+                let mut picked: Vec<_> = (0..1 + rng.below(3))
+                    .map(|_| dests[rng.below(dests.len())].clone())
+                    .collect();
+                picked.sort_by_key(|d| std::cmp::Reverse(d.start));
+                picked.dedup();
+                let mut next = text.clone();
+                for d in picked {
+                    // Replace a tail of the destination (its fragment, say) or add to it.
+                    let mut cut = d.start + rng.below(d.len() + 1);
+                    while !next.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    let mut piece = String::new();
+                    for _ in 0..1 + rng.below(3) {
+                        piece.push_str(PIECES[rng.below(PIECES.len())]);
+                    }
+                    next.replace_range(cut..d.end, &piece);
+                }
+                if next == text {
+                    continue;
+                }
+                let full = parse(&next);
+                match update_destinations(&text, &next, &parsed) {
+                    Some(p) => {
+                        assert!(p.same_content(&full), "{next:?} differs from a full parse");
+                        assert_eq!(p.lines, full.lines);
+                        updated += 1;
+                    }
+                    None => refused += 1,
+                }
+            }
+            for _ in 0..10 {
+                let mut at = rng.below(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let mut next = text.clone();
+                next.insert_str(at, SNIPPETS[rng.below(SNIPPETS.len())]);
+                if let Some(p) = update_destinations(&text, &next, &parsed) {
+                    assert!(p.same_content(&parse(&next)), "insert at {at} differs");
+                }
+            }
+        }
+        eprintln!("destination updates: {updated} made, {refused} refused");
+        assert!(
+            updated >= 200 && updated >= 10 * refused,
+            "{updated} made, {refused} refused"
+        );
     }
 }

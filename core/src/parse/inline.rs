@@ -181,39 +181,53 @@ impl Builder<'_> {
         url: &str,
         label: Option<String>,
     ) {
-        let external = has_scheme(url);
-        let (path, fragment) = match url.find('#') {
-            Some(i) if !external => (&url[..i], Some(&url[i + 1..])),
-            _ => (url, None),
-        };
-        // A query string is not part of the path; it is split off before percent-decoding,
-        // so `what%3F.md` names the file `what?.md`.
-        let path = if external {
-            path
-        } else {
-            path.split('?').next().unwrap_or("")
-        };
-        let fragment_range = match (&dest_range, fragment) {
-            (Some(d), Some(_)) => self.text[d.clone()]
-                .find('#')
-                .map(|i| d.start + i + 1..d.end),
-            _ => None,
-        };
-        let dest = if external {
-            url.to_string()
-        } else {
-            percent_decode(path)
-        };
-        self.parsed.links.push(Link {
-            kind,
-            range,
-            dest_range,
-            dest,
-            fragment: fragment.map(percent_decode),
-            fragment_range,
-            label,
-            external,
-        });
+        let link = link(self.text, kind, range, dest_range, url, label);
+        self.parsed.links.push(link);
+    }
+}
+
+/// The link of `kind` at `range` of `text` whose destination, written at `dest_range`,
+/// reads `url` (as markdown-rs gives it: escapes and entities decoded): path and fragment
+/// split and percent-decoded, the scheme noticed. The one reading of a destination, for
+/// the walk and for [`super::incremental::update_destinations`].
+pub(super) fn link(
+    text: &str,
+    kind: LinkKind,
+    range: Range<usize>,
+    dest_range: Option<Range<usize>>,
+    url: &str,
+    label: Option<String>,
+) -> Link {
+    let external = has_scheme(url);
+    let (path, fragment) = match url.find('#') {
+        Some(i) if !external => (&url[..i], Some(&url[i + 1..])),
+        _ => (url, None),
+    };
+    // A query string is not part of the path; it is split off before percent-decoding,
+    // so `what%3F.md` names the file `what?.md`.
+    let path = if external {
+        path
+    } else {
+        path.split('?').next().unwrap_or("")
+    };
+    let fragment_range = match (&dest_range, fragment) {
+        (Some(d), Some(_)) => text[d.clone()].find('#').map(|i| d.start + i + 1..d.end),
+        _ => None,
+    };
+    let dest = if external {
+        url.to_string()
+    } else {
+        percent_decode(path)
+    };
+    Link {
+        kind,
+        range,
+        dest_range,
+        dest,
+        fragment: fragment.map(percent_decode),
+        fragment_range,
+        label,
+        external,
     }
 }
 
