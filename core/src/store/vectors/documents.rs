@@ -8,8 +8,7 @@ use rusqlite::params;
 use super::keyed::DOCUMENT_VECTORS;
 use super::sqlite_vec::to_blob;
 use super::{DOC_VEC_TABLE, read_model};
-use crate::store::plain_text::document_embedding_text;
-use crate::store::{Store, StoreError, document_terms};
+use crate::store::{Store, StoreError};
 
 /// A document whose whole-document vector is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,8 +17,7 @@ pub struct PendingDocument {
     pub source_hash: String,
     /// KB-relative path.
     pub path: String,
-    /// What is embedded: [`document_embedding_text`] — the title, the frontmatter
-    /// aliases and tags, then the chunks' plain text in order, at most
+    /// What is embedded: the title, then the chunks' texts in order, at most
     /// [`DOCUMENT_TEXT_BYTES`] bytes (the model truncates further to its token limit).
     pub text: String,
 }
@@ -36,34 +34,37 @@ impl Store {
         model_id: &str,
     ) -> Result<Vec<PendingDocument>, StoreError> {
         let mut docs = self.conn().prepare_cached(
-            "SELECT d.id, d.source_hash, d.path, coalesce(d.title, ''), d.frontmatter_json, d.tags_json
-             FROM documents d
+            "SELECT d.id, d.source_hash, d.path, coalesce(d.title, '') FROM documents d
              WHERE NOT EXISTS (SELECT 1 FROM doc_vector_keys k WHERE k.model_id = ?1 AND k.source_hash = d.source_hash)
              ORDER BY d.path",
         )?;
-        type Row = (i64, String, String, String, Option<String>, Option<String>);
-        let rows: Vec<Row> = docs
+        let rows: Vec<(i64, String, String, String)> = docs
             .query_map([model_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?
             .collect::<Result<_, _>>()?;
         let mut chunks = self
             .conn()
-            .prepare_cached("SELECT heading_path, text FROM chunks WHERE doc_id = ?1 ORDER BY seq")?;
+            .prepare_cached("SELECT text FROM chunks WHERE doc_id = ?1 ORDER BY seq")?;
         let mut out = Vec::with_capacity(rows.len());
-        for (id, source_hash, path, title, frontmatter, tags_json) in rows {
-            let tags: Vec<String> = tags_json
-                .and_then(|j| serde_json::from_str(&j).ok())
-                .unwrap_or_default();
-            let terms = document_terms(frontmatter.as_deref(), &tags);
-            let chunks: Vec<(String, String)> = chunks
-                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?;
-            let text = document_embedding_text(
-                &title,
-                &terms,
-                chunks.iter().map(|(h, t)| (h.as_str(), t.as_str())),
-            );
+        for (id, source_hash, path, title) in rows {
+            let mut text = title;
+            for chunk in chunks.query_map([id], |r| r.get::<_, String>(0))? {
+                if text.len() >= DOCUMENT_TEXT_BYTES {
+                    break;
+                }
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&chunk?);
+            }
+            if text.len() > DOCUMENT_TEXT_BYTES {
+                let mut cut = DOCUMENT_TEXT_BYTES;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+            }
             out.push(PendingDocument {
                 source_hash,
                 path,
