@@ -46,12 +46,26 @@ pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 /// The separator between headings in the stored `heading_path` column.
 pub const HEADING_PATH_SEPARATOR: &str = " > ";
 
+/// The version of the text given to the embedder for chunks ([`embedding_text`]) and
+/// whole documents (`Store::documents_lacking_vectors`).
+///
+/// The index records the version its chunk hashes and vectors were made with (`meta`
+/// key `embedding_text`; an index without it was written by a folio of version 1). When
+/// an index holding another version is opened, every chunk's `content_hash` is computed
+/// again and every vector is dropped, so the next embedding pass embeds everything again
+/// instead of mixing vectors of two texts (`vectors::ensure_embedding_text`).
+/// Bump it with any change to either text.
+///
+/// Version 1: a chunk is its heading path, a blank line and its Markdown; a document is
+/// its title and its chunks' Markdown.
+pub const EMBEDDING_TEXT_VERSION: u32 = 1;
+
 /// The text an embedder is given for a chunk: its heading path (headings
 /// joined with [`HEADING_PATH_SEPARATOR`], as stored), a blank line, then the
 /// chunk's Markdown text; just the text when the chunk has no heading.
 ///
 /// `chunks.content_hash` is the XxHash64 of exactly this text, so vectors are
-/// keyed by what was embedded.
+/// keyed by what was embedded. Changing it means bumping [`EMBEDDING_TEXT_VERSION`].
 pub fn embedding_text(heading_path: &str, text: &str) -> String {
     if heading_path.is_empty() {
         text.to_owned()
@@ -278,6 +292,8 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let outcome = schema::ensure_schema(&mut conn)?;
         functions::register_functions(&conn)?;
+        // Chunk hashes and vectors of another embedding text are recomputed / dropped.
+        vectors::ensure_embedding_text(&mut conn)?;
         Ok(Store {
             conn,
             db_path,

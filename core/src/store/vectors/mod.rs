@@ -42,7 +42,7 @@ mod status;
 pub use chunks::PendingChunk;
 pub use documents::{DOCUMENT_TEXT_BYTES, PendingDocument};
 pub use model::VectorModel;
-pub(crate) use model::read_model;
+pub(crate) use model::{ensure_embedding_text, read_model};
 pub(crate) use sqlite_vec::{register_sqlite_vec, to_blob};
 pub use status::VectorStatus;
 

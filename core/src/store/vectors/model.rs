@@ -1,10 +1,73 @@
 //! Which embedding model the index holds: reading it from `meta`, switching to another
-//! (the vec0 tables are made for its dimension), and forgetting it with every vector.
+//! (the vec0 tables are made for its dimension), forgetting it with every vector, and
+//! dropping every vector when they were embedded from another version of the text
+//! ([`ensure_embedding_text`]).
 
 use rusqlite::TransactionBehavior;
 
 use super::{DOC_VEC_TABLE, VEC_TABLE, has_table, meta_in, set_meta_in};
-use crate::store::{Store, StoreError};
+use crate::store::{EMBEDDING_TEXT_VERSION, Store, StoreError, chunk_content_hash};
+
+/// The `meta` key holding the [`EMBEDDING_TEXT_VERSION`] the stored vectors and the
+/// chunks' `content_hash`es were made with.
+pub(crate) const EMBEDDING_TEXT_KEY: &str = "embedding_text";
+
+/// Drops every vector (chunk and document) and forgets the model.
+fn drop_vectors(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!(
+        "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
+         DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;
+         DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
+    ))
+}
+
+/// Makes the index agree with this build's [`EMBEDDING_TEXT_VERSION`].
+///
+/// - `meta` records this version: nothing is written.
+/// - It records none (an index of a folio that did not record it, whose text was
+///   version 1) and this is version 1: the version is recorded, nothing else changes.
+/// - Otherwise (another version): every chunk's `content_hash` is computed again from
+///   its heading path and text, every vector is dropped and the model forgotten, and
+///   the version is recorded, in one transaction. The next embedding pass embeds every
+///   chunk and document again; until then search has no vector leg, so vectors of two
+///   texts are never mixed.
+///
+/// Returns whether the vectors were dropped.
+pub(crate) fn ensure_embedding_text(conn: &mut rusqlite::Connection) -> Result<bool, StoreError> {
+    let current = EMBEDDING_TEXT_VERSION.to_string();
+    let stored = meta_in(conn, EMBEDDING_TEXT_KEY)?;
+    if stored.as_deref() == Some(current.as_str()) {
+        return Ok(false);
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Another process may have done it between the read and the lock.
+    let stored = meta_in(&tx, EMBEDDING_TEXT_KEY)?;
+    if stored.as_deref() == Some(current.as_str()) {
+        return Ok(false);
+    }
+    if stored.is_none() && EMBEDDING_TEXT_VERSION == 1 {
+        set_meta_in(&tx, EMBEDDING_TEXT_KEY, &current)?;
+        tx.commit()?;
+        return Ok(false);
+    }
+    {
+        let mut select = tx.prepare("SELECT id, heading_path, text, content_hash FROM chunks")?;
+        let mut update = tx.prepare("UPDATE chunks SET content_hash = ?2 WHERE id = ?1")?;
+        let mut rows = select.query([])?;
+        while let Some(row) = rows.next()? {
+            let (id, heading_path, text, old): (i64, String, String, String) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+            let hash = chunk_content_hash(&heading_path, &text);
+            if hash != old {
+                update.execute(rusqlite::params![id, hash])?;
+            }
+        }
+    }
+    drop_vectors(&tx)?;
+    set_meta_in(&tx, EMBEDDING_TEXT_KEY, &current)?;
+    tx.commit()?;
+    Ok(true)
+}
 
 /// The embedding model whose vectors the index holds.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -85,11 +148,7 @@ impl Store {
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute_batch(&format!(
-            "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
-             DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;
-             DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
-        ))?;
+        drop_vectors(&tx)?;
         tx.commit()?;
         Ok(())
     }

@@ -410,3 +410,111 @@ fn schema_rebuild_drops_the_vector_table() {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+/// Two documents in a file index, embedded with [`VOCAB`]; `notes/b.md`'s chunk has a
+/// heading, so its embedded text is not its chunk text.
+fn embedded_file_index(db_path: &std::path::Path, e: &VocabEmbedder) {
+    let mut store = Store::open(db_path).unwrap();
+    let mut batch = store.batch().unwrap();
+    batch
+        .upsert_document(&doc("notes/a.md", &["alpha"]), &[chunk(0, &[], "alpha")])
+        .unwrap();
+    batch
+        .upsert_document(
+            &doc("notes/b.md", &["alpha beta"]),
+            &[chunk(0, &["B"], "alpha beta")],
+        )
+        .unwrap();
+    batch.commit().unwrap();
+    let summary = embed_all(&mut store, e);
+    assert_eq!((summary.embedded, summary.documents_embedded), (2, 2));
+}
+
+fn chunk_hashes(store: &Store) -> Vec<String> {
+    let mut stmt = store
+        .conn()
+        .prepare("SELECT content_hash FROM chunks ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn an_index_of_another_embedding_text_is_hashed_and_embedded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &e);
+    {
+        let store = Store::open(&db_path).unwrap();
+        assert_eq!(store.meta("embedding_text").unwrap().as_deref(), Some("1"));
+        // What an index of another text version looks like: another recorded version,
+        // other chunk hashes, vectors keyed by them.
+        store
+            .conn()
+            .execute_batch(
+                "UPDATE meta SET value = '0' WHERE key = 'embedding_text';
+                 UPDATE chunks SET content_hash = 'v0-' || content_hash;
+                 UPDATE vector_keys SET content_hash = 'v0-' || content_hash;",
+            )
+            .unwrap();
+        assert!(store.has_vectors_of("test:vocab").unwrap());
+    }
+    let mut store = Store::open(&db_path).unwrap();
+    // Opening it recomputed the hashes, dropped every vector and recorded this version:
+    // search has no vector leg until the next pass.
+    assert_eq!(
+        chunk_hashes(&store),
+        vec![
+            crate::store::chunk_content_hash("", "alpha"),
+            crate::store::chunk_content_hash("B", "alpha beta"),
+        ]
+    );
+    assert_eq!(store.vector_model().unwrap(), None);
+    assert!(!store.has_vectors_of("test:vocab").unwrap());
+    assert_eq!(store.vector_status().unwrap().vectors, 0);
+    assert_eq!(store.meta("embedding_text").unwrap().as_deref(), Some("1"));
+    // The next pass embeds every chunk and document again, reusing nothing.
+    let summary = embed_all(&mut store, &e);
+    assert_eq!(
+        (
+            summary.embedded,
+            summary.documents_embedded,
+            summary.reused,
+            summary.recreated
+        ),
+        (2, 2, 0, true)
+    );
+    assert_eq!(store.vector_status().unwrap().embedded_chunks, 2);
+    drop(store);
+    // Once at this version, opening writes nothing and keeps the vectors.
+    let store = Store::open(&db_path).unwrap();
+    assert_eq!(store.conn().total_changes(), 0);
+    assert!(store.has_vectors_of("test:vocab").unwrap());
+}
+
+#[test]
+fn an_index_without_a_recorded_text_version_is_version_1_and_keeps_its_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &e);
+    {
+        let store = Store::open(&db_path).unwrap();
+        // A folio that did not record the version wrote this index.
+        store
+            .conn()
+            .execute("DELETE FROM meta WHERE key = 'embedding_text'", [])
+            .unwrap();
+    }
+    let mut store = Store::open(&db_path).unwrap();
+    assert_eq!(store.meta("embedding_text").unwrap().as_deref(), Some("1"));
+    assert!(store.has_vectors_of("test:vocab").unwrap());
+    let summary = embed_all(&mut store, &e);
+    assert_eq!(
+        (summary.embedded, summary.documents_embedded, summary.reused),
+        (0, 0, 2)
+    );
+}
