@@ -559,19 +559,7 @@ mod tests {
     /// after every edit the incremental parse equals a whole-document parse.
     #[test]
     fn random_edits_of_real_files_match_a_full_parse() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
-        let mut files = Vec::new();
-        for dir in ["k8s-community/communication", "k8s-community", "rust-book"] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.extension().is_some_and(|e| e == "md") {
-                    files.push(std::fs::read_to_string(&path).unwrap());
-                }
-            }
-        }
+        let files = fixture_texts(&["k8s-community/communication", "k8s-community", "rust-book"]);
         assert!(files.len() >= 5, "fixture files found: {}", files.len());
         let mut rng = Rng(0x1ce_b00c_f00d);
         let mut stats = Stats::default();
@@ -638,19 +626,12 @@ mod tests {
         assert!(stats.partial * 5 >= stats.full, "{stats:?}");
     }
 
-    /// The texts of the fixture files the random-edit tests use.
-    fn fixture_texts() -> Vec<String> {
+    /// The texts of the Markdown files in these folders of `tests/fixtures`, sorted.
+    fn fixture_texts(dirs: &[&str]) -> Vec<String> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         let mut files = Vec::new();
-        for dir in [
-            "k8s-community/communication",
-            "k8s-community",
-            "rust-book",
-            "every-link",
-        ] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-                continue;
-            };
+        for dir in dirs {
+            let entries = std::fs::read_dir(root.join(dir)).expect("a fixture folder");
             for entry in entries.flatten() {
                 let path = entry.path();
                 if path.extension().is_some_and(|e| e == "md") {
@@ -728,7 +709,12 @@ mod tests {
         ];
         let mut rng = Rng(0xdead_beef_cafe);
         let (mut updated, mut refused) = (0, 0);
-        for text in fixture_texts() {
+        for text in fixture_texts(&[
+            "k8s-community/communication",
+            "k8s-community",
+            "rust-book",
+            "every-link",
+        ]) {
             if text.len() > crate::parse::segmented::SEGMENT_BYTES {
                 continue;
             }
