@@ -73,7 +73,6 @@ where
 /// server is dropped before returning, which removes its live-bridge sockets.
 pub fn run_stdio() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
-    folio_core::heap::use_one_arena();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
