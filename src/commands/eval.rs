@@ -70,7 +70,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     // Enough chunks to fill the top `max_k` documents even when documents repeat.
     let chunk_limit = (max_k * 5).max(50);
     let documents = store.documents()?;
-    let run = |text: &str, limit: usize| -> Result<folio_core::search::pipeline::PipelineResults> {
+    let search_at = |text: &str,
+                     limit: usize|
+     -> Result<folio_core::search::pipeline::PipelineResults> {
         let query = SearchQuery {
             limit,
             ..SearchQuery::new(text)
@@ -91,10 +93,10 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         Ok(res)
     };
     let mut search = |text: &str| -> Result<eval::SearchOutcome> {
-        let ranked = run(text, chunk_limit)?;
+        let ranked = search_at(text, chunk_limit)?;
         // `low_confidence` is judged on the hits returned, so it is taken from a search
         // with kb_search's default limit: the flag a user or an agent would see.
-        let flagged = run(text, folio_core::search::DEFAULT_LIMIT)?;
+        let flagged = search_at(text, folio_core::search::DEFAULT_LIMIT)?;
         Ok(eval::SearchOutcome {
             low_confidence: flagged.low_confidence,
             paths: ranked.results.into_iter().map(|h| h.hit.path).collect(),

@@ -37,6 +37,13 @@ pub struct QueryOutcome {
     pub low_confidence: bool,
 }
 
+impl QueryOutcome {
+    /// True for a query nothing answers (`expected: []`, group `none`).
+    pub fn unanswerable(&self) -> bool {
+        self.expected.is_empty()
+    }
+}
+
 /// Averages over one group of queries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupMetrics {
@@ -218,7 +225,7 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
     let (right, wrong): (Vec<&QueryOutcome>, Vec<&QueryOutcome>) = report
         .queries
         .iter()
-        .filter(|q| q.group != "none")
+        .filter(|q| !q.unanswerable())
         .partition(|q| q.first_rank == Some(1));
     let flagged = |qs: &[&QueryOutcome]| qs.iter().filter(|q| q.low_confidence).count();
     let _ = write!(

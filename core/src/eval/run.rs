@@ -109,14 +109,14 @@ pub fn run_eval<E>(
             of.iter().copied().filter(|o| o.group == group).collect()
         };
         let answerable: Vec<&QueryOutcome> =
-            of.iter().copied().filter(|o| o.group != "none").collect();
+            of.iter().copied().filter(|o| !o.unanswerable()).collect();
         TagMetrics {
             single: average(&pick("single"), &names),
             multi: average(&pick("multi"), &names),
             all: average(&answerable, &names),
         }
     };
-    let none: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.group == "none").collect();
+    let none: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.unanswerable()).collect();
     let unanswerable = Unanswerable {
         queries: none.len(),
         low_confidence: none.iter().filter(|o| o.low_confidence).count(),
