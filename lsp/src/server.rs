@@ -9,8 +9,6 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{Debouncer, RecommendedCache};
 use serde_json::json;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
@@ -38,7 +36,7 @@ pub struct Options {
 /// (when the client cannot watch files for us) a `notify` watcher.
 pub struct Backend {
     pub(crate) shared: ServerState,
-    pub(crate) watcher: Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>,
+    pub(crate) watcher: crate::watcher::Watcher,
     endpoints: Arc<Mutex<Endpoints>>,
     /// The workspace folders named in `initialize`, loaded in `initialized` (where the
     /// client can be shown progress).
@@ -69,7 +67,7 @@ impl Backend {
             .unwrap_or_else(folio_core::bridge::base_dir);
         Backend {
             shared,
-            watcher: Mutex::new(None),
+            watcher: Arc::new(Mutex::new(None)),
             endpoints: Arc::new(Mutex::new(Endpoints::new(base))),
             pending: Mutex::new(Vec::new()),
             embeddings: Mutex::new(std::collections::HashMap::new()),
@@ -85,7 +83,15 @@ impl Backend {
     /// loader: the messages after `initialized` wait for the whole model (changes still
     /// apply in the order received), except `workspace/symbol`, which answers from the
     /// outlines meanwhile ([`crate::startup`]). The parse and what follows it run on.
-    async fn initial_scan(&self, folders: Vec<PathBuf>) {
+    ///
+    /// With `own_watch`, the server's `notify` watcher starts now and watches the folders
+    /// once they are loaded; what changed since their read then applies
+    /// ([`crate::watcher`]).
+    async fn initial_scan(&self, folders: Vec<PathBuf>, own_watch: bool) {
+        if own_watch {
+            // Also when there is no folder yet: folders added later are watched as they come.
+            self.start_watcher();
+        }
         if folders.is_empty() {
             return;
         }
@@ -101,6 +107,7 @@ impl Backend {
         // client before the load, not with its `end`).
         let (outlined_tx, outlined) = tokio::sync::oneshot::channel::<()>();
         let shared = self.shared.clone();
+        let to_watch = folders.clone();
         let load = tokio::task::spawn_blocking(move || {
             let _ready = ReadyOnDrop(&shared);
             let mut session = shared.lock();
@@ -139,8 +146,10 @@ impl Backend {
         // Err: the loader failed before the outlines; it holds nothing then.
         let _ = outlined.await;
         let (shared, endpoints) = (self.shared.clone(), Arc::clone(&self.endpoints));
+        let watcher = Arc::clone(&self.watcher);
         tokio::spawn(async move {
             let loaded = load.await.unwrap_or_default();
+            crate::watcher::watch_and_catch_up(watcher, shared.clone(), to_watch).await;
             let mut empty = Vec::new();
             for (folder, n) in loaded {
                 if n == 0 {
@@ -294,9 +303,10 @@ impl LanguageServer for Backend {
         let dynamic = self.shared.lock().flags.watched_files_dynamic;
         let folders =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
-        // Watching starts before the walk, so a change made while the folders are read
-        // or parsed is not missed: its event waits for the session and applies after.
-        let start_watcher = || self.start_watcher(&folders);
+        // The client watches from its registration on, before the walk, so a change made
+        // while the folders are read or parsed waits for the session and applies after.
+        // The server's own watch starts after the load ([`crate::watcher`]).
+        let mut own_watch = !dynamic;
         if dynamic {
             let options = DidChangeWatchedFilesRegistrationOptions {
                 watchers: vec![FileSystemWatcher {
@@ -314,19 +324,17 @@ impl LanguageServer for Backend {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::warn!("client refused to watch files ({e}); using notify");
-                    start_watcher();
+                    own_watch = true;
                 }
                 Err(_) => {
                     tracing::warn!(
                         "client did not answer the file-watch registration; using notify"
                     );
-                    start_watcher();
+                    own_watch = true;
                 }
             }
-        } else {
-            start_watcher();
         }
-        self.initial_scan(folders).await;
+        self.initial_scan(folders, own_watch).await;
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -451,19 +459,12 @@ impl LanguageServer for Backend {
                 .collect())
         });
         self.sync_endpoints();
-        if let Some(debouncer) = self
-            .watcher
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_mut()
-        {
-            for (folder, _) in &added {
-                if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
-                    tracing::warn!("cannot watch {}: {e}", folder.display());
-                }
-            }
-        }
         self.shared.publish(result).await;
+        if !added.is_empty() {
+            let folders = added.iter().map(|(f, _)| f.clone()).collect();
+            let watcher = Arc::clone(&self.watcher);
+            crate::watcher::watch_and_catch_up(watcher, self.shared.clone(), folders).await;
+        }
         for (folder, empty) in added {
             if empty {
                 self.shared

@@ -1,22 +1,30 @@
 //! The `notify` watcher over every root, for clients that cannot watch files for the
 //! server (`workspace/didChangeWatchedFiles` without dynamic registration).
+//!
+//! It starts once the folders are read, not before: `notify` reports every open of a
+//! watched file, so a watch live during the read turns each of the server's own reads
+//! into an event (38,000 of them on a large root). What changed between a folder's read
+//! and the watch is found by comparing stamps instead ([`catch_up`]).
 
 use std::path::PathBuf;
-use std::sync::PoisonError;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use notify_debouncer_full::notify::RecursiveMode;
-use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+
+use folio_core::workspace::DiskState;
 
 use crate::server::Backend;
+use crate::state::ServerState;
 
 /// How long the file watcher waits for more events before reporting a batch.
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
 impl Backend {
-    /// Starts the `notify` watcher over `folders` (the workspace folders of `initialize`,
-    /// for clients that cannot watch files). Folders added later are watched as they come.
-    pub(crate) fn start_watcher(&self, folders: &[PathBuf]) {
+    /// Starts the `notify` watcher, over no folder yet (for clients that cannot watch
+    /// files): [`watch_and_catch_up`] adds them once they are read.
+    pub(crate) fn start_watcher(&self) {
         let shared = self.shared.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
         let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
@@ -35,23 +43,88 @@ impl Backend {
                 let _ = tx.send(paths);
             }
         });
-        let mut debouncer = match debouncer {
+        let debouncer = match debouncer {
             Ok(d) => d,
             Err(e) => {
                 tracing::warn!("cannot start the file watcher: {e}");
                 return;
             }
         };
-        for folder in folders {
-            if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
-                tracing::warn!("cannot watch {}: {e}", folder.display());
-            }
-        }
         tokio::spawn(async move {
             while let Some(paths) = rx.recv().await {
                 shared.files_changed(paths).await;
             }
         });
         *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
+    }
+}
+
+/// The server's own `notify` watcher, when it runs: shared with the task that adds the
+/// folders once they are read.
+pub(crate) type Watcher = Arc<Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>>;
+
+/// Watches `folders` (recursively, off the async threads: `notify` walks every folder to
+/// watch it) when the server's own watcher runs, then applies what changed since they
+/// were read ([`catch_up`]). Does nothing when the client watches files.
+pub(crate) async fn watch_and_catch_up(
+    watcher: Watcher,
+    shared: ServerState,
+    folders: Vec<PathBuf>,
+) {
+    let watched = tokio::task::spawn_blocking(move || {
+        let mut watcher = watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(debouncer) = watcher.as_mut() else {
+            return false;
+        };
+        for folder in &folders {
+            if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
+                tracing::warn!("cannot watch {}: {e}", folder.display());
+            }
+        }
+        true
+    })
+    .await
+    .unwrap_or(false);
+    if watched {
+        catch_up(shared).await;
+    }
+}
+
+/// Brings every root (but the folders of lone files) up to date with the disk once the
+/// watch over it is live: the changes made between its read and the watch
+/// ([`folio_core::host::Model::drift`]) apply as watched-file events and publish their
+/// diagnostics. The walk and the stamps (one `lstat` per Markdown file) are taken
+/// without the session's lock; only the comparison holds it.
+pub(crate) async fn catch_up(shared: ServerState) {
+    let state = shared.clone();
+    let events = tokio::task::spawn_blocking(move || {
+        let roots: Vec<_> = {
+            let session = state.lock();
+            session
+                .roots
+                .iter()
+                .filter(|r| !r.single_file)
+                .map(|r| (r.folder.clone(), r.model.config().clone()))
+                .collect()
+        };
+        let disks: Vec<_> = roots
+            .into_iter()
+            .filter_map(|(folder, config)| Some((DiskState::read(&folder, &config).ok()?, folder)))
+            .collect();
+        let session = state.lock();
+        let mut events: Vec<(PathBuf, bool)> = Vec::new();
+        for (disk, folder) in disks {
+            if let Some(root) = session.roots.iter().find(|r| r.folder == folder) {
+                let drift = root.model.drift(&disk);
+                events.extend(drift.into_iter().map(|(p, e)| (folder.join(p), e)));
+            }
+        }
+        events
+    })
+    .await
+    .unwrap_or_default();
+    if !events.is_empty() {
+        tracing::info!("{} files changed while the folders loaded", events.len());
+        shared.files_changed(events).await;
     }
 }

@@ -16,7 +16,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use crate::config::{Config, WikiStyle};
 use crate::document::{Document, EditError, TextEdit};
@@ -25,21 +24,17 @@ use crate::parse::incremental::{IncrementalParser, update_destinations};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 use crate::workspace::{
-    DocEntry, LoadReport, Origin, Preread, SkipReason, Workspace, WorkspaceError, is_markdown,
-    read_markdown_lossy_in, scan,
+    DiskState, DocEntry, FileStamp, LoadReport, Origin, Preread, SkipReason, Workspace,
+    WorkspaceError, is_markdown, read_markdown_stamped_in,
 };
 
-/// A file's size and modification time, to notice changes without reading it.
-type Stamp = (u64, Option<SystemTime>);
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()))
-}
-
-/// A Markdown file as read from disk: its text, the text's hash and, when the model had
-/// another text for it, its parse; or why it is not read as a document.
-type ReadFile = Result<(String, u64, Option<Parsed>), SkipReason>;
+/// A Markdown file as read from disk: its stamp when the read began, and its text, the
+/// text's hash and, when the model had another text for it, its parse; or why it is not
+/// read as a document.
+type ReadFile = (
+    Option<FileStamp>,
+    Result<(String, u64, Option<Parsed>), SkipReason>,
+);
 
 /// What links into a document can name: headings (slug, text, custom id), anchor ids,
 /// block ids and the title.
@@ -72,8 +67,9 @@ pub struct Model {
     /// Documents open in an editor: the parser that re-parses only the blocks an edit
     /// touched.
     parsers: HashMap<String, IncrementalParser>,
-    /// Size and modification time of the documents read from disk.
-    stamps: HashMap<String, Stamp>,
+    /// Size and modification time of the Markdown files read from disk, taken when each
+    /// read began.
+    stamps: HashMap<String, FileStamp>,
     /// The other files and folders as the last walk found them.
     others: Vec<String>,
 }
@@ -98,10 +94,13 @@ impl Model {
                 graph.update(path, &parsed);
             }
         }
+        // Taken when each read began, not now: a file changed since is then noticed by
+        // the next comparison with the disk ([`Model::drift`]).
         let stamps = scanned
             .markdown
             .iter()
-            .filter_map(|p| Some((p.clone(), stamp(&root.join(p))?)))
+            .zip(&pre.stamps)
+            .filter_map(|(p, s)| Some((p.clone(), (*s)?)))
             .collect();
         let model = Model {
             ws,
@@ -285,10 +284,11 @@ impl Model {
     /// is gone when there is none.
     pub fn close_document(&mut self, path: &str) -> BTreeSet<String> {
         self.parsers.remove(path);
-        let abs = self.root().join(path);
-        match read_markdown_lossy_in(self.root(), path, self.config().index.max_file_size) {
+        let (stamp, read) =
+            read_markdown_stamped_in(self.root(), path, self.config().index.max_file_size);
+        match read {
             Ok((text, _)) => {
-                if let Some(s) = stamp(&abs) {
+                if let Some(s) = stamp {
                     self.stamps.insert(path.to_string(), s);
                 }
                 self.set_document(path, Document::new(&text, 0), Origin::Disk)
@@ -340,13 +340,14 @@ impl Model {
             if root.join(path).is_dir() {
                 return None;
             }
-            let read = read_markdown_lossy_in(root, path, cap).map(|(text, _)| {
+            let (stamp, read) = read_markdown_stamped_in(root, path, cap);
+            let read = read.map(|(text, _)| {
                 let hash = hash_bytes(text.as_bytes());
                 let known = self.ws.get(path).is_some_and(|e| e.source_hash == hash);
                 let parsed = (!known).then(|| self.reparse(path, &text));
                 (text, hash, parsed)
             });
-            Some(read)
+            Some((stamp, read))
         });
         paths
             .into_iter()
@@ -385,14 +386,19 @@ impl Model {
             return affected;
         }
         if is_markdown(path) && exists {
-            let read = match ready.remove(path) {
+            let (stamp, read) = match ready.remove(path) {
                 Some(read) => read,
                 None => {
-                    read_markdown_lossy_in(self.root(), path, self.config().index.max_file_size)
-                        .map(|(text, _)| {
-                            let hash = hash_bytes(text.as_bytes());
-                            (text, hash, None)
-                        })
+                    let (stamp, read) = read_markdown_stamped_in(
+                        self.root(),
+                        path,
+                        self.config().index.max_file_size,
+                    );
+                    let read = read.map(|(text, _)| {
+                        let hash = hash_bytes(text.as_bytes());
+                        (text, hash, None)
+                    });
+                    (stamp, read)
                 }
             };
             match read {
@@ -408,7 +414,7 @@ impl Model {
                             Origin::Disk,
                         ));
                     }
-                    if let Some(s) = stamp(&abs) {
+                    if let Some(s) = stamp {
                         self.stamps.insert(path.to_string(), s);
                     }
                 }
@@ -416,6 +422,10 @@ impl Model {
                     tracing::info!("skipped {path}: {reason}");
                     affected.extend(self.remove_document(path));
                     self.ws.add_other(path);
+                    // Skipped as it is now: read again only when it changes.
+                    if let Some(s) = stamp {
+                        self.stamps.insert(path.to_string(), s);
+                    }
                 }
             }
             self.add_parent_folders(path);
@@ -455,15 +465,16 @@ impl Model {
 
     /// Brings the model up to date with the disk without watching it: walks the root
     /// again (no file is read), re-reads the documents whose size or modification time
-    /// changed, drops the ones that are gone, and reloads everything when the set of other
-    /// files and folders changed (links to them resolve differently). Documents open in an
-    /// editor keep their buffer.
+    /// changed, drops the ones that are gone ([`Model::drift`], applied as
+    /// [`Model::file_events`]), and reloads everything when the set of other files and
+    /// folders changed (links to them resolve differently). Documents open in an editor
+    /// keep their buffer.
     ///
     /// Errors: the root is gone.
     pub fn refresh_from_disk(&mut self) -> Result<(), WorkspaceError> {
         let root = self.root().to_path_buf();
-        let scanned = scan(&root, self.config())?;
-        if self.others != scanned.other {
+        let disk = DiskState::read(&root, self.config())?;
+        if self.others != disk.scan.other {
             let (fresh, _) = Model::load(&root, self.config().clone())?;
             let open: Vec<(String, Document)> = self
                 .parsers
@@ -476,43 +487,56 @@ impl Model {
             }
             return Ok(());
         }
-        let cap = self.config().index.max_file_size;
-        let mut seen = std::collections::HashSet::new();
-        for path in &scanned.markdown {
-            seen.insert(path.as_str());
-            if self.parsers.contains_key(path) {
-                continue;
-            }
-            let abs = root.join(path);
-            let now = stamp(&abs);
-            if now.is_some() && self.stamps.get(path) == now.as_ref() {
-                continue;
-            }
-            match read_markdown_lossy_in(&root, path, cap) {
-                Ok((text, _)) => {
-                    self.set_document(path, Document::new(&text, 0), Origin::Disk);
-                    if let Some(s) = now {
-                        self.stamps.insert(path.clone(), s);
-                    }
-                }
-                Err(_) => {
-                    // Now too large, binary or unreadable: it still exists, as a file.
-                    self.remove_document(path);
-                    self.ws.add_other(path);
-                }
-            }
-        }
-        // Every document the walk no longer finds, whether or not its stamp is known.
-        let vanished: Vec<String> = self
-            .ws
-            .document_paths()
-            .filter(|p| !seen.contains(p) && !self.parsers.contains_key(*p))
-            .map(str::to_string)
-            .collect();
-        for path in vanished {
-            self.remove_document(&path);
-        }
+        let events = self.drift(&disk);
+        self.file_events(&events);
         Ok(())
+    }
+
+    /// The file events (`(path, exists)`, as [`Model::file_events`] takes them) that
+    /// bring the model to `disk`, a walk of its root taken after the model read it:
+    /// each Markdown file whose stamp differs from the one taken when the model read it
+    /// (or that it never read), each document no longer there, and each other file or
+    /// folder added or gone since the model's walk. Documents open in an editor are left
+    /// out: their buffer is the text.
+    ///
+    /// A front end that starts watching only after the load (so that its own reads do
+    /// not come back as events) applies these once the watch is live: a change made
+    /// between the read and the watch is then not lost.
+    pub fn drift(&self, disk: &DiskState) -> Vec<(String, bool)> {
+        let mut events = Vec::new();
+        for (path, now) in disk.scan.markdown.iter().zip(&disk.stamps) {
+            let known = self.stamps.get(path);
+            if self.parsers.contains_key(path) || (now.is_some() && known == now.as_ref()) {
+                continue;
+            }
+            events.push((path.clone(), now.is_some()));
+        }
+        let found: std::collections::HashSet<&str> =
+            disk.scan.markdown.iter().map(String::as_str).collect();
+        events.extend(
+            self.ws
+                .document_paths()
+                .filter(|p| !found.contains(p) && !self.parsers.contains_key(*p))
+                .map(|p| (p.to_string(), false)),
+        );
+        let before: std::collections::HashSet<&str> =
+            self.others.iter().map(String::as_str).collect();
+        let now: std::collections::HashSet<&str> =
+            disk.scan.other.iter().map(String::as_str).collect();
+        events.extend(
+            disk.scan
+                .other
+                .iter()
+                .filter(|p| !before.contains(p.as_str()))
+                .map(|p| (p.clone(), true)),
+        );
+        events.extend(
+            self.others
+                .iter()
+                .filter(|p| !now.contains(p.as_str()))
+                .map(|p| (p.clone(), false)),
+        );
+        events
     }
 
     /// Forgets what is known of `path` on disk, so the next [`Model::refresh_from_disk`]
@@ -717,5 +741,112 @@ mod tests {
             .collect();
         assert_eq!(codes.len(), 1, "{codes:?}");
         assert!(codes[0].contains("nowhere"), "{codes:?}");
+    }
+
+    /// Sets a file's modification time `secs` seconds after the epoch, so a rewrite of the
+    /// same size within the file system's clock tick still counts as a change.
+    fn touch(root: &Path, path: &str, secs: u64) {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(root.join(path))
+            .unwrap();
+        file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .unwrap();
+    }
+
+    /// A file changed after the read but before the model was built from it (while a
+    /// front end parses, before its watch is live) is in the drift: the stamps are the
+    /// ones taken when the read began, not after the parse.
+    #[test]
+    fn a_change_between_the_read_and_the_model_is_in_the_drift() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "# A\n");
+        write(root, "b.md", "[a](a.md#a)\n");
+        touch(root, "a.md", 1_000_000);
+        touch(root, "b.md", 1_000_000);
+        let pre = Preread::read(root, &Config::default()).unwrap();
+        // Same size, another time: only the stamp tells.
+        write(root, "a.md", "# Z\n");
+        touch(root, "a.md", 2_000_000);
+        let (mut model, _) = Model::from_preread(root, Config::default(), &pre);
+        assert_eq!(
+            model.workspace().get("a.md").unwrap().parsed.headings[0].text,
+            "A"
+        );
+
+        let disk = DiskState::read(root, model.config()).unwrap();
+        let events = model.drift(&disk);
+        assert_eq!(events, [("a.md".to_string(), true)]);
+        let affected = model.file_events(&events);
+        assert_eq!(
+            affected.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["a.md", "b.md"]
+        );
+        let (fresh, _) = Model::load(root, Config::default()).unwrap();
+        assert_eq!(state(&model), state(&fresh));
+        // Applied, the model has nothing left to catch up on.
+        let disk = DiskState::read(root, model.config()).unwrap();
+        assert_eq!(model.drift(&disk), []);
+    }
+
+    /// The drift names every kind of change since the read: a document changed, created
+    /// and deleted, another file and a folder created and deleted; an open document is
+    /// left alone. Applied, it gives the model a fresh load gives.
+    #[test]
+    fn the_drift_names_every_change_and_brings_the_model_to_a_fresh_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "# A\n\n[pic](old.png) [b](b.md)\n");
+        write(root, "b.md", "# B\n");
+        write(root, "open.md", "# Open\n");
+        write(root, "old.png", "png");
+        std::fs::create_dir(root.join("gone")).unwrap();
+        let (mut model, _) = Model::load(root, Config::default()).unwrap();
+        model.open_document("open.md", "# Buffer\n", 3);
+
+        write(root, "a.md", "# A\n\n[pic](new.png) [c](c.md) [b](b.md)\n");
+        std::fs::remove_file(root.join("b.md")).unwrap();
+        write(root, "c.md", "# C\n");
+        write(root, "open.md", "# Disk\n");
+        std::fs::remove_file(root.join("old.png")).unwrap();
+        write(root, "new.png", "png");
+        std::fs::remove_dir(root.join("gone")).unwrap();
+        std::fs::create_dir(root.join("docs")).unwrap();
+
+        let mut events = model.drift(&DiskState::read(root, model.config()).unwrap());
+        events.sort();
+        let expected: Vec<(String, bool)> = [
+            ("a.md", true),
+            ("b.md", false),
+            ("c.md", true),
+            ("docs", true),
+            ("gone", false),
+            ("new.png", true),
+            ("old.png", false),
+        ]
+        .iter()
+        .map(|(p, e)| (p.to_string(), *e))
+        .collect();
+        assert_eq!(events, expected);
+        model.file_events(&events);
+        assert_eq!(
+            model.workspace().get("open.md").unwrap().doc.text(),
+            "# Buffer\n"
+        );
+        model.close_document("open.md");
+        let (fresh, _) = Model::load(root, Config::default()).unwrap();
+        assert_eq!(state(&model), state(&fresh));
+        assert_eq!(model.graph(), fresh.graph());
+        for path in ["a.md", "c.md", "open.md"] {
+            assert_eq!(
+                crate::links::diagnostics(model.workspace(), path),
+                crate::links::diagnostics(fresh.workspace(), path),
+                "{path}"
+            );
+        }
+        assert!(model.workspace().contains_other_path("new.png"));
+        assert!(!model.workspace().contains_other_path("old.png"));
+        assert!(!model.workspace().contains_other_path("gone"));
     }
 }

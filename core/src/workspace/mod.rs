@@ -12,6 +12,7 @@ pub mod path_policy;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 pub use crate::config::Config;
 
@@ -300,8 +301,31 @@ pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, Ski
     markdown_text(read_bytes_in(root, path, cap)?, cap)
 }
 
+/// A file's size in bytes and modification time, to notice a change without reading it.
+pub type FileStamp = (u64, Option<SystemTime>);
+
+/// The [`FileStamp`] of the file at `path` (not following a symbolic link at the end);
+/// `None` when it cannot be read.
+pub fn file_stamp(path: &Path) -> Option<FileStamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()))
+}
+
 /// The bytes of the file at KB-relative `path`, read as [`read_markdown_in`] reads them.
 fn read_bytes_in(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, SkipReason> {
+    read_bytes_stamped_in(root, path, cap, &mut None)
+}
+
+/// [`read_bytes_in`], which also sets `stamp` to the open file's [`FileStamp`], taken
+/// before its bytes are read: a change made during or after the read leaves the file
+/// with another stamp, so it is noticed. `stamp` stays `None` when the file could not
+/// be opened.
+fn read_bytes_stamped_in(
+    root: &Path,
+    path: &str,
+    cap: u64,
+    stamp: &mut Option<FileStamp>,
+) -> Result<Vec<u8>, SkipReason> {
     use std::io::Read;
     let unreadable = |e: std::io::Error| SkipReason::Unreadable {
         message: e.to_string(),
@@ -320,7 +344,9 @@ fn read_bytes_in(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, SkipReaso
             unreadable(e)
         }
     })?;
-    let size = file.metadata().map_err(unreadable)?.len();
+    let meta = file.metadata().map_err(unreadable)?;
+    let size = meta.len();
+    *stamp = Some((size, meta.modified().ok()));
     if size > cap {
         return Err(SkipReason::TooLarge { size, cap });
     }
@@ -341,8 +367,26 @@ pub fn read_markdown_lossy_in(
     path: &str,
     cap: u64,
 ) -> Result<(String, Option<usize>), SkipReason> {
-    let (text, invalid_at) = decode(read_bytes_in(root, path, cap)?, cap)?;
-    checked_nesting(text).map(|text| (text, invalid_at))
+    read_markdown_stamped_in(root, path, cap).1
+}
+
+/// [`read_markdown_lossy_in`] with the file's [`FileStamp`] as it was when the read
+/// began (`None` when the file could not be opened), for a model that later compares
+/// stamps to find what changed since ([`DiskState`]).
+pub fn read_markdown_stamped_in(
+    root: &Path,
+    path: &str,
+    cap: u64,
+) -> (
+    Option<FileStamp>,
+    Result<(String, Option<usize>), SkipReason>,
+) {
+    let mut stamp = None;
+    let read = read_bytes_stamped_in(root, path, cap, &mut stamp).and_then(|bytes| {
+        let (text, invalid_at) = decode(bytes, cap)?;
+        checked_nesting(text).map(|text| (text, invalid_at))
+    });
+    (stamp, read)
 }
 
 /// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
@@ -393,6 +437,9 @@ pub struct Preread {
     /// For each of `scan.markdown`, in order: the text and the byte offset of its first
     /// invalid UTF-8 sequence ([`read_markdown_lossy_in`]), or why it was skipped.
     pub texts: Vec<Result<(String, Option<usize>), SkipReason>>,
+    /// For each of `scan.markdown`, in order: its [`FileStamp`] when the read began
+    /// (`None` when it could not be opened).
+    pub stamps: Vec<Option<FileStamp>>,
 }
 
 impl Preread {
@@ -402,8 +449,39 @@ impl Preread {
     pub fn read(root: &Path, config: &Config) -> Result<Preread, WorkspaceError> {
         let scan = scan(root, config)?;
         let cap = config.index.max_file_size;
-        let texts = parallel_map(&scan.markdown, |rel| read_markdown_lossy_in(root, rel, cap));
-        Ok(Preread { scan, texts })
+        let (stamps, texts) = parallel_map(&scan.markdown, |rel| {
+            read_markdown_stamped_in(root, rel, cap)
+        })
+        .into_iter()
+        .unzip();
+        Ok(Preread {
+            scan,
+            texts,
+            stamps,
+        })
+    }
+}
+
+/// A root as it is on disk, walked without reading any file: its [`Scan`] and the
+/// [`FileStamp`] of each Markdown file. A model compares it with the stamps it took when
+/// it read the files to find what changed since, without watching.
+#[derive(Debug)]
+pub struct DiskState {
+    /// The walk.
+    pub scan: Scan,
+    /// For each of `scan.markdown`, in order: its stamp now (`None`: gone or unreadable).
+    pub stamps: Vec<Option<FileStamp>>,
+}
+
+impl DiskState {
+    /// Walks `root` and takes the stamp of every Markdown file (in parallel, one
+    /// `lstat` each).
+    ///
+    /// Errors: the root is missing.
+    pub fn read(root: &Path, config: &Config) -> Result<DiskState, WorkspaceError> {
+        let scan = scan(root, config)?;
+        let stamps = parallel_map(&scan.markdown, |rel| file_stamp(&root.join(rel)));
+        Ok(DiskState { scan, stamps })
     }
 }
 

@@ -74,3 +74,65 @@ async fn watched_files_update_dependents(enc: Enc) {
             .any(|(m, _)| m == "client/registerCapability")
     );
 }
+
+/// A file changed while the folders load — after the server read it, before its own
+/// `notify` watch is live (the client cannot watch files) — is not lost: once the watch
+/// is live, the server compares the files' stamps with those taken at the read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_while_the_folders_load_is_not_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    // Enough documents that the parse outlasts the write below.
+    let mut files: Vec<(String, String)> = (0..400)
+        .map(|i| {
+            let text = format!(
+                "# Note {i}\n\n## Part {i}\n\nText [next](../n/{:03}.md).\n",
+                i + 1
+            );
+            (format!("n/{i:03}.md"), text)
+        })
+        .collect();
+    files.push(("a.md".into(), "# A\n\n[b](b.md#new-part)\n".into()));
+    files.push(("b.md".into(), "# B\n\n## Old part\n".into()));
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    common::write_files(dir.path(), &borrowed);
+    let folders =
+        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let mut c = Client::start_loading(
+        dir,
+        Enc::Utf16,
+        json!({}),
+        folders,
+        folio_lsp::Options {
+            no_embeddings: true,
+            ..folio_lsp::Options::default()
+        },
+    )
+    .await;
+    // Answered from the outlines of the texts as read: the read is over.
+    let early = c
+        .call("workspace/symbol", json!({"query": "Old part"}))
+        .await;
+    assert_eq!(early.as_array().unwrap().len(), 1, "{early}");
+    common::write_files(c.dir.path(), &[("b.md", "# B\n\n## New part\n")]);
+    c.open("a.md").await;
+    let mut codes = Vec::new();
+    for _ in 0..20 {
+        let d = tokio::time::timeout(std::time::Duration::from_secs(10), c.diagnostics("a.md"))
+            .await
+            .expect("a.md's diagnostics are published again once b.md's change applies");
+        codes = summarize(&d).into_iter().map(|d| d.0).collect::<Vec<_>>();
+        if codes.is_empty() {
+            break;
+        }
+        assert_eq!(codes, ["missing-heading"]);
+    }
+    assert_eq!(codes, Vec::<String>::new());
+    let symbols = c
+        .call("workspace/symbol", json!({"query": "New part"}))
+        .await;
+    assert_eq!(symbols.as_array().unwrap().len(), 1, "{symbols}");
+}
