@@ -301,6 +301,10 @@ pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, Ski
     markdown_text(read_bytes_in(root, path, cap)?, cap)
 }
 
+/// A Markdown file read as [`read_markdown_lossy_in`] reads it: its text and the byte
+/// offset of its first invalid UTF-8 sequence, or why it was skipped.
+pub type LossyRead = Result<(String, Option<usize>), SkipReason>;
+
 /// A file's size in bytes and modification time, to notice a change without reading it.
 pub type FileStamp = (u64, Option<SystemTime>);
 
@@ -377,10 +381,7 @@ pub fn read_markdown_stamped_in(
     root: &Path,
     path: &str,
     cap: u64,
-) -> (
-    Option<FileStamp>,
-    Result<(String, Option<usize>), SkipReason>,
-) {
+) -> (Option<FileStamp>, LossyRead) {
     let mut stamp = None;
     let read = read_bytes_stamped_in(root, path, cap, &mut stamp).and_then(|bytes| {
         let (text, invalid_at) = decode(bytes, cap)?;
@@ -436,7 +437,7 @@ pub struct Preread {
     pub scan: Scan,
     /// For each of `scan.markdown`, in order: the text and the byte offset of its first
     /// invalid UTF-8 sequence ([`read_markdown_lossy_in`]), or why it was skipped.
-    pub texts: Vec<Result<(String, Option<usize>), SkipReason>>,
+    pub texts: Vec<LossyRead>,
     /// For each of `scan.markdown`, in order: its [`FileStamp`] when the read began
     /// (`None` when it could not be opened).
     pub stamps: Vec<Option<FileStamp>>,
