@@ -307,8 +307,11 @@ impl Session {
         if let Some(i) = self.workspace_root(&folder) {
             return Ok(i);
         }
-        let (model, report) = Model::from_preread(&folder, config, &texts);
+        let (mut model, report) = Model::from_preread(&folder, config, &texts);
         drop(texts);
+        // Closed documents keep their headings and links, not every block element: a
+        // quarter of the heap on a docs site; a request that needs them parses again.
+        model.keep_closed_as_outlines();
         for skipped in &report.skipped {
             tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
         }
@@ -464,7 +467,11 @@ impl Session {
                 effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
             tracing::info!("single-file mode in {}", folder.display());
             self.roots.push(Root {
-                model: Model::single_folder(&folder, config),
+                model: {
+                    let mut model = Model::single_folder(&folder, config);
+                    model.keep_closed_as_outlines();
+                    model
+                },
                 folder,
                 file_config: Config::default(),
                 single_file: true,

@@ -72,6 +72,8 @@ pub struct Model {
     stamps: HashMap<String, FileStamp>,
     /// The other files and folders as the last walk found them.
     others: Vec<String>,
+    /// Keep the documents read from disk as outlines ([`Model::keep_closed_as_outlines`]).
+    outlines: bool,
 }
 
 impl Model {
@@ -108,6 +110,7 @@ impl Model {
             parsers: HashMap::new(),
             stamps,
             others: scanned.other.clone(),
+            outlines: false,
         };
         (model, report)
     }
@@ -130,6 +133,7 @@ impl Model {
             parsers: HashMap::new(),
             stamps: HashMap::new(),
             others: Vec::new(),
+            outlines: false,
         }
     }
 
@@ -164,6 +168,17 @@ impl Model {
         self.parsers.get(path).map(|p| p.stats)
     }
 
+    /// From now on, keeps the parse of every document read from disk (not open in an
+    /// editor) as an outline: its headings and links, without the other block elements
+    /// ([`crate::parse::Parsed::keep_outline`]); opening a document parses it whole.
+    /// For a language server, which holds every document but reads those elements only
+    /// for open ones; callers that need them for a closed document use
+    /// [`DocEntry::full_parsed`].
+    pub fn keep_closed_as_outlines(&mut self) {
+        self.outlines = true;
+        self.ws.keep_disk_documents_as_outlines();
+    }
+
     /// True when the document is open in an editor (its text is the buffer's).
     pub fn is_open(&self, path: &str) -> bool {
         self.parsers.contains_key(path)
@@ -182,9 +197,12 @@ impl Model {
         path: &str,
         mut text: Document,
         source: &str,
-        parsed: Parsed,
+        mut parsed: Parsed,
         origin: Origin,
     ) -> BTreeSet<String> {
+        if self.outlines && origin == Origin::Disk {
+            parsed.keep_outline();
+        }
         if let Some(lines) = &parsed.lines {
             text.share_lines(lines);
         }
@@ -481,7 +499,11 @@ impl Model {
                 .keys()
                 .filter_map(|p| Some((p.clone(), self.ws.get(p)?.doc.clone())))
                 .collect();
+            let outlines = self.outlines;
             *self = fresh;
+            if outlines {
+                self.keep_closed_as_outlines();
+            }
             for (path, doc) in open {
                 self.open_document(&path, &doc.text(), doc.version());
             }
@@ -848,5 +870,93 @@ mod tests {
         assert!(model.workspace().contains_other_path("new.png"));
         assert!(!model.workspace().contains_other_path("old.png"));
         assert!(!model.workspace().contains_other_path("gone"));
+    }
+
+    /// Closed documents kept as outlines give every document the same diagnostics as
+    /// whole parses, on the fixture vaults; an opened document is parsed whole, and
+    /// closing it (or a change on disk) makes it an outline again.
+    #[test]
+    fn outlines_of_closed_documents_give_the_same_diagnostics() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        for name in [
+            "every-link",
+            "foam-docs",
+            "k8s-community",
+            "rust-book",
+            "vscode-kb",
+            "kb-eval",
+        ] {
+            let root = fixtures.join(name);
+            let (full, _) = Model::load(&root, Config::default()).unwrap();
+            let (mut outlined, _) = Model::load(&root, Config::default()).unwrap();
+            outlined.keep_closed_as_outlines();
+            let paths: Vec<String> = full
+                .workspace()
+                .document_paths()
+                .map(str::to_string)
+                .collect();
+            assert!(paths.len() >= 2, "{name}");
+            let (mut kept, mut all) = (0, 0);
+            for path in &paths {
+                let (f, o) = (
+                    full.workspace().get(path).unwrap(),
+                    outlined.workspace().get(path).unwrap(),
+                );
+                assert!(o.parsed.outline_only && !f.parsed.outline_only, "{path}");
+                assert!(o.full_parsed().same_content(&f.parsed), "{path}");
+                (kept, all) = (
+                    kept + o.parsed.elements.len(),
+                    all + f.parsed.elements.len(),
+                );
+                assert_eq!(
+                    crate::links::diagnostics(outlined.workspace(), path),
+                    crate::links::diagnostics(full.workspace(), path),
+                    "{name}/{path}"
+                );
+            }
+            assert!(kept * 2 < all, "{name}: {kept} of {all} elements kept");
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "# A\n\n- one\n- [b](b.md)\n");
+        let (mut model, _) = Model::load(root, Config::default()).unwrap();
+        model.keep_closed_as_outlines();
+        let kinds = |m: &Model| -> Vec<crate::parse::ElementKind> {
+            let e = m.workspace().get("a.md").unwrap();
+            e.parsed.elements.iter().map(|e| e.kind).collect()
+        };
+        use crate::parse::ElementKind::{Document as Doc, Heading, ListItem, Paragraph};
+        // A tight list's items hold no paragraph element.
+        assert_eq!(kinds(&model), [Heading]);
+        model.open_document("a.md", "# A\n\n- one\n- [b](b.md)\n", 1);
+        assert_eq!(kinds(&model), [Doc, Heading, ListItem, ListItem]);
+        model.close_document("a.md");
+        assert_eq!(kinds(&model), [Heading]);
+        write(root, "a.md", "# A\n\n[b](b.md)\n");
+        model.file_event("a.md", true);
+        assert_eq!(kinds(&model), [Heading, Paragraph]);
+    }
+
+    /// The table-of-contents marker `[[toc]]` is not a broken link when it is a paragraph
+    /// of its own, also in a closed document kept as an outline; inside a sentence it is.
+    #[test]
+    fn an_outline_keeps_the_table_of_contents_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "b.md",
+            "# B\n\n[[toc]]\n\n## Part\n\nSee [[toc]] here.\n",
+        );
+        let (mut model, _) = Model::load(root, Config::default()).unwrap();
+        let whole = crate::links::diagnostics(model.workspace(), "b.md");
+        model.keep_closed_as_outlines();
+        let outlined = crate::links::diagnostics(model.workspace(), "b.md");
+        assert_eq!(outlined, whole);
+        let ranges: Vec<std::ops::Range<usize>> =
+            outlined.iter().map(|d| d.range.clone()).collect();
+        // Only the one in the sentence, on its target `toc`.
+        assert_eq!(ranges, [29..32]);
     }
 }

@@ -371,3 +371,50 @@ fn logical_addresses_read_compare_and_print_as_their_text() {
     assert!(set.contains("1.2.p3") && set.contains(long_text));
     assert!(std::mem::size_of::<Logical>() <= std::mem::size_of::<String>());
 }
+
+/// An outline keeps the headings (with their sections) and the paragraphs that are one
+/// link, in order, with the heading and parent indices following them.
+#[test]
+fn an_outline_keeps_headings_and_one_link_paragraphs() {
+    let text = "---\ntitle: T\n---\n# Top\n\nIntro [x](a.md).\n\n[[toc]]\n\n## Sub\n\n- item\n- [[b]]\n\n```\ncode\n```\n\n> ## Quoted\n\n# Next\n\n[c](c.md)\n";
+    let full = parse(text);
+    let mut outline = full.clone();
+    outline.keep_outline();
+    assert!(outline.outline_only && !full.outline_only);
+    let kinds: Vec<(ElementKind, &str)> = outline
+        .elements
+        .iter()
+        .map(|e| (e.kind, &text[e.range.clone()]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (ElementKind::Heading, "# Top"),
+            (ElementKind::Paragraph, "[[toc]]"),
+            (ElementKind::Heading, "## Sub"),
+            (ElementKind::Heading, "# Next"),
+            (ElementKind::Paragraph, "[c](c.md)"),
+        ]
+    );
+    let parents: Vec<Option<usize>> = outline.elements.iter().map(|e| e.parent).collect();
+    assert_eq!(parents, [None, Some(0), Some(0), None, Some(3)]);
+    // Each heading's element holds the same section as in the full parse; the quoted
+    // heading has none in either.
+    let sections = |p: &Parsed| -> Vec<Option<std::ops::Range<usize>>> {
+        p.headings
+            .iter()
+            .map(|h| h.element.map(|i| p.elements[i].subtree.clone()))
+            .collect()
+    };
+    assert_eq!(sections(&outline), sections(&full));
+    assert_eq!(sections(&full)[2], None);
+    assert_eq!(outline.links, full.links);
+    assert_eq!(outline.headings.len(), full.headings.len());
+    // Twice is once.
+    let again = {
+        let mut o = outline.clone();
+        o.keep_outline();
+        o
+    };
+    assert!(again.same_content(&outline));
+}

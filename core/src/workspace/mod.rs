@@ -509,6 +509,18 @@ pub struct DocEntry {
 }
 
 impl DocEntry {
+    /// The parse with every block element: [`DocEntry::parsed`] itself, or a new parse of
+    /// the text when the entry is kept as an outline ([`Parsed::keep_outline`]). For
+    /// what reads the elements a closed document's outline drops (folding, code blocks,
+    /// list items, pointers).
+    pub fn full_parsed(&self) -> Arc<Parsed> {
+        if self.parsed.outline_only {
+            Arc::new(parse(&self.doc.text()))
+        } else {
+            Arc::clone(&self.parsed)
+        }
+    }
+
     /// Parses `text` into a new entry; its compact [`Document`] shares the parse's line index.
     pub fn new(text: &str, version: i32, origin: Origin) -> DocEntry {
         let parsed = parse(text);
@@ -741,6 +753,16 @@ impl Workspace {
     /// The parse of the document at `path`.
     pub fn parsed(&self, path: &str) -> Option<Arc<Parsed>> {
         self.docs.get(path).map(|e| Arc::clone(&e.parsed))
+    }
+
+    /// Keeps the parse of every document read from disk as an outline
+    /// ([`Parsed::keep_outline`]); documents from an editor keep theirs whole.
+    pub fn keep_disk_documents_as_outlines(&mut self) {
+        for entry in self.docs.values_mut() {
+            if entry.origin == Origin::Disk && !entry.parsed.outline_only {
+                Arc::make_mut(&mut entry.parsed).keep_outline();
+            }
+        }
     }
 
     /// True when `path` is a Markdown document of the workspace.

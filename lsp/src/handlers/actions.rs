@@ -170,7 +170,7 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
     }
     let kind = toc_kind();
     if admitted(params.context.only.as_deref(), &kind)
-        && let Some(toc) = toc_edit(&entry.doc.text(), &entry.parsed)
+        && let Some(toc) = toc_edit(&entry.doc.text(), &entry.full_parsed())
         && let Some(uri) = s.uri(doc.root, &doc.path)
     {
         let edit = TextEdit {

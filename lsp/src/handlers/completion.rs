@@ -169,9 +169,12 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
             }
             (at(open + 2)..c.offset, items)
         } else if let Some(hash) = typed_tag(&prefix) {
-            let Some(tags) =
-                folio_core::tags::suggestions(ws, &c.entry.parsed, c.offset, &prefix[hash + 1..])
-            else {
+            let Some(tags) = folio_core::tags::suggestions(
+                ws,
+                &c.entry.full_parsed(),
+                c.offset,
+                &prefix[hash + 1..],
+            ) else {
                 return Ok(None);
             };
             let items = tags

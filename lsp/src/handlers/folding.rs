@@ -18,7 +18,8 @@ pub fn folding_range(
     let Some(entry) = s.entry(&doc) else {
         return Ok(None);
     };
-    let parsed = &entry.parsed;
+    // Every block element, also of a closed document kept as an outline.
+    let parsed = entry.full_parsed();
     let mut out = Vec::new();
     for el in &parsed.elements {
         let (bytes, kind) = match el.kind {
