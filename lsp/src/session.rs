@@ -307,11 +307,10 @@ impl Session {
         if let Some(i) = self.workspace_root(&folder) {
             return Ok(i);
         }
-        let (mut model, report) = Model::from_preread(&folder, config, &texts);
-        drop(texts);
         // Closed documents keep their headings and links, not every block element: a
         // quarter of the heap on a docs site; a request that needs them parses again.
-        model.keep_closed_as_outlines();
+        let (model, report) = Model::from_preread(&folder, config, &texts, true);
+        drop(texts);
         for skipped in &report.skipped {
             tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
         }

@@ -523,7 +523,11 @@ impl DocEntry {
 
     /// Parses `text` into a new entry; its compact [`Document`] shares the parse's line index.
     pub fn new(text: &str, version: i32, origin: Origin) -> DocEntry {
-        let parsed = parse(text);
+        DocEntry::with_parse(text, parse(text), version, origin)
+    }
+
+    /// An entry of `text` with its parse `parsed` (made from `text`).
+    pub fn with_parse(text: &str, parsed: Parsed, version: i32, origin: Origin) -> DocEntry {
         let mut doc = Document::new(text, version);
         if let Some(lines) = &parsed.lines {
             doc.share_lines(lines);
@@ -632,16 +636,33 @@ impl Workspace {
     /// Errors: the root is missing, or `folio.toml` is invalid. Unreadable files are skipped and reported.
     pub fn load(root: &Path, config: Config) -> Result<(Workspace, LoadReport), WorkspaceError> {
         let pre = Preread::read(root, &config)?;
-        Ok(Workspace::from_preread(root, config, &pre))
+        Ok(Workspace::from_preread(root, config, &pre, false))
     }
 
     /// Parses the texts of `pre` (in parallel) into a workspace: the second half of
-    /// [`Workspace::load`].
-    pub fn from_preread(root: &Path, config: Config, pre: &Preread) -> (Workspace, LoadReport) {
+    /// [`Workspace::load`]. With `outlines`, each parse is kept as an outline
+    /// ([`Parsed::keep_outline`]) as soon as it is made, so the elements it drops never
+    /// accumulate (dropped after the whole load, they leave the heap in pieces that
+    /// cannot be handed back).
+    pub fn from_preread(
+        root: &Path,
+        config: Config,
+        pre: &Preread,
+        outlines: bool,
+    ) -> (Workspace, LoadReport) {
         let entries = parallel_map(&pre.texts, |result| {
             result
                 .as_ref()
-                .map(|(text, invalid_at)| (DocEntry::new(text, 0, Origin::Disk), *invalid_at))
+                .map(|(text, invalid_at)| {
+                    let mut parsed = parse(text);
+                    if outlines {
+                        parsed.keep_outline();
+                    }
+                    (
+                        DocEntry::with_parse(text, parsed, 0, Origin::Disk),
+                        *invalid_at,
+                    )
+                })
                 .map_err(SkipReason::clone)
         });
         let mut ws = Workspace::new(root.to_path_buf(), config);
