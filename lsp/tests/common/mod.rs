@@ -145,6 +145,38 @@ impl Client {
         client
     }
 
+    /// Writes 400 linked notes under `n/` and `files` into a fresh folder, starts a
+    /// server on it (UTF-16, no file watching by the client, no embeddings) and returns
+    /// right after `initialized` is sent: enough documents that the load is still going
+    /// on when the test's next message arrives.
+    pub async fn start_loading_many(files: &[(&str, &str)]) -> Client {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let notes: Vec<(String, String)> = (0..400)
+            .map(|i| {
+                (
+                    format!("n/{i:03}.md"),
+                    format!(
+                        "# Note {i}\n\n## Part {i} ☕\n\nText [next](../n/{:03}.md).\n",
+                        i + 1
+                    ),
+                )
+            })
+            .collect();
+        let mut all: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        all.extend_from_slice(files);
+        write_files(dir.path(), &all);
+        let folders = json!([{"uri": uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+        let options = folio_lsp::Options {
+            no_embeddings: true,
+            ..folio_lsp::Options::default()
+        };
+        Client::start_loading(dir, Enc::Utf16, json!({}), folders, options).await
+    }
+
     /// Like [`Client::start_opts`], returning right after `initialized` is sent, while
     /// the server loads the folders.
     pub async fn start_loading(

@@ -188,37 +188,7 @@ fn outline_answers_equal_the_loaded_answers() {
 /// whole answer, the same as once they are loaded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workspace_symbol_during_the_load_is_complete() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    let mut files: Vec<(String, String)> = (0..400)
-        .map(|i| {
-            (
-                format!("n/{i:03}.md"),
-                format!(
-                    "# Note {i}\n\n## Part {i} ☕\n\nText [next](../n/{:03}.md).\n",
-                    i + 1
-                ),
-            )
-        })
-        .collect();
-    files.extend(OUTLINED.iter().map(|(p, t)| (p.to_string(), t.to_string())));
-    let borrowed: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    write_files(dir.path(), &borrowed);
-    let folders = json!([{"uri": uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let mut c = Client::start_loading(
-        dir,
-        Enc::Utf16,
-        json!({}),
-        folders,
-        folio_lsp::Options {
-            no_embeddings: true,
-            ..folio_lsp::Options::default()
-        },
-    )
-    .await;
+    let mut c = Client::start_loading_many(OUTLINED).await;
     let early = c
         .call("workspace/symbol", json!({"query": "install"}))
         .await;

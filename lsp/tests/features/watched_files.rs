@@ -80,37 +80,10 @@ async fn watched_files_update_dependents(enc: Enc) {
 /// is live, the server compares the files' stamps with those taken at the read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_while_the_folders_load_is_not_lost() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    // Enough documents that the parse outlasts the write below.
-    let mut files: Vec<(String, String)> = (0..400)
-        .map(|i| {
-            let text = format!(
-                "# Note {i}\n\n## Part {i}\n\nText [next](../n/{:03}.md).\n",
-                i + 1
-            );
-            (format!("n/{i:03}.md"), text)
-        })
-        .collect();
-    files.push(("a.md".into(), "# A\n\n[b](b.md#new-part)\n".into()));
-    files.push(("b.md".into(), "# B\n\n## Old part\n".into()));
-    let borrowed: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    common::write_files(dir.path(), &borrowed);
-    let folders =
-        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let mut c = Client::start_loading(
-        dir,
-        Enc::Utf16,
-        json!({}),
-        folders,
-        folio_lsp::Options {
-            no_embeddings: true,
-            ..folio_lsp::Options::default()
-        },
-    )
+    let mut c = Client::start_loading_many(&[
+        ("a.md", "# A\n\n[b](b.md#new-part)\n"),
+        ("b.md", "# B\n\n## Old part\n"),
+    ])
     .await;
     // Answered from the outlines of the texts as read: the read is over.
     let early = c
