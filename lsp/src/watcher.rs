@@ -1,10 +1,11 @@
 //! The `notify` watcher over every root, for clients that cannot watch files for the
 //! server (`workspace/didChangeWatchedFiles` without dynamic registration).
 //!
-//! It starts once the folders are read, not before: `notify` reports every open of a
-//! watched file, so a watch live during the read turns each of the server's own reads
-//! into an event (38,000 of them on a large root). What changed between a folder's read
-//! and the watch is found by comparing stamps instead ([`catch_up`]).
+//! It watches a folder once the folder is loaded, not before the walk: `notify` reports
+//! every open of a watched file, so a watch live during the read turns each of the
+//! server's own reads into an event (38,000 of them on a large root). What changed
+//! between a folder's read and the watch is found by comparing stamps instead
+//! ([`catch_up`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
