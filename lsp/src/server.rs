@@ -90,7 +90,7 @@ impl Backend {
     async fn initial_scan(&self, folders: Vec<PathBuf>, own_watch: bool) {
         if own_watch {
             // Also when there is no folder yet: folders added later are watched as they come.
-            self.start_watcher();
+            crate::watcher::start(&self.watcher, self.shared.clone());
         }
         if folders.is_empty() {
             return;

@@ -16,48 +16,45 @@ use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, ne
 
 use folio_core::workspace::DiskState;
 
-use crate::server::Backend;
 use crate::state::ServerState;
 
 /// How long the file watcher waits for more events before reporting a batch.
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
-impl Backend {
-    /// Starts the `notify` watcher, over no folder yet (for clients that cannot watch
-    /// files): [`watch_and_catch_up`] adds them once they are read.
-    pub(crate) fn start_watcher(&self) {
-        let shared = self.shared.clone();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
-        let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
-            let Ok(events) = result else { return };
-            let mut paths: Vec<(PathBuf, bool)> = Vec::new();
-            // Reads (open, close after reading) change nothing; the server's own walk
-            // would otherwise report every file it reads.
-            for event in events.iter().filter(|e| !e.kind.is_access()) {
-                for path in &event.paths {
-                    if !paths.iter().any(|(p, _)| p == path) {
-                        paths.push((path.clone(), path.exists()));
-                    }
+/// Starts the server's `notify` watcher into `watcher`, over no folder yet (for clients
+/// that cannot watch files): [`watch_and_catch_up`] adds each folder once it is loaded.
+/// Its events apply to `shared` as watched-file events.
+pub(crate) fn start(watcher: &Watcher, shared: ServerState) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
+    let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
+        let Ok(events) = result else { return };
+        let mut paths: Vec<(PathBuf, bool)> = Vec::new();
+        // Reads (open, close after reading) change nothing; the server's own walk
+        // would otherwise report every file it reads.
+        for event in events.iter().filter(|e| !e.kind.is_access()) {
+            for path in &event.paths {
+                if !paths.iter().any(|(p, _)| p == path) {
+                    paths.push((path.clone(), path.exists()));
                 }
             }
-            if !paths.is_empty() {
-                let _ = tx.send(paths);
-            }
-        });
-        let debouncer = match debouncer {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!("cannot start the file watcher: {e}");
-                return;
-            }
-        };
-        tokio::spawn(async move {
-            while let Some(paths) = rx.recv().await {
-                shared.files_changed(paths).await;
-            }
-        });
-        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
-    }
+        }
+        if !paths.is_empty() {
+            let _ = tx.send(paths);
+        }
+    });
+    let debouncer = match debouncer {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!("cannot start the file watcher: {e}");
+            return;
+        }
+    };
+    tokio::spawn(async move {
+        while let Some(paths) = rx.recv().await {
+            shared.files_changed(paths).await;
+        }
+    });
+    *watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
 }
 
 /// The server's own `notify` watcher, when it runs: shared with the task that adds the
