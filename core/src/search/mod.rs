@@ -167,7 +167,7 @@ impl Store {
                 terms.len()
             )));
         }
-        let Some(match_expr) = query::fts_match_expr(&terms) else {
+        let Some(match_expr) = query::fts_match_expr(&terms, self.lexical()) else {
             return Ok((
                 SearchResults {
                     results: Vec::new(),
@@ -242,7 +242,7 @@ impl Store {
                 )?;
                 for term in &included {
                     let n: i64 =
-                        stmt.query_row(rusqlite::params![term.fts_expr(), best], |row| row.get(0))?;
+                        stmt.query_row(rusqlite::params![term.fts_expr(self.lexical()), best], |row| row.get(0))?;
                     if n > 0 {
                         n_matched += 1;
                     }

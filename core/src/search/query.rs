@@ -9,9 +9,16 @@
 //! as FTS5 syntax (`NEAR(`, `:`, `*`, `(`, `AND`) or cause a syntax error.
 //! A term without any letter or digit is dropped.
 //! An unquoted term with a CJK run longer than [`CJK_PHRASE_MAX_CHARS`] (a Japanese
-//! sentence, say) matches any of its bigrams rather than the whole phrase.
+//! sentence, say) matches any of its pieces (words or bigrams) rather than the whole
+//! phrase.
+//!
+//! CJK text goes through the index's analyser ([`Lexical`], the transform the index was
+//! written with): with [`Lexical::Words`], a term with kana becomes its Japanese words
+//! (particles and auxiliaries left out), and a Han-only term, which may be Chinese or
+//! Japanese, matches its words or its bigrams.
 
 use crate::store::cjk::{cjk_bigrams, is_cjk};
+use crate::store::lexical::{Lexical, has_kana, runs};
 
 /// One term of a parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,25 +34,43 @@ pub struct QueryTerm {
 }
 
 impl QueryTerm {
-    /// The FTS5 expression matching this term: a quoted phrase of the term's
-    /// (CJK-bigram-transformed) text, or a prefix query for a prefix term and
-    /// for a term that is a single CJK character.
-    pub fn fts_expr(&self) -> String {
+    /// The FTS5 expression matching this term in an index written by `lexical`: a
+    /// quoted phrase of the term's transformed text ([`Lexical::fts_text`]), or a
+    /// prefix query for a prefix term and for a term that is a single CJK character.
+    /// With [`Lexical::Words`], a Han-only term is its words' phrase OR its bigrams'
+    /// phrase (when they differ); a term whose words are all dropped (a lone particle)
+    /// keeps its bigrams.
+    pub fn fts_expr(&self, lexical: &Lexical) -> String {
         if !self.quoted
             && !self.prefix
             && !self.excluded
-            && let Some(parts) = split_long_cjk(&self.text)
+            && let Some(parts) = split_long_cjk(&self.text, lexical)
         {
             return format!("({})", parts.join(" OR "));
         }
-        let transformed = cjk_bigrams(&self.text);
-        let quoted = format!("\"{}\"", transformed.replace('"', "\"\""));
         let mut chars = self.text.chars();
         let single_cjk = matches!((chars.next(), chars.next()), (Some(c), None) if is_cjk(c));
-        if self.prefix || single_cjk {
-            format!("{quoted} *")
+        let phrase = |text: &str| {
+            let quoted = format!("\"{}\"", text.replace('"', "\"\""));
+            if self.prefix || single_cjk {
+                format!("{quoted} *")
+            } else {
+                quoted
+            }
+        };
+        let bigrams = cjk_bigrams(&self.text);
+        if matches!(lexical, Lexical::Bigrams) || single_cjk {
+            return phrase(&bigrams);
+        }
+        let kana = has_kana(&self.text);
+        let words = lexical.fts_text(&self.text, true);
+        if words.trim().is_empty() || (kana && words == bigrams) {
+            return phrase(&bigrams);
+        }
+        if kana || words == bigrams {
+            phrase(&words)
         } else {
-            quoted
+            format!("({} OR {})", phrase(&words), phrase(&bigrams))
         }
     }
 }
@@ -71,10 +96,11 @@ pub const CJK_PHRASE_MAX_CHARS: usize = 4;
 /// rest of a very long run is left out.
 pub const CJK_MAX_PIECES: usize = 64;
 
-/// The pieces of a term holding a CJK run longer than [`CJK_PHRASE_MAX_CHARS`]: each
-/// bigram of every CJK run (a one-character run as a prefix query) and each other run
-/// with a letter or digit as a phrase, deduplicated, at most [`CJK_MAX_PIECES`];
-/// `None` for a term without such a run.
+/// The pieces of a term holding a CJK run longer than [`CJK_PHRASE_MAX_CHARS`]: the
+/// tokens of every CJK run (its bigrams, a one-character run as a prefix query; with
+/// [`Lexical::Words`], the words of a term with kana, and the words then the bigrams of
+/// a Han-only term) and each other run with a letter or digit as a phrase,
+/// deduplicated, at most [`CJK_MAX_PIECES`]; `None` for a term without such a run.
 ///
 /// Japanese and Chinese write a sentence without spaces, so a question like
 /// `本番に出した変更を前のバージョンへ戻したい` is one term; as a phrase it only finds
@@ -82,15 +108,8 @@ pub const CJK_MAX_PIECES: usize = 64;
 /// the most (and rarest) of them first — the way a space-separated English query
 /// already works. A short run (a word such as `仕組み`) stays a phrase, and quoting a
 /// term keeps it verbatim.
-fn split_long_cjk(text: &str) -> Option<Vec<String>> {
-    let mut runs: Vec<(bool, String)> = Vec::new();
-    for c in text.chars() {
-        let cjk = is_cjk(c);
-        match runs.last_mut() {
-            Some((kind, run)) if *kind == cjk => run.push(c),
-            _ => runs.push((cjk, c.to_string())),
-        }
-    }
+fn split_long_cjk(text: &str, lexical: &Lexical) -> Option<Vec<String>> {
+    let runs = runs(text);
     let longest = runs
         .iter()
         .filter(|(cjk, _)| *cjk)
@@ -105,8 +124,20 @@ fn split_long_cjk(text: &str) -> Option<Vec<String>> {
             parts.push(p);
         }
     };
+    let kana = has_kana(text);
+    let words_only = kana && matches!(lexical, Lexical::Words(_));
     for (cjk, run) in &runs {
         if *cjk {
+            let words = lexical.run_tokens(run, true);
+            let bigrams = cjk_bigrams(run);
+            if words != bigrams {
+                for word in words.split_whitespace() {
+                    push(format!("\"{word}\""));
+                }
+                if words_only {
+                    continue;
+                }
+            }
             let chars: Vec<char> = run.chars().collect();
             if chars.len() == 1 {
                 push(format!("\"{}\" *", chars[0]));
@@ -179,13 +210,14 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     terms
 }
 
-/// Builds the FTS5 `MATCH` expression for `terms`, or `None` when no term is
-/// included (an empty query, or one made only of exclusions, matches nothing).
-pub fn fts_match_expr(terms: &[QueryTerm]) -> Option<String> {
+/// Builds the FTS5 `MATCH` expression for `terms` in an index written by `lexical`, or
+/// `None` when no term is included (an empty query, or one made only of exclusions,
+/// matches nothing).
+pub fn fts_match_expr(terms: &[QueryTerm], lexical: &Lexical) -> Option<String> {
     let included: Vec<String> = terms
         .iter()
         .filter(|t| !t.excluded)
-        .map(QueryTerm::fts_expr)
+        .map(|t| t.fts_expr(lexical))
         .collect();
     if included.is_empty() {
         return None;
@@ -193,7 +225,7 @@ pub fn fts_match_expr(terms: &[QueryTerm]) -> Option<String> {
     let mut expr = format!("({})", included.join(" OR "));
     for term in terms.iter().filter(|t| t.excluded) {
         expr.push_str(" NOT ");
-        expr.push_str(&term.fts_expr());
+        expr.push_str(&term.fts_expr(lexical));
     }
     Some(expr)
 }
@@ -203,7 +235,7 @@ mod tests {
     use super::*;
 
     fn expr(input: &str) -> Option<String> {
-        fts_match_expr(&parse_query(input))
+        fts_match_expr(&parse_query(input), &Lexical::Bigrams)
     }
 
     #[test]

@@ -230,7 +230,10 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     tx.execute_batch("SAVEPOINT migrate")?;
                     let rows = if from == 4 {
                         tx.execute_batch(MIGRATE_4_TO_5)?;
-                        super::fill_fts(&tx)?
+                        // Bigrams, as every version-4 index was written; the index records
+                        // no analyser, so `fts_analyser::ensure_lexical` writes it again when
+                        // the store's analyser is another.
+                        super::fill_fts(&tx, &super::Lexical::Bigrams)?
                     } else {
                         0
                     };
