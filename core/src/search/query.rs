@@ -124,20 +124,20 @@ fn split_long_cjk(text: &str, lexical: &Lexical) -> Option<Vec<String>> {
             parts.push(p);
         }
     };
-    let kana = has_kana(text);
-    let words_only = kana && matches!(lexical, Lexical::Words(_));
+    if matches!(lexical, Lexical::Words(_)) {
+        // The term's words (and the other runs, as FTS5 will split them), then, for a
+        // Han-only term, the bigrams below too.
+        for piece in lexical.fts_text(text, true).split_whitespace() {
+            if piece.chars().any(char::is_alphanumeric) {
+                push(format!("\"{}\"", piece.replace('"', "\"\"")));
+            }
+        }
+        if has_kana(text) {
+            return Some(parts);
+        }
+    }
     for (cjk, run) in &runs {
         if *cjk {
-            let words = lexical.run_tokens(run, true);
-            let bigrams = cjk_bigrams(run);
-            if words != bigrams {
-                for word in words.split_whitespace() {
-                    push(format!("\"{word}\""));
-                }
-                if words_only {
-                    continue;
-                }
-            }
             let chars: Vec<char> = run.chars().collect();
             if chars.len() == 1 {
                 push(format!("\"{}\" *", chars[0]));
@@ -236,6 +236,49 @@ mod tests {
 
     fn expr(input: &str) -> Option<String> {
         fts_match_expr(&parse_query(input), &Lexical::Bigrams)
+    }
+
+    #[test]
+    fn expressions_with_japanese_words() {
+        let lexical = Lexical::Words(crate::store::japanese::installed_for_tests());
+        let expr = |input: &str| fts_match_expr(&parse_query(input), &lexical);
+        let cases: &[(&str, &str)] = &[
+            // A long term with kana: any of its words (particles and auxiliaries left out).
+            (
+                "本番に出した変更を戻したい",
+                r#"(("本番" OR "出し" OR "変更" OR "戻し"))"#,
+            ),
+            (
+                "v2の設定を戻したい",
+                r#"(("v2" OR "設定" OR "戻し"))"#,
+            ),
+            // A short term with kana: the phrase of its words.
+            ("仕組み", r#"("仕組み")"#),
+            ("使い方", r#"("使い方")"#),
+            // Han only: its words or its bigrams (Chinese is indexed as bigrams).
+            ("名前解決", r#"(("名前 解決" OR "名前 前解 解決"))"#),
+            ("検索", r#"("検索")"#),
+            (
+                "名前解決の一時保存",
+                r#"(("名前" OR "解決" OR "一時" OR "保存"))"#,
+            ),
+            // IPADIC cuts Chinese into its own words, single characters here; the
+            // bigrams that a Chinese (kana-less) page is indexed with follow.
+            (
+                "中文分词技术",
+                r#"(("中" OR "文" OR "分" OR "词技" OR "术" OR "中文" OR "文分" OR "分词" OR "技术"))"#,
+            ),
+            // One character: a prefix; a term of particles only keeps its bigrams.
+            ("寺", r#"("寺" *)"#),
+            ("には", r#"("には")"#),
+            // Quoted, excluded and prefix terms are phrases of words.
+            (r#""本番に戻したい""#, r#"("本番 戻し")"#),
+            ("x -本番に戻したい", r#"("x") NOT "本番 戻し""#),
+            ("한국어", r#"("한국 국어")"#),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(expr(input).as_deref(), Some(*expected), "input {input:?}");
+        }
     }
 
     #[test]

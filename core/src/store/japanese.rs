@@ -11,6 +11,7 @@
 //! (IPADIC's first part-of-speech level).
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -189,8 +190,28 @@ impl JapaneseDictionary {
             .as_ref()
     }
 
-    /// The words of `run` (Japanese text, normally one run of Han and Kana characters)
-    /// in order, without [`DROPPED_POS`]; `None` when the dictionary failed to load.
+    /// The tokens of `text` (Japanese, possibly with other characters: the words
+    /// around a run give it context) in order: each token's byte range in `text` and
+    /// whether it is kept (its part of speech is not one of [`DROPPED_POS`]); `None`
+    /// when the dictionary failed to load. Spaces, Latin words and punctuation are
+    /// tokens too (IPADIC's unknown-word categories).
+    pub fn tokens(&self, text: &str) -> Option<Vec<(Range<usize>, bool)>> {
+        let tokenizer = self.tokenizer()?;
+        let mut worker = tokenizer.new_worker();
+        worker.reset_sentence(text);
+        worker.tokenize();
+        Some(
+            worker
+                .token_iter()
+                .map(|t| {
+                    let pos = t.feature().split(',').next().unwrap_or("");
+                    (t.range_byte(), !DROPPED_POS.contains(&pos))
+                })
+                .collect(),
+        )
+    }
+
+    /// The kept words of `text` ([`JapaneseDictionary::tokens`]) as strings.
     ///
     /// ```no_run
     /// # use folio_core::store::japanese::JapaneseDictionary;
@@ -200,19 +221,12 @@ impl JapaneseDictionary {
     ///     ["ファイル", "削除", "する"]
     /// );
     /// ```
-    pub fn words(&self, run: &str) -> Option<Vec<String>> {
-        let tokenizer = self.tokenizer()?;
-        let mut worker = tokenizer.new_worker();
-        worker.reset_sentence(run);
-        worker.tokenize();
+    pub fn words(&self, text: &str) -> Option<Vec<String>> {
         Some(
-            worker
-                .token_iter()
-                .filter(|t| {
-                    let pos = t.feature().split(',').next().unwrap_or("");
-                    !DROPPED_POS.contains(&pos)
-                })
-                .map(|t| t.surface().to_owned())
+            self.tokens(text)?
+                .into_iter()
+                .filter(|(_, kept)| *kept)
+                .map(|(range, _)| text[range].to_owned())
                 .collect(),
         )
     }

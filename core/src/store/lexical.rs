@@ -105,6 +105,15 @@ impl Lexical {
         }
     }
 
+    /// [`Lexical::Words`] with the dictionary of `dir` when it holds one (not read until
+    /// needed), else [`Lexical::Bigrams`]: the fallback when no dictionary is installed.
+    pub fn with_dictionary_in(dir: &std::path::Path) -> Lexical {
+        match JapaneseDictionary::in_dir(dir) {
+            Some(dict) => Lexical::Words(Arc::new(dict)),
+            None => Lexical::Bigrams,
+        }
+    }
+
     /// The name recorded in the index: [`BIGRAMS_ID`] or [`WORDS_ID`].
     pub fn id(&self) -> &'static str {
         match self {
@@ -113,25 +122,18 @@ impl Lexical {
         }
     }
 
-    /// The tokens of one CJK run (no other characters), space-separated: its words
-    /// when this is [`Lexical::Words`], `japanese` is true and the run has no Hangul
-    /// (empty when every word is dropped), else its bigrams. A dictionary that failed
-    /// to load gives bigrams.
-    pub fn run_tokens<'a>(&self, run: &'a str, japanese: bool) -> Cow<'a, str> {
-        if let Lexical::Words(dict) = self
-            && japanese
-            && !run.chars().any(is_hangul)
-            && let Some(words) = dict.words(run)
-        {
-            return Cow::Owned(words.join(" "));
-        }
-        cjk_bigrams(run)
-    }
-
-    /// `text` with every CJK run replaced by [`Lexical::run_tokens`], separated by a
-    /// space from the characters next to it; `japanese` says whether the text is
-    /// Japanese (normally [`has_kana`] of the text, or of the chunk it belongs to).
-    /// Text without CJK is returned unchanged and unallocated.
+    /// `text` with every CJK run replaced by space-separated tokens, each separated by a
+    /// space from the characters next to it; text without CJK is returned unchanged and
+    /// unallocated. `japanese` says whether the text is Japanese (normally
+    /// [`has_kana`] of the text, or of the chunk it belongs to).
+    ///
+    /// - [`Lexical::Bigrams`], or text that is not Japanese: [`cjk_bigrams`].
+    /// - [`Lexical::Words`] and Japanese text: the whole text is segmented
+    ///   ([`JapaneseDictionary::tokens`]; the Latin words and punctuation around a run
+    ///   decide how it starts, as in `tarでアーカイブを` where で is a particle); a token
+    ///   of Han and Kana is kept as a word or dropped by its part of speech, a token with
+    ///   Hangul becomes bigrams, and everything else is copied as it is (FTS5 splits it
+    ///   as before). A dictionary that failed to load gives bigrams.
     ///
     /// ```
     /// # use folio_core::store::lexical::Lexical;
@@ -141,27 +143,39 @@ impl Lexical {
         if !text.chars().any(is_cjk) {
             return Cow::Borrowed(text);
         }
-        if matches!(self, Lexical::Bigrams) || !japanese {
+        let tokens = match self {
+            Lexical::Words(dict) if japanese => dict.tokens(text),
+            _ => None,
+        };
+        let Some(tokens) = tokens else {
             return cjk_bigrams(text);
-        }
+        };
         let mut out = String::with_capacity(text.len() * 2);
-        let needs_space = |out: &String| out.chars().next_back().is_some_and(|c| !c.is_whitespace());
-        for (cjk, run) in runs(text) {
-            if !cjk {
-                if needs_space(&out) && !run.starts_with(char::is_whitespace) {
+        // A word was just written or dropped: the next non-space character is a new token.
+        let mut boundary = false;
+        let ends_in_text = |out: &String| out.chars().next_back().is_some_and(|c| !c.is_whitespace());
+        for (range, kept) in tokens {
+            let token = &text[range];
+            if !token.chars().any(is_cjk) {
+                if boundary && ends_in_text(&out) && !token.starts_with(char::is_whitespace) {
                     out.push(' ');
                 }
-                out.push_str(run);
+                out.push_str(token);
+                boundary = false;
                 continue;
             }
-            let tokens = self.run_tokens(run, true);
-            if tokens.is_empty() {
+            boundary = true;
+            let word: Cow<'_, str> = if token.chars().any(is_hangul) {
+                cjk_bigrams(token)
+            } else if kept {
+                Cow::Borrowed(token)
+            } else {
                 continue;
-            }
-            if needs_space(&out) {
+            };
+            if ends_in_text(&out) {
                 out.push(' ');
             }
-            out.push_str(&tokens);
+            out.push_str(word.trim());
         }
         Cow::Owned(out)
     }

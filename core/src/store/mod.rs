@@ -668,3 +668,5 @@ fn is_not_a_database(err: &rusqlite::Error) -> bool {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod lexical_tests;
