@@ -41,7 +41,10 @@ pub(crate) fn ensure_lexical(conn: &mut Connection, lexical: &Lexical) -> Result
     }
     let rewrite = !(stored.is_none() && matches!(lexical, Lexical::Bigrams));
     if rewrite {
-        tx.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')", [])?;
+        tx.execute(
+            "INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
+            [],
+        )?;
         let rows = super::fill_fts(&tx, lexical)?;
         tracing::info!(
             from = stored.as_deref().unwrap_or(super::lexical::BIGRAMS_ID),

@@ -153,7 +153,8 @@ impl Lexical {
         let mut out = String::with_capacity(text.len() * 2);
         // A word was just written or dropped: the next non-space character is a new token.
         let mut boundary = false;
-        let ends_in_text = |out: &String| out.chars().next_back().is_some_and(|c| !c.is_whitespace());
+        let ends_in_text =
+            |out: &String| out.chars().next_back().is_some_and(|c| !c.is_whitespace());
         for (range, kept) in tokens {
             let token = &text[range];
             if !token.chars().any(is_cjk) {
@@ -205,8 +206,14 @@ mod tests {
 
     #[test]
     fn bigrams_ignore_the_language() {
-        assert_eq!(Lexical::Bigrams.fts_text("東京都に", true), "東京 京都 都に");
-        assert_eq!(Lexical::Bigrams.fts_text("東京都に", false), "東京 京都 都に");
+        assert_eq!(
+            Lexical::Bigrams.fts_text("東京都に", true),
+            "東京 京都 都に"
+        );
+        assert_eq!(
+            Lexical::Bigrams.fts_text("東京都に", false),
+            "東京 京都 都に"
+        );
         assert!(matches!(
             Lexical::Bigrams.fts_text("plain", true),
             Cow::Borrowed("plain")

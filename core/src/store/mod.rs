@@ -278,7 +278,11 @@ impl Store {
         Self::init(conn, None, lexical)
     }
 
-    fn open_file(db_path: &Path, owned_folder: bool, lexical: Lexical) -> Result<Store, StoreError> {
+    fn open_file(
+        db_path: &Path,
+        owned_folder: bool,
+        lexical: Lexical,
+    ) -> Result<Store, StoreError> {
         // A new index is readable by its owner only (`0600`; SQLite gives its `-wal` and
         // `-shm` files the same mode): it holds the text of every note.
         let mut new_file = std::fs::OpenOptions::new();
@@ -667,6 +671,6 @@ fn is_not_a_database(err: &rusqlite::Error) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
-#[cfg(test)]
 mod lexical_tests;
+#[cfg(test)]
+pub(crate) mod tests;

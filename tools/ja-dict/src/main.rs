@@ -38,9 +38,7 @@ pub(crate) fn hex_sha256(bytes: &[u8]) -> String {
 fn main() -> std::process::ExitCode {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
     let [crate_dir, dest] = args.as_slice() else {
-        eprintln!(
-            "usage: folio-ja-dict <lindera-ipadic-0.3.3 source folder> <destination folder>"
-        );
+        eprintln!("usage: folio-ja-dict <lindera-ipadic-0.3.3 source folder> <destination folder>");
         return std::process::ExitCode::from(2);
     };
     match build(crate_dir, dest) {

@@ -100,7 +100,11 @@ pub fn write(ipadic: &Ipadic) -> Sources {
                 names.push(name);
             }
         }
-        let _ = writeln!(out.char_def, "0x{start:04X}..0x{end:04X} {}", names.join(" "));
+        let _ = writeln!(
+            out.char_def,
+            "0x{start:04X}..0x{end:04X} {}",
+            names.join(" ")
+        );
     }
 
     let pos = pos_by_context(ipadic);
