@@ -154,3 +154,22 @@ fn an_index_without_a_recorded_analyser_was_written_with_bigrams() {
     assert_eq!(store.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
     assert_eq!(search_paths(&store, "京都"), ["kyoto.md"]);
 }
+
+#[test]
+fn the_rest_of_a_japanese_chunk_is_kept_as_it_is() {
+    // A tldr-like chunk: Markdown, code, Latin with diacritics, half-width Katakana,
+    // Hangul and full-width Latin. The tokens cover the text without a gap, so nothing
+    // but particles, auxiliaries and symbols between CJK words is lost.
+    let text = "# tar\n\n> アーカイブ(複数のファイル)の為の\tユーティリティー。\n- `tar cf {{出力ファイル名.tar}}` héllo  wörld\r\nfoo-bar.baz ｶﾀｶﾅ 한국어 검색 Ｔシャツ 2024年";
+    let tokens = installed_for_tests().tokens(text).expect("loaded");
+    let mut at = 0;
+    for (range, _) in &tokens {
+        assert_eq!(range.start, at, "gap before {:?}", &text[range.clone()]);
+        at = range.end;
+    }
+    assert_eq!(at, text.len());
+    assert_eq!(
+        words().fts_text(text, true),
+        "# tar\n\n> アーカイブ ( 複数 ファイル ) 為\tユーティリティー 。\n- `tar cf {{ 出力 ファイル 名 .tar}}` héllo  wörld\r\nfoo-bar.baz ｶﾀｶﾅ 한국 국어 검색 Ｔシャツ 2024 年"
+    );
+}
