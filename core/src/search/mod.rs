@@ -167,7 +167,7 @@ impl Store {
                 terms.len()
             )));
         }
-        let Some(match_expr) = query::fts_match_expr(&terms) else {
+        let Some(match_expr) = query::fts_match_expr(&terms, self.lexical()) else {
             return Ok((
                 SearchResults {
                     results: Vec::new(),
@@ -241,8 +241,10 @@ impl Store {
                     "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2",
                 )?;
                 for term in &included {
-                    let n: i64 =
-                        stmt.query_row(rusqlite::params![term.fts_expr(), best], |row| row.get(0))?;
+                    let n: i64 = stmt.query_row(
+                        rusqlite::params![term.fts_expr(self.lexical()), best],
+                        |row| row.get(0),
+                    )?;
                     if n > 0 {
                         n_matched += 1;
                     }

@@ -878,7 +878,7 @@ impl Store {
         let excluded: Vec<String> = query::parse_query(&search.text)
             .iter()
             .filter(|t| t.excluded)
-            .map(query::QueryTerm::fts_expr)
+            .map(|t| t.fts_expr(self.lexical()))
             .collect();
         if !excluded.is_empty() {
             values.push(Value::Text(excluded.join(" OR ")));

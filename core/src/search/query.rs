@@ -9,9 +9,16 @@
 //! as FTS5 syntax (`NEAR(`, `:`, `*`, `(`, `AND`) or cause a syntax error.
 //! A term without any letter or digit is dropped.
 //! An unquoted term with a CJK run longer than [`CJK_PHRASE_MAX_CHARS`] (a Japanese
-//! sentence, say) matches any of its bigrams rather than the whole phrase.
+//! sentence, say) matches any of its pieces (words or bigrams) rather than the whole
+//! phrase.
+//!
+//! CJK text goes through the index's analyser ([`Lexical`], the transform the index was
+//! written with): with [`Lexical::Words`], a term with kana becomes its Japanese words
+//! (particles and auxiliaries left out), and a Han-only term, which may be Chinese or
+//! Japanese, matches its words or its bigrams.
 
 use crate::store::cjk::{cjk_bigrams, is_cjk};
+use crate::store::lexical::{Lexical, has_kana, runs};
 
 /// One term of a parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,25 +34,43 @@ pub struct QueryTerm {
 }
 
 impl QueryTerm {
-    /// The FTS5 expression matching this term: a quoted phrase of the term's
-    /// (CJK-bigram-transformed) text, or a prefix query for a prefix term and
-    /// for a term that is a single CJK character.
-    pub fn fts_expr(&self) -> String {
+    /// The FTS5 expression matching this term in an index written by `lexical`: a
+    /// quoted phrase of the term's transformed text ([`Lexical::fts_text`]), or a
+    /// prefix query for a prefix term and for a term that is a single CJK character.
+    /// With [`Lexical::Words`], a Han-only term is its words' phrase OR its bigrams'
+    /// phrase (when they differ); a term whose words are all dropped (a lone particle)
+    /// keeps its bigrams.
+    pub fn fts_expr(&self, lexical: &Lexical) -> String {
         if !self.quoted
             && !self.prefix
             && !self.excluded
-            && let Some(parts) = split_long_cjk(&self.text)
+            && let Some(parts) = split_long_cjk(&self.text, lexical)
         {
             return format!("({})", parts.join(" OR "));
         }
-        let transformed = cjk_bigrams(&self.text);
-        let quoted = format!("\"{}\"", transformed.replace('"', "\"\""));
         let mut chars = self.text.chars();
         let single_cjk = matches!((chars.next(), chars.next()), (Some(c), None) if is_cjk(c));
-        if self.prefix || single_cjk {
-            format!("{quoted} *")
+        let phrase = |text: &str| {
+            let quoted = format!("\"{}\"", text.replace('"', "\"\""));
+            if self.prefix || single_cjk {
+                format!("{quoted} *")
+            } else {
+                quoted
+            }
+        };
+        let bigrams = cjk_bigrams(&self.text);
+        if matches!(lexical, Lexical::Bigrams) || single_cjk {
+            return phrase(&bigrams);
+        }
+        let kana = has_kana(&self.text);
+        let words = lexical.fts_text(&self.text, true);
+        if words.trim().is_empty() || (kana && words == bigrams) {
+            return phrase(&bigrams);
+        }
+        if kana || words == bigrams {
+            phrase(&words)
         } else {
-            quoted
+            format!("({} OR {})", phrase(&words), phrase(&bigrams))
         }
     }
 }
@@ -71,10 +96,11 @@ pub const CJK_PHRASE_MAX_CHARS: usize = 4;
 /// rest of a very long run is left out.
 pub const CJK_MAX_PIECES: usize = 64;
 
-/// The pieces of a term holding a CJK run longer than [`CJK_PHRASE_MAX_CHARS`]: each
-/// bigram of every CJK run (a one-character run as a prefix query) and each other run
-/// with a letter or digit as a phrase, deduplicated, at most [`CJK_MAX_PIECES`];
-/// `None` for a term without such a run.
+/// The pieces of a term holding a CJK run longer than [`CJK_PHRASE_MAX_CHARS`]: the
+/// tokens of every CJK run (its bigrams, a one-character run as a prefix query; with
+/// [`Lexical::Words`], the words of a term with kana, and the words then the bigrams of
+/// a Han-only term) and each other run with a letter or digit as a phrase,
+/// deduplicated, at most [`CJK_MAX_PIECES`]; `None` for a term without such a run.
 ///
 /// Japanese and Chinese write a sentence without spaces, so a question like
 /// `本番に出した変更を前のバージョンへ戻したい` is one term; as a phrase it only finds
@@ -82,15 +108,8 @@ pub const CJK_MAX_PIECES: usize = 64;
 /// the most (and rarest) of them first — the way a space-separated English query
 /// already works. A short run (a word such as `仕組み`) stays a phrase, and quoting a
 /// term keeps it verbatim.
-fn split_long_cjk(text: &str) -> Option<Vec<String>> {
-    let mut runs: Vec<(bool, String)> = Vec::new();
-    for c in text.chars() {
-        let cjk = is_cjk(c);
-        match runs.last_mut() {
-            Some((kind, run)) if *kind == cjk => run.push(c),
-            _ => runs.push((cjk, c.to_string())),
-        }
-    }
+fn split_long_cjk(text: &str, lexical: &Lexical) -> Option<Vec<String>> {
+    let runs = runs(text);
     let longest = runs
         .iter()
         .filter(|(cjk, _)| *cjk)
@@ -105,6 +124,18 @@ fn split_long_cjk(text: &str) -> Option<Vec<String>> {
             parts.push(p);
         }
     };
+    if matches!(lexical, Lexical::Words(_)) {
+        // The term's words (and the other runs, as FTS5 will split them), then, for a
+        // Han-only term, the bigrams below too.
+        for piece in lexical.fts_text(text, true).split_whitespace() {
+            if piece.chars().any(char::is_alphanumeric) {
+                push(format!("\"{}\"", piece.replace('"', "\"\"")));
+            }
+        }
+        if has_kana(text) {
+            return Some(parts);
+        }
+    }
     for (cjk, run) in &runs {
         if *cjk {
             let chars: Vec<char> = run.chars().collect();
@@ -179,13 +210,14 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     terms
 }
 
-/// Builds the FTS5 `MATCH` expression for `terms`, or `None` when no term is
-/// included (an empty query, or one made only of exclusions, matches nothing).
-pub fn fts_match_expr(terms: &[QueryTerm]) -> Option<String> {
+/// Builds the FTS5 `MATCH` expression for `terms` in an index written by `lexical`, or
+/// `None` when no term is included (an empty query, or one made only of exclusions,
+/// matches nothing).
+pub fn fts_match_expr(terms: &[QueryTerm], lexical: &Lexical) -> Option<String> {
     let included: Vec<String> = terms
         .iter()
         .filter(|t| !t.excluded)
-        .map(QueryTerm::fts_expr)
+        .map(|t| t.fts_expr(lexical))
         .collect();
     if included.is_empty() {
         return None;
@@ -193,7 +225,7 @@ pub fn fts_match_expr(terms: &[QueryTerm]) -> Option<String> {
     let mut expr = format!("({})", included.join(" OR "));
     for term in terms.iter().filter(|t| t.excluded) {
         expr.push_str(" NOT ");
-        expr.push_str(&term.fts_expr());
+        expr.push_str(&term.fts_expr(lexical));
     }
     Some(expr)
 }
@@ -203,7 +235,47 @@ mod tests {
     use super::*;
 
     fn expr(input: &str) -> Option<String> {
-        fts_match_expr(&parse_query(input))
+        fts_match_expr(&parse_query(input), &Lexical::Bigrams)
+    }
+
+    #[test]
+    fn expressions_with_japanese_words() {
+        let lexical = Lexical::Words(crate::store::japanese::installed_for_tests());
+        let expr = |input: &str| fts_match_expr(&parse_query(input), &lexical);
+        let cases: &[(&str, &str)] = &[
+            // A long term with kana: any of its words (particles and auxiliaries left out).
+            (
+                "本番に出した変更を戻したい",
+                r#"(("本番" OR "出し" OR "変更" OR "戻し"))"#,
+            ),
+            ("v2の設定を戻したい", r#"(("v2" OR "設定" OR "戻し"))"#),
+            // A short term with kana: the phrase of its words.
+            ("仕組み", r#"("仕組み")"#),
+            ("使い方", r#"("使い方")"#),
+            // Han only: its words or its bigrams (Chinese is indexed as bigrams).
+            ("名前解決", r#"(("名前 解決" OR "名前 前解 解決"))"#),
+            ("検索", r#"("検索")"#),
+            (
+                "名前解決の一時保存",
+                r#"(("名前" OR "解決" OR "一時" OR "保存"))"#,
+            ),
+            // IPADIC cuts Chinese into its own words, single characters here; the
+            // bigrams that a Chinese (kana-less) page is indexed with follow.
+            (
+                "中文分词技术",
+                r#"(("中" OR "文" OR "分" OR "词技" OR "术" OR "中文" OR "文分" OR "分词" OR "技术"))"#,
+            ),
+            // One character: a prefix; a term of particles only keeps its bigrams.
+            ("寺", r#"("寺" *)"#),
+            ("には", r#"("には")"#),
+            // Quoted, excluded and prefix terms are phrases of words.
+            (r#""本番に戻したい""#, r#"("本番 戻し")"#),
+            ("x -本番に戻したい", r#"("x") NOT "本番 戻し""#),
+            ("한국어", r#"("한국 국어")"#),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(expr(input).as_deref(), Some(*expected), "input {input:?}");
+        }
     }
 
     #[test]

@@ -24,7 +24,10 @@
 
 mod catalog;
 pub mod cjk;
+mod fts_analyser;
 pub mod functions;
+pub mod japanese;
+pub mod lexical;
 pub(crate) mod schema;
 pub mod vectors;
 
@@ -39,7 +42,7 @@ use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
 
-use cjk::cjk_bigrams;
+use lexical::{Lexical, has_kana};
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
@@ -197,6 +200,7 @@ pub struct Store {
     conn: Connection,
     db_path: Option<PathBuf>,
     rebuilt: bool,
+    lexical: Lexical,
 }
 
 impl Store {
@@ -208,7 +212,20 @@ impl Store {
     /// A database with another or an unreadable schema version is dropped and
     /// rebuilt; a file that is not a SQLite database at all is deleted and
     /// created again. Both set [`Store::was_rebuilt`].
+    ///
+    /// Text is analysed with [`Lexical::from_environment`] (IPADIC words for Japanese
+    /// when the dictionary is installed); an index written by the other analyser has its
+    /// full-text table written again ([`Store::open_with_lexical`]).
     pub fn open(db_path: &Path) -> Result<Store, StoreError> {
+        Self::open_with_lexical(db_path, Lexical::from_environment())
+    }
+
+    /// [`Store::open`] with the given analyser. When the index records another one
+    /// (`meta` key [`lexical::LEXICAL_KEY`]), or none and this is not
+    /// [`Lexical::Bigrams`], every chunk's full-text row is written again from the
+    /// `chunks` and `documents` tables with `lexical`, in one transaction, so the index
+    /// never mixes two analysers; vectors are kept.
+    pub fn open_with_lexical(db_path: &Path, lexical: Lexical) -> Result<Store, StoreError> {
         vectors::register_sqlite_vec();
         let owned_folder = is_folio_folder(db_path);
         if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -222,7 +239,7 @@ impl Store {
         {
             return Err(StoreError::NotAnIndex(db_path.to_path_buf()));
         }
-        match Self::open_file(db_path, owned_folder) {
+        match Self::open_file(db_path, owned_folder, lexical.clone()) {
             Err(StoreError::Sqlite(err)) if is_not_a_database(&err) && owned_folder => {
                 // An unreadable file in folio's own folder is a broken index;
                 // the index is derived data, so it is replaced.
@@ -237,7 +254,7 @@ impl Store {
                         Err(source) => return Err(StoreError::Io { path, source }),
                     }
                 }
-                let mut store = Self::open_file(db_path, owned_folder)?;
+                let mut store = Self::open_file(db_path, owned_folder, lexical)?;
                 store.rebuilt = true;
                 Ok(store)
             }
@@ -248,14 +265,24 @@ impl Store {
         }
     }
 
-    /// Opens a private in-memory index, for tests.
+    /// Opens a private in-memory index with [`Lexical::Bigrams`] (whatever is
+    /// installed), for tests.
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        vectors::register_sqlite_vec();
-        let conn = Connection::open_in_memory()?;
-        Self::init(conn, None)
+        Self::open_in_memory_with_lexical(Lexical::Bigrams)
     }
 
-    fn open_file(db_path: &Path, owned_folder: bool) -> Result<Store, StoreError> {
+    /// Opens a private in-memory index with the given analyser, for tests.
+    pub fn open_in_memory_with_lexical(lexical: Lexical) -> Result<Store, StoreError> {
+        vectors::register_sqlite_vec();
+        let conn = Connection::open_in_memory()?;
+        Self::init(conn, None, lexical)
+    }
+
+    fn open_file(
+        db_path: &Path,
+        owned_folder: bool,
+        lexical: Lexical,
+    ) -> Result<Store, StoreError> {
         // A new index is readable by its owner only (`0600`; SQLite gives its `-wal` and
         // `-shm` files the same mode): it holds the text of every note.
         let mut new_file = std::fs::OpenOptions::new();
@@ -282,10 +309,14 @@ impl Store {
         if !owned_folder && schema::ownership(&conn)? == schema::Ownership::Foreign {
             return Err(StoreError::NotAnIndex(db_path.to_path_buf()));
         }
-        Self::init(conn, Some(db_path.to_path_buf()))
+        Self::init(conn, Some(db_path.to_path_buf()), lexical)
     }
 
-    fn init(mut conn: Connection, db_path: Option<PathBuf>) -> Result<Store, StoreError> {
+    fn init(
+        mut conn: Connection,
+        db_path: Option<PathBuf>,
+        lexical: Lexical,
+    ) -> Result<Store, StoreError> {
         conn.busy_timeout(Duration::from_secs(5))?;
         // Setting WAL on a database already in WAL mode writes nothing.
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
@@ -294,10 +325,13 @@ impl Store {
         functions::register_functions(&conn)?;
         // Chunk hashes and vectors of another embedding text are recomputed / dropped.
         vectors::ensure_embedding_text(&mut conn)?;
+        // A full-text table of another analyser is written again with this one.
+        fts_analyser::ensure_lexical(&mut conn, &lexical)?;
         Ok(Store {
             conn,
             db_path,
             rebuilt: outcome == schema::SchemaOutcome::Rebuilt,
+            lexical,
         })
     }
 
@@ -305,6 +339,11 @@ impl Store {
     /// rebuilt it empty; the caller should then reindex everything.
     pub fn was_rebuilt(&self) -> bool {
         self.rebuilt
+    }
+
+    /// The analyser the full-text table is written and searched with.
+    pub fn lexical(&self) -> &Lexical {
+        &self.lexical
     }
 
     /// The database file, or `None` for an in-memory store.
@@ -370,7 +409,10 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        Ok(Batch { tx })
+        Ok(Batch {
+            tx,
+            lexical: self.lexical.clone(),
+        })
     }
 
     /// The connection, for the search module.
@@ -388,6 +430,7 @@ impl Store {
 #[derive(Debug)]
 pub struct Batch<'a> {
     tx: Transaction<'a>,
+    lexical: Lexical,
 }
 
 /// The words of a document that describe it as a whole and are not part of any
@@ -424,8 +467,9 @@ fn document_terms(frontmatter_json: Option<&str>, tags: &[String]) -> String {
 
 /// Writes the FTS rows of every chunk from the `chunks` and `documents` tables (the
 /// full-text table must be empty): what a schema migration does instead of parsing
-/// every file again. Returns the rows written.
-pub(crate) fn fill_fts(conn: &Connection) -> rusqlite::Result<usize> {
+/// every file again, and what opening an index written by another analyser does
+/// (`fts_analyser`). Returns the rows written.
+pub(crate) fn fill_fts(conn: &Connection, lexical: &Lexical) -> rusqlite::Result<usize> {
     let mut select = conn.prepare(
         "SELECT c.id, c.seq, c.heading_path, c.text, d.frontmatter_json, d.tags_json
          FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.doc_id, c.seq",
@@ -448,6 +492,7 @@ pub(crate) fn fill_fts(conn: &Connection) -> rusqlite::Result<usize> {
         let (heading_path, text): (String, String) = (row.get(2)?, row.get(3)?);
         write_fts_row(
             &mut insert,
+            lexical,
             row.get(0)?,
             seq,
             &heading_path,
@@ -464,25 +509,24 @@ const INSERT_FTS: &str =
 
 /// Writes one chunk's FTS row with [`INSERT_FTS`]: its heading path and text, and, for
 /// the document's first chunk (`seq` 0), the [`document_terms`]; every CJK run becomes
-/// bigrams. The one place that decides what the full-text index holds.
+/// tokens through `lexical` ([`Lexical::fts_text`]), the three texts being Japanese when
+/// any of them has kana. The one place that decides what the full-text index holds.
 fn write_fts_row(
     insert: &mut rusqlite::Statement<'_>,
+    lexical: &Lexical,
     chunk_id: i64,
     seq: u32,
     heading_path: &str,
     text: &str,
     doc_terms: &str,
 ) -> rusqlite::Result<()> {
-    let document = if seq == 0 {
-        cjk_bigrams(doc_terms)
-    } else {
-        "".into()
-    };
+    let doc_terms = if seq == 0 { doc_terms } else { "" };
+    let japanese = has_kana(heading_path) || has_kana(text) || has_kana(doc_terms);
     insert.execute(params![
         chunk_id,
-        cjk_bigrams(heading_path).as_ref(),
-        cjk_bigrams(text).as_ref(),
-        document.as_ref()
+        lexical.fts_text(heading_path, japanese).as_ref(),
+        lexical.fts_text(text, japanese).as_ref(),
+        lexical.fts_text(doc_terms, japanese).as_ref()
     ])?;
     Ok(())
 }
@@ -555,6 +599,7 @@ impl Batch<'_> {
             let chunk_id = self.tx.last_insert_rowid();
             write_fts_row(
                 &mut insert_fts,
+                &self.lexical,
                 chunk_id,
                 chunk.seq,
                 &heading_path,
@@ -625,5 +670,7 @@ fn is_not_a_database(err: &rusqlite::Error) -> bool {
     )
 }
 
+#[cfg(test)]
+mod lexical_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -27,7 +27,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 pub const SCHEMA_VERSION: u32 = 6;
 
 /// The full-text table: per chunk, its heading path, its text, and the words describing
-/// its whole document (see `Batch::upsert_document`), each CJK run replaced by bigrams.
+/// its whole document (see `Batch::upsert_document`), each CJK run replaced by the tokens
+/// of the index's analyser (`store::lexical`: Japanese words or bigrams).
 macro_rules! chunks_fts_ddl {
     () => {
         "CREATE VIRTUAL TABLE chunks_fts USING fts5(
@@ -85,8 +86,8 @@ pub(crate) fn ownership(conn: &Connection) -> rusqlite::Result<Ownership> {
 ///
 /// `chunks_fts` is a contentless FTS5 table (the text lives in `chunks`) whose
 /// rowid is `chunks.id`; `contentless_delete=1` lets rows be deleted by rowid.
-/// Its `heading` and `body` columns hold the CJK-bigram-transformed heading
-/// path and chunk text.
+/// Its `heading` and `body` columns hold the heading path and chunk text with
+/// each CJK run rewritten by the analyser (`store::lexical`).
 /// The trigger keeps `chunks_fts` in step with every deletion from `chunks`,
 /// including the cascade from `documents`.
 ///
@@ -230,7 +231,10 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     tx.execute_batch("SAVEPOINT migrate")?;
                     let rows = if from == 4 {
                         tx.execute_batch(MIGRATE_4_TO_5)?;
-                        super::fill_fts(&tx)?
+                        // Bigrams, as every version-4 index was written; the index records
+                        // no analyser, so `fts_analyser::ensure_lexical` writes it again when
+                        // the store's analyser is another.
+                        super::fill_fts(&tx, &super::Lexical::Bigrams)?
                     } else {
                         0
                     };

@@ -1,0 +1,62 @@
+//! Keeps the full-text table written by one analyser: the index records the
+//! [`Lexical::id`] that wrote `chunks_fts`, and opening it with another rewrites the
+//! table ([`ensure_lexical`]).
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+use super::StoreError;
+use super::lexical::{LEXICAL_KEY, Lexical};
+
+/// The analyser recorded in `meta`, if any.
+fn recorded(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        [LEXICAL_KEY],
+        |row| row.get(0),
+    )
+    .optional()
+}
+
+/// Makes the full-text table agree with `lexical`:
+///
+/// - `meta` records `lexical`'s id: nothing is written.
+/// - It records none (an index of a folio that did not record it, written with bigrams)
+///   and `lexical` is [`Lexical::Bigrams`]: the id is recorded, nothing else changes.
+/// - Otherwise: every row of `chunks_fts` is deleted and written again from the `chunks`
+///   and `documents` tables with `lexical` (`fill_fts`), and the id recorded, in one
+///   transaction. Chunks, documents and vectors do not change; nothing is parsed or
+///   embedded again.
+///
+/// Returns whether the table was written again. Errors: SQLite's.
+pub(crate) fn ensure_lexical(conn: &mut Connection, lexical: &Lexical) -> Result<bool, StoreError> {
+    let current = lexical.id();
+    if recorded(conn)?.as_deref() == Some(current) {
+        return Ok(false);
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Another process may have done it between the read and the lock.
+    let stored = recorded(&tx)?;
+    if stored.as_deref() == Some(current) {
+        return Ok(false);
+    }
+    let rewrite = !(stored.is_none() && matches!(lexical, Lexical::Bigrams));
+    if rewrite {
+        tx.execute(
+            "INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
+            [],
+        )?;
+        let rows = super::fill_fts(&tx, lexical)?;
+        tracing::info!(
+            from = stored.as_deref().unwrap_or(super::lexical::BIGRAMS_ID),
+            to = current,
+            rows,
+            "full-text index written again with another analyser"
+        );
+    }
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [LEXICAL_KEY, current],
+    )?;
+    tx.commit()?;
+    Ok(rewrite)
+}

