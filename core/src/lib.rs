@@ -15,6 +15,7 @@ pub mod bridge;
 pub mod chunk;
 pub mod codes;
 pub mod config;
+pub mod data_dir;
 pub mod digest;
 pub mod document;
 pub mod edit;

@@ -83,15 +83,7 @@ pub fn default_model_dir() -> Option<PathBuf> {
 
 /// [`default_model_dir`] with the environment given as a function.
 fn model_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("FOLIO_MODEL_DIR") {
-        return Some(dir);
-    }
-    let data = match var("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
-        Some(data) => data,
-        None => var("HOME")?.join(".local").join("share"),
-    };
-    Some(data.join("folio").join("models").join(MODEL_NAME))
+    crate::data_dir::data_dir_from(env, "FOLIO_MODEL_DIR", "models", MODEL_NAME)
 }
 
 /// The multilingual-e5-small encoder with its tokenizer, loaded from a local

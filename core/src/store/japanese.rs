@@ -47,19 +47,7 @@ pub fn default_dictionary_dir() -> Option<PathBuf> {
 
 /// [`default_dictionary_dir`] with the environment given as a function.
 fn dictionary_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("FOLIO_JA_DICT_DIR") {
-        return Some(dir);
-    }
-    let data = match var("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
-        Some(data) => data,
-        None => var("HOME")?.join(".local").join("share"),
-    };
-    Some(
-        data.join("folio")
-            .join("dictionaries")
-            .join(DICTIONARY_NAME),
-    )
+    crate::data_dir::data_dir_from(env, "FOLIO_JA_DICT_DIR", "dictionaries", DICTIONARY_NAME)
 }
 
 /// Why the dictionary could not be loaded.
