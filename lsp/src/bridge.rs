@@ -106,6 +106,9 @@ pub struct Endpoints {
     base: PathBuf,
     open: HashMap<PathBuf, Endpoint>,
     unanswered: Arc<Unanswered>,
+    /// Set by [`Endpoints::close`] (the client's `shutdown`): no endpoint opens again, so a
+    /// load that finishes after `shutdown` leaves no socket behind.
+    closed: bool,
 }
 
 impl Endpoints {
@@ -115,6 +118,7 @@ impl Endpoints {
             base,
             open: HashMap::new(),
             unanswered: Arc::default(),
+            closed: false,
         }
     }
 
@@ -126,6 +130,9 @@ impl Endpoints {
     /// Opens an endpoint for each root folder that has none and closes the endpoints of
     /// folders that are no longer roots. Must run inside a Tokio runtime.
     pub(crate) fn sync(&mut self, folders: &[PathBuf], shared: &ServerState) {
+        if self.closed {
+            return;
+        }
         self.open.retain(|folder, _| folders.contains(folder));
         for folder in folders {
             if self.open.contains_key(folder) {
@@ -145,9 +152,11 @@ impl Endpoints {
         }
     }
 
-    /// Closes every endpoint (removing its socket).
-    pub fn clear(&mut self) {
+    /// Closes every endpoint (removing its socket) for good: later [`Endpoints::sync`]s
+    /// open none.
+    pub fn close(&mut self) {
         self.open.clear();
+        self.closed = true;
     }
 }
 

@@ -145,11 +145,12 @@ impl Backend {
         });
         // Err: the loader failed before the outlines; it holds nothing then.
         let _ = outlined.await;
-        let (shared, endpoints) = (self.shared.clone(), Arc::clone(&self.endpoints));
+        // Weak: a load still running when the server stops (the client sent `exit`
+        // without waiting) must not keep the endpoints, and so their sockets, alive.
+        let (shared, endpoints) = (self.shared.clone(), Arc::downgrade(&self.endpoints));
         let watcher = Arc::clone(&self.watcher);
         tokio::spawn(async move {
             let loaded = load.await.unwrap_or_default();
-            crate::watcher::watch_and_catch_up(watcher, shared.clone(), to_watch).await;
             let mut empty = Vec::new();
             for (folder, n) in loaded {
                 if n == 0 {
@@ -160,7 +161,10 @@ impl Backend {
                         .await;
                 }
             }
-            sync_endpoints(&shared, &endpoints);
+            if let Some(endpoints) = endpoints.upgrade() {
+                sync_endpoints(&shared, &endpoints);
+            }
+            crate::watcher::watch_and_catch_up(watcher, shared.clone(), to_watch).await;
             let (status, (documents, broken), counted) = {
                 let mut session = shared.lock();
                 (
@@ -345,7 +349,7 @@ impl LanguageServer for Backend {
         self.endpoints
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+            .close();
         Ok(())
     }
 
