@@ -91,7 +91,9 @@ pub struct IndexArgs {
 
 #[derive(clap::Args)]
 pub struct SearchArgs {
-    /// Query: words, "quoted phrases", -excluded words.
+    /// Query: words, "quoted phrases", -excluded words (a query may start with one:
+    /// `folio search "-tar extract"`).
+    #[arg(allow_hyphen_values = true)]
     pub query: String,
     #[command(flatten)]
     pub root: RootArgs,

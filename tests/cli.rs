@@ -509,6 +509,19 @@ fn search_says_why_hybrid_ran_lexically() {
         String::from_utf8_lossy(&out.stdout),
         "no results for `nothing-matches-this`\nnote: searched in lexical mode (hybrid needs vectors; see `folio status`)\n"
     );
+    // A query may start with an excluded word (not read as an option).
+    let out = folio(&["search", "--root", root, "-absent words"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("note.md"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     // Semantic without a provider says which setting turned it off.
     let out = folio(&["search", "--root", root, "--mode", "semantic", "words"]);
     assert_eq!(out.status.code(), Some(2));

@@ -565,6 +565,15 @@ impl Model {
                 .filter(|p| !now.contains(p.as_str()))
                 .map(|p| (p.clone(), false)),
         );
+        // A Markdown file the walk found but the read skipped (gone by then, too large,
+        // unreadable) is held as another file; gone now, it must go from there too.
+        events.extend(
+            self.ws
+                .other_paths()
+                .filter(|p| is_markdown(p) && !found.contains(p) && !now.contains(p))
+                .filter(|p| !before.contains(p))
+                .map(|p| (p.to_string(), false)),
+        );
         events
     }
 
@@ -964,5 +973,32 @@ mod tests {
         // Only the one in the sentence, on its target `toc`.
         assert_eq!(outlined.len(), 1);
         assert_eq!(outlined[0].range, 29..32);
+    }
+
+    /// A Markdown file the read skipped (here too large; also one deleted between the
+    /// walk and the read) is held as another file, so links to it are not broken; when
+    /// it is deleted, the drift says so and the links to it break.
+    #[test]
+    fn a_skipped_markdown_file_that_goes_is_in_the_drift() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.md", "[big](big.md)\n");
+        write(root, "big.md", &"x".repeat(100));
+        let mut config = Config::default();
+        config.index.max_file_size = 50;
+        let (mut model, report) = Model::load(root, config).unwrap();
+        assert_eq!(report.skipped.len(), 1);
+        assert!(model.workspace().contains_other_path("big.md"));
+        assert_eq!(crate::links::diagnostics(model.workspace(), "a.md"), []);
+
+        std::fs::remove_file(root.join("big.md")).unwrap();
+        let events = model.drift(&DiskState::read(root, model.config()).unwrap());
+        assert_eq!(events, [("big.md".to_string(), false)]);
+        model.file_events(&events);
+        assert!(!model.workspace().contains_other_path("big.md"));
+        assert_eq!(
+            crate::links::diagnostics(model.workspace(), "a.md").len(),
+            1
+        );
     }
 }

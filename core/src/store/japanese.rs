@@ -25,9 +25,29 @@ pub const DICTIONARY_NAME: &str = "ipadic";
 /// 0.5's serialisation, 25,667,943 bytes): a file with other content is refused.
 pub const DICTIONARY_XXH64: u64 = 0xc1a4_6040_6d54_29df;
 
+/// The size in bytes of the gzip file `tools/ja-dict` writes (the build is deterministic;
+/// `scripts/fetch-ja-dict` pins its SHA-256).
+pub const DICTIONARY_GZ_LEN: u64 = 5_132_073;
+
+/// The last 8 bytes of that file: gzip's trailer, the CRC-32 and the size (modulo 2³²)
+/// of the uncompressed dictionary, little-endian (RFC 1952, 2.3.1).
+pub const DICTIONARY_GZ_TRAILER: [u8; 8] = {
+    let crc = 205_711_133u32.to_le_bytes();
+    let size = 25_667_943u32.to_le_bytes();
+    [
+        crc[0], crc[1], crc[2], crc[3], size[0], size[1], size[2], size[3],
+    ]
+};
+
 /// Parts of speech (IPADIC's first level) whose words are not indexed or searched:
-/// particles, auxiliary verbs and symbols.
+/// particles, auxiliary verbs and symbols. A 記号 token with a letter is kept: IPADIC
+/// files the characters it does not know (𠮷, 𩸽) as symbols.
 pub const DROPPED_POS: [&str; 3] = ["助詞", "助動詞", "記号"];
+
+/// The longest piece of text tokenized at once, in bytes: a longer line is cut (after
+/// `。`, a space or, failing those, any character), so the lattice's memory (about 270
+/// bytes per byte of input) stays bounded on a multi-megabyte paragraph.
+const MAX_PIECE: usize = 4096;
 
 /// The longest run of one character class vibrato groups into one unknown word; longer
 /// runs are cut (bounds the lattice on a pathological input).
@@ -101,10 +121,25 @@ impl std::fmt::Debug for JapaneseDictionary {
 
 impl JapaneseDictionary {
     /// The dictionary file `dir/`[`DICTIONARY_FILE`], not read yet; `None` when the file
-    /// does not exist.
+    /// does not exist, or is not the one this build expects by its size and gzip trailer
+    /// ([`DICTIONARY_GZ_LEN`], [`DICTIONARY_GZ_TRAILER`]; logged as an error): a
+    /// truncated, emptied or replaced file then means bigrams from the start, which is
+    /// what the index records, instead of a fallback after the index says words.
+    /// Damage these checks cannot see is found when the file is read
+    /// ([`JapaneseDictionary::load`] checks the whole content).
     pub fn in_dir(dir: &Path) -> Option<JapaneseDictionary> {
         let path = dir.join(DICTIONARY_FILE);
-        path.is_file().then(|| JapaneseDictionary {
+        if !path.is_file() {
+            return None;
+        }
+        if let Err(why) = looks_installed(&path) {
+            tracing::error!(
+                "the Japanese dictionary {} is not the expected file ({why}); Japanese text is indexed and searched as bigrams; run scripts/fetch-ja-dict",
+                path.display()
+            );
+            return None;
+        }
+        Some(JapaneseDictionary {
             path,
             tokenizer: OnceLock::new(),
         })
@@ -191,17 +226,19 @@ impl JapaneseDictionary {
     pub fn tokens(&self, text: &str) -> Option<Vec<(Range<usize>, bool)>> {
         let tokenizer = self.tokenizer()?;
         let mut worker = tokenizer.new_worker();
-        worker.reset_sentence(text);
-        worker.tokenize();
-        Some(
-            worker
-                .token_iter()
-                .map(|t| {
-                    let pos = t.feature().split(',').next().unwrap_or("");
-                    (t.range_byte(), !DROPPED_POS.contains(&pos))
-                })
-                .collect(),
-        )
+        let mut out = Vec::new();
+        for piece in pieces(text) {
+            worker.reset_sentence(&text[piece.clone()]);
+            worker.tokenize();
+            out.extend(worker.token_iter().map(|t| {
+                let pos = t.feature().split(',').next().unwrap_or("");
+                let range = t.range_byte();
+                let kept = !DROPPED_POS.contains(&pos)
+                    || (pos == "記号" && t.surface().chars().any(char::is_alphabetic));
+                (piece.start + range.start..piece.start + range.end, kept)
+            }));
+        }
+        Some(out)
     }
 
     /// The kept words of `text` ([`JapaneseDictionary::tokens`]) as strings.
@@ -223,6 +260,59 @@ impl JapaneseDictionary {
                 .collect(),
         )
     }
+}
+
+/// Whether `path` has the size and gzip trailer of the dictionary this build expects.
+fn looks_installed(path: &Path) -> Result<(), String> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len != DICTIONARY_GZ_LEN {
+        return Err(format!("{len} bytes, expected {DICTIONARY_GZ_LEN}"));
+    }
+    let mut trailer = [0u8; 8];
+    file.seek(SeekFrom::End(-8))
+        .and_then(|_| file.read_exact(&mut trailer))
+        .map_err(|e| e.to_string())?;
+    if trailer != DICTIONARY_GZ_TRAILER {
+        return Err("another content (gzip trailer)".to_string());
+    }
+    Ok(())
+}
+
+/// `text` cut into the byte ranges tokenized one at a time: its lines (line breaks are
+/// tokens of their own anyway), each cut again when longer than [`MAX_PIECE`] bytes,
+/// after the last `。`, `、` or white space before the limit, else at a character
+/// boundary. The ranges cover `text` without gaps.
+fn pieces(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = start + line.len();
+        let mut at = start;
+        while end - at > MAX_PIECE {
+            let mut cut = at + MAX_PIECE;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let window = &text[at..cut];
+            if let Some((i, c)) = window
+                .char_indices()
+                .rev()
+                .find(|(_, c)| matches!(c, '。' | '、') || c.is_whitespace())
+                && i > 0
+            {
+                cut = at + i + c.len_utf8();
+            }
+            out.push(at..cut);
+            at = cut;
+        }
+        if at < end {
+            out.push(at..end);
+        }
+        start = end;
+    }
+    out
 }
 
 /// The installed dictionary, for tests that need it: they fail, naming
@@ -324,7 +414,14 @@ mod tests {
             JapaneseDictionary::load(&path),
             Err(DictionaryError::Io { .. })
         ));
-        let dict = JapaneseDictionary::in_dir(dir.path()).expect("present");
+        // Not the expected size: not used at all.
+        assert!(JapaneseDictionary::in_dir(dir.path()).is_none());
+        // The expected size and trailer with damage inside: used, and found out when read.
+        let mut bytes = std::fs::read(installed_for_tests().path()).expect("read");
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0xff;
+        std::fs::write(&path, &bytes).expect("write");
+        let dict = JapaneseDictionary::in_dir(dir.path()).expect("size and trailer match");
         assert_eq!(dict.words("ファイルを削除する"), None);
 
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -360,5 +457,39 @@ mod tests {
             Some(PathBuf::from("/h/.local/share/folio/dictionaries/ipadic"))
         );
         assert_eq!(dictionary_dir_from(env(&[("FOLIO_JA_DICT_DIR", "")])), None);
+    }
+
+    /// Lines are tokenized one at a time and a long line in pieces of at most
+    /// `MAX_PIECE` bytes, cut after `。` when there is one; the pieces cover the text.
+    #[test]
+    fn long_text_is_tokenized_in_bounded_pieces() {
+        let sentence = "ファイルを削除する。";
+        let long = sentence.repeat(1000);
+        let text = format!("見出し\n{long}\n末尾");
+        let pieces = pieces(&text);
+        let mut at = 0;
+        for p in &pieces {
+            assert_eq!(p.start, at);
+            assert!(p.len() <= MAX_PIECE, "{p:?}");
+            at = p.end;
+        }
+        assert_eq!(at, text.len());
+        assert_eq!(&text[pieces[0].clone()], "見出し\n");
+        assert!(text[pieces[1].clone()].ends_with('。'));
+        assert_eq!(&text[pieces.last().unwrap().clone()], "末尾");
+        // The words are those of the sentences one by one.
+        let dict = installed_for_tests();
+        let words = dict.words(&text).unwrap();
+        assert_eq!(words.len(), 1 + 3 * 1000 + 1, "{:?}", &words[..8]);
+        assert_eq!(&words[1..4], ["ファイル", "削除", "する"]);
+    }
+
+    /// Characters IPADIC does not know are filed as symbols; they are letters, so kept.
+    #[test]
+    fn unknown_kanji_are_kept() {
+        let dict = installed_for_tests();
+        assert_eq!(dict.words("𩸽の開き").unwrap(), ["𩸽", "開き"]);
+        assert_eq!(dict.words("𠮷野さん").unwrap(), ["𠮷", "野", "さん"]);
+        assert_eq!(dict.words("「開き」。").unwrap(), ["開き"]);
     }
 }

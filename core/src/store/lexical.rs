@@ -31,7 +31,7 @@ pub const BIGRAMS_ID: &str = "bigrams";
 
 /// [`Lexical::id`] of [`Lexical::Words`]; the number changes with any change to the
 /// words kept (dictionary, dropped parts of speech, the choice of runs).
-pub const WORDS_ID: &str = "ipadic-words-1";
+pub const WORDS_ID: &str = "ipadic-words-2";
 
 /// Which analyser turns CJK runs into tokens (see the module documentation).
 #[derive(Debug, Clone)]

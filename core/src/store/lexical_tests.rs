@@ -75,11 +75,26 @@ fn without_a_dictionary_text_falls_back_to_bigrams() {
         "京都 都の の寺 寺を を巡 巡る"
     );
 
-    // A dictionary file that does not load: Japanese runs become bigrams too.
+    // A dictionary file that is not the expected one (here, too short): bigrams, and the
+    // index says so, rather than words that fall back to bigrams once read.
     std::fs::write(empty.path().join(japanese::DICTIONARY_FILE), b"broken").expect("write");
     let broken = Lexical::with_dictionary_in(empty.path());
-    assert_eq!(broken.id(), WORDS_ID);
+    assert!(matches!(broken, Lexical::Bigrams));
+    assert_eq!(broken.id(), BIGRAMS_ID);
     assert_eq!(broken.fts_text("京都の寺", true), "京都 都の の寺");
+    // The right size with another ending (a file replaced by another gzip): the same.
+    let installed = japanese::installed_for_tests();
+    let mut bytes = std::fs::read(installed.path()).expect("read the dictionary");
+    let n = bytes.len();
+    bytes[n - 5] ^= 1;
+    std::fs::write(empty.path().join(japanese::DICTIONARY_FILE), &bytes).expect("write");
+    assert!(matches!(
+        Lexical::with_dictionary_in(empty.path()),
+        Lexical::Bigrams
+    ));
+    bytes[n - 5] ^= 1;
+    std::fs::write(empty.path().join(japanese::DICTIONARY_FILE), &bytes).expect("write");
+    assert_eq!(Lexical::with_dictionary_in(empty.path()).id(), WORDS_ID);
 }
 
 #[test]

@@ -796,6 +796,11 @@ impl Workspace {
         self.other.contains(path)
     }
 
+    /// The other files and folders (KB-relative; the root is `""`), in no given order.
+    pub fn other_paths(&self) -> impl Iterator<Item = &str> {
+        self.other.iter().map(String::as_str)
+    }
+
     /// Document paths in sorted order.
     pub fn document_paths(&self) -> impl Iterator<Item = &str> {
         self.docs.keys().map(String::as_str)
