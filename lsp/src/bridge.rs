@@ -152,7 +152,7 @@ impl Endpoints {
         }
     }
 
-    /// Closes every endpoint (removing its socket) for good: later [`Endpoints::sync`]s
+    /// Closes every endpoint (removing its socket) for good: later syncs with the roots
     /// open none.
     pub fn close(&mut self) {
         self.open.clear();
