@@ -154,10 +154,12 @@ fn split_long_cjk(text: &str, lexical: &Lexical) -> Option<Vec<String>> {
 
 /// Splits `input` into terms; terms without a letter or digit, and repeats of a term
 /// (compared case-insensitively), are dropped. Control characters (NUL included, which
-/// SQLite would take as the end of a string) separate terms like spaces.
+/// SQLite would take as the end of a string) separate terms like spaces. The input is
+/// normalized first as the index's texts are ([`crate::store::lexical::normalize`],
+/// NFKC), so `ＰＤＦ` finds `PDF` and `ｶﾀｶﾅ` finds `カタカナ`.
 pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     let mut terms = Vec::new();
-    let input: String = input
+    let input: String = crate::store::lexical::normalize(input)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();

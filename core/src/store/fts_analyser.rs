@@ -20,10 +20,9 @@ fn recorded(conn: &Connection) -> rusqlite::Result<Option<String>> {
 /// Makes the full-text table agree with `lexical`:
 ///
 /// - `meta` records `lexical`'s id: nothing is written.
-/// - It records none (an index of a folio that did not record it, written with bigrams)
-///   and `lexical` is [`Lexical::Bigrams`]: the id is recorded, nothing else changes.
-/// - Otherwise: every row of `chunks_fts` is deleted and written again from the `chunks`
-///   and `documents` tables with `lexical` (`fill_fts`), and the id recorded, in one
+/// - Otherwise (another id, or none: an index of a folio that did not record it):
+///   every row of `chunks_fts` is deleted and written again from the `chunks` and
+///   `documents` tables with `lexical` (`fill_fts`), and the id recorded, in one
 ///   transaction. Chunks, documents and vectors do not change; nothing is parsed or
 ///   embedded again.
 ///
@@ -39,24 +38,21 @@ pub(crate) fn ensure_lexical(conn: &mut Connection, lexical: &Lexical) -> Result
     if stored.as_deref() == Some(current) {
         return Ok(false);
     }
-    let rewrite = !(stored.is_none() && matches!(lexical, Lexical::Bigrams));
-    if rewrite {
-        tx.execute(
-            "INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
-            [],
-        )?;
-        let rows = super::fill_fts(&tx, lexical)?;
-        tracing::info!(
-            from = stored.as_deref().unwrap_or(super::lexical::BIGRAMS_ID),
-            to = current,
-            rows,
-            "full-text index written again with another analyser"
-        );
-    }
+    tx.execute(
+        "INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
+        [],
+    )?;
+    let rows = super::fill_fts(&tx, lexical)?;
+    tracing::info!(
+        from = stored.as_deref().unwrap_or("none"),
+        to = current,
+        rows,
+        "full-text index written again with another analyser"
+    );
     tx.execute(
         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [LEXICAL_KEY, current],
     )?;
     tx.commit()?;
-    Ok(rewrite)
+    Ok(true)
 }

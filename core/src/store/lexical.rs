@@ -26,12 +26,26 @@ use super::japanese::JapaneseDictionary;
 /// The `meta` key holding the [`Lexical::id`] of the analyser that wrote `chunks_fts`.
 pub const LEXICAL_KEY: &str = "lexical_analyser";
 
-/// [`Lexical::id`] of [`Lexical::Bigrams`].
-pub const BIGRAMS_ID: &str = "bigrams";
+/// [`Lexical::id`] of [`Lexical::Bigrams`] (texts [`normalize`]d first; an index that
+/// records plain `bigrams`, or nothing, was written without that and is written again).
+pub const BIGRAMS_ID: &str = "bigrams-2";
 
 /// [`Lexical::id`] of [`Lexical::Words`]; the number changes with any change to the
 /// words kept (dictionary, dropped parts of speech, the choice of runs).
-pub const WORDS_ID: &str = "ipadic-words-2";
+pub const WORDS_ID: &str = "ipadic-words-3";
+
+/// `text` in Unicode normalization form NFKC (UAX #15), the one normalization of the
+/// index's texts and of queries: half-width Katakana and full-width Latin letters and
+/// digits take their usual forms (`ｶﾀｶﾅ` → `カタカナ`, `ＰＤＦ` → `PDF`), decomposed kana
+/// (text from macOS) is composed, and compatibility characters (`①`, `㎏`, `ﬁ`) become
+/// what they stand for. Text already in NFKC (all ASCII text) is returned unallocated.
+pub fn normalize(text: &str) -> Cow<'_, str> {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
+    if text.is_ascii() || is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.nfkc().collect())
+}
 
 /// Which analyser turns CJK runs into tokens (see the module documentation).
 #[derive(Debug, Clone)]

@@ -140,8 +140,10 @@ fn an_index_is_written_again_when_opened_with_the_other_analyser() {
     }
 }
 
+/// An index that records no analyser (written by a folio before it did, with bigrams
+/// and without normalization) is written again, and searches as a new one.
 #[test]
-fn an_index_without_a_recorded_analyser_was_written_with_bigrams() {
+fn an_index_without_a_recorded_analyser_is_written_again() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db_path = dir.path().join(".folio/index.db");
     {
@@ -187,4 +189,29 @@ fn the_rest_of_a_japanese_chunk_is_kept_as_it_is() {
         words().fts_text(text, true),
         "# tar\n\n> アーカイブ ( 複数 ファイル ) 為\tユーティリティー 。\n- `tar cf {{ 出力 ファイル 名 .tar}}` héllo  wörld\r\nfoo-bar.baz ｶﾀｶﾅ 한국 국어 검색 Ｔシャツ 2024 年"
     );
+}
+
+/// Texts and queries are both in NFKC: half-width Katakana, full-width Latin and
+/// decomposed kana find their usual forms, with either analyser.
+#[test]
+fn text_and_queries_are_normalized_alike() {
+    let docs: [(&str, &[&str]); 2] = [
+        ("manual.md", &["ＰＤＦをｶﾀｶﾅで保存する。"]),
+        ("mac.md", &["ハ\u{309a}スホ\u{309a}ートを更新する。"]),
+    ];
+    for lexical in [Lexical::Bigrams, words()] {
+        let mut store = Store::open_in_memory_with_lexical(lexical.clone()).expect("open");
+        index(&mut store, &docs);
+        let id = lexical.id();
+        assert_eq!(search_paths(&store, "PDF"), ["manual.md"], "{id}");
+        assert_eq!(search_paths(&store, "ｐｄｆ"), ["manual.md"], "{id}");
+        assert_eq!(search_paths(&store, "カタカナ"), ["manual.md"], "{id}");
+        assert_eq!(search_paths(&store, "パスポート"), ["mac.md"], "{id}");
+    }
+    assert_eq!(super::lexical::normalize("plain ascii"), "plain ascii");
+    assert!(matches!(
+        super::lexical::normalize("plain ascii"),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    assert_eq!(super::lexical::normalize("ｶﾀｶﾅ ＰＤＦ ①"), "カタカナ PDF 1");
 }

@@ -508,9 +508,9 @@ const INSERT_FTS: &str =
     "INSERT INTO chunks_fts (rowid, heading, body, document) VALUES (?1, ?2, ?3, ?4)";
 
 /// Writes one chunk's FTS row with [`INSERT_FTS`]: its heading path and text, and, for
-/// the document's first chunk (`seq` 0), the [`document_terms`]; every CJK run becomes
-/// tokens through `lexical` ([`Lexical::fts_text`]), the three texts being Japanese when
-/// any of them has kana. The one place that decides what the full-text index holds.
+/// the document's first chunk (`seq` 0), the [`document_terms`], each in NFKC
+/// ([`lexical::normalize`]); every CJK run becomes tokens through `lexical`
+/// ([`Lexical::fts_text`]), the three texts being Japanese when any of them has kana. The one place that decides what the full-text index holds.
 fn write_fts_row(
     insert: &mut rusqlite::Statement<'_>,
     lexical: &Lexical,
@@ -521,6 +521,13 @@ fn write_fts_row(
     doc_terms: &str,
 ) -> rusqlite::Result<()> {
     let doc_terms = if seq == 0 { doc_terms } else { "" };
+    let (heading_path, text, doc_terms) = (
+        lexical::normalize(heading_path),
+        lexical::normalize(text),
+        lexical::normalize(doc_terms),
+    );
+    let (heading_path, text, doc_terms) =
+        (heading_path.as_ref(), text.as_ref(), doc_terms.as_ref());
     let japanese = has_kana(heading_path) || has_kana(text) || has_kana(doc_terms);
     insert.execute(params![
         chunk_id,
