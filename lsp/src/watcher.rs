@@ -93,7 +93,7 @@ pub(crate) async fn watch_and_catch_up(
 /// ([`folio_core::host::Model::drift`]) apply as watched-file events and publish their
 /// diagnostics. The walk and the stamps (one `lstat` per Markdown file) are taken
 /// without the session's lock; only the comparison holds it.
-pub(crate) async fn catch_up(shared: ServerState) {
+async fn catch_up(shared: ServerState) {
     let state = shared.clone();
     let events = tokio::task::spawn_blocking(move || {
         let roots: Vec<_> = {

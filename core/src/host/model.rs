@@ -360,14 +360,12 @@ impl Model {
         if paths.len() < 2 {
             return HashMap::new();
         }
-        let (root, cap) = (self.root(), self.config().index.max_file_size);
         let read = crate::workspace::parallel_map(&paths, |path| {
-            if root.join(path).is_dir() {
+            if self.root().join(path).is_dir() {
                 return None;
             }
-            let (stamp, read) = read_markdown_stamped_in(root, path, cap);
-            let read = read.map(|(text, _)| {
-                let hash = hash_bytes(text.as_bytes());
+            let (stamp, read) = self.read_from_disk(path);
+            let read = read.map(|(text, hash, _)| {
                 let known = self.ws.get(path).is_some_and(|e| e.source_hash == hash);
                 let parsed = (!known).then(|| self.reparse(path, &text));
                 (text, hash, parsed)
@@ -379,6 +377,18 @@ impl Model {
             .zip(read)
             .filter_map(|(path, read)| Some((path.to_string(), read?)))
             .collect()
+    }
+
+    /// The Markdown file `path` read from disk: its stamp when the read began, and its
+    /// text with the text's hash (not parsed), or why it is skipped.
+    fn read_from_disk(&self, path: &str) -> ReadFile {
+        let cap = self.config().index.max_file_size;
+        let (stamp, read) = read_markdown_stamped_in(self.root(), path, cap);
+        let read = read.map(|(text, _)| {
+            let hash = hash_bytes(text.as_bytes());
+            (text, hash, None)
+        });
+        (stamp, read)
     }
 
     /// The parse of `text`, read from disk for `path`: made from the model's parse of the
@@ -411,21 +421,9 @@ impl Model {
             return affected;
         }
         if is_markdown(path) && exists {
-            let (stamp, read) = match ready.remove(path) {
-                Some(read) => read,
-                None => {
-                    let (stamp, read) = read_markdown_stamped_in(
-                        self.root(),
-                        path,
-                        self.config().index.max_file_size,
-                    );
-                    let read = read.map(|(text, _)| {
-                        let hash = hash_bytes(text.as_bytes());
-                        (text, hash, None)
-                    });
-                    (stamp, read)
-                }
-            };
+            let (stamp, read) = ready
+                .remove(path)
+                .unwrap_or_else(|| self.read_from_disk(path));
             match read {
                 Ok((text, hash, parsed)) => {
                     let unchanged = self.ws.get(path).is_some_and(|e| e.source_hash == hash);
@@ -500,17 +498,14 @@ impl Model {
         let root = self.root().to_path_buf();
         let disk = DiskState::read(&root, self.config())?;
         if self.others != disk.scan.other {
-            let (fresh, _) = Model::load(&root, self.config().clone())?;
+            let pre = Preread::read(&root, self.config())?;
+            let (fresh, _) = Model::from_preread(&root, self.config().clone(), &pre, self.outlines);
             let open: Vec<(String, Document)> = self
                 .parsers
                 .keys()
                 .filter_map(|p| Some((p.clone(), self.ws.get(p)?.doc.clone())))
                 .collect();
-            let outlines = self.outlines;
             *self = fresh;
-            if outlines {
-                self.keep_closed_as_outlines();
-            }
             for (path, doc) in open {
                 self.open_document(&path, &doc.text(), doc.version());
             }

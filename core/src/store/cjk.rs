@@ -16,22 +16,37 @@ use std::borrow::Cow;
 /// Punctuation inside these blocks (`・`, `゠`, `｡`, `｢`) is not included: the
 /// tokenizer treats it as a separator.
 pub fn is_cjk(c: char) -> bool {
+    is_kana(c)
+        || is_hangul(c)
+        || matches!(c,
+            '\u{3005}'..='\u{3007}'     // 々 〆 〇
+            | '\u{3400}'..='\u{4DBF}'   // CJK extension A
+            | '\u{4E00}'..='\u{9FFF}'   // CJK unified ideographs
+            | '\u{F900}'..='\u{FAFF}'   // CJK compatibility ideographs
+            | '\u{20000}'..='\u{323AF}' // CJK extensions B to H
+        )
+}
+
+/// True for Hiragana and Katakana letters (full- and half-width) and the prolonged
+/// sound mark: the characters that mark text as Japanese rather than Chinese.
+pub fn is_kana(c: char) -> bool {
     matches!(c,
-        '\u{3005}'..='\u{3007}'         // 々 〆 〇
-        | '\u{3041}'..='\u{309F}'       // Hiragana
-        | '\u{30A1}'..='\u{30FA}'       // Katakana letters
-        | '\u{30FC}'..='\u{30FF}'       // ー ヽ ヾ ヿ
-        | '\u{31F0}'..='\u{31FF}'       // Katakana phonetic extensions
-        | '\u{3400}'..='\u{4DBF}'       // CJK extension A
-        | '\u{4E00}'..='\u{9FFF}'       // CJK unified ideographs
-        | '\u{F900}'..='\u{FAFF}'       // CJK compatibility ideographs
-        | '\u{FF66}'..='\u{FF9F}'       // Half-width Katakana
-        | '\u{1100}'..='\u{11FF}'       // Hangul Jamo
-        | '\u{3131}'..='\u{318E}'       // Hangul compatibility Jamo
-        | '\u{A960}'..='\u{A97F}'       // Hangul Jamo extended A
-        | '\u{AC00}'..='\u{D7A3}'       // Hangul syllables
-        | '\u{D7B0}'..='\u{D7FF}'       // Hangul Jamo extended B
-        | '\u{20000}'..='\u{323AF}'     // CJK extensions B to H
+        '\u{3041}'..='\u{309F}'     // Hiragana
+        | '\u{30A1}'..='\u{30FA}'   // Katakana letters
+        | '\u{30FC}'..='\u{30FF}'   // ー ヽ ヾ ヿ
+        | '\u{31F0}'..='\u{31FF}'   // Katakana phonetic extensions
+        | '\u{FF66}'..='\u{FF9F}'   // Half-width Katakana
+    )
+}
+
+/// True for Hangul syllables and Jamo.
+pub fn is_hangul(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'     // Hangul Jamo
+        | '\u{3131}'..='\u{318E}'   // Hangul compatibility Jamo
+        | '\u{A960}'..='\u{A97F}'   // Hangul Jamo extended A
+        | '\u{AC00}'..='\u{D7A3}'   // Hangul syllables
+        | '\u{D7B0}'..='\u{D7FF}'   // Hangul Jamo extended B
     )
 }
 

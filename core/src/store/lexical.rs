@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::cjk::{cjk_bigrams, is_cjk};
+use super::cjk::{cjk_bigrams, is_cjk, is_hangul, is_kana};
 use super::japanese::JapaneseDictionary;
 
 /// The `meta` key holding the [`Lexical::id`] of the analyser that wrote `chunks_fts`.
@@ -56,33 +56,10 @@ pub enum Lexical {
     Words(Arc<JapaneseDictionary>),
 }
 
-/// True for Hiragana and Katakana letters (full- and half-width) and the prolonged
-/// sound mark: the characters that mark text as Japanese rather than Chinese.
-pub fn is_kana(c: char) -> bool {
-    matches!(c,
-        '\u{3041}'..='\u{309F}'     // Hiragana
-        | '\u{30A1}'..='\u{30FA}'   // Katakana letters
-        | '\u{30FC}'..='\u{30FF}'   // ー ヽ ヾ ヿ
-        | '\u{31F0}'..='\u{31FF}'   // Katakana phonetic extensions
-        | '\u{FF66}'..='\u{FF9F}'   // Half-width Katakana
-    )
-}
-
 /// True when `text` has a [`is_kana`] character: Japanese, analysed into words by
 /// [`Lexical::Words`].
 pub fn has_kana(text: &str) -> bool {
     text.chars().any(is_kana)
-}
-
-/// True for Hangul syllables and Jamo, which always stay bigrams.
-fn is_hangul(c: char) -> bool {
-    matches!(c,
-        '\u{1100}'..='\u{11FF}'
-        | '\u{3131}'..='\u{318E}'
-        | '\u{A960}'..='\u{A97F}'
-        | '\u{AC00}'..='\u{D7A3}'
-        | '\u{D7B0}'..='\u{D7FF}'
-    )
 }
 
 /// The text split into maximal runs, each marked CJK or not.

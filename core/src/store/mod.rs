@@ -221,10 +221,9 @@ impl Store {
     }
 
     /// [`Store::open`] with the given analyser. When the index records another one
-    /// (`meta` key [`lexical::LEXICAL_KEY`]), or none and this is not
-    /// [`Lexical::Bigrams`], every chunk's full-text row is written again from the
-    /// `chunks` and `documents` tables with `lexical`, in one transaction, so the index
-    /// never mixes two analysers; vectors are kept.
+    /// (`meta` key [`lexical::LEXICAL_KEY`]) or none, every chunk's full-text row is
+    /// written again from the `chunks` and `documents` tables with `lexical`, in one
+    /// transaction, so the index never mixes two analysers; vectors are kept.
     pub fn open_with_lexical(db_path: &Path, lexical: Lexical) -> Result<Store, StoreError> {
         vectors::register_sqlite_vec();
         let owned_folder = is_folio_folder(db_path);
