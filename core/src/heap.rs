@@ -20,3 +20,29 @@ pub fn release_free_heap() {
         libc::malloc_trim(0);
     }
 }
+
+/// Keeps glibc's trim threshold at its default for the life of the process, for one that
+/// keeps a loaded workspace (`folio lsp`). Call it first thing, before other threads start.
+///
+/// glibc serves a block of 128 KiB or more with its own `mmap`, and the first time such a
+/// block is freed it raises that limit to the block's size and the trim threshold (the free
+/// space an arena keeps at its top instead of handing it back) to twice that, up to 32 and
+/// 64 MiB. markdown-rs's working buffers for a large file do that at once, and from then
+/// on each parse thread's arena keeps what the parses freed, where later allocations land
+/// in pieces. Setting the `mmap` limit to its own ceiling, 32 MiB (`M_MMAP_THRESHOLD`),
+/// turns the raising off: large buffers still come from the arenas, as they would once
+/// raised, and the trim threshold stays 128 KiB. `folio lsp` on k8s-community keeps about
+/// 4.5 MiB less once loaded (51 → 46.5 MiB VmRSS), its peak is 4 MiB lower, for about the
+/// same CPU time. The `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` environment
+/// variables, when set, win.
+pub fn fix_trim_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none()
+        && std::env::var_os("MALLOC_TRIM_THRESHOLD_").is_none()
+    {
+        // SAFETY: mallopt only sets a field of the allocator's parameters, under its lock.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+        }
+    }
+}

@@ -73,6 +73,7 @@ where
 /// server is dropped before returning, which removes its live-bridge sockets.
 pub fn run_stdio() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
+    folio_core::heap::fix_trim_threshold();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
