@@ -11,6 +11,12 @@ use std::ops::Range;
 
 use ropey::Rope;
 
+use crate::packed_text::PackedText;
+
+/// Texts shorter than this stay compact when [`Document::pack`] is asked to pack them:
+/// below it, the block table and the DEFLATE stream's own overhead eat the saving.
+pub const PACK_MIN_BYTES: usize = 256;
+
 /// A unit in which a column is counted (LSP `PositionEncodingKind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Encoding {
@@ -109,22 +115,26 @@ pub enum EditError {
 
 /// The text of one document and its version.
 ///
-/// The text is kept in one of two forms that behave the same: compact (the exact text
+/// The text is kept in one of three forms that behave the same: compact (the exact text
 /// and its line starts, what a document nobody edits keeps: a rope costs about twice
-/// the text for small documents) or a rope, which [`Document::editable`] makes for a
-/// document an editor opens and the first [`Document::apply_edits`] makes of a compact
-/// one, so that edits cost O(log n) from then on.
+/// the text for small documents); packed (the same, compressed in blocks, what
+/// [`Document::pack`] makes of a compact document a language server holds for no
+/// editor: [`crate::packed_text`]); or a rope, which [`Document::editable`] makes for a
+/// document an editor opens and the first [`Document::apply_edits`] makes of the
+/// others, so that edits cost O(log n) from then on.
 #[derive(Clone, Debug)]
 pub struct Document {
     text: Text,
     version: i32,
 }
 
-/// The two forms of a document's text.
+/// The three forms of a document's text.
 #[derive(Clone, Debug)]
 enum Text {
     /// The exact text and its line index.
     Compact { text: Box<str>, lines: LineIndex },
+    /// The exact text compressed in blocks, and its line index.
+    Packed { text: PackedText, lines: LineIndex },
     /// A rope (with `cr_lines`: the same line breaks as [`LineIndex`]).
     Rope(Rope),
 }
@@ -142,6 +152,36 @@ impl Document {
         }
     }
 
+    /// [`Document::new`] with `lines`, the line index of `text` made elsewhere (a
+    /// parse's, [`crate::parse::Parsed::lines`]), which the two then share.
+    pub fn with_lines(text: &str, lines: LineIndex, version: i32) -> Document {
+        debug_assert_eq!(lines.len_lines(), LineIndex::new(text).len_lines());
+        Document {
+            text: Text::Compact {
+                text: text.into(),
+                lines,
+            },
+            version,
+        }
+    }
+
+    /// [`Document::with_lines`], packed ([`Document::pack`]) without a compact copy first.
+    pub fn packed_with_lines(text: &str, lines: LineIndex, version: i32) -> Document {
+        match (text.len() >= PACK_MIN_BYTES)
+            .then(|| PackedText::new(text))
+            .flatten()
+        {
+            Some(packed) => Document {
+                text: Text::Packed {
+                    text: packed,
+                    lines,
+                },
+                version,
+            },
+            None => Document::with_lines(text, lines, version),
+        }
+    }
+
     /// Creates a document that is about to be edited (open in an editor): the text goes
     /// into a rope right away, so the first edit does not pay for making it.
     pub fn editable(text: &str, version: i32) -> Document {
@@ -152,16 +192,37 @@ impl Document {
     }
 
     /// True while the text is in the compact form (no edit applied since
-    /// [`Document::new`]); false for a rope.
+    /// [`Document::new`]); false for a rope or a packed text.
     pub fn is_compact(&self) -> bool {
         matches!(self.text, Text::Compact { .. })
+    }
+
+    /// True while the text is packed ([`Document::pack`]).
+    pub fn is_packed(&self) -> bool {
+        matches!(self.text, Text::Packed { .. })
+    }
+
+    /// Compresses a compact text of [`PACK_MIN_BYTES`] or more in blocks
+    /// ([`crate::packed_text::PackedText`]); every answer stays the same, and one about a
+    /// place in a line with non-ASCII characters, or about the text itself, unpacks the
+    /// block that holds it. Does nothing to a rope, a packed text or a shorter text.
+    pub fn pack(&mut self) {
+        if let Text::Compact { text, lines } = &self.text
+            && text.len() >= PACK_MIN_BYTES
+            && let Some(packed) = PackedText::new(text)
+        {
+            self.text = Text::Packed {
+                text: packed,
+                lines: lines.clone(),
+            };
+        }
     }
 
     /// Makes a compact document use `lines` (an index of the same text, such as
     /// [`crate::parse::Parsed::lines`]) instead of its own, so that both share one
     /// allocation. Does nothing for a rope or when `lines` is not this text's index.
     pub fn share_lines(&mut self, lines: &LineIndex) {
-        if let Text::Compact { lines: own, .. } = &mut self.text
+        if let Text::Compact { lines: own, .. } | Text::Packed { lines: own, .. } = &mut self.text
             && !own.same_allocation(lines)
             && *own == *lines
         {
@@ -183,6 +244,7 @@ impl Document {
     pub fn len_bytes(&self) -> usize {
         match &self.text {
             Text::Compact { text, .. } => text.len(),
+            Text::Packed { text, .. } => text.len(),
             Text::Rope(rope) => rope.len_bytes(),
         }
     }
@@ -190,7 +252,7 @@ impl Document {
     /// Number of lines; a final line ending starts one more, empty, line (as in LSP).
     pub fn len_lines(&self) -> usize {
         match &self.text {
-            Text::Compact { lines, .. } => lines.len_lines(),
+            Text::Compact { lines, .. } | Text::Packed { lines, .. } => lines.len_lines(),
             Text::Rope(rope) => rope.len_lines(),
         }
     }
@@ -199,6 +261,7 @@ impl Document {
     pub fn text(&self) -> String {
         match &self.text {
             Text::Compact { text, .. } => text.to_string(),
+            Text::Packed { text, .. } => text.unpack(),
             Text::Rope(rope) => rope.to_string(),
         }
     }
@@ -207,6 +270,7 @@ impl Document {
     pub fn slice(&self, range: Range<usize>) -> Option<String> {
         match &self.text {
             Text::Compact { text, .. } => text.get(range).map(str::to_string),
+            Text::Packed { text, .. } => text.get(range),
             Text::Rope(rope) => rope.get_byte_slice(range).map(|s| s.to_string()),
         }
     }
@@ -214,10 +278,11 @@ impl Document {
     /// Applies edits in order, each against the result of the previous one.
     ///
     /// All edits are checked before any is applied against the text they will meet,
-    /// so on error the document is unchanged. A compact document becomes a rope.
+    /// so on error the document is unchanged. A compact or packed document becomes a rope.
     pub fn apply_edits(&mut self, edits: &[TextEdit]) -> Result<(), EditError> {
         let mut rope = match &self.text {
             Text::Compact { text, .. } => Rope::from_str(text),
+            Text::Packed { text, .. } => Rope::from_str(&text.unpack()),
             Text::Rope(rope) => rope.clone(),
         };
         for edit in edits {
@@ -236,6 +301,9 @@ impl Document {
             Text::Compact { text, lines } => {
                 compact_offset_to_line_col(text, lines, offset, encoding)
             }
+            Text::Packed { text, lines } => {
+                packed_offset_to_line_col(text, lines, offset, encoding)
+            }
             Text::Rope(rope) => rope_offset_to_line_col(rope, offset, encoding),
         }
     }
@@ -248,6 +316,7 @@ impl Document {
     pub fn line_col_to_offset(&self, pos: LineCol, encoding: Encoding) -> usize {
         match &self.text {
             Text::Compact { text, lines } => compact_line_col_to_offset(text, lines, pos, encoding),
+            Text::Packed { text, lines } => packed_line_col_to_offset(text, lines, pos, encoding),
             Text::Rope(rope) => rope_line_col_to_offset(rope, pos, encoding),
         }
     }
@@ -263,15 +332,47 @@ fn compact_offset_to_line_col(
     let offset = floor_char_boundary(text, offset.min(text.len()));
     let line = lines.line_of(offset);
     let line_start = lines.line_start(line).unwrap_or(0);
-    let before = &text[line_start..offset];
-    let col = match encoding {
-        Encoding::Utf8 => before.len(),
-        Encoding::Utf32 => before.chars().count(),
-        Encoding::Utf16 => before.chars().map(char::len_utf16).sum(),
-    };
     LineCol {
         line: line as u32,
-        col: col as u32,
+        col: width_of(&text[line_start..offset], encoding) as u32,
+    }
+}
+
+/// [`Document::offset_to_line_col`] of a packed text: a block of ASCII is answered from
+/// the line index alone, any other from the block's text.
+fn packed_offset_to_line_col(
+    text: &PackedText,
+    lines: &LineIndex,
+    offset: usize,
+    encoding: Encoding,
+) -> LineCol {
+    let offset = offset.min(text.len());
+    if text.is_ascii_at(offset) {
+        let line = lines.line_of(offset);
+        let line_start = lines.line_start(line).unwrap_or(0);
+        return LineCol {
+            line: line as u32,
+            col: (offset - line_start) as u32,
+        };
+    }
+    text.with_text_at(offset, |block, base| {
+        // The line lies whole in the block: blocks start at line starts.
+        let within = floor_char_boundary(block, offset - base);
+        let line = lines.line_of(base + within);
+        let line_start = lines.line_start(line).unwrap_or(0);
+        LineCol {
+            line: line as u32,
+            col: width_of(&block[line_start - base..within], encoding) as u32,
+        }
+    })
+}
+
+/// Units of `encoding` in `text`.
+fn width_of(text: &str, encoding: Encoding) -> usize {
+    match encoding {
+        Encoding::Utf8 => text.len(),
+        Encoding::Utf32 => text.chars().count(),
+        Encoding::Utf16 => text.chars().map(char::len_utf16).sum(),
     }
 }
 
@@ -287,27 +388,48 @@ fn compact_line_col_to_offset(
         return text.len();
     };
     let line_end = lines.line_start(line + 1).unwrap_or(text.len());
-    let content = text[line_start..line_end]
-        .strip_suffix('\n')
-        .unwrap_or(&text[line_start..line_end]);
+    line_start + offset_in_line(&text[line_start..line_end], pos.col as usize, encoding)
+}
+
+/// [`Document::line_col_to_offset`] of a packed text.
+fn packed_line_col_to_offset(
+    text: &PackedText,
+    lines: &LineIndex,
+    pos: LineCol,
+    encoding: Encoding,
+) -> usize {
+    let line = pos.line as usize;
+    let Some(line_start) = lines.line_start(line) else {
+        return text.len();
+    };
+    let line_end = lines.line_start(line + 1).unwrap_or(text.len());
+    text.with_text_at(line_start, |block, base| {
+        // The line lies whole in the block: blocks start at line starts.
+        let line_text = &block[line_start - base..line_end - base];
+        line_start + offset_in_line(line_text, pos.col as usize, encoding)
+    })
+}
+
+/// The byte offset in `line` (one line with its line break, if any) of column `col` in
+/// `encoding`: the start of the character holding unit `col`; past the end clamps to the
+/// end of the content (before the line break), inside a character rounds down to its start.
+fn offset_in_line(line: &str, col: usize, encoding: Encoding) -> usize {
+    let content = line.strip_suffix('\n').unwrap_or(line);
     let content = content.strip_suffix('\r').unwrap_or(content);
-    let col = pos.col as usize;
     let width = |c: char| match encoding {
         Encoding::Utf8 => c.len_utf8(),
         Encoding::Utf16 => c.len_utf16(),
         Encoding::Utf32 => 1,
     };
-    // The start of the character holding unit `col`: past the end clamps to the end of
-    // the content, inside a character rounds down to its start.
     let mut units = 0;
     for (at, c) in content.char_indices() {
         let w = width(c);
         if units + w > col {
-            return line_start + at;
+            return at;
         }
         units += w;
     }
-    line_start + content.len()
+    content.len()
 }
 
 /// The largest character boundary of `text` at or before `offset` (`offset <= text.len()`).
@@ -503,42 +625,86 @@ mod tests {
     }
 
     proptest! {
-        /// A compact document and a rope of the same text answer every question the same.
+        /// A compact document, a packed one (in blocks of any size) and a rope of the
+        /// same text answer every question the same.
         #[test]
-        fn compact_and_rope_documents_agree(text in mixed_text()) {
-            let compact = Document::new(&text, 3);
+        fn compact_packed_and_rope_documents_agree(text in mixed_text(), block in 1usize..12) {
             let rope = Document::editable(&text, 3);
-            prop_assert!(compact.is_compact());
             prop_assert!(!rope.is_compact());
-            prop_assert_eq!(compact.len_bytes(), rope.len_bytes());
-            prop_assert_eq!(compact.len_lines(), rope.len_lines());
-            prop_assert_eq!(compact.text(), rope.text());
-            prop_assert_eq!(LineIndex::new(&text).len_lines(), rope.len_lines());
-            for encoding in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
-                for offset in 0..=text.len() + 2 {
-                    prop_assert_eq!(
-                        compact.offset_to_line_col(offset, encoding),
-                        rope.offset_to_line_col(offset, encoding),
-                        "offset {} in {:?}", offset, encoding
-                    );
-                }
-                for line in 0..rope.len_lines() as u32 + 2 {
-                    for col in 0..text.len() as u32 + 3 {
-                        let pos = LineCol { line, col };
-                        prop_assert_eq!(
-                            compact.line_col_to_offset(pos, encoding),
-                            rope.line_col_to_offset(pos, encoding),
-                            "{:?} in {:?}", pos, encoding
-                        );
-                    }
-                }
+            for compact in [Document::new(&text, 3), packed(&text, block)] {
+                prop_assert!(compact.is_compact() != compact.is_packed());
+                agree(&compact, &rope, &text)?;
             }
-            for start in 0..=text.len() + 1 {
-                for end in 0..=text.len() + 1 {
-                    prop_assert_eq!(compact.slice(start..end), rope.slice(start..end));
+        }
+    }
+
+    /// A document whose text is packed in blocks of about `block` bytes.
+    fn packed(text: &str, block: usize) -> Document {
+        Document {
+            text: Text::Packed {
+                text: PackedText::with_block_bytes(text, block).unwrap(),
+                lines: LineIndex::new(text),
+            },
+            version: 3,
+        }
+    }
+
+    /// Asserts that `compact` answers every question about `text` as `rope` does.
+    fn agree(compact: &Document, rope: &Document, text: &str) -> Result<(), TestCaseError> {
+        prop_assert_eq!(compact.len_bytes(), rope.len_bytes());
+        prop_assert_eq!(compact.len_lines(), rope.len_lines());
+        prop_assert_eq!(compact.text(), rope.text());
+        prop_assert_eq!(LineIndex::new(text).len_lines(), rope.len_lines());
+        for encoding in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
+            for offset in 0..=text.len() + 2 {
+                prop_assert_eq!(
+                    compact.offset_to_line_col(offset, encoding),
+                    rope.offset_to_line_col(offset, encoding),
+                    "offset {} in {:?}",
+                    offset,
+                    encoding
+                );
+            }
+            for line in 0..rope.len_lines() as u32 + 2 {
+                for col in 0..text.len() as u32 + 3 {
+                    let pos = LineCol { line, col };
+                    prop_assert_eq!(
+                        compact.line_col_to_offset(pos, encoding),
+                        rope.line_col_to_offset(pos, encoding),
+                        "{:?} in {:?}",
+                        pos,
+                        encoding
+                    );
                 }
             }
         }
+        for start in 0..=text.len() + 1 {
+            for end in 0..=text.len() + 1 {
+                prop_assert_eq!(compact.slice(start..end), rope.slice(start..end));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn pack_compresses_a_long_compact_text_only_and_an_edit_makes_a_rope() {
+        let long = "# Title\n\nSome text, é and 😀.\r\n".repeat(20);
+        let mut doc = Document::new(&long, 2);
+        doc.pack();
+        assert!(doc.is_packed());
+        assert_eq!((doc.text(), doc.version()), (long.clone(), 2));
+        doc.apply_edits(&[TextEdit {
+            range: 2..7,
+            new_text: "Name".into(),
+        }])
+        .unwrap();
+        assert!(!doc.is_packed() && !doc.is_compact());
+        assert_eq!(doc.text(), long.replacen("Title", "Name", 1));
+        doc.pack();
+        assert!(!doc.is_packed(), "a rope stays a rope");
+        let mut short = Document::new("# Short\n", 0);
+        short.pack();
+        assert!(short.is_compact(), "below PACK_MIN_BYTES");
     }
 
     #[test]

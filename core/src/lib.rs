@@ -28,6 +28,7 @@ pub mod index;
 pub mod knowledge;
 pub mod links;
 pub mod media;
+pub mod packed_text;
 pub mod parse;
 pub mod pointer;
 pub mod search;

@@ -177,7 +177,8 @@ impl Model {
 
     /// From now on, keeps the parse of every document read from disk (not open in an
     /// editor) as an outline: its headings and links, without the other block elements
-    /// ([`crate::parse::Parsed::keep_outline`]); opening a document parses it whole.
+    /// ([`crate::parse::Parsed::keep_outline`]), and its text packed
+    /// ([`crate::document::Document::pack`]); opening a document parses it whole.
     /// For a language server, which holds every document but reads those elements only
     /// for open ones; callers that need them for a closed document use
     /// [`DocEntry::full_parsed`].
@@ -212,6 +213,9 @@ impl Model {
         }
         if let Some(lines) = &parsed.lines {
             text.share_lines(lines);
+        }
+        if self.outlines && origin == Origin::Disk {
+            text.pack();
         }
         let parsed = Arc::new(parsed);
         let old_surface = self.ws.parsed(path).map(|p| surface(&p));
@@ -907,7 +911,7 @@ mod tests {
                 .map(str::to_string)
                 .collect();
             assert!(paths.len() >= 2, "{name}");
-            let (mut kept, mut all) = (0, 0);
+            let (mut kept, mut all, mut packed) = (0, 0, 0);
             for path in &paths {
                 let (f, o) = (
                     full.workspace().get(path).unwrap(),
@@ -915,6 +919,15 @@ mod tests {
                 );
                 assert!(o.parsed.outline_only && !f.parsed.outline_only, "{path}");
                 assert!(o.full_parsed().same_content(&f.parsed), "{path}");
+                // The text is packed from PACK_MIN_BYTES on, and reads the same.
+                let long = f.doc.len_bytes() >= crate::document::PACK_MIN_BYTES;
+                assert_eq!(
+                    (o.doc.is_packed(), f.doc.is_packed()),
+                    (long, false),
+                    "{path}"
+                );
+                assert_eq!(o.doc.text(), f.doc.text(), "{path}");
+                packed += usize::from(long);
                 (kept, all) = (
                     kept + o.parsed.elements.len(),
                     all + f.parsed.elements.len(),
@@ -926,6 +939,7 @@ mod tests {
                 );
             }
             assert!(kept * 2 < all, "{name}: {kept} of {all} elements kept");
+            assert!(packed >= 1, "{name}: {packed} texts packed");
         }
 
         let dir = tempfile::tempdir().unwrap();
@@ -947,6 +961,18 @@ mod tests {
         write(root, "a.md", "# A\n\n[b](b.md)\n");
         model.file_event("a.md", true);
         assert_eq!(kinds(&model), [Heading, Paragraph]);
+
+        // A text long enough is packed while closed, whole while open.
+        let long = format!("# C\n\n{}", "Text with é. ".repeat(40));
+        write(root, "c.md", &long);
+        model.file_event("c.md", true);
+        let packed = |m: &Model| m.workspace().get("c.md").unwrap().doc.is_packed();
+        assert!(packed(&model));
+        model.open_document("c.md", &long, 1);
+        assert!(!packed(&model));
+        model.close_document("c.md");
+        assert!(packed(&model));
+        assert_eq!(model.workspace().get("c.md").unwrap().doc.text(), long);
     }
 
     /// The table-of-contents marker `[[toc]]` is not a broken link when it is a paragraph

@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 pub use crate::config::Config;
 
-use crate::document::Document;
+use crate::document::{Document, LineIndex};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 
@@ -523,15 +523,24 @@ impl DocEntry {
 
     /// Parses `text` into a new entry; its compact [`Document`] shares the parse's line index.
     pub fn new(text: &str, version: i32, origin: Origin) -> DocEntry {
-        DocEntry::with_parse(text, parse(text), version, origin)
+        DocEntry::with_parse(text, parse(text), version, origin, false)
     }
 
-    /// An entry of `text` with its parse `parsed` (made from `text`).
-    pub fn with_parse(text: &str, parsed: Parsed, version: i32, origin: Origin) -> DocEntry {
-        let mut doc = Document::new(text, version);
-        if let Some(lines) = &parsed.lines {
-            doc.share_lines(lines);
-        }
+    /// An entry of `text` with its parse `parsed` (made from `text`); with `pack`, its
+    /// text is packed ([`Document::pack`]) without a compact copy first.
+    pub fn with_parse(
+        text: &str,
+        parsed: Parsed,
+        version: i32,
+        origin: Origin,
+        pack: bool,
+    ) -> DocEntry {
+        let lines = parsed.lines.clone().unwrap_or_else(|| LineIndex::new(text));
+        let doc = if pack {
+            Document::packed_with_lines(text, lines, version)
+        } else {
+            Document::with_lines(text, lines, version)
+        };
         DocEntry {
             doc,
             parsed: Arc::new(parsed),
@@ -658,10 +667,8 @@ impl Workspace {
                     if outlines {
                         parsed.keep_outline();
                     }
-                    (
-                        DocEntry::with_parse(text, parsed, 0, Origin::Disk),
-                        *invalid_at,
-                    )
+                    let entry = DocEntry::with_parse(text, parsed, 0, Origin::Disk, outlines);
+                    (entry, *invalid_at)
                 })
                 .map_err(SkipReason::clone)
         });
@@ -777,11 +784,15 @@ impl Workspace {
     }
 
     /// Keeps the parse of every document read from disk as an outline
-    /// ([`Parsed::keep_outline`]); documents from an editor keep theirs whole.
+    /// ([`Parsed::keep_outline`]) and its text packed ([`Document::pack`]); documents
+    /// from an editor keep theirs whole.
     pub fn keep_disk_documents_as_outlines(&mut self) {
         for entry in self.docs.values_mut() {
-            if entry.origin == Origin::Disk && !entry.parsed.outline_only {
-                Arc::make_mut(&mut entry.parsed).keep_outline();
+            if entry.origin == Origin::Disk {
+                if !entry.parsed.outline_only {
+                    Arc::make_mut(&mut entry.parsed).keep_outline();
+                }
+                entry.doc.pack();
             }
         }
     }
