@@ -429,7 +429,12 @@ impl Parsed {
     /// nobody edits are read from: the headings (whose elements hold their sections) and
     /// the paragraphs that are one link each (the table-of-contents marker of
     /// [`crate::links`]). Heading and parent indices follow the kept elements; a parent
-    /// that is not kept becomes `None`. Sets [`Parsed::outline_only`].
+    /// that is not kept becomes `None`. Also drops the external links ([`Link::external`])
+    /// but definitions: every reader resolves them to [`crate::links::Target::External`]
+    /// before anything else, so no diagnostic, reference, rename or move of a closed
+    /// document reads them, and on k8s-community they are two thirds of its links (with
+    /// their URLs, about 4 MiB). A definition stays, as a Foam-style wiki link resolves
+    /// through it. Sets [`Parsed::outline_only`].
     ///
     /// A language server holds every document of its workspace but reads the other
     /// elements (pointers, folding, code blocks) only for a document open in the editor:
@@ -462,6 +467,9 @@ impl Parsed {
         for h in &mut self.headings {
             h.element = h.element.and_then(|i| index[i]);
         }
+        self.links
+            .retain(|l| !l.external || l.kind == LinkKind::Definition);
+        self.links.shrink_to_fit();
         self.outline_only = true;
     }
 

@@ -376,7 +376,7 @@ fn logical_addresses_read_compare_and_print_as_their_text() {
 /// link, in order, with the heading and parent indices following them.
 #[test]
 fn an_outline_keeps_headings_and_one_link_paragraphs() {
-    let text = "---\ntitle: T\n---\n# Top\n\nIntro [x](a.md).\n\n[[toc]]\n\n## Sub\n\n- item\n- [[b]]\n\n```\ncode\n```\n\n> ## Quoted\n\n# Next\n\n[c](c.md)\n";
+    let text = "---\ntitle: T\n---\n# Top\n\nIntro [x](a.md), [site](https://example.com), <https://x.y> and [r][ext].\n\n[[toc]]\n\n## Sub\n\n- item\n- [[b]]\n\n```\ncode\n```\n\n> ## Quoted\n\n# Next\n\n[c](c.md)\n\n[ext]: https://example.org\n";
     let full = parse(text);
     let mut outline = full.clone();
     outline.keep_outline();
@@ -408,7 +408,30 @@ fn an_outline_keeps_headings_and_one_link_paragraphs() {
     };
     assert_eq!(sections(&outline), sections(&full));
     assert_eq!(sections(&full)[2], None);
-    assert_eq!(outline.links, full.links);
+    // External links go, but a definition's; the others stay as they were.
+    let links = |p: &Parsed| -> Vec<(LinkKind, String, bool)> {
+        p.links
+            .iter()
+            .map(|l| (l.kind, text[l.range.clone()].to_string(), l.external))
+            .collect()
+    };
+    let link = |kind, written: &str, external| (kind, written.to_string(), external);
+    let kept = vec![
+        link(LinkKind::Inline, "[x](a.md)", false),
+        link(LinkKind::Reference, "[r][ext]", false),
+        link(LinkKind::Wiki, "[[toc]]", false),
+        link(LinkKind::Wiki, "[[b]]", false),
+        link(LinkKind::Inline, "[c](c.md)", false),
+        link(LinkKind::Definition, "[ext]: https://example.org", true),
+    ];
+    let mut all = kept.clone();
+    all.insert(
+        1,
+        link(LinkKind::Inline, "[site](https://example.com)", true),
+    );
+    all.insert(2, link(LinkKind::Autolink, "<https://x.y>", true));
+    assert_eq!(links(&full), all);
+    assert_eq!(links(&outline), kept);
     assert_eq!(outline.headings.len(), full.headings.len());
     // Twice is once.
     let again = {
