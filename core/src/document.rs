@@ -383,12 +383,17 @@ fn compact_line_col_to_offset(
     pos: LineCol,
     encoding: Encoding,
 ) -> usize {
-    let line = pos.line as usize;
-    let Some(line_start) = lines.line_start(line) else {
-        return text.len();
-    };
-    let line_end = lines.line_start(line + 1).unwrap_or(text.len());
-    line_start + offset_in_line(&text[line_start..line_end], pos.col as usize, encoding)
+    match line_span(lines, pos.line, text.len()) {
+        Some(span) => span.start + offset_in_line(&text[span], pos.col as usize, encoding),
+        None => text.len(),
+    }
+}
+
+/// The bytes of zero-based `line` with its line break, in a text of `len` bytes; `None`
+/// past the last line.
+fn line_span(lines: &LineIndex, line: u32, len: usize) -> Option<Range<usize>> {
+    let start = lines.line_start(line as usize)?;
+    Some(start..lines.line_start(line as usize + 1).unwrap_or(len))
 }
 
 /// [`Document::line_col_to_offset`] of a packed text.
@@ -398,15 +403,13 @@ fn packed_line_col_to_offset(
     pos: LineCol,
     encoding: Encoding,
 ) -> usize {
-    let line = pos.line as usize;
-    let Some(line_start) = lines.line_start(line) else {
+    let Some(span) = line_span(lines, pos.line, text.len()) else {
         return text.len();
     };
-    let line_end = lines.line_start(line + 1).unwrap_or(text.len());
-    text.with_text_at(line_start, |block, base| {
+    text.with_text_at(span.start, |block, base| {
         // The line lies whole in the block: blocks start at line starts.
-        let line_text = &block[line_start - base..line_end - base];
-        line_start + offset_in_line(line_text, pos.col as usize, encoding)
+        let line_text = &block[span.start - base..span.end - base];
+        span.start + offset_in_line(line_text, pos.col as usize, encoding)
     })
 }
 
