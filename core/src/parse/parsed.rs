@@ -430,11 +430,13 @@ impl Parsed {
     /// the paragraphs that are one link each (the table-of-contents marker of
     /// [`crate::links`]). Heading and parent indices follow the kept elements; a parent
     /// that is not kept becomes `None`. Also drops the external links ([`Link::external`])
-    /// but definitions: every reader resolves them to [`crate::links::Target::External`]
-    /// before anything else, so no diagnostic, reference, rename or move of a closed
-    /// document reads them, and on k8s-community they are two thirds of its links (with
-    /// their URLs, about 4 MiB). A definition stays, as a Foam-style wiki link resolves
-    /// through it. Sets [`Parsed::outline_only`].
+    /// but definitions: link resolution makes them [`crate::links::Target::External`]
+    /// before anything else, so no diagnostic, rename or move of a closed document, and
+    /// no reference to it, reads them; on k8s-community they are two thirds of its links
+    /// (with their URLs, about 4 MiB). A definition stays, as a Foam-style wiki link
+    /// resolves through it. Requests about a place in a document or about its own links
+    /// (references from a position, document links) read the whole parse
+    /// ([`crate::workspace::DocEntry::full_parsed`]). Sets [`Parsed::outline_only`].
     ///
     /// A language server holds every document of its workspace but reads the other
     /// elements (pointers, folding, code blocks) only for a document open in the editor:

@@ -157,7 +157,7 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
         {
             let mut seen = Vec::new();
             let mut items = Vec::new();
-            for d in &c.entry.parsed.definitions {
+            for d in &c.parsed.definitions {
                 if !seen.contains(&d.key) {
                     seen.push(d.key.clone());
                     items.push(Item {
@@ -169,12 +169,9 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
             }
             (at(open + 2)..c.offset, items)
         } else if let Some(hash) = typed_tag(&prefix) {
-            let Some(tags) = folio_core::tags::suggestions(
-                ws,
-                &c.entry.full_parsed(),
-                c.offset,
-                &prefix[hash + 1..],
-            ) else {
+            let Some(tags) =
+                folio_core::tags::suggestions(ws, &c.parsed, c.offset, &prefix[hash + 1..])
+            else {
                 return Ok(None);
             };
             let items = tags

@@ -25,7 +25,8 @@ pub fn document_link(
     };
     let ws = &s.roots[doc.root].ws();
     let mut out = Vec::new();
-    for link in &entry.parsed.links {
+    // The whole parse: a closed document's outline leaves out its external links.
+    for link in &entry.full_parsed().links {
         if matches!(link.kind, LinkKind::Footnote | LinkKind::UndefinedReference) {
             continue;
         }

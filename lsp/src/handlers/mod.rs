@@ -14,19 +14,25 @@ pub mod search;
 pub mod symbols;
 
 use std::ops::Range;
+use std::sync::Arc;
 
+use folio_core::parse::Parsed;
 use folio_core::workspace::DocEntry;
 use tower_lsp_server::ls_types::{Location, Position, Range as LspRange, Uri};
 
 use crate::convert;
 use crate::session::{DocRef, Session};
 
-/// A cursor in a document: the document, its entry and the byte offset.
+/// A cursor in a document: the document, its entry, its whole parse and the byte offset.
 pub struct Cursor<'a> {
     /// The document.
     pub doc: DocRef,
     /// Its entry in the model.
     pub entry: &'a DocEntry,
+    /// Its parse with every element and link ([`DocEntry::full_parsed`]): what is at the
+    /// cursor is read from it, since a closed document's outline leaves out external links
+    /// and most block elements.
+    pub parsed: Arc<Parsed>,
     /// The byte offset of the position.
     pub offset: usize,
 }
@@ -40,7 +46,12 @@ pub fn cursor<'a>(s: &'a Session, uri: &Uri, pos: Position) -> Option<Cursor<'a>
         return None;
     }
     let offset = convert::offset(&entry.doc, pos, s.encoding);
-    Some(Cursor { doc, entry, offset })
+    Some(Cursor {
+        doc,
+        entry,
+        parsed: entry.full_parsed(),
+        offset,
+    })
 }
 
 /// The LSP range of bytes of a document of a root.

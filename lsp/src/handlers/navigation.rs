@@ -33,7 +33,7 @@ pub fn definition(
         return Ok(None);
     };
     let ws = &s.roots[c.doc.root].ws();
-    let Some(link) = link_at(&c.entry.parsed, c.offset) else {
+    let Some(link) = link_at(&c.parsed, c.offset) else {
         return Ok(None);
     };
     let Some(dest) = destination(ws, &c.doc.path, link) else {
@@ -62,7 +62,7 @@ pub fn references(s: &Session, params: &ReferenceParams) -> Result<Option<Vec<Lo
         return Ok(None);
     };
     let ws = &s.roots[c.doc.root].ws();
-    let parsed = &c.entry.parsed;
+    let parsed = &c.parsed;
     let include_declaration = params.context.include_declaration;
     let mut declaration: Option<(String, Range<usize>)> = None;
     let refs: Vec<Reference> = if let Some(tag) = tag_at(parsed, c.offset) {
@@ -155,7 +155,7 @@ pub fn hover(s: &Session, params: &HoverParams) -> Result<Option<Hover>> {
         return Ok(None);
     };
     let ws = &s.roots[c.doc.root].ws();
-    let Some(link) = link_at(&c.entry.parsed, c.offset) else {
+    let Some(link) = link_at(&c.parsed, c.offset) else {
         return Ok(None);
     };
     let Some(dest) = destination(ws, &c.doc.path, link) else {

@@ -47,7 +47,7 @@ enum Renamable {
 }
 
 fn renamable(s: &Session, c: &Cursor<'_>) -> Option<Renamable> {
-    let parsed = &c.entry.parsed;
+    let parsed = &c.parsed;
     let ws = &s.roots[c.doc.root].ws();
     if let Some(tag) = tag_at(parsed, c.offset)
         && let Some(range) = name_range(tag)

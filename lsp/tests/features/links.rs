@@ -2,10 +2,13 @@
 
 use serde_json::json;
 
-use crate::common::{Enc, range};
+use crate::common::{Client, Enc, range};
 use crate::start;
 
-both_encodings!(document_links);
+both_encodings!(
+    document_links,
+    closed_documents_keep_their_external_links_for_requests
+);
 
 async fn document_links(enc: Enc) {
     let mut c = start(enc).await;
@@ -53,4 +56,47 @@ async fn document_links(enc: Enc) {
             link(8, 7, 8, 11, b.clone(), "b.md"),
         ])
     );
+}
+
+/// A closed document's outline leaves out its external links; what is at a position still
+/// comes from its whole parse: the same links and references as once it is open.
+async fn closed_documents_keep_their_external_links_for_requests(enc: Enc) {
+    let c_md = "# C\n\nSee [site](https://example.com/page) and <https://auto.example>.\n";
+    let d_md = "# D\n\n[to c](c.md)\n";
+    let mut c = Client::start(&[("c.md", c_md), ("d.md", d_md)], enc, json!({})).await;
+    let (uri_c, uri_d) = (c.uri("c.md"), c.uri("d.md"));
+    let mut answers = Vec::new();
+    for opened in [false, true] {
+        if opened {
+            c.open("c.md").await;
+        }
+        let links = c
+            .call(
+                "textDocument/documentLink",
+                json!({"textDocument": {"uri": uri_c}}),
+            )
+            .await;
+        // On the external link's text.
+        let mut at_site =
+            json!({"textDocument": {"uri": uri_c}, "position": {"line": 2, "character": 6}});
+        at_site["context"] = json!({"includeDeclaration": false});
+        let on_link = c.call("textDocument/references", at_site).await;
+        // On plain text: every link to c.md.
+        let mut at_text =
+            json!({"textDocument": {"uri": uri_c}, "position": {"line": 2, "character": 1}});
+        at_text["context"] = json!({"includeDeclaration": false});
+        let on_text = c.call("textDocument/references", at_text).await;
+        answers.push((links, on_link, on_text));
+    }
+    let external = |c1, c2, target: &str| json!({"range": range(2, c1, 2, c2), "target": target});
+    let expected = (
+        json!([
+            external(11, 35, "https://example.com/page"),
+            external(42, 62, "https://auto.example"),
+        ]),
+        json!([]),
+        json!([{"uri": uri_d, "range": range(2, 0, 2, 12)}]),
+    );
+    assert_eq!(answers[0], expected, "closed");
+    assert_eq!(answers[1], expected, "open");
 }
