@@ -17,6 +17,8 @@ use crate::cli::McpArgs;
 
 /// Serves MCP until the client closes the connection (stdio) or until Ctrl-C / SIGTERM (HTTP).
 pub fn run(args: &McpArgs) -> Result<ExitCode> {
+    // The server keeps the root's whole model for its lifetime, as `folio lsp` does.
+    folio_core::heap::fix_trim_threshold();
     let r = resolve_root(&args.root)?;
     let user = UserConfig::load().map_err(anyhow::Error::msg)?;
     // Settings that cannot be resolved (a refused remote endpoint, say) leave embeddings
