@@ -143,13 +143,7 @@ impl Document {
     /// Creates a document from its exact text, in the compact form; `version` is the
     /// editor's version, or 0.
     pub fn new(text: &str, version: i32) -> Document {
-        Document {
-            text: Text::Compact {
-                text: text.into(),
-                lines: LineIndex::new(text),
-            },
-            version,
-        }
+        Document::with_lines(text, LineIndex::new(text), version)
     }
 
     /// [`Document::new`] with `lines`, the line index of `text` made elsewhere (a
@@ -167,17 +161,8 @@ impl Document {
 
     /// [`Document::with_lines`], packed ([`Document::pack`]) without a compact copy first.
     pub fn packed_with_lines(text: &str, lines: LineIndex, version: i32) -> Document {
-        match (text.len() >= PACK_MIN_BYTES)
-            .then(|| PackedText::new(text))
-            .flatten()
-        {
-            Some(packed) => Document {
-                text: Text::Packed {
-                    text: packed,
-                    lines,
-                },
-                version,
-            },
+        match packed(text, &lines) {
+            Some(text) => Document { text, version },
             None => Document::with_lines(text, lines, version),
         }
     }
@@ -208,13 +193,9 @@ impl Document {
     /// block that holds it. Does nothing to a rope, a packed text or a shorter text.
     pub fn pack(&mut self) {
         if let Text::Compact { text, lines } = &self.text
-            && text.len() >= PACK_MIN_BYTES
-            && let Some(packed) = PackedText::new(text)
+            && let Some(packed) = packed(text, lines)
         {
-            self.text = Text::Packed {
-                text: packed,
-                lines: lines.clone(),
-            };
+            self.text = packed;
         }
     }
 
@@ -320,6 +301,18 @@ impl Document {
             Text::Rope(rope) => rope_line_col_to_offset(rope, pos, encoding),
         }
     }
+}
+
+/// The packed form of `text` with its line index `lines`; `None` below [`PACK_MIN_BYTES`]
+/// (or for a text [`PackedText::new`] cannot hold).
+fn packed(text: &str, lines: &LineIndex) -> Option<Text> {
+    if text.len() < PACK_MIN_BYTES {
+        return None;
+    }
+    Some(Text::Packed {
+        text: PackedText::new(text)?,
+        lines: lines.clone(),
+    })
 }
 
 /// [`Document::offset_to_line_col`] of a compact text.

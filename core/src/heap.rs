@@ -34,8 +34,9 @@ pub fn release_free_heap() {
 /// turns the raising off: large buffers still come from the arenas, as they would once
 /// raised, and the trim threshold stays 128 KiB. `folio lsp` on k8s-community keeps about
 /// 4.5 MiB less once loaded (51 → 46.5 MiB VmRSS), its peak is 4 MiB lower, for about the
-/// same CPU time; `folio mcp` there, indexed and searched once, 90–93 → 86.5 MiB. The `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` environment
-/// variables, when set, win.
+/// same CPU time; `folio mcp` there, indexed and searched once, 90–93 → 83–85.5 MiB.
+/// The `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` environment variables, when
+/// set, win.
 pub fn fix_trim_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none()

@@ -174,17 +174,13 @@ impl PackedText {
         if let Some(text) = cached {
             return text;
         }
-        let start = self.blocks[n].start as usize;
-        let end = self
-            .blocks
-            .get(n + 1)
-            .map_or(self.len, |b| b.start as usize);
-        let packed_start = self.blocks[n].packed_start as usize;
-        let packed_end = self
-            .blocks
-            .get(n + 1)
-            .map_or(self.packed.len(), |b| b.packed_start as usize);
-        let bytes = inflate(&self.packed[packed_start..packed_end], end - start);
+        let (this, next) = (self.blocks[n], self.blocks.get(n + 1));
+        let end = next.map_or(self.len, |b| b.start as usize);
+        let packed_end = next.map_or(self.packed.len(), |b| b.packed_start as usize);
+        let bytes = inflate(
+            &self.packed[this.packed_start as usize..packed_end],
+            end - this.start as usize,
+        );
         let text: Rc<str> = String::from_utf8(bytes)
             .expect("a packed block holds the UTF-8 it was made from")
             .into();
