@@ -3,7 +3,7 @@
 //!
 //! At load time every weight matrix is expanded from its Q4_0 blocks and rounded to
 //! `bf16` (round to nearest even; 8 significant bits, so each 4-bit weight `q · d` keeps
-//! `q` exactly and `d` to 2⁻⁹ relative), laid out as AMX `B` tiles: for each panel of 16
+//! `q` exactly and `d` to 2⁻⁸ relative), laid out as AMX `B` tiles: for each panel of 16
 //! output rows and each 32-wide slice of the input, one 1 KiB tile whose row `r` holds,
 //! for each of the 16 outputs, the pair of weights `2r` and `2r + 1` (the "VNNI" pair
 //! layout `TDPBF16PS` reads). Per call the activations are rounded to `bf16` (AVX-512
@@ -12,9 +12,10 @@
 //! whole input width (16 × 16 × 32 multiply-adds per instruction), stored once, and the
 //! bias added while the valid rows are copied out.
 //!
-//! Error: each product has both factors rounded to `bf16` (relative error at most 2⁻⁹
+//! Error: each product has both factors rounded to `bf16` (relative error at most 2⁻⁸
 //! each) and sums are `f32`, so a dot product over `n` inputs differs from the `f32`
-//! one by at most about `2⁻⁸ · Σ|xᵢ·wᵢ|`; the unit test bounds it by that.
+//! one by at most about `2⁻⁷ · Σ|xᵢ·wᵢ|`, in practice far less as the rounding errors'
+//! signs vary; the unit test bounds it by `2⁻⁸ · Σ|xᵢ·wᵢ|`.
 
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -39,15 +40,17 @@ const ARCH_REQ_XCOMP_PERM: libc::c_ulong = 0x1023;
 /// The AMX tile data state component (XTILEDATA).
 const XFEATURE_XTILEDATA: libc::c_ulong = 18;
 
-/// Whether this CPU and OS run the kernel: `std` detects AVX-512F and AVX-512 BF16 (for
-/// the conversion to `bf16`), CPUID leaf 7 reports AMX-TILE and AMX-BF16 (`std`'s
-/// `is_x86_feature_detected!` names for AMX are unstable in Rust 1.95), and Linux grants
-/// this process the tile data state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`, which fails when
-/// the kernel or hypervisor does not support it). Asked once per process.
+/// Whether this CPU and OS run the kernel: `std` detects AVX-512F, AVX-512BW (for the
+/// key and value layouts) and AVX-512 BF16 (for the conversion to `bf16`), CPUID leaf 7
+/// reports AMX-TILE and AMX-BF16 (`std`'s `is_x86_feature_detected!` names for AMX are
+/// unstable in Rust 1.95), and Linux grants this process the tile data state
+/// (`arch_prctl(ARCH_REQ_XCOMP_PERM)`, which fails when the kernel or hypervisor does
+/// not support it). Asked once per process.
 pub(super) fn supported() -> bool {
     static SUPPORTED: OnceLock<bool> = OnceLock::new();
     *SUPPORTED.get_or_init(|| {
         if !(is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512bf16")
             && is_x86_feature_detected!("avx2")
             && is_x86_feature_detected!("fma"))
@@ -240,20 +243,92 @@ unsafe fn to_bf16(x: &[f32], out: &mut [u16]) {
     }
 }
 
-/// `out[i] = bf16(x[i] · factor)`, 16 values at a time (`x.len()` is a multiple of 16).
+/// One row of attention's soft-max: `probs[j] = bf16(exp(scale · (scores[j] − max)))`
+/// for `j < len` (`max` over those), zero for `len <= j < probs.len()`; returns
+/// `1 / Σ exp(…)` (the sum of the values before rounding). The exponential is
+/// `2ⁿ · 2ᶠ` with `n` the nearest integer and `2ᶠ` (`|f| <= 1/2`) its Taylor polynomial of
+/// degree 5 (relative error under 3e-6, far below the `bf16` rounding of up to 2⁻⁸
+/// that follows), 16 values at a time with `VSCALEFPS` for the `2ⁿ`.
 ///
 /// # Safety
 /// The CPU supports AVX-512F and AVX-512 BF16.
 #[target_feature(enable = "avx512f,avx512bf16,avx512vl")]
-unsafe fn to_bf16_scaled(x: &[f32], factor: f32, out: &mut [u16]) {
-    assert!(out.len() == x.len() && x.len().is_multiple_of(16));
+pub(super) unsafe fn softmax_numerators(
+    scores: &[f32],
+    len: usize,
+    scale: f32,
+    probs: &mut [u16],
+) -> f32 {
+    let padded = scores.len();
+    assert!(
+        len > 0
+            && len <= padded
+            && padded.is_multiple_of(16)
+            && probs.len() == padded
+            && scale > 0.0
+    );
+    let mask = |j: usize| -> __mmask16 {
+        if j + 16 <= len {
+            0xffff
+        } else if j < len {
+            (1u16 << (len - j)) - 1
+        } else {
+            0
+        }
+    };
+    // SAFETY (every block below): 16 `f32` at `j < padded` of `scores` and 16 `u16` at
+    // `j` of `probs`, inside the asserted lengths.
+    let mut top = _mm512_set1_ps(f32::NEG_INFINITY);
+    for j in (0..len).step_by(16) {
+        let v = unsafe { _mm512_mask_loadu_ps(top, mask(j), scores.as_ptr().add(j)) };
+        top = _mm512_max_ps(top, v);
+    }
+    let k = scale * std::f32::consts::LOG2_E;
+    let k_v = _mm512_set1_ps(k);
+    let shift = _mm512_set1_ps(-_mm512_reduce_max_ps(top) * k);
+    const LN2: f32 = std::f32::consts::LN_2;
+    let c: [__m512; 5] = std::array::from_fn(|i| {
+        // ln 2^(5 - i) / (5 - i)!: the coefficients of 2ᶠ from the highest.
+        let p = (5 - i) as i32;
+        let fact: f32 = (1..=p).map(|x| x as f32).product();
+        _mm512_set1_ps(LN2.powi(p) / fact)
+    });
+    let one = _mm512_set1_ps(1.0);
+    let mut sum = _mm512_setzero_ps();
+    for j in (0..padded).step_by(16) {
+        let m = mask(j);
+        let e = if m == 0 {
+            _mm512_setzero_ps()
+        } else {
+            let s = unsafe { _mm512_loadu_ps(scores.as_ptr().add(j)) };
+            let t = _mm512_fmadd_ps(s, k_v, shift);
+            let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(t);
+            let f = _mm512_sub_ps(t, n);
+            let mut p = c[0];
+            for ck in &c[1..] {
+                p = _mm512_fmadd_ps(p, f, *ck);
+            }
+            p = _mm512_fmadd_ps(p, f, one);
+            _mm512_maskz_scalef_ps(m, p, n)
+        };
+        sum = _mm512_add_ps(sum, e);
+        let h: __m256i = unsafe { std::mem::transmute(_mm512_cvtneps_pbh(e)) };
+        unsafe { _mm256_storeu_si256(probs.as_mut_ptr().add(j).cast(), h) };
+    }
+    1.0 / _mm512_reduce_add_ps(sum)
+}
+
+/// `dst = src · factor` for 32 values (the division of a soft-max applied to a row of
+/// attention's context).
+#[target_feature(enable = "avx512f")]
+fn scale_32(src: &[f32], factor: f32, dst: &mut [f32]) {
+    assert!(src.len() == 32 && dst.len() == 32);
     let f = _mm512_set1_ps(factor);
-    for (src, dst) in x.chunks_exact(16).zip(out.chunks_exact_mut(16)) {
-        // SAFETY: each chunk is 16 `f32` (64 bytes) in and 16 `u16` (32 bytes) out.
+    for half in 0..2 {
+        // SAFETY: 16 `f32` at `16 · half` of `src` and `dst`, each 32 long.
         unsafe {
-            let v = _mm512_mul_ps(_mm512_loadu_ps(src.as_ptr()), f);
-            let h: __m256i = std::mem::transmute(_mm512_cvtneps_pbh(v));
-            _mm256_storeu_si256(dst.as_mut_ptr().cast(), h);
+            let v = _mm512_mul_ps(_mm512_loadu_ps(src.as_ptr().add(16 * half)), f);
+            _mm512_storeu_ps(dst.as_mut_ptr().add(16 * half), v);
         }
     }
 }
@@ -405,12 +480,31 @@ unsafe fn tile_product(
             {
                 let at = (m + r) * n_out + n;
                 match &mut out {
-                    Out::F32(y, activation) => {
+                    Out::F32(y, Activation::Gelu) => {
                         let pairs = y[at..at + BLOCK].iter_mut().zip(row).zip(bias);
-                        match activation {
-                            Activation::None => pairs.for_each(|((d, v), b)| *d = v + b),
-                            Activation::Gelu => pairs.for_each(|((d, v), b)| *d = gelu_one(v + b)),
-                            Activation::Residual => pairs.for_each(|((d, v), b)| *d += v + b),
+                        pairs.for_each(|((d, v), b)| *d = gelu_one(v + b));
+                    }
+                    Out::F32(y, activation) => {
+                        let residual = matches!(activation, Activation::Residual);
+                        let dst = &mut y[at..at + BLOCK];
+                        // Written with intrinsics: the compiler left this loop scalar
+                        // (7 % of a forward pass by `perf`).
+                        for half in 0..2 {
+                            // SAFETY: 16 `f32` at `16 · half` of `row`, `bias` and `dst`,
+                            // each 32 long.
+                            unsafe {
+                                let v = _mm512_add_ps(
+                                    _mm512_loadu_ps(row.as_ptr().add(16 * half)),
+                                    _mm512_loadu_ps(bias.as_ptr().add(16 * half)),
+                                );
+                                let d = dst.as_mut_ptr().add(16 * half);
+                                let v = if residual {
+                                    _mm512_add_ps(v, _mm512_loadu_ps(d))
+                                } else {
+                                    v
+                                };
+                                _mm512_storeu_ps(d, v);
+                            }
                         }
                     }
                     Out::GeluBf16(y) => {
@@ -446,8 +540,10 @@ struct AttentionScratch {
     values: Vec<u16>,
     /// Scores `[padded][padded]`, `f32`.
     scores: Vec<f32>,
-    /// Probabilities `[padded][padded]`, `bf16`.
+    /// The soft-max numerators `[padded][padded]`, `bf16` ([`softmax_numerators`]).
     probs: Vec<u16>,
+    /// `1 / Σ` of each row's numerators, `[padded]`.
+    inverse_sums: Vec<f32>,
 }
 
 /// Multi-head self-attention of one sequence of `len` tokens on AMX tiles, when the CPU
@@ -456,10 +552,11 @@ struct AttentionScratch {
 /// per-head contexts go side by side into `out` (`[len][hidden]`).
 ///
 /// The scores `Q·Kᵀ` and the contexts `P·V` are `bf16` products summed in `f32` (queries,
-/// keys, values and probabilities rounded to `bf16`), the soft-max of `scale` times the
-/// scores is `f32` ([`super::vector::softmax_exp`], then the division while rounding).
+/// keys, values and the soft-max numerators rounded to `bf16`); the soft-max of `scale`
+/// times the scores is `f32` ([`softmax_numerators`]), its division applied to each
+/// context row as it is copied out (the same rounding error relative to each value, as
+/// `bf16` keeps 8 significant bits at any scale).
 pub(super) fn attention(
-    level: super::vector::Level,
     qkv: &[f32],
     len: usize,
     hidden: usize,
@@ -483,6 +580,7 @@ pub(super) fn attention(
         grow(&mut t.values, padded * 32);
         grow(&mut t.scores, padded * padded);
         grow(&mut t.probs, padded * padded);
+        grow(&mut t.inverse_sums, padded);
         // SAFETY: `supported` detected AVX-512F and AVX-512 BF16; `width` is a multiple
         // of 96, so of 16.
         unsafe { to_bf16(&qkv[..len * width], &mut t.qkv[..len * width]) };
@@ -493,23 +591,19 @@ pub(super) fn attention(
         // SAFETY: the configuration is a valid palette-1 layout of 64 bytes.
         unsafe { asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly)) };
         for head in 0..heads {
-            for key in 0..padded {
-                let row = &t.qkv[key * width..][..width];
-                let k = &row[hidden + head * 32..][..32];
-                let v = &row[2 * hidden + head * 32..][..32];
-                // Keys: tile `key / 16`, row `r` holds dimensions 2r, 2r + 1 of each key.
-                let tile = &mut t.keys[key / 16 * 512..][..512];
-                for r in 0..16 {
-                    tile[r * 32 + key % 16 * 2] = k[2 * r];
-                    tile[r * 32 + key % 16 * 2 + 1] = k[2 * r + 1];
-                }
-                // Values: panel `d / 16`, slice `key / 32`, row `key % 32 / 2`, pair
-                // element `key % 2`, column `d % 16`.
-                for (d, &x) in v.iter().enumerate() {
-                    let at = (d / 16 * slices + key / 32) * 512 + key % 32 / 2 * 32;
-                    t.values[at + d % 16 * 2 + key % 2] = x;
-                }
-            }
+            // SAFETY: `supported` detected AVX-512F and AVX-512BW; the shapes are asserted
+            // inside.
+            unsafe {
+                key_value_tiles(
+                    &t.qkv,
+                    width,
+                    hidden,
+                    head,
+                    padded,
+                    &mut t.keys,
+                    &mut t.values,
+                )
+            };
             for m in (0..padded).step_by(BLOCK) {
                 for n in (0..padded).step_by(BLOCK) {
                     // SAFETY: rows `m..m + 32` of the padded `bf16` qkv, columns of this
@@ -530,11 +624,16 @@ pub(super) fn attention(
                 }
             }
             for i in 0..len {
-                let row = &mut t.scores[i * padded..][..padded];
-                let inv = super::vector::softmax_exp(level, &mut row[..len], scale);
-                row[len..].fill(0.0);
-                // SAFETY: as above; `padded` is a multiple of 32.
-                unsafe { to_bf16_scaled(row, inv, &mut t.probs[i * padded..][..padded]) };
+                // SAFETY: `supported` detected AVX-512F and AVX-512 BF16; `padded` is a
+                // multiple of 32 and `0 < len <= padded`.
+                t.inverse_sums[i] = unsafe {
+                    softmax_numerators(
+                        &t.scores[i * padded..][..padded],
+                        len,
+                        scale,
+                        &mut t.probs[i * padded..][..padded],
+                    )
+                };
             }
             for m in (0..padded).step_by(BLOCK) {
                 // SAFETY: rows `m..m + 32` of the probabilities (`padded` values each),
@@ -556,7 +655,9 @@ pub(super) fn attention(
                     .enumerate()
                     .take(len.saturating_sub(m))
                 {
-                    out[(m + r) * hidden + head * 32..][..32].copy_from_slice(ctx);
+                    let dst = &mut out[(m + r) * hidden + head * 32..][..32];
+                    // SAFETY: `supported` detected AVX-512F.
+                    unsafe { scale_32(ctx, t.inverse_sums[m + r], dst) };
                 }
             }
         }
@@ -564,6 +665,114 @@ pub(super) fn attention(
         unsafe { asm!("tilerelease", options(nostack, nomem)) };
     });
     true
+}
+
+/// One head's keys and values of `padded` tokens as B tiles, read from the `bf16` rows
+/// of `qkv` (`[padded][width]`; the head's keys at column `hidden + 32 · head`, its
+/// values at `2 · hidden + 32 · head`).
+///
+/// - Keys: tile `key / 16` (16 keys × 32 dimensions), row `r` holding dimensions `2r` and
+///   `2r + 1` of each of the 16 keys: viewed as 32-bit pairs, the transpose of the 16
+///   keys' rows ([`transpose_16x16`]).
+/// - Values: panel `d / 16` (16 dimensions), slice `key / 32`, row `key % 32 / 2`, pair
+///   element `key % 2`, column `d % 16`: each row interleaves two consecutive keys.
+///
+/// # Safety
+/// The CPU supports AVX-512F and AVX-512BW. (Shapes are asserted.)
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(super) unsafe fn key_value_tiles(
+    qkv: &[u16],
+    width: usize,
+    hidden: usize,
+    head: usize,
+    padded: usize,
+    keys: &mut [u16],
+    values: &mut [u16],
+) {
+    let (k_at, v_at) = (hidden + 32 * head, 2 * hidden + 32 * head);
+    assert!(
+        padded.is_multiple_of(32)
+            && v_at + 32 <= width
+            && qkv.len() >= padded * width
+            && keys.len() >= padded * 32
+            && values.len() >= padded * 32
+    );
+    let slices = padded / 32;
+    for p in 0..padded / 16 {
+        // SAFETY: rows `16p..16p + 16` of `qkv`, 32 values from `k_at` (inside `width`),
+        // and tile `p` of `keys` (512 values) are inside the asserted lengths.
+        unsafe {
+            let rows: [__m512i; 16] = std::array::from_fn(|c| {
+                _mm512_loadu_si512(qkv.as_ptr().add((16 * p + c) * width + k_at).cast())
+            });
+            for (r, v) in transpose_16x16(rows).into_iter().enumerate() {
+                _mm512_storeu_si512(keys.as_mut_ptr().add(p * 512 + r * 32).cast(), v);
+            }
+        }
+    }
+    let low: [u16; 32] = std::array::from_fn(|i| (i / 2 + 32 * (i % 2)) as u16);
+    let high: [u16; 32] = std::array::from_fn(|i| (16 + i / 2 + 32 * (i % 2)) as u16);
+    // SAFETY: two arrays of 32 `u16` (64 bytes each).
+    let (low, high) = unsafe {
+        (
+            _mm512_loadu_si512(low.as_ptr().cast()),
+            _mm512_loadu_si512(high.as_ptr().cast()),
+        )
+    };
+    for key in (0..padded).step_by(2) {
+        let at = key / 32 * 512 + key % 32 / 2 * 32;
+        // SAFETY: rows `key` and `key + 1 < padded` of `qkv`, 32 values from `v_at`, and
+        // 32 values at `at` and `slices · 512 + at` of `values` (`< padded · 32`) are
+        // inside the asserted lengths.
+        unsafe {
+            let even = _mm512_loadu_si512(qkv.as_ptr().add(key * width + v_at).cast());
+            let odd = _mm512_loadu_si512(qkv.as_ptr().add((key + 1) * width + v_at).cast());
+            let dst = values.as_mut_ptr();
+            _mm512_storeu_si512(
+                dst.add(at).cast(),
+                _mm512_permutex2var_epi16(even, low, odd),
+            );
+            _mm512_storeu_si512(
+                dst.add(slices * 512 + at).cast(),
+                _mm512_permutex2var_epi16(even, high, odd),
+            );
+        }
+    }
+}
+
+/// The transpose of 16 rows of 16 32-bit elements: row `i` of the result holds element
+/// `i` of every row. Three rounds of shuffles: pairs of rows within 128-bit lanes, then
+/// 4 × 4 blocks within lanes, then the lanes themselves.
+#[target_feature(enable = "avx512f")]
+fn transpose_16x16(r: [__m512i; 16]) -> [__m512i; 16] {
+    // a[2i], a[2i + 1]: rows 2i and 2i + 1 interleaved, the first and second half of
+    // each lane.
+    let mut a = r;
+    for i in 0..8 {
+        a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    // b[4j + c], lane l: element 4l + c of rows 4j..4j + 4.
+    let mut b = a;
+    for j in 0..4 {
+        b[4 * j] = _mm512_unpacklo_epi64(a[4 * j], a[4 * j + 2]);
+        b[4 * j + 1] = _mm512_unpackhi_epi64(a[4 * j], a[4 * j + 2]);
+        b[4 * j + 2] = _mm512_unpacklo_epi64(a[4 * j + 1], a[4 * j + 3]);
+        b[4 * j + 3] = _mm512_unpackhi_epi64(a[4 * j + 1], a[4 * j + 3]);
+    }
+    // Result row 4l + c: lane l of b[c], b[4 + c], b[8 + c], b[12 + c].
+    let mut out = b;
+    for c in 0..4 {
+        let e0 = _mm512_shuffle_i32x4::<0x44>(b[c], b[4 + c]);
+        let e1 = _mm512_shuffle_i32x4::<0xEE>(b[c], b[4 + c]);
+        let e2 = _mm512_shuffle_i32x4::<0x44>(b[8 + c], b[12 + c]);
+        let e3 = _mm512_shuffle_i32x4::<0xEE>(b[8 + c], b[12 + c]);
+        out[c] = _mm512_shuffle_i32x4::<0x88>(e0, e2);
+        out[4 + c] = _mm512_shuffle_i32x4::<0xDD>(e0, e2);
+        out[8 + c] = _mm512_shuffle_i32x4::<0x88>(e1, e3);
+        out[12 + c] = _mm512_shuffle_i32x4::<0xDD>(e1, e3);
+    }
+    out
 }
 
 /// Makes `v` at least `n` long (new elements zero; old ones are overwritten by the caller).

@@ -267,7 +267,7 @@ pub(super) fn attention(
     out: &mut [f32],
 ) {
     let scale = 1.0 / ((hidden / heads) as f32).sqrt();
-    if uses_tiles(path, rows) && amx::attention(path.level(), qkv, len, hidden, heads, scale, out) {
+    if uses_tiles(path, rows) && amx::attention(qkv, len, hidden, heads, scale, out) {
         return;
     }
     attention_f32(path.level(), qkv, len, hidden, heads, scale, out);

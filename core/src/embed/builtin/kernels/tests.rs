@@ -47,8 +47,8 @@ type Kernel = (
 /// that for 384 terms.
 const F32_TOLERANCE: f64 = 1e-5;
 
-/// The AMX kernel rounds both factors to `bf16` (at most 2⁻⁹ relative each, so 2⁻⁸ of
-/// `Σ|xᵢ·wᵢ|`), then sums in `f32`.
+/// The AMX kernel rounds both factors to `bf16` (at most 2⁻⁸ relative each), then sums
+/// in `f32`; as the rounding errors' signs vary, 2⁻⁸ of `Σ|xᵢ·wᵢ|` bounds the result.
 const BF16_TOLERANCE: f64 = 1.0 / 256.0 + F32_TOLERANCE;
 
 #[test]
@@ -300,6 +300,96 @@ fn bf16_rounds_to_nearest_even() {
     assert_eq!(tiles[2], 0xc020);
 }
 
+/// The vectorised key and value tiles of every head against the layout written element
+/// by element.
+#[test]
+fn amx_key_value_tiles_match_their_layout() {
+    if !KernelPath::Amx.is_supported() {
+        assert!(
+            !cpuinfo_has_amx(),
+            "the CPU lists AMX but the AMX path is not supported"
+        );
+        return;
+    }
+    let (hidden, heads, padded) = (384, 12, 96);
+    let width = 3 * hidden;
+    let slices = padded / 32;
+    let mut next = xorshift(5);
+    let qkv: Vec<u16> = (0..padded * width).map(|_| next() as u16).collect();
+    for head in 0..heads {
+        let mut keys = vec![0u16; padded * 32];
+        let mut values = vec![0u16; padded * 32];
+        // SAFETY: `is_supported` checked AVX-512F and AVX-512BW.
+        unsafe { amx::key_value_tiles(&qkv, width, hidden, head, padded, &mut keys, &mut values) };
+        for key in 0..padded {
+            for d in 0..32 {
+                let k = qkv[key * width + hidden + head * 32 + d];
+                let v = qkv[key * width + 2 * hidden + head * 32 + d];
+                assert_eq!(keys[key / 16 * 512 + d / 2 * 32 + key % 16 * 2 + d % 2], k);
+                let at = (d / 16 * slices + key / 32) * 512 + key % 32 / 2 * 32;
+                assert_eq!(
+                    values[at + d % 16 * 2 + key % 2],
+                    v,
+                    "head {head} key {key} d {d}"
+                );
+            }
+        }
+    }
+}
+
+/// The soft-max numerators of an attention row against `exp` in `f64`: within the
+/// `bf16` rounding (2⁻⁸ relative) plus the polynomial's 3e-6, zero past `len`, and the
+/// returned `1 / Σ` to 1e-5 relative, for lengths that leave partial 16-lane blocks.
+#[test]
+fn amx_softmax_numerators_match_exp() {
+    if !KernelPath::Amx.is_supported() {
+        assert!(
+            !cpuinfo_has_amx(),
+            "the CPU lists AMX but the AMX path is not supported"
+        );
+        return;
+    }
+    let mut next = xorshift(3);
+    let scale = 1.0 / 32f32.sqrt();
+    for (len, padded) in [(1, 32), (15, 32), (16, 32), (17, 32), (32, 32), (100, 128)] {
+        let scores: Vec<f32> = (0..padded)
+            .map(|j| {
+                if j < len {
+                    (next() % 40001) as f32 / 1000.0 - 20.0
+                } else {
+                    1e30
+                }
+            })
+            .collect();
+        let mut probs = vec![0xffffu16; padded];
+        // SAFETY: `is_supported` checked AVX-512F and AVX-512 BF16.
+        let inv = unsafe { amx::softmax_numerators(&scores, len, scale, &mut probs) };
+        let top = scores[..len].iter().copied().fold(f32::MIN, f32::max);
+        let want: Vec<f64> = scores[..len]
+            .iter()
+            .map(|&s| (f64::from(s - top) * f64::from(scale)).exp())
+            .collect();
+        for (j, p) in probs.iter().enumerate() {
+            let got = f64::from(f32::from_bits(u32::from(*p) << 16));
+            if j < len {
+                assert!(
+                    (got - want[j]).abs() <= want[j] * (2f64.powi(-8) + 3e-6),
+                    "len {len}, column {j}: {got} vs {}",
+                    want[j]
+                );
+            } else {
+                assert_eq!(*p, 0, "len {len}, padding column {j}");
+            }
+        }
+        let total: f64 = want.iter().sum();
+        assert!(
+            (f64::from(inv) * total - 1.0).abs() < 1e-5,
+            "len {len}: 1/sum {inv} vs {}",
+            1.0 / total
+        );
+    }
+}
+
 /// AMX attention against the `f32` attention (`matrixmultiply`), for lengths that leave
 /// partial and whole 32-row blocks. Values are in [−1, 1], so every context value (a
 /// weighted mean of values) is too: the stated tolerance is 1e-2 absolute, from the
@@ -323,15 +413,7 @@ fn amx_attention_matches_f32_attention() {
             .collect();
         let mut tiles = vec![f32::NAN; len * hidden];
         let mut plain = vec![f32::NAN; len * hidden];
-        assert!(amx::attention(
-            vector::Level::Avx512,
-            &qkv,
-            len,
-            hidden,
-            heads,
-            scale,
-            &mut tiles
-        ));
+        assert!(amx::attention(&qkv, len, hidden, heads, scale, &mut tiles));
         attention_f32(
             vector::Level::Baseline,
             &qkv,

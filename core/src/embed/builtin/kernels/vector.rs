@@ -182,49 +182,6 @@ multiversion! {
     }
 }
 
-/// The soft-max's exponentials of `scale · x` in place (`scale` positive; the maximum is
-/// subtracted first), for a caller that divides by their sum as it copies them: returns
-/// `1 / sum`. Dispatched like the [`multiversion!`] functions.
-pub(crate) fn softmax_exp(level: Level, x: &mut [f32], scale: f32) -> f32 {
-    #[inline(always)]
-    fn inner(x: &mut [f32], scale: f32) -> f32 {
-        let m = max(x);
-        let mut acc = [0f32; LANES];
-        let mut chunks = x.chunks_exact_mut(LANES);
-        for c in &mut chunks {
-            for (a, v) in acc.iter_mut().zip(c.iter_mut()) {
-                *v = exp((*v - m) * scale);
-                *a += *v;
-            }
-        }
-        let mut total = acc.iter().sum::<f32>();
-        for v in chunks.into_remainder() {
-            *v = exp((*v - m) * scale);
-            total += *v;
-        }
-        1.0 / total
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    fn avx512(x: &mut [f32], scale: f32) -> f32 {
-        inner(x, scale)
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    fn avx2(x: &mut [f32], scale: f32) -> f32 {
-        inner(x, scale)
-    }
-    match level {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the caller checked `Level::Avx512.supported()`.
-        Level::Avx512 => unsafe { avx512(x, scale) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the caller checked `Level::Avx2.supported()`.
-        Level::Avx2 => unsafe { avx2(x, scale) },
-        _ => inner(x, scale),
-    }
-}
-
 multiversion! {
     /// Layer normalisation of each `width`-long row of `x`, in place: `(v − mean) /
     /// √(variance + eps) · w + b`.
