@@ -286,13 +286,7 @@ pub(super) unsafe fn softmax_numerators(
     let k = scale * std::f32::consts::LOG2_E;
     let k_v = _mm512_set1_ps(k);
     let shift = _mm512_set1_ps(-_mm512_reduce_max_ps(top) * k);
-    const LN2: f32 = std::f32::consts::LN_2;
-    let c: [__m512; 5] = std::array::from_fn(|i| {
-        // ln 2^(5 - i) / (5 - i)!: the coefficients of 2ᶠ from the highest.
-        let p = (5 - i) as i32;
-        let fact: f32 = (1..=p).map(|x| x as f32).product();
-        _mm512_set1_ps(LN2.powi(p) / fact)
-    });
+    let c = EXP2_TAYLOR.map(|v| _mm512_set1_ps(v));
     let one = _mm512_set1_ps(1.0);
     let mut sum = _mm512_setzero_ps();
     for j in (0..padded).step_by(16) {
@@ -317,6 +311,16 @@ pub(super) unsafe fn softmax_numerators(
     }
     1.0 / _mm512_reduce_add_ps(sum)
 }
+
+/// The coefficients of `2ᶠ = Σ (f · ln 2)ᵏ / k!` for `k` = 5 down to 1 (the constant term
+/// is 1), as [`softmax_numerators`] evaluates them by Horner's rule.
+pub(super) const EXP2_TAYLOR: [f32; 5] = [
+    1.333_355_8e-3, // ln⁵2 / 120
+    9.618_129e-3,   // ln⁴2 / 24
+    5.550_411e-2,   // ln³2 / 6
+    0.240_226_5,    // ln²2 / 2
+    std::f32::consts::LN_2,
+];
 
 /// `dst = src · factor` for 32 values (the division of a soft-max applied to a row of
 /// attention's context).

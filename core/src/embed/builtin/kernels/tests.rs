@@ -389,6 +389,20 @@ fn amx_softmax_numerators_match_exp() {
     }
 }
 
+/// The soft-max's polynomial coefficients are `ln ᵏ2 / k!`.
+#[test]
+fn exp2_taylor_coefficients_are_ln2_powers_over_factorials() {
+    for (i, c) in amx::EXP2_TAYLOR.iter().enumerate() {
+        let k = 5 - i as i32;
+        let factorial: f64 = (1..=k).map(f64::from).product();
+        let want = std::f64::consts::LN_2.powi(k) / factorial;
+        assert!(
+            (f64::from(*c) - want).abs() <= want * 1e-7,
+            "k = {k}: {c} vs {want}"
+        );
+    }
+}
+
 /// AMX attention against the `f32` attention (`matrixmultiply`), for lengths that leave
 /// partial and whole 32-row blocks. Values are in [−1, 1], so every context value (a
 /// weighted mean of values) is too: the stated tolerance is 1e-2 absolute, from the
