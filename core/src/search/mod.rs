@@ -151,14 +151,18 @@ impl Store {
     /// hits (with `low_confidence` set) rather than an error.
     /// Invalid globs and dates give [`SearchError::InvalidArgument`].
     pub fn search_lexical(&self, search: &SearchQuery) -> Result<SearchResults, SearchError> {
-        Ok(self.search_lexical_with_ids(search)?.0)
+        let ranking = self.lexical_ranking(search)?;
+        let needles = snippet::needles_for(&query::parse_query(&search.text));
+        Ok(SearchResults {
+            results: self.hits_for(&ranking.ranked, &needles)?,
+            low_confidence: ranking.low_confidence,
+            filter_applied: ranking.filter_applied,
+        })
     }
 
-    /// [`Store::search_lexical`], with the chunk id of each hit (same order).
-    pub(crate) fn search_lexical_with_ids(
-        &self,
-        search: &SearchQuery,
-    ) -> Result<(SearchResults, Vec<i64>), SearchError> {
+    /// The lexical leg's order without the hits' text: [`Store::search_lexical`]'s chunks
+    /// as `(chunks.id, score)`, the score being −BM25 (higher is better), best first.
+    pub(crate) fn lexical_ranking(&self, search: &SearchQuery) -> Result<Ranking, SearchError> {
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
         if terms.len() > MAX_TERMS {
@@ -168,14 +172,11 @@ impl Store {
             )));
         }
         let Some(match_expr) = query::fts_match_expr(&terms, self.lexical()) else {
-            return Ok((
-                SearchResults {
-                    results: Vec::new(),
-                    low_confidence: true,
-                    filter_applied: filters.applied,
-                },
-                Vec::new(),
-            ));
+            return Ok(Ranking {
+                ranked: Vec::new(),
+                low_confidence: true,
+                filter_applied: filters.applied,
+            });
         };
         let limit = if search.limit == 0 {
             DEFAULT_LIMIT
@@ -188,8 +189,7 @@ impl Store {
         values.extend(filters.values);
         values.push(Value::Integer(limit));
         let sql = format!(
-            "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text,
-                    d.source_hash, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}, {document_weight:.1}) AS score_bm25
+            "SELECT c.id, bm25(chunks_fts, {heading_weight:.1}, {body_weight:.1}, {document_weight:.1}) AS score_bm25
              FROM chunks_fts
              JOIN chunks c ON c.id = chunks_fts.rowid
              JOIN documents d ON d.id = c.doc_id
@@ -204,36 +204,13 @@ impl Store {
         );
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql)?;
-        let needles = snippet::needles_for(&terms);
-        let mut chunk_ids = Vec::new();
         let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
-            let chunk_id: i64 = row.get(0)?;
-            let heading_path: String = row.get(3)?;
-            let text: String = row.get(6)?;
-            let bm25: f64 = row.get(8)?;
-            Ok((
-                chunk_id,
-                SearchHit {
-                    path: row.get(1)?,
-                    pointer: row.get(2)?,
-                    heading_path: split_heading_path(&heading_path),
-                    start_line: row.get(4)?,
-                    end_line: row.get(5)?,
-                    score: -bm25,
-                    snippet: snippet::make_snippet(&text, &needles),
-                    indexed_source_hash: row.get(7)?,
-                },
-            ))
+            Ok((row.get::<_, i64>(0)?, -row.get::<_, f64>(1)?))
         })?;
-        let mut results = Vec::new();
-        for row in rows {
-            let (chunk_id, hit) = row?;
-            chunk_ids.push(chunk_id);
-            results.push(hit);
-        }
-        let low_confidence = match chunk_ids.first() {
+        let ranked = rows.collect::<Result<Vec<_>, _>>()?;
+        let low_confidence = match ranked.first() {
             None => true,
-            Some(&best) => {
+            Some(&(best, _)) => {
                 let included: Vec<&query::QueryTerm> =
                     terms.iter().filter(|t| !t.excluded).collect();
                 let mut n_matched = 0;
@@ -252,15 +229,53 @@ impl Store {
                 n_matched * 2 < included.len()
             }
         };
-        Ok((
-            SearchResults {
-                results,
-                low_confidence,
-                filter_applied: filters.applied,
-            },
-            chunk_ids,
-        ))
+        Ok(Ranking {
+            ranked,
+            low_confidence,
+            filter_applied: filters.applied,
+        })
     }
+
+    /// The hits of `ranked` (`(chunks.id, score)`), in that order, each with its score
+    /// and a snippet around the first of `needles` it contains. Chunks no longer in the
+    /// index are left out.
+    pub(crate) fn hits_for(
+        &self,
+        ranked: &[(i64, f64)],
+        needles: &[String],
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
+        let mut rows = self.load_chunk_rows(&ids)?;
+        Ok(ranked
+            .iter()
+            .filter_map(|(id, score)| {
+                let row = rows.remove(id)?;
+                Some(SearchHit {
+                    snippet: snippet::make_snippet(&row.text, needles),
+                    path: row.path,
+                    pointer: row.pointer,
+                    heading_path: row.heading_path,
+                    start_line: row.start_line,
+                    end_line: row.end_line,
+                    score: *score,
+                    indexed_source_hash: row.source_hash,
+                })
+            })
+            .collect())
+    }
+}
+
+/// One leg's order before fusion: chunk ids with their scores, best first, without the
+/// chunks' text (the pipeline reads the text of the few it keeps).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ranking {
+    /// `(chunks.id, score)`, best first; the score is the leg's own (−BM25, cosine).
+    pub(crate) ranked: Vec<(i64, f64)>,
+    /// The leg's own low-confidence rule: no hits, or (lexical) the best hit matches
+    /// fewer than half of the query's included terms.
+    pub(crate) low_confidence: bool,
+    /// Names of the filters that applied, as in [`SearchResults::filter_applied`].
+    pub(crate) filter_applied: Vec<String>,
 }
 
 /// The SQL of the active filters (each clause starting with ` AND `), their

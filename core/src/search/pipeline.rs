@@ -453,13 +453,11 @@ pub fn hybrid_search_with(
             limit: n_candidates,
             ..query.clone()
         };
-        let (res, ids) = store.search_lexical_with_ids(&leg_query)?;
-        for (id, hit) in ids.iter().zip(&res.results) {
-            lexical_scores.insert(*id, hit.score);
-        }
-        lexical_ids = ids;
-        lexical_low = res.low_confidence;
-        filter_applied = res.filter_applied;
+        let ranking = store.lexical_ranking(&leg_query)?;
+        lexical_ids = ranking.ranked.iter().map(|(id, _)| *id).collect();
+        lexical_scores = ranking.ranked.into_iter().collect();
+        lexical_low = ranking.low_confidence;
+        filter_applied = ranking.filter_applied;
     } else {
         filter_applied = build_filters(query)?.applied;
     }

@@ -1,17 +1,14 @@
 //! The vector leg: the `k` chunks nearest to a query vector among those that pass the
-//! query's filters, from the sqlite-vec `vec0` table the store keeps
-//! (`store::vectors`), as [`SearchHit`]s.
+//! query's filters, from the in-memory copy of the stored vectors
+//! (`store::vectors::scan`), as search hits or as a [`Ranking`] of chunk ids.
+
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::Value;
 
-use super::{
-    SearchError, SearchHit, SearchQuery, SearchResults, build_filters, snippet, split_heading_path,
-};
+use super::{Ranking, SearchError, SearchQuery, SearchResults, build_filters};
 use crate::store::Store;
-use crate::store::vectors::{MAX_VECTOR_K, VEC_TABLE, read_model, to_blob};
-
-/// Hits with their `chunks.id`, and the names of the filters that applied.
-type VectorRows = (Vec<(i64, SearchHit)>, Vec<String>);
+use crate::store::vectors::{MAX_VECTOR_K, VectorCopy, current_key, read_model};
 
 impl Store {
     /// The `k` chunks nearest to `query_vec` (by cosine similarity) among the
@@ -21,9 +18,10 @@ impl Store {
     ///
     /// Hits are ordered by similarity (best first), then path and position.
     /// `score` is the cosine similarity in `[-1, 1]`; `snippet` is the start of
-    /// the chunk. The filters are applied before the KNN (a `rowid IN` set
-    /// given to vec0), so a selective filter still returns its `k` nearest
-    /// chunks. Chunks with identical text share one vector and the same score.
+    /// the chunk. The filters are applied before the nearest-neighbour scan
+    /// (only the vectors of chunks that pass are scanned), so a selective
+    /// filter still returns its `k` nearest chunks. Chunks with identical text
+    /// share one vector and the same score.
     /// `low_confidence` is true only when there are no hits.
     ///
     /// `k` is clamped to [`MAX_VECTOR_K`]; `k = 0` returns no hits. When the
@@ -39,17 +37,17 @@ impl Store {
         k: usize,
         filters: &SearchQuery,
     ) -> Result<SearchResults, SearchError> {
-        let (rows, filter_applied) = self.vector_search_rows(model_id, query_vec, k, filters)?;
-        let results: Vec<SearchHit> = rows.into_iter().map(|(_, hit)| hit).collect();
+        let ranking = self.vector_ranking(model_id, query_vec, k, filters)?;
+        let results = self.hits_for(&ranking.ranked, &[])?;
         Ok(SearchResults {
             low_confidence: results.is_empty(),
             results,
-            filter_applied,
+            filter_applied: ranking.filter_applied,
         })
     }
 
-    /// [`Store::vector_search`] with each hit's `chunks.id` (the key the ranking
-    /// pipeline fuses on), best first, and the names of the filters that applied.
+    /// [`Store::vector_search`]'s chunks as `(chunks.id, cosine similarity)`, best
+    /// first, without their text (the key the ranking pipeline fuses on).
     ///
     /// Errors: as [`Store::vector_search`].
     pub fn vector_search_ids(
@@ -59,19 +57,22 @@ impl Store {
         k: usize,
         filters: &SearchQuery,
     ) -> Result<Vec<(i64, f64)>, SearchError> {
-        let (rows, _) = self.vector_search_rows(model_id, query_vec, k, filters)?;
-        Ok(rows.into_iter().map(|(id, hit)| (id, hit.score)).collect())
+        Ok(self.vector_ranking(model_id, query_vec, k, filters)?.ranked)
     }
 
-    fn vector_search_rows(
+    fn vector_ranking(
         &self,
         model_id: &str,
         query_vec: &[f32],
         k: usize,
         filters: &SearchQuery,
-    ) -> Result<VectorRows, SearchError> {
+    ) -> Result<Ranking, SearchError> {
         let built = build_filters(filters)?;
-        let empty = |applied: Vec<String>| (Vec::new(), applied);
+        let empty = |filter_applied: Vec<String>| Ranking {
+            ranked: Vec::new(),
+            low_confidence: true,
+            filter_applied,
+        };
         let Some(model) = read_model(self.conn())? else {
             return Ok(empty(built.applied));
         };
@@ -95,88 +96,101 @@ impl Store {
         if k == 0 {
             return Ok(empty(built.applied));
         }
-        // ?1 is the query vector; filter values are ?2..; then the KNN's k, the model id
-        // and the row limit.
-        let mut values = vec![Value::Blob(to_blob(query_vec))];
+        let key = current_key(self.conn(), &model.model_id)?;
+        let copy = VectorCopy::current(self.vector_copy_slot(), self.conn(), &key, model.dims)?;
+        // ?1 is the JSON array of candidate vector ids; filter values are ?2..; then the
+        // model id.
+        let mut values = vec![Value::Null];
         values.extend(built.values);
-        values.push(Value::Integer(k as i64));
-        let k_idx = values.len();
         values.push(Value::Text(model.model_id.clone()));
         let model_idx = values.len();
-        values.push(Value::Integer(k as i64));
-        let limit_idx = values.len();
-        let prefilter = if built.sql.is_empty() {
-            String::new()
+        // With filters, only the vectors of chunks that pass them are scanned, so a
+        // selective filter still returns its `k` nearest chunks.
+        let allowed: Option<HashSet<i64>> = if built.sql.is_empty() {
+            None
         } else {
-            format!(
-                " AND rowid IN (SELECT vk.id FROM chunks c
-                     JOIN documents d ON d.id = c.doc_id
-                     JOIN vector_keys vk ON vk.model_id = ?{model_idx} AND vk.content_hash = c.content_hash
-                     WHERE 1 = 1{filters})",
+            let sql = format!(
+                "SELECT vk.id FROM chunks c
+                 JOIN documents d ON d.id = c.doc_id
+                 JOIN vector_keys vk ON vk.model_id = ?{model_idx} AND vk.content_hash = c.content_hash
+                 WHERE 1 = 1{filters}",
                 filters = built.sql
-            )
+            );
+            let mut stmt = self.conn().prepare_cached(&sql)?;
+            let ids = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
+                row.get::<_, i64>(0)
+            })?;
+            Some(ids.collect::<Result<_, _>>()?)
         };
+        let accepts = allowed.as_ref().map(|set| move |id: i64| set.contains(&id));
+        let accepts = accepts.as_ref().map(|f| f as &dyn Fn(i64) -> bool);
         let sql = format!(
-            "WITH knn AS MATERIALIZED (
-                 SELECT rowid AS vid, distance FROM {VEC_TABLE}
-                 WHERE embedding MATCH ?1 AND k = ?{k_idx}{prefilter}
-             )
-             SELECT d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash, knn.distance, c.id
-             FROM knn
-             JOIN vector_keys vk ON vk.id = knn.vid
+            "SELECT vk.id, c.id, d.path, c.seq
+             FROM vector_keys vk
              JOIN chunks c ON c.content_hash = vk.content_hash
              JOIN documents d ON d.id = c.doc_id
-             WHERE vk.model_id = ?{model_idx}{filters}
-             ORDER BY knn.distance, d.path, c.seq
-             LIMIT ?{limit_idx}",
+             WHERE vk.id IN (SELECT value FROM json_each(?1)) AND vk.model_id = ?{model_idx}{filters}",
             filters = built.sql
         );
         // Vectors whose chunk changed and is not embedded again yet (a pass is running,
-        // the provider is down, `--no-embed`) still take places among the KNN's k; ask
+        // the provider is down, `--no-embed`) still take places among the nearest; ask
         // for more until `k` current chunks are found or every vector was considered.
-        // With a prefilter every candidate is a current chunk, so one round is enough.
-        let total: i64 = self.conn().query_row(
-            "SELECT count(*) FROM vector_keys WHERE model_id = ?1",
-            [&model.model_id],
-            |row| row.get(0),
-        )?;
-        let ceiling = (total.max(0) as usize).min(MAX_VECTOR_K);
-        let mut knn_k = k;
+        // With filters every candidate is a current chunk, so one round is enough.
+        let mut n = k;
         loop {
-            values[k_idx - 1] = Value::Integer(knn_k as i64);
-            let results = self.vector_rows(&sql, &values)?;
-            if results.len() >= k || !built.sql.is_empty() || knn_k >= ceiling {
-                return Ok((results, built.applied));
+            let nearest = copy.nearest(query_vec, n, accepts);
+            let exhausted = nearest.len() < n || n >= copy.len();
+            let results = self.vector_rows(&sql, &mut values, &nearest, k)?;
+            if results.len() >= k || allowed.is_some() || exhausted {
+                return Ok(Ranking {
+                    low_confidence: results.is_empty(),
+                    ranked: results,
+                    filter_applied: built.applied,
+                });
             }
-            knn_k = (knn_k * 2).min(ceiling);
+            n = n.saturating_mul(2);
         }
     }
 
+    /// The chunks of the vectors `nearest` (`(vector id, similarity)`) as
+    /// `(chunks.id, similarity)`, ordered by similarity (best first), then path and
+    /// position, at most `k`.
     fn vector_rows(
         &self,
         sql: &str,
-        values: &[Value],
-    ) -> Result<Vec<(i64, SearchHit)>, SearchError> {
+        values: &mut [Value],
+        nearest: &[(i64, f32)],
+        k: usize,
+    ) -> Result<Vec<(i64, f64)>, SearchError> {
+        if nearest.is_empty() {
+            return Ok(Vec::new());
+        }
+        let similarity: HashMap<i64, f32> = nearest.iter().copied().collect();
+        values[0] = Value::Text(
+            serde_json::to_string(&nearest.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+                .expect("a list of integers serialises"),
+        );
         let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
-            let heading_path: String = row.get(2)?;
-            let text: String = row.get(5)?;
-            let distance: f64 = row.get(7)?;
-            let id: i64 = row.get(8)?;
+            let vector_id: i64 = row.get(0)?;
+            let score = f64::from(similarity.get(&vector_id).copied().unwrap_or(0.0));
             Ok((
-                id,
-                SearchHit {
-                    path: row.get(0)?,
-                    pointer: row.get(1)?,
-                    heading_path: split_heading_path(&heading_path),
-                    start_line: row.get(3)?,
-                    end_line: row.get(4)?,
-                    score: 1.0 - distance,
-                    snippet: snippet::make_snippet(&text, &[]),
-                    indexed_source_hash: row.get(6)?,
-                },
+                score,
+                row.get::<_, String>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, i64>(1)?,
             ))
         })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        let mut hits = rows.collect::<Result<Vec<_>, _>>()?;
+        hits.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+        });
+        hits.truncate(k);
+        Ok(hits
+            .into_iter()
+            .map(|(score, _, _, id)| (id, score))
+            .collect())
     }
 }

@@ -201,6 +201,9 @@ pub struct Store {
     db_path: Option<PathBuf>,
     rebuilt: bool,
     lexical: Lexical,
+    /// The in-memory copy of the chunk vectors the vector leg scans, shared by every
+    /// store of the same file in this process (`vectors::scan`).
+    vector_copy: vectors::CopySlot,
 }
 
 impl Store {
@@ -327,6 +330,7 @@ impl Store {
         // A full-text table of another analyser is written again with this one.
         fts_analyser::ensure_lexical(&mut conn, &lexical)?;
         Ok(Store {
+            vector_copy: vectors::slot_for(db_path.as_deref()),
             conn,
             db_path,
             rebuilt: outcome == schema::SchemaOutcome::Rebuilt,
@@ -417,6 +421,11 @@ impl Store {
     /// The connection, for the search module.
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    /// The slot of the in-memory vector copy this store shares, for the vector leg.
+    pub(crate) fn vector_copy_slot(&self) -> &vectors::CopySlot {
+        &self.vector_copy
     }
 
     /// The connection, for writes outside a [`Batch`] (the vector module).

@@ -3,6 +3,7 @@
 
 use rusqlite::{TransactionBehavior, params};
 
+use super::scan::bump_generation;
 use super::sqlite_vec::to_blob;
 use super::{DOC_VEC_TABLE, VEC_TABLE, has_table, read_model};
 use crate::store::{Store, StoreError};
@@ -21,6 +22,9 @@ pub(super) struct VectorKind {
     orphan: &'static str,
     /// What a key names, for messages.
     noun: &'static str,
+    /// Whether search scans an in-memory copy of these vectors, which a write must
+    /// invalidate ([`bump_generation`]).
+    copied: bool,
 }
 
 pub(super) const CHUNK_VECTORS: VectorKind = VectorKind {
@@ -29,6 +33,7 @@ pub(super) const CHUNK_VECTORS: VectorKind = VectorKind {
     vectors: VEC_TABLE,
     orphan: "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = k.content_hash)",
     noun: "chunk",
+    copied: true,
 };
 
 pub(super) const DOCUMENT_VECTORS: VectorKind = VectorKind {
@@ -37,6 +42,7 @@ pub(super) const DOCUMENT_VECTORS: VectorKind = VectorKind {
     vectors: DOC_VEC_TABLE,
     orphan: "NOT EXISTS (SELECT 1 FROM documents d WHERE d.source_hash = k.source_hash)",
     noun: "document",
+    copied: false,
 };
 
 impl Store {
@@ -97,6 +103,9 @@ impl Store {
                 n_new += 1;
             }
         }
+        if kind.copied && n_new > 0 {
+            bump_generation(&tx)?;
+        }
         tx.commit()?;
         Ok(n_new)
     }
@@ -138,6 +147,9 @@ impl Store {
                     delete_vec.execute([id])?;
                 }
             }
+        }
+        if kind.copied {
+            bump_generation(&tx)?;
         }
         tx.commit()?;
         Ok(orphans.len())

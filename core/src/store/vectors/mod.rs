@@ -26,7 +26,8 @@
 //!
 //! The files here: `model.rs` (which model the index holds), `chunks.rs` (chunk vectors:
 //! what lacks one, storing, reading), `documents.rs` (whole-document vectors),
-//! `keyed.rs` (storing and pruning either kind by its key), `status.rs` (the counts
+//! `keyed.rs` (storing and pruning either kind by its key), `scan.rs` (the in-memory
+//! copy of the chunk vectors that search scans), `status.rs` (the counts
 //! `folio status` and `kb_status` show) and `sqlite_vec.rs` (the extension and its blob
 //! format).
 
@@ -36,6 +37,7 @@ mod chunks;
 mod documents;
 mod keyed;
 mod model;
+mod scan;
 mod sqlite_vec;
 mod status;
 
@@ -43,11 +45,13 @@ pub use chunks::PendingChunk;
 pub use documents::{DOCUMENT_TEXT_BYTES, PendingDocument};
 pub use model::VectorModel;
 pub(crate) use model::{ensure_embedding_text, read_model};
-pub(crate) use sqlite_vec::{register_sqlite_vec, to_blob};
+pub(crate) use scan::{CopySlot, VectorCopy, current_key, slot_for};
+pub(crate) use sqlite_vec::register_sqlite_vec;
 pub use status::VectorStatus;
 
-/// The largest `k` one vec0 KNN query accepts (sqlite-vec's own limit);
-/// [`Store::vector_search`](super::Store::vector_search) clamps to it.
+/// The largest `k` [`Store::vector_search`](super::Store::vector_search) returns; it
+/// clamps to it (sqlite-vec's own limit for one KNN query, which the search used before
+/// it scanned an in-memory copy, kept as the contract).
 pub const MAX_VECTOR_K: usize = 4096;
 
 /// The vec0 table holding the vectors.

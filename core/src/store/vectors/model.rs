@@ -5,6 +5,7 @@
 
 use rusqlite::TransactionBehavior;
 
+use super::scan::bump_generation;
 use super::{DOC_VEC_TABLE, VEC_TABLE, has_table, meta_in, set_meta_in};
 use crate::store::{EMBEDDING_TEXT_VERSION, Store, StoreError, chunk_content_hash};
 
@@ -18,7 +19,8 @@ fn drop_vectors(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
         "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
          DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;
          DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
-    ))
+    ))?;
+    bump_generation(conn)
 }
 
 /// Makes the index agree with this build's [`EMBEDDING_TEXT_VERSION`].
@@ -138,6 +140,7 @@ impl Store {
         ))?;
         set_meta_in(&tx, "vector_model", &model.model_id)?;
         set_meta_in(&tx, "vector_dims", &model.dims.to_string())?;
+        bump_generation(&tx)?;
         tx.commit()?;
         Ok(true)
     }

@@ -518,3 +518,187 @@ fn an_index_without_a_recorded_text_version_is_version_1_and_keeps_its_vectors()
         (0, 0, 2)
     );
 }
+
+// The in-memory copy the vector leg scans (`scan.rs`).
+
+/// The paths of the nearest chunks to `query` through `store`, best first.
+fn nearest_paths(store: &Store, e: &VocabEmbedder, query: &str, k: usize) -> Vec<String> {
+    knn(store, e, query, k, &SearchQuery::default())
+        .into_iter()
+        .map(|(path, _, _)| path)
+        .collect()
+}
+
+/// The copy `store` scans now (read again if the index changed).
+fn copy_of(store: &Store) -> std::sync::Arc<VectorCopy> {
+    let model = read_model(store.conn()).unwrap().unwrap();
+    let key = current_key(store.conn(), &model.model_id).unwrap();
+    VectorCopy::current(store.vector_copy_slot(), store.conn(), &key, model.dims).unwrap()
+}
+
+#[test]
+fn the_copy_is_read_once_and_again_after_any_store_changes_the_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &e);
+    let reader = Store::open(&db_path).unwrap();
+    assert_eq!(
+        nearest_paths(&reader, &e, "alpha", 5),
+        vec!["notes/a.md", "notes/b.md"]
+    );
+    let first = copy_of(&reader);
+    assert_eq!(first.len(), 2);
+    // Nothing changed: the same copy, not read again.
+    assert!(std::sync::Arc::ptr_eq(&first, &copy_of(&reader)));
+
+    // Another store of the file (a language server, an embedding pass) adds a document
+    // and its vector: the reader's next search finds it.
+    let mut writer = Store::open(&db_path).unwrap();
+    super::super::tests::index(&mut writer, &[("notes/g.md", &["gamma"])]);
+    assert_eq!(embed_all(&mut writer, &e).embedded, 1);
+    assert_eq!(nearest_paths(&reader, &e, "gamma", 1), vec!["notes/g.md"]);
+    let second = copy_of(&reader);
+    assert!(!std::sync::Arc::ptr_eq(&first, &second));
+    assert_eq!(second.len(), 3);
+
+    // Its orphaned vector is deleted: the copy is read again without it.
+    let mut batch = writer.batch().unwrap();
+    batch.remove_document("notes/g.md").unwrap();
+    batch.commit().unwrap();
+    assert_eq!(writer.delete_orphan_vectors().unwrap(), 1);
+    assert_eq!(copy_of(&reader).len(), 2);
+    assert_eq!(
+        nearest_paths(&reader, &e, "gamma", 5),
+        vec!["notes/a.md", "notes/b.md"]
+    );
+
+    // A chunk's text changes: its old vector goes and a new one comes, so the number of
+    // vectors stays the same; the generation tells the copy apart.
+    super::super::tests::index(&mut writer, &[("notes/a.md", &["delta"])]);
+    let summary = embed_all(&mut writer, &e);
+    assert_eq!((summary.embedded, summary.removed), (1, 1));
+    assert_eq!(copy_of(&reader).len(), 2);
+    assert_eq!(
+        nearest_paths(&reader, &e, "delta", 5),
+        vec!["notes/a.md", "notes/b.md"]
+    );
+
+    // Every vector dropped: no vector leg at all, then a new model's vectors.
+    writer.clear_vectors().unwrap();
+    assert_eq!(nearest_paths(&reader, &e, "alpha", 5), Vec::<String>::new());
+    let other = VocabEmbedder::new("test:other", &["beta", "alpha"]);
+    embed_all(&mut writer, &other);
+    assert_eq!(
+        nearest_paths(&reader, &other, "beta", 1),
+        vec!["notes/b.md"]
+    );
+    assert_eq!(copy_of(&reader).len(), 2);
+}
+
+#[test]
+fn a_vector_written_without_the_generation_is_found_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &e);
+    let mut store = Store::open(&db_path).unwrap();
+    assert_eq!(nearest_paths(&store, &e, "delta", 1), vec!["notes/a.md"]);
+    super::super::tests::index(&mut store, &[("notes/d.md", &["delta"])]);
+    // A writer that does not know `vector_generation` (another program, an older
+    // folio) stores the new chunk's vector by hand.
+    let generation = store.meta("vector_generation").unwrap();
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    conn.execute(
+        "INSERT INTO vector_keys (model_id, content_hash) VALUES ('test:vocab', ?1)",
+        [crate::store::chunk_content_hash("", "delta")],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?1, ?2)",
+        rusqlite::params![
+            conn.last_insert_rowid(),
+            super::sqlite_vec::to_blob(&e.embed_query("delta").unwrap())
+        ],
+    )
+    .unwrap();
+    assert_eq!(store.meta("vector_generation").unwrap(), generation);
+    // The largest vector key changed, so the copy is read again.
+    assert_eq!(nearest_paths(&store, &e, "delta", 1), vec!["notes/d.md"]);
+}
+
+#[test]
+fn the_scan_agrees_with_sqlite_vec() {
+    const DIMS: usize = 24;
+    const N: usize = 300;
+    // A fixed linear congruential sequence in [-1, 1): vectors of various lengths, not
+    // normalised, so the division by each length is tested too.
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
+    };
+    let mut store = Store::open_in_memory().unwrap();
+    let texts: Vec<String> = (0..N).map(|i| format!("t{i}")).collect();
+    let paths: Vec<String> = (0..N).map(|i| format!("d{i}.md")).collect();
+    let docs: Vec<(&str, [&str; 1])> = paths
+        .iter()
+        .zip(&texts)
+        .map(|(p, t)| (p.as_str(), [t.as_str()]))
+        .collect();
+    let docs: Vec<(&str, &[&str])> = docs.iter().map(|(p, t)| (*p, &t[..])).collect();
+    super::super::tests::index(&mut store, &docs);
+    let model = VectorModel {
+        model_id: "test:random".to_owned(),
+        dims: DIMS,
+    };
+    store.ensure_vector_model(&model).unwrap();
+    let vectors: Vec<(String, Vec<f32>)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let scale = 0.1 + i as f32 / 40.0;
+            let v: Vec<f32> = (0..DIMS).map(|_| next() * scale).collect();
+            (crate::store::chunk_content_hash("", t), v)
+        })
+        .collect();
+    assert_eq!(store.insert_vectors("test:random", &vectors).unwrap(), N);
+    let copy = copy_of(&store);
+    assert_eq!(copy.len(), N);
+    for _ in 0..5 {
+        let query: Vec<f32> = (0..DIMS).map(|_| next() * 3.0).collect();
+        let mut stmt = store
+            .conn()
+            .prepare(
+                "SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ?1 AND k = 20 ORDER BY distance",
+            )
+            .unwrap();
+        let vec0: Vec<(i64, f64)> = stmt
+            .query_map([super::sqlite_vec::to_blob(&query)], |r| {
+                Ok((r.get(0)?, 1.0 - r.get::<_, f64>(1)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let ours = copy.nearest(&query, 20, None);
+        assert_eq!(
+            ours.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            vec0.iter().map(|(id, _)| *id).collect::<Vec<_>>()
+        );
+        for ((_, a), (_, b)) in ours.iter().zip(&vec0) {
+            assert!((f64::from(*a) - b).abs() < 1e-6, "{a} vs {b}");
+        }
+        // A filter keeps only the vectors it accepts, in the same order.
+        let even = |id: i64| id % 2 == 0;
+        let filtered = copy.nearest(&query, 5, Some(&even));
+        let expected: Vec<(i64, f32)> = copy
+            .nearest(&query, N, None)
+            .into_iter()
+            .filter(|(id, _)| id % 2 == 0)
+            .take(5)
+            .collect();
+        assert_eq!(filtered, expected);
+    }
+}

@@ -1,0 +1,297 @@
+//! The vector leg's nearest-neighbour search: an in-memory copy of every chunk vector,
+//! scanned exhaustively.
+//!
+//! sqlite-vec's vec0 KNN is a brute-force scan too, but it reads every vector out of the
+//! database file on every query (on k8s-community, 12.5k vectors of 384 dimensions, about
+//! 11 ms of a 24 ms hybrid search, most of it copying pages). The copy is read once (96 ms
+//! there) and scanned in 2.6 ms (p50, one core, bound by memory bandwidth); it costs
+//! `4 × dims` bytes per distinct chunk text (1.5 KiB for the built-in model, 19 MiB on
+//! k8s-community), held while the process lives.
+//!
+//! **One copy per database file per process.** Every `Store` opened on the
+//! same file shares one [`CopySlot`] (a language server opens a store per request), so the
+//! copy is read once. An in-memory store has a slot of its own.
+//!
+//! **Never stale.** Every transaction that adds, deletes or drops chunk vectors also
+//! increments the `meta` value `vector_generation` ([`bump_generation`]), whichever
+//! process or connection writes. Each search reads that value with the largest vector
+//! key, in one statement of two index lookups (counting the keys instead cost 0.7 ms on
+//! k8s-community), and reads the copy again when either differs from the copy's. The
+//! largest key guards against a writer that does not bump the value (another program, an
+//! older folio): a vector it adds gets a larger key. The copy is read inside one read
+//! transaction, so it is one snapshot of the file.
+//!
+//! **Same answers as the vec0 scan.** Similarity is the cosine similarity of the query
+//! and the stored vector, `a·b / (|a| |b|)`: the stored vectors are kept divided by their
+//! length, and the query is divided by its own. The sums run in `f32` in another order
+//! than sqlite-vec's, so a similarity may differ from vec0's in the last bits (below
+//! 1e-6, a test compares them). Of two equally similar vectors the one with the smaller
+//! key (`vector_keys.id`) is taken first; hits are then ordered by similarity, path and
+//! position, as before.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rusqlite::Connection;
+
+use super::VEC_TABLE;
+
+/// The `meta` key counting the transactions that changed the chunk vectors.
+pub(crate) const GENERATION_KEY: &str = "vector_generation";
+
+/// Increments the `meta` value [`GENERATION_KEY`] (from 0 when absent). Call it inside
+/// every transaction that adds, deletes or drops chunk vectors.
+pub(crate) fn bump_generation(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        [GENERATION_KEY],
+    )?;
+    Ok(())
+}
+
+/// What a copy was read from: the model, the [`GENERATION_KEY`] value (0 when absent)
+/// and the largest `vector_keys.id` (0 when there is none). A copy is current while all
+/// three are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CopyKey {
+    pub model_id: String,
+    pub generation: i64,
+    pub last_id: i64,
+}
+
+/// Reads the [`CopyKey`] of the stored vectors of `model_id` now, in one statement.
+pub(crate) fn current_key(conn: &Connection, model_id: &str) -> rusqlite::Result<CopyKey> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1),
+                (SELECT max(id) FROM vector_keys)",
+    )?;
+    stmt.query_row([GENERATION_KEY], |row| {
+        Ok(CopyKey {
+            model_id: model_id.to_owned(),
+            generation: row.get::<_, Option<i64>>(0)?.unwrap_or(0),
+            last_id: row.get::<_, Option<i64>>(1)?.unwrap_or(0),
+        })
+    })
+}
+
+/// Every chunk vector of one model, in memory.
+pub(crate) struct VectorCopy {
+    key: CopyKey,
+    dims: usize,
+    /// `vector_keys.id` of each vector, in the order vec0 returned them.
+    ids: Vec<i64>,
+    /// `ids.len() × dims` values: row `i` is the vector of `ids[i]` divided by its length
+    /// (all zeros for a zero vector).
+    unit: Vec<f32>,
+}
+
+impl std::fmt::Debug for VectorCopy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorCopy")
+            .field("key", &self.key)
+            .field("dims", &self.dims)
+            .field("vectors", &self.ids.len())
+            .finish()
+    }
+}
+
+/// The copy of one database file, shared by its stores in this process; `None` until
+/// the first vector search.
+pub(crate) type CopySlot = Arc<Mutex<Option<Arc<VectorCopy>>>>;
+
+/// The slot of the database at `db_path`, shared by every store of that file in this
+/// process (the path is canonicalised when it can be); a new slot of its own for an
+/// in-memory store (`None`).
+pub(crate) fn slot_for(db_path: Option<&Path>) -> CopySlot {
+    let Some(path) = db_path else {
+        return CopySlot::default();
+    };
+    static SLOTS: OnceLock<Mutex<HashMap<PathBuf, CopySlot>>> = OnceLock::new();
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut slots = SLOTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    slots.entry(key).or_default().clone()
+}
+
+impl VectorCopy {
+    /// The copy in `slot` when it was read with `key`; else reads every vector of the
+    /// stored model from `conn` (in one read transaction when `conn` has none open), puts
+    /// the copy in `slot` and returns it.
+    ///
+    /// Errors: the database cannot be read.
+    pub(crate) fn current(
+        slot: &CopySlot,
+        conn: &Connection,
+        key: &CopyKey,
+        dims: usize,
+    ) -> rusqlite::Result<Arc<VectorCopy>> {
+        let mut guard = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(copy) = guard.as_ref()
+            && copy.key == *key
+            && copy.dims == dims
+        {
+            return Ok(copy.clone());
+        }
+        // Drop the old copy before reading the new one: at most one is held.
+        *guard = None;
+        let copy = Arc::new(Self::read(conn, &key.model_id, dims)?);
+        *guard = Some(copy.clone());
+        Ok(copy)
+    }
+
+    /// Reads every vector of `model_id` and the key they were read at, as one snapshot.
+    fn read(conn: &Connection, model_id: &str, dims: usize) -> rusqlite::Result<VectorCopy> {
+        let tx = if conn.is_autocommit() {
+            Some(conn.unchecked_transaction()?)
+        } else {
+            None
+        };
+        let key = current_key(conn, model_id)?;
+        // Counted once per read, so the buffers are allocated once.
+        let count: i64 =
+            conn.query_row("SELECT count(*) FROM vector_keys", [], |row| row.get(0))?;
+        let count = usize::try_from(count).unwrap_or(0);
+        let mut ids = Vec::with_capacity(count);
+        let mut unit = Vec::with_capacity(count.saturating_mul(dims));
+        {
+            let mut stmt = conn.prepare(&format!("SELECT rowid, embedding FROM {VEC_TABLE}"))?;
+            let mut query = stmt.query([])?;
+            while let Some(row) = query.next()? {
+                let blob = row.get_ref(1)?.as_blob()?;
+                // vec0 enforces the dimension; a row without it is not a vector of this model.
+                if blob.len() != dims * 4 {
+                    continue;
+                }
+                ids.push(row.get::<_, i64>(0)?);
+                let start = unit.len();
+                unit.extend(
+                    blob.chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                );
+                normalise(&mut unit[start..]);
+            }
+        }
+        if let Some(tx) = tx {
+            tx.finish()?;
+        }
+        ids.shrink_to_fit();
+        unit.shrink_to_fit();
+        Ok(VectorCopy {
+            key,
+            dims,
+            ids,
+            unit,
+        })
+    }
+
+    /// How many vectors the copy holds.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The `n` vectors most similar to `query` (cosine similarity), among those whose key
+    /// `allowed` accepts (all when `None`): `(vector_keys.id, similarity)`, best first,
+    /// ties by id. Fewer than `n` when fewer are allowed.
+    ///
+    /// `query` must have the copy's dimension (the caller checks it).
+    pub(crate) fn nearest(
+        &self,
+        query: &[f32],
+        n: usize,
+        allowed: Option<&dyn Fn(i64) -> bool>,
+    ) -> Vec<(i64, f32)> {
+        debug_assert_eq!(query.len(), self.dims);
+        if n == 0 || self.dims == 0 {
+            return Vec::new();
+        }
+        let q = unit_vector(query);
+        let mut scored: Vec<(i64, f32)> = self
+            .ids
+            .iter()
+            .zip(self.unit.chunks_exact(self.dims))
+            .filter(|(id, _)| allowed.is_none_or(|accepts| accepts(**id)))
+            .map(|(&id, row)| (id, dot(&q, row)))
+            .collect();
+        let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if scored.len() > n {
+            scored.select_nth_unstable_by(n - 1, order);
+            scored.truncate(n);
+        }
+        scored.sort_unstable_by(order);
+        scored
+    }
+}
+
+/// `v` divided by its length; all zeros when the length is zero.
+fn unit_vector(v: &[f32]) -> Vec<f32> {
+    let mut v = v.to_vec();
+    normalise(&mut v);
+    v
+}
+
+/// Divides `v` by its length in place; a zero vector stays zero.
+fn normalise(v: &mut [f32]) {
+    let norm = dot(v, v).sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// `a · b` over the shorter length, in eight independent sums (which the compiler keeps
+/// in SIMD registers).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut sums = [0.0f32; LANES];
+    let (a8, b8) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (a_rest, b_rest) = (a8.remainder(), b8.remainder());
+    for (x, y) in a8.zip(b8) {
+        for i in 0..LANES {
+            sums[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    sums.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_the_plain_sum_with_and_without_a_tail() {
+        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.25).collect();
+        let plain: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(x * y)).sum();
+        // Every product and partial sum here is exact in f32 (multiples of 1/8 below 2^10).
+        assert_eq!(f64::from(dot(&a, &b)), plain);
+        assert_eq!(dot(&a[..16], &b[..16]), {
+            let s: f32 = a[..16].iter().zip(&b[..16]).map(|(x, y)| x * y).sum();
+            s
+        });
+        assert_eq!(dot(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn unit_vector_divides_by_the_length_and_keeps_zero() {
+        assert_eq!(unit_vector(&[3.0, 4.0]), vec![0.6, 0.8]);
+        assert_eq!(unit_vector(&[0.0, 0.0, 0.0]), vec![0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn slots_are_shared_by_path_and_private_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("index.db");
+        std::fs::write(&a, b"").unwrap();
+        let same = dir.path().join(".").join("index.db");
+        assert!(Arc::ptr_eq(&slot_for(Some(&a)), &slot_for(Some(&same))));
+        assert!(!Arc::ptr_eq(
+            &slot_for(Some(&a)),
+            &slot_for(Some(&dir.path().join("other.db")))
+        ));
+        assert!(!Arc::ptr_eq(&slot_for(None), &slot_for(None)));
+    }
+}
