@@ -1,6 +1,6 @@
 //! The vector leg: the `k` chunks nearest to a query vector among those that pass the
 //! query's filters, from the in-memory copy of the stored vectors
-//! (`store::vectors::scan`), as search hits or as a [`Ranking`] of chunk ids.
+//! (`store::vectors::scan`), as search hits or as a ranking of chunk ids.
 
 use std::collections::{HashMap, HashSet};
 
