@@ -329,6 +329,9 @@ impl Store {
         vectors::ensure_embedding_text(&mut conn)?;
         // A full-text table of another analyser is written again with this one.
         fts_analyser::ensure_lexical(&mut conn, &lexical)?;
+        // The id that tells this file from another built at the same path (the
+        // in-memory vector copy's key).
+        vectors::ensure_index_id(&conn)?;
         Ok(Store {
             vector_copy: vectors::slot_for(db_path.as_deref()),
             conn,

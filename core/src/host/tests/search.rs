@@ -242,3 +242,30 @@ fn first_search_says_partial_when_the_first_index_takes_longer_than_the_wait() {
     let v = ok(kb.search(&SearchRequest::new("widget")));
     assert_eq!(v["results"][0]["path"], json!("guide.md"));
 }
+
+#[test]
+fn a_search_after_the_index_file_was_built_again_reads_the_new_file() {
+    let (dir, kb) = setup(false);
+    let paths = |v: &serde_json::Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        paths(&ok(kb.search(&SearchRequest::new("widget")))),
+        ["docs/guide.md", "docs/guide.md"]
+    );
+    // The index is deleted (`rm -rf .folio`) and a pass builds it again with a new file.
+    let folder = kb.db_path().parent().unwrap().to_path_buf();
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::fs::write(dir.path().join("zebra.md"), "# Zebra\n\nStripes.\n").unwrap();
+    let last = kb.reindex_blocking(false).unwrap();
+    assert!(last.ok, "{last:?}");
+    assert_eq!(
+        paths(&ok(kb.search(&SearchRequest::new("zebra")))),
+        ["zebra.md"]
+    );
+}

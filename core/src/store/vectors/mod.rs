@@ -45,7 +45,7 @@ pub use chunks::PendingChunk;
 pub use documents::{DOCUMENT_TEXT_BYTES, PendingDocument};
 pub use model::VectorModel;
 pub(crate) use model::{ensure_embedding_text, read_model};
-pub(crate) use scan::{CopySlot, VectorCopy, current_key, slot_for};
+pub(crate) use scan::{CopySlot, VectorCopy, current_key, ensure_index_id, slot_for};
 pub(crate) use sqlite_vec::register_sqlite_vec;
 pub use status::VectorStatus;
 

@@ -12,20 +12,28 @@
 //! same file shares one [`CopySlot`] (a language server opens a store per request), so the
 //! copy is read once. An in-memory store has a slot of its own.
 //!
-//! **Never stale.** Every transaction that adds, deletes or drops chunk vectors also
-//! increments the `meta` value `vector_generation` ([`bump_generation`]), whichever
-//! process or connection writes. Each search reads that value with the largest vector
-//! key, in one statement of two index lookups (counting the keys instead cost 0.7 ms on
-//! k8s-community), and reads the copy again when either differs from the copy's. The
-//! largest key guards against a writer that does not bump the value (another program, an
-//! older folio): a vector it adds gets a larger key. The copy is read inside one read
-//! transaction, so it is one snapshot of the file.
+//! **Never stale.** Each search reads, in one statement of a few lookups, a [`CopyKey`] of
+//! the file, and reads the copy again when it differs from the copy's:
+//! - `meta.vector_generation`, which every transaction that adds, deletes or drops chunk
+//!   vectors increments ([`bump_generation`]), whichever process or connection writes;
+//! - `meta.index_id`, random, written when a file is first opened by a folio that knows
+//!   it ([`ensure_index_id`]): an index deleted and built again, or restored from a copy,
+//!   is another file even when its history gave it the same generation and keys;
+//! - SQLite's schema cookie (`PRAGMA schema_version`), which every `DROP` and `CREATE`
+//!   changes: a writer that does not bump the generation (an older folio, another
+//!   program) and drops the vectors to embed them again is seen by it;
+//! - the largest vector key: a vector such a writer adds gets a larger one.
+//!
+//! What is left unseen: a writer that does not bump the generation, deletes the vector
+//! with the largest key and adds another in its place. Counting the keys as well would
+//! not see it either and cost 0.7 ms per search on k8s-community. The copy is read inside
+//! one read transaction, so it is one snapshot of the file.
 //!
 //! **Same answers as the vec0 scan.** Similarity is the cosine similarity of the query
 //! and the stored vector, `a·b / (|a| |b|)`: the stored vectors are kept divided by their
 //! length, and the query is divided by its own. The sums run in `f32` in another order
-//! than sqlite-vec's, so a similarity may differ from vec0's in the last bits (below
-//! 1e-6, a test compares them). Of two equally similar vectors the one with the smaller
+//! than sqlite-vec's, so a similarity may differ from vec0's in the last bits (a few
+//! 1e-6 at most: 1.5e-6 seen with 384 dimensions; a test compares them). Of two equally similar vectors the one with the smaller
 //! key (`vector_keys.id`) is taken first; hits are then ordered by similarity, path and
 //! position, as before.
 
@@ -40,6 +48,33 @@ use super::VEC_TABLE;
 /// The `meta` key counting the transactions that changed the chunk vectors.
 pub(crate) const GENERATION_KEY: &str = "vector_generation";
 
+/// The `meta` key of a random id telling one index file from another.
+pub(crate) const INDEX_ID_KEY: &str = "index_id";
+
+/// Writes a random [`INDEX_ID_KEY`] (16 hex digits) when the file has none; writes
+/// nothing when it has one. Call it when a file is opened.
+///
+/// A file that cannot be written (read-only, or locked past the busy timeout) keeps no
+/// id, which is logged and not an error: the id only tells copies apart.
+pub(crate) fn ensure_index_id(conn: &Connection) -> rusqlite::Result<()> {
+    let present: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM meta WHERE key = ?1)",
+        [INDEX_ID_KEY],
+        |row| row.get(0),
+    )?;
+    if !present {
+        // Another process may write one first: theirs is kept.
+        if let Err(err) = conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, lower(hex(randomblob(8))))
+             ON CONFLICT(key) DO NOTHING",
+            [INDEX_ID_KEY],
+        ) {
+            tracing::debug!(%err, "the index keeps no index_id");
+        }
+    }
+    Ok(())
+}
+
 /// Increments the `meta` value [`GENERATION_KEY`] (from 0 when absent). Call it inside
 /// every transaction that adds, deletes or drops chunk vectors.
 pub(crate) fn bump_generation(conn: &Connection) -> rusqlite::Result<()> {
@@ -51,12 +86,14 @@ pub(crate) fn bump_generation(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// What a copy was read from: the model, the [`GENERATION_KEY`] value (0 when absent)
-/// and the largest `vector_keys.id` (0 when there is none). A copy is current while all
-/// three are.
+/// What a copy was read from: the model, the file's [`INDEX_ID_KEY`] (empty when absent),
+/// its schema cookie, the [`GENERATION_KEY`] value (0 when absent) and the largest
+/// `vector_keys.id` (0 when there is none). A copy is current while all of them are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CopyKey {
     pub model_id: String,
+    pub index_id: String,
+    pub schema_version: i64,
     pub generation: i64,
     pub last_id: i64,
 }
@@ -65,13 +102,17 @@ pub(crate) struct CopyKey {
 pub(crate) fn current_key(conn: &Connection, model_id: &str) -> rusqlite::Result<CopyKey> {
     let mut stmt = conn.prepare_cached(
         "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1),
-                (SELECT max(id) FROM vector_keys)",
+                (SELECT max(id) FROM vector_keys),
+                (SELECT value FROM meta WHERE key = ?2),
+                (SELECT schema_version FROM pragma_schema_version)",
     )?;
-    stmt.query_row([GENERATION_KEY], |row| {
+    stmt.query_row([GENERATION_KEY, INDEX_ID_KEY], |row| {
         Ok(CopyKey {
             model_id: model_id.to_owned(),
             generation: row.get::<_, Option<i64>>(0)?.unwrap_or(0),
             last_id: row.get::<_, Option<i64>>(1)?.unwrap_or(0),
+            index_id: row.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            schema_version: row.get(3)?,
         })
     })
 }

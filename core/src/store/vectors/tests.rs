@@ -702,3 +702,111 @@ fn the_scan_agrees_with_sqlite_vec() {
         assert_eq!(filtered, expected);
     }
 }
+
+/// Deletes the index file at `db_path` with its WAL and shared-memory files.
+fn delete_index_files(db_path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db_path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::remove_file(std::path::PathBuf::from(name)) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => panic!("{err}"),
+        }
+    }
+}
+
+#[test]
+fn an_index_built_again_at_the_same_path_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let before = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &before);
+    // A process that searches (a language server opens a store per request).
+    let first = Store::open(&db_path).unwrap();
+    assert_eq!(
+        nearest_paths(&first, &before, "alpha", 1),
+        vec!["notes/a.md"]
+    );
+    let old_key = current_key(first.conn(), "test:vocab").unwrap();
+    // The index is deleted and built again from the same files, by the same steps, with
+    // vectors of the same model id and dimension that differ ("alpha" and "beta" swap
+    // places): the same generation and the same keys.
+    delete_index_files(&db_path);
+    let after = VocabEmbedder::new("test:vocab", &["beta", "alpha", "gamma", "delta"]);
+    embedded_file_index(&db_path, &after);
+    let second = Store::open(&db_path).unwrap();
+    let new_key = current_key(second.conn(), "test:vocab").unwrap();
+    assert_eq!(
+        (new_key.generation, new_key.last_id),
+        (old_key.generation, old_key.last_id)
+    );
+    assert_ne!(new_key.index_id, old_key.index_id);
+    assert_eq!(new_key.index_id.len(), 16);
+    // The new file's vectors: "beta" is now the first dimension, which notes/a.md
+    // ("alpha") no longer has (notes/b.md's heading "B" is a third, unknown word).
+    assert_eq!(
+        knn(&second, &after, "beta", 5, &SearchQuery::default()),
+        vec![hit("notes/b.md", 1, 0.5774), hit("notes/a.md", 1, 0.0)]
+    );
+}
+
+#[test]
+fn a_writer_that_drops_and_embeds_again_without_the_generation_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &e);
+    let store = Store::open(&db_path).unwrap();
+    // notes/b.md's embedded text has its heading "B", a word outside the vocabulary.
+    assert_eq!(
+        knn(&store, &e, "alpha", 5, &SearchQuery::default()),
+        vec![hit("notes/a.md", 1, 1.0), hit("notes/b.md", 1, 0.5774)]
+    );
+    let old_key = current_key(store.conn(), "test:vocab").unwrap();
+    // What `index --force` of a folio without `vector_generation` does: every vector
+    // dropped, the table made again, the same keys stored again in the same order (so
+    // the same ids), here with the two vectors swapped.
+    let hashes: Vec<String> = {
+        let mut stmt = store
+            .conn()
+            .prepare("SELECT content_hash FROM vector_keys ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let old = rusqlite::Connection::open(&db_path).unwrap();
+    old.execute_batch(
+        "DROP TABLE chunk_vectors; DELETE FROM vector_keys;
+         CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[5] distance_metric=cosine);",
+    )
+    .unwrap();
+    let swapped = [
+        e.embed_query("alpha beta").unwrap(),
+        e.embed_query("alpha").unwrap(),
+    ];
+    for (hash, vector) in hashes.iter().zip(&swapped) {
+        old.execute(
+            "INSERT INTO vector_keys (model_id, content_hash) VALUES ('test:vocab', ?1)",
+            [hash],
+        )
+        .unwrap();
+        old.execute(
+            "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?1, ?2)",
+            rusqlite::params![old.last_insert_rowid(), super::sqlite_vec::to_blob(vector)],
+        )
+        .unwrap();
+    }
+    let new_key = current_key(store.conn(), "test:vocab").unwrap();
+    assert_eq!(
+        (new_key.generation, new_key.last_id, &new_key.index_id),
+        (old_key.generation, old_key.last_id, &old_key.index_id)
+    );
+    assert_ne!(new_key.schema_version, old_key.schema_version);
+    assert_eq!(
+        knn(&store, &e, "alpha", 5, &SearchQuery::default()),
+        vec![hit("notes/b.md", 1, 1.0), hit("notes/a.md", 1, 0.7071)]
+    );
+}
