@@ -74,9 +74,8 @@ pub struct Host {
     /// Serialises writes across every folio process on this root and checks each file
     /// against what its edit was planned on (core `write`).
     writer: crate::write::Writer,
-    /// A connection kept open for reads (search, status, catalog), with the identity of
-    /// the file it opened.
-    read_store: Mutex<Option<(Store, Option<FileIdentity>)>>,
+    /// A connection kept open for reads (search, status, catalog).
+    read_store: Mutex<Option<Store>>,
     /// The parsed workspace, for links and moves.
     model: Mutex<Option<model::Model>>,
     /// Where editors' `folio lsp` bridge endpoints are (core `bridge::base_dir`).
@@ -197,15 +196,17 @@ impl Host {
     /// again, or replaced by a copy: the connection would go on reading the old file).
     pub(crate) fn with_store<T>(&self, f: impl FnOnce(&Store) -> HostResult<T>) -> HostResult<T> {
         let mut guard = self.read_store.lock().map_err(HostError::internal)?;
-        let now = FileIdentity::of(&self.db_path);
-        if guard.as_ref().is_some_and(|(_, opened)| *opened != now) {
+        let now = crate::store::FileIdentity::of(&self.db_path);
+        if guard
+            .as_ref()
+            .is_some_and(|store| store.file_identity() != now)
+        {
             *guard = None;
         }
         if guard.is_none() {
-            let store = Store::open(&self.db_path).map_err(HostError::internal)?;
-            *guard = Some((store, FileIdentity::of(&self.db_path)));
+            *guard = Some(Store::open(&self.db_path).map_err(HostError::internal)?);
         }
-        let res = f(&guard.as_ref().expect("opened above").0);
+        let res = f(guard.as_ref().expect("opened above"));
         if matches!(&res, Err(e) if e.code == ErrorCode::Internal) {
             *guard = None;
         }
@@ -304,35 +305,6 @@ fn skip_error(path: &str, reason: SkipReason) -> HostError {
             ),
         ),
         _ => HostError::new(ErrorCode::UnsupportedFormat, format!("`{path}`: {reason}")),
-    }
-}
-
-/// Which file a path names: its device and inode where the platform has them. Two
-/// identities are equal only for the same file; a file deleted while a connection holds
-/// it open keeps its inode, so a new file at the path cannot take it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileIdentity {
-    dev: u64,
-    ino: u64,
-}
-
-impl FileIdentity {
-    /// The identity of the file at `path`; `None` when there is none (or, on a platform
-    /// without inodes, always: the connection is then never reopened for it).
-    fn of(path: &Path) -> Option<FileIdentity> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            std::fs::metadata(path).ok().map(|m| FileIdentity {
-                dev: m.dev(),
-                ino: m.ino(),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = path;
-            None
-        }
     }
 }
 

@@ -96,7 +96,7 @@ impl Store {
         if k == 0 {
             return Ok(empty(built.applied));
         }
-        let key = current_key(self.conn(), &model.model_id)?;
+        let key = current_key(self.conn(), self.file_identity(), &model.model_id)?;
         let copy = VectorCopy::current(self.vector_copy_slot(), self.conn(), &key, model.dims)?;
         // ?1 is the JSON array of candidate vector ids; filter values are ?2..; then the
         // model id.

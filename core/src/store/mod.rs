@@ -24,6 +24,7 @@
 
 mod catalog;
 pub mod cjk;
+mod file_identity;
 mod fts_analyser;
 pub mod functions;
 pub mod japanese;
@@ -32,6 +33,7 @@ pub(crate) mod schema;
 pub mod vectors;
 
 pub use catalog::CatalogEntry;
+pub(crate) use file_identity::FileIdentity;
 pub use vectors::{PendingChunk, PendingDocument, VectorModel, VectorStatus};
 
 use std::collections::HashMap;
@@ -204,6 +206,8 @@ pub struct Store {
     /// The in-memory copy of the chunk vectors the vector leg scans, shared by every
     /// store of the same file in this process (`vectors::scan`).
     vector_copy: vectors::CopySlot,
+    /// The file this store opened, when it is one (part of the copy's key).
+    file: Option<FileIdentity>,
 }
 
 impl Store {
@@ -334,6 +338,7 @@ impl Store {
         vectors::ensure_index_id(&conn)?;
         Ok(Store {
             vector_copy: vectors::slot_for(db_path.as_deref()),
+            file: db_path.as_deref().and_then(FileIdentity::of),
             conn,
             db_path,
             rebuilt: outcome == schema::SchemaOutcome::Rebuilt,
@@ -429,6 +434,11 @@ impl Store {
     /// The slot of the in-memory vector copy this store shares, for the vector leg.
     pub(crate) fn vector_copy_slot(&self) -> &vectors::CopySlot {
         &self.vector_copy
+    }
+
+    /// The file this store opened (`None` in memory).
+    pub(crate) fn file_identity(&self) -> Option<FileIdentity> {
+        self.file
     }
 
     /// The connection, for writes outside a [`Batch`] (the vector module).

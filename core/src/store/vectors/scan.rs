@@ -17,8 +17,10 @@
 //! - `meta.vector_generation`, which every transaction that adds, deletes or drops chunk
 //!   vectors increments ([`bump_generation`]), whichever process or connection writes;
 //! - `meta.index_id`, random, written when a file is first opened by a folio that knows
-//!   it ([`ensure_index_id`]): an index deleted and built again, or restored from a copy,
-//!   is another file even when its history gave it the same generation and keys;
+//!   it ([`ensure_index_id`]): an index deleted and built again is another file even
+//!   when its history gave it the same generation and keys;
+//! - the identity of the file the store opened (device, inode, creation time): an index
+//!   restored from a copy keeps its `index_id`, not its inode and creation time;
 //! - SQLite's schema cookie (`PRAGMA schema_version`), which every `DROP` and `CREATE`
 //!   changes: a writer that does not bump the generation (an older folio, another
 //!   program) and drops the vectors to embed them again is seen by it;
@@ -44,6 +46,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rusqlite::Connection;
 
 use super::VEC_TABLE;
+use crate::store::FileIdentity;
 
 /// The `meta` key counting the transactions that changed the chunk vectors.
 pub(crate) const GENERATION_KEY: &str = "vector_generation";
@@ -86,20 +89,27 @@ pub(crate) fn bump_generation(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// What a copy was read from: the model, the file's [`INDEX_ID_KEY`] (empty when absent),
-/// its schema cookie, the [`GENERATION_KEY`] value (0 when absent) and the largest
-/// `vector_keys.id` (0 when there is none). A copy is current while all of them are.
+/// What a copy was read from: the model, the file (its identity, `None` in memory), its
+/// [`INDEX_ID_KEY`] (empty when absent), its schema cookie, the [`GENERATION_KEY`] value
+/// (0 when absent) and the largest `vector_keys.id` (0 when there is none). A copy is
+/// current while all of them are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CopyKey {
     pub model_id: String,
+    pub file: Option<FileIdentity>,
     pub index_id: String,
     pub schema_version: i64,
     pub generation: i64,
     pub last_id: i64,
 }
 
-/// Reads the [`CopyKey`] of the stored vectors of `model_id` now, in one statement.
-pub(crate) fn current_key(conn: &Connection, model_id: &str) -> rusqlite::Result<CopyKey> {
+/// Reads the [`CopyKey`] of the stored vectors of `model_id` in the file `file` that
+/// `conn` opened, now, in one statement.
+pub(crate) fn current_key(
+    conn: &Connection,
+    file: Option<FileIdentity>,
+    model_id: &str,
+) -> rusqlite::Result<CopyKey> {
     let mut stmt = conn.prepare_cached(
         "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1),
                 (SELECT max(id) FROM vector_keys),
@@ -109,6 +119,7 @@ pub(crate) fn current_key(conn: &Connection, model_id: &str) -> rusqlite::Result
     stmt.query_row([GENERATION_KEY, INDEX_ID_KEY], |row| {
         Ok(CopyKey {
             model_id: model_id.to_owned(),
+            file,
             generation: row.get::<_, Option<i64>>(0)?.unwrap_or(0),
             last_id: row.get::<_, Option<i64>>(1)?.unwrap_or(0),
             index_id: row.get::<_, Option<String>>(2)?.unwrap_or_default(),
@@ -179,19 +190,24 @@ impl VectorCopy {
         }
         // Drop the old copy before reading the new one: at most one is held.
         *guard = None;
-        let copy = Arc::new(Self::read(conn, &key.model_id, dims)?);
+        let copy = Arc::new(Self::read(conn, key.file, &key.model_id, dims)?);
         *guard = Some(copy.clone());
         Ok(copy)
     }
 
     /// Reads every vector of `model_id` and the key they were read at, as one snapshot.
-    fn read(conn: &Connection, model_id: &str, dims: usize) -> rusqlite::Result<VectorCopy> {
+    fn read(
+        conn: &Connection,
+        file: Option<FileIdentity>,
+        model_id: &str,
+        dims: usize,
+    ) -> rusqlite::Result<VectorCopy> {
         let tx = if conn.is_autocommit() {
             Some(conn.unchecked_transaction()?)
         } else {
             None
         };
-        let key = current_key(conn, model_id)?;
+        let key = current_key(conn, file, model_id)?;
         // Counted once per read, so the buffers are allocated once.
         let count: i64 =
             conn.query_row("SELECT count(*) FROM vector_keys", [], |row| row.get(0))?;

@@ -532,7 +532,7 @@ fn nearest_paths(store: &Store, e: &VocabEmbedder, query: &str, k: usize) -> Vec
 /// The copy `store` scans now (read again if the index changed).
 fn copy_of(store: &Store) -> std::sync::Arc<VectorCopy> {
     let model = read_model(store.conn()).unwrap().unwrap();
-    let key = current_key(store.conn(), &model.model_id).unwrap();
+    let key = current_key(store.conn(), store.file_identity(), &model.model_id).unwrap();
     VectorCopy::current(store.vector_copy_slot(), store.conn(), &key, model.dims).unwrap()
 }
 
@@ -728,7 +728,7 @@ fn an_index_built_again_at_the_same_path_is_read_again() {
         nearest_paths(&first, &before, "alpha", 1),
         vec!["notes/a.md"]
     );
-    let old_key = current_key(first.conn(), "test:vocab").unwrap();
+    let old_key = current_key(first.conn(), first.file_identity(), "test:vocab").unwrap();
     // The index is deleted and built again from the same files, by the same steps, with
     // vectors of the same model id and dimension that differ ("alpha" and "beta" swap
     // places): the same generation and the same keys.
@@ -736,7 +736,7 @@ fn an_index_built_again_at_the_same_path_is_read_again() {
     let after = VocabEmbedder::new("test:vocab", &["beta", "alpha", "gamma", "delta"]);
     embedded_file_index(&db_path, &after);
     let second = Store::open(&db_path).unwrap();
-    let new_key = current_key(second.conn(), "test:vocab").unwrap();
+    let new_key = current_key(second.conn(), second.file_identity(), "test:vocab").unwrap();
     assert_eq!(
         (new_key.generation, new_key.last_id),
         (old_key.generation, old_key.last_id)
@@ -763,7 +763,7 @@ fn a_writer_that_drops_and_embeds_again_without_the_generation_is_seen() {
         knn(&store, &e, "alpha", 5, &SearchQuery::default()),
         vec![hit("notes/a.md", 1, 1.0), hit("notes/b.md", 1, 0.5774)]
     );
-    let old_key = current_key(store.conn(), "test:vocab").unwrap();
+    let old_key = current_key(store.conn(), store.file_identity(), "test:vocab").unwrap();
     // What `index --force` of a folio without `vector_generation` does: every vector
     // dropped, the table made again, the same keys stored again in the same order (so
     // the same ids), here with the two vectors swapped.
@@ -799,7 +799,7 @@ fn a_writer_that_drops_and_embeds_again_without_the_generation_is_seen() {
         )
         .unwrap();
     }
-    let new_key = current_key(store.conn(), "test:vocab").unwrap();
+    let new_key = current_key(store.conn(), store.file_identity(), "test:vocab").unwrap();
     assert_eq!(
         (new_key.generation, new_key.last_id, &new_key.index_id),
         (old_key.generation, old_key.last_id, &old_key.index_id)
@@ -809,4 +809,51 @@ fn a_writer_that_drops_and_embeds_again_without_the_generation_is_seen() {
         knn(&store, &e, "alpha", 5, &SearchQuery::default()),
         vec![hit("notes/b.md", 1, 1.0), hit("notes/a.md", 1, 0.7071)]
     );
+}
+
+#[test]
+fn an_index_restored_from_a_copy_and_changed_otherwise_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join(".folio/index.db");
+    let backup = dir.path().join("backup.db");
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    embedded_file_index(&db_path, &e);
+    // Every store is closed, so the file holds every commit: a backup of it.
+    std::fs::copy(&db_path, &backup).unwrap();
+    let change = |text: &'static str| {
+        let mut store = Store::open(&db_path).unwrap();
+        super::super::tests::index(&mut store, &[("notes/a.md", &[text])]);
+        assert_eq!(embed_all(&mut store, &e).embedded, 1);
+    };
+    // Each search opens a store of its own and closes it, as a language server does.
+    let search = |query: &str| {
+        let store = Store::open(&db_path).unwrap();
+        let key = current_key(store.conn(), store.file_identity(), "test:vocab").unwrap();
+        (knn(&store, &e, query, 1, &SearchQuery::default()), key)
+    };
+    change("delta");
+    let (hits, changed) = search("delta");
+    assert_eq!(hits, vec![hit("notes/a.md", 1, 1.0)]);
+    // The backup is put back and changed another way, by the same steps: the same
+    // index_id, schema, generation and largest key as the copy just read.
+    delete_index_files(&db_path);
+    std::fs::copy(&backup, &db_path).unwrap();
+    change("gamma");
+    let (hits, restored) = search("gamma");
+    assert_eq!(
+        (
+            &restored.index_id,
+            restored.schema_version,
+            restored.generation,
+            restored.last_id
+        ),
+        (
+            &changed.index_id,
+            changed.schema_version,
+            changed.generation,
+            changed.last_id
+        )
+    );
+    assert_ne!(restored.file, changed.file);
+    assert_eq!(hits, vec![hit("notes/a.md", 1, 1.0)]);
 }
