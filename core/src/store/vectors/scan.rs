@@ -12,8 +12,9 @@
 //! same file shares one [`CopySlot`] (a language server opens a store per request), so the
 //! copy is read once. An in-memory store has a slot of its own.
 //!
-//! **Never stale.** Each search reads, in one statement of a few lookups, a [`CopyKey`] of
-//! the file, and reads the copy again when it differs from the copy's:
+//! **Never stale.** Each search reads a [`CopyKey`] of the file (one statement of a few
+//! lookups, and the identity its store recorded when it opened the file) and reads the
+//! copy again when it differs from the copy's:
 //! - `meta.vector_generation`, which every transaction that adds, deletes or drops chunk
 //!   vectors increments ([`bump_generation`]), whichever process or connection writes;
 //! - `meta.index_id`, random, written when a file is first opened by a folio that knows
@@ -35,9 +36,9 @@
 //! and the stored vector, `a·b / (|a| |b|)`: the stored vectors are kept divided by their
 //! length, and the query is divided by its own. The sums run in `f32` in another order
 //! than sqlite-vec's, so a similarity may differ from vec0's in the last bits (a few
-//! 1e-6 at most: 1.5e-6 seen with 384 dimensions; a test compares them). Of two equally similar vectors the one with the smaller
-//! key (`vector_keys.id`) is taken first; hits are then ordered by similarity, path and
-//! position, as before.
+//! 1e-6 at most: 1.5e-6 seen with 384 dimensions; a test compares them). Of two equally
+//! similar vectors the one with the smaller key (`vector_keys.id`) is taken first; hits
+//! are then ordered by similarity, path and position, as before.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
