@@ -267,7 +267,7 @@ impl Store {
 
 /// One leg's order before fusion: chunk ids with their scores, best first, without the
 /// chunks' text (the pipeline reads the text of the few it keeps).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub(crate) struct Ranking {
     /// `(chunks.id, score)`, best first; the score is the leg's own (−BM25, cosine).
     pub(crate) ranked: Vec<(i64, f64)>,

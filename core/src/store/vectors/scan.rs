@@ -46,7 +46,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::Connection;
 
-use super::VEC_TABLE;
+use super::sqlite_vec::extend_from_blob;
+use super::{VEC_TABLE, meta_in};
 use crate::store::FileIdentity;
 
 /// The `meta` key counting the transactions that changed the chunk vectors.
@@ -61,12 +62,7 @@ pub(crate) const INDEX_ID_KEY: &str = "index_id";
 /// A file that cannot be written (read-only, or locked past the busy timeout) keeps no
 /// id, which is logged and not an error: the id only tells copies apart.
 pub(crate) fn ensure_index_id(conn: &Connection) -> rusqlite::Result<()> {
-    let present: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM meta WHERE key = ?1)",
-        [INDEX_ID_KEY],
-        |row| row.get(0),
-    )?;
-    if !present {
+    if meta_in(conn, INDEX_ID_KEY)?.is_none() {
         // Another process may write one first: theirs is kept.
         if let Err(err) = conn.execute(
             "INSERT INTO meta (key, value) VALUES (?1, lower(hex(randomblob(8))))
@@ -226,10 +222,7 @@ impl VectorCopy {
                 }
                 ids.push(row.get::<_, i64>(0)?);
                 let start = unit.len();
-                unit.extend(
-                    blob.chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-                );
+                extend_from_blob(&mut unit, blob);
                 normalise(&mut unit[start..]);
             }
         }

@@ -36,7 +36,15 @@ pub(crate) fn to_blob(vector: &[f32]) -> Vec<u8> {
 
 /// Little-endian bytes back to `f32`s.
 pub(super) fn from_blob(blob: &[u8]) -> Vec<f32> {
-    blob.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    let mut out = Vec::with_capacity(blob.len() / 4);
+    extend_from_blob(&mut out, blob);
+    out
+}
+
+/// Appends the `f32`s of a blob to `out` (no new vector per blob).
+pub(super) fn extend_from_blob(out: &mut Vec<f32>, blob: &[u8]) {
+    out.extend(
+        blob.chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    );
 }
