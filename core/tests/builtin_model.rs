@@ -351,6 +351,36 @@ fn batching_does_not_change_vectors() {
     assert!(dot(&q, &together[0]) < 0.99);
 }
 
+/// A batch of several packs, whose packs the threads take costliest first (not in
+/// order), still gives each text its own vector at its own place: 24 texts from 1 to
+/// 24 sentences long (over 3,000 tokens, so at least four packs and both threads).
+#[test]
+fn a_batch_of_many_packs_keeps_the_order_of_its_texts() {
+    let m = model();
+    let tol = tolerance(m.kernel_path());
+    let texts: Vec<String> = (1..=24)
+        .map(|n| format!("{n}: {}", FOX.repeat(n)))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let tokens: usize = refs.iter().map(|t| m.token_ids(t).len()).sum();
+    assert!(tokens > 3_000, "{tokens} tokens");
+    let together = m.embed_passages(&refs).unwrap();
+    assert_eq!(together.len(), 24);
+    for (text, v) in refs.iter().zip(&together) {
+        let alone = m.embed_passages(&[text]).unwrap().remove(0);
+        let worst = alone
+            .iter()
+            .zip(v)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            worst < tol,
+            "{}: {worst} between alone and in the batch",
+            &text[..3]
+        );
+    }
+}
+
 #[test]
 fn long_input_is_truncated_not_refused() {
     let m = model();

@@ -21,7 +21,8 @@
 //!   element-wise steps (GELU, soft-max, layer norm).
 //!
 //! The word-embedding table stays 4-bit and a row is expanded when a token needs it. A
-//! batch is spread over one thread per CPU, each embedding its share of the texts.
+//! batch is spread over one thread per CPU, each taking the next pack of texts until
+//! none is left.
 //!
 //! Embedding recipe (the model card's): the text is prefixed with `query: `
 //! or `passage: `, tokenized as `<s> … </s>` and truncated to 512 tokens,
@@ -180,56 +181,59 @@ impl BuiltinEmbedder {
     /// Embeds `texts`, each prefixed with `prefix`: one unit vector of
     /// [`DIMENSIONS`] values per text, in order.
     ///
-    /// The texts are split into as many contiguous groups of about the same
-    /// token count as there are CPUs (never more groups than texts), each
-    /// group runs on its own thread (the last on the calling thread), packed into forward
-    /// passes of at most [`PACK_TOKENS`] tokens. A single text (a query) runs on the calling
-    /// thread. (Splitting one text's matrix products between threads was
-    /// measured: slower on a loaded machine, where each of the 48
-    /// synchronisation points per text waits for a busy CPU.)
+    /// The texts are tokenized (on one thread per CPU, each taking a contiguous share
+    /// of about the same number of bytes) and cut, in order, into packs of at most
+    /// [`PACK_TOKENS`] tokens, each one forward pass. One thread per CPU (the calling
+    /// thread among them) takes the packs one at a time, the costliest first, until
+    /// none is left: a thread that drew short texts takes more packs instead of
+    /// waiting for the other. (One fixed share of the texts per thread, of the same
+    /// token count, left the calling thread waiting for the other for 9 % of the
+    /// embedding time of 250 k8s-community files, and the other thread waiting for it
+    /// in further batches: attention grows with the square of a text's length, so the
+    /// shares did not cost the same; docs/benchmarks.md.) A single text (a query) runs
+    /// on the calling thread.
+    /// (Splitting one text's matrix products between threads was measured: slower on
+    /// a loaded machine, where each of the 48 synchronisation points per text waits
+    /// for a busy CPU.)
     fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let ids: Vec<Vec<u32>> = texts
-            .iter()
-            .map(|text| self.token_ids(&format!("{prefix}{text}")))
-            .collect();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .min(ids.len())
+            .min(texts.len())
             .max(1);
-        let total: usize = ids.iter().map(Vec::len).sum();
-        let mut groups = Vec::with_capacity(threads);
-        let (mut start, mut seen) = (0, 0);
-        for (i, seq) in ids.iter().enumerate() {
-            seen += seq.len();
-            let remaining_groups = threads - groups.len();
-            if remaining_groups > 1 && seen * threads >= total * (groups.len() + 1) {
-                groups.push(&ids[start..=i]);
-                start = i + 1;
+        let ids = self.tokenize_all(prefix, texts, threads);
+        let packs = packs_of(&ids);
+        let mut by_cost: Vec<usize> = (0..packs.len()).collect();
+        by_cost.sort_by_key(|&p| std::cmp::Reverse(pack_cost(&ids[packs[p].clone()])));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&p) = by_cost.get(i) else {
+                    return done;
+                };
+                done.push((p, self.net.embed(&ids[packs[p].clone()])));
             }
-        }
-        if start < ids.len() {
-            groups.push(&ids[start..]);
-        }
-        let out: Vec<Vec<f32>> = if groups.len() <= 1 {
-            self.embed_group(&ids)
-        } else {
-            // The last group runs on the calling thread, whose per-thread scratch buffers
-            // (the AMX kernels') outlive the call.
-            let (last, others) = groups.split_last().expect("at least two groups");
-            std::thread::scope(|s| {
-                let handles: Vec<_> = others
-                    .iter()
-                    .map(|g| s.spawn(|| self.embed_group(g)))
-                    .collect();
-                let mine = self.embed_group(last);
-                let mut out: Vec<Vec<f32>> = handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("embedding thread panicked"))
-                    .collect();
-                out.extend(mine);
-                out
-            })
         };
+        let threads = threads.min(packs.len()).max(1);
+        // The calling thread is one of the workers: its per-thread scratch buffers (the
+        // AMX kernels') outlive the call.
+        let finished: Vec<(usize, Vec<Vec<f32>>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+            let mut all = work();
+            for h in handles {
+                all.extend(h.join().expect("embedding thread panicked"));
+            }
+            all
+        });
+        let mut by_pack: Vec<Option<Vec<Vec<f32>>>> = vec![None; packs.len()];
+        for (p, vectors) in finished {
+            by_pack[p] = Some(vectors);
+        }
+        let out: Vec<Vec<f32>> = by_pack
+            .into_iter()
+            .flat_map(|v| v.expect("every pack was embedded"))
+            .collect();
         if out.iter().flatten().any(|x| !x.is_finite()) {
             return Err(EmbedError::Invalid(
                 "the model produced a non-finite value".into(),
@@ -238,22 +242,71 @@ impl BuiltinEmbedder {
         Ok(out)
     }
 
-    /// Embeds token sequences on the calling thread, [`PACK_TOKENS`] at a time.
-    fn embed_group(&self, ids: &[Vec<u32>]) -> Vec<Vec<f32>> {
-        let mut out = Vec::with_capacity(ids.len());
-        let mut start = 0;
-        while start < ids.len() {
-            let mut end = start;
-            let mut tokens = 0;
-            while end < ids.len() && (end == start || tokens + ids[end].len() <= PACK_TOKENS) {
-                tokens += ids[end].len();
-                end += 1;
-            }
-            out.extend(self.net.embed(&ids[start..end]));
-            start = end;
+    /// [`BuiltinEmbedder::token_ids`] of `prefix` + each text, in order, on up to
+    /// `threads` threads (the calling thread among them), each taking a contiguous
+    /// share of the texts of about the same number of bytes.
+    fn tokenize_all(&self, prefix: &str, texts: &[&str], threads: usize) -> Vec<Vec<u32>> {
+        let one = |share: &[&str]| -> Vec<Vec<u32>> {
+            share
+                .iter()
+                .map(|text| self.token_ids(&format!("{prefix}{text}")))
+                .collect()
+        };
+        if threads <= 1 {
+            return one(texts);
         }
-        out
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let mut shares: Vec<&[&str]> = Vec::with_capacity(threads);
+        let (mut start, mut seen) = (0, 0);
+        for (i, text) in texts.iter().enumerate() {
+            seen += text.len();
+            if shares.len() + 1 < threads && seen * threads >= total * (shares.len() + 1) {
+                shares.push(&texts[start..=i]);
+                start = i + 1;
+            }
+        }
+        shares.push(&texts[start..]);
+        let (last, others) = shares.split_last().expect("at least one share");
+        std::thread::scope(|s| {
+            let handles: Vec<_> = others.iter().map(|share| s.spawn(|| one(share))).collect();
+            let mine = one(last);
+            let mut ids: Vec<Vec<u32>> = handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("tokenizer thread panicked"))
+                .collect();
+            ids.extend(mine);
+            ids
+        })
     }
+}
+
+/// Cuts `ids` (token sequences), in order, into ranges of consecutive sequences of
+/// at most [`PACK_TOKENS`] tokens in all; a longer single sequence is a range alone.
+fn packs_of(ids: &[Vec<u32>]) -> Vec<std::ops::Range<usize>> {
+    let mut packs = Vec::new();
+    let mut start = 0;
+    while start < ids.len() {
+        let mut end = start;
+        let mut tokens = 0;
+        while end < ids.len() && (end == start || tokens + ids[end].len() <= PACK_TOKENS) {
+            tokens += ids[end].len();
+            end += 1;
+        }
+        packs.push(start..end);
+        start = end;
+    }
+    packs
+}
+
+/// The relative cost of one forward pass over `seqs`: the matrix products grow with
+/// the number of tokens (a layer's weights times each token: 4 × 384² for attention's
+/// projections, 2 × 384 × 1536 for the feed-forward, 2,359,296 multiply-adds per
+/// token), attention with the square of each sequence's length (2 × 384 per pair
+/// of tokens).
+fn pack_cost(seqs: &[Vec<u32>]) -> usize {
+    seqs.iter()
+        .map(|s| s.len() * 2_359_296 + s.len() * s.len() * 768)
+        .sum()
 }
 
 impl Embedder for BuiltinEmbedder {
@@ -282,6 +335,19 @@ impl Embedder for BuiltinEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packs_hold_consecutive_texts_up_to_the_token_budget() {
+        let seqs = |lens: &[usize]| -> Vec<Vec<u32>> { lens.iter().map(|&n| vec![0; n]).collect() };
+        assert_eq!(packs_of(&seqs(&[])), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(
+            packs_of(&seqs(&[500, 524, 1, 1023, 1024, 2000, 3])),
+            vec![0..2, 2..4, 4..5, 5..6, 6..7]
+        );
+        // Cost: linear in tokens plus the square of each sequence's length.
+        assert_eq!(pack_cost(&seqs(&[2])), 2 * 2_359_296 + 4 * 768);
+        assert!(pack_cost(&seqs(&[512])) > pack_cost(&seqs(&[256, 256])));
+    }
 
     #[test]
     fn model_dir_search_order() {
