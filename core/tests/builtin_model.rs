@@ -353,7 +353,9 @@ fn batching_does_not_change_vectors() {
 
 /// A batch of several packs, whose packs the threads take costliest first (not in
 /// order), still gives each text its own vector at its own place: 24 texts from 1 to
-/// 24 sentences long (over 3,000 tokens, so at least four packs and both threads).
+/// 24 sentences long (over 3,000 tokens, so at least four packs), each within the
+/// path's tolerance of the text embedded alone and nearer to it than to any other
+/// text's vector.
 #[test]
 fn a_batch_of_many_packs_keeps_the_order_of_its_texts() {
     let m = model();
@@ -362,21 +364,33 @@ fn a_batch_of_many_packs_keeps_the_order_of_its_texts() {
         .map(|n| format!("{n}: {}", FOX.repeat(n)))
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let tokens: usize = refs.iter().map(|t| m.token_ids(t).len()).sum();
+    let tokens: usize = refs
+        .iter()
+        .map(|t| m.token_ids(&format!("passage: {t}")).len())
+        .sum();
     assert!(tokens > 3_000, "{tokens} tokens");
     let together = m.embed_passages(&refs).unwrap();
     assert_eq!(together.len(), 24);
-    for (text, v) in refs.iter().zip(&together) {
-        let alone = m.embed_passages(&[text]).unwrap().remove(0);
-        let worst = alone
+    let alone: Vec<Vec<f32>> = refs
+        .iter()
+        .map(|t| m.embed_passages(&[t]).unwrap().remove(0))
+        .collect();
+    for (i, v) in together.iter().enumerate() {
+        let worst = alone[i]
             .iter()
             .zip(v)
             .map(|(a, b)| (a - b).abs())
             .fold(0f32, f32::max);
         assert!(
             worst < tol,
-            "{}: {worst} between alone and in the batch",
-            &text[..3]
+            "text {i}: {worst} between alone and in the batch"
+        );
+        let nearest = (0..alone.len())
+            .max_by(|&a, &b| dot(&alone[a], v).total_cmp(&dot(&alone[b], v)))
+            .unwrap();
+        assert_eq!(
+            nearest, i,
+            "text {i}'s batch vector is nearest to text {nearest} alone"
         );
     }
 }

@@ -181,27 +181,29 @@ impl BuiltinEmbedder {
     /// Embeds `texts`, each prefixed with `prefix`: one unit vector of
     /// [`DIMENSIONS`] values per text, in order.
     ///
-    /// The texts are tokenized (on one thread per CPU, each taking a contiguous share
-    /// of about the same number of bytes) and cut, in order, into packs of at most
-    /// [`PACK_TOKENS`] tokens, each one forward pass. One thread per CPU (the calling
-    /// thread among them) takes the packs one at a time, the costliest first, until
-    /// none is left: a thread that drew short texts takes more packs instead of
-    /// waiting for the other. (One fixed share of the texts per thread, of the same
-    /// token count, left the calling thread waiting for the other for 9 % of the
-    /// embedding time of 250 k8s-community files, and the other thread waiting for it
-    /// in further batches: attention grows with the square of a text's length, so the
-    /// shares did not cost the same; docs/benchmarks.md.) A single text (a query) runs
-    /// on the calling thread.
-    /// (Splitting one text's matrix products between threads was measured: slower on
-    /// a loaded machine, where each of the 48 synchronisation points per text waits
-    /// for a busy CPU.)
+    /// The texts are tokenized (on up to one thread per CPU, each taking a contiguous
+    /// share of about the same number of bytes) and cut, in order, into packs of at most
+    /// [`PACK_TOKENS`] tokens, each one forward pass; a batch of fewer tokens than
+    /// `PACK_TOKENS` per CPU is cut into one pack per CPU instead, so that a few texts
+    /// still run on every CPU. Up to one thread per CPU (the calling thread among them;
+    /// never more threads than packs) takes the packs one at a time, the costliest
+    /// first ([`pack_cost`]), until none is left: a thread that drew short texts takes
+    /// more packs instead of waiting for the other. (One fixed share of the texts per
+    /// thread, of the same token count, left the calling thread waiting for the other
+    /// for 9 % of the embedding time of 250 k8s-community files, and the other thread
+    /// waiting for it in further batches: attention grows with the square of a text's
+    /// length, so the shares did not cost the same; docs/benchmarks.md.) A single text
+    /// (a query) runs on the calling thread. (Splitting one text's matrix products
+    /// between threads was measured: slower on a loaded machine, where each of the 48
+    /// synchronisation points per text waits for a busy CPU.)
     fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(texts.len())
             .max(1);
         let ids = self.tokenize_all(prefix, texts, threads);
-        let packs = packs_of(&ids);
+        let tokens: usize = ids.iter().map(Vec::len).sum();
+        let packs = packs_of(&ids, PACK_TOKENS.min(tokens.div_ceil(threads)));
         let mut by_cost: Vec<usize> = (0..packs.len()).collect();
         by_cost.sort_by_key(|&p| std::cmp::Reverse(pack_cost(&ids[packs[p].clone()])));
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -243,8 +245,8 @@ impl BuiltinEmbedder {
     }
 
     /// [`BuiltinEmbedder::token_ids`] of `prefix` + each text, in order, on up to
-    /// `threads` threads (the calling thread among them), each taking a contiguous
-    /// share of the texts of about the same number of bytes.
+    /// `threads` threads (the calling thread among them), each taking one of
+    /// [`shares_of`] the texts' byte lengths.
     fn tokenize_all(&self, prefix: &str, texts: &[&str], threads: usize) -> Vec<Vec<u32>> {
         let one = |share: &[&str]| -> Vec<Vec<u32>> {
             share
@@ -252,24 +254,18 @@ impl BuiltinEmbedder {
                 .map(|text| self.token_ids(&format!("{prefix}{text}")))
                 .collect()
         };
-        if threads <= 1 {
+        let sizes: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let shares = shares_of(&sizes, threads);
+        let Some((last, others)) = shares.split_last().filter(|(_, others)| !others.is_empty())
+        else {
             return one(texts);
-        }
-        let total: usize = texts.iter().map(|t| t.len()).sum();
-        let mut shares: Vec<&[&str]> = Vec::with_capacity(threads);
-        let (mut start, mut seen) = (0, 0);
-        for (i, text) in texts.iter().enumerate() {
-            seen += text.len();
-            if shares.len() + 1 < threads && seen * threads >= total * (shares.len() + 1) {
-                shares.push(&texts[start..=i]);
-                start = i + 1;
-            }
-        }
-        shares.push(&texts[start..]);
-        let (last, others) = shares.split_last().expect("at least one share");
+        };
         std::thread::scope(|s| {
-            let handles: Vec<_> = others.iter().map(|share| s.spawn(|| one(share))).collect();
-            let mine = one(last);
+            let handles: Vec<_> = others
+                .iter()
+                .map(|share| s.spawn(|| one(&texts[share.clone()])))
+                .collect();
+            let mine = one(&texts[last.clone()]);
             let mut ids: Vec<Vec<u32>> = handles
                 .into_iter()
                 .flat_map(|h| h.join().expect("tokenizer thread panicked"))
@@ -280,15 +276,39 @@ impl BuiltinEmbedder {
     }
 }
 
+/// Cuts `sizes` (one per item), in order, into at most `parts` non-empty ranges of
+/// consecutive items whose sizes add up to about the same; a range ends at the first
+/// item that brings the running total to its share. Empty when `sizes` is.
+fn shares_of(sizes: &[usize], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let total: u64 = sizes.iter().map(|&s| s as u64).sum();
+    let parts = parts.clamp(1, sizes.len().max(1));
+    let mut shares = Vec::with_capacity(parts);
+    let (mut start, mut seen) = (0, 0u64);
+    for (i, &size) in sizes.iter().enumerate() {
+        seen += size as u64;
+        let cut = shares.len() + 1 < parts
+            && i + 1 < sizes.len()
+            && seen * parts as u64 >= total * (shares.len() as u64 + 1);
+        if cut {
+            shares.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < sizes.len() {
+        shares.push(start..sizes.len());
+    }
+    shares
+}
+
 /// Cuts `ids` (token sequences), in order, into ranges of consecutive sequences of
-/// at most [`PACK_TOKENS`] tokens in all; a longer single sequence is a range alone.
-fn packs_of(ids: &[Vec<u32>]) -> Vec<std::ops::Range<usize>> {
+/// at most `budget` tokens in all; a longer single sequence is a range alone.
+fn packs_of(ids: &[Vec<u32>], budget: usize) -> Vec<std::ops::Range<usize>> {
     let mut packs = Vec::new();
     let mut start = 0;
     while start < ids.len() {
         let mut end = start;
         let mut tokens = 0;
-        while end < ids.len() && (end == start || tokens + ids[end].len() <= PACK_TOKENS) {
+        while end < ids.len() && (end == start || tokens + ids[end].len() <= budget) {
             tokens += ids[end].len();
             end += 1;
         }
@@ -298,14 +318,23 @@ fn packs_of(ids: &[Vec<u32>]) -> Vec<std::ops::Range<usize>> {
     packs
 }
 
-/// The relative cost of one forward pass over `seqs`: the matrix products grow with
-/// the number of tokens (a layer's weights times each token: 4 × 384² for attention's
-/// projections, 2 × 384 × 1536 for the feed-forward, 2,359,296 multiply-adds per
-/// token), attention with the square of each sequence's length (2 × 384 per pair
-/// of tokens).
-fn pack_cost(seqs: &[Vec<u32>]) -> usize {
+/// Multiply-adds per token of one layer's matrix products: the query, key and value
+/// projections and attention's output projection (4 × 384²), the feed-forward
+/// (2 × 384 × 1,536).
+const LINEAR_MACS_PER_TOKEN: u64 = 4 * 384 * 384 + 2 * 384 * 1536;
+
+/// Multiply-adds per pair of tokens of one sequence in one layer's attention: scores
+/// and the weighted sum of values, 384 each.
+const ATTENTION_MACS_PER_PAIR: u64 = 2 * 384;
+
+/// The relative cost of one forward pass over `seqs`: the matrix products grow with the
+/// number of tokens, attention with the square of each sequence's length.
+fn pack_cost(seqs: &[Vec<u32>]) -> u64 {
     seqs.iter()
-        .map(|s| s.len() * 2_359_296 + s.len() * s.len() * 768)
+        .map(|s| {
+            let len = s.len() as u64;
+            len * LINEAR_MACS_PER_TOKEN + len * len * ATTENTION_MACS_PER_PAIR
+        })
         .sum()
 }
 
@@ -339,14 +368,35 @@ mod tests {
     #[test]
     fn packs_hold_consecutive_texts_up_to_the_token_budget() {
         let seqs = |lens: &[usize]| -> Vec<Vec<u32>> { lens.iter().map(|&n| vec![0; n]).collect() };
-        assert_eq!(packs_of(&seqs(&[])), Vec::<std::ops::Range<usize>>::new());
         assert_eq!(
-            packs_of(&seqs(&[500, 524, 1, 1023, 1024, 2000, 3])),
+            packs_of(&seqs(&[]), 1024),
+            Vec::<std::ops::Range<usize>>::new()
+        );
+        assert_eq!(
+            packs_of(&seqs(&[500, 524, 1, 1023, 1024, 2000, 3]), 1024),
             vec![0..2, 2..4, 4..5, 5..6, 6..7]
         );
-        // Cost: linear in tokens plus the square of each sequence's length.
-        assert_eq!(pack_cost(&seqs(&[2])), 2 * 2_359_296 + 4 * 768);
+        assert_eq!(
+            packs_of(&seqs(&[100, 200, 150]), 225),
+            vec![0..1, 1..2, 2..3]
+        );
+        // Cost: 1,769,472 multiply-adds per token plus 768 per pair of tokens.
+        assert_eq!(pack_cost(&seqs(&[2])), 2 * 1_769_472 + 4 * 768);
         assert!(pack_cost(&seqs(&[512])) > pack_cost(&seqs(&[256, 256])));
+    }
+
+    #[test]
+    fn shares_are_contiguous_non_empty_and_about_even() {
+        assert_eq!(shares_of(&[], 2), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(shares_of(&[5], 2), vec![0..1]);
+        assert_eq!(shares_of(&[10, 10, 10, 10], 2), vec![0..2, 2..4]);
+        assert_eq!(shares_of(&[30, 1, 1, 1], 2), vec![0..1, 1..4]);
+        // The last text would complete the first share: no empty second share.
+        assert_eq!(shares_of(&[0, 1], 2), vec![0..2]);
+        assert_eq!(shares_of(&[1, 1, 100], 2), vec![0..3]);
+        assert_eq!(shares_of(&[0, 0, 0], 2), vec![0..1, 1..3]);
+        assert_eq!(shares_of(&[4, 4, 4, 4, 4, 4], 3), vec![0..2, 2..4, 4..6]);
+        assert_eq!(shares_of(&[4, 4, 4], 8), vec![0..1, 1..2, 2..3]);
     }
 
     #[test]
