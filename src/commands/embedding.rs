@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result, bail};
 use folio_core::config::user::UserConfig;
 use folio_core::embed::Embedder;
-use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db};
+use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, embed_db_after_clearing};
 use folio_core::embed::settings::{EmbedSettings, ProviderKind, make_embedder};
 use folio_core::search::pipeline::SearchMode;
 use folio_core::store::Store;
@@ -56,9 +56,10 @@ pub fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
     })
 }
 
-/// Runs the embedding pass over `r`'s index (only what lacks a vector), with a progress
-/// bar on a terminal.
-pub fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> {
+/// Runs the embedding pass over `r`'s index (only what lacks a vector; with
+/// `clear_first`, every vector is deleted first, under the pass's lock:
+/// [`embed_db_after_clearing`]), with a progress bar on a terminal.
+pub fn run_embed(r: &Resolved, embedder: &dyn Embedder, clear_first: bool) -> Result<EmbedSummary> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
@@ -81,7 +82,12 @@ pub fn run_embed(r: &Resolved, embedder: &dyn Embedder) -> Result<EmbedSummary> 
             );
         }
     });
-    let summary = embed_db(&r.db, embedder, &progress, &AtomicBool::new(false))
+    let pass = if clear_first {
+        embed_db_after_clearing
+    } else {
+        embed_db
+    };
+    let summary = pass(&r.db, embedder, &progress, &AtomicBool::new(false))
         .with_context(|| format!("embedding the chunks of `{}`", r.root.display()))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -135,7 +141,7 @@ pub fn search_embedder(
         .is_some_and(|m| m.model_id == embedder.model_id());
     drop(store);
     if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
-        let summary = run_embed(r, embedder.as_ref())?;
+        let summary = run_embed(r, embedder.as_ref(), false)?;
         if let Some(reason) = &summary.unavailable {
             eprintln!("folio: warning: embedding provider unavailable: {reason}");
         }

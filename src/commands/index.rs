@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use folio_core::embed::pass::probe;
 use folio_core::embed::settings::ProviderKind;
 use folio_core::index::{IndexSummary, index_root};
-use folio_core::store::Store;
 
 use super::counted;
 use super::embedding::{EmbedPlan, plan_embedding, run_embed};
@@ -37,14 +36,9 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     report_skipped(&summary);
     super::report_replaced(&summary.replaced);
     let embed_summary = match &plan {
-        EmbedPlan::Ready(embedder) => {
-            if force {
-                Store::open(&r.db)
-                    .with_context(|| format!("opening the index `{}`", r.db.display()))?
-                    .clear_vectors()?;
-            }
-            Some(run_embed(&r, embedder.as_ref())?)
-        }
+        // `--force` deletes the vectors once it holds the embedding pass's lock, so that a
+        // pass another process runs keeps its vectors until it is done.
+        EmbedPlan::Ready(embedder) => Some(run_embed(&r, embedder.as_ref(), force)?),
         _ => None,
     };
     if let Some(es) = &embed_summary {

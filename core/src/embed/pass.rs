@@ -577,6 +577,33 @@ pub fn embed_db(
     progress: &EmbedProgress,
     cancel: &AtomicBool,
 ) -> Result<EmbedSummary, EmbedPassError> {
+    embed_db_locked(db_path, embedder, progress, cancel, false)
+}
+
+/// [`embed_db`] after deleting every stored vector ([`Store::clear_vectors`]), which
+/// happens once this process holds the pass's lock: a rebuild (`folio index --force`)
+/// never pulls the vectors from under a pass that another process is running (that
+/// pass's next batch found "vectors of no model" and failed). So every chunk and
+/// document is embedded again by this pass.
+///
+/// Errors: as [`embed_db`]; the vectors cannot be deleted.
+pub fn embed_db_after_clearing(
+    db_path: &Path,
+    embedder: &dyn Embedder,
+    progress: &EmbedProgress,
+    cancel: &AtomicBool,
+) -> Result<EmbedSummary, EmbedPassError> {
+    embed_db_locked(db_path, embedder, progress, cancel, true)
+}
+
+/// [`embed_db`], deleting every stored vector first when `clear` is set.
+fn embed_db_locked(
+    db_path: &Path,
+    embedder: &dyn Embedder,
+    progress: &EmbedProgress,
+    cancel: &AtomicBool,
+    clear: bool,
+) -> Result<EmbedSummary, EmbedPassError> {
     progress.begin(embedder.model_id());
     let lock_path = db_path.with_extension("embed.lock");
     let lock_err = |source| EmbedPassError::Lock {
@@ -611,7 +638,13 @@ pub fn embed_db(
             Err(std::fs::TryLockError::Error(err)) => return Err(lock_err(err)),
         }
     }
-    let mut store = match Store::open(db_path) {
+    let opened = Store::open(db_path).and_then(|mut store| {
+        if clear {
+            store.clear_vectors()?;
+        }
+        Ok(store)
+    });
+    let mut store = match opened {
         Ok(store) => store,
         Err(err) => {
             let err = EmbedPassError::from(err);

@@ -432,3 +432,40 @@ fn eta_is_reported_while_a_pass_runs() {
     assert_eq!(progress.snapshot().state, EmbedState::Done);
     assert_eq!(progress.snapshot().eta_ms, None);
 }
+
+/// `folio index --force` deletes the vectors only once it holds the pass's lock: while
+/// another process's pass holds it, every vector stays (that pass's next batch would
+/// otherwise fail on an index with vectors of no model); once it is free, the vectors
+/// are deleted and all embedded again.
+#[test]
+fn clearing_waits_for_the_running_pass() {
+    let (_dir, _root, db) = setup();
+    let e = VocabEmbedder::new("test:vocab", VOCAB);
+    let first = pass(&db, &e);
+    assert!(first.embedded > 1);
+    let (embedded, total, _) = counts(&db);
+    assert_eq!(embedded, total);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(db.with_extension("embed.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let db_in = db.clone();
+    let rebuild = std::thread::spawn(move || {
+        let e = VocabEmbedder::new("test:vocab", VOCAB);
+        embed_db_after_clearing(&db_in, &e, &EmbedProgress::new(), &AtomicBool::new(false))
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        counts(&db).0,
+        embedded,
+        "vectors deleted while another pass held the lock"
+    );
+    drop(lock);
+    let summary = rebuild.join().unwrap().unwrap();
+    assert_eq!(summary.embedded, first.embedded);
+    assert_eq!(summary.reused, 0);
+    assert_eq!(counts(&db).0, total);
+}
