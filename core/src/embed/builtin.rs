@@ -220,7 +220,7 @@ impl BuiltinEmbedder {
         let threads = threads.min(packs.len()).max(1);
         // The calling thread is one of the workers: its per-thread scratch buffers (the
         // AMX kernels') outlive the call.
-        let finished: Vec<(usize, Vec<Vec<f32>>)> = std::thread::scope(|s| {
+        let mut finished: Vec<(usize, Vec<Vec<f32>>)> = std::thread::scope(|s| {
             let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
             let mut all = work();
             for h in handles {
@@ -228,14 +228,9 @@ impl BuiltinEmbedder {
             }
             all
         });
-        let mut by_pack: Vec<Option<Vec<Vec<f32>>>> = vec![None; packs.len()];
-        for (p, vectors) in finished {
-            by_pack[p] = Some(vectors);
-        }
-        let out: Vec<Vec<f32>> = by_pack
-            .into_iter()
-            .flat_map(|v| v.expect("every pack was embedded"))
-            .collect();
+        // Back in text order: the packs are consecutive ranges of the texts.
+        finished.sort_unstable_by_key(|(p, _)| *p);
+        let out: Vec<Vec<f32>> = finished.into_iter().flat_map(|(_, v)| v).collect();
         if out.iter().flatten().any(|x| !x.is_finite()) {
             return Err(EmbedError::Invalid(
                 "the model produced a non-finite value".into(),
