@@ -198,6 +198,14 @@ pub struct EvalArgs {
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
     #[arg(long, value_name = "W")]
     pub document_weight: Option<f64>,
+    /// How far the vector and document legs move the query away from the mean of the
+    /// collection's chunk vectors, in [0, 1] (semantic and hybrid; default 0.5; 0 turns it off).
+    #[arg(long, value_name = "B")]
+    pub corpus_centering: Option<f64>,
+    /// How much of each writing system's offset from the collection's mean the vector and
+    /// document legs take off, in [0, 1] (semantic and hybrid; default 0.5; 0 turns it off).
+    #[arg(long, value_name = "A")]
+    pub writing_system_centering: Option<f64>,
     /// Cosine similarity the best hit must reach when the hybrid hits stand on the vector
     /// leg alone, else `low_confidence` (default 0.82 for the built-in model; 0 turns it off).
     #[arg(long, value_name = "COS")]

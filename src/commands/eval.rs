@@ -53,6 +53,10 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
             .cjk_lexical_factor
             .unwrap_or(defaults.cjk_lexical_factor),
         document_weight: args.document_weight.unwrap_or(defaults.document_weight),
+        corpus_centering: args.corpus_centering.unwrap_or(defaults.corpus_centering),
+        writing_system_centering: args
+            .writing_system_centering
+            .unwrap_or(defaults.writing_system_centering),
         semantic_only_floor: args
             .semantic_only_floor
             .unwrap_or(defaults.semantic_only_floor),

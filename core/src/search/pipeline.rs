@@ -17,7 +17,8 @@
 //!    (1.0 / 1.0; the lexical one × `weak_lexical_factor` (0) when the lexical leg's best
 //!    hit matches fewer than half of the query's terms, × `cjk_lexical_factor` (0.25) for a
 //!    mostly-CJK query); the hit score is the fused score. `lexical`: the lexical order,
-//!    score `-bm25`. `semantic`: the vector order, score = cosine.
+//!    score `-bm25`. `semantic`: the vector order, score = the cosine corrected for the
+//!    collection (`corpus_centering`, `writing_system_centering`, 0.5 each).
 //! 3. **Rerank** (`rerank: true`): a [`Reranker`] rescored the pool; without one the
 //!    request fails with [`PipelineError::NotConfigured`] (no cross-encoder ships).
 //! 4. **MMR** (`mmr: true`): [`mmr::select`] picks `limit` hits from the pool with
@@ -42,6 +43,7 @@ use rusqlite::types::Value;
 use super::{DEFAULT_LIMIT, SearchError, SearchHit, SearchQuery, SearchResults};
 use super::{build_filters, confidence, fusion, mmr, parent, query, snippet, split_heading_path};
 use crate::store::Store;
+use crate::store::vectors::Centering;
 
 /// Default [`PipelineOptions::document_weight`]. Measured on the kb-eval golden set
 /// (tests/fixtures/kb-eval) with the built-in model: weights 4 to 15 all give single-answer
@@ -75,6 +77,14 @@ pub const DEFAULT_CJK_LEXICAL_FACTOR: f64 = 0.25;
 /// `low_confidence`). Another embedding model has another scale: set it again (`0`
 /// turns it off).
 pub const DEFAULT_SEMANTIC_ONLY_FLOOR: f64 = 0.82;
+
+/// Default [`PipelineOptions::corpus_centering`] and
+/// [`PipelineOptions::writing_system_centering`]: 0.5 each. Chosen on the development set
+/// (benchmarks/tldr-bilingual, 121 questions, built-in model) from 0, 0.25, 0.5, 0.75 and
+/// 1 for each: hybrid recall@5 0.476 → 0.523 and MRR 0.419 → 0.458 with both at 0.5
+/// (docs/search.md, "Centring", has the grid and the figures per language); the
+/// GrooveSeek set (tests/fixtures/kb-eval) does not move in hybrid mode.
+pub const DEFAULT_CENTERING: f64 = 0.5;
 
 /// The default `min_confidence_ratio` of a mode: off in hybrid
 /// ([`confidence::HYBRID_MIN_CONFIDENCE_RATIO`]), 1.1 on cosine distances in semantic
@@ -185,6 +195,17 @@ pub struct PipelineOptions {
     /// (default [`DEFAULT_SEMANTIC_ONLY_FLOOR`]; 0 turns it off), so that an answer whose
     /// words match nothing and whose meaning is only vaguely near is not presented as one.
     pub semantic_only_floor: f64,
+    /// Semantic and hybrid: how far the vector and document legs move the query away from
+    /// the mean of the collection's chunk vectors, in `[0, 1]` (default
+    /// [`DEFAULT_CENTERING`]): a vector `v` scores `b · (v · μ)` less, so that pages near
+    /// every query (alias pages, short lists) stop crowding the top
+    /// (`store::vectors::centering`).
+    pub corpus_centering: f64,
+    /// Semantic and hybrid: how much of each writing system's offset from the
+    /// collection's mean is taken off its vectors' scores, in `[0, 1]` (default
+    /// [`DEFAULT_CENTERING`]), so that a query is not nearer every page in its own
+    /// language than the page in another language that answers it.
+    pub writing_system_centering: f64,
 }
 
 impl Default for PipelineOptions {
@@ -206,6 +227,8 @@ impl Default for PipelineOptions {
             parent: parent::ParentOptions::default(),
             min_confidence_ratio: default_min_confidence_ratio(SearchMode::Hybrid),
             semantic_only_floor: DEFAULT_SEMANTIC_ONLY_FLOOR,
+            corpus_centering: DEFAULT_CENTERING,
+            writing_system_centering: DEFAULT_CENTERING,
         }
     }
 }
@@ -235,6 +258,8 @@ impl PipelineOptions {
             ("weak_lexical_factor", self.weak_lexical_factor),
             ("cjk_lexical_factor", self.cjk_lexical_factor),
             ("semantic_only_floor", self.semantic_only_floor),
+            ("corpus_centering", self.corpus_centering),
+            ("writing_system_centering", self.writing_system_centering),
         ] {
             if !(0.0..=1.0).contains(&factor) {
                 return Err(format!("{name} must be between 0 and 1, got {factor}"));
@@ -246,6 +271,15 @@ impl PipelineOptions {
             return Err("candidates must be at least 1".into());
         }
         Ok(())
+    }
+
+    /// The vector and document legs' [`Centering`] (validated weights; `f32` is what the
+    /// scan computes in).
+    pub fn centering(&self) -> Centering {
+        Centering {
+            corpus: self.corpus_centering as f32,
+            writing_system: self.writing_system_centering as f32,
+        }
     }
 
     /// The per-leg candidate count for `limit`.
@@ -262,7 +296,11 @@ impl PipelineOptions {
 pub struct VectorHit {
     /// `chunks.id` of the chunk (the key both legs share).
     pub chunk_id: i64,
-    /// Cosine similarity to the query, higher is better.
+    /// What the leg ranks by, higher is better: the cosine similarity corrected for the
+    /// collection ([`PipelineOptions::centering`]); the cosine itself without centring.
+    pub score: f64,
+    /// Cosine similarity to the query: what the confidence rules read, whatever the
+    /// ranking's correction.
     pub similarity: f64,
 }
 
@@ -275,15 +313,17 @@ pub trait VectorLeg {
     fn ready(&self) -> Result<(), String> {
         Ok(())
     }
-    /// The `k` chunks nearest the query, best first. Filters need not be applied.
+    /// The `k` chunks that score highest for the query, best first. Filters need not be
+    /// applied.
     fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError>;
     /// The stored vectors of these chunks, for MMR's cosine; chunks left out fall back
     /// to the lexical similarity. The default knows none.
     fn vectors(&self, _chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, SearchError> {
         Ok(HashMap::new())
     }
-    /// Cosine of the query to each document's whole-document vector, by path;
-    /// documents left out take no part in the document leg. The default knows none.
+    /// Score of each document's whole-document vector for the query (its cosine, corrected
+    /// for the collection like [`VectorHit::score`]), by path; only the order counts.
+    /// Documents left out take no part in the document leg. The default knows none.
     fn document_similarity(&self, _paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
         Ok(HashMap::new())
     }
@@ -541,7 +581,7 @@ pub fn hybrid_search_with(
             .enumerate()
             .map(|(i, h)| Candidate {
                 id: h.chunk_id,
-                score: h.similarity,
+                score: h.score,
                 unboosted: None,
                 lexical_rank: None,
                 vector_rank: Some(i + 1),
@@ -649,8 +689,13 @@ pub fn hybrid_search_with(
     let (ratio, low_confidence) = if selected.is_empty() {
         (None, true)
     } else if mode == SearchMode::Semantic && !reranked {
-        let ratio =
-            confidence::ratio_distances(&scores.iter().map(|s| 1.0 - s).collect::<Vec<_>>());
+        // On cosine distances (the ranking score is corrected for the collection; the
+        // ratio's threshold was set on cosines).
+        let distances: Vec<f64> = selected
+            .iter()
+            .map(|c| 1.0 - c.similarity.unwrap_or(c.score))
+            .collect();
+        let ratio = confidence::ratio_distances(&distances);
         (
             ratio,
             confidence::is_low(ratio, options.min_confidence_ratio),

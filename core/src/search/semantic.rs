@@ -22,6 +22,7 @@ use super::{SearchError, SearchQuery};
 use crate::embed::Embedder;
 use crate::embed::runner::EmbeddingRunner;
 use crate::store::Store;
+use crate::store::vectors::Centering;
 
 /// The text embedded for a query: its included terms, space-separated, as typed
 /// (quotes and `*` dropped); excluded `-terms` are left out, since they filter
@@ -54,16 +55,20 @@ pub struct StoreVectorLeg<'a> {
     /// The embedding thread's answer, when the vector is still being computed.
     pending: Option<mpsc::Receiver<Result<Vec<f32>, String>>>,
     filters: SearchQuery,
+    /// How the scores are corrected for the collection.
+    centering: Centering,
 }
 
 impl<'a> StoreVectorLeg<'a> {
     /// A leg searching `store`'s vectors of `model_id` near `vector` (the embedded
-    /// query, same dimension as the model), pre-filtered by `filters`' filters.
+    /// query, same dimension as the model), pre-filtered by `filters`' filters, scoring
+    /// with `centering` ([`PipelineOptions::centering`]).
     pub fn new(
         store: &'a Store,
         model_id: &str,
         vector: Vec<f32>,
         filters: &SearchQuery,
+        centering: Centering,
     ) -> StoreVectorLeg<'a> {
         StoreVectorLeg {
             store,
@@ -71,6 +76,7 @@ impl<'a> StoreVectorLeg<'a> {
             vector: OnceCell::from(Ok(vector)),
             pending: None,
             filters: filters.clone(),
+            centering,
         }
     }
 
@@ -81,6 +87,7 @@ impl<'a> StoreVectorLeg<'a> {
         model_id: &str,
         pending: mpsc::Receiver<Result<Vec<f32>, String>>,
         filters: &SearchQuery,
+        centering: Centering,
     ) -> StoreVectorLeg<'a> {
         StoreVectorLeg {
             store,
@@ -88,6 +95,7 @@ impl<'a> StoreVectorLeg<'a> {
             vector: OnceCell::new(),
             pending: Some(pending),
             filters: filters.clone(),
+            centering,
         }
     }
 
@@ -114,15 +122,13 @@ impl VectorLeg for StoreVectorLeg<'_> {
     }
 
     fn nearest(&self, k: usize) -> Result<Vec<VectorHit>, SearchError> {
-        Ok(self
-            .store
-            .vector_search_ids(&self.model_id, self.vector()?, k, &self.filters)?
-            .into_iter()
-            .map(|(chunk_id, similarity)| VectorHit {
-                chunk_id,
-                similarity,
-            })
-            .collect())
+        self.store.vector_search_centred(
+            &self.model_id,
+            self.vector()?,
+            k,
+            &self.filters,
+            self.centering,
+        )
     }
 
     fn vectors(&self, chunk_ids: &[i64]) -> Result<HashMap<i64, Vec<f32>>, SearchError> {
@@ -132,7 +138,7 @@ impl VectorLeg for StoreVectorLeg<'_> {
     fn document_similarity(&self, paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
         Ok(self
             .store
-            .document_similarities(&self.model_id, self.vector()?, paths)?)
+            .document_scores(&self.model_id, self.vector()?, paths, self.centering)?)
     }
 }
 
@@ -272,7 +278,13 @@ fn search_inner(
                         Err(_) => Err("the embedder panicked".to_owned()),
                     });
                 });
-                let leg = StoreVectorLeg::deferred(store, embedder.model_id(), rx, query);
+                let leg = StoreVectorLeg::deferred(
+                    store,
+                    embedder.model_id(),
+                    rx,
+                    query,
+                    options.centering(),
+                );
                 pipeline::hybrid_search(store, query, options, Some(&leg))
             })
         }

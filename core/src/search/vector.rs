@@ -6,9 +6,10 @@ use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::Value;
 
-use super::{Ranking, SearchError, SearchQuery, SearchResults, build_filters};
+use super::pipeline::VectorHit;
+use super::{SearchError, SearchQuery, SearchResults, build_filters};
 use crate::store::Store;
-use crate::store::vectors::{MAX_VECTOR_K, VectorCopy, current_key, read_model};
+use crate::store::vectors::{Centering, MAX_VECTOR_K, read_model};
 
 impl Store {
     /// The `k` chunks nearest to `query_vec` (by cosine similarity) among the
@@ -37,12 +38,14 @@ impl Store {
         k: usize,
         filters: &SearchQuery,
     ) -> Result<SearchResults, SearchError> {
-        let ranking = self.vector_ranking(model_id, query_vec, k, filters)?;
-        let results = self.hits_for(&ranking.ranked, &[])?;
+        let (hits, filter_applied) =
+            self.vector_ranking(model_id, query_vec, k, filters, Centering::NONE)?;
+        let ranked: Vec<(i64, f64)> = hits.iter().map(|h| (h.chunk_id, h.similarity)).collect();
+        let results = self.hits_for(&ranked, &[])?;
         Ok(SearchResults {
             low_confidence: results.is_empty(),
             results,
-            filter_applied: ranking.filter_applied,
+            filter_applied,
         })
     }
 
@@ -57,28 +60,48 @@ impl Store {
         k: usize,
         filters: &SearchQuery,
     ) -> Result<Vec<(i64, f64)>, SearchError> {
-        Ok(self.vector_ranking(model_id, query_vec, k, filters)?.ranked)
+        Ok(self
+            .vector_ranking(model_id, query_vec, k, filters, Centering::NONE)?
+            .0
+            .into_iter()
+            .map(|h| (h.chunk_id, h.similarity))
+            .collect())
     }
 
+    /// The search ranking's vector leg: the `k` chunks that score highest for
+    /// `query_vec` with the collection's `centering` (`store::vectors::centering`;
+    /// docs/search.md, "Centring"), among those that pass the filters of `filters`.
+    /// Each hit has its score and its cosine similarity; they are ordered by score
+    /// (best first), then path and position. With [`Centering::NONE`] the score is the
+    /// cosine and the hits are [`Store::vector_search_ids`]'s.
+    ///
+    /// Errors: as [`Store::vector_search`].
+    pub fn vector_search_centred(
+        &self,
+        model_id: &str,
+        query_vec: &[f32],
+        k: usize,
+        filters: &SearchQuery,
+        centering: Centering,
+    ) -> Result<Vec<VectorHit>, SearchError> {
+        Ok(self
+            .vector_ranking(model_id, query_vec, k, filters, centering)?
+            .0)
+    }
+
+    /// The hits and the names of the filters that applied.
     fn vector_ranking(
         &self,
         model_id: &str,
         query_vec: &[f32],
         k: usize,
         filters: &SearchQuery,
-    ) -> Result<Ranking, SearchError> {
+        centering: Centering,
+    ) -> Result<(Vec<VectorHit>, Vec<String>), SearchError> {
         let built = build_filters(filters)?;
-        let empty = |filter_applied: Vec<String>| Ranking {
-            ranked: Vec::new(),
-            low_confidence: true,
-            filter_applied,
+        let Some(model) = read_model(self.conn())?.filter(|m| m.model_id == model_id) else {
+            return Ok((Vec::new(), built.applied));
         };
-        let Some(model) = read_model(self.conn())? else {
-            return Ok(empty(built.applied));
-        };
-        if model.model_id != model_id {
-            return Ok(empty(built.applied));
-        }
         if query_vec.len() != model.dims {
             return Err(SearchError::InvalidArgument(format!(
                 "the query vector has {} dimensions; model `{}` has {}",
@@ -94,10 +117,9 @@ impl Store {
         }
         let k = k.min(MAX_VECTOR_K);
         if k == 0 {
-            return Ok(empty(built.applied));
+            return Ok((Vec::new(), built.applied));
         }
-        let key = current_key(self.conn(), self.file_identity(), &model.model_id)?;
-        let copy = VectorCopy::current(self.vector_copy_slot(), self.conn(), &key, model.dims)?;
+        let copy = self.current_vector_copy(&model)?;
         // ?1 is the JSON array of candidate vector ids; filter values are ?2..; then the
         // model id.
         let mut values = vec![Value::Null];
@@ -138,59 +160,58 @@ impl Store {
         // With filters every candidate is a current chunk, so one round is enough.
         let mut n = k;
         loop {
-            let nearest = copy.nearest(query_vec, n, accepts);
+            let nearest = copy.nearest(query_vec, n, accepts, centering);
             let exhausted = nearest.len() < n || n >= copy.len();
             let results = self.vector_rows(&sql, &mut values, &nearest, k)?;
             if results.len() >= k || allowed.is_some() || exhausted {
-                return Ok(Ranking {
-                    low_confidence: results.is_empty(),
-                    ranked: results,
-                    filter_applied: built.applied,
-                });
+                return Ok((results, built.applied));
             }
             n = n.saturating_mul(2);
         }
     }
 
-    /// The chunks of the vectors `nearest` (`(vector id, similarity)`) as
-    /// `(chunks.id, similarity)`, ordered by similarity (best first), then path and
-    /// position, at most `k`.
+    /// The chunks of the vectors `nearest` (`(vector id, score, cosine)`) as hits,
+    /// ordered by score (best first), then path and position, at most `k`.
     fn vector_rows(
         &self,
         sql: &str,
         values: &mut [Value],
-        nearest: &[(i64, f32)],
+        nearest: &[(i64, f32, f32)],
         k: usize,
-    ) -> Result<Vec<(i64, f64)>, SearchError> {
+    ) -> Result<Vec<VectorHit>, SearchError> {
         if nearest.is_empty() {
             return Ok(Vec::new());
         }
-        let similarity: HashMap<i64, f32> = nearest.iter().copied().collect();
+        let scored: HashMap<i64, (f32, f32)> = nearest
+            .iter()
+            .map(|&(id, score, cosine)| (id, (score, cosine)))
+            .collect();
         values[0] = Value::Text(
-            serde_json::to_string(&nearest.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+            serde_json::to_string(&nearest.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())
                 .expect("a list of integers serialises"),
         );
         let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values.iter()), |row| {
             let vector_id: i64 = row.get(0)?;
-            let score = f64::from(similarity.get(&vector_id).copied().unwrap_or(0.0));
+            let (score, cosine) = scored.get(&vector_id).copied().unwrap_or((0.0, 0.0));
             Ok((
-                score,
+                VectorHit {
+                    chunk_id: row.get(1)?,
+                    score: f64::from(score),
+                    similarity: f64::from(cosine),
+                },
                 row.get::<_, String>(2)?,
                 row.get::<_, i64>(3)?,
-                row.get::<_, i64>(1)?,
             ))
         })?;
         let mut hits = rows.collect::<Result<Vec<_>, _>>()?;
         hits.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
+            b.0.score
+                .total_cmp(&a.0.score)
                 .then_with(|| a.1.cmp(&b.1))
                 .then(a.2.cmp(&b.2))
         });
         hits.truncate(k);
-        Ok(hits
-            .into_iter()
-            .map(|(score, _, _, id)| (id, score))
-            .collect())
+        Ok(hits.into_iter().map(|(hit, _, _)| hit).collect())
     }
 }

@@ -31,6 +31,7 @@ pub mod japanese;
 pub mod lexical;
 pub(crate) mod schema;
 pub mod vectors;
+pub mod writing_system;
 
 pub use catalog::CatalogEntry;
 pub(crate) use file_identity::FileIdentity;

@@ -125,14 +125,17 @@ fn pipeline_hybrid_fuses_both_legs() {
         Ok(vec![
             VectorHit {
                 chunk_id: notes,
+                score: 0.9,
                 similarity: 0.9,
             },
             VectorHit {
                 chunk_id: canary,
+                score: 0.8,
                 similarity: 0.8,
             },
             VectorHit {
                 chunk_id: rollback,
+                score: 0.7,
                 similarity: 0.7,
             },
         ])
@@ -249,6 +252,7 @@ fn pipeline_vector_leg_obeys_filters_and_exclusions() {
             .enumerate()
             .map(|(i, id)| VectorHit {
                 chunk_id: *id,
+                score: 0.9 - i as f64 * 0.1,
                 similarity: 0.9 - i as f64 * 0.1,
             })
             .collect())
@@ -277,6 +281,7 @@ fn pipeline_vector_leg_obeys_filters_and_exclusions() {
     let stale = |_: usize| -> Result<Vec<VectorHit>, SearchError> {
         Ok(vec![VectorHit {
             chunk_id: 999_999,
+            score: 1.0,
             similarity: 1.0,
         }])
     };
@@ -454,14 +459,17 @@ fn pipeline_weak_lexical_leg_is_weighted_down() {
         Ok(vec![
             VectorHit {
                 chunk_id: notes,
+                score: 0.9,
                 similarity: 0.9,
             },
             VectorHit {
                 chunk_id: canary,
+                score: 0.8,
                 similarity: 0.8,
             },
             VectorHit {
                 chunk_id: rollback,
+                score: 0.7,
                 similarity: 0.7,
             },
         ])
@@ -524,6 +532,7 @@ fn descending(ids: &HashMap<String, Vec<i64>>, paths: &[&str], best: f64) -> Vec
         .enumerate()
         .map(|(i, p)| VectorHit {
             chunk_id: ids[*p][0],
+            score: best - 0.1 * i as f64,
             similarity: best - 0.1 * i as f64,
         })
         .collect()

@@ -33,6 +33,7 @@
 
 use rusqlite::OptionalExtension;
 
+mod centering;
 mod chunks;
 mod documents;
 mod keyed;
@@ -41,11 +42,14 @@ mod scan;
 mod sqlite_vec;
 mod status;
 
+pub use centering::{Centering, MIN_GROUP_VECTORS};
 pub use chunks::PendingChunk;
 pub use documents::{DOCUMENT_TEXT_BYTES, PendingDocument};
 pub use model::VectorModel;
 pub(crate) use model::{ensure_embedding_text, read_model};
-pub(crate) use scan::{CopySlot, VectorCopy, current_key, ensure_index_id, slot_for};
+pub(crate) use scan::{CopySlot, ensure_index_id, slot_for};
+#[cfg(test)]
+pub(crate) use scan::{VectorCopy, current_key};
 pub(crate) use sqlite_vec::register_sqlite_vec;
 pub use status::VectorStatus;
 

@@ -46,9 +46,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::Connection;
 
+use super::VectorModel;
+use super::centering::{Centering, CorpusStatistics};
 use super::sqlite_vec::extend_from_blob;
 use super::{VEC_TABLE, meta_in};
-use crate::store::FileIdentity;
+use crate::store::writing_system::{SAMPLE_CHARS, WritingSystem, writing_system};
+use crate::store::{FileIdentity, Store, embedding_text};
 
 /// The `meta` key counting the transactions that changed the chunk vectors.
 pub(crate) const GENERATION_KEY: &str = "vector_generation";
@@ -134,6 +137,8 @@ pub(crate) struct VectorCopy {
     /// `ids.len() × dims` values: row `i` is the vector of `ids[i]` divided by its length
     /// (all zeros for a zero vector).
     unit: Vec<f32>,
+    /// The collection's mean and writing systems, for centring (`centering`).
+    stats: CorpusStatistics,
 }
 
 impl std::fmt::Debug for VectorCopy {
@@ -143,6 +148,20 @@ impl std::fmt::Debug for VectorCopy {
             .field("dims", &self.dims)
             .field("vectors", &self.ids.len())
             .finish()
+    }
+}
+
+impl Store {
+    /// The in-memory copy of `model`'s chunk vectors in this store's file, read again
+    /// when the file changed since it was last read ([`VectorCopy::current`]).
+    ///
+    /// Errors: the database cannot be read.
+    pub(crate) fn current_vector_copy(
+        &self,
+        model: &VectorModel,
+    ) -> rusqlite::Result<Arc<VectorCopy>> {
+        let key = current_key(self.conn(), self.file_identity(), &model.model_id)?;
+        VectorCopy::current(self.vector_copy_slot(), self.conn(), &key, model.dims)
     }
 }
 
@@ -226,16 +245,19 @@ impl VectorCopy {
                 normalise(&mut unit[start..]);
             }
         }
+        let systems = writing_systems(conn, model_id, &ids)?;
         if let Some(tx) = tx {
             tx.finish()?;
         }
         ids.shrink_to_fit();
         unit.shrink_to_fit();
+        let stats = CorpusStatistics::new(&unit, dims, &ids, &systems);
         Ok(VectorCopy {
             key,
             dims,
             ids,
             unit,
+            stats,
         })
     }
 
@@ -244,9 +266,11 @@ impl VectorCopy {
         self.ids.len()
     }
 
-    /// The `n` vectors most similar to `query` (cosine similarity), among those whose key
-    /// `allowed` accepts (all when `None`): `(vector_keys.id, similarity)`, best first,
-    /// ties by id. Fewer than `n` when fewer are allowed.
+    /// The `n` vectors that score highest for `query`, among those whose key `allowed`
+    /// accepts (all when `None`): `(vector_keys.id, score, cosine similarity)`, best
+    /// first, ties by id. The score is the cosine corrected by `centering` (the module
+    /// `centering`; the cosine itself with [`Centering::NONE`]). Fewer than `n` when fewer
+    /// are allowed.
     ///
     /// `query` must have the copy's dimension (the caller checks it).
     pub(crate) fn nearest(
@@ -254,20 +278,27 @@ impl VectorCopy {
         query: &[f32],
         n: usize,
         allowed: Option<&dyn Fn(i64) -> bool>,
-    ) -> Vec<(i64, f32)> {
+        centering: Centering,
+    ) -> Vec<(i64, f32, f32)> {
         debug_assert_eq!(query.len(), self.dims);
         if n == 0 || self.dims == 0 {
             return Vec::new();
         }
         let q = unit_vector(query);
-        let mut scored: Vec<(i64, f32)> = self
+        let terms = self.stats.offset_terms(&q);
+        let mut scored: Vec<(i64, f32, f32)> = self
             .ids
             .iter()
             .zip(self.unit.chunks_exact(self.dims))
-            .filter(|(id, _)| allowed.is_none_or(|accepts| accepts(**id)))
-            .map(|(&id, row)| (id, dot(&q, row)))
+            .enumerate()
+            .filter(|(_, (id, _))| allowed.is_none_or(|accepts| accepts(**id)))
+            .map(|(i, (&id, row))| {
+                let cosine = dot(&q, row);
+                (id, self.stats.score(i, cosine, &terms, centering), cosine)
+            })
             .collect();
-        let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let order =
+            |a: &(i64, f32, f32), b: &(i64, f32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if scored.len() > n {
             scored.select_nth_unstable_by(n - 1, order);
             scored.truncate(n);
@@ -275,10 +306,49 @@ impl VectorCopy {
         scored.sort_unstable_by(order);
         scored
     }
+
+    /// The collection's statistics (mean, writing systems) the copy was read with.
+    pub(crate) fn statistics(&self) -> &CorpusStatistics {
+        &self.stats
+    }
+}
+
+/// The writing system ([`writing_system`]) of the embedded text
+/// ([`embedding_text`]: heading path and chunk text) of each vector key in `ids`, from
+/// the first of its chunks (chunks of one key have the same text); a key whose chunk is
+/// gone counts as `Common`. Only the first [`SAMPLE_CHARS`] characters of the chunk text
+/// are read from the database.
+fn writing_systems(
+    conn: &Connection,
+    model_id: &str,
+    ids: &[i64],
+) -> rusqlite::Result<Vec<WritingSystem>> {
+    let mut by_id: HashMap<i64, WritingSystem> = HashMap::with_capacity(ids.len());
+    let mut stmt = conn.prepare(
+        "SELECT k.id, c.heading_path, substr(c.text, 1, ?2)
+         FROM vector_keys k
+         JOIN chunks c ON c.id = (SELECT min(c2.id) FROM chunks c2
+                                  WHERE c2.content_hash = k.content_hash)
+         WHERE k.model_id = ?1",
+    )?;
+    let mut rows = stmt.query(rusqlite::params![model_id, SAMPLE_CHARS as i64])?;
+    while let Some(row) = rows.next()? {
+        let heading_path: String = row.get(1)?;
+        let text: String = row.get(2)?;
+        by_id.insert(
+            row.get(0)?,
+            writing_system(&embedding_text(&heading_path, &text)),
+        );
+    }
+    let common = writing_system("");
+    Ok(ids
+        .iter()
+        .map(|id| by_id.get(id).copied().unwrap_or(common))
+        .collect())
 }
 
 /// `v` divided by its length; all zeros when the length is zero.
-fn unit_vector(v: &[f32]) -> Vec<f32> {
+pub(crate) fn unit_vector(v: &[f32]) -> Vec<f32> {
     let mut v = v.to_vec();
     normalise(&mut v);
     v
@@ -294,7 +364,7 @@ fn normalise(v: &mut [f32]) {
 
 /// `a · b` over the shorter length, in eight independent sums (which the compiler keeps
 /// in SIMD registers).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut sums = [0.0f32; LANES];
     let (a8, b8) = (a.chunks_exact(LANES), b.chunks_exact(LANES));

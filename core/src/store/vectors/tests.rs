@@ -682,21 +682,22 @@ fn the_scan_agrees_with_sqlite_vec() {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        let ours = copy.nearest(&query, 20, None);
+        let ours = copy.nearest(&query, 20, None, Centering::NONE);
         assert_eq!(
-            ours.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            ours.iter().map(|(id, _, _)| *id).collect::<Vec<_>>(),
             vec0.iter().map(|(id, _)| *id).collect::<Vec<_>>()
         );
-        for ((_, a), (_, b)) in ours.iter().zip(&vec0) {
+        for ((_, score, a), (_, b)) in ours.iter().zip(&vec0) {
             assert!((f64::from(*a) - b).abs() < 1e-6, "{a} vs {b}");
+            assert_eq!(score, a, "without centring the score is the cosine");
         }
         // A filter keeps only the vectors it accepts, in the same order.
         let even = |id: i64| id % 2 == 0;
-        let filtered = copy.nearest(&query, 5, Some(&even));
-        let expected: Vec<(i64, f32)> = copy
-            .nearest(&query, N, None)
+        let filtered = copy.nearest(&query, 5, Some(&even), Centering::NONE);
+        let expected: Vec<(i64, f32, f32)> = copy
+            .nearest(&query, N, None, Centering::NONE)
             .into_iter()
-            .filter(|(id, _)| id % 2 == 0)
+            .filter(|(id, _, _)| id % 2 == 0)
             .take(5)
             .collect();
         assert_eq!(filtered, expected);
@@ -856,4 +857,163 @@ fn an_index_restored_from_a_copy_and_changed_otherwise_is_read_again() {
     );
     assert_ne!(restored.file, changed.file);
     assert_eq!(hits, vec![hit("notes/a.md", 1, 1.0)]);
+}
+
+// Centring (`centering.rs`) through the store: the copy's statistics are read from the
+// index's own chunks and vectors.
+
+/// 20 English pages `the the noteN`, 19 Japanese ones `です です ノートN`, and the one
+/// Japanese page that answers `the archive`: `です archive`. Unit vectors over
+/// (the, です, archive, other): e = (2,0,0,1)/√5, j = (0,2,0,1)/√5, a = (0,1,1,0)/√2.
+fn bilingual_fixture(e: &VocabEmbedder) -> Store {
+    let mut store = Store::open_in_memory().unwrap();
+    let english: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("en/{i}.md"), format!("the the note{i}")))
+        .collect();
+    let mut japanese: Vec<(String, String)> = (0..19)
+        .map(|i| (format!("ja/{i}.md"), format!("です です ノート{i}")))
+        .collect();
+    japanese.push(("ja/answer.md".to_owned(), "です archive".to_owned()));
+    let docs: Vec<(&str, [&str; 1])> = english
+        .iter()
+        .chain(&japanese)
+        .map(|(p, t)| (p.as_str(), [t.as_str()]))
+        .collect();
+    let docs: Vec<(&str, &[&str])> = docs.iter().map(|(p, t)| (*p, &t[..])).collect();
+    super::super::tests::index(&mut store, &docs);
+    embed_all(&mut store, e);
+    store
+}
+
+#[test]
+fn writing_system_centring_lifts_the_answer_in_the_other_language() {
+    let e = VocabEmbedder::new("test:vocab", &["the", "です", "archive"]);
+    let store = bilingual_fixture(&e);
+    let q = e.embed_query("the archive").unwrap();
+    let rank_of_answer = |centering: Centering| {
+        let hits = store
+            .vector_search_centred("test:vocab", &q, 40, &SearchQuery::default(), centering)
+            .unwrap();
+        let paths: Vec<String> = hits
+            .iter()
+            .map(|h| {
+                store
+                    .conn()
+                    .query_row(
+                        "SELECT d.path FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+                        [h.chunk_id],
+                        |r| r.get::<_, String>(0),
+                    )
+                    .unwrap()
+            })
+            .collect();
+        let at = paths.iter().position(|p| p == "ja/answer.md").unwrap();
+        (at + 1, hits[at], hits[0])
+    };
+    // Cosines: every English page 2/√10 = 0.63246, the answer 1/2: it comes 21st.
+    let (rank, answer, first) = rank_of_answer(Centering::NONE);
+    assert_eq!(rank, 21);
+    assert!((first.similarity - 0.632_455_5).abs() < 1e-6);
+    assert_eq!(answer.score, answer.similarity);
+    // a = 0.5: μ = (20e + 19j + a)/40; English pages lose 0.5 · q·(e − μ) = 0.15187,
+    // the answer gains 0.5 · q·(μ − μ_ja) = 0.15186 (μ_ja = (19j + a)/20): 0.48059
+    // against 0.65186, so it comes first, and keeps its cosine as `similarity`.
+    let language = Centering {
+        corpus: 0.0,
+        writing_system: 0.5,
+    };
+    let (rank, answer, _) = rank_of_answer(language);
+    assert_eq!(rank, 1);
+    assert!(
+        (answer.score - 0.651_863_9).abs() < 1e-5,
+        "{}",
+        answer.score
+    );
+    assert!((answer.similarity - 0.5).abs() < 1e-6);
+    // The document leg scores the same way (each document vector is its one chunk's).
+    let paths = vec!["en/0.md".to_owned(), "ja/answer.md".to_owned()];
+    let plain = store
+        .document_scores("test:vocab", &q, &paths, Centering::NONE)
+        .unwrap();
+    assert!((plain["en/0.md"] - 0.632_455_5).abs() < 1e-6);
+    assert!((plain["ja/answer.md"] - 0.5).abs() < 1e-6);
+    let centred = store
+        .document_scores("test:vocab", &q, &paths, language)
+        .unwrap();
+    assert!((centred["en/0.md"] - 0.480_591_6).abs() < 1e-5);
+    assert!((centred["ja/answer.md"] - 0.651_863_9).abs() < 1e-5);
+    // Both corrections at 0.5: 0.18309 against 0.48916 (b takes v·μ/2 off each).
+    let both = Centering {
+        corpus: 0.5,
+        writing_system: 0.5,
+    };
+    let (rank, answer, _) = rank_of_answer(both);
+    assert_eq!(rank, 1);
+    assert!((answer.score - 0.489_155_7).abs() < 1e-5);
+    let centred = store
+        .document_scores("test:vocab", &q, &paths, both)
+        .unwrap();
+    assert!((centred["en/0.md"] - 0.183_091_6).abs() < 1e-5);
+    assert!((centred["ja/answer.md"] - 0.489_155_7).abs() < 1e-5);
+}
+
+#[test]
+fn corpus_centring_puts_a_specific_page_above_one_near_every_query() {
+    // Over (x, y, other): 20 pages `x nN` = (1,0,1)/√2, one `y` = (0,1,0) and one
+    // `x y hub` = (1,1,1)/√3, near the collection's mean μ = (20·xn + y + hub)/22.
+    let e = VocabEmbedder::new("test:vocab", &["x", "y"]);
+    let mut store = Store::open_in_memory().unwrap();
+    let texts: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("x/{i}.md"), format!("x n{i}")))
+        .chain([
+            ("y.md".to_owned(), "y".to_owned()),
+            ("hub.md".to_owned(), "x y hub".to_owned()),
+        ])
+        .collect();
+    let docs: Vec<(&str, [&str; 1])> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), [t.as_str()]))
+        .collect();
+    let docs: Vec<(&str, &[&str])> = docs.iter().map(|(p, t)| (*p, &t[..])).collect();
+    super::super::tests::index(&mut store, &docs);
+    embed_all(&mut store, &e);
+    let q = e.embed_query("x y").unwrap();
+    let top2 = |centering: Centering| -> Vec<(String, f64)> {
+        store
+            .vector_search_centred("test:vocab", &q, 2, &SearchQuery::default(), centering)
+            .unwrap()
+            .into_iter()
+            .map(|h| {
+                let path = store
+                    .conn()
+                    .query_row(
+                        "SELECT d.path FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+                        [h.chunk_id],
+                        |r| r.get::<_, String>(0),
+                    )
+                    .unwrap();
+                (path, (h.score * 1e4).round() / 1e4)
+            })
+            .collect()
+    };
+    // Cosines: hub 2/√6 = 0.8165, y 1/√2 = 0.7071.
+    assert_eq!(
+        top2(Centering::NONE),
+        vec![("hub.md".to_owned(), 0.8165), ("y.md".to_owned(), 0.7071)]
+    );
+    // b = 0.5: hub loses 0.5 · hub·μ = 0.40698, y only 0.5 · y·μ = 0.03585.
+    let corpus = Centering {
+        corpus: 0.5,
+        writing_system: 0.0,
+    };
+    assert_eq!(
+        top2(corpus),
+        vec![("y.md".to_owned(), 0.6713), ("hub.md".to_owned(), 0.4095)]
+    );
+    // One writing system: the language term changes nothing.
+    let with_language = Centering {
+        corpus: 0.5,
+        writing_system: 1.0,
+    };
+    assert_eq!(top2(with_language), top2(corpus));
 }

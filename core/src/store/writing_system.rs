@@ -1,0 +1,166 @@
+//! The writing system of a text: what the vector leg groups chunks by when it centres
+//! their similarities (`store::vectors::centering`, docs/search.md, "Centring").
+//!
+//! A multilingual embedding model places texts of one language near each other whatever
+//! they say, so a query is more similar to every page in its own language than to the
+//! page in another language that answers it. Telling languages apart by their writing
+//! system is exact where that offset is largest (Japanese, Chinese, Korean, Cyrillic,
+//! Arabic … against Latin) and costs a scan of the characters; languages that share a
+//! script (English and German) form one group.
+
+use unicode_script::{Script, UnicodeScript};
+
+use super::cjk::{is_cjk, is_hangul, is_kana};
+use super::lexical::has_kana;
+
+/// At most this many characters of a text are read to tell its writing system.
+pub const SAMPLE_CHARS: usize = 2048;
+
+/// The writing system of a text ([`writing_system`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WritingSystem {
+    /// Text with at least one Hiragana or Katakana character: the rule by which the
+    /// full-text index treats a text as Japanese ([`has_kana`]), whatever else it holds.
+    Japanese,
+    /// Any other text: the script (Unicode's Script property, UAX #24) of most of its
+    /// letters — `Latin`, `Han` (Chinese), `Hangul`, `Cyrillic` …; `Common` when it has
+    /// no letter of any script (digits, punctuation, emoji only, or empty).
+    Script(Script),
+}
+
+/// The writing system of the first [`SAMPLE_CHARS`] characters of `text`.
+///
+/// Japanese when the sample has a kana character (the full-text index reads the whole
+/// text, so kana only after the sample makes a text Japanese to it and not here);
+/// otherwise the script with the most characters in the sample, not counting `Common`
+/// and `Inherited` characters (digits, punctuation, spaces, combining marks); a tie goes
+/// to the script met first ([`most_common`]). ASCII letters count as Latin, and Han and
+/// Hangul characters as theirs, without a table lookup, so English, Chinese and Korean
+/// text is read at the speed of a range check.
+pub fn writing_system(text: &str) -> WritingSystem {
+    let end = text
+        .char_indices()
+        .nth(SAMPLE_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    let sample = &text[..end];
+    if has_kana(sample) {
+        return WritingSystem::Japanese;
+    }
+    let scripts = sample.chars().filter_map(|c| {
+        if c.is_ascii() {
+            c.is_ascii_alphabetic().then_some(Script::Latin)
+        } else if is_hangul(c) {
+            Some(Script::Hangul)
+        } else if is_cjk(c) && c > '\u{3007}' {
+            // Not kana (the sample has none), not Hangul, not the marks 々 〆 〇 (〆 is
+            // `Common`): a Han ideograph.
+            debug_assert!(!is_kana(c));
+            Some(Script::Han)
+        } else {
+            match c.script() {
+                Script::Common | Script::Inherited | Script::Unknown => None,
+                s => Some(s),
+            }
+        }
+    });
+    most_common(scripts).map_or(WritingSystem::Script(Script::Common), WritingSystem::Script)
+}
+
+/// The value met most often in `items`; of equal counts, the one met first. `None` for
+/// no items. Linear in the items times the distinct values (a text mixes few scripts, a
+/// document few writing systems).
+pub fn most_common<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> Option<T> {
+    // (value, count) in the order first met.
+    let mut counts: Vec<(T, usize)> = Vec::new();
+    for item in items {
+        match counts.iter_mut().find(|(v, _)| *v == item) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((item, 1)),
+        }
+    }
+    // `max_by_key` keeps the last of equal maxima; scanning in reverse keeps the first.
+    counts.iter().rev().max_by_key(|(_, n)| *n).map(|(v, _)| *v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kana_makes_a_text_japanese_and_otherwise_the_most_letters_win() {
+        assert_eq!(
+            writing_system("tar でアーカイブを展開"),
+            WritingSystem::Japanese
+        );
+        // One kana among Latin letters is enough: the full-text index's rule.
+        assert_eq!(
+            writing_system("`tar xf archive.tar` extracts it (展開する)"),
+            WritingSystem::Japanese
+        );
+        assert_eq!(
+            writing_system("# tar\n\n> Archiving utility."),
+            WritingSystem::Script(Script::Latin)
+        );
+        assert_eq!(
+            writing_system("归档实用程序 tar"),
+            WritingSystem::Script(Script::Han)
+        );
+        assert_eq!(
+            writing_system("압축 파일 tar"),
+            WritingSystem::Script(Script::Hangul)
+        );
+        assert_eq!(
+            writing_system("Утилита для архивации (tar)"),
+            WritingSystem::Script(Script::Cyrillic)
+        );
+        // Digits, punctuation, emoji and combining marks belong to no script.
+        assert_eq!(
+            writing_system("123 — 🙂 ...\u{301}"),
+            WritingSystem::Script(Script::Common)
+        );
+        assert_eq!(writing_system(""), WritingSystem::Script(Script::Common));
+    }
+
+    #[test]
+    fn the_fast_paths_agree_with_the_script_property() {
+        for c in ['漢', '々', '〆', '〇', '𠮷', '한', 'ᄀ', 'a', 'Z'] {
+            let expected = c.script();
+            assert_eq!(
+                writing_system(&c.to_string()),
+                WritingSystem::Script(expected),
+                "{c}"
+            );
+        }
+    }
+
+    #[test]
+    fn most_common_counts_and_breaks_ties_by_first_met() {
+        assert_eq!(most_common([1, 2, 2, 1, 3, 2]), Some(2));
+        assert_eq!(most_common([3, 1, 1, 3]), Some(3));
+        assert_eq!(most_common(['b', 'a']), Some('b'));
+        assert_eq!(most_common(Vec::<u8>::new()), None);
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_script_met_first_and_only_the_sample_is_read() {
+        assert_eq!(
+            writing_system("ab αβ"),
+            WritingSystem::Script(Script::Latin)
+        );
+        assert_eq!(
+            writing_system("αβ ab"),
+            WritingSystem::Script(Script::Greek)
+        );
+        // Kana after the first SAMPLE_CHARS characters is not seen.
+        let late_kana = format!("{}かな", "a".repeat(SAMPLE_CHARS));
+        assert_eq!(
+            writing_system(&late_kana),
+            WritingSystem::Script(Script::Latin)
+        );
+        let early_kana = format!("{}かな", "a".repeat(SAMPLE_CHARS - 2));
+        assert_eq!(writing_system(&early_kana), WritingSystem::Japanese);
+        // Cyrillic outnumbers Latin past the sample's end, but only the sample counts.
+        let text = format!("{}{}", "a".repeat(SAMPLE_CHARS), "я".repeat(SAMPLE_CHARS));
+        assert_eq!(writing_system(&text), WritingSystem::Script(Script::Latin));
+    }
+}
