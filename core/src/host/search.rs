@@ -91,7 +91,7 @@ pub struct SearchHit {
     pub start_line: u32,
     /// Last line of the chunk, 1-based, inclusive.
     pub end_line: u32,
-    /// The mode's score, higher is better, comparable within one query only: BM25 (`lexical`), cosine similarity (`semantic`) or the RRF sum plus the document leg's boost (`hybrid`).
+    /// The mode's score, higher is better, comparable within one query only: BM25 (`lexical`), cosine similarity corrected for the collection (`semantic`; docs/search.md, "Centring"; `similarity` is the plain cosine) or the RRF sum plus the document leg's boost (`hybrid`).
     pub score: f64,
     /// 1-based rank of the chunk in the lexical (BM25) leg, when that leg found it.
     #[serde(skip_serializing_if = "Option::is_none")]

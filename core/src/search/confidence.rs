@@ -14,7 +14,8 @@
 //! correctness (GrooveSeek measured it firing on correctly answered queries too).
 //!
 //! folio applies the same "how far does the best stand above the average" test in
-//! every mode, on the score each mode ranks by:
+//! every mode, on the score each mode ranks by (semantic mode: on the plain cosine, which
+//! its ranking corrects for the collection):
 //!
 //! - **hybrid**: the fused RRF scores — GrooveSeek's rule exactly; when the lexical leg
 //!   was weighted down for ranking (`weak_lexical_factor`, `cjk_lexical_factor` in the

@@ -269,7 +269,7 @@ impl Store {
 /// chunks' text (the pipeline reads the text of the few it keeps).
 #[derive(Debug)]
 pub(crate) struct Ranking {
-    /// `(chunks.id, score)`, best first; the score is the leg's own (−BM25, cosine).
+    /// `(chunks.id, score)`, best first; the score is the lexical leg's own (−BM25).
     pub(crate) ranked: Vec<(i64, f64)>,
     /// The leg's own low-confidence rule: no hits, or (lexical) the best hit matches
     /// fewer than half of the query's included terms.

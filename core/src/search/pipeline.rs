@@ -165,9 +165,9 @@ pub struct PipelineOptions {
     /// Default [`DEFAULT_CJK_LEXICAL_FACTOR`]; 1 turns it off.
     pub cjk_lexical_factor: f64,
     /// Weight of the document leg in hybrid mode (default [`DEFAULT_DOCUMENT_WEIGHT`];
-    /// 0 turns it off): the candidate documents are ranked by the cosine of the query to
-    /// each one's whole-document vector (its title and text embedded as one passage,
-    /// [`VectorLeg::document_similarity`]), and every candidate chunk gains
+    /// 0 turns it off): the candidate documents are ranked by the query's score for each
+    /// one's whole-document vector (its title and text embedded as one passage; the
+    /// cosine corrected for the collection, [`VectorLeg::document_similarity`]), and every candidate chunk gains
     /// `document_weight / (rrf_k + rank of its document)` on top of its chunk-level RRF
     /// score. It lifts a document that answers the query as a whole when no single
     /// chunk of it ranks high.

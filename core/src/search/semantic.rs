@@ -342,7 +342,7 @@ mod tests {
     }
 
     #[test]
-    fn semantic_ranks_by_cosine_and_hybrid_fuses_both_legs() {
+    fn semantic_ranks_by_the_vector_leg_and_hybrid_fuses_both_legs() {
         let (_dir, store, e) = setup(true);
         let query = SearchQuery::new("deploy linux");
         let semantic = search(

@@ -106,6 +106,86 @@ fn pipeline_not_configured_and_invalid_options() {
 }
 
 #[test]
+fn centring_weights_outside_zero_to_one_are_refused() {
+    let store = store();
+    let query = SearchQuery::new("deploy");
+    for (corpus, writing_system, name) in [
+        (1.5, 0.5, "corpus_centering"),
+        (-0.1, 0.5, "corpus_centering"),
+        (0.5, f64::NAN, "writing_system_centering"),
+        (0.5, 2.0, "writing_system_centering"),
+    ] {
+        let opts = PipelineOptions {
+            corpus_centering: corpus,
+            writing_system_centering: writing_system,
+            ..PipelineOptions::default()
+        };
+        let err = hybrid_search(&store, &query, &opts, None).unwrap_err();
+        assert!(
+            matches!(err, PipelineError::Search(SearchError::InvalidArgument(ref m)) if m.contains(name)),
+            "{err}"
+        );
+    }
+    let edges = PipelineOptions {
+        corpus_centering: 0.0,
+        writing_system_centering: 1.0,
+        ..PipelineOptions::default()
+    };
+    assert_eq!(edges.validate(), Ok(()));
+}
+
+#[test]
+fn semantic_ranks_by_the_score_and_judges_confidence_on_the_cosine() {
+    let store = store();
+    let ids = chunk_ids(&store);
+    let (rollback, canary, notes) = (
+        ids["ops/rollback.md"][0],
+        ids["ops/canary.md"][0],
+        ids["guide/notes.md"][0],
+    );
+    // The leg's order (by score) is not the cosines' order: notes has the lowest cosine.
+    let leg = |_k: usize| -> Result<Vec<VectorHit>, SearchError> {
+        Ok(vec![
+            VectorHit {
+                chunk_id: notes,
+                score: 0.9,
+                similarity: 0.5,
+            },
+            VectorHit {
+                chunk_id: canary,
+                score: 0.8,
+                similarity: 0.9,
+            },
+            VectorHit {
+                chunk_id: rollback,
+                score: 0.7,
+                similarity: 0.6,
+            },
+        ])
+    };
+    let options = PipelineOptions::for_mode(SearchMode::Semantic);
+    let res = hybrid_search(&store, &SearchQuery::new("deploy"), &options, Some(&leg)).unwrap();
+    let got: Vec<(&str, f64, Option<f64>)> = res
+        .results
+        .iter()
+        .map(|h| (h.hit.path.as_str(), h.hit.score, h.similarity))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("guide/notes.md", 0.9, Some(0.5)),
+            ("ops/canary.md", 0.8, Some(0.9)),
+            ("ops/rollback.md", 0.7, Some(0.6)),
+        ]
+    );
+    // The ratio is taken on cosine distances 0.5, 0.1, 0.4: mean 1/3 over the smallest
+    // 0.1 = 3.33 (on the scores' distances 0.1, 0.2, 0.3 it would be 2.0).
+    let ratio = res.confidence_ratio.unwrap();
+    assert!((ratio - 10.0 / 3.0).abs() < 1e-9, "{ratio}");
+    assert!(!res.low_confidence);
+}
+
+#[test]
 fn pipeline_hybrid_fuses_both_legs() {
     let store = store();
     let ids = chunk_ids(&store);

@@ -1017,3 +1017,91 @@ fn corpus_centring_puts_a_specific_page_above_one_near_every_query() {
     };
     assert_eq!(top2(with_language), top2(corpus));
 }
+
+#[test]
+fn a_document_takes_the_group_of_most_of_its_chunks_and_filters_keep_the_scores() {
+    let e = VocabEmbedder::new("test:vocab", &["the", "です", "archive"]);
+    let mut store = bilingual_fixture(&e);
+    super::super::tests::index(
+        &mut store,
+        &[
+            // Two Japanese chunks and one English: Japanese.
+            (
+                "mixed/major.md",
+                &["です archive", "です zip", "the list"][..],
+            ),
+            // One of each: the first chunk's group.
+            ("mixed/tie-ja.md", &["です tar", "the tar"][..]),
+            ("mixed/tie-en.md", &["the gz", "です gz"][..]),
+        ],
+    );
+    embed_all(&mut store, &e);
+    let q = e.embed_query("the archive").unwrap();
+    let paths: Vec<String> = [
+        "en/0.md",
+        "ja/answer.md",
+        "mixed/major.md",
+        "mixed/tie-ja.md",
+        "mixed/tie-en.md",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let plain = store
+        .document_scores("test:vocab", &q, &paths, Centering::NONE)
+        .unwrap();
+    let language = Centering {
+        corpus: 0.0,
+        writing_system: 0.5,
+    };
+    let centred = store
+        .document_scores("test:vocab", &q, &paths, language)
+        .unwrap();
+    // What the language term took off each document: −0.5 · q·(μ_w − μ) of its group.
+    let shift = |p: &str| centred[p] - plain[p];
+    let (english, japanese) = (shift("en/0.md"), shift("ja/answer.md"));
+    assert!(english < 0.0 && japanese > 0.0, "{english} {japanese}");
+    for (path, expected) in [
+        ("mixed/major.md", japanese),
+        ("mixed/tie-ja.md", japanese),
+        ("mixed/tie-en.md", english),
+    ] {
+        assert!((shift(path) - expected).abs() < 1e-9, "{path}");
+    }
+
+    // A path filter scans only the chunks that pass, with the same scores.
+    let all = store
+        .vector_search_centred("test:vocab", &q, 60, &SearchQuery::default(), language)
+        .unwrap();
+    let only_ja = SearchQuery {
+        path_globs: vec!["ja/**".to_owned()],
+        ..SearchQuery::default()
+    };
+    let filtered = store
+        .vector_search_centred("test:vocab", &q, 3, &only_ja, language)
+        .unwrap();
+    assert_eq!(filtered.len(), 3);
+    let ja_ids: Vec<i64> = store
+        .conn()
+        .prepare("SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path LIKE 'ja/%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let expected: Vec<_> = all
+        .iter()
+        .filter(|h| ja_ids.contains(&h.chunk_id))
+        .take(3)
+        .copied()
+        .collect();
+    assert_eq!(filtered, expected);
+    let answer = store
+        .conn()
+        .query_row(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = 'ja/answer.md'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap();
+    assert_eq!(filtered[0].chunk_id, answer);
+}
