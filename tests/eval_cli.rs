@@ -236,6 +236,47 @@ fn eval_lexical_figures_without_the_japanese_dictionary_are_the_bigram_ones() {
 }
 
 #[test]
+fn eval_refuses_bad_weights_before_touching_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("kb-eval"), dir.path());
+    let root = dir.path().join("kb");
+    let golden = dir.path().join("golden.yml");
+    let db = root.join(".folio/index.db");
+    for (flag, value, name) in [
+        ("--corpus-centering", "2", "corpus_centering"),
+        (
+            "--writing-system-centering",
+            "NaN",
+            "writing_system_centering",
+        ),
+        ("--document-weight=-1", "", "weight"),
+    ] {
+        let args: Vec<&str> = [
+            "eval",
+            "--golden",
+            golden.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+            "--mode",
+            "lexical",
+            flag,
+        ]
+        .into_iter()
+        .chain((!value.is_empty()).then_some(value))
+        .collect::<Vec<_>>();
+        let out = folio(&args);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("invalid argument") && err.contains(name),
+            "{err}"
+        );
+        // Nothing was indexed: the run stopped before the index was created.
+        assert!(!db.exists(), "{flag} {value}: the index was written");
+    }
+}
+
+#[test]
 fn eval_rejects_bad_golden_files_and_missing_embeddings() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&fixture("kb-eval"), dir.path());

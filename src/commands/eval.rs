@@ -20,29 +20,10 @@ use super::index::{report_skipped, run_index};
 use super::root::resolve_root;
 use crate::cli::EvalArgs;
 
-/// Evaluates the golden file `args` names and prints the report with its diff.
-pub fn run(args: &EvalArgs) -> Result<ExitCode> {
-    let golden = eval::load_golden(&args.golden)?;
-    if args.k.contains(&0) {
-        bail!("--k values must be at least 1");
-    }
-    let r = resolve_root(&args.root)?;
-    if !args.no_reindex || !r.db.exists() {
-        let summary = run_index(&r, false, true)?;
-        report_skipped(&summary);
-    }
-    // An eval measures the mode asked for: it embeds whatever the index lacks first.
-    let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
-    let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
-    let mode = if args.mode.is_none() && embedder.is_none() {
-        SearchMode::Lexical
-    } else {
-        asked
-    };
-    let store =
-        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+/// The pipeline options of a run in `mode`: its defaults, with each number `args` gives.
+fn pipeline_options(args: &EvalArgs, mode: SearchMode) -> PipelineOptions {
     let defaults = PipelineOptions::for_mode(mode);
-    let options = PipelineOptions {
+    PipelineOptions {
         mmr: args.mmr,
         lexical_weight: args.lexical_weight.unwrap_or(defaults.lexical_weight),
         vector_weight: args.vector_weight.unwrap_or(defaults.vector_weight),
@@ -64,7 +45,35 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
             .min_confidence_ratio
             .unwrap_or(defaults.min_confidence_ratio),
         ..defaults
+    }
+}
+
+/// Evaluates the golden file `args` names and prints the report with its diff.
+pub fn run(args: &EvalArgs) -> Result<ExitCode> {
+    let golden = eval::load_golden(&args.golden)?;
+    if args.k.contains(&0) {
+        bail!("--k values must be at least 1");
+    }
+    // Bad numbers are refused before the index is touched.
+    let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
+    if let Err(message) = pipeline_options(args, asked).validate() {
+        bail!("invalid argument: {message}");
+    }
+    let r = resolve_root(&args.root)?;
+    if !args.no_reindex || !r.db.exists() {
+        let summary = run_index(&r, false, true)?;
+        report_skipped(&summary);
+    }
+    // An eval measures the mode asked for: it embeds whatever the index lacks first.
+    let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
+    let mode = if args.mode.is_none() && embedder.is_none() {
+        SearchMode::Lexical
+    } else {
+        asked
     };
+    let store =
+        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    let options = pipeline_options(args, mode);
     let label = if args.mmr {
         format!("{mode}+mmr")
     } else {

@@ -11,7 +11,6 @@
 use unicode_script::{Script, UnicodeScript};
 
 use super::cjk::{is_cjk, is_hangul, is_kana};
-use super::lexical::has_kana;
 
 /// At most this many characters of a text are read to tell its writing system.
 pub const SAMPLE_CHARS: usize = 2048;
@@ -20,7 +19,7 @@ pub const SAMPLE_CHARS: usize = 2048;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WritingSystem {
     /// Text with at least one Hiragana or Katakana character: the rule by which the
-    /// full-text index treats a text as Japanese ([`has_kana`]), whatever else it holds.
+    /// full-text index treats a text as Japanese ([`has_kana`](super::lexical::has_kana)), whatever else it holds.
     Japanese,
     /// Any other text: the script (Unicode's Script property, UAX #24) of most of its
     /// letters — `Latin`, `Han` (Chinese), `Hangul`, `Cyrillic` …; `Common` when it has
@@ -38,32 +37,82 @@ pub enum WritingSystem {
 /// Hangul characters as theirs, without a table lookup, so English, Chinese and Korean
 /// text is read at the speed of a range check.
 pub fn writing_system(text: &str) -> WritingSystem {
-    let end = text
-        .char_indices()
-        .nth(SAMPLE_CHARS)
-        .map_or(text.len(), |(i, _)| i);
-    let sample = &text[..end];
-    if has_kana(sample) {
-        return WritingSystem::Japanese;
-    }
-    let scripts = sample.chars().filter_map(|c| {
-        if c.is_ascii() {
-            c.is_ascii_alphabetic().then_some(Script::Latin)
-        } else if is_hangul(c) {
-            Some(Script::Hangul)
-        } else if is_cjk(c) && c > '\u{3007}' {
-            // Not kana (the sample has none), not Hangul, not the marks 々 〆 〇 (〆 is
-            // `Common`): a Han ideograph.
-            debug_assert!(!is_kana(c));
-            Some(Script::Han)
-        } else {
-            match c.script() {
-                Script::Common | Script::Inherited | Script::Unknown => None,
-                s => Some(s),
-            }
+    script_profile(text).main
+}
+
+/// The writing systems of a text: the one it is written in ([`writing_system`]) and every
+/// one it has at least one character of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptProfile {
+    /// [`writing_system`] of the text.
+    pub main: WritingSystem,
+    /// `Japanese` when the sample has kana, then the script of every letter it has, in
+    /// the order first met (`Common` never: a text without letters has none).
+    pub present: Vec<WritingSystem>,
+}
+
+/// [`ScriptProfile`] of the first [`SAMPLE_CHARS`] characters of `text`, in one pass.
+pub fn script_profile(text: &str) -> ScriptProfile {
+    let mut japanese = false;
+    // (script, letters) in the order first met, and the index of the last one counted
+    // (runs of one script are the common case).
+    let mut counts: Vec<(Script, usize)> = Vec::new();
+    let mut last = 0;
+    for c in text.chars().take(SAMPLE_CHARS) {
+        let Some(script) = letter_script(c) else {
+            continue;
+        };
+        if !c.is_ascii() && is_kana(c) {
+            japanese = true;
         }
-    });
-    most_common(scripts).map_or(WritingSystem::Script(Script::Common), WritingSystem::Script)
+        if counts.get(last).is_some_and(|(s, _)| *s == script) {
+            counts[last].1 += 1;
+        } else if let Some(k) = counts.iter().position(|(s, _)| *s == script) {
+            counts[k].1 += 1;
+            last = k;
+        } else {
+            counts.push((script, 1));
+            last = counts.len() - 1;
+        }
+    }
+    let mut present: Vec<WritingSystem> = Vec::with_capacity(counts.len() + 1);
+    if japanese {
+        present.push(WritingSystem::Japanese);
+    }
+    present.extend(counts.iter().map(|(s, _)| WritingSystem::Script(*s)));
+    let main = if japanese {
+        WritingSystem::Japanese
+    } else {
+        // `max_by_key` keeps the last of equal maxima; scanning in reverse keeps the first.
+        counts
+            .iter()
+            .rev()
+            .max_by_key(|(_, n)| *n)
+            .map_or(WritingSystem::Script(Script::Common), |(s, _)| {
+                WritingSystem::Script(*s)
+            })
+    };
+    ScriptProfile { main, present }
+}
+
+/// The script of `c` when it is a letter of one (`None` for `Common` and `Inherited`
+/// characters). Kana count as `Hiragana` / `Katakana` here; [`script_profile`] reads
+/// them as Japanese before.
+fn letter_script(c: char) -> Option<Script> {
+    if c.is_ascii() {
+        c.is_ascii_alphabetic().then_some(Script::Latin)
+    } else if is_hangul(c) {
+        Some(Script::Hangul)
+    } else if is_cjk(c) && c > '\u{3007}' && !is_kana(c) {
+        // Not Hangul, not kana, not the marks 々 〆 〇 (〆 is `Common`): a Han
+        // ideograph.
+        Some(Script::Han)
+    } else {
+        match c.script() {
+            Script::Common | Script::Inherited | Script::Unknown => None,
+            s => Some(s),
+        }
+    }
 }
 
 /// The value met most often in `items`; of equal counts, the one met first. `None` for

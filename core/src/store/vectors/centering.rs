@@ -26,13 +26,19 @@
 
 use std::collections::HashMap;
 
-use crate::store::writing_system::WritingSystem;
+use unicode_script::Script;
+
+use crate::store::writing_system::{ScriptProfile, WritingSystem};
 
 /// A writing system needs at least this many vectors for a mean of its own; fewer say
 /// too little about where the model puts the language, and take the collection's mean.
 pub const MIN_GROUP_VECTORS: usize = 20;
 
 /// The weights of the two corrections (module documentation); `NONE` is plain cosine.
+///
+/// The weights are not checked here: `PipelineOptions::validate` refuses any outside
+/// `[0, 1]` (NaN included) before a search runs. A NaN weight given directly to
+/// `Store::vector_search_centred` would make every score NaN.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Centering {
     /// `b`: how far the query is moved away from the collection's mean, in `[0, 1]`.
@@ -78,25 +84,27 @@ pub(crate) struct CorpusStatistics {
 
 impl CorpusStatistics {
     /// Statistics of `unit` (`ids.len() × dims` values, row `i` the unit vector of key
-    /// `ids[i]`, whose text is of writing system `systems[i]`).
+    /// `ids[i]`, whose text has the writing systems `profiles[i]`).
     ///
-    /// Language groups: every writing system with at least [`MIN_GROUP_VECTORS`] vectors
-    /// seeds one; with fewer than two such, there are none (the `a` term is zero). Then,
-    /// for up to [`REFINE_ROUNDS`] rounds, each vector joins the group whose mean is
-    /// nearest (Euclidean; k-means seeded by the writing systems) and the means are taken
-    /// again; a group left with fewer than [`MIN_GROUP_VECTORS`] vectors is dropped. The
-    /// text only seeds the groups: what the correction has to undo is where the model put
-    /// a vector, and a page whose text is mostly code or commands in another script (a
-    /// Chinese page of shell examples counts more Latin letters than Han ones) would
-    /// otherwise get the other language's correction and rise above every page of its own
-    /// language.
+    /// Language groups: every writing system (not `Common`: a text without letters is in
+    /// no language) that is the main one of at least [`MIN_GROUP_VECTORS`] vectors seeds
+    /// one; with fewer than two such, there are none (the `a` term is zero). Then, for up
+    /// to [`REFINE_ROUNDS`] rounds, each vector joins the nearest group mean (Euclidean)
+    /// among the groups of writing systems its text has a letter of, and the means are
+    /// taken again; a group left with fewer than [`MIN_GROUP_VECTORS`] vectors is
+    /// dropped. The main writing system of a text is not always where the model put it:
+    /// a Chinese page of shell examples counts more Latin letters than Han ones, and with
+    /// the English correction it would rise above every page of its own language. A
+    /// text with no letter of a group's writing system never joins that group, so the
+    /// groups stay languages (an English chunk cannot drift into the group of a few
+    /// Japanese pages, as a free k-means lets topics do).
     pub(crate) fn new(
         unit: &[f32],
         dims: usize,
         ids: &[i64],
-        systems: &[WritingSystem],
+        profiles: &[ScriptProfile],
     ) -> CorpusStatistics {
-        debug_assert_eq!(ids.len(), systems.len());
+        debug_assert_eq!(ids.len(), profiles.len());
         let n = ids.len();
         if dims == 0 || n == 0 {
             return CorpusStatistics {
@@ -111,27 +119,28 @@ impl CorpusStatistics {
         let mean64 = mean_of(&rows, (0..n).collect::<Vec<_>>().as_slice(), dims);
         let mean: Vec<f32> = mean64.iter().map(|&m| m as f32).collect();
 
-        // Seeds: the writing systems with enough vectors, in the order first met.
+        // Seeds: the main writing systems of enough vectors, in the order first met.
+        let common = WritingSystem::Script(Script::Common);
         let mut seen: Vec<(WritingSystem, usize)> = Vec::new();
-        for system in systems {
-            match seen.iter_mut().find(|(s, _)| s == system) {
+        for main in profiles.iter().map(|p| p.main).filter(|m| *m != common) {
+            match seen.iter_mut().find(|(s, _)| *s == main) {
                 Some((_, count)) => *count += 1,
-                None => seen.push((*system, 1)),
+                None => seen.push((main, 1)),
             }
         }
-        let seeds: Vec<WritingSystem> = seen
+        let mut seeds: Vec<WritingSystem> = seen
             .iter()
             .filter(|(_, count)| *count >= MIN_GROUP_VECTORS)
             .map(|(s, _)| *s)
             .collect();
-        let mut assignment: Vec<Option<usize>> = systems
+        let mut assignment: Vec<Option<usize>> = profiles
             .iter()
-            .map(|s| seeds.iter().position(|seed| seed == s))
+            .map(|p| seeds.iter().position(|seed| *seed == p.main))
             .collect();
         let mut means = group_means(&rows, &assignment, seeds.len(), dims);
         if seeds.len() >= 2 {
             for _ in 0..REFINE_ROUNDS {
-                let next = nearest_means(&rows, &means);
+                let next = nearest_means(&rows, &means, &candidates(profiles, &seeds));
                 let changed = next != assignment;
                 assignment = next;
                 means = group_means(&rows, &assignment, means.len(), dims);
@@ -142,7 +151,8 @@ impl CorpusStatistics {
                         .filter(|&g| counts[g] >= MIN_GROUP_VECTORS)
                         .collect();
                     means = kept.iter().map(|&g| means[g].clone()).collect();
-                    assignment = nearest_means(&rows, &means);
+                    seeds = kept.iter().map(|&g| seeds[g]).collect();
+                    assignment = nearest_means(&rows, &means, &candidates(profiles, &seeds));
                     means = group_means(&rows, &assignment, means.len(), dims);
                     if means.len() < 2 {
                         break;
@@ -257,19 +267,45 @@ fn counts_of(assignment: &[Option<usize>], groups: usize) -> Vec<usize> {
     counts
 }
 
-/// For each row, the index of the nearest of `means` (Euclidean: the largest
-/// `2 v·m − |m|²`; the first of equals); `None` when there are no means.
-fn nearest_means(rows: &[&[f32]], means: &[Vec<f64>]) -> Vec<Option<usize>> {
+/// For each profile, the groups (indices into `seeds`) whose writing system its text has
+/// a letter of.
+fn candidates(profiles: &[ScriptProfile], seeds: &[WritingSystem]) -> Vec<Vec<usize>> {
+    profiles
+        .iter()
+        .map(|p| {
+            (0..seeds.len())
+                .filter(|&g| p.present.contains(&seeds[g]))
+                .collect()
+        })
+        .collect()
+}
+
+/// For each row, the index of the nearest of `means` among its `candidates` (Euclidean:
+/// the largest `2 v·m − |m|²`; the first of equals); `None` when it has no candidate.
+/// A row with one candidate takes it without a distance.
+fn nearest_means(
+    rows: &[&[f32]],
+    means: &[Vec<f64>],
+    candidates: &[Vec<usize>],
+) -> Vec<Option<usize>> {
     let norms: Vec<f64> = means
         .iter()
         .map(|m| m.iter().map(|y| y * y).sum())
         .collect();
     rows.iter()
-        .map(|row| {
+        .zip(candidates)
+        .map(|(row, groups)| {
+            if groups.len() <= 1 {
+                return groups.first().copied();
+            }
             let mut best: Option<(usize, f64)> = None;
-            for (g, (m, norm2)) in means.iter().zip(&norms).enumerate() {
-                let dot: f64 = row.iter().zip(m).map(|(&x, &y)| f64::from(x) * y).sum();
-                let closeness = 2.0 * dot - norm2;
+            for &g in groups {
+                let dot: f64 = row
+                    .iter()
+                    .zip(&means[g])
+                    .map(|(&x, &y)| f64::from(x) * y)
+                    .sum();
+                let closeness = 2.0 * dot - norms[g];
                 if best.is_none_or(|(_, b)| closeness > b) {
                     best = Some((g, closeness));
                 }
@@ -287,6 +323,19 @@ mod tests {
 
     const LATIN: WritingSystem = WritingSystem::Script(Script::Latin);
 
+    /// The profile of a text written in `main` with letters of `present`.
+    fn profile(main: WritingSystem, present: &[WritingSystem]) -> ScriptProfile {
+        ScriptProfile {
+            main,
+            present: present.to_vec(),
+        }
+    }
+
+    /// Profiles of texts each with letters of its main writing system only.
+    fn plain(systems: &[WritingSystem]) -> Vec<ScriptProfile> {
+        systems.iter().map(|s| profile(*s, &[*s])).collect()
+    }
+
     /// `count` copies of the unit vector `v` (2 dimensions).
     fn rows(v: [f32; 2], count: usize) -> Vec<f32> {
         v.iter().copied().cycle().take(2 * count).collect()
@@ -301,7 +350,7 @@ mod tests {
         let ids: Vec<i64> = (1..=40).collect();
         let mut systems = vec![WritingSystem::Japanese; 20];
         systems.extend([LATIN; 20]);
-        let stats = CorpusStatistics::new(&unit, 2, &ids, &systems);
+        let stats = CorpusStatistics::new(&unit, 2, &ids, &plain(&systems));
         assert_eq!(stats.mean(), &[0.5, 0.5]);
         assert_eq!(stats.offsets, vec![0.0, 0.0, 0.5, -0.5, -0.5, 0.5]);
         assert_eq!(stats.group_of(1), Some(1));
@@ -332,7 +381,7 @@ mod tests {
         let ids: Vec<i64> = (0..49).collect();
         let mut systems = vec![LATIN; 30];
         systems.extend([WritingSystem::Script(Script::Cyrillic); 19]);
-        let stats = CorpusStatistics::new(&unit, 2, &ids, &systems);
+        let stats = CorpusStatistics::new(&unit, 2, &ids, &plain(&systems));
         assert_eq!(stats.offsets, vec![0.0, 0.0]);
         assert_eq!(stats.group_of(0), Some(0));
         assert_eq!(stats.group_of(48), Some(0));
@@ -345,40 +394,63 @@ mod tests {
     }
 
     #[test]
-    fn vectors_join_the_group_whose_mean_is_nearest_whatever_their_text() {
-        // Seeds: 20 Japanese vectors near (1, 0), 20 Latin near (0, 1). Two more vectors
-        // near (1, 0) whose texts read as Latin (a Japanese page of shell commands), and
-        // five Cyrillic ones near (0, 1), a writing system too small to seed a group:
-        // each joins the group it sits in.
+    fn vectors_join_the_nearest_group_of_a_writing_system_their_text_has() {
+        // Seeds: 20 Chinese (Han) vectors near (1, 0), 20 Latin near (0, 1). Two vectors
+        // near (1, 0) whose texts have more Latin letters than Han ones (a Chinese page
+        // of shell examples) join the Chinese group; one near (1, 0) with Latin letters
+        // only stays Latin (an English text cannot join a language it has no letter
+        // of); five Cyrillic ones, too few to seed a group, join none.
+        let han = WritingSystem::Script(Script::Han);
+        let cyrillic = WritingSystem::Script(Script::Cyrillic);
         let mut unit = rows([1.0, 0.0], 20);
         unit.extend(rows([0.0, 1.0], 20));
         unit.extend(rows([0.8, 0.6], 2));
+        unit.extend(rows([0.8, 0.6], 1));
         unit.extend(rows([0.28, 0.96], 5));
-        let ids: Vec<i64> = (0..47).collect();
-        let mut systems = vec![WritingSystem::Japanese; 20];
-        systems.extend([LATIN; 22]);
-        systems.extend([WritingSystem::Script(Script::Cyrillic); 5]);
-        let stats = CorpusStatistics::new(&unit, 2, &ids, &systems);
+        let ids: Vec<i64> = (0..48).collect();
+        let mut profiles = vec![profile(han, &[han]); 20];
+        profiles.extend(vec![profile(LATIN, &[LATIN]); 20]);
+        profiles.extend(vec![profile(LATIN, &[LATIN, han]); 2]);
+        profiles.push(profile(LATIN, &[LATIN]));
+        profiles.extend(vec![profile(cyrillic, &[cyrillic]); 5]);
+        let stats = CorpusStatistics::new(&unit, 2, &ids, &profiles);
         assert_eq!(stats.group_of(0), Some(1));
         assert_eq!(stats.group_of(20), Some(2));
         assert_eq!(
             stats.group_of(40),
             Some(1),
-            "mislabelled Latin, sits with Japanese"
+            "Latin-majority text with Han, near Han"
         );
         assert_eq!(stats.group_of(41), Some(1));
-        assert_eq!(stats.group_of(42), Some(2), "Cyrillic, sits with Latin");
-        // The means are those of the final groups: Japanese (20·(1,0) + 2·(0.8,0.6))/22.
-        let ja = &stats.offsets[2..4];
+        assert_eq!(stats.group_of(42), Some(2), "Latin only: never Han");
+        assert_eq!(stats.group_of(43), Some(0), "Cyrillic: no group");
+        // The means are those of the final groups: Chinese (20·(1,0) + 2·(0.8,0.6))/22,
+        // Latin (20·(0,1) + (0.8,0.6))/21; μ over all 48.
+        let zh = &stats.offsets[2..4];
         let latin = &stats.offsets[4..6];
         let mean = [
-            (20.0 + 1.6 + 5.0 * 0.28) / 47.0,
-            (20.0 + 1.2 + 5.0 * 0.96) / 47.0,
+            (20.0 + 3.0 * 0.8 + 5.0 * 0.28) / 48.0,
+            (20.0 + 3.0 * 0.6 + 5.0 * 0.96) / 48.0,
         ];
-        assert!((ja[0] - (21.6 / 22.0 - mean[0]) as f32).abs() < 1e-6);
-        assert!((ja[1] - (1.2 / 22.0 - mean[1]) as f32).abs() < 1e-6);
-        assert!((latin[0] - (1.4 / 25.0 - mean[0]) as f32).abs() < 1e-6);
-        assert!((latin[1] - (24.8 / 25.0 - mean[1]) as f32).abs() < 1e-6);
+        assert!((zh[0] - (21.6 / 22.0 - mean[0]) as f32).abs() < 1e-6);
+        assert!((zh[1] - (1.2 / 22.0 - mean[1]) as f32).abs() < 1e-6);
+        assert!((latin[0] - (0.8 / 21.0 - mean[0]) as f32).abs() < 1e-6);
+        assert!((latin[1] - (20.6 / 21.0 - mean[1]) as f32).abs() < 1e-6);
+    }
+
+    #[test]
+    fn text_without_letters_seeds_no_group() {
+        // 25 letterless vectors (`Common`), 25 Latin: one seed, so no language groups.
+        let common = WritingSystem::Script(Script::Common);
+        let mut unit = rows([1.0, 0.0], 25);
+        unit.extend(rows([0.0, 1.0], 25));
+        let ids: Vec<i64> = (0..50).collect();
+        let mut profiles = vec![profile(common, &[]); 25];
+        profiles.extend(vec![profile(LATIN, &[LATIN]); 25]);
+        let stats = CorpusStatistics::new(&unit, 2, &ids, &profiles);
+        assert_eq!(stats.offsets, vec![0.0, 0.0]);
+        assert_eq!(stats.group_of(0), Some(0));
+        assert_eq!(stats.group_of(49), Some(0));
     }
 
     #[test]

@@ -50,7 +50,7 @@ use super::VectorModel;
 use super::centering::{Centering, CorpusStatistics};
 use super::sqlite_vec::extend_from_blob;
 use super::{VEC_TABLE, meta_in};
-use crate::store::writing_system::{SAMPLE_CHARS, WritingSystem, writing_system};
+use crate::store::writing_system::{SAMPLE_CHARS, ScriptProfile, script_profile};
 use crate::store::{FileIdentity, Store, embedding_text};
 
 /// The `meta` key counting the transactions that changed the chunk vectors.
@@ -245,13 +245,13 @@ impl VectorCopy {
                 normalise(&mut unit[start..]);
             }
         }
-        let systems = writing_systems(conn, model_id, &ids)?;
+        let profiles = script_profiles(conn, model_id, &ids)?;
         if let Some(tx) = tx {
             tx.finish()?;
         }
         ids.shrink_to_fit();
         unit.shrink_to_fit();
-        let stats = CorpusStatistics::new(&unit, dims, &ids, &systems);
+        let stats = CorpusStatistics::new(&unit, dims, &ids, &profiles);
         Ok(VectorCopy {
             key,
             dims,
@@ -313,17 +313,17 @@ impl VectorCopy {
     }
 }
 
-/// The writing system ([`writing_system`]) of the embedded text
+/// The writing systems ([`script_profile`]) of the embedded text
 /// ([`embedding_text`]: heading path and chunk text) of each vector key in `ids`, from
 /// the first of its chunks (chunks of one key have the same text); a key whose chunk is
-/// gone counts as `Common`. Only the first [`SAMPLE_CHARS`] characters of the chunk text
+/// gone has no writing system. Only the first [`SAMPLE_CHARS`] characters of the chunk text
 /// are read from the database.
-fn writing_systems(
+fn script_profiles(
     conn: &Connection,
     model_id: &str,
     ids: &[i64],
-) -> rusqlite::Result<Vec<WritingSystem>> {
-    let mut by_id: HashMap<i64, WritingSystem> = HashMap::with_capacity(ids.len());
+) -> rusqlite::Result<Vec<ScriptProfile>> {
+    let mut by_id: HashMap<i64, ScriptProfile> = HashMap::with_capacity(ids.len());
     let mut stmt = conn.prepare(
         "SELECT k.id, c.heading_path, substr(c.text, 1, ?2)
          FROM vector_keys k
@@ -337,13 +337,13 @@ fn writing_systems(
         let text: String = row.get(2)?;
         by_id.insert(
             row.get(0)?,
-            writing_system(&embedding_text(&heading_path, &text)),
+            script_profile(&embedding_text(&heading_path, &text)),
         );
     }
-    let common = writing_system("");
+    let none = script_profile("");
     Ok(ids
         .iter()
-        .map(|id| by_id.get(id).copied().unwrap_or(common))
+        .map(|id| by_id.remove(id).unwrap_or_else(|| none.clone()))
         .collect())
 }
 
