@@ -183,6 +183,41 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_lists_every_writing_system_with_a_letter() {
+        let han = WritingSystem::Script(Script::Han);
+        let latin = WritingSystem::Script(Script::Latin);
+        // A Chinese page of shell examples: mostly Latin letters, Han present.
+        let page = "解压 `tar xzvf archive.tar.gz`";
+        assert_eq!(
+            script_profile(page),
+            ScriptProfile {
+                main: latin,
+                present: vec![han, latin],
+            }
+        );
+        // Kana make it Japanese and come first; the kanji and kana scripts follow.
+        let ja = script_profile("tar で展開");
+        assert_eq!(ja.main, WritingSystem::Japanese);
+        assert_eq!(
+            ja.present,
+            vec![
+                WritingSystem::Japanese,
+                latin,
+                WritingSystem::Script(Script::Hiragana),
+                han
+            ]
+        );
+        // No letters: no writing system at all.
+        assert_eq!(
+            script_profile("123 🙂 ---"),
+            ScriptProfile {
+                main: WritingSystem::Script(Script::Common),
+                present: vec![],
+            }
+        );
+    }
+
+    #[test]
     fn most_common_counts_and_breaks_ties_by_first_met() {
         assert_eq!(most_common([1, 2, 2, 1, 3, 2]), Some(2));
         assert_eq!(most_common([3, 1, 1, 3]), Some(3));
