@@ -83,14 +83,7 @@ pub fn script_profile(text: &str) -> ScriptProfile {
     let main = if japanese {
         WritingSystem::Japanese
     } else {
-        // `max_by_key` keeps the last of equal maxima; scanning in reverse keeps the first.
-        counts
-            .iter()
-            .rev()
-            .max_by_key(|(_, n)| *n)
-            .map_or(WritingSystem::Script(Script::Common), |(s, _)| {
-                WritingSystem::Script(*s)
-            })
+        first_of_most(&counts).map_or(WritingSystem::Script(Script::Common), WritingSystem::Script)
     };
     ScriptProfile { main, present }
 }
@@ -115,11 +108,10 @@ fn letter_script(c: char) -> Option<Script> {
     }
 }
 
-/// The value met most often in `items`; of equal counts, the one met first. `None` for
-/// no items. Linear in the items times the distinct values (a text mixes few scripts, a
-/// document few writing systems).
-pub fn most_common<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> Option<T> {
-    // (value, count) in the order first met.
+/// How many times each value occurs in `items`: `(value, count)` in the order first met.
+/// Linear in the items times the distinct values (a text mixes few scripts, a document few
+/// writing systems).
+pub fn tally<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> Vec<(T, usize)> {
     let mut counts: Vec<(T, usize)> = Vec::new();
     for item in items {
         match counts.iter_mut().find(|(v, _)| *v == item) {
@@ -127,8 +119,20 @@ pub fn most_common<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> O
             None => counts.push((item, 1)),
         }
     }
+    counts
+}
+
+/// The value of a [`tally`] with the highest count; of equal counts, the one met first.
+/// `None` for an empty tally.
+pub fn first_of_most<T: Copy>(counts: &[(T, usize)]) -> Option<T> {
     // `max_by_key` keeps the last of equal maxima; scanning in reverse keeps the first.
     counts.iter().rev().max_by_key(|(_, n)| *n).map(|(v, _)| *v)
+}
+
+/// The value met most often in `items`; of equal counts, the one met first. `None` for
+/// no items.
+pub fn most_common<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> Option<T> {
+    first_of_most(&tally(items))
 }
 
 #[cfg(test)]

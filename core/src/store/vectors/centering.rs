@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use unicode_script::Script;
 
-use crate::store::writing_system::{ScriptProfile, WritingSystem};
+use crate::store::writing_system::{ScriptProfile, WritingSystem, tally};
 
 /// A writing system needs at least this many vectors for a mean of its own; fewer say
 /// too little about where the model puts the language, and take the collection's mean.
@@ -121,16 +121,9 @@ impl CorpusStatistics {
 
         // Seeds: the main writing systems of enough vectors, in the order first met.
         let common = WritingSystem::Script(Script::Common);
-        let mut seen: Vec<(WritingSystem, usize)> = Vec::new();
-        for main in profiles.iter().map(|p| p.main).filter(|m| *m != common) {
-            match seen.iter_mut().find(|(s, _)| *s == main) {
-                Some((_, count)) => *count += 1,
-                None => seen.push((main, 1)),
-            }
-        }
-        let mut seeds: Vec<WritingSystem> = seen
+        let mut seeds: Vec<WritingSystem> = tally(profiles.iter().map(|p| p.main))
             .iter()
-            .filter(|(_, count)| *count >= MIN_GROUP_VECTORS)
+            .filter(|(main, count)| *main != common && *count >= MIN_GROUP_VECTORS)
             .map(|(s, _)| *s)
             .collect();
         let mut assignment: Vec<Option<usize>> = profiles
