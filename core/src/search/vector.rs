@@ -61,8 +61,7 @@ impl Store {
         filters: &SearchQuery,
     ) -> Result<Vec<(i64, f64)>, SearchError> {
         Ok(self
-            .vector_ranking(model_id, query_vec, k, filters, Centering::NONE)?
-            .0
+            .vector_search_centred(model_id, query_vec, k, filters, Centering::NONE)?
             .into_iter()
             .map(|h| (h.chunk_id, h.similarity))
             .collect())
