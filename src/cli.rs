@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use folio_core::config::SearchConfig;
 use folio_core::eval;
 use folio_core::search::pipeline::SearchMode;
 
@@ -135,6 +136,8 @@ pub struct SearchArgs {
     #[arg(long)]
     pub rerank: bool,
     #[command(flatten)]
+    pub tuning: TuningArgs,
+    #[command(flatten)]
     pub embed: EmbedArgs,
     /// Skip the incremental reindex (and embedding) before searching.
     #[arg(long)]
@@ -164,23 +167,10 @@ impl From<ModeArg> for SearchMode {
     }
 }
 
-#[derive(clap::Args)]
-pub struct EvalArgs {
-    /// The golden file (YAML: `queries: [{id, query, tags, expected: [{path}]}]`, paths relative to the
-    /// root; `tags` is optional and gives a per-tag breakdown).
-    #[arg(long, value_name = "FILE")]
-    pub golden: PathBuf,
-    /// Search mode (default: hybrid when the index has vectors, else lexical).
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
-    #[command(flatten)]
-    pub root: RootArgs,
-    /// The k values of recall@k (comma-separated); nDCG is taken at the largest.
-    #[arg(long, value_delimiter = ',', default_values_t = eval::DEFAULT_K)]
-    pub k: Vec<usize>,
-    /// Diversify results with MMR (default λ 0.7) before measuring.
-    #[arg(long)]
-    pub mmr: bool,
+/// The ranking's numbers (`folio search`, `folio eval`): each flag given wins over the
+/// same key of the workspace's `[search]` table in `folio.toml`, which wins over the default.
+#[derive(clap::Args, Clone, Default)]
+pub struct TuningArgs {
     /// RRF weight of the lexical (BM25) leg in hybrid mode (default 1.0).
     #[arg(long, value_name = "W")]
     pub lexical_weight: Option<f64>,
@@ -210,6 +200,43 @@ pub struct EvalArgs {
     /// leg alone, else `low_confidence` (default 0.82 for the built-in model; 0 turns it off).
     #[arg(long, value_name = "COS")]
     pub semantic_only_floor: Option<f64>,
+}
+
+impl TuningArgs {
+    /// The flags given, as a `[search]` table to lay over the workspace's.
+    pub fn to_config(&self) -> SearchConfig {
+        SearchConfig {
+            lexical_weight: self.lexical_weight,
+            vector_weight: self.vector_weight,
+            weak_lexical_factor: self.weak_lexical_factor,
+            cjk_lexical_factor: self.cjk_lexical_factor,
+            document_weight: self.document_weight,
+            corpus_centering: self.corpus_centering,
+            writing_system_centering: self.writing_system_centering,
+            semantic_only_floor: self.semantic_only_floor,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// The golden file (YAML: `queries: [{id, query, tags, expected: [{path}]}]`, paths relative to the
+    /// root; `tags` is optional and gives a per-tag breakdown).
+    #[arg(long, value_name = "FILE")]
+    pub golden: PathBuf,
+    /// Search mode (default: hybrid when the index has vectors, else lexical).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// The k values of recall@k (comma-separated); nDCG is taken at the largest.
+    #[arg(long, value_delimiter = ',', default_values_t = eval::DEFAULT_K)]
+    pub k: Vec<usize>,
+    /// Diversify results with MMR (default λ 0.7) before measuring.
+    #[arg(long)]
+    pub mmr: bool,
+    #[command(flatten)]
+    pub tuning: TuningArgs,
     /// `low_confidence` when the best hit's score is less than this many times the mean of
     /// the hits' scores (default: off in hybrid, 1.1 in semantic mode; 0 turns it off).
     #[arg(long, value_name = "R")]

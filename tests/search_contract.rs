@@ -81,3 +81,100 @@ fn the_cli_mcp_and_lsp_give_the_same_answer() {
     assert_eq!(from_mcp, cli);
     assert_eq!(from_lsp, cli);
 }
+
+/// `[search]` in `folio.toml` sets the ranking's numbers for every front end, the same
+/// flags of `folio search` win over it, and a number out of its range is refused with
+/// its name. Observable exactly: with both centring weights at 0 a semantic hit's
+/// `score` is its plain cosine (`similarity`); with the defaults (0.5) it is not.
+/// Needs the built-in model (scripts/fetch-model); without it this test fails and says so.
+#[test]
+fn the_search_table_and_the_flags_set_the_ranking_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("kb-eval"), dir.path());
+    let root = dir.path().join("kb");
+    let search = |extra: &[&str]| -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args([
+                "search",
+                "roll back a release that broke",
+                "--mode",
+                "semantic",
+                "--json",
+                "--root",
+            ])
+            .arg(&root)
+            .args(extra)
+            .env("FOLIO_EMBED_PROVIDER", "builtin")
+            .output()
+            .unwrap()
+    };
+    // How many of the hits score exactly their cosine, and how many hits there are.
+    let plain_cosines = |extra: &[&str]| -> (usize, usize) {
+        let out = search(extra);
+        assert!(
+            out.status.success(),
+            "folio search failed (is the built-in model installed? run scripts/fetch-model): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let hits = v["results"].as_array().unwrap();
+        let equal = hits
+            .iter()
+            .filter(|h| h["score"].as_f64().unwrap() == h["similarity"].as_f64().unwrap())
+            .count();
+        (equal, hits.len())
+    };
+    assert_eq!(plain_cosines(&[]), (0, 10), "centred by default");
+    std::fs::write(
+        root.join("folio.toml"),
+        "[search]\ncorpus_centering = 0\nwriting_system_centering = 0\n",
+    )
+    .unwrap();
+    assert_eq!(plain_cosines(&[]), (10, 10), "turned off in folio.toml");
+    assert_eq!(
+        plain_cosines(&["--corpus-centering", "0.5"]),
+        (0, 10),
+        "a flag wins over folio.toml"
+    );
+
+    let refused = |extra: &[&str]| -> String {
+        let out = search(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        String::from_utf8_lossy(&out.stderr).trim().to_string()
+    };
+    assert_eq!(
+        refused(&["--writing-system-centering", "3"]),
+        "folio: error: invalid argument: writing_system_centering must be between 0 and 1, got 3"
+    );
+    std::fs::write(root.join("folio.toml"), "[search]\ndocument_weight = -2\n").unwrap();
+    assert_eq!(
+        refused(&[]),
+        format!(
+            "folio: error: invalid {}: [search] document_weight must be a finite number ≥ 0, got -2",
+            root.canonicalize().unwrap().join("folio.toml").display()
+        )
+    );
+    // The editor's folio/search answers it as an invalid argument; the MCP server does
+    // not start.
+    let mut lsp = Lsp::start(&root);
+    let answer = lsp.request("folio/search", json!({"query": "release"}));
+    assert_eq!(
+        answer["error"]["message"], "[search] document_weight must be a finite number ≥ 0, got -2",
+        "{answer}"
+    );
+    let mcp = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(["mcp", "--root"])
+        .arg(&root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!mcp.status.success());
+    let err = String::from_utf8_lossy(&mcp.stderr);
+    assert!(
+        err.contains("folio.toml: [search] document_weight must be a finite number ≥ 0, got -2"),
+        "{err}"
+    );
+    std::fs::write(root.join("folio.toml"), "[search]\ncentering = 0\n").unwrap();
+    let err = refused(&[]);
+    assert!(err.contains("unknown field `centering`"), "{err}");
+}

@@ -16,8 +16,8 @@ impl Backend {
         &self,
         params: handlers::search::SearchParams,
     ) -> Result<handlers::search::SearchResult> {
-        params.plan().map_err(convert::host_error)?;
         let (folder, config) = self.request("folio/search", handlers::search::target)?;
+        params.plan(&config.search).map_err(convert::host_error)?;
         let embedding = self.embedding_of(&folder, &config);
         let result = tokio::task::spawn_blocking(move || {
             let result = handlers::search::search(&folder, &config, &params, embedding.as_deref());

@@ -107,7 +107,9 @@ fn semantic_figures(
         anyhow::bail!("the embedder stopped: {reason}");
     }
     let store = Store::open(db)?;
-    let options = PipelineOptions::for_mode(SearchMode::Hybrid);
+    // The hybrid search a user of this root gets: its `[search]` table applies.
+    let options = PipelineOptions::tuned(SearchMode::Hybrid, &config.search)
+        .map_err(|m| anyhow::anyhow!("invalid [search] in {}: {m}", root.display()))?;
     let mut times = Vec::new();
     for _ in 0..repeat.max(1) {
         for q in QUERIES {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use folio_core::config::SearchConfig;
 use folio_core::eval::{self, EvalHistory};
 use folio_core::search::SearchQuery;
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
@@ -20,32 +21,35 @@ use super::index::{report_skipped, run_index};
 use super::root::resolve_root;
 use crate::cli::EvalArgs;
 
-/// The pipeline options of a run in `mode`: its defaults, with each number `args` gives.
-fn pipeline_options(args: &EvalArgs, mode: SearchMode) -> PipelineOptions {
-    let defaults = PipelineOptions::for_mode(mode);
-    PipelineOptions {
+/// The pipeline options of a run in `mode`: the mode's defaults, the numbers of the
+/// workspace's `[search]` table, then each flag `args` gives.
+///
+/// Errors: a bad flag (`invalid argument: …`), a bad `[search]` number (naming
+/// `folio.toml`).
+fn pipeline_options(
+    args: &EvalArgs,
+    mode: SearchMode,
+    workspace: &SearchConfig,
+    root: &Path,
+) -> Result<PipelineOptions> {
+    let flags = args.tuning.to_config();
+    let invalid = |message: String| anyhow::anyhow!("invalid argument: {message}");
+    PipelineOptions::tuned(mode, &flags).map_err(invalid)?;
+    let tuned = PipelineOptions::tuned(mode, &workspace.overlaid(&flags)).map_err(|message| {
+        anyhow::anyhow!(
+            "invalid {}: [search] {message}",
+            root.join(folio_core::config::CONFIG_FILE).display()
+        )
+    })?;
+    let options = PipelineOptions {
         mmr: args.mmr,
-        lexical_weight: args.lexical_weight.unwrap_or(defaults.lexical_weight),
-        vector_weight: args.vector_weight.unwrap_or(defaults.vector_weight),
-        weak_lexical_factor: args
-            .weak_lexical_factor
-            .unwrap_or(defaults.weak_lexical_factor),
-        cjk_lexical_factor: args
-            .cjk_lexical_factor
-            .unwrap_or(defaults.cjk_lexical_factor),
-        document_weight: args.document_weight.unwrap_or(defaults.document_weight),
-        corpus_centering: args.corpus_centering.unwrap_or(defaults.corpus_centering),
-        writing_system_centering: args
-            .writing_system_centering
-            .unwrap_or(defaults.writing_system_centering),
-        semantic_only_floor: args
-            .semantic_only_floor
-            .unwrap_or(defaults.semantic_only_floor),
         min_confidence_ratio: args
             .min_confidence_ratio
-            .unwrap_or(defaults.min_confidence_ratio),
-        ..defaults
-    }
+            .unwrap_or(tuned.min_confidence_ratio),
+        ..tuned
+    };
+    options.validate().map_err(invalid)?;
+    Ok(options)
 }
 
 /// Evaluates the golden file `args` names and prints the report with its diff.
@@ -54,12 +58,10 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     if args.k.contains(&0) {
         bail!("--k values must be at least 1");
     }
+    let r = resolve_root(&args.root)?;
     // Bad numbers are refused before the index is touched.
     let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
-    if let Err(message) = pipeline_options(args, asked).validate() {
-        bail!("invalid argument: {message}");
-    }
-    let r = resolve_root(&args.root)?;
+    pipeline_options(args, asked, &r.config.search, &r.root)?;
     if !args.no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);
@@ -73,7 +75,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     };
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let options = pipeline_options(args, mode);
+    let options = pipeline_options(args, mode, &r.config.search, &r.root)?;
     let label = if args.mmr {
         format!("{mode}+mmr")
     } else {

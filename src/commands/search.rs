@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use folio_core::host::ErrorCode;
 use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
-use folio_core::search::pipeline::SearchMode;
+use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
 
 use super::embedding::search_embedder;
@@ -39,8 +39,20 @@ fn request(args: &SearchArgs) -> SearchRequest {
 pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     let request = request(args);
     let (embed, no_reindex, json) = (args.embed, args.no_reindex, args.json);
-    let (search, options) = request.plan().map_err(|e| anyhow::anyhow!(e.message))?;
     let r = resolve_root(&args.root)?;
+    // The flags alone first, so that a bad one is named as a flag, not as `folio.toml`.
+    let flags = args.tuning.to_config();
+    let mode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
+    PipelineOptions::tuned(mode, &flags).map_err(|m| anyhow::anyhow!("invalid argument: {m}"))?;
+    let (search, options) = request
+        .plan(&r.config.search.overlaid(&flags))
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "invalid {}: {}",
+                r.root.join(folio_core::config::CONFIG_FILE).display(),
+                e.message
+            )
+        })?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);

@@ -93,6 +93,63 @@ pub struct Config {
     pub best_practice: BestPracticeConfig,
     /// `[links]`: how Markdown link destinations resolve (Obsidian vaults, docs sites).
     pub links: LinksConfig,
+    /// `[search]`: the ranking's numbers for this collection.
+    pub search: SearchConfig,
+}
+
+/// `[search]` settings: the numbers of the ranking pipeline a collection may need
+/// other than the defaults (docs/search.md, "Parameters and defaults"). Every key is
+/// optional; an unset key keeps the pipeline's default. The same names are `folio
+/// search` and `folio eval` flags, which win over this table.
+///
+/// The values are checked where the pipeline's options are built
+/// (`search::pipeline::PipelineOptions::tuned`): a weight must be finite and at least 0,
+/// a factor, floor or centring weight lie in `[0, 1]`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// RRF weight of the lexical (BM25) leg in hybrid mode (default 1.0).
+    pub lexical_weight: Option<f64>,
+    /// RRF weight of the vector leg in hybrid mode (default 1.0).
+    pub vector_weight: Option<f64>,
+    /// Factor on the lexical weight when the lexical leg's best hit matches fewer than
+    /// half of the query's terms (default 0; 1 turns the rule off).
+    pub weak_lexical_factor: Option<f64>,
+    /// Factor on the lexical weight when most of the query's letters are CJK (default
+    /// 0.25; 1 turns the rule off).
+    pub cjk_lexical_factor: Option<f64>,
+    /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
+    pub document_weight: Option<f64>,
+    /// How far the vector and document legs move the query off the mean of the
+    /// collection's chunk vectors (default 0.5; 0 turns it off).
+    pub corpus_centering: Option<f64>,
+    /// How much of each writing system's offset from the collection's mean the vector and
+    /// document legs take off (default 0.5; 0 turns it off: a collection with a small
+    /// group of pages in one language, all on one topic, may rank better without it).
+    pub writing_system_centering: Option<f64>,
+    /// Cosine similarity the best hit must reach when hybrid hits stand on the vector leg
+    /// alone, else `low_confidence` (default 0.82, for the built-in model; another model
+    /// has its own scale; 0 turns it off).
+    pub semantic_only_floor: Option<f64>,
+}
+
+impl SearchConfig {
+    /// `self` with every key `over` sets replaced by `over`'s value (command-line flags
+    /// over `folio.toml`).
+    pub fn overlaid(self, over: &SearchConfig) -> SearchConfig {
+        SearchConfig {
+            lexical_weight: over.lexical_weight.or(self.lexical_weight),
+            vector_weight: over.vector_weight.or(self.vector_weight),
+            weak_lexical_factor: over.weak_lexical_factor.or(self.weak_lexical_factor),
+            cjk_lexical_factor: over.cjk_lexical_factor.or(self.cjk_lexical_factor),
+            document_weight: over.document_weight.or(self.document_weight),
+            corpus_centering: over.corpus_centering.or(self.corpus_centering),
+            writing_system_centering: over
+                .writing_system_centering
+                .or(self.writing_system_centering),
+            semantic_only_floor: over.semantic_only_floor.or(self.semantic_only_floor),
+        }
+    }
 }
 
 /// `[best_practice]` settings: opt-in path templates for best-practice documents.
@@ -363,6 +420,37 @@ mod tests {
         );
         let err = Config::from_toml("[diagnostics]\nsilence = [\"nope\"]\n").unwrap_err();
         assert!(err.contains("unknown variant `nope`"), "{err}");
+    }
+
+    #[test]
+    fn the_search_table_sets_the_keys_it_names_and_flags_lie_over_it() {
+        let c = Config::from_toml("[search]\ncorpus_centering = 0\ndocument_weight = 3\n").unwrap();
+        assert_eq!(
+            c.search,
+            SearchConfig {
+                corpus_centering: Some(0.0),
+                document_weight: Some(3.0),
+                ..SearchConfig::default()
+            }
+        );
+        let flags = SearchConfig {
+            corpus_centering: Some(0.5),
+            vector_weight: Some(2.0),
+            ..SearchConfig::default()
+        };
+        assert_eq!(
+            c.search.overlaid(&flags),
+            SearchConfig {
+                corpus_centering: Some(0.5),
+                vector_weight: Some(2.0),
+                document_weight: Some(3.0),
+                ..SearchConfig::default()
+            }
+        );
+        let err = Config::from_toml("[search]\ncentering = 0\n").unwrap_err();
+        assert!(err.contains("unknown field `centering`"), "{err}");
+        let err = Config::from_toml("[search]\ncorpus_centering = \"off\"\n").unwrap_err();
+        assert!(err.contains("invalid type"), "{err}");
     }
 
     #[test]

@@ -725,7 +725,7 @@ impl Host {
                 mode: Some("lexical".into()),
                 ..request
             };
-            let (query, options) = lexical.plan()?;
+            let (query, options) = lexical.plan(&crate::config::SearchConfig::default())?;
             let store = crate::store::Store::open(&db).map_err(HostError::internal)?;
             let res = crate::search::semantic::search(&store, None, &query, &options)
                 .map_err(super::search::search_error)?;

@@ -116,7 +116,8 @@ pub fn topic_uri(prefix: &str) -> String {
 impl Host {
     /// Opens the knowledge base at `options.root` (the root must be a folder).
     ///
-    /// Errors: the root is missing or `folio.toml` is invalid.
+    /// Errors: the root is missing or `folio.toml` is invalid (a `[search]` number out of
+    /// its range included).
     pub fn open(options: Options) -> Result<Host, WorkspaceError> {
         let root = options
             .root
@@ -125,6 +126,15 @@ impl Host {
             .filter(|r| r.is_dir())
             .ok_or_else(|| WorkspaceError::NoRoot(options.root.display().to_string()))?;
         let config = Config::load(&root)?;
+        // A bad `[search]` number stops the server here rather than failing every search.
+        crate::search::pipeline::PipelineOptions::tuned(
+            crate::search::pipeline::SearchMode::Hybrid,
+            &config.search,
+        )
+        .map_err(|message| crate::config::ConfigError::Invalid {
+            path: root.join(crate::config::CONFIG_FILE).display().to_string(),
+            message: format!("[search] {message}"),
+        })?;
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
         let writer = crate::write::Writer::new(&root);
         if !options.fetch.is_empty() {

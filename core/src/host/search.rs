@@ -4,6 +4,7 @@
 //! ([`SearchResponse`]), and the mapping of pipeline errors to [`HostError`]
 //! ([`search_error`]). Each front end maps its own wire to and from these in one place.
 
+use crate::config::SearchConfig;
 use crate::search::pipeline::{PipelineError, PipelineOptions, PipelineResults, SearchMode};
 use crate::search::{SearchError, SearchQuery};
 use schemars::JsonSchema;
@@ -177,11 +178,14 @@ impl SearchRequest {
         }
     }
 
-    /// Checks the request and turns it into the pipeline's query and options.
+    /// Checks the request and turns it into the pipeline's query and options: the mode's
+    /// defaults, with the numbers `tuning` (the workspace's `[search]` table) sets, then
+    /// the request's own switches.
     ///
     /// Errors (`INVALID_ARGUMENT`): an empty query, a limit outside 1–[`MAX_LIMIT`], an
-    /// unknown mode, an MMR setting or confidence ratio outside its range.
-    pub fn plan(&self) -> HostResult<(SearchQuery, PipelineOptions)> {
+    /// unknown mode, an MMR setting or confidence ratio outside its range, a number of
+    /// `tuning` outside its range (the message starts `[search]`).
+    pub fn plan(&self, tuning: &SearchConfig) -> HostResult<(SearchQuery, PipelineOptions)> {
         let mode = match self.mode.as_deref() {
             None => SearchMode::Hybrid,
             Some(m) => m.parse::<SearchMode>().map_err(HostError::invalid)?,
@@ -213,7 +217,8 @@ impl SearchRequest {
                 "`min_confidence_ratio` must be 0 or more",
             ));
         }
-        let defaults = PipelineOptions::for_mode(mode);
+        let defaults = PipelineOptions::tuned(mode, tuning)
+            .map_err(|m| HostError::invalid(format!("[search] {m}")))?;
         let options = PipelineOptions {
             mmr: self.mmr.unwrap_or(defaults.mmr),
             mmr_lambda: self.mmr_lambda.unwrap_or(defaults.mmr_lambda),
@@ -335,7 +340,7 @@ impl Host {
     /// On a root with no finished index yet, it first waits for the running pass, up to
     /// [`FIRST_INDEX_WAIT`] (`partial` when that is not enough).
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
-        let (query, options) = args.plan()?;
+        let (query, options) = args.plan(&self.config.search)?;
         let index_progress = self.await_first_index()?;
         let res = self.with_store(|store| {
             crate::search::semantic::search_with_runner(

@@ -47,16 +47,15 @@ pub struct Fused<K> {
     pub ranks: Vec<Option<usize>>,
 }
 
-/// Checks RRF parameters: `k` finite and > 0, every weight finite and ≥ 0.
-pub fn validate(k: f64, weights: &[f64]) -> Result<(), String> {
+/// Checks RRF parameters: `k` finite and > 0, every weight finite and ≥ 0; `weights`
+/// pairs each weight with the parameter name the error message uses.
+pub fn validate(k: f64, weights: &[(&str, f64)]) -> Result<(), String> {
     if !k.is_finite() || k <= 0.0 {
         return Err(format!("rrf_k must be a finite number > 0, got {k}"));
     }
-    for w in weights {
-        if !w.is_finite() || *w < 0.0 {
-            return Err(format!(
-                "an RRF leg weight must be a finite number ≥ 0, got {w}"
-            ));
+    for &(name, w) in weights {
+        if !w.is_finite() || w < 0.0 {
+            return Err(format!("{name} must be a finite number ≥ 0, got {w}"));
         }
     }
     Ok(())
@@ -209,9 +208,18 @@ mod tests {
             fused.iter().map(|f| (f.key, f.score)).collect::<Vec<_>>(),
             vec![(1, 0.5), (2, 0.25)]
         );
-        assert!(validate(0.0, &[1.0]).is_err());
-        assert!(validate(60.0, &[f64::NAN]).is_err());
-        assert!(validate(60.0, &[-1.0]).is_err());
-        assert!(validate(60.0, &[0.0, 2.0]).is_ok());
+        assert_eq!(
+            validate(0.0, &[("w", 1.0)]),
+            Err("rrf_k must be a finite number > 0, got 0".into())
+        );
+        assert_eq!(
+            validate(60.0, &[("vector_weight", f64::NAN)]),
+            Err("vector_weight must be a finite number ≥ 0, got NaN".into())
+        );
+        assert_eq!(
+            validate(60.0, &[("a", 1.0), ("lexical_weight", -1.0)]),
+            Err("lexical_weight must be a finite number ≥ 0, got -1".into())
+        );
+        assert_eq!(validate(60.0, &[("a", 0.0), ("b", 2.0)]), Ok(()));
     }
 }

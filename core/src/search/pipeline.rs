@@ -42,6 +42,7 @@ use rusqlite::types::Value;
 
 use super::{DEFAULT_LIMIT, SearchError, SearchHit, SearchQuery, SearchResults};
 use super::{build_filters, confidence, fusion, mmr, parent, query, snippet, split_heading_path};
+use crate::config::SearchConfig;
 use crate::store::Store;
 use crate::store::vectors::Centering;
 
@@ -244,14 +245,44 @@ impl PipelineOptions {
         }
     }
 
+    /// Options for `mode` with the numbers a `[search]` table sets (`folio.toml`, with
+    /// any command-line flags laid over it) in place of the defaults, checked.
+    ///
+    /// Errors: the [`PipelineOptions::validate`] message of the first bad number, e.g.
+    /// `corpus_centering must be between 0 and 1, got 2`.
+    pub fn tuned(mode: SearchMode, tuning: &SearchConfig) -> Result<PipelineOptions, String> {
+        let defaults = PipelineOptions::for_mode(mode);
+        let options = PipelineOptions {
+            lexical_weight: tuning.lexical_weight.unwrap_or(defaults.lexical_weight),
+            vector_weight: tuning.vector_weight.unwrap_or(defaults.vector_weight),
+            weak_lexical_factor: tuning
+                .weak_lexical_factor
+                .unwrap_or(defaults.weak_lexical_factor),
+            cjk_lexical_factor: tuning
+                .cjk_lexical_factor
+                .unwrap_or(defaults.cjk_lexical_factor),
+            document_weight: tuning.document_weight.unwrap_or(defaults.document_weight),
+            corpus_centering: tuning.corpus_centering.unwrap_or(defaults.corpus_centering),
+            writing_system_centering: tuning
+                .writing_system_centering
+                .unwrap_or(defaults.writing_system_centering),
+            semantic_only_floor: tuning
+                .semantic_only_floor
+                .unwrap_or(defaults.semantic_only_floor),
+            ..defaults
+        };
+        options.validate()?;
+        Ok(options)
+    }
+
     /// Checks every number; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
         fusion::validate(
             self.rrf_k,
             &[
-                self.lexical_weight,
-                self.vector_weight,
-                self.document_weight,
+                ("lexical_weight", self.lexical_weight),
+                ("vector_weight", self.vector_weight),
+                ("document_weight", self.document_weight),
             ],
         )?;
         for (name, factor) in [

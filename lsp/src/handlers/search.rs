@@ -69,7 +69,7 @@ pub fn search(
     params: &SearchParams,
     embedding: Option<&folio_core::embed::runner::EmbeddingRunner>,
 ) -> HostResult<SearchResult> {
-    let (query, options) = params.plan()?;
+    let (query, options) = params.plan(&config.search)?;
     reindex(folder, config).map_err(HostError::internal)?;
     let store = Store::open(&default_db_path(folder)).map_err(HostError::internal)?;
     let res = folio_core::search::semantic::search_with_runner(&store, embedding, &query, &options)

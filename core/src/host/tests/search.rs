@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::{GUIDE, err, h, ok, pointer, setup};
-use crate::host::Host;
 use crate::host::search::SearchRequest;
+use crate::host::{Host, Options};
 
 #[test]
 fn kb_search_returns_hits_with_uri_and_filters() {
@@ -267,5 +267,37 @@ fn a_search_after_the_index_file_was_built_again_reads_the_new_file() {
     assert_eq!(
         paths(&ok(kb.search(&SearchRequest::new("zebra")))),
         ["zebra.md"]
+    );
+}
+
+/// A `[search]` number out of its range stops the host at start-up, naming the file and
+/// the key, rather than failing every search later.
+#[test]
+fn a_bad_search_table_stops_the_host_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("folio.toml"),
+        "[search]\nsemantic_only_floor = 1.5\n",
+    )
+    .unwrap();
+    let err = Host::open(Options {
+        root: dir.path().to_path_buf(),
+        db: None,
+        allow_writes: false,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+    })
+    .err()
+    .expect("refused");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "invalid {}: [search] semantic_only_floor must be between 0 and 1, got 1.5",
+            dir.path()
+                .canonicalize()
+                .unwrap()
+                .join("folio.toml")
+                .display()
+        )
     );
 }

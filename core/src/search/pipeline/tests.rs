@@ -135,6 +135,60 @@ fn centring_weights_outside_zero_to_one_are_refused() {
 }
 
 #[test]
+fn a_search_table_replaces_the_defaults_it_names_and_bad_numbers_are_named() {
+    let tuning = SearchConfig {
+        writing_system_centering: Some(0.0),
+        semantic_only_floor: Some(0.7),
+        document_weight: Some(2.0),
+        ..SearchConfig::default()
+    };
+    let options = PipelineOptions::tuned(SearchMode::Semantic, &tuning).unwrap();
+    assert_eq!(
+        options,
+        PipelineOptions {
+            writing_system_centering: 0.0,
+            semantic_only_floor: 0.7,
+            document_weight: 2.0,
+            ..PipelineOptions::for_mode(SearchMode::Semantic)
+        }
+    );
+    assert_eq!(options.min_confidence_ratio, 1.1, "the mode's own default");
+    assert_eq!(options.corpus_centering, DEFAULT_CENTERING);
+    assert_eq!(
+        PipelineOptions::tuned(SearchMode::Hybrid, &SearchConfig::default()).unwrap(),
+        PipelineOptions::for_mode(SearchMode::Hybrid)
+    );
+    for (tuning, message) in [
+        (
+            SearchConfig {
+                corpus_centering: Some(2.0),
+                ..SearchConfig::default()
+            },
+            "corpus_centering must be between 0 and 1, got 2",
+        ),
+        (
+            SearchConfig {
+                vector_weight: Some(-1.0),
+                ..SearchConfig::default()
+            },
+            "vector_weight must be a finite number ≥ 0, got -1",
+        ),
+        (
+            SearchConfig {
+                cjk_lexical_factor: Some(1.5),
+                ..SearchConfig::default()
+            },
+            "cjk_lexical_factor must be between 0 and 1, got 1.5",
+        ),
+    ] {
+        assert_eq!(
+            PipelineOptions::tuned(SearchMode::Hybrid, &tuning),
+            Err(message.to_string())
+        );
+    }
+}
+
+#[test]
 fn semantic_ranks_by_the_score_and_judges_confidence_on_the_cosine() {
     let store = store();
     let ids = chunk_ids(&store);
