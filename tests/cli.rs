@@ -274,6 +274,29 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
         serde_json::from_slice(&folio(&["status", "--root", root, "--json"]).stdout).unwrap();
     assert_eq!(status["documents"], 9);
     assert_eq!(status["schema_version"], folio_core::store::SCHEMA_VERSION);
+    // The test suite installs the Japanese dictionary (scripts/test).
+    assert_eq!(
+        (&status["lexical_analyser"], &status["japanese_fallback"]),
+        (
+            &serde_json::json!(folio_core::store::lexical::WORDS_ID),
+            &serde_json::Value::Null
+        )
+    );
+    // Without it, status says that Japanese text falls back to bigrams, and why.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(["status", "--root", root])
+        .env("NO_COLOR", "1")
+        .env("FOLIO_EMBED_PROVIDER", "none")
+        .env("FOLIO_JA_DICT_DIR", empty.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = format!(
+        "lexical analyser: bigrams-2 (Japanese text is matched on character bigrams: the Japanese dictionary is not installed ({}); run scripts/fetch-ja-dict)",
+        empty.path().join("ipadic.dic.gz").display()
+    );
+    assert!(text.lines().any(|l| l == line), "{text}");
 }
 
 #[test]

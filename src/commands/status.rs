@@ -71,6 +71,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             serde_json::json!({
                 "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
                 "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
+                "lexical_analyser": st.lexical_analyser, "japanese_fallback": st.japanese_fallback,
                 "embed": embed_json,
             })
         )?;
@@ -85,6 +86,14 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             st.db_size_bytes,
             st.schema_version
         )?;
+        match &st.japanese_fallback {
+            None => writeln!(out, "lexical analyser: {}", st.lexical_analyser)?,
+            Some(why) => writeln!(
+                out,
+                "lexical analyser: {} (Japanese text is matched on character bigrams: {why})",
+                st.lexical_analyser
+            )?,
+        }
         write_embed_settings(&mut out, &settings)?;
         if let Some(err) = &model_error {
             writeln!(out, "built-in model: not usable: {err} (search is lexical)")?;

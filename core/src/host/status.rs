@@ -74,6 +74,15 @@ pub struct IndexCounts {
     pub db_size_bytes: u64,
     /// Schema version of the database.
     pub schema_version: u32,
+    /// How the full-text index analyses Japanese, Chinese and Korean text:
+    /// `ipadic-words-3` (Japanese words from the IPADIC dictionary, bigrams for the rest)
+    /// or `bigrams-2` (character bigrams for all of it).
+    pub lexical_analyser: String,
+    /// Present when Japanese text is matched on character bigrams instead of words: why
+    /// (the dictionary is not installed, not the expected file, or failed to load) and
+    /// what restores it. Japanese lexical search is less precise meanwhile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub japanese_fallback: Option<String>,
 }
 
 /// Embeddings: provider, model and the background pass.
@@ -210,6 +219,8 @@ impl Host {
                 chunks: s.n_chunks,
                 db_size_bytes: s.db_size_bytes,
                 schema_version: s.schema_version,
+                lexical_analyser: s.lexical_analyser.to_owned(),
+                japanese_fallback: s.japanese_fallback,
             },
             indexing,
         })

@@ -107,14 +107,15 @@ pub enum DictionaryError {
 /// nothing (the caller falls back to bigrams).
 pub struct JapaneseDictionary {
     path: PathBuf,
-    tokenizer: OnceLock<Option<vibrato::Tokenizer>>,
+    /// The loaded tokenizer, or why it failed to load (the error's message).
+    tokenizer: OnceLock<Result<vibrato::Tokenizer, String>>,
 }
 
 impl std::fmt::Debug for JapaneseDictionary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JapaneseDictionary")
             .field("path", &self.path)
-            .field("loaded", &self.tokenizer.get().is_some())
+            .field("loaded", &self.tokenizer.get().is_some_and(Result::is_ok))
             .finish()
     }
 }
@@ -207,15 +208,53 @@ impl JapaneseDictionary {
                             ms = started.elapsed().as_millis(),
                             "loaded the Japanese dictionary"
                         );
-                        Some(tokenizer)
+                        Ok(tokenizer)
                     }
                     Err(err) => {
                         tracing::error!("{err}; Japanese text falls back to bigrams");
-                        None
+                        Err(err.to_string())
                     }
                 }
             })
             .as_ref()
+            .ok()
+    }
+
+    /// Why the dictionary failed to load (the [`DictionaryError`] message), when it was
+    /// read and failed; `None` when it loaded or has not been read yet.
+    pub fn load_error(&self) -> Option<String> {
+        self.tokenizer.get()?.as_ref().err().cloned()
+    }
+
+    /// Why [`JapaneseDictionary::in_dir`] finds no dictionary in `dir`, for status
+    /// reports: the file is missing, or it is not the expected file (size or gzip
+    /// trailer). `None` when a file that passes those checks is there.
+    pub fn missing_reason_in(dir: &Path) -> Option<String> {
+        let path = dir.join(DICTIONARY_FILE);
+        if !path.is_file() {
+            return Some(format!(
+                "the Japanese dictionary is not installed ({}); run scripts/fetch-ja-dict",
+                path.display()
+            ));
+        }
+        looks_installed(&path).err().map(|why| {
+            format!(
+                "the Japanese dictionary {} is not the expected file ({why}); run scripts/fetch-ja-dict",
+                path.display()
+            )
+        })
+    }
+
+    /// [`JapaneseDictionary::missing_reason_in`] the folder [`JapaneseDictionary::installed`]
+    /// reads ([`default_dictionary_dir`]), or that no folder is known.
+    pub fn missing_reason() -> Option<String> {
+        match default_dictionary_dir() {
+            Some(dir) => Self::missing_reason_in(&dir),
+            None => Some(
+                "no folder for the Japanese dictionary (set FOLIO_JA_DICT_DIR, XDG_DATA_HOME or HOME)"
+                    .into(),
+            ),
+        }
     }
 
     /// The tokens of `text` (Japanese, possibly with other characters: the words
@@ -407,9 +446,24 @@ mod tests {
     fn a_missing_or_foreign_dictionary_is_not_used() {
         let dir = tempfile::tempdir().expect("tempdir");
         assert!(JapaneseDictionary::in_dir(dir.path()).is_none());
-
         let path = dir.path().join(DICTIONARY_FILE);
+        // Each case says why, for kb_status and `folio status`.
+        assert_eq!(
+            JapaneseDictionary::missing_reason_in(dir.path()),
+            Some(format!(
+                "the Japanese dictionary is not installed ({}); run scripts/fetch-ja-dict",
+                path.display()
+            ))
+        );
+
         std::fs::write(&path, b"not gzip").expect("write");
+        assert_eq!(
+            JapaneseDictionary::missing_reason_in(dir.path()),
+            Some(format!(
+                "the Japanese dictionary {} is not the expected file (8 bytes, expected {DICTIONARY_GZ_LEN}); run scripts/fetch-ja-dict",
+                path.display()
+            ))
+        );
         assert!(matches!(
             JapaneseDictionary::load(&path),
             Err(DictionaryError::Io { .. })
@@ -422,7 +476,22 @@ mod tests {
         bytes[middle] ^= 0xff;
         std::fs::write(&path, &bytes).expect("write");
         let dict = JapaneseDictionary::in_dir(dir.path()).expect("size and trailer match");
+        assert_eq!(JapaneseDictionary::missing_reason_in(dir.path()), None);
+        assert_eq!(dict.load_error(), None, "not read yet");
         assert_eq!(dict.words("ファイルを削除する"), None);
+        let error = dict.load_error().expect("the read failed");
+        // The inflated stream breaks at the flipped byte, before any hash is taken.
+        assert!(
+            error.starts_with(&format!(
+                "cannot read the Japanese dictionary {}: ",
+                path.display()
+            )) && error.ends_with(" (run scripts/fetch-ja-dict)"),
+            "{error}"
+        );
+        assert_eq!(
+            crate::store::lexical::Lexical::Words(std::sync::Arc::new(dict)).bigrams_reason(),
+            Some(error)
+        );
 
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         std::io::Write::write_all(&mut gz, b"VibratoTokenizer 0.5\n").expect("gzip");

@@ -113,6 +113,20 @@ impl Lexical {
         }
     }
 
+    /// Why Japanese text is matched on character bigrams rather than words: the
+    /// dictionary of the default folder is not installed or not the expected file
+    /// ([`JapaneseDictionary::missing_reason`]), or it failed to load when first read
+    /// ([`JapaneseDictionary::load_error`]). `None` when Japanese text is analysed into
+    /// words (or the dictionary has not been needed yet and looks right).
+    pub fn bigrams_reason(&self) -> Option<String> {
+        match self {
+            Lexical::Bigrams => Some(JapaneseDictionary::missing_reason().unwrap_or_else(|| {
+                "the Japanese dictionary was installed after this process started; start folio again".into()
+            })),
+            Lexical::Words(dictionary) => dictionary.load_error(),
+        }
+    }
+
     /// `text` with every CJK run replaced by space-separated tokens, each separated by a
     /// space from the characters next to it; text without CJK is returned unchanged and
     /// unallocated. `japanese` says whether the text is Japanese (normally

@@ -180,7 +180,7 @@ pub(crate) fn chunk_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRec
 }
 
 /// Counts and sizes reported by [`Store::status`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreStatus {
     /// Number of indexed documents.
     pub n_documents: u64,
@@ -191,6 +191,12 @@ pub struct StoreStatus {
     pub db_size_bytes: u64,
     /// The schema version of the open database.
     pub schema_version: u32,
+    /// The analyser that wrote the full-text table ([`lexical::Lexical::id`]:
+    /// `ipadic-words-3` or `bigrams-2`).
+    pub lexical_analyser: &'static str,
+    /// Why Japanese text is matched on character bigrams rather than words
+    /// ([`lexical::Lexical::bigrams_reason`]); `None` when it is analysed into words.
+    pub japanese_fallback: Option<String>,
 }
 
 /// An open index database.
@@ -412,6 +418,8 @@ impl Store {
             n_chunks,
             db_size_bytes: page_count.saturating_mul(page_size),
             schema_version: SCHEMA_VERSION,
+            lexical_analyser: self.lexical.id(),
+            japanese_fallback: self.lexical.bigrams_reason(),
         })
     }
 

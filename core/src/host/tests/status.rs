@@ -24,7 +24,10 @@ fn kb_status_reports_counts_and_the_last_reindex() {
                 "state": "off", "done": 0, "total": 0, "embedded_chunks": 0, "total_chunks": 5,
                 "skipped_files": 0, "reason": "embeddings are off in this test"
             },
-            "index": {"documents": 3, "chunks": 5, "db_size_bytes": 0, "schema_version": crate::store::SCHEMA_VERSION},
+            "index": {
+                "documents": 3, "chunks": 5, "db_size_bytes": 0, "schema_version": crate::store::SCHEMA_VERSION,
+                "lexical_analyser": crate::store::lexical::WORDS_ID
+            },
             "indexing": {
                 "state": "idle", "force": false, "done": 0, "total": 0, "started_at_ms": 0,
                 "last": {"ok": true, "finished_at_ms": 0, "elapsed_ms": 0, "files": 3, "indexed": 3, "unchanged": 0, "removed": 0, "skipped": 0}
