@@ -280,15 +280,15 @@ fn a_bad_search_table_stops_the_host_at_start_up() {
         "[search]\nsemantic_only_floor = 1.5\n",
     )
     .unwrap();
-    let err = Host::open(Options {
+    let Err(err) = Host::open(Options {
         root: dir.path().to_path_buf(),
         db: None,
         allow_writes: false,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
-    })
-    .err()
-    .expect("refused");
+    }) else {
+        panic!("a bad [search] table was accepted");
+    };
     assert_eq!(
         err.to_string(),
         format!(
