@@ -130,7 +130,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub parent_retriever: bool,
     /// Low confidence when the best score is under this many times the mean (default: off in hybrid, 1.1 in semantic mode; 0 disables).
-    #[arg(long, value_name = "RATIO")]
+    #[arg(long, value_name = "RATIO", allow_negative_numbers = true)]
     pub min_confidence_ratio: Option<f64>,
     /// Re-score with a cross-encoder (none is available in this build: fails with "not configured").
     #[arg(long)]
@@ -172,33 +172,33 @@ impl From<ModeArg> for SearchMode {
 #[derive(clap::Args, Clone, Default)]
 pub struct TuningArgs {
     /// RRF weight of the lexical (BM25) leg in hybrid mode (default 1.0).
-    #[arg(long, value_name = "W")]
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
     pub lexical_weight: Option<f64>,
     /// RRF weight of the vector leg in hybrid mode (default 1.0).
-    #[arg(long, value_name = "W")]
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
     pub vector_weight: Option<f64>,
     /// Factor on the lexical weight when the lexical leg's best hit matches fewer than
     /// half of the query's terms (hybrid mode; 1 turns it off).
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub weak_lexical_factor: Option<f64>,
     /// Factor on the lexical weight when most of the query's letters are CJK (hybrid
     /// mode; 1 turns it off).
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub cjk_lexical_factor: Option<f64>,
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
-    #[arg(long, value_name = "W")]
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
     pub document_weight: Option<f64>,
     /// How far the vector and document legs move the query away from the mean of the
     /// collection's chunk vectors, in [0, 1] (semantic and hybrid; default 0.5; 0 turns it off).
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", allow_negative_numbers = true)]
     pub corpus_centering: Option<f64>,
     /// How much of each writing system's offset from the collection's mean the vector and
     /// document legs take off, in [0, 1] (semantic and hybrid; default 0.5; 0 turns it off).
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", allow_negative_numbers = true)]
     pub writing_system_centering: Option<f64>,
     /// Cosine similarity the best hit must reach when the hybrid hits stand on the vector
     /// leg alone, else `low_confidence` (default 0.82 for the built-in model; 0 turns it off).
-    #[arg(long, value_name = "COS")]
+    #[arg(long, value_name = "COS", allow_negative_numbers = true)]
     pub semantic_only_floor: Option<f64>,
 }
 
@@ -239,7 +239,7 @@ pub struct EvalArgs {
     pub tuning: TuningArgs,
     /// `low_confidence` when the best hit's score is less than this many times the mean of
     /// the hits' scores (default: off in hybrid, 1.1 in semantic mode; 0 turns it off).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub min_confidence_ratio: Option<f64>,
     /// Compare with this saved `folio eval --json` output instead of the last run.
     #[arg(long, value_name = "FILE")]

@@ -297,6 +297,45 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
         empty.path().join("ipadic.dic.gz").display()
     );
     assert!(text.lines().any(|l| l == line), "{text}");
+    // A dictionary of the right size and ending with damage inside: status reads it and
+    // says so (a search would fall back to bigrams).
+    let installed = folio_core::store::japanese::default_dictionary_dir()
+        .unwrap()
+        .join("ipadic.dic.gz");
+    let mut bytes = std::fs::read(&installed).expect("the Japanese dictionary is installed");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    let damaged = tempfile::tempdir().unwrap();
+    std::fs::write(damaged.path().join("ipadic.dic.gz"), &bytes).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(["status", "--root", root])
+        .env("NO_COLOR", "1")
+        .env("FOLIO_EMBED_PROVIDER", "none")
+        .env("FOLIO_JA_DICT_DIR", damaged.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let prefix = format!(
+        "lexical analyser: ipadic-words-3 (Japanese text is matched on character bigrams: cannot read the Japanese dictionary {}: ",
+        damaged.path().join("ipadic.dic.gz").display()
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with(&prefix)
+            && l.ends_with("(run scripts/fetch-ja-dict, then `folio index --force`))")),
+        "{text}"
+    );
+    // A `[search]` number out of range: index and check do not read it, status says so.
+    std::fs::write(
+        Path::new(root).join("folio.toml"),
+        "[search]\ncorpus_centering = 2\n",
+    )
+    .unwrap();
+    let text = String::from_utf8_lossy(&folio(&["status", "--root", root]).stdout).to_string();
+    assert!(
+        text.lines().any(|l| l
+            == "search settings: error: [search] corpus_centering must be between 0 and 1, got 2"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -187,6 +187,7 @@ impl Backend {
                     .show_message(MessageType::WARNING, no_markdown_message(&folder))
                     .await;
             }
+            shared.show_config_problems().await;
             shared.send_status(status).await;
             let pushed = shared.push_workspace();
             shared.publish(pushed).await;
@@ -477,6 +478,7 @@ impl LanguageServer for Backend {
                     .await;
             }
         }
+        self.shared.show_config_problems().await;
     }
 
     async fn document_symbol(

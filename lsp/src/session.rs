@@ -92,6 +92,19 @@ pub struct ReadRoot {
     pub texts: Arc<Preread>,
     /// When reading began (for the log).
     started: std::time::Instant,
+    /// What is wrong with its `folio.toml`, to show the user ([`config_problem`]).
+    config_problem: Option<String>,
+}
+
+/// What is wrong with a `folio.toml` that loads but that only a request reads: a
+/// `[search]` number out of its range (`folio/search` refuses until it is fixed).
+fn config_problem(folder: &Path, config: &Config) -> Option<String> {
+    use folio_core::search::pipeline::{PipelineOptions, SearchMode};
+    let message = PipelineOptions::tuned(SearchMode::Hybrid, &config.search).err()?;
+    Some(format!(
+        "folio: invalid {}: [search] {message}; folio/search refuses until it is fixed",
+        folder.join(folio_core::config::CONFIG_FILE).display()
+    ))
 }
 
 /// A document named by its root and KB-relative path.
@@ -124,6 +137,9 @@ pub struct Session {
     pub client_info: Option<(String, Option<String>)>,
     /// The last `folio/status` sent: documents and broken links.
     pub last_status: Option<(usize, usize)>,
+    /// Problems with a root's `folio.toml` not shown to the user yet
+    /// ([`Session::take_config_problems`]; the server shows each as a warning).
+    pub config_problems: Vec<String>,
 }
 
 impl Root {
@@ -277,10 +293,17 @@ impl Session {
         if let Some(i) = self.workspace_root(&folder) {
             return Ok(Err(i));
         }
-        let file_config = Config::load(&folder).unwrap_or_else(|e| {
-            tracing::warn!("{e}; using the default configuration");
-            Config::default()
-        });
+        let (file_config, config_problem) = match Config::load(&folder) {
+            Ok(config) => {
+                let problem = config_problem(&folder, &config);
+                (config, problem)
+            }
+            Err(e) => {
+                let problem = format!("folio: {e}; using the default configuration");
+                tracing::warn!("{problem}");
+                (Config::default(), Some(problem))
+            }
+        };
         let config = effective_config(&file_config, self.settings.as_ref())?;
         let started = std::time::Instant::now();
         let texts = Preread::read(&folder, &config)
@@ -291,6 +314,7 @@ impl Session {
             config,
             texts: Arc::new(texts),
             started,
+            config_problem,
         }))
     }
 
@@ -303,10 +327,12 @@ impl Session {
             config,
             texts,
             started,
+            config_problem,
         } = read;
         if let Some(i) = self.workspace_root(&folder) {
             return Ok(i);
         }
+        self.config_problems.extend(config_problem);
         // Closed documents keep their headings and links, not every block element: a
         // quarter of the heap on a docs site; a request that needs them parses again.
         let (model, report) = Model::from_preread(&folder, config, &texts, true);
@@ -399,10 +425,24 @@ impl Session {
         Ok(())
     }
 
-    /// Re-reads `folio.toml` of the root at `idx`.
+    /// The problems with a root's `folio.toml` found since the last call, each once.
+    pub fn take_config_problems(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.config_problems)
+    }
+
+    /// Re-reads `folio.toml` of the root at `idx`. A file that does not load leaves the
+    /// previous configuration in place; either way a problem goes to
+    /// [`Session::take_config_problems`].
     pub fn reload_file_config(&mut self, idx: usize) -> Result<()> {
         let root = &mut self.roots[idx];
-        root.file_config = Config::load(&root.folder)?;
+        let loaded = Config::load(&root.folder).map_err(|e| {
+            let problem = format!("folio: {e}; keeping the previous configuration");
+            self.config_problems.push(problem.clone());
+            anyhow::anyhow!(problem)
+        })?;
+        self.config_problems
+            .extend(config_problem(&root.folder, &loaded));
+        root.file_config = loaded;
         let config = effective_config(&root.file_config, self.settings.as_ref())?;
         self.roots[idx].model.set_config(config);
         Ok(())

@@ -185,3 +185,79 @@ async fn without_folio_status_the_scan_progress_does_not_count_broken_links() {
     );
     assert_eq!(c.take("folio/status"), Vec::<Value>::new());
 }
+
+/// A `folio.toml` the editor cannot use is shown to the user once, at start-up and after
+/// each change of the file: a `[search]` number out of range (folio/search refuses it),
+/// and a file that does not load (the defaults, or the previous configuration, apply).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_folio_toml_is_shown_as_a_warning() {
+    let mut c = Client::start(
+        &[
+            ("a.md", A),
+            ("folio.toml", "[search]\ncorpus_centering = 3\n"),
+        ],
+        Enc::Utf16,
+        caps(),
+    )
+    .await;
+    c.notification("folio/status").await;
+    let root = root(&c);
+    let file = format!("{root}/folio.toml");
+    assert_eq!(
+        c.take("window/showMessage"),
+        vec![json!({"type": 2, "message": format!(
+            "folio: invalid {file}: [search] corpus_centering must be between 0 and 1, got 3; folio/search refuses until it is fixed"
+        )})]
+    );
+    let found = c
+        .request("folio/search", json!({"query": "anything"}))
+        .await;
+    assert_eq!(
+        found["error"]["message"],
+        "[search] corpus_centering must be between 0 and 1, got 3"
+    );
+    // A typo in a key: the file does not load, the previous configuration stays.
+    write_files(
+        c.dir.path(),
+        &[("folio.toml", "[search]\ncorpus_centring = 0\n")],
+    );
+    let uri = c.uri("folio.toml");
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri, "type": 2}]}),
+    )
+    .await;
+    let shown = c.notification("window/showMessage").await;
+    let message = shown["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("folio: invalid {file}: "))
+            && message.contains("unknown field `corpus_centring`")
+            && message.ends_with("; keeping the previous configuration"),
+        "{message}"
+    );
+    // Fixed: no further message, and search answers.
+    write_files(
+        c.dir.path(),
+        &[("folio.toml", "[search]\ncorpus_centering = 0\n")],
+    );
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri, "type": 2}]}),
+    )
+    .await;
+    // The change is applied in order with other notifications, not before the next
+    // request: ask until the new file is read.
+    let mut found = json!(null);
+    for _ in 0..200 {
+        found = c
+            .request("folio/search", json!({"query": "anything"}))
+            .await;
+        if found.get("error").is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(found["result"]["results"].is_array(), "{found}");
+    c.call("workspace/symbol", json!({"query": ""})).await;
+    assert_eq!(c.take("window/showMessage"), Vec::<Value>::new());
+}

@@ -81,12 +81,13 @@ fn peak_rss_mib() -> u64 {
 fn semantic_figures(
     root: &std::path::Path,
     config: &Config,
+    options: &folio_core::search::pipeline::PipelineOptions,
     db: &std::path::Path,
     repeat: usize,
 ) -> Result<SemanticFigures> {
     use folio_core::embed::pass::{EmbedProgress, embed_db};
     use folio_core::embed::settings::{EmbedSettings, make_embedder};
-    use folio_core::search::pipeline::{PipelineOptions, SearchMode};
+    use folio_core::search::pipeline::SearchMode;
     let user = folio_core::config::user::UserConfig::load().map_err(anyhow::Error::msg)?;
     let settings =
         EmbedSettings::resolve(&config.embed, &user.embed, false).map_err(anyhow::Error::msg)?;
@@ -107,9 +108,6 @@ fn semantic_figures(
         anyhow::bail!("the embedder stopped: {reason}");
     }
     let store = Store::open(db)?;
-    // The hybrid search a user of this root gets: its `[search]` table applies.
-    let options = PipelineOptions::tuned(SearchMode::Hybrid, &config.search)
-        .map_err(|m| anyhow::anyhow!("invalid [search] in {}: {m}", root.display()))?;
     let mut times = Vec::new();
     for _ in 0..repeat.max(1) {
         for q in QUERIES {
@@ -118,7 +116,7 @@ fn semantic_figures(
                 &store,
                 Some(embedder.as_ref()),
                 &SearchQuery::new(q),
-                &options,
+                options,
             )?;
             times.push(t.elapsed().as_micros() as u64);
             anyhow::ensure!(
@@ -170,6 +168,17 @@ pub fn run(
             .canonicalize()
             .with_context(|| format!("root `{}` does not exist", root.display()))?;
         let config = Config::load(&root)?;
+        // A bad `[search]` number is refused before the index and embedding passes.
+        let options = folio_core::search::pipeline::PipelineOptions::tuned(
+            folio_core::search::pipeline::SearchMode::Hybrid,
+            &config.search,
+        )
+        .map_err(|m| {
+            anyhow::anyhow!(
+                "invalid {}: [search] {m}",
+                root.join(folio_core::config::CONFIG_FILE).display()
+            )
+        })?;
         let tmp = tempfile::tempdir().context("creating a temporary folder")?;
         let db = keep_db.map_or_else(|| tmp.path().join("index.db"), std::path::Path::to_path_buf);
         let cold = std::fs::metadata(&db).map_or(true, |m| m.len() == 0);
@@ -191,7 +200,7 @@ pub fn run(
         }
         times.sort_unstable();
         let semantic = if semantic {
-            Some(semantic_figures(&root, &config, &db, repeat)?)
+            Some(semantic_figures(&root, &config, &options, &db, repeat)?)
         } else {
             None
         };

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use folio_core::embed::settings::EmbedSettings;
+use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
 
 use super::embedding::embed_settings;
@@ -57,6 +58,13 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let st = store.status()?;
     let vs = store.vector_status()?;
+    // Read the Japanese dictionary if words are in use, so damage inside it shows here.
+    let japanese_fallback = store.lexical().bigrams_reason_checked();
+    // The `[search]` numbers only matter to search, so a bad one fails `folio mcp` and
+    // `folio search` but not `folio index`: say so here.
+    let search_error = PipelineOptions::tuned(SearchMode::Hybrid, &r.config.search)
+        .err()
+        .map(|m| format!("[search] {m}"));
     if json {
         let mut embed_json = settings_json;
         embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));
@@ -71,7 +79,8 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             serde_json::json!({
                 "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
                 "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
-                "lexical_analyser": st.lexical_analyser, "japanese_fallback": st.japanese_fallback,
+                "lexical_analyser": st.lexical_analyser, "japanese_fallback": japanese_fallback,
+                "search_settings_error": search_error,
                 "embed": embed_json,
             })
         )?;
@@ -86,7 +95,10 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             st.db_size_bytes,
             st.schema_version
         )?;
-        match &st.japanese_fallback {
+        if let Some(err) = &search_error {
+            writeln!(out, "search settings: error: {err}")?;
+        }
+        match &japanese_fallback {
             None => writeln!(out, "lexical analyser: {}", st.lexical_analyser)?,
             Some(why) => writeln!(
                 out,

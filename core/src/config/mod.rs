@@ -454,6 +454,20 @@ mod tests {
     }
 
     #[test]
+    fn the_users_file_refuses_workspace_tables_and_unknown_ones() {
+        assert_eq!(
+            user::UserConfig::from_toml("[search]\ncorpus_centering = 0\n"),
+            Err(
+                "[search] is set per workspace: put it in the folio.toml at the workspace's root"
+                    .into()
+            )
+        );
+        let err = user::UserConfig::from_toml("[serach]\ncorpus_centering = 0\n").unwrap_err();
+        assert!(err.contains("unknown field `serach`"), "{err}");
+        assert!(user::UserConfig::from_toml("[mcp]\nallow_writes = true\n").is_ok());
+    }
+
+    #[test]
     fn a_workspace_cannot_choose_the_knowledgepulse_registry() {
         let err = Config::from_toml("[knowledge]\nregistry = \"https://evil.example/mcp\"\n")
             .unwrap_err();

@@ -8,9 +8,23 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-/// The user's configuration; every field defaults to the safe choice.
+/// Tables of a workspace's `folio.toml` that the user's own configuration does not hold:
+/// they describe one collection (what to index, which diagnostics, how links resolve, the
+/// ranking's numbers), not the user.
+pub const WORKSPACE_ONLY_TABLES: &[&str] = &[
+    "index",
+    "diagnostics",
+    "wiki",
+    "best_practice",
+    "links",
+    "search",
+];
+
+/// The user's configuration; every field defaults to the safe choice. An unknown table
+/// is an error (a typo is reported, not ignored); a table that only a workspace's
+/// `folio.toml` holds ([`WORKSPACE_ONLY_TABLES`]) gets an error saying where it belongs.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct UserConfig {
     /// `[mcp]` settings.
     pub mcp: UserMcpConfig,
@@ -185,13 +199,28 @@ impl UserConfig {
         Ok(config)
     }
 
+    /// Parses the user's configuration text. Errors name the key; a workspace-only table
+    /// says it belongs in `folio.toml`.
+    pub fn from_toml(text: &str) -> Result<UserConfig, String> {
+        if let Ok(table) = text.parse::<toml::Table>()
+            && let Some(name) = WORKSPACE_ONLY_TABLES
+                .iter()
+                .find(|t| table.contains_key(**t))
+        {
+            return Err(format!(
+                "[{name}] is set per workspace: put it in the folio.toml at the workspace's root"
+            ));
+        }
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
     fn load_file() -> Result<UserConfig, String> {
         let Some(path) = Self::path() else {
             return Ok(UserConfig::default());
         };
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                toml::from_str(&text).map_err(|e| format!("invalid {}: {e}", path.display()))
+                Self::from_toml(&text).map_err(|e| format!("invalid {}: {e}", path.display()))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserConfig::default()),
             Err(e) => Err(format!("cannot read {}: {e}", path.display())),

@@ -371,7 +371,8 @@ pub fn builtin_model_dir(settings: &EmbedSettings) -> Result<std::path::PathBuf,
     match settings.model.as_deref() {
         Some(dir) => Ok(std::path::PathBuf::from(dir)),
         None => super::builtin::default_model_dir().ok_or_else(|| {
-            "no folder for the built-in model: set FOLIO_MODEL_DIR or HOME".to_owned()
+            "no folder for the built-in model: set FOLIO_MODEL_DIR, XDG_DATA_HOME or HOME"
+                .to_owned()
         }),
     }
 }

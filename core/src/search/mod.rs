@@ -163,6 +163,7 @@ impl Store {
     /// The lexical leg's order without the hits' text: [`Store::search_lexical`]'s chunks
     /// as `(chunks.id, score)`, the score being −BM25 (higher is better), best first.
     pub(crate) fn lexical_ranking(&self, search: &SearchQuery) -> Result<Ranking, SearchError> {
+        self.keep_lexical()?;
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
         if terms.len() > MAX_TERMS {

@@ -27,12 +27,18 @@ fn recorded(conn: &Connection) -> rusqlite::Result<Option<String>> {
 ///   embedded again.
 ///
 /// Returns whether the table was written again. Errors: SQLite's.
-pub(crate) fn ensure_lexical(conn: &mut Connection, lexical: &Lexical) -> Result<bool, StoreError> {
+///
+/// Called when a store opens, and again before each lexical search and write batch
+/// ([`super::Store::keep_lexical`]): another process with another analyser (a shell
+/// without the Japanese dictionary next to an editor with it) may have written the
+/// table again meanwhile, and a long-running server must not query or add words to a
+/// table of bigrams. The check is one `meta` read.
+pub(crate) fn ensure_lexical(conn: &Connection, lexical: &Lexical) -> Result<bool, StoreError> {
     let current = lexical.id();
     if recorded(conn)?.as_deref() == Some(current) {
         return Ok(false);
     }
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // Another process may have done it between the read and the lock.
     let stored = recorded(&tx)?;
     if stored.as_deref() == Some(current) {

@@ -127,6 +127,16 @@ impl Lexical {
         }
     }
 
+    /// [`Lexical::bigrams_reason`] after reading the dictionary if it has not been read
+    /// ([`JapaneseDictionary::load_now`]), so damage inside a file of the right size and
+    /// trailer is seen too: what `folio status` reports.
+    pub fn bigrams_reason_checked(&self) -> Option<String> {
+        match self {
+            Lexical::Words(dictionary) => dictionary.load_now(),
+            Lexical::Bigrams => self.bigrams_reason(),
+        }
+    }
+
     /// `text` with every CJK run replaced by space-separated tokens, each separated by a
     /// space from the characters next to it; text without CJK is returned unchanged and
     /// unallocated. `japanese` says whether the text is Japanese (normally

@@ -140,6 +140,35 @@ fn an_index_is_written_again_when_opened_with_the_other_analyser() {
     }
 }
 
+/// A store that stays open (a server) keeps the table its own: another process that
+/// opens the file with the other analyser writes the table again, and the open store's
+/// next search, write or status writes it back before it reads or adds to it.
+#[test]
+fn an_open_store_writes_the_table_back_after_another_analyser_rewrote_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db_path = dir.path().join(".folio/index.db");
+    let mut server = Store::open_with_lexical(&db_path, words()).expect("open");
+    index(&mut server, &KYOTO_DOCS);
+    assert_eq!(search_paths(&server, "京都"), ["kyoto.md"]);
+    let bigrams = Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("open");
+    assert_eq!(
+        bigrams.meta(LEXICAL_KEY).unwrap().as_deref(),
+        Some(BIGRAMS_ID)
+    );
+    drop(bigrams);
+    // Words against a table of bigrams would find nothing; the search writes it back.
+    assert_eq!(search_paths(&server, "京都"), ["kyoto.md"]);
+    assert_eq!(server.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
+    // The same before a write and before a status report.
+    drop(Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("open"));
+    assert_eq!(server.status().unwrap().lexical_analyser, WORDS_ID);
+    assert_eq!(server.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
+    drop(Store::open_with_lexical(&db_path, Lexical::Bigrams).expect("open"));
+    drop(server.batch().expect("batch"));
+    assert_eq!(server.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
+    assert_eq!(search_paths(&server, "京都"), ["kyoto.md"]);
+}
+
 /// An index that records no analyser (written by a folio before it did, with bigrams
 /// and without normalization) is written again, and searches as a new one.
 #[test]

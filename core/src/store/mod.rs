@@ -339,7 +339,7 @@ impl Store {
         // Chunk hashes and vectors of another embedding text are recomputed / dropped.
         vectors::ensure_embedding_text(&mut conn)?;
         // A full-text table of another analyser is written again with this one.
-        fts_analyser::ensure_lexical(&mut conn, &lexical)?;
+        fts_analyser::ensure_lexical(&conn, &lexical)?;
         // The id that tells this file from another built at the same path (the
         // in-memory vector copy's key).
         vectors::ensure_index_id(&conn)?;
@@ -405,6 +405,8 @@ impl Store {
 
     /// Counts of documents and chunks, database size and schema version.
     pub fn status(&self) -> Result<StoreStatus, StoreError> {
+        // What it reports of the analyser is true of the table.
+        self.keep_lexical()?;
         let count = |sql: &str| -> Result<u64, StoreError> {
             let n: i64 = self.conn.query_row(sql, [], |row| row.get(0))?;
             Ok(u64::try_from(n).unwrap_or(0))
@@ -423,9 +425,21 @@ impl Store {
         })
     }
 
+    /// Writes the full-text table again with this store's analyser when another process
+    /// wrote it with another one since this store opened (`fts_analyser::ensure_lexical`;
+    /// one `meta` read when nothing changed). Called before each lexical search and each
+    /// write batch.
+    ///
+    /// Errors: SQLite's.
+    pub fn keep_lexical(&self) -> Result<(), StoreError> {
+        fts_analyser::ensure_lexical(&self.conn, &self.lexical)?;
+        Ok(())
+    }
+
     /// Starts a write batch: one `BEGIN IMMEDIATE` transaction that ends with
     /// [`Batch::commit`]; dropping the batch without committing rolls it back.
     pub fn batch(&mut self) -> Result<Batch<'_>, StoreError> {
+        self.keep_lexical()?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
