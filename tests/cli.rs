@@ -316,12 +316,12 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let prefix = format!(
-        "lexical analyser: ipadic-words-3 (Japanese text is matched on character bigrams: cannot read the Japanese dictionary {}: ",
+        "lexical analyser: bigrams-2 (Japanese text is matched on character bigrams: cannot read the Japanese dictionary {}: ",
         damaged.path().join("ipadic.dic.gz").display()
     );
     assert!(
-        text.lines().any(|l| l.starts_with(&prefix)
-            && l.ends_with("(run scripts/fetch-ja-dict, then `folio index --force`))")),
+        text.lines()
+            .any(|l| l.starts_with(&prefix) && l.ends_with("(run scripts/fetch-ja-dict))")),
         "{text}"
     );
     // A `[search]` number out of range: index and check do not read it, status says so.
@@ -333,7 +333,10 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
     let text = String::from_utf8_lossy(&folio(&["status", "--root", root]).stdout).to_string();
     assert!(
         text.lines().any(|l| l
-            == "search settings: error: [search] corpus_centering must be between 0 and 1, got 2"),
+            == format!(
+                "search settings: error: invalid {}: [search] corpus_centering must be between 0 and 1, got 2",
+                Path::new(root).join("folio.toml").display()
+            )),
         "{text}"
     );
 }

@@ -147,6 +147,24 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
+/// The hybrid search options a user of `root` gets: its `[search]` numbers over the
+/// defaults. Errors: a number out of its range, naming the file.
+fn search_options(
+    root: &std::path::Path,
+    config: &Config,
+) -> Result<folio_core::search::pipeline::PipelineOptions> {
+    folio_core::search::pipeline::PipelineOptions::tuned(
+        folio_core::search::pipeline::SearchMode::Hybrid,
+        &config.search,
+    )
+    .map_err(|m| {
+        anyhow::anyhow!(
+            "invalid {}: [search] {m}",
+            root.join(folio_core::config::CONFIG_FILE).display()
+        )
+    })
+}
+
 /// Runs the benchmark over `roots`, each indexed into a temporary database, or with
 /// `keep_db` (one root only) into that file, which is kept: a later run reuses it, so its
 /// index and embedding figures are then incremental, not cold (`cold: false`).
@@ -162,23 +180,17 @@ pub fn run(
         "--db takes one root, not {}",
         roots.len()
     );
+    // Every root's `[search]` is checked before any is indexed.
+    for root in roots {
+        search_options(root, &Config::load(root)?)?;
+    }
     let mut all = Vec::new();
     for root in roots {
         let root = root
             .canonicalize()
             .with_context(|| format!("root `{}` does not exist", root.display()))?;
         let config = Config::load(&root)?;
-        // A bad `[search]` number is refused before the index and embedding passes.
-        let options = folio_core::search::pipeline::PipelineOptions::tuned(
-            folio_core::search::pipeline::SearchMode::Hybrid,
-            &config.search,
-        )
-        .map_err(|m| {
-            anyhow::anyhow!(
-                "invalid {}: [search] {m}",
-                root.join(folio_core::config::CONFIG_FILE).display()
-            )
-        })?;
+        let options = search_options(&root, &config)?;
         let tmp = tempfile::tempdir().context("creating a temporary folder")?;
         let db = keep_db.map_or_else(|| tmp.path().join("index.db"), std::path::Path::to_path_buf);
         let cold = std::fs::metadata(&db).map_or(true, |m| m.len() == 0);

@@ -56,15 +56,21 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     }
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    // Read the Japanese dictionary if words are in use, so damage inside it shows here
+    // (before the counts, which then report the analyser that matches).
+    let japanese_fallback = store.lexical().bigrams_reason_checked();
     let st = store.status()?;
     let vs = store.vector_status()?;
-    // Read the Japanese dictionary if words are in use, so damage inside it shows here.
-    let japanese_fallback = store.lexical().bigrams_reason_checked();
     // The `[search]` numbers only matter to search, so a bad one fails `folio mcp` and
     // `folio search` but not `folio index`: say so here.
     let search_error = PipelineOptions::tuned(SearchMode::Hybrid, &r.config.search)
         .err()
-        .map(|m| format!("[search] {m}"));
+        .map(|m| {
+            format!(
+                "invalid {}: [search] {m}",
+                r.root.join(folio_core::config::CONFIG_FILE).display()
+            )
+        });
     if json {
         let mut embed_json = settings_json;
         embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));

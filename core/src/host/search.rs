@@ -214,7 +214,7 @@ impl SearchRequest {
             .is_some_and(|v| !v.is_finite() || v < 0.0)
         {
             return Err(HostError::invalid(
-                "`min_confidence_ratio` must be 0 or more",
+                "`min_confidence_ratio` must be a finite number, 0 or more",
             ));
         }
         let defaults = PipelineOptions::tuned(mode, tuning)

@@ -34,14 +34,15 @@ fn recorded(conn: &Connection) -> rusqlite::Result<Option<String>> {
 /// table again meanwhile, and a long-running server must not query or add words to a
 /// table of bigrams. The check is one `meta` read.
 pub(crate) fn ensure_lexical(conn: &Connection, lexical: &Lexical) -> Result<bool, StoreError> {
-    let current = lexical.id();
-    if recorded(conn)?.as_deref() == Some(current) {
+    // What this process writes: words, or (its dictionary failed) the fell-back id, so a
+    // table it wrote is not written again at every search.
+    if recorded(conn)?.as_deref() == Some(lexical.recorded_id()) {
         return Ok(false);
     }
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // Another process may have done it between the read and the lock.
     let stored = recorded(&tx)?;
-    if stored.as_deref() == Some(current) {
+    if stored.as_deref() == Some(lexical.recorded_id()) {
         return Ok(false);
     }
     tx.execute(
@@ -49,16 +50,38 @@ pub(crate) fn ensure_lexical(conn: &Connection, lexical: &Lexical) -> Result<boo
         [],
     )?;
     let rows = super::fill_fts(&tx, lexical)?;
+    // Read after the fill: the dictionary is loaded (or fails) while it runs.
+    let current = lexical.recorded_id();
     tracing::info!(
         from = stored.as_deref().unwrap_or("none"),
         to = current,
         rows,
         "full-text index written again with another analyser"
     );
-    tx.execute(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [LEXICAL_KEY, current],
-    )?;
+    record(&tx, current)?;
     tx.commit()?;
     Ok(true)
+}
+
+/// Records `id` as the analyser that wrote the table.
+fn record(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [LEXICAL_KEY, id],
+    )?;
+    Ok(())
+}
+
+/// At the end of a write batch: when the dictionary failed while the batch wrote
+/// Japanese text (so it went in as bigrams), records [`Lexical::recorded_id`] instead of
+/// the words id, in the batch's transaction. One `meta` read otherwise.
+pub(crate) fn record_fallback(conn: &Connection, lexical: &Lexical) -> rusqlite::Result<()> {
+    let id = lexical.recorded_id();
+    if id != lexical.id() && recorded(conn)?.as_deref() != Some(id) {
+        tracing::warn!(
+            "the Japanese dictionary failed while indexing: the index records bigrams for it ({id})"
+        );
+        record(conn, id)?;
+    }
+    Ok(())
 }

@@ -74,9 +74,7 @@ fn dictionary_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Opti
 #[derive(Debug, thiserror::Error)]
 pub enum DictionaryError {
     /// The file could not be read or decompressed.
-    #[error(
-        "cannot read the Japanese dictionary {path}: {source} (run scripts/fetch-ja-dict, then `folio index --force`)"
-    )]
+    #[error("cannot read the Japanese dictionary {path}: {source} (run scripts/fetch-ja-dict)")]
     Io {
         /// The dictionary file.
         path: PathBuf,
@@ -85,7 +83,7 @@ pub enum DictionaryError {
     },
     /// The file is not the dictionary this build expects.
     #[error(
-        "the Japanese dictionary {path} is not the expected one (XxHash64 {got:016x}); run scripts/fetch-ja-dict, then `folio index --force`"
+        "the Japanese dictionary {path} is not the expected one (XxHash64 {got:016x}); run scripts/fetch-ja-dict"
     )]
     Mismatch {
         /// The dictionary file.
@@ -94,9 +92,7 @@ pub enum DictionaryError {
         got: u64,
     },
     /// vibrato refused the content.
-    #[error(
-        "the Japanese dictionary {path} does not load: {message} (run scripts/fetch-ja-dict, then `folio index --force`)"
-    )]
+    #[error("the Japanese dictionary {path} does not load: {message} (run scripts/fetch-ja-dict)")]
     Vibrato {
         /// The dictionary file.
         path: PathBuf,
@@ -497,7 +493,7 @@ mod tests {
             error.starts_with(&format!(
                 "cannot read the Japanese dictionary {}: ",
                 path.display()
-            )) && error.ends_with(" (run scripts/fetch-ja-dict, then `folio index --force`)"),
+            )) && error.ends_with(" (run scripts/fetch-ja-dict)"),
             "{error}"
         );
         assert_eq!(

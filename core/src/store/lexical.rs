@@ -34,6 +34,12 @@ pub const BIGRAMS_ID: &str = "bigrams-2";
 /// words kept (dictionary, dropped parts of speech, the choice of runs).
 pub const WORDS_ID: &str = "ipadic-words-3";
 
+/// What the index records when [`Lexical::Words`] wrote it while its dictionary failed to
+/// load ([`Lexical::recorded_id`]): its Japanese text may be bigrams. It matches no
+/// analyser's [`Lexical::id`], so a process whose dictionary loads writes the table again
+/// with words when it opens the index.
+pub const WORDS_FELL_BACK_ID: &str = "ipadic-words-3-fell-back-to-bigrams";
+
 /// `text` in Unicode normalization form NFKC (UAX #15), the one normalization of the
 /// index's texts and of queries: half-width Katakana and full-width Latin letters and
 /// digits take their usual forms (`ｶﾀｶﾅ` → `カタカナ`, `ＰＤＦ` → `PDF`), decomposed kana
@@ -110,6 +116,26 @@ impl Lexical {
         match self {
             Lexical::Bigrams => BIGRAMS_ID,
             Lexical::Words(_) => WORDS_ID,
+        }
+    }
+
+    /// How Japanese text is matched now, for status reports: [`BIGRAMS_ID`] for
+    /// [`Lexical::Bigrams`] and for [`Lexical::Words`] whose dictionary failed to load,
+    /// else [`WORDS_ID`].
+    pub fn matching_id(&self) -> &'static str {
+        match self.recorded_id() {
+            WORDS_FELL_BACK_ID => BIGRAMS_ID,
+            id => id,
+        }
+    }
+
+    /// The id the index records for what this analyser wrote: [`Lexical::id`], except
+    /// for [`Lexical::Words`] whose dictionary failed to load ([`WORDS_FELL_BACK_ID`]: its
+    /// Japanese text went in as bigrams). Before the dictionary is read it is the id.
+    pub fn recorded_id(&self) -> &'static str {
+        match self {
+            Lexical::Words(dictionary) if dictionary.load_error().is_some() => WORDS_FELL_BACK_ID,
+            other => other.id(),
         }
     }
 

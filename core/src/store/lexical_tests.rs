@@ -4,7 +4,7 @@
 //! (`scripts/fetch-ja-dict`) and fail, naming it, without it.
 
 use super::japanese::installed_for_tests;
-use super::lexical::{BIGRAMS_ID, LEXICAL_KEY, Lexical, WORDS_ID};
+use super::lexical::{BIGRAMS_ID, LEXICAL_KEY, Lexical, WORDS_FELL_BACK_ID, WORDS_ID};
 use super::tests::{index, search_paths};
 use super::*;
 
@@ -167,6 +167,43 @@ fn an_open_store_writes_the_table_back_after_another_analyser_rewrote_it() {
     drop(server.batch().expect("batch"));
     assert_eq!(server.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
     assert_eq!(search_paths(&server, "京都"), ["kyoto.md"]);
+}
+
+/// A dictionary of the right size and ending, damaged inside, fails when first read:
+/// what the store then writes goes in as bigrams and the index records that, so a later
+/// process whose dictionary loads writes the table again with words (no `--force`), and
+/// the failing process does not rewrite it at every search.
+#[test]
+fn text_indexed_while_the_dictionary_fails_is_recorded_as_fallen_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut bytes = std::fs::read(installed_for_tests().path()).expect("read");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(dir.path().join(japanese::DICTIONARY_FILE), &bytes).expect("write");
+    let damaged = Lexical::with_dictionary_in(dir.path());
+    assert_eq!((damaged.id(), damaged.recorded_id()), (WORDS_ID, WORDS_ID));
+
+    let db_path = dir.path().join(".folio/index.db");
+    {
+        let mut store = Store::open_with_lexical(&db_path, damaged).expect("open");
+        index(&mut store, &KYOTO_DOCS);
+        assert_eq!(
+            store.meta(LEXICAL_KEY).unwrap().as_deref(),
+            Some(WORDS_FELL_BACK_ID)
+        );
+        let status = store.status().unwrap();
+        assert_eq!(status.lexical_analyser, BIGRAMS_ID);
+        assert!(status.japanese_fallback.is_some());
+        // Bigrams: 京都 is also in 東京都. Searching again writes nothing.
+        assert_eq!(search_paths(&store, "京都"), ["kyoto.md", "tokyo.md"]);
+        let before = store.conn().total_changes();
+        assert_eq!(search_paths(&store, "京都"), ["kyoto.md", "tokyo.md"]);
+        assert_eq!(store.conn().total_changes(), before);
+    }
+    // The dictionary restored: the next open writes the table with words.
+    let store = Store::open_with_lexical(&db_path, words()).expect("reopen");
+    assert_eq!(store.meta(LEXICAL_KEY).unwrap().as_deref(), Some(WORDS_ID));
+    assert_eq!(search_paths(&store, "京都"), ["kyoto.md"]);
 }
 
 /// An index that records no analyser (written by a folio before it did, with bigrams

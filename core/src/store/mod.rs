@@ -191,8 +191,8 @@ pub struct StoreStatus {
     pub db_size_bytes: u64,
     /// The schema version of the open database.
     pub schema_version: u32,
-    /// The analyser that wrote the full-text table ([`lexical::Lexical::id`]:
-    /// `ipadic-words-3` or `bigrams-2`).
+    /// How Japanese text is matched ([`lexical::Lexical::matching_id`]): `ipadic-words-3`,
+    /// or `bigrams-2` without the dictionary or when it failed to load.
     pub lexical_analyser: &'static str,
     /// Why Japanese text is matched on character bigrams rather than words
     /// ([`lexical::Lexical::bigrams_reason`]); `None` when it is analysed into words.
@@ -420,7 +420,7 @@ impl Store {
             n_chunks,
             db_size_bytes: page_count.saturating_mul(page_size),
             schema_version: SCHEMA_VERSION,
-            lexical_analyser: self.lexical.id(),
+            lexical_analyser: self.lexical.matching_id(),
             japanese_fallback: self.lexical.bigrams_reason(),
         })
     }
@@ -695,6 +695,7 @@ impl Batch<'_> {
 
     /// Commits every change of the batch at once.
     pub fn commit(self) -> Result<(), StoreError> {
+        fts_analyser::record_fallback(&self.tx, &self.lexical)?;
         self.tx.commit()?;
         Ok(())
     }
