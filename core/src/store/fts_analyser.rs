@@ -2,19 +2,14 @@
 //! [`Lexical::id`] that wrote `chunks_fts`, and opening it with another rewrites the
 //! table ([`ensure_lexical`]).
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
-use super::StoreError;
 use super::lexical::{LEXICAL_KEY, Lexical};
+use super::{StoreError, meta_in, set_meta_in};
 
 /// The analyser recorded in `meta`, if any.
 fn recorded(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT value FROM meta WHERE key = ?1",
-        [LEXICAL_KEY],
-        |row| row.get(0),
-    )
-    .optional()
+    meta_in(conn, LEXICAL_KEY)
 }
 
 /// Makes the full-text table agree with `lexical`:
@@ -58,30 +53,21 @@ pub(crate) fn ensure_lexical(conn: &Connection, lexical: &Lexical) -> Result<boo
         rows,
         "full-text index written again with another analyser"
     );
-    record(&tx, current)?;
+    set_meta_in(&tx, LEXICAL_KEY, current)?;
     tx.commit()?;
     Ok(true)
 }
 
-/// Records `id` as the analyser that wrote the table.
-fn record(conn: &Connection, id: &str) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [LEXICAL_KEY, id],
-    )?;
-    Ok(())
-}
-
 /// At the end of a write batch: when the dictionary failed while the batch wrote
 /// Japanese text (so it went in as bigrams), records [`Lexical::recorded_id`] instead of
-/// the words id, in the batch's transaction. One `meta` read otherwise.
+/// the words id, in the batch's transaction. Nothing otherwise.
 pub(crate) fn record_fallback(conn: &Connection, lexical: &Lexical) -> rusqlite::Result<()> {
     let id = lexical.recorded_id();
     if id != lexical.id() && recorded(conn)?.as_deref() != Some(id) {
         tracing::warn!(
             "the Japanese dictionary failed while indexing: the index records bigrams for it ({id})"
         );
-        record(conn, id)?;
+        set_meta_in(conn, LEXICAL_KEY, id)?;
     }
     Ok(())
 }

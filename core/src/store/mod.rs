@@ -179,6 +179,23 @@ pub(crate) fn chunk_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRec
     })
 }
 
+/// A `meta` value of the index, if set (on any connection or transaction).
+pub(crate) fn meta_in(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
+        row.get(0)
+    })
+    .optional()
+}
+
+/// Sets a `meta` value of the index (on any connection or transaction).
+pub(crate) fn set_meta_in(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
 /// Counts and sizes reported by [`Store::status`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreStatus {
@@ -371,12 +388,7 @@ impl Store {
 
     /// A `meta` value, if set.
     pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
-                row.get(0)
-            })
-            .optional()?)
+        Ok(meta_in(&self.conn, key)?)
     }
 
     /// The indexed documents: KB-relative path → source hash.
@@ -680,11 +692,7 @@ impl Batch<'_> {
 
     /// Sets a `meta` value (e.g. `root`, the folder this index belongs to).
     pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.tx.execute(
-            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )?;
-        Ok(())
+        Ok(set_meta_in(&self.tx, key, value)?)
     }
 
     /// Removes a `meta` key (nothing when it is absent).

@@ -31,8 +31,6 @@
 //! `folio status` and `kb_status` show) and `sqlite_vec.rs` (the extension and its blob
 //! format).
 
-use rusqlite::OptionalExtension;
-
 mod centering;
 mod chunks;
 mod documents;
@@ -63,23 +61,6 @@ pub(crate) const VEC_TABLE: &str = "chunk_vectors";
 
 /// The vec0 table holding whole-document vectors.
 pub(crate) const DOC_VEC_TABLE: &str = "doc_vectors";
-
-/// A `meta` value, if set.
-fn meta_in(conn: &rusqlite::Connection, key: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
-        row.get(0)
-    })
-    .optional()
-}
-
-/// Sets a `meta` value.
-fn set_meta_in(conn: &rusqlite::Connection, key: &str, value: &str) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [key, value],
-    )?;
-    Ok(())
-}
 
 /// Whether the database has a table called `name`.
 fn has_table(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {

@@ -6,8 +6,9 @@
 use rusqlite::TransactionBehavior;
 
 use super::scan::bump_generation;
-use super::{DOC_VEC_TABLE, VEC_TABLE, has_table, meta_in, set_meta_in};
+use super::{DOC_VEC_TABLE, VEC_TABLE, has_table};
 use crate::store::{EMBEDDING_TEXT_VERSION, Store, StoreError, chunk_content_hash};
+use crate::store::{meta_in, set_meta_in};
 
 /// The `meta` key holding the [`EMBEDDING_TEXT_VERSION`] the stored vectors and the
 /// chunks' `content_hash`es were made with.

@@ -46,10 +46,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::Connection;
 
+use super::VEC_TABLE;
 use super::VectorModel;
 use super::centering::{Centering, CorpusStatistics};
 use super::sqlite_vec::extend_from_blob;
-use super::{VEC_TABLE, meta_in};
+use crate::store::meta_in;
 use crate::store::writing_system::{SAMPLE_CHARS, ScriptProfile, script_profile};
 use crate::store::{FileIdentity, Store, embedding_text};
 

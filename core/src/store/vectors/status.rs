@@ -1,8 +1,9 @@
 //! The counts `folio status` and `kb_status` show about vectors, and the note an
 //! embedding pass leaves when its provider was unavailable.
 
-use super::{VectorModel, meta_in, read_model, set_meta_in};
+use super::{VectorModel, read_model};
 use crate::store::{Store, StoreError};
+use crate::store::{meta_in, set_meta_in};
 
 /// Counts for `folio status` and `kb_status`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
