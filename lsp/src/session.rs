@@ -100,10 +100,9 @@ pub struct ReadRoot {
 /// `[search]` number out of its range (`folio/search` refuses until it is fixed).
 fn config_problem(folder: &Path, config: &Config) -> Option<String> {
     use folio_core::search::pipeline::{PipelineOptions, SearchMode};
-    let message = PipelineOptions::tuned(SearchMode::Hybrid, &config.search).err()?;
+    let error = PipelineOptions::for_root(SearchMode::Hybrid, folder, &config.search).err()?;
     Some(format!(
-        "folio: invalid {}: [search] {message}; folio/search refuses until it is fixed",
-        folder.join(folio_core::config::CONFIG_FILE).display()
+        "folio: {error}; folio/search refuses until it is fixed"
     ))
 }
 

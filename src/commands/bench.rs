@@ -18,6 +18,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use folio_core::index::index_root;
 use folio_core::search::SearchQuery;
+use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
 use folio_core::workspace::Config;
 
@@ -81,13 +82,12 @@ fn peak_rss_mib() -> u64 {
 fn semantic_figures(
     root: &std::path::Path,
     config: &Config,
-    options: &folio_core::search::pipeline::PipelineOptions,
+    options: &PipelineOptions,
     db: &std::path::Path,
     repeat: usize,
 ) -> Result<SemanticFigures> {
     use folio_core::embed::pass::{EmbedProgress, embed_db};
     use folio_core::embed::settings::{EmbedSettings, make_embedder};
-    use folio_core::search::pipeline::SearchMode;
     let user = folio_core::config::user::UserConfig::load().map_err(anyhow::Error::msg)?;
     let settings =
         EmbedSettings::resolve(&config.embed, &user.embed, false).map_err(anyhow::Error::msg)?;
@@ -147,24 +147,6 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-/// The hybrid search options a user of `root` gets: its `[search]` numbers over the
-/// defaults. Errors: a number out of its range, naming the file.
-fn search_options(
-    root: &std::path::Path,
-    config: &Config,
-) -> Result<folio_core::search::pipeline::PipelineOptions> {
-    folio_core::search::pipeline::PipelineOptions::tuned(
-        folio_core::search::pipeline::SearchMode::Hybrid,
-        &config.search,
-    )
-    .map_err(|m| {
-        anyhow::anyhow!(
-            "invalid {}: [search] {m}",
-            root.join(folio_core::config::CONFIG_FILE).display()
-        )
-    })
-}
-
 /// Runs the benchmark over `roots`, each indexed into a temporary database, or with
 /// `keep_db` (one root only) into that file, which is kept: a later run reuses it, so its
 /// index and embedding figures are then incremental, not cold (`cold: false`).
@@ -182,7 +164,7 @@ pub fn run(
     );
     // Every root's `[search]` is checked before any is indexed.
     for root in roots {
-        search_options(root, &Config::load(root)?)?;
+        PipelineOptions::for_root(SearchMode::Hybrid, root, &Config::load(root)?.search)?;
     }
     let mut all = Vec::new();
     for root in roots {
@@ -190,7 +172,8 @@ pub fn run(
             .canonicalize()
             .with_context(|| format!("root `{}` does not exist", root.display()))?;
         let config = Config::load(&root)?;
-        let options = search_options(&root, &config)?;
+        // The hybrid search a user of this root gets: its `[search]` numbers apply.
+        let options = PipelineOptions::for_root(SearchMode::Hybrid, &root, &config.search)?;
         let tmp = tempfile::tempdir().context("creating a temporary folder")?;
         let db = keep_db.map_or_else(|| tmp.path().join("index.db"), std::path::Path::to_path_buf);
         let cold = std::fs::metadata(&db).map_or(true, |m| m.len() == 0);

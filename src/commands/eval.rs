@@ -35,12 +35,7 @@ fn pipeline_options(
     let flags = args.tuning.to_config();
     let invalid = |message: String| anyhow::anyhow!("invalid argument: {message}");
     PipelineOptions::tuned(mode, &flags).map_err(invalid)?;
-    let tuned = PipelineOptions::tuned(mode, &workspace.overlaid(&flags)).map_err(|message| {
-        anyhow::anyhow!(
-            "invalid {}: [search] {message}",
-            root.join(folio_core::config::CONFIG_FILE).display()
-        )
-    })?;
+    let tuned = PipelineOptions::for_root(mode, root, &workspace.overlaid(&flags))?;
     let options = PipelineOptions {
         mmr: args.mmr,
         min_confidence_ratio: args

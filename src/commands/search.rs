@@ -5,7 +5,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use folio_core::config::SearchConfig;
 use folio_core::host::ErrorCode;
 use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
 use folio_core::search::pipeline::{PipelineOptions, SearchMode};
@@ -41,23 +40,17 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     let request = request(args);
     let (embed, no_reindex, json) = (args.embed, args.no_reindex, args.json);
     let r = resolve_root(&args.root)?;
-    // The flags alone first (the tuning flags, then the request's own), so that a bad
-    // one is named as an argument, not as `folio.toml`.
+    // The tuning flags alone first, so that a bad one is named as an argument; then the
+    // workspace's `[search]` under them, whose error names `folio.toml`; what `plan` still
+    // refuses is one of the request's own flags.
     let flags = args.tuning.to_config();
     let mode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
     PipelineOptions::tuned(mode, &flags).map_err(|m| anyhow::anyhow!("invalid argument: {m}"))?;
-    request
-        .plan(&SearchConfig::default())
-        .map_err(|e| anyhow::anyhow!("invalid argument: {}", e.message))?;
+    let tuning = r.config.search.overlaid(&flags);
+    PipelineOptions::for_root(mode, &r.root, &tuning)?;
     let (search, options) = request
-        .plan(&r.config.search.overlaid(&flags))
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "invalid {}: {}",
-                r.root.join(folio_core::config::CONFIG_FILE).display(),
-                e.message
-            )
-        })?;
+        .plan(&tuning)
+        .map_err(|e| anyhow::anyhow!("invalid argument: {}", e.message))?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);

@@ -63,14 +63,9 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     let vs = store.vector_status()?;
     // The `[search]` numbers only matter to search, so a bad one fails `folio mcp` and
     // `folio search` but not `folio index`: say so here.
-    let search_error = PipelineOptions::tuned(SearchMode::Hybrid, &r.config.search)
+    let search_error = PipelineOptions::for_root(SearchMode::Hybrid, &r.root, &r.config.search)
         .err()
-        .map(|m| {
-            format!(
-                "invalid {}: [search] {m}",
-                r.root.join(folio_core::config::CONFIG_FILE).display()
-            )
-        });
+        .map(|e| e.to_string());
     if json {
         let mut embed_json = settings_json;
         embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));

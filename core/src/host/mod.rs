@@ -127,14 +127,11 @@ impl Host {
             .ok_or_else(|| WorkspaceError::NoRoot(options.root.display().to_string()))?;
         let config = Config::load(&root)?;
         // A bad `[search]` number stops the server here rather than failing every search.
-        crate::search::pipeline::PipelineOptions::tuned(
+        crate::search::pipeline::PipelineOptions::for_root(
             crate::search::pipeline::SearchMode::Hybrid,
+            &root,
             &config.search,
-        )
-        .map_err(|message| crate::config::ConfigError::Invalid {
-            path: root.join(crate::config::CONFIG_FILE).display().to_string(),
-            message: format!("[search] {message}"),
-        })?;
+        )?;
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
         let writer = crate::write::Writer::new(&root);
         if !options.fetch.is_empty() {

@@ -42,7 +42,7 @@ use rusqlite::types::Value;
 
 use super::{DEFAULT_LIMIT, SearchError, SearchHit, SearchQuery, SearchResults};
 use super::{build_filters, confidence, fusion, mmr, parent, query, snippet, split_heading_path};
-use crate::config::SearchConfig;
+use crate::config::{CONFIG_FILE, ConfigError, SearchConfig};
 use crate::store::Store;
 use crate::store::vectors::Centering;
 
@@ -273,6 +273,20 @@ impl PipelineOptions {
         };
         options.validate()?;
         Ok(options)
+    }
+
+    /// [`PipelineOptions::tuned`] with the `[search]` table of the workspace at `root`:
+    /// a bad number is that file's error, `invalid <root>/folio.toml: [search] …`, the
+    /// one message every front end reports it with.
+    pub fn for_root(
+        mode: SearchMode,
+        root: &std::path::Path,
+        tuning: &SearchConfig,
+    ) -> Result<PipelineOptions, ConfigError> {
+        PipelineOptions::tuned(mode, tuning).map_err(|message| ConfigError::Invalid {
+            path: root.join(CONFIG_FILE).display().to_string(),
+            message: format!("[search] {message}"),
+        })
     }
 
     /// Checks every number; the message names the parameter.
