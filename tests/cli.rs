@@ -282,16 +282,20 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
             &serde_json::Value::Null
         )
     );
+    // `folio status` text with the Japanese dictionary looked for in `dir`.
+    let status_with_dictionary_in = |dir: &Path| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(["status", "--root", root])
+            .env("NO_COLOR", "1")
+            .env("FOLIO_EMBED_PROVIDER", "none")
+            .env("FOLIO_JA_DICT_DIR", dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
     // Without it, status says that Japanese text falls back to bigrams, and why.
     let empty = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(["status", "--root", root])
-        .env("NO_COLOR", "1")
-        .env("FOLIO_EMBED_PROVIDER", "none")
-        .env("FOLIO_JA_DICT_DIR", empty.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = status_with_dictionary_in(empty.path());
     let line = format!(
         "lexical analyser: bigrams-2 (Japanese text is matched on character bigrams: the Japanese dictionary is not installed ({}); run scripts/fetch-ja-dict)",
         empty.path().join("ipadic.dic.gz").display()
@@ -307,14 +311,7 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
     bytes[middle] ^= 0xff;
     let damaged = tempfile::tempdir().unwrap();
     std::fs::write(damaged.path().join("ipadic.dic.gz"), &bytes).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(["status", "--root", root])
-        .env("NO_COLOR", "1")
-        .env("FOLIO_EMBED_PROVIDER", "none")
-        .env("FOLIO_JA_DICT_DIR", damaged.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = status_with_dictionary_in(damaged.path());
     let prefix = format!(
         "lexical analyser: bigrams-2 (Japanese text is matched on character bigrams: cannot read the Japanese dictionary {}: ",
         damaged.path().join("ipadic.dic.gz").display()
