@@ -81,6 +81,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
                 "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
                 "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
                 "lexical_analyser": st.lexical_analyser, "japanese_fallback": japanese_fallback,
+                "synonyms_missing": st.synonyms_missing,
                 "search_settings_error": search_error,
                 "embed": embed_json,
             })
@@ -106,6 +107,10 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
                 "lexical analyser: {} (Japanese text is matched on character bigrams: {why})",
                 st.lexical_analyser
             )?,
+        }
+        match &st.synonyms_missing {
+            None => writeln!(out, "synonyms: in use (lexical queries are widened)")?,
+            Some(why) => writeln!(out, "synonyms: not in use: {why}")?,
         }
         write_embed_settings(&mut out, &settings)?;
         if let Some(err) = &model_error {

@@ -83,6 +83,11 @@ pub struct IndexCounts {
     /// what restores it. Japanese lexical search is less precise meanwhile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub japanese_fallback: Option<String>,
+    /// Present when lexical queries are not widened with synonyms (`電池` also finding
+    /// `battery`): why (the synonym dictionary is not installed, has the wrong size or
+    /// does not load) and what restores it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synonyms_missing: Option<String>,
 }
 
 /// Embeddings: provider, model and the background pass.
@@ -221,6 +226,7 @@ impl Host {
                 schema_version: s.schema_version,
                 lexical_analyser: s.lexical_analyser.to_owned(),
                 japanese_fallback: s.japanese_fallback,
+                synonyms_missing: s.synonyms_missing,
             },
             indexing,
         })

@@ -172,7 +172,8 @@ impl Store {
                 terms.len()
             )));
         }
-        let Some(match_expr) = query::fts_match_expr(&terms, self.lexical()) else {
+        let included = query::included_exprs(&terms, self.lexical(), self.synonyms());
+        let Some(match_expr) = query::match_expr_of(&included, &terms, self.lexical()) else {
             return Ok(Ranking {
                 ranked: Vec::new(),
                 low_confidence: true,
@@ -212,17 +213,12 @@ impl Store {
         let low_confidence = match ranked.first() {
             None => true,
             Some(&(best, _)) => {
-                let included: Vec<&query::QueryTerm> =
-                    terms.iter().filter(|t| !t.excluded).collect();
                 let mut n_matched = 0;
                 let mut stmt = conn.prepare_cached(
                     "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2",
                 )?;
-                for term in &included {
-                    let n: i64 = stmt.query_row(
-                        rusqlite::params![term.fts_expr(self.lexical()), best],
-                        |row| row.get(0),
-                    )?;
+                for expr in &included {
+                    let n: i64 = stmt.query_row(rusqlite::params![expr, best], |row| row.get(0))?;
                     if n > 0 {
                         n_matched += 1;
                     }

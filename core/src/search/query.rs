@@ -19,6 +19,7 @@
 
 use crate::store::cjk::{cjk_bigrams, is_cjk};
 use crate::store::lexical::{Lexical, has_kana, runs};
+use crate::store::synonyms::{Synonyms, word_bounds};
 
 /// One term of a parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +72,39 @@ impl QueryTerm {
             phrase(&words)
         } else {
             format!("({} OR {})", phrase(&words), phrase(&bigrams))
+        }
+    }
+}
+
+impl QueryTerm {
+    /// [`QueryTerm::fts_expr`] widened with `synonyms`: for an unquoted, included,
+    /// non-prefix term, the term's expression OR each word
+    /// [`Synonyms::expansions`] gives for it (as a quoted phrase in the same analyser), so
+    /// `電池` also matches `バッテリー` and `battery`. A quoted term stays verbatim.
+    pub fn search_expr(&self, lexical: &Lexical, synonyms: Option<&Synonyms>) -> String {
+        let base = self.fts_expr(lexical);
+        let Some(synonyms) = synonyms.filter(|_| !self.quoted && !self.excluded && !self.prefix)
+        else {
+            return base;
+        };
+        let words = synonyms.expansions(&self.text, &word_bounds(&self.text, lexical));
+        let mut parts = vec![base];
+        for text in words {
+            let phrase = QueryTerm {
+                text,
+                excluded: false,
+                quoted: true,
+                prefix: false,
+            }
+            .fts_expr(lexical);
+            if !parts.contains(&phrase) {
+                parts.push(phrase);
+            }
+        }
+        if parts.len() == 1 {
+            parts.pop().expect("one part")
+        } else {
+            format!("({})", parts.join(" OR "))
         }
     }
 }
@@ -212,15 +246,39 @@ pub fn parse_query(input: &str) -> Vec<QueryTerm> {
     terms
 }
 
-/// Builds the FTS5 `MATCH` expression for `terms` in an index written by `lexical`, or
-/// `None` when no term is included (an empty query, or one made only of exclusions,
-/// matches nothing).
-pub fn fts_match_expr(terms: &[QueryTerm], lexical: &Lexical) -> Option<String> {
-    let included: Vec<String> = terms
+/// The expressions of the included terms of `terms`, in order
+/// ([`QueryTerm::search_expr`]).
+pub fn included_exprs(
+    terms: &[QueryTerm],
+    lexical: &Lexical,
+    synonyms: Option<&Synonyms>,
+) -> Vec<String> {
+    terms
         .iter()
         .filter(|t| !t.excluded)
-        .map(|t| t.fts_expr(lexical))
-        .collect();
+        .map(|t| t.search_expr(lexical, synonyms))
+        .collect()
+}
+
+/// Builds the FTS5 `MATCH` expression for `terms` in an index written by `lexical`, each
+/// included term widened with `synonyms` ([`included_exprs`]), or `None` when no term is
+/// included (an empty query, or one made only of exclusions, matches nothing).
+pub fn fts_match_expr(
+    terms: &[QueryTerm],
+    lexical: &Lexical,
+    synonyms: Option<&Synonyms>,
+) -> Option<String> {
+    match_expr_of(&included_exprs(terms, lexical, synonyms), terms, lexical)
+}
+
+/// The `MATCH` expression of already built `included` expressions (OR-combined) and the
+/// `-excluded` terms of `terms` (each appended with `NOT`, never widened); `None` when
+/// `included` is empty.
+pub fn match_expr_of(
+    included: &[String],
+    terms: &[QueryTerm],
+    lexical: &Lexical,
+) -> Option<String> {
     if included.is_empty() {
         return None;
     }
@@ -237,13 +295,13 @@ mod tests {
     use super::*;
 
     fn expr(input: &str) -> Option<String> {
-        fts_match_expr(&parse_query(input), &Lexical::Bigrams)
+        fts_match_expr(&parse_query(input), &Lexical::Bigrams, None)
     }
 
     #[test]
     fn expressions_with_japanese_words() {
         let lexical = Lexical::Words(crate::store::japanese::installed_for_tests());
-        let expr = |input: &str| fts_match_expr(&parse_query(input), &lexical);
+        let expr = |input: &str| fts_match_expr(&parse_query(input), &lexical, None);
         let cases: &[(&str, &str)] = &[
             // A long term with kana: any of its words (particles and auxiliaries left out).
             (

@@ -30,6 +30,7 @@ pub mod functions;
 pub mod japanese;
 pub mod lexical;
 pub(crate) mod schema;
+pub mod synonyms;
 pub mod vectors;
 pub mod writing_system;
 
@@ -39,6 +40,7 @@ pub use vectors::{PendingChunk, PendingDocument, VectorModel, VectorStatus};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{
@@ -214,6 +216,9 @@ pub struct StoreStatus {
     /// Why Japanese text is matched on character bigrams rather than words
     /// ([`lexical::Lexical::bigrams_reason`]); `None` when it is analysed into words.
     pub japanese_fallback: Option<String>,
+    /// Why lexical queries are not widened with synonyms ([`synonyms`]): the dictionary
+    /// is not installed, has the wrong size or does not load; `None` when it is in use.
+    pub synonyms_missing: Option<String>,
 }
 
 /// An open index database.
@@ -227,6 +232,8 @@ pub struct Store {
     db_path: Option<PathBuf>,
     rebuilt: bool,
     lexical: Lexical,
+    /// The dictionary that widens lexical queries ([`Store::with_synonyms`]).
+    synonyms: Option<Arc<synonyms::SynonymDictionary>>,
     /// The in-memory copy of the chunk vectors the vector leg scans, shared by every
     /// store of the same file in this process (`vectors::scan`).
     vector_copy: vectors::CopySlot,
@@ -360,7 +367,12 @@ impl Store {
         // The id that tells this file from another built at the same path (the
         // in-memory vector copy's key).
         vectors::ensure_index_id(&conn)?;
+        let synonyms = db_path
+            .is_some()
+            .then(synonyms::SynonymDictionary::installed)
+            .flatten();
         Ok(Store {
+            synonyms,
             vector_copy: vectors::slot_for(db_path.as_deref()),
             file: db_path.as_deref().and_then(FileIdentity::of),
             conn,
@@ -374,6 +386,34 @@ impl Store {
     /// rebuilt it empty; the caller should then reindex everything.
     pub fn was_rebuilt(&self) -> bool {
         self.rebuilt
+    }
+
+    /// This store with `synonyms` as the dictionary that widens lexical queries
+    /// ([`synonyms`]; `None`: no widening). A store on a file starts with the installed
+    /// one ([`synonyms::SynonymDictionary::installed`]), an in-memory store without.
+    pub fn with_synonyms(mut self, synonyms: Option<Arc<synonyms::SynonymDictionary>>) -> Store {
+        self.synonyms = synonyms;
+        self
+    }
+
+    /// The synonyms that widen lexical queries, read on first use; `None` when no
+    /// dictionary is set or it failed to load.
+    pub fn synonyms(&self) -> Option<&synonyms::Synonyms> {
+        self.synonyms.as_ref()?.synonyms()
+    }
+
+    /// Why lexical queries are not widened with synonyms, for status reports (the
+    /// dictionary is read now if it has not been); `None` when they are.
+    pub fn synonyms_missing(&self) -> Option<String> {
+        match &self.synonyms {
+            Some(dictionary) => dictionary.load_error(),
+            None if self.db_path.is_none() => {
+                Some("an in-memory index is searched without synonyms".into())
+            }
+            None => synonyms::SynonymDictionary::missing_reason().or_else(|| {
+                Some("the synonym dictionary was installed after this process started; start folio again".into())
+            }),
+        }
     }
 
     /// The analyser the full-text table is written and searched with.
@@ -434,6 +474,7 @@ impl Store {
             schema_version: SCHEMA_VERSION,
             lexical_analyser: self.lexical.matching_id(),
             japanese_fallback: self.lexical.bigrams_reason(),
+            synonyms_missing: self.synonyms_missing(),
         })
     }
 

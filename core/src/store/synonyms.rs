@@ -1,0 +1,470 @@
+//! Synonyms that widen a lexical query: Sudachi's synonym dictionary.
+//!
+//! `scripts/fetch-ja-dict` installs the dictionary ([`SYNONYM_FILE`], 3,857,381 bytes:
+//! SudachiDict's synonym groups by Works Applications, Apache-2.0, compiled by the PyPI
+//! package `chikkarpy` 0.1.0, which carries it) next to the Japanese dictionary, in
+//! [`crate::store::japanese::default_dictionary_dir`]. It holds 22,731 groups of words
+//! with one meaning: Japanese synonyms (`宛先` / `送り先`), spelling variants (`サーバ` /
+//! `サーバー`), and the English form of a loanword or technical term (`パーティション` /
+//! `partition`, `ウィンドウズ` / `Windows`, `電池` / `battery`). A query word found in the
+//! dictionary also matches the other words of its groups ([`Synonyms::expansions`]), so a
+//! question that says `電池` finds a page that says `バッテリー` or `battery`, in either
+//! language. The index is not changed: only the query is.
+//!
+//! The file format is Sudachi's (read here, not through a library): a 272-byte header
+//! (version, creation time, description), a double-array trie and its id table (skipped:
+//! the words are indexed again in a hash map), then the group list — a count, a
+//! `(group id, byte offset)` pair per group, and at each offset a group: its word count
+//! (u16) and per word its head word (UTF-16, a one- or two-byte length), its lexeme
+//! numbers (i16), its flags (u16) and its category (UTF-16). Everything little-endian.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::store::cjk::is_cjk;
+use crate::store::lexical::{Lexical, normalize};
+
+/// The dictionary's file name in the dictionary folder (as `scripts/fetch-ja-dict`
+/// installs it).
+pub const SYNONYM_FILE: &str = "system_synonym.dic";
+
+/// The size in bytes of the file `scripts/fetch-ja-dict` installs (it pins the SHA-256);
+/// a file of another size is refused.
+pub const SYNONYM_FILE_LEN: u64 = 3_857_381;
+
+/// The version word at the start of a Sudachi synonym dictionary.
+const SYNONYM_VERSION: u64 = 0xeb5b_87cc_8b3f_406c;
+
+/// Size of the file header: version (u64), creation time (u64), description (256 bytes).
+const HEADER_LEN: usize = 272;
+
+/// Most words one matched word adds to the query: the words of its own lexeme (spelling
+/// variants, the English form) first, then its synonyms, in the dictionary's order.
+pub const MAX_EXPANSIONS: usize = 8;
+
+/// The shortest Latin word that is expanded, in characters: `PC` or `OS` would bring in
+/// katakana spellings of two letters that match far too much.
+pub const MIN_LATIN_CHARS: usize = 3;
+
+/// English function words that are never expanded: the dictionary lists `and`
+/// (アンパサンド, ＆) and `one` (ワン) as loanwords, which a question uses as grammar.
+pub const LATIN_STOP_WORDS: [&str; 24] = [
+    "and", "the", "for", "with", "from", "that", "this", "one", "not", "but", "all", "any", "out",
+    "into", "over", "way", "pass", "keep", "get", "set", "let", "new", "old", "last",
+];
+
+/// Flag bit of a word that is ambiguous: it is not expanded (it may mean something else
+/// than its group), though other words of the group may expand to it.
+const FLAG_AMBIGUOUS: u16 = 0x0001;
+
+/// Flag bit of a noun (体言); only nouns are expanded and added: verbs and adjectives
+/// change with conjugation, which the query does not undo.
+const FLAG_NOUN: u16 = 0x0002;
+
+/// One word of a group.
+#[derive(Debug, Clone)]
+struct Word {
+    /// The head word as written in the dictionary.
+    text: String,
+    /// [`key`] of the head word: how query text is compared with it.
+    key: String,
+    /// The dictionary's flags ([`FLAG_AMBIGUOUS`], [`FLAG_NOUN`], and others not read).
+    flags: u16,
+    /// The lexeme numbers within the group: words sharing one are one word in two
+    /// spellings or languages.
+    lexemes: Vec<i16>,
+}
+
+/// The parsed dictionary: groups of words, and each word's groups.
+#[derive(Debug)]
+pub struct Synonyms {
+    groups: Vec<Vec<Word>>,
+    /// [`key`] of a head word → the indices of its groups in `groups`.
+    index: HashMap<String, Vec<u32>>,
+    /// The longest key, in characters.
+    max_chars: usize,
+}
+
+/// How query text and head words are compared: NFKC ([`normalize`], as the index is)
+/// and lower case.
+fn key(text: &str) -> String {
+    normalize(text).to_lowercase()
+}
+
+/// A bounds-checked little-endian reader over the dictionary's bytes.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(format!(
+                "truncated at byte {} (wanted {n} more of {})",
+                self.at,
+                self.bytes.len()
+            ));
+        };
+        let out = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, String> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A string: its length in UTF-16 code units (one byte below 128, else two with the
+    /// high bit of the first cleared), then the code units.
+    fn string(&mut self) -> Result<String, String> {
+        let first = usize::from(self.u8()?);
+        let len = if first < 128 {
+            first
+        } else {
+            ((first & 0x7f) << 8) | usize::from(self.u8()?)
+        };
+        let units: Vec<u16> = self
+            .take(2 * len)?
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        String::from_utf16(&units).map_err(|e| format!("a word is not UTF-16: {e}"))
+    }
+}
+
+impl Synonyms {
+    /// Parses a dictionary in Sudachi's synonym format (see the module documentation).
+    ///
+    /// Errors: a message naming what is wrong — another version word, a length or
+    /// offset past the end of `bytes`, a word that is not UTF-16.
+    pub fn parse(bytes: &[u8]) -> Result<Synonyms, String> {
+        let mut r = Reader { bytes, at: 0 };
+        let header = r.take(HEADER_LEN)?;
+        let version = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
+        if version != SYNONYM_VERSION {
+            return Err(format!(
+                "not a Sudachi synonym dictionary (version {version:#018x})"
+            ));
+        }
+        let trie_units = r.u32()? as usize;
+        r.take(trie_units.saturating_mul(4))?;
+        let id_table = r.u32()? as usize;
+        r.take(id_table)?;
+        let count = r.u32()? as usize;
+        let mut offsets = Vec::with_capacity(count.min(1 << 20));
+        for _ in 0..count {
+            let _group_id = r.u32()?;
+            offsets.push(r.u32()? as usize);
+        }
+        let mut groups = Vec::with_capacity(offsets.len());
+        let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut max_chars = 0;
+        for offset in offsets {
+            let mut g = Reader { bytes, at: offset };
+            let n = g.u16()?;
+            let mut words = Vec::with_capacity(usize::from(n));
+            for _ in 0..n {
+                let text = g.string()?;
+                let lexeme_count = usize::from(g.u8()?);
+                let lexemes = g
+                    .take(2 * lexeme_count)?
+                    .chunks_exact(2)
+                    .map(|c| i16::from_le_bytes([c[0], c[1]]))
+                    .collect();
+                let flags = g.u16()?;
+                let _category = g.string()?;
+                let key = key(&text);
+                max_chars = max_chars.max(key.chars().count());
+                let group = u32::try_from(groups.len()).map_err(|e| e.to_string())?;
+                let list = index.entry(key.clone()).or_default();
+                if !list.contains(&group) {
+                    list.push(group);
+                }
+                words.push(Word {
+                    text,
+                    key,
+                    flags,
+                    lexemes,
+                });
+            }
+            groups.push(words);
+        }
+        Ok(Synonyms {
+            groups,
+            index,
+            max_chars,
+        })
+    }
+
+    /// The number of groups.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The words that widen a query term `text`, in order, without repeats: for each
+    /// longest span of `text` between two of `bounds` (byte offsets into `text`, sorted;
+    /// [`word_bounds`]) that is a head word, the other words of its groups, at most
+    /// [`MAX_EXPANSIONS`] per group, the same lexeme first.
+    ///
+    /// A span is not expanded when it is an ambiguous word or not a noun (dictionary
+    /// flags), has no letter or digit, or is a Latin word shorter than
+    /// [`MIN_LATIN_CHARS`], one of [`LATIN_STOP_WORDS`], or joined to more by `/`, `\`,
+    /// `_`, `-`, `.`, `@`, `#` or `=` (a path or an identifier: `scripts/bootstrap` is
+    /// not about booting). Only nouns are added.
+    pub fn expansions(&self, text: &str, bounds: &[usize]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < bounds.len() {
+            let start = bounds[i];
+            let found = (i + 1..bounds.len()).rev().find_map(|j| {
+                let span = &text[start..bounds[j]];
+                if span.chars().count() > self.max_chars {
+                    return None;
+                }
+                let span_key = key(span);
+                self.index
+                    .get(&span_key)
+                    .map(|groups| (j, span_key, groups))
+            });
+            let Some((end, span_key, groups)) = found else {
+                i += 1;
+                continue;
+            };
+            i = end;
+            if !expandable(text, start..bounds[end], &span_key) {
+                continue;
+            }
+            for &group in groups {
+                self.add_group(&self.groups[group as usize], &span_key, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Adds to `out` the words of `group` that `matched` (a key of the group) expands to.
+    fn add_group(&self, group: &[Word], matched: &str, out: &mut Vec<String>) {
+        let own: Vec<&Word> = group.iter().filter(|w| w.key == matched).collect();
+        if own
+            .iter()
+            .any(|w| w.flags & FLAG_AMBIGUOUS != 0 || w.flags & FLAG_NOUN == 0)
+        {
+            return;
+        }
+        let same_lexeme = |w: &Word| {
+            w.lexemes
+                .iter()
+                .any(|l| own.iter().any(|o| o.lexemes.contains(l)))
+        };
+        let ordered = group
+            .iter()
+            .filter(|w| same_lexeme(w))
+            .chain(group.iter().filter(|w| !same_lexeme(w)));
+        let mut added = 0;
+        for word in ordered {
+            if added == MAX_EXPANSIONS {
+                break;
+            }
+            if word.key == matched || word.flags & FLAG_NOUN == 0 {
+                continue;
+            }
+            if !out.contains(&word.text) {
+                out.push(word.text.clone());
+                added += 1;
+            }
+        }
+    }
+}
+
+/// Whether the span `range` of `text` (whose [`key`] is `span_key`) may be expanded: see
+/// [`Synonyms::expansions`].
+fn expandable(text: &str, range: Range<usize>, span_key: &str) -> bool {
+    if !span_key.chars().any(char::is_alphanumeric) {
+        return false;
+    }
+    if !span_key.is_ascii() {
+        return true;
+    }
+    if span_key.chars().count() < MIN_LATIN_CHARS || LATIN_STOP_WORDS.contains(&span_key) {
+        return false;
+    }
+    let joins = |c: Option<char>| matches!(c, Some('/' | '\\' | '_' | '-' | '.' | '@' | '#' | '='));
+    let before = text[..range.start].chars().next_back();
+    let mut after = text[range.end..].chars();
+    let next = after.next();
+    // A full stop that ends the sentence does not join.
+    let full_stop = next == Some('.') && after.next().is_none_or(char::is_whitespace);
+    !joins(before) && (!joins(next) || full_stop)
+}
+
+/// The byte offsets of `text` where a dictionary word may start or end, sorted: the
+/// start and end of `text`, every change between a letter or digit, a CJK character and
+/// anything else, both sides of every character that is neither; and, with
+/// [`Lexical::Words`] and CJK in `text`, the edges of the Japanese dictionary's tokens,
+/// so that `ばか` is not found inside `ばかり` (without it, a CJK run is matched only as a
+/// whole).
+pub fn word_bounds(text: &str, lexical: &Lexical) -> Vec<usize> {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Class {
+        Word,
+        Cjk,
+        Other,
+    }
+    let class = |c: char| {
+        if is_cjk(c) {
+            Class::Cjk
+        } else if c.is_alphanumeric() {
+            Class::Word
+        } else {
+            Class::Other
+        }
+    };
+    let mut bounds = vec![0, text.len()];
+    let mut previous = None;
+    for (i, c) in text.char_indices() {
+        let this = class(c);
+        if previous != Some(this) || this == Class::Other {
+            bounds.push(i);
+        }
+        if this == Class::Other {
+            bounds.push(i + c.len_utf8());
+        }
+        previous = Some(this);
+    }
+    if let Lexical::Words(dictionary) = lexical
+        && text.chars().any(is_cjk)
+        && let Some(tokens) = dictionary.tokens(text)
+    {
+        for (range, _) in tokens {
+            bounds.push(range.start);
+            bounds.push(range.end);
+        }
+    }
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds
+}
+
+/// The dictionary file, read and parsed on first use and kept; a file that fails to
+/// parse is reported once with `tracing::error!` and expands nothing.
+#[derive(Debug)]
+pub struct SynonymDictionary {
+    path: PathBuf,
+    loaded: OnceLock<Result<Synonyms, String>>,
+}
+
+impl SynonymDictionary {
+    /// The dictionary `dir/`[`SYNONYM_FILE`], not read yet; `None` when the file does not
+    /// exist or is not [`SYNONYM_FILE_LEN`] bytes (logged as an error).
+    pub fn in_dir(dir: &Path) -> Option<SynonymDictionary> {
+        let path = dir.join(SYNONYM_FILE);
+        let len = std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
+        if len != SYNONYM_FILE_LEN {
+            tracing::error!(
+                "the synonym dictionary {} has {len} bytes, expected {SYNONYM_FILE_LEN}; queries are not widened with synonyms; run scripts/fetch-ja-dict",
+                path.display()
+            );
+            return None;
+        }
+        Some(SynonymDictionary {
+            path,
+            loaded: OnceLock::new(),
+        })
+    }
+
+    /// The dictionary in [`crate::store::japanese::default_dictionary_dir`], shared by the
+    /// whole process; `None` when it is not installed (checked once per process).
+    pub fn installed() -> Option<Arc<SynonymDictionary>> {
+        static INSTALLED: OnceLock<Option<Arc<SynonymDictionary>>> = OnceLock::new();
+        INSTALLED
+            .get_or_init(|| {
+                crate::store::japanese::default_dictionary_dir()
+                    .and_then(|dir| SynonymDictionary::in_dir(&dir))
+                    .map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// The dictionary file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Why the dictionary does not widen queries, for status reports: it failed to read
+    /// or parse (it is read now if it has not been). `None` when it loaded.
+    pub fn load_error(&self) -> Option<String> {
+        if self.synonyms().is_some() {
+            return None;
+        }
+        let why = self.loaded.get()?.as_ref().err()?;
+        Some(format!(
+            "the synonym dictionary {} does not load: {why}; run scripts/fetch-ja-dict",
+            self.path.display()
+        ))
+    }
+
+    /// Why [`SynonymDictionary::installed`] finds no dictionary, for status reports: the
+    /// file is missing or has the wrong size, or no folder is known. `None` when a file of
+    /// the right size is there.
+    pub fn missing_reason() -> Option<String> {
+        let Some(dir) = crate::store::japanese::default_dictionary_dir() else {
+            return Some(
+                "no folder for the synonym dictionary (set FOLIO_JA_DICT_DIR, XDG_DATA_HOME or HOME)"
+                    .into(),
+            );
+        };
+        let path = dir.join(SYNONYM_FILE);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() == SYNONYM_FILE_LEN => None,
+            Ok(m) if m.is_file() => Some(format!(
+                "the synonym dictionary {} has {} bytes, expected {SYNONYM_FILE_LEN}; run scripts/fetch-ja-dict",
+                path.display(),
+                m.len()
+            )),
+            _ => Some(format!(
+                "the synonym dictionary is not installed ({}); run scripts/fetch-ja-dict",
+                path.display()
+            )),
+        }
+    }
+
+    /// The parsed dictionary, reading it on the first call (about 30 ms and 10 MB in a
+    /// release build); `None` when it failed to read or parse.
+    pub fn synonyms(&self) -> Option<&Synonyms> {
+        self.loaded
+            .get_or_init(|| {
+                let parsed = std::fs::read(&self.path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|bytes| Synonyms::parse(&bytes));
+                if let Err(why) = &parsed {
+                    tracing::error!(
+                        "cannot read the synonym dictionary {}: {why}; queries are not widened with synonyms; run scripts/fetch-ja-dict",
+                        self.path.display()
+                    );
+                }
+                parsed
+            })
+            .as_ref()
+            .ok()
+    }
+}
+
+#[cfg(test)]
+#[path = "synonyms_tests.rs"]
+mod tests;
