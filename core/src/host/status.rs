@@ -180,6 +180,10 @@ impl Host {
     /// `kb_status`.
     pub fn status(&self) -> HostResult<StatusOutput> {
         let embedder = self.embedding.embedder();
+        // The pass's state before the counts: a pass that ends in between then reads as
+        // running (the caller asks again), never as finished beside counts from before it
+        // (the counts can take a while: the first status reads the synonym dictionary).
+        let indexing = self.reindex.lock().map_err(HostError::internal)?.view();
         let (s, vectors, unavailable) = self.with_store(|store| {
             Ok((
                 store.status().map_err(HostError::internal)?,
@@ -188,7 +192,6 @@ impl Host {
                     .map_err(HostError::internal)?,
             ))
         })?;
-        let indexing = self.reindex.lock().map_err(HostError::internal)?.view();
         let progress = self.embedding.snapshot();
         let mut search_modes = vec!["lexical".to_owned()];
         if unavailable.is_none() {

@@ -34,6 +34,10 @@ pub const SYNONYM_FILE: &str = "system_synonym.dic";
 /// a file of another size is refused.
 pub const SYNONYM_FILE_LEN: u64 = 3_857_381;
 
+/// XxHash64 (seed 0) of that file: a file of the right size with another content (a
+/// flipped byte inside a word) is refused when it is read.
+pub const SYNONYM_XXH64: u64 = 0x393c_5b3d_5d97_0219;
+
 /// The version word at the start of a Sudachi synonym dictionary.
 const SYNONYM_VERSION: u64 = 0xeb5b_87cc_8b3f_406c;
 
@@ -43,6 +47,15 @@ const HEADER_LEN: usize = 272;
 /// Most words one matched word adds to the query: the words of its own lexeme (spelling
 /// variants, the English form) first, then its synonyms, in the dictionary's order.
 pub const MAX_EXPANSIONS: usize = 8;
+
+/// Most words one query term gains in all ([`Synonyms::expansions`]): a long Japanese
+/// question written without spaces stays a bounded FTS5 expression.
+pub const MAX_TERM_EXPANSIONS: usize = 64;
+
+/// The longest head word matched or added, in characters. The dictionary has 40 longer
+/// entries (slogans and full organisation names, up to 133 characters) out of 60,866;
+/// bounding the span also keeps the scan of a long query linear in its length.
+pub const MAX_WORD_CHARS: usize = 32;
 
 /// The shortest Latin word that is expanded, in characters: `PC` or `OS` would bring in
 /// katakana spellings of two letters that match far too much.
@@ -170,8 +183,15 @@ impl Synonyms {
         let count = r.u32()? as usize;
         let mut offsets = Vec::with_capacity(count.min(1 << 20));
         for _ in 0..count {
-            let _group_id = r.u32()?;
-            offsets.push(r.u32()? as usize);
+            let group_id = r.u32()?;
+            let offset = r.u32()? as usize;
+            if offset >= bytes.len() {
+                return Err(format!(
+                    "group {group_id} starts at byte {offset}, past the end of the file ({} bytes)",
+                    bytes.len()
+                ));
+            }
+            offsets.push(offset);
         }
         let mut groups = Vec::with_capacity(offsets.len());
         let mut index: HashMap<String, Vec<u32>> = HashMap::new();
@@ -191,7 +211,11 @@ impl Synonyms {
                 let flags = g.u16()?;
                 let _category = g.string()?;
                 let key = key(&text);
-                max_chars = max_chars.max(key.chars().count());
+                let chars = key.chars().count();
+                if chars > MAX_WORD_CHARS {
+                    continue;
+                }
+                max_chars = max_chars.max(chars);
                 let group = u32::try_from(groups.len()).map_err(|e| e.to_string())?;
                 let list = index.entry(key.clone()).or_default();
                 if !list.contains(&group) {
@@ -221,7 +245,9 @@ impl Synonyms {
     /// The words that widen a query term `text`, in order, without repeats: for each
     /// longest span of `text` between two of `bounds` (byte offsets into `text`, sorted;
     /// [`word_bounds`]) that is a head word, the other words of its groups, at most
-    /// [`MAX_EXPANSIONS`] per group, the same lexeme first.
+    /// [`MAX_EXPANSIONS`] per group, the same lexeme first, and at most
+    /// [`MAX_TERM_EXPANSIONS`] in all. Multi-word head words (`personal computer`) are not
+    /// found from a query, whose terms are single words.
     ///
     /// A span is not expanded when it is an ambiguous word or not a noun (dictionary
     /// flags), has no letter or digit, or is a Latin word shorter than
@@ -231,18 +257,22 @@ impl Synonyms {
     pub fn expansions(&self, text: &str, bounds: &[usize]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut i = 0;
-        while i < bounds.len() {
+        while i < bounds.len() && out.len() < MAX_TERM_EXPANSIONS {
             let start = bounds[i];
-            let found = (i + 1..bounds.len()).rev().find_map(|j| {
-                let span = &text[start..bounds[j]];
-                if span.chars().count() > self.max_chars {
-                    return None;
+            // The longest span from `start` that is a head word; spans grow one bound at a
+            // time and stop past the longest key, so a long query is scanned in linear time.
+            let mut found = None;
+            let mut chars = 0;
+            for j in i + 1..bounds.len() {
+                chars += text[bounds[j - 1]..bounds[j]].chars().count();
+                if chars > self.max_chars {
+                    break;
                 }
-                let span_key = key(span);
-                self.index
-                    .get(&span_key)
-                    .map(|groups| (j, span_key, groups))
-            });
+                let span_key = key(&text[start..bounds[j]]);
+                if let Some(groups) = self.index.get(&span_key) {
+                    found = Some((j, span_key, groups));
+                }
+            }
             let Some((end, span_key, groups)) = found else {
                 i += 1;
                 continue;
@@ -255,6 +285,7 @@ impl Synonyms {
                 self.add_group(&self.groups[group as usize], &span_key, &mut out);
             }
         }
+        out.truncate(MAX_TERM_EXPANSIONS);
         out
     }
 
@@ -444,14 +475,23 @@ impl SynonymDictionary {
         }
     }
 
-    /// The parsed dictionary, reading it on the first call (about 30 ms and 10 MB in a
-    /// release build); `None` when it failed to read or parse.
+    /// The parsed dictionary, reading it on the first call (about 0.1 s and 30 MB in a
+    /// release build); `None` when it failed to read, is not the file
+    /// [`SYNONYM_XXH64`] pins, or does not parse.
     pub fn synonyms(&self) -> Option<&Synonyms> {
         self.loaded
             .get_or_init(|| {
                 let parsed = std::fs::read(&self.path)
                     .map_err(|e| e.to_string())
-                    .and_then(|bytes| Synonyms::parse(&bytes));
+                    .and_then(|bytes| {
+                        let got = xxhash_rust::xxh64::xxh64(&bytes, 0);
+                        if got != SYNONYM_XXH64 {
+                            return Err(format!(
+                                "not the expected file (XxHash64 {got:016x}, expected {SYNONYM_XXH64:016x})"
+                            ));
+                        }
+                        Synonyms::parse(&bytes)
+                    });
                 if let Err(why) = &parsed {
                     tracing::error!(
                         "cannot read the synonym dictionary {}: {why}; queries are not widened with synonyms; run scripts/fetch-ja-dict",

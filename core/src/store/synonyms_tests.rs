@@ -156,10 +156,12 @@ fn bad_files_are_refused_with_a_reason() {
     let mut bytes = dictionary(&[&[("電池", &[1], NOUN)]]);
     let at = HEADER_LEN + 4 + 4 + 4 + 4;
     bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert!(
-        Synonyms::parse(&bytes)
-            .unwrap_err()
-            .starts_with("truncated at byte")
+    assert_eq!(
+        Synonyms::parse(&bytes).unwrap_err(),
+        format!(
+            "group 1 starts at byte 4294967295, past the end of the file ({} bytes)",
+            bytes.len()
+        )
     );
 }
 
@@ -228,4 +230,54 @@ fn the_installed_dictionary_links_loanwords_and_their_english_forms() {
         ]
     );
     assert_eq!(expand("scripts/bootstrap"), Vec::<String>::new());
+}
+
+#[test]
+fn a_long_query_is_scanned_in_bounded_time_and_gains_a_bounded_number_of_words() {
+    let bytes = dictionary(&[
+        &[
+            ("電池", &[1], NOUN),
+            ("バッテリー", &[1], NOUN),
+            ("battery", &[1], NOUN),
+        ],
+        &[("ルーター", &[1], NOUN), ("router", &[1], NOUN)],
+    ]);
+    let synonyms = Synonyms::parse(&bytes).unwrap();
+    // 16,000 characters without a space: every bound is a place a word may start (the
+    // slowest case); the words found stop at the first two, repeats being dropped.
+    let text = "電池ルーター".repeat(2_700);
+    let bounds: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    assert_eq!(
+        synonyms.expansions(&text, &bounds),
+        ["バッテリー", "battery", "router"]
+    );
+}
+
+#[test]
+fn head_words_longer_than_the_limit_are_left_out() {
+    let long = "あ".repeat(MAX_WORD_CHARS + 1);
+    let bytes = dictionary(&[&[("電池", &[1], NOUN), (long.as_str(), &[1], NOUN)]]);
+    let synonyms = Synonyms::parse(&bytes).unwrap();
+    assert!(expand(&synonyms, "電池").is_empty());
+    assert!(expand(&synonyms, &long).is_empty());
+}
+
+#[test]
+fn a_file_of_the_right_size_with_other_bytes_is_refused_when_read() {
+    let installed = installed_for_tests();
+    let mut bytes = std::fs::read(installed.path()).unwrap();
+    bytes[3_000_001] ^= 0x01;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(SYNONYM_FILE), &bytes).unwrap();
+    let damaged = SynonymDictionary::in_dir(dir.path()).expect("the size is right");
+    assert!(damaged.synonyms().is_none());
+    let why = damaged.load_error().unwrap();
+    assert!(
+        why.contains("does not load: not the expected file (XxHash64 "),
+        "{why}"
+    );
 }
