@@ -475,7 +475,7 @@ impl SynonymDictionary {
         }
     }
 
-    /// The parsed dictionary, reading it on the first call (about 0.1 s and 30 MB in a
+    /// The parsed dictionary, reading it on the first call (about 0.1 s and 20–30 MB in a
     /// release build); `None` when it failed to read, is not the file
     /// [`SYNONYM_XXH64`] pins, or does not parse.
     pub fn synonyms(&self) -> Option<&Synonyms> {
