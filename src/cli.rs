@@ -200,6 +200,9 @@ pub struct TuningArgs {
     /// leg alone, else `low_confidence` (default 0.82 for the built-in model; 0 turns it off).
     #[arg(long, value_name = "COS", allow_negative_numbers = true)]
     pub semantic_only_floor: Option<f64>,
+    /// Widen lexical queries with the synonym dictionary: `true` (default) or `false`.
+    #[arg(long, value_name = "BOOL")]
+    pub synonyms: Option<bool>,
 }
 
 impl TuningArgs {
@@ -214,6 +217,7 @@ impl TuningArgs {
             corpus_centering: self.corpus_centering,
             writing_system_centering: self.writing_system_centering,
             semantic_only_floor: self.semantic_only_floor,
+            synonyms: self.synonyms,
         }
     }
 }

@@ -131,6 +131,9 @@ pub struct SearchConfig {
     /// alone, else `low_confidence` (default 0.82, for the built-in model; another model
     /// has its own scale; 0 turns it off).
     pub semantic_only_floor: Option<f64>,
+    /// Whether lexical queries are widened with the synonym dictionary (default true;
+    /// docs/search.md, "Synonyms"); `false` matches the query's words only.
+    pub synonyms: Option<bool>,
 }
 
 impl SearchConfig {
@@ -148,6 +151,7 @@ impl SearchConfig {
                 .writing_system_centering
                 .or(self.writing_system_centering),
             semantic_only_floor: over.semantic_only_floor.or(self.semantic_only_floor),
+            synonyms: over.synonyms.or(self.synonyms),
         }
     }
 }
@@ -424,12 +428,16 @@ mod tests {
 
     #[test]
     fn the_search_table_sets_the_keys_it_names_and_flags_lie_over_it() {
-        let c = Config::from_toml("[search]\ncorpus_centering = 0\ndocument_weight = 3\n").unwrap();
+        let c = Config::from_toml(
+            "[search]\ncorpus_centering = 0\ndocument_weight = 3\nsynonyms = false\n",
+        )
+        .unwrap();
         assert_eq!(
             c.search,
             SearchConfig {
                 corpus_centering: Some(0.0),
                 document_weight: Some(3.0),
+                synonyms: Some(false),
                 ..SearchConfig::default()
             }
         );
@@ -444,6 +452,7 @@ mod tests {
                 corpus_centering: Some(0.5),
                 vector_weight: Some(2.0),
                 document_weight: Some(3.0),
+                synonyms: Some(false),
                 ..SearchConfig::default()
             }
         );

@@ -151,7 +151,7 @@ impl Store {
     /// hits (with `low_confidence` set) rather than an error.
     /// Invalid globs and dates give [`SearchError::InvalidArgument`].
     pub fn search_lexical(&self, search: &SearchQuery) -> Result<SearchResults, SearchError> {
-        let ranking = self.lexical_ranking(search)?;
+        let ranking = self.lexical_ranking(search, true)?;
         let needles = snippet::needles_for(&query::parse_query(&search.text));
         Ok(SearchResults {
             results: self.hits_for(&ranking.ranked, &needles)?,
@@ -161,8 +161,13 @@ impl Store {
     }
 
     /// The lexical leg's order without the hits' text: [`Store::search_lexical`]'s chunks
-    /// as `(chunks.id, score)`, the score being −BM25 (higher is better), best first.
-    pub(crate) fn lexical_ranking(&self, search: &SearchQuery) -> Result<Ranking, SearchError> {
+    /// as `(chunks.id, score)`, the score being −BM25 (higher is better), best first;
+    /// `widen`: with the store's synonyms ([`Store::synonyms`]).
+    pub(crate) fn lexical_ranking(
+        &self,
+        search: &SearchQuery,
+        widen: bool,
+    ) -> Result<Ranking, SearchError> {
         self.keep_lexical()?;
         let filters = build_filters(search)?;
         let terms = query::parse_query(&search.text);
@@ -172,7 +177,8 @@ impl Store {
                 terms.len()
             )));
         }
-        let included = query::included_exprs(&terms, self.lexical(), self.synonyms());
+        let synonyms = if widen { self.synonyms() } else { None };
+        let included = query::included_exprs(&terms, self.lexical(), synonyms);
         let Some(match_expr) = query::match_expr_of(&included, &terms, self.lexical()) else {
             return Ok(Ranking {
                 ranked: Vec::new(),

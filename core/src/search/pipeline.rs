@@ -173,6 +173,9 @@ pub struct PipelineOptions {
     /// score. It lifts a document that answers the query as a whole when no single
     /// chunk of it ranks high.
     pub document_weight: f64,
+    /// Widen the lexical leg's query with the store's synonym dictionary (default true;
+    /// `[search] synonyms`; docs/search.md, "Synonyms").
+    pub synonyms: bool,
     /// Rescore the pool with a cross-encoder.
     pub rerank: bool,
     /// Diversify with MMR.
@@ -220,6 +223,7 @@ impl Default for PipelineOptions {
             weak_lexical_factor: DEFAULT_WEAK_LEXICAL_FACTOR,
             cjk_lexical_factor: DEFAULT_CJK_LEXICAL_FACTOR,
             document_weight: DEFAULT_DOCUMENT_WEIGHT,
+            synonyms: true,
             rerank: false,
             mmr: false,
             mmr_lambda: mmr::DEFAULT_MMR_LAMBDA,
@@ -269,6 +273,7 @@ impl PipelineOptions {
             semantic_only_floor: tuning
                 .semantic_only_floor
                 .unwrap_or(defaults.semantic_only_floor),
+            synonyms: tuning.synonyms.unwrap_or(defaults.synonyms),
             ..defaults
         };
         options.validate()?;
@@ -538,7 +543,7 @@ pub fn hybrid_search_with(
             limit: n_candidates,
             ..query.clone()
         };
-        let ranking = store.lexical_ranking(&leg_query)?;
+        let ranking = store.lexical_ranking(&leg_query, options.synonyms)?;
         lexical_ids = ranking.ranked.iter().map(|(id, _)| *id).collect();
         lexical_scores = ranking.ranked.into_iter().collect();
         lexical_low = ranking.low_confidence;

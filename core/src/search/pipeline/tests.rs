@@ -158,6 +158,16 @@ fn a_search_table_replaces_the_defaults_it_names_and_bad_numbers_are_named() {
         PipelineOptions::tuned(SearchMode::Hybrid, &SearchConfig::default()).unwrap(),
         PipelineOptions::for_mode(SearchMode::Hybrid)
     );
+    assert!(PipelineOptions::for_mode(SearchMode::Lexical).synonyms);
+    let no_synonyms = SearchConfig {
+        synonyms: Some(false),
+        ..SearchConfig::default()
+    };
+    assert!(
+        !PipelineOptions::tuned(SearchMode::Lexical, &no_synonyms)
+            .unwrap()
+            .synonyms
+    );
     for (tuning, message) in [
         (
             SearchConfig {
