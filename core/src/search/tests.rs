@@ -415,3 +415,40 @@ fn invalid_arguments() {
         "date_to must be a date written YYYY-MM-DD, got \"2024-1-1\""
     );
 }
+
+#[test]
+fn a_store_on_a_file_widens_its_lexical_queries_unless_asked_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = crate::store::Store::open(&dir.path().join("index.db")).unwrap();
+    crate::store::tests::index(
+        &mut store,
+        &[
+            ("denchi.md", &["リモコンの電池を交換する"]),
+            ("battery.md", &["Replace the battery of the remote control"]),
+            ("fox.md", &["The quick brown fox"]),
+        ],
+    );
+    let paths = |widen: bool| -> Vec<String> {
+        let ranking = store
+            .lexical_ranking(&SearchQuery::new("電池"), widen)
+            .unwrap();
+        let rows = store
+            .load_chunk_rows(&ranking.ranked.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+            .unwrap();
+        ranking
+            .ranked
+            .iter()
+            .map(|(id, _)| rows[id].path.clone())
+            .collect()
+    };
+    assert_eq!(paths(true), ["denchi.md", "battery.md"]);
+    assert_eq!(paths(false), ["denchi.md"]);
+    assert_eq!(store.synonyms_missing(), None);
+    // An in-memory store has none.
+    let memory = crate::store::Store::open_in_memory().unwrap();
+    assert!(memory.synonyms().is_none());
+    assert_eq!(
+        memory.synonyms_missing().as_deref(),
+        Some("an in-memory index is searched without synonyms")
+    );
+}
