@@ -74,9 +74,7 @@ impl QueryTerm {
             format!("({} OR {})", phrase(&words), phrase(&bigrams))
         }
     }
-}
 
-impl QueryTerm {
     /// [`QueryTerm::fts_expr`] widened with `synonyms`: for an unquoted, included,
     /// non-prefix term, the term's expression OR each word
     /// [`Synonyms::expansions`] gives for it (as a quoted phrase in the same analyser), so
@@ -260,17 +258,6 @@ pub fn included_exprs(
         .collect()
 }
 
-/// Builds the FTS5 `MATCH` expression for `terms` in an index written by `lexical`, each
-/// included term widened with `synonyms` ([`included_exprs`]), or `None` when no term is
-/// included (an empty query, or one made only of exclusions, matches nothing).
-pub fn fts_match_expr(
-    terms: &[QueryTerm],
-    lexical: &Lexical,
-    synonyms: Option<&Synonyms>,
-) -> Option<String> {
-    match_expr_of(&included_exprs(terms, lexical, synonyms), terms, lexical)
-}
-
 /// The `MATCH` expression of already built `included` expressions (OR-combined) and the
 /// `-excluded` terms of `terms` (each appended with `NOT`, never widened); `None` when
 /// `included` is empty.
@@ -293,6 +280,17 @@ pub fn match_expr_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Builds the FTS5 `MATCH` expression for `terms` in an index written by `lexical`, each
+    /// included term widened with `synonyms` ([`included_exprs`]), or `None` when no term is
+    /// included (an empty query, or one made only of exclusions, matches nothing).
+    fn fts_match_expr(
+        terms: &[QueryTerm],
+        lexical: &Lexical,
+        synonyms: Option<&Synonyms>,
+    ) -> Option<String> {
+        match_expr_of(&included_exprs(terms, lexical, synonyms), terms, lexical)
+    }
 
     fn expr(input: &str) -> Option<String> {
         fts_match_expr(&parse_query(input), &Lexical::Bigrams, None)

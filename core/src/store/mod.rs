@@ -232,7 +232,8 @@ pub struct Store {
     db_path: Option<PathBuf>,
     rebuilt: bool,
     lexical: Lexical,
-    /// The dictionary that widens lexical queries ([`Store::with_synonyms`]).
+    /// The dictionary that widens lexical queries: the installed one for a store on a
+    /// file, none for an in-memory store.
     synonyms: Option<Arc<synonyms::SynonymDictionary>>,
     /// The in-memory copy of the chunk vectors the vector leg scans, shared by every
     /// store of the same file in this process (`vectors::scan`).
@@ -388,14 +389,6 @@ impl Store {
         self.rebuilt
     }
 
-    /// This store with `synonyms` as the dictionary that widens lexical queries
-    /// ([`synonyms`]; `None`: no widening). A store on a file starts with the installed
-    /// one ([`synonyms::SynonymDictionary::installed`]), an in-memory store without.
-    pub fn with_synonyms(mut self, synonyms: Option<Arc<synonyms::SynonymDictionary>>) -> Store {
-        self.synonyms = synonyms;
-        self
-    }
-
     /// The synonyms that widen lexical queries, read on first use; `None` when no
     /// dictionary is set or it failed to load.
     pub fn synonyms(&self) -> Option<&synonyms::Synonyms> {
@@ -410,9 +403,9 @@ impl Store {
             None if self.db_path.is_none() => {
                 Some("an in-memory index is searched without synonyms".into())
             }
-            None => synonyms::SynonymDictionary::missing_reason().or_else(|| {
-                Some("the synonym dictionary was installed after this process started; start folio again".into())
-            }),
+            None => Some(synonyms::SynonymDictionary::missing_reason().unwrap_or_else(|| {
+                "the synonym dictionary was installed after this process started; start folio again".into()
+            })),
         }
     }
 

@@ -405,12 +405,11 @@ impl SynonymDictionary {
     /// exist or is not [`SYNONYM_FILE_LEN`] bytes (logged as an error).
     pub fn in_dir(dir: &Path) -> Option<SynonymDictionary> {
         let path = dir.join(SYNONYM_FILE);
-        let len = std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
-        if len != SYNONYM_FILE_LEN {
-            tracing::error!(
-                "the synonym dictionary {} has {len} bytes, expected {SYNONYM_FILE_LEN}; queries are not widened with synonyms; run scripts/fetch-ja-dict",
-                path.display()
-            );
+        if !path.is_file() {
+            return None;
+        }
+        if let Some(why) = file_problem(&path) {
+            tracing::error!("{why}; queries are not widened with synonyms");
             return None;
         }
         Some(SynonymDictionary {
@@ -460,19 +459,7 @@ impl SynonymDictionary {
                     .into(),
             );
         };
-        let path = dir.join(SYNONYM_FILE);
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_file() && m.len() == SYNONYM_FILE_LEN => None,
-            Ok(m) if m.is_file() => Some(format!(
-                "the synonym dictionary {} has {} bytes, expected {SYNONYM_FILE_LEN}; run scripts/fetch-ja-dict",
-                path.display(),
-                m.len()
-            )),
-            _ => Some(format!(
-                "the synonym dictionary is not installed ({}); run scripts/fetch-ja-dict",
-                path.display()
-            )),
-        }
+        file_problem(&dir.join(SYNONYM_FILE))
     }
 
     /// The parsed dictionary, reading it on the first call (about 0.1 s and 20–30 MB in a
@@ -502,6 +489,24 @@ impl SynonymDictionary {
             })
             .as_ref()
             .ok()
+    }
+}
+
+/// Why the file at `path` is not the installed dictionary by what its metadata shows: it
+/// is missing (or not a file), or its size is not [`SYNONYM_FILE_LEN`]; `None` when it
+/// looks right.
+fn file_problem(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() == SYNONYM_FILE_LEN => None,
+        Ok(m) if m.is_file() => Some(format!(
+            "the synonym dictionary {} has {} bytes, expected {SYNONYM_FILE_LEN}; run scripts/fetch-ja-dict",
+            path.display(),
+            m.len()
+        )),
+        _ => Some(format!(
+            "the synonym dictionary is not installed ({}); run scripts/fetch-ja-dict",
+            path.display()
+        )),
     }
 }
 
