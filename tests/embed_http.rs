@@ -517,10 +517,16 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     );
     let r = root.to_str().unwrap();
     // A remote endpoint the workspace names is never used, however the user allows them.
-    let refusal = "the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
-                   ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this \
-                   machine. To send your notes to it, set [embed] provider and endpoint in your own config \
-                   (~/.config/folio/config.toml) and allow it there";
+    // Messages name the user's config file where folio reads it (XDG_CONFIG_HOME here).
+    let users_file = home.join("folio/config.toml");
+    let refusal = format!(
+        "the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
+         ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this \
+         machine. To send your notes to it, set [embed] provider and endpoint in your own config \
+         ({}) and allow it there",
+        users_file.display()
+    );
+    let refusal = refusal.as_str();
     let out = folio(&["index", "--root", r], &home, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out), format!("folio: error: {refusal}\n"));
@@ -548,10 +554,14 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     assert_eq!(
         status["embed"]["settings_error"].as_str(),
         Some(
-            "the embedding endpoint `https://embed.example.invalid` (from your config.toml) is not on this \
-             machine; remote endpoints are refused unless you allow them in your own config (`[embed] allow_remote = \
-             true` in ~/.config/folio/config.toml) or with --allow-remote-embeddings; a workspace's folio.toml cannot \
-             allow them"
+            format!(
+                "the embedding endpoint `https://embed.example.invalid` (from your config.toml) is not on this \
+                 machine; remote endpoints are refused unless you allow them in your own config (`[embed] allow_remote = \
+                 true` in {}) or with --allow-remote-embeddings; a workspace's folio.toml cannot \
+                 allow them",
+                users_file.display()
+            )
+            .as_str()
         )
     );
     // The flag allows it.
@@ -592,7 +602,11 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     let out = folio(&["index", "--root", r], &home, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("[embed].allow_remote cannot be set in a workspace's folio.toml"),
+        stderr(&out).contains(&format!(
+            "[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config ({}) or \
+             --allow-remote-embeddings may allow a remote embedding endpoint",
+            users_file.display()
+        )),
         "{}",
         stderr(&out)
     );

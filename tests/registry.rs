@@ -499,6 +499,14 @@ fn a_workspace_cannot_name_a_registry_and_a_registry_token_file_stays_outside_th
         stderr.contains("[knowledge] cannot be set in a workspace's folio.toml"),
         "{stderr}"
     );
+    // It names the user's file where folio reads it: under XDG_CONFIG_HOME, not ~/.config.
+    assert!(
+        stderr.contains(&format!(
+            "put it in your own config ({})",
+            dir.join("none/folio/config.toml").display()
+        )),
+        "{stderr}"
+    );
     std::fs::remove_file(b_root.join("folio.toml")).unwrap();
 
     std::fs::write(b_root.join("token"), "folio_x\n").unwrap();

@@ -369,14 +369,17 @@ impl Config {
             return Err(format!(
                 "[{name}] cannot be set in a workspace's folio.toml: it holds what only you may allow \
                  (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in your own config \
-                 (~/.config/folio/config.toml)"
+                 ({})",
+                user::UserConfig::location()
             ));
         }
         let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         if config.embed.allow_remote.is_some() {
-            return Err("[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config \
-                        (~/.config/folio/config.toml) or --allow-remote-embeddings may allow a remote embedding endpoint"
-                .to_owned());
+            return Err(format!(
+                "[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config \
+                 ({}) or --allow-remote-embeddings may allow a remote embedding endpoint",
+                user::UserConfig::location()
+            ));
         }
         config.diagnostics.compile()?;
         for template in &config.best_practice.path_templates {
@@ -482,9 +485,12 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err,
-            "[knowledge] cannot be set in a workspace's folio.toml: it holds what only you may allow \
-             (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in \
-             your own config (~/.config/folio/config.toml)"
+            format!(
+                "[knowledge] cannot be set in a workspace's folio.toml: it holds what only you may allow \
+                 (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in \
+                 your own config ({})",
+                user::UserConfig::location()
+            )
         );
     }
 

@@ -182,6 +182,15 @@ impl UserConfig {
         Some(base.join("folio").join("config.toml"))
     }
 
+    /// The file's location as messages name it: [`UserConfig::path`] (so a user with
+    /// `XDG_CONFIG_HOME` set is sent to the file folio reads), else, when neither
+    /// `XDG_CONFIG_HOME` nor `HOME` is set, the conventional `~/.config/folio/config.toml`.
+    pub fn location() -> String {
+        Self::path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "~/.config/folio/config.toml".to_owned())
+    }
+
     /// Reads the file (a missing file gives the defaults), then applies
     /// [`EMBED_PROVIDER_ENV`].
     ///

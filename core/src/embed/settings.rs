@@ -31,7 +31,7 @@ pub use crate::config::ProviderKind;
 use super::Embedder;
 use super::http::{HttpApi, HttpEmbedder};
 use crate::config::EmbedConfig;
-use crate::config::user::UserEmbedConfig;
+use crate::config::user::{UserConfig, UserEmbedConfig};
 
 /// Passages per request when no config sets `batch_size`.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -205,20 +205,22 @@ impl EmbedSettings {
             return Err(format!(
                 "the embedding endpoint `{base}` is chosen by the workspace's folio.toml ([embed].{}) and is not on \
                  this machine; a workspace may only name an endpoint on this machine. To send your notes to it, set \
-                 [embed] provider and endpoint in your own config (~/.config/folio/config.toml) and allow it there",
+                 [embed] provider and endpoint in your own config ({}) and allow it there",
                 if endpoint_source == SettingSource::Workspace {
                     "endpoint"
                 } else {
                     "provider"
-                }
+                },
+                UserConfig::location()
             ));
         }
         if !settings.endpoint_is_loopback && !allow_remote {
             return Err(format!(
                 "the embedding endpoint `{base}` (from {}) is not on this machine; remote endpoints are refused unless \
-                 you allow them in your own config (`[embed] allow_remote = true` in ~/.config/folio/config.toml) or \
+                 you allow them in your own config (`[embed] allow_remote = true` in {}) or \
                  with --allow-remote-embeddings; a workspace's folio.toml cannot allow them",
-                endpoint_source.describe()
+                endpoint_source.describe(),
+                UserConfig::location()
             ));
         }
         Ok(settings)
@@ -455,10 +457,13 @@ mod tests {
         let err = EmbedSettings::resolve(&cfg, &UserEmbedConfig::default(), false).unwrap_err();
         assert_eq!(
             err,
-            "the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
-             ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this machine. To \
-             send your notes to it, set [embed] provider and endpoint in your own config (~/.config/folio/config.toml) \
-             and allow it there"
+            format!(
+                "the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
+                 ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this machine. To \
+                 send your notes to it, set [embed] provider and endpoint in your own config ({}) \
+                 and allow it there",
+                UserConfig::location()
+            )
         );
         // The default OpenAI endpoint is remote too.
         let cfg = ws("openai", Some("m"), None);

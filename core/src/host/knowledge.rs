@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config::user::UserConfig;
 use crate::knowledge::ledger::{Event, EventKind, event_path, is_event_path, rfc3339};
 use crate::knowledge::place::{is_skill_path, is_unit_path, skill_path, unit_path};
 use crate::knowledge::scores::{Ledger, Reputation};
@@ -499,7 +500,8 @@ fn network_not_configured() -> HostError {
     HostError::new(
         ErrorCode::NotConfigured,
         format!(
-            "`network` visibility needs a shared registry, and none is configured (set `{REGISTRY_SETTING}` to the registry's URL in ~/.config/folio/config.toml, with its token in `registry_token_file` or FOLIO_REGISTRY_TOKEN); nothing was written. Use `org` to share through the knowledge base or `private` to keep it to yourself"
+            "`network` visibility needs a shared registry, and none is configured (set `{REGISTRY_SETTING}` to the registry's URL in {}, with its token in `registry_token_file` or FOLIO_REGISTRY_TOKEN); nothing was written. Use `org` to share through the knowledge base or `private` to keep it to yourself",
+            UserConfig::location()
         ),
     )
 }

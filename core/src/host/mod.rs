@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex};
 
+use crate::config::user::UserConfig;
 use crate::index::default_db_path;
 use crate::store::Store;
 pub use error::{ErrorCode, HostError, HostResult};
@@ -193,7 +194,10 @@ impl Host {
         } else {
             Err(HostError::new(
                 ErrorCode::PermissionDenied,
-                "this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in ~/.config/folio/config.toml",
+                format!(
+                    "this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in {}",
+                    UserConfig::location()
+                ),
             ))
         }
     }

@@ -22,7 +22,7 @@ fn writes_are_refused_when_read_only_without_touching_disk() {
             markdown: None,
         }],
     };
-    let denied = json!({"code": "PERMISSION_DENIED", "message": "this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in ~/.config/folio/config.toml"});
+    let denied = json!({"code": "PERMISSION_DENIED", "message": format!("this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in {}", crate::config::user::UserConfig::location())});
     assert_eq!(err(kb.patch(&patch)), denied);
     assert_eq!(
         err(kb.create(&CreateArgs {
