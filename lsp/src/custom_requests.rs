@@ -19,6 +19,7 @@ impl Backend {
         let (folder, config) = self.request("folio/search", handlers::search::target)?;
         params.plan(&config.search).map_err(convert::host_error)?;
         let embedding = self.embedding_of(&folder, &config);
+        self.shared.show_config_problems().await;
         let result = tokio::task::spawn_blocking(move || {
             let result = handlers::search::search(&folder, &config, &params, embedding.as_deref());
             // Embeds what changed, in the background, after answering: the next search can use it.
@@ -40,7 +41,10 @@ impl Backend {
     }
 
     /// The embedding runner of `folder`, made on first use from its `folio.toml` and the
-    /// user's configuration (`None` with `Options::no_embeddings`).
+    /// user's configuration, and again when the root's `[embed]` table has changed
+    /// (`None` with `Options::no_embeddings`). Settings that cannot be used (a bad user
+    /// config, a remote endpoint nobody allowed) leave search lexical and are shown to the
+    /// user once per runner, as a configuration problem (`window/showMessage`).
     fn embedding_of(
         &self,
         folder: &std::path::Path,
@@ -53,20 +57,26 @@ impl Backend {
             .embeddings
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let runner = map.entry(folder.to_path_buf()).or_insert_with(|| {
-            let settings = folio_core::config::user::UserConfig::load().and_then(|user| {
-                folio_core::embed::settings::EmbedSettings::resolve(
-                    &config.embed,
-                    &user.embed,
-                    false,
-                )
-            });
-            if let Err(reason) = &settings {
-                tracing::warn!(%reason, "embeddings are off");
-            }
-            Arc::new(folio_core::embed::runner::EmbeddingRunner::new(settings))
+        if let Some((embed, runner)) = map.get(folder)
+            && *embed == config.embed
+        {
+            return Some(Arc::clone(runner));
+        }
+        let settings = folio_core::config::user::UserConfig::load().and_then(|user| {
+            folio_core::embed::settings::EmbedSettings::resolve(&config.embed, &user.embed, false)
         });
-        Some(Arc::clone(runner))
+        let problem = settings.as_ref().err().map(|reason| {
+            tracing::warn!(%reason, "embeddings are off");
+            format!("folio: {reason}; embeddings are off, so folio/search matches words only until it is fixed")
+        });
+        let runner = Arc::new(folio_core::embed::runner::EmbeddingRunner::new(settings));
+        map.insert(
+            folder.to_path_buf(),
+            (config.embed.clone(), Arc::clone(&runner)),
+        );
+        drop(map);
+        self.shared.lock().config_problems.extend(problem);
+        Some(runner)
     }
 
     /// `folio/reindex`: an incremental index pass of the first root; returns its summary.
@@ -74,6 +84,7 @@ impl Backend {
     pub async fn folio_reindex(&self) -> Result<handlers::search::ReindexResult> {
         let (folder, config) = self.request("folio/reindex", handlers::search::target)?;
         let embedding = self.embedding_of(&folder, &config);
+        self.shared.show_config_problems().await;
         let work = self
             .shared
             .begin_work(

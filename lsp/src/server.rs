@@ -42,9 +42,17 @@ pub struct Backend {
     /// client can be shown progress).
     pending: Mutex<Vec<PathBuf>>,
     /// Background embedding per searched root, created by the first `folio/search` or
-    /// `folio/reindex` of that root (editors that never search load no model).
-    pub(crate) embeddings:
-        Mutex<std::collections::HashMap<PathBuf, Arc<folio_core::embed::runner::EmbeddingRunner>>>,
+    /// `folio/reindex` of that root (editors that never search load no model), with the
+    /// root's `[embed]` table it was made from (a changed table makes a new one).
+    pub(crate) embeddings: Mutex<
+        std::collections::HashMap<
+            PathBuf,
+            (
+                folio_core::config::EmbedConfig,
+                Arc<folio_core::embed::runner::EmbeddingRunner>,
+            ),
+        >,
+    >,
     pub(crate) no_embeddings: bool,
 }
 

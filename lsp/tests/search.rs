@@ -200,3 +200,98 @@ async fn semantic_search_names_an_unavailable_provider() {
         (json!("lexical"), 2)
     );
 }
+
+/// Embedding settings folio refuses (here a remote endpoint the workspace's folio.toml
+/// names) are shown to the user once, as a warning, and search matches words meanwhile;
+/// after the `[embed]` table changes, the next search makes a new runner from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_embedding_settings_are_shown_once_and_reread_when_embed_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join("a.md"), A).unwrap();
+    // `.invalid` never resolves; the endpoint is refused before any request.
+    std::fs::write(
+        dir.path().join("folio.toml"),
+        "[embed]\nprovider = \"openai\"\nmodel = \"m\"\nendpoint = \"https://embed.example.invalid/v1\"\n",
+    )
+    .unwrap();
+    let folders =
+        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    let mut c = Client::start_opts(
+        dir,
+        Enc::Utf16,
+        json!({}),
+        folders,
+        folio_lsp::Options::default(),
+    )
+    .await;
+    assert_eq!(
+        c.take("window/showMessage"),
+        Vec::<serde_json::Value>::new()
+    );
+    let r = c.call("folio/search", json!({"query": "tomatoes"})).await;
+    assert_eq!(
+        (r["mode"].clone(), r["results"].as_array().unwrap().len()),
+        (json!("lexical"), 2)
+    );
+    let refusal = format!(
+        "folio: the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \
+         ([embed].endpoint) and is not on this machine; a workspace may only name an endpoint on this machine. \
+         To send your notes to it, set [embed] provider and endpoint in your own config ({}) and allow it \
+         there; embeddings are off, so folio/search matches words only until it is fixed",
+        folio_core::config::user::UserConfig::location()
+    );
+    assert_eq!(
+        c.take("window/showMessage"),
+        vec![json!({"type": 2, "message": refusal})]
+    );
+    // Once per runner: the next search says nothing again.
+    c.call("folio/search", json!({"query": "tomatoes"})).await;
+    assert_eq!(
+        c.take("window/showMessage"),
+        Vec::<serde_json::Value>::new()
+    );
+
+    // A loopback endpoint: accepted, so a new runner and no message.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    common::write_files(
+        c.dir.path(),
+        &[(
+            "folio.toml",
+            &format!(
+                "[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n"
+            ),
+        )],
+    );
+    let uri = c.uri("folio.toml");
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri, "type": 2}]}),
+    )
+    .await;
+    // The change is applied in order with other notifications: ask until the new
+    // runner's provider is the one named in the semantic mode's error.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let r = c
+            .request(
+                "folio/search",
+                json!({"query": "tomatoes", "mode": "semantic"}),
+            )
+            .await;
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        if message.contains(&format!("127.0.0.1:{port}")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still: {r}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        c.take("window/showMessage"),
+        Vec::<serde_json::Value>::new()
+    );
+}
