@@ -148,28 +148,8 @@ async fn search_rejects_bad_params() {
 /// unavailable, with its error, instead of a guess; `hybrid` runs lexical.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semantic_search_names_an_unavailable_provider() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let toml = format!(
-        "[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    std::fs::write(dir.path().join("a.md"), A).unwrap();
-    std::fs::write(dir.path().join("folio.toml"), &toml).unwrap();
-    let folders =
-        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let mut c = Client::start_opts(
-        dir,
-        Enc::Utf16,
-        json!({}),
-        folders,
-        folio_lsp::Options::default(),
-    )
-    .await;
+    let (port, toml) = closed_port_ollama();
+    let mut c = start_with_embeddings(&toml).await;
     let prefix =
         "NOT_CONFIGURED: semantic search is not available: the embedding provider is unavailable: ";
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -206,23 +186,9 @@ async fn semantic_search_names_an_unavailable_provider() {
 /// after the `[embed]` table changes, the next search makes a new runner from it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_embedding_settings_are_shown_once_and_reread_when_embed_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    std::fs::write(dir.path().join("a.md"), A).unwrap();
     // `.invalid` never resolves; the endpoint is refused before any request.
-    std::fs::write(
-        dir.path().join("folio.toml"),
+    let mut c = start_with_embeddings(
         "[embed]\nprovider = \"openai\"\nmodel = \"m\"\nendpoint = \"https://embed.example.invalid/v1\"\n",
-    )
-    .unwrap();
-    let folders =
-        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
-    let mut c = Client::start_opts(
-        dir,
-        Enc::Utf16,
-        json!({}),
-        folders,
-        folio_lsp::Options::default(),
     )
     .await;
     assert_eq!(
@@ -253,20 +219,8 @@ async fn refused_embedding_settings_are_shown_once_and_reread_when_embed_changes
     );
 
     // A loopback endpoint: accepted, so a new runner and no message.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    common::write_files(
-        c.dir.path(),
-        &[(
-            "folio.toml",
-            &format!(
-                "[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n"
-            ),
-        )],
-    );
+    let (port, toml) = closed_port_ollama();
+    common::write_files(c.dir.path(), &[("folio.toml", &toml)]);
     let uri = c.uri("folio.toml");
     c.notify(
         "workspace/didChangeWatchedFiles",
@@ -294,4 +248,37 @@ async fn refused_embedding_settings_are_shown_once_and_reread_when_embed_changes
         c.take("window/showMessage"),
         Vec::<serde_json::Value>::new()
     );
+}
+
+/// A loopback port nothing listens on, and a `folio.toml` whose `[embed]` names an Ollama
+/// server there (a provider folio accepts and cannot reach).
+fn closed_port_ollama() -> (u16, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let toml = format!(
+        "[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n"
+    );
+    (port, toml)
+}
+
+/// A server with embeddings on (the default options), over a root holding `a.md` and
+/// `folio_toml`.
+async fn start_with_embeddings(folio_toml: &str) -> Client {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join("a.md"), A).unwrap();
+    std::fs::write(dir.path().join("folio.toml"), folio_toml).unwrap();
+    let folders =
+        json!([{"uri": common::uri_of(&dir.path().canonicalize().unwrap()), "name": "ws"}]);
+    Client::start_opts(
+        dir,
+        Enc::Utf16,
+        json!({}),
+        folders,
+        folio_lsp::Options::default(),
+    )
+    .await
 }
