@@ -83,6 +83,34 @@ fn a_word_expands_to_its_lexeme_first_then_its_synonyms() {
 }
 
 #[test]
+fn a_key_in_several_groups_expands_to_each_in_dictionary_order() {
+    let bytes = dictionary(&[
+        &[("Router", &[1], NOUN), ("ルーター", &[1], NOUN)],
+        &[("経路", &[1], NOUN), ("ルート", &[2], NOUN)],
+        &[
+            ("router", &[1], NOUN),
+            ("ルータ", &[1], NOUN),
+            ("ルーター", &[1], NOUN),
+        ],
+        &[
+            ("ルート", &[1, 2], NOUN),
+            ("root", &[2], NOUN),
+            ("根", &[1], NOUN),
+        ],
+    ]);
+    let synonyms = Synonyms::parse(&bytes).unwrap();
+    assert_eq!(synonyms.group_count(), 4);
+    // `Router` and `router` share a key: both groups, in order, ルーター once.
+    assert_eq!(expand(&synonyms, "router"), ["ルーター", "ルータ"]);
+    assert_eq!(expand(&synonyms, "ROUTER"), ["ルーター", "ルータ"]);
+    // ルート: group 2 (no other word of its lexeme, so its synonym), then group 4, where
+    // it has two lexemes and both other words share one.
+    assert_eq!(expand(&synonyms, "ルート"), ["経路", "root", "根"]);
+    // 根 shares a lexeme with ルート only: ルート first, then the group's other word.
+    assert_eq!(expand(&synonyms, "根"), ["ルート", "root"]);
+}
+
+#[test]
 fn ambiguous_words_verbs_stop_words_and_short_latin_words_are_not_expanded() {
     let bytes = dictionary(&[
         &[("手", &[1], NOUN | FLAG_AMBIGUOUS), ("手段", &[2], NOUN)],
