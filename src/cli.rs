@@ -39,6 +39,29 @@ pub struct EmbedArgs {
     pub allow_remote_embeddings: bool,
 }
 
+#[derive(clap::Args, Clone, Copy)]
+pub struct RerankArgs {
+    /// Rescore the candidates with the cross-encoder of `[rerank]` (folio.toml or your config.toml); an
+    /// error when none is configured. A configured reranker is used without this flag too.
+    #[arg(long, conflicts_with = "no_rerank")]
+    pub rerank: bool,
+    /// Do not rescore with the configured reranker.
+    #[arg(long)]
+    pub no_rerank: bool,
+}
+
+impl RerankArgs {
+    /// The request's `rerank`: `Some(true)`, `Some(false)`, or `None` (the configured
+    /// reranker, if any).
+    pub fn requested(self) -> Option<bool> {
+        match (self.rerank, self.no_rerank) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Index the Markdown files under the root (incremental by content hash).
@@ -132,9 +155,8 @@ pub struct SearchArgs {
     /// Low confidence when the best score is under this many times the mean (default: off in hybrid, 1.1 in semantic mode; 0 disables).
     #[arg(long, value_name = "RATIO", allow_negative_numbers = true)]
     pub min_confidence_ratio: Option<f64>,
-    /// Re-score with a cross-encoder (none is available in this build: fails with "not configured").
-    #[arg(long)]
-    pub rerank: bool,
+    #[command(flatten)]
+    pub rerank: RerankArgs,
     #[command(flatten)]
     pub tuning: TuningArgs,
     #[command(flatten)]
@@ -239,6 +261,8 @@ pub struct EvalArgs {
     /// Diversify results with MMR (default λ 0.7) before measuring.
     #[arg(long)]
     pub mmr: bool,
+    #[command(flatten)]
+    pub rerank: RerankArgs,
     #[command(flatten)]
     pub tuning: TuningArgs,
     /// `low_confidence` when the best hit's score is less than this many times the mean of

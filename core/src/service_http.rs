@@ -31,3 +31,17 @@ pub fn agent(loopback: bool, timeout: Duration) -> ureq::Agent {
         .build()
         .new_agent()
 }
+
+/// A transport failure of a request, in words for a message after the URL: `timed out`,
+/// `connection refused`, `connection failed`, `host not found`, else ureq's own text.
+pub fn describe_error(err: &ureq::Error) -> String {
+    match err {
+        ureq::Error::Timeout(_) => "timed out".to_owned(),
+        ureq::Error::ConnectionFailed => "connection failed".to_owned(),
+        ureq::Error::HostNotFound => "host not found".to_owned(),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "connection refused".to_owned()
+        }
+        other => other.to_string(),
+    }
+}

@@ -78,7 +78,7 @@ impl McpRegistry {
             .ok_or_else(|| format!("[knowledge] registry = `{url}` has no host"))?;
         // The embedding endpoint's rule (names are never resolved); a URI's IPv6 host
         // keeps its brackets.
-        let loopback = folio_core::embed::settings::is_loopback_host(
+        let loopback = folio_core::endpoint::is_loopback_host(
             host.trim_start_matches('[').trim_end_matches(']'),
         );
         match uri.scheme_str() {

@@ -800,6 +800,7 @@ mod tests {
                 allow_writes: false,
                 embed: Err("embeddings are off in this test".into()),
                 fetch: Default::default(),
+                rerank: Ok(None),
             })
             .unwrap(),
         );
@@ -822,6 +823,7 @@ mod tests {
                 allow_writes: false,
                 embed: Err("embeddings are off in this test".into()),
                 fetch: Default::default(),
+                rerank: Ok(None),
             })
             .unwrap(),
         );
@@ -851,6 +853,7 @@ mod tests {
                 allow_writes: false,
                 embed: Err("embeddings are off in this test".into()),
                 fetch: Default::default(),
+                rerank: Ok(None),
             })
             .unwrap(),
         );

@@ -115,6 +115,7 @@ fn semantic_figures(
             let res = folio_core::search::semantic::search(
                 &store,
                 Some(embedder.as_ref()),
+                None,
                 &SearchQuery::new(q),
                 options,
             )?;

@@ -12,12 +12,14 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use folio_core::config::SearchConfig;
 use folio_core::eval::{self, EvalHistory};
+use folio_core::rerank::select;
 use folio_core::search::SearchQuery;
-use folio_core::search::pipeline::{PipelineError, PipelineOptions, SearchMode};
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, SearchMode};
 use folio_core::store::Store;
 
 use super::embedding::search_embedder;
 use super::index::{report_skipped, run_index};
+use super::rerank::rerank_setup;
 use super::root::resolve_root;
 use crate::cli::EvalArgs;
 
@@ -71,11 +73,19 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let options = pipeline_options(args, mode, &r.config.search, &r.root)?;
-    let label = if args.mmr {
-        format!("{mode}+mmr")
-    } else {
-        mode.to_string()
+    let rerank_setup = rerank_setup(&r.config)?;
+    let reranker = match select(args.rerank.requested(), &rerank_setup) {
+        Ok(reranker) => reranker,
+        Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+        Err(other) => return Err(other.into()),
     };
+    let mut label = mode.to_string();
+    if args.mmr {
+        label.push_str("+mmr");
+    }
+    if reranker.is_some() {
+        label.push_str("+rerank");
+    }
     let max_k = args.k.iter().max().copied().unwrap_or(10);
     // Enough chunks to fill the top `max_k` documents even when documents repeat.
     let chunk_limit = (max_k * 5).max(50);
@@ -90,11 +100,13 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         let res = match folio_core::search::semantic::search(
             &store,
             embedder.as_deref(),
+            reranker.map(|r| r as &dyn Reranker),
             &query,
             &options,
         ) {
             Ok(res) => res,
             Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+            Err(PipelineError::Unavailable(reason)) => bail!("unavailable: {reason}"),
             Err(PipelineError::Search(err)) => return Err(err.into()),
         };
         if res.mode != mode {

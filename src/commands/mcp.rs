@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow};
 use folio_core::config::user::UserConfig;
 use folio_core::embed::settings::EmbedSettings;
+use folio_core::rerank::RerankSettings;
 use folio_mcp::http::limits::{
     DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
 };
@@ -31,6 +32,10 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
     if let Err(reason) = &embed {
         tracing::warn!(%reason, "embeddings are off");
     }
+    let rerank = RerankSettings::resolve(&r.config.rerank, &user.rerank);
+    if let Err(reason) = &rerank {
+        tracing::warn!(%reason, "reranking is off");
+    }
     let http = args
         .http
         .map(|addr| http_options(args, &user, addr))
@@ -43,6 +48,7 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         db: Some(r.db),
         allow_writes: args.allow_writes || user.mcp.allow_writes || token_scopes_decide,
         embed,
+        rerank,
         fetch: test_fetch_allowances()?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -12,6 +12,7 @@ mod index;
 mod lsp;
 mod mcp;
 mod outline;
+mod rerank;
 mod root;
 mod search;
 mod status;

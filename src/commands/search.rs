@@ -7,11 +7,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use folio_core::host::ErrorCode;
 use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
-use folio_core::search::pipeline::{PipelineOptions, SearchMode};
+use folio_core::rerank::select;
+use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, SearchMode};
 use folio_core::store::Store;
 
 use super::embedding::search_embedder;
 use super::index::{report_skipped, run_index};
+use super::rerank::rerank_setup;
 use super::root::resolve_root;
 use crate::cli::SearchArgs;
 
@@ -30,7 +32,7 @@ fn request(args: &SearchArgs) -> SearchRequest {
         mmr_same_doc_penalty: args.mmr_same_doc_penalty,
         parent_retriever: Some(args.parent_retriever),
         min_confidence_ratio: args.min_confidence_ratio,
-        rerank: Some(args.rerank),
+        rerank: args.rerank.requested(),
         ..SearchRequest::default()
     }
 }
@@ -55,18 +57,27 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);
     }
+    let failure = |e: PipelineError| {
+        let e = search_error(e);
+        match e.code {
+            ErrorCode::NotConfigured => anyhow::anyhow!("not configured: {}", e.message),
+            ErrorCode::Unavailable => anyhow::anyhow!("unavailable: {}", e.message),
+            _ => anyhow::anyhow!(e.message),
+        }
+    };
+    let rerank_setup = rerank_setup(&r.config)?;
+    let reranker = select(request.rerank, &rerank_setup).map_err(failure)?;
     let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let results =
-        folio_core::search::semantic::search(&store, embedder.as_deref(), &search, &options)
-            .map_err(|e| {
-                let e = search_error(e);
-                match e.code {
-                    ErrorCode::NotConfigured => anyhow::anyhow!("not configured: {}", e.message),
-                    _ => anyhow::anyhow!(e.message),
-                }
-            })?;
+    let results = folio_core::search::semantic::search(
+        &store,
+        embedder.as_deref(),
+        reranker.map(|r| r as &dyn Reranker),
+        &search,
+        &options,
+    )
+    .map_err(failure)?;
     let results = SearchResponse::from_pipeline(&r.root, results, false, false);
     let mut out = std::io::stdout().lock();
     if json {

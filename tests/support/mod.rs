@@ -76,21 +76,21 @@ pub fn headless_nvim(nvim: &Path, work: &Path) -> Command {
     cmd
 }
 
-/// The deterministic embedding server of `tests/support/embed_server.py`, run
+/// The deterministic embedding server of `tests/support/model_server.py`, run
 /// by `python3` as a child process on a free loopback port; killed on drop.
-pub struct EmbedServer {
+pub struct ModelServer {
     child: std::process::Child,
     /// The port it listens on (127.0.0.1).
     pub port: u16,
 }
 
-impl EmbedServer {
+impl ModelServer {
     /// Starts the server with `args` (e.g. `["--mode", "fail500"]`) and waits
     /// until it prints its port, which it does once it is listening.
     /// Panics, saying so, when `python3` is missing.
-    pub fn start(args: &[&str]) -> EmbedServer {
+    pub fn start(args: &[&str]) -> ModelServer {
         use std::io::BufRead;
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/embed_server.py");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/model_server.py");
         let mut child = Command::new("python3")
             .arg(&script)
             .args(args)
@@ -99,7 +99,7 @@ impl EmbedServer {
             .spawn()
             .unwrap_or_else(|e| {
                 panic!(
-                    "python3 is needed to run the test embedding server {}: {e}",
+                    "python3 is needed to run the test model server {}: {e}",
                     script.display()
                 )
             });
@@ -109,9 +109,9 @@ impl EmbedServer {
             .unwrap();
         let port = line.trim().parse().unwrap_or_else(|_| {
             let _ = child.kill();
-            panic!("the embedding server printed {line:?} instead of its port")
+            panic!("the model server printed {line:?} instead of its port")
         });
-        EmbedServer { child, port }
+        ModelServer { child, port }
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -142,7 +142,7 @@ impl EmbedServer {
     }
 }
 
-impl Drop for EmbedServer {
+impl Drop for ModelServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -56,6 +56,32 @@ impl ProviderKind {
     }
 }
 
+/// A reranking provider (`[rerank] provider`): a cross-encoder behind an HTTP endpoint
+/// that rescored search candidates (`crate::rerank`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RerankProvider {
+    /// No reranker (default): a search asking for `rerank` answers `NOT_CONFIGURED`.
+    #[default]
+    None,
+    /// The Cohere rerank API, also spoken by Jina, vLLM, llama.cpp's server, Infinity
+    /// and LocalAI: `POST {endpoint}/v1/rerank`.
+    Cohere,
+    /// Hugging Face text-embeddings-inference: `POST {endpoint}/rerank`.
+    Tei,
+}
+
+impl RerankProvider {
+    /// The name used in configuration files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RerankProvider::None => "none",
+            RerankProvider::Cohere => "cohere",
+            RerankProvider::Tei => "tei",
+        }
+    }
+}
+
 /// Errors reading `folio.toml`.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -89,6 +115,8 @@ pub struct Config {
     pub wiki: WikiConfig,
     /// `[embed]`: which embedding provider and model semantic search uses.
     pub embed: EmbedConfig,
+    /// `[rerank]`: which cross-encoder, if any, reranks search candidates.
+    pub rerank: RerankConfig,
     /// `[best_practice]`: where `kb_best_practice` finds its documents (off when empty).
     pub best_practice: BestPracticeConfig,
     /// `[links]`: how Markdown link destinations resolve (Obsidian vaults, docs sites).
@@ -240,6 +268,29 @@ pub struct EmbedConfig {
     pub allow_remote: Option<bool>,
 }
 
+/// `[rerank]` settings of `folio.toml`; every key is optional and falls back to the
+/// user's config, then to the defaults (see `crate::rerank::settings`). As for
+/// `[embed]`, a workspace may name an endpoint on this machine only, and
+/// `allow_remote` here is an error.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RerankConfig {
+    /// `none` (default), `cohere` or `tei`.
+    pub provider: Option<RerankProvider>,
+    /// Model name sent with each request (required for `cohere`).
+    pub model: Option<String>,
+    /// Base URL of the provider, e.g. `http://127.0.0.1:8080`.
+    pub endpoint: Option<String>,
+    /// Passages per request (1–1000, default 32, the largest batch text-embeddings-inference
+    /// accepts by default).
+    pub batch_size: Option<usize>,
+    /// Timeout of one request in milliseconds (default 10000).
+    pub timeout_ms: Option<u64>,
+    /// Present only so that the error can explain where it belongs.
+    #[doc(hidden)]
+    pub allow_remote: Option<bool>,
+}
+
 /// `[index]` settings.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -360,8 +411,9 @@ impl Config {
 
     /// Parses configuration text.
     ///
-    /// Errors name the key. Settings only the user may make ([`USER_ONLY_TABLES`], and
-    /// `[embed].allow_remote`) get an error saying where they belong.
+    /// Errors name the key. Settings only the user may make ([`USER_ONLY_TABLES`],
+    /// `[embed].allow_remote` and `[rerank].allow_remote`) get an error saying where
+    /// they belong.
     pub fn from_toml(text: &str) -> Result<Config, String> {
         if let Ok(table) = text.parse::<toml::Table>()
             && let Some(name) = USER_ONLY_TABLES.iter().find(|t| table.contains_key(**t))
@@ -378,6 +430,13 @@ impl Config {
             return Err(format!(
                 "[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config \
                  ({}) or --allow-remote-embeddings may allow a remote embedding endpoint",
+                user::UserConfig::location()
+            ));
+        }
+        if config.rerank.allow_remote.is_some() {
+            return Err(format!(
+                "[rerank].allow_remote cannot be set in a workspace's folio.toml: only your own config \
+                 ({}) may allow a remote rerank endpoint",
                 user::UserConfig::location()
             ));
         }

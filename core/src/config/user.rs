@@ -32,6 +32,8 @@ pub struct UserConfig {
     pub embed: UserEmbedConfig,
     /// `[knowledge]` settings: the KnowledgePulse registry this instance uses or is.
     pub knowledge: UserKnowledgeConfig,
+    /// `[rerank]` settings: override the workspace's, and may allow a remote endpoint.
+    pub rerank: UserRerankConfig,
 }
 
 /// `[knowledge]` in the user's configuration: the KnowledgePulse network registry
@@ -123,6 +125,26 @@ pub struct UserEmbedConfig {
     /// (for messages that name where a setting came from).
     #[serde(skip)]
     pub provider_from_env: bool,
+}
+
+/// `[rerank]` in the user's configuration: the keys of a workspace's `[rerank]` (each
+/// one set here wins over the workspace's), plus `allow_remote`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserRerankConfig {
+    /// `none`, `cohere` or `tei`.
+    pub provider: Option<super::RerankProvider>,
+    /// Model name sent with each request.
+    pub model: Option<String>,
+    /// Base URL of the provider.
+    pub endpoint: Option<String>,
+    /// Passages per request (1–1000).
+    pub batch_size: Option<usize>,
+    /// Timeout of one request in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Allow an endpoint that is not on this machine (not loopback); only this file
+    /// can allow it.
+    pub allow_remote: bool,
 }
 
 /// `[mcp]` in the user's configuration.

@@ -214,13 +214,11 @@ impl HttpEmbedder {
     }
 
     fn transport_error(&self, err: ureq::Error) -> EmbedError {
-        let what = match &err {
-            ureq::Error::Timeout(_) => "timed out".to_owned(),
-            ureq::Error::ConnectionFailed => "connection failed".to_owned(),
-            ureq::Error::HostNotFound => "host not found".to_owned(),
-            other => other.to_string(),
-        };
-        EmbedError::Unavailable(format!("{}: {what}", self.url))
+        EmbedError::Unavailable(format!(
+            "{}: {}",
+            self.url,
+            crate::service_http::describe_error(&err)
+        ))
     }
 }
 

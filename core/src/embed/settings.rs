@@ -10,14 +10,9 @@
 //!    timeout [`DEFAULT_TIMEOUT_MS`] ms, endpoint `http://127.0.0.1:11434`
 //!    for `ollama` and `https://api.openai.com` for `openai`.
 //!
-//! **Remote endpoints.** An HTTP endpoint whose host is not loopback
-//! (`localhost`, `127.0.0.0/8`, `::1`; names are not resolved) is used only
-//! when the user chose it (the endpoint, or the provider whose default endpoint
-//! it is, set in the user's config) and allowed it (`allow_remote = true` there,
-//! or `--allow-remote-embeddings`). A `folio.toml` inside the workspace can name
-//! a loopback endpoint but never a remote one, not even when the user allows
-//! remote endpoints: a checked-out repository must not be able to send your
-//! notes, or your API key, elsewhere.
+//! **Remote endpoints.** The rule of [`crate::endpoint`]: a `folio.toml` can name
+//! an endpoint on this machine only; one elsewhere needs the user's own config to name
+//! it and to allow it (`[embed] allow_remote = true`, or `--allow-remote-embeddings`).
 //!
 //! **API key.** Read from the environment only, `FOLIO_EMBED_API_KEY`, else
 //! `OPENAI_API_KEY`, and sent as `Authorization: Bearer …`; never from a file
@@ -31,7 +26,8 @@ pub use crate::config::ProviderKind;
 use super::Embedder;
 use super::http::{HttpApi, HttpEmbedder};
 use crate::config::EmbedConfig;
-use crate::config::user::{UserConfig, UserEmbedConfig};
+use crate::config::user::UserEmbedConfig;
+use crate::endpoint::{EndpointChoice, SettingSource};
 
 /// Passages per request when no config sets `batch_size`.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -45,36 +41,6 @@ pub const DEFAULT_OLLAMA_ENDPOINT: &str = "http://127.0.0.1:11434";
 pub const DEFAULT_OPENAI_ENDPOINT: &str = "https://api.openai.com";
 /// Environment variables read for the API key, in order.
 pub const API_KEY_ENV: [&str; 2] = ["FOLIO_EMBED_API_KEY", "OPENAI_API_KEY"];
-
-/// Where a setting came from, for messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SettingSource {
-    /// The built-in default.
-    Default,
-    /// The workspace's `folio.toml`.
-    Workspace,
-    /// The user's `config.toml`.
-    User,
-    /// A command-line flag.
-    CommandLine,
-    /// The `FOLIO_EMBED_PROVIDER` environment variable.
-    Environment,
-}
-
-impl SettingSource {
-    /// Where the setting came from, for messages: "the workspace's folio.toml",
-    /// "your config.toml", "FOLIO_EMBED_PROVIDER", "the command line" or "the default".
-    pub fn describe(self) -> &'static str {
-        match self {
-            SettingSource::Default => "the default",
-            SettingSource::Workspace => "the workspace's folio.toml",
-            SettingSource::User => "your config.toml",
-            SettingSource::CommandLine => "the command line",
-            SettingSource::Environment => "FOLIO_EMBED_PROVIDER",
-        }
-    }
-}
 
 /// Resolved embedding settings; build them with [`EmbedSettings::resolve`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -113,19 +79,13 @@ impl EmbedSettings {
         user: &UserEmbedConfig,
         cli_allow_remote: bool,
     ) -> Result<EmbedSettings, String> {
-        fn pick<T: Clone>(user: &Option<T>, ws: &Option<T>) -> (Option<T>, SettingSource) {
-            match (user, ws) {
-                (Some(v), _) => (Some(v.clone()), SettingSource::User),
-                (None, Some(v)) => (Some(v.clone()), SettingSource::Workspace),
-                (None, None) => (None, SettingSource::Default),
-            }
-        }
-        let (provider, mut provider_source) = pick(&user.provider, &workspace.provider);
+        let (provider, mut provider_source) =
+            SettingSource::pick(&user.provider, &workspace.provider);
         if user.provider_from_env {
             provider_source = SettingSource::Environment;
         }
         let provider = provider.unwrap_or_default();
-        let (mut model, model_source) = pick(&user.model, &workspace.model);
+        let (mut model, model_source) = SettingSource::pick(&user.model, &workspace.model);
         // `model` written for an HTTP provider in one file does not name the built-in
         // model's folder when the provider is overridden to `builtin` (by the user's file
         // or FOLIO_EMBED_PROVIDER).
@@ -139,9 +99,11 @@ impl EmbedSettings {
         {
             model = None;
         }
-        let (endpoint, endpoint_source) = pick(&user.endpoint, &workspace.endpoint);
-        let (batch_size, batch_source) = pick(&user.batch_size, &workspace.batch_size);
-        let (timeout_ms, timeout_source) = pick(&user.timeout_ms, &workspace.timeout_ms);
+        let (endpoint, endpoint_source) = SettingSource::pick(&user.endpoint, &workspace.endpoint);
+        let (batch_size, batch_source) =
+            SettingSource::pick(&user.batch_size, &workspace.batch_size);
+        let (timeout_ms, timeout_source) =
+            SettingSource::pick(&user.timeout_ms, &workspace.timeout_ms);
         let batch_size = batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
         if !(1..=MAX_BATCH_SIZE).contains(&batch_size) {
             return Err(format!(
@@ -182,125 +144,25 @@ impl EmbedSettings {
         }
         let _ = model_source;
         let raw = endpoint.unwrap_or_else(|| default_endpoint.to_owned());
-        let url = parse_endpoint(&raw).map_err(|why| {
-            format!(
-                "[embed].endpoint `{raw}` (from {}) is not valid: {why}",
-                endpoint_source.describe()
-            )
-        })?;
         let mut base = raw.trim().trim_end_matches('/').to_owned();
         if provider == ProviderKind::Openai
             && let Some(stripped) = base.strip_suffix("/v1")
         {
             base = stripped.to_owned();
         }
-        settings.endpoint_is_loopback = is_loopback_host(&url.host);
-        settings.endpoint = Some(base.clone());
-        // A remote endpoint the workspace chose, by naming it or by naming the provider
-        // whose default endpoint it is, is never used: no allowance covers it.
-        let chosen_by_workspace = endpoint_source == SettingSource::Workspace
-            || (endpoint_source == SettingSource::Default
-                && provider_source == SettingSource::Workspace);
-        if !settings.endpoint_is_loopback && chosen_by_workspace {
-            return Err(format!(
-                "the embedding endpoint `{base}` is chosen by the workspace's folio.toml ([embed].{}) and is not on \
-                 this machine; a workspace may only name an endpoint on this machine. To send your notes to it, set \
-                 [embed] provider and endpoint in your own config ({}) and allow it there",
-                if endpoint_source == SettingSource::Workspace {
-                    "endpoint"
-                } else {
-                    "provider"
-                },
-                UserConfig::location()
-            ));
+        settings.endpoint_is_loopback = EndpointChoice {
+            table: "embed",
+            purpose: "embedding",
+            raw: &raw,
+            base: &base,
+            endpoint_source,
+            provider_source,
+            allow_remote,
+            allow_flag: Some("--allow-remote-embeddings"),
         }
-        if !settings.endpoint_is_loopback && !allow_remote {
-            return Err(format!(
-                "the embedding endpoint `{base}` (from {}) is not on this machine; remote endpoints are refused unless \
-                 you allow them in your own config (`[embed] allow_remote = true` in {}) or \
-                 with --allow-remote-embeddings; a workspace's folio.toml cannot allow them",
-                endpoint_source.describe(),
-                UserConfig::location()
-            ));
-        }
+        .admit()?;
+        settings.endpoint = Some(base);
         Ok(settings)
-    }
-}
-
-/// The parts of an endpoint URL that the policy needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndpointUrl {
-    /// `http` or `https`.
-    pub scheme: String,
-    /// The host, lowercased; an IPv6 address without its brackets.
-    pub host: String,
-}
-
-/// Parses an `http://` or `https://` URL with a host and no query or fragment.
-pub fn parse_endpoint(raw: &str) -> Result<EndpointUrl, String> {
-    let raw = raw.trim();
-    let (scheme, rest) = raw
-        .split_once("://")
-        .ok_or_else(|| "expected a URL such as http://127.0.0.1:11434".to_owned())?;
-    let scheme = scheme.to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
-        return Err(format!("the scheme must be http or https, not `{scheme}`"));
-    }
-    if rest.contains(['?', '#']) {
-        return Err("a query or fragment is not allowed".to_owned());
-    }
-    let authority = rest.split('/').next().unwrap_or("");
-    if authority.contains('@') {
-        return Err("credentials in the URL are not allowed (use FOLIO_EMBED_API_KEY)".to_owned());
-    }
-    let host = if let Some(after) = authority.strip_prefix('[') {
-        let (host, tail) = after
-            .split_once(']')
-            .ok_or_else(|| "an unclosed `[` in the host".to_owned())?;
-        if !(tail.is_empty()
-            || tail
-                .strip_prefix(':')
-                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
-        {
-            return Err("a bad port".to_owned());
-        }
-        host.to_owned()
-    } else {
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        };
-        if let Some(port) = port
-            && (port.is_empty()
-                || !port.bytes().all(|b| b.is_ascii_digit())
-                || port.parse::<u16>().is_err())
-        {
-            return Err(format!("`{port}` is not a port"));
-        }
-        host.to_owned()
-    };
-    if host.is_empty() {
-        return Err("the URL has no host".to_owned());
-    }
-    Ok(EndpointUrl {
-        scheme,
-        host: host.to_ascii_lowercase(),
-    })
-}
-
-/// True for `localhost` (and `*.localhost`), an IPv4 address in `127.0.0.0/8`,
-/// and `::1` (also as an IPv4-mapped loopback address). Names are never resolved.
-pub fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if host == "localhost" || host.ends_with(".localhost") {
-        return true;
-    }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(v4)) => v4.is_loopback(),
-        Ok(std::net::IpAddr::V6(v6)) => {
-            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        Err(_) => false,
     }
 }
 
@@ -395,6 +257,8 @@ pub fn check_builtin(settings: &EmbedSettings) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::user::UserConfig;
+    use crate::endpoint::is_loopback_host;
 
     fn ws(provider: &str, model: Option<&str>, endpoint: Option<&str>) -> EmbedConfig {
         let mut text = format!("[embed]\nprovider = \"{provider}\"\n");

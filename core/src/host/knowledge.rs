@@ -729,7 +729,7 @@ impl Host {
             };
             let (query, options) = lexical.plan(&crate::config::SearchConfig::default())?;
             let store = crate::store::Store::open(&db).map_err(HostError::internal)?;
-            let res = crate::search::semantic::search(&store, None, &query, &options)
+            let res = crate::search::semantic::search(&store, None, None, &query, &options)
                 .map_err(super::search::search_error)?;
             let res = SearchResponse::from_pipeline(&self.private_dir, res, false, false);
             private = unique_paths(&res.results);

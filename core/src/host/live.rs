@@ -438,6 +438,7 @@ mod tests {
             allow_writes: true,
             embed: Err("embeddings are off in this test".into()),
             fetch: Default::default(),
+            rerank: Ok(None),
         })
         .unwrap();
         kb.bridge_dir = run.path().join("folio");

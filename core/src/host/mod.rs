@@ -51,6 +51,10 @@ pub struct Options {
     /// Resolved embedding settings (`crate::embed::settings::EmbedSettings::resolve`),
     /// or why there are none; embeddings are then off with that reason.
     pub embed: Result<crate::embed::settings::EmbedSettings, String>,
+    /// Resolved rerank settings (`crate::rerank::RerankSettings::resolve`; `None`: no
+    /// reranker configured), or why they were refused; searches then say why
+    /// (`crate::rerank::select`).
+    pub rerank: Result<Option<crate::rerank::RerankSettings>, String>,
     /// Test-only download allowances for `kb_save_image` (see [`crate::fetch`]); the
     /// default allows none. Only the `folio` binary's environment sets them.
     pub fetch: crate::fetch::TestAllowances,
@@ -85,6 +89,8 @@ pub struct Host {
     bridge_timeout: std::time::Duration,
     /// The embedder and the background embedding pass.
     pub(crate) embedding: crate::embed::runner::EmbeddingRunner,
+    /// The reranker of `rerank: true` searches, or why there is none.
+    reranker: crate::rerank::RerankSetup,
     /// Downloads for `kb_save_image`, or why the test allowances could not be used.
     fetcher: Result<crate::fetch::Fetcher, String>,
     /// Where `private` skills, units and their ledger live (outside the knowledge base).
@@ -169,6 +175,9 @@ impl Host {
             bridge_dir: crate::bridge::base_dir(),
             bridge_timeout: live::BRIDGE_TIMEOUT,
             embedding: crate::embed::runner::EmbeddingRunner::new(options.embed),
+            reranker: options
+                .rerank
+                .map(|s| s.as_ref().map(crate::rerank::HttpReranker::new)),
             fetcher,
         })
     }

@@ -251,11 +251,12 @@ impl SearchRequest {
 }
 
 /// A pipeline failure as the contract's error: `NOT_CONFIGURED` (semantic search without
-/// vectors, a rerank with no cross-encoder), `INVALID_ARGUMENT` (a bad filter), else
-/// `INTERNAL`.
+/// vectors, a rerank with no cross-encoder), `UNAVAILABLE` (the reranker failed),
+/// `INVALID_ARGUMENT` (a bad filter), else `INTERNAL`.
 pub fn search_error(err: PipelineError) -> HostError {
     match err {
         PipelineError::NotConfigured(m) => HostError::new(ErrorCode::NotConfigured, m),
+        PipelineError::Unavailable(m) => HostError::new(ErrorCode::Unavailable, m),
         PipelineError::Search(SearchError::InvalidArgument(m)) => HostError::invalid(m),
         PipelineError::Search(other) => HostError::internal(other),
     }
@@ -341,11 +342,13 @@ impl Host {
     /// [`FIRST_INDEX_WAIT`] (`partial` when that is not enough).
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
         let (query, options) = args.plan(&self.config.search)?;
+        let reranker = crate::rerank::select(args.rerank, &self.reranker).map_err(search_error)?;
         let index_progress = self.await_first_index()?;
         let res = self.with_store(|store| {
             crate::search::semantic::search_with_runner(
                 store,
                 Some(&self.embedding),
+                reranker.map(|r| r as &dyn crate::search::pipeline::Reranker),
                 &query,
                 &options,
             )

@@ -19,8 +19,12 @@
 //!    mostly-CJK query); the hit score is the fused score. `lexical`: the lexical order,
 //!    score `-bm25`. `semantic`: the vector order, score = the cosine corrected for the
 //!    collection (`corpus_centering`, `writing_system_centering`, 0.5 each).
-//! 3. **Rerank** (`rerank: true`): a [`Reranker`] rescored the pool; without one the
-//!    request fails with [`PipelineError::NotConfigured`] (no cross-encoder ships).
+//! 3. **Rerank** (`rerank: true`): a [`Reranker`] rescores the pool (the query's words
+//!    against each chunk's heading path and text); the hit score is the reranker's, equal
+//!    scores keep the fused order. Without a reranker the request fails with
+//!    [`PipelineError::NotConfigured`]; a reranker that fails, with
+//!    [`PipelineError::Unavailable`]. (No cross-encoder ships: [`crate::rerank`] is the
+//!    client of one behind an HTTP endpoint.)
 //! 4. **MMR** (`mmr: true`): [`mmr::select`] picks `limit` hits from the pool with
 //!    `mmr_lambda` (0.7) and `mmr_same_doc_penalty` (0.0); similarity is the cosine of
 //!    chunk vectors from [`VectorLeg::vectors`] when both have one, else Jaccard of
@@ -389,10 +393,16 @@ where
     }
 }
 
-/// A cross-encoder: scores `(query, chunk text)` pairs, higher is better.
+/// A cross-encoder: scores `(query, passage)` pairs, higher is better
+/// ([`crate::rerank::HttpReranker`]).
 pub trait Reranker {
-    /// One score per text, in order.
-    fn score(&self, query: &str, texts: &[&str]) -> Result<Vec<f64>, SearchError>;
+    /// One score per passage, in order. The pipeline gives the query's words (without
+    /// `-excluded` terms or quotes) and each candidate chunk as embedded: its heading
+    /// path, a blank line, its Markdown ([`crate::store::embedding_text`]).
+    ///
+    /// Errors: why no scores came (the provider is unreachable, refused the request or
+    /// answered something else); the search fails with [`PipelineError::Unavailable`].
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f64>, String>;
 }
 
 /// A failure of [`hybrid_search`].
@@ -401,6 +411,9 @@ pub enum PipelineError {
     /// A stage was asked for that this installation cannot run (MCP `NOT_CONFIGURED`).
     #[error("not configured: {0}")]
     NotConfigured(String),
+    /// A service the search needs failed: the reranker (MCP `UNAVAILABLE`).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// Invalid arguments or an index failure.
     #[error(transparent)]
     Search(#[from] SearchError),
@@ -672,13 +685,32 @@ pub fn hybrid_search_with(
     // 3. Rerank.
     let mut reranked = false;
     if let (true, Some(reranker)) = (options.rerank, reranker) {
-        let texts: Vec<&str> = pool.iter().map(|c| rows[&c.id].text.as_str()).collect();
-        let scores = reranker.score(&query.text, &texts)?;
+        let passages: Vec<String> = pool
+            .iter()
+            .map(|c| {
+                let row = &rows[&c.id];
+                crate::store::embedding_text(
+                    &row.heading_path.join(crate::store::HEADING_PATH_SEPARATOR),
+                    &row.text,
+                )
+            })
+            .collect();
+        let passages: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let words = query::included_text(&terms);
+        let rerank_query = if words.trim().is_empty() {
+            query.text.as_str()
+        } else {
+            words.as_str()
+        };
+        let scores = reranker
+            .score(rerank_query, &passages)
+            .map_err(|why| PipelineError::Unavailable(format!("the reranker failed: {why}")))?;
         if scores.len() != pool.len() {
-            return Err(SearchError::InvalidArgument(
-                "the reranker returned a wrong number of scores".into(),
-            )
-            .into());
+            return Err(PipelineError::Unavailable(format!(
+                "the reranker returned {} scores for {} passages",
+                scores.len(),
+                pool.len()
+            )));
         }
         for (c, s) in pool.iter_mut().zip(scores) {
             c.score = s;

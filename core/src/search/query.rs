@@ -184,6 +184,18 @@ fn split_long_cjk(text: &str, lexical: &Lexical) -> Option<Vec<String>> {
     Some(parts)
 }
 
+/// The words of `terms` that a query asks for, in order and joined by single spaces:
+/// the text of each term but the `-excluded` ones, without quotes. What the query's
+/// embedding and a reranker are given.
+pub fn included_text(terms: &[QueryTerm]) -> String {
+    terms
+        .iter()
+        .filter(|t| !t.excluded)
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Splits `input` into terms; terms without a letter or digit, and repeats of a term
 /// (compared case-insensitively), are dropped. Control characters (NUL included, which
 /// SQLite would take as the end of a string) separate terms like spaces. The input is

@@ -15,9 +15,10 @@ use std::collections::HashMap;
 use std::sync::mpsc;
 
 use super::pipeline::{
-    self, PipelineError, PipelineOptions, PipelineResults, SearchMode, VectorHit, VectorLeg,
+    self, PipelineError, PipelineOptions, PipelineResults, Reranker, SearchMode, VectorHit,
+    VectorLeg,
 };
-use super::query::{QueryTerm, parse_query};
+use super::query::{included_text, parse_query};
 use super::{SearchError, SearchQuery};
 use crate::embed::Embedder;
 use crate::embed::runner::EmbeddingRunner;
@@ -28,17 +29,7 @@ use crate::store::vectors::Centering;
 /// (quotes and `*` dropped); excluded `-terms` are left out, since they filter
 /// both legs instead of describing what is sought.
 pub fn query_embedding_text(text: &str) -> String {
-    embedding_text(&parse_query(text))
-}
-
-/// [`query_embedding_text`] of already parsed terms.
-fn embedding_text(terms: &[QueryTerm]) -> String {
-    terms
-        .iter()
-        .filter(|t| !t.excluded)
-        .map(|t| t.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
+    included_text(&parse_query(text))
 }
 
 /// How the [`PipelineError::NotConfigured`] message of a `semantic` search without a
@@ -197,10 +188,11 @@ pub fn runner_vectors_unavailable(
 pub fn search(
     store: &Store,
     embedder: Option<&dyn Embedder>,
+    reranker: Option<&dyn Reranker>,
     query: &SearchQuery,
     options: &PipelineOptions,
 ) -> Result<PipelineResults, PipelineError> {
-    search_inner(store, embedder, None, query, options)
+    search_inner(store, embedder, None, reranker, query, options)
 }
 
 /// [`search`] with the embedder of a server's background [`EmbeddingRunner`] (`None`
@@ -211,22 +203,29 @@ pub fn search(
 pub fn search_with_runner(
     store: &Store,
     runner: Option<&EmbeddingRunner>,
+    reranker: Option<&dyn Reranker>,
     query: &SearchQuery,
     options: &PipelineOptions,
 ) -> Result<PipelineResults, PipelineError> {
     let embedder = runner.and_then(EmbeddingRunner::embedder);
-    search_inner(store, embedder.as_deref(), runner, query, options)
+    search_inner(store, embedder.as_deref(), runner, reranker, query, options)
 }
 
 fn search_inner(
     store: &Store,
     embedder: Option<&dyn Embedder>,
     runner: Option<&EmbeddingRunner>,
+    reranker: Option<&dyn Reranker>,
     query: &SearchQuery,
     options: &PipelineOptions,
 ) -> Result<PipelineResults, PipelineError> {
+    // A reranker given is a reranker used; `rerank` without one stays an error.
+    let options = &PipelineOptions {
+        rerank: options.rerank || reranker.is_some(),
+        ..options.clone()
+    };
     if options.mode == SearchMode::Lexical {
-        return pipeline::hybrid_search(store, query, options, None);
+        return pipeline::hybrid_search_with(store, query, options, None, reranker);
     }
     let terms = parse_query(&query.text);
     // The lexical leg's term limit, checked before the query is embedded for nothing.
@@ -239,7 +238,7 @@ fn search_inner(
             ),
         )));
     }
-    let text = embedding_text(&terms);
+    let text = included_text(&terms);
     if text.trim().is_empty() {
         // Only `-excluded` terms: nothing to be near. Hybrid runs its lexical leg (which
         // finds nothing either); semantic says why.
@@ -252,7 +251,7 @@ fn search_inner(
                 },
             )));
         }
-        return pipeline::hybrid_search(store, query, options, None);
+        return pipeline::hybrid_search_with(store, query, options, None, reranker);
     }
     let unavailable = vectors_unavailable(store, embedder)?.map(|generic| {
         runner
@@ -285,7 +284,7 @@ fn search_inner(
                     query,
                     options.centering(),
                 );
-                pipeline::hybrid_search(store, query, options, Some(&leg))
+                pipeline::hybrid_search_with(store, query, options, Some(&leg), reranker)
             })
         }
         (Some(reason), _) if options.mode == SearchMode::Semantic => {
@@ -293,7 +292,7 @@ fn search_inner(
                 "{SEMANTIC_UNAVAILABLE} {reason}; use mode lexical"
             )))
         }
-        _ => pipeline::hybrid_search(store, query, options, None),
+        _ => pipeline::hybrid_search_with(store, query, options, None, reranker),
     }
 }
 
@@ -348,6 +347,7 @@ mod tests {
         let semantic = search(
             &store,
             Some(&e),
+            None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Semantic),
         )
@@ -372,6 +372,7 @@ mod tests {
         let hybrid = search(
             &store,
             Some(&e),
+            None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Hybrid),
         )
@@ -410,6 +411,7 @@ mod tests {
         let res = search(
             &store,
             Some(&e),
+            None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Semantic),
         )
@@ -424,6 +426,7 @@ mod tests {
         let res = search(
             &store,
             Some(&e),
+            None,
             &SearchQuery::new("linux -install"),
             &PipelineOptions::for_mode(SearchMode::Hybrid),
         )
@@ -433,6 +436,7 @@ mod tests {
         let err = search(
             &store,
             Some(&e),
+            None,
             &SearchQuery::new("-install"),
             &PipelineOptions::for_mode(SearchMode::Semantic),
         )
@@ -444,6 +448,7 @@ mod tests {
         let res = search(
             &store,
             Some(&e),
+            None,
             &SearchQuery::new("-install"),
             &PipelineOptions::for_mode(SearchMode::Hybrid),
         )
@@ -501,6 +506,7 @@ mod tests {
             let err = search(
                 &store,
                 Some(&broken),
+                None,
                 &query,
                 &PipelineOptions::for_mode(SearchMode::Semantic),
             )
@@ -512,6 +518,7 @@ mod tests {
             let res = search(
                 &store,
                 Some(&broken),
+                None,
                 &query,
                 &PipelineOptions::for_mode(SearchMode::Hybrid),
             )
@@ -537,6 +544,7 @@ mod tests {
         let err = search(
             &store,
             Some(&counting),
+            None,
             &long,
             &PipelineOptions::for_mode(SearchMode::Hybrid),
         )
@@ -555,6 +563,7 @@ mod tests {
         let res = search(
             &store,
             Some(&e),
+            None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Hybrid),
         )
@@ -564,6 +573,7 @@ mod tests {
         let err = search(
             &store,
             Some(&e),
+            None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Semantic),
         )
@@ -574,6 +584,7 @@ mod tests {
         );
         let err = search(
             &store,
+            None,
             None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Semantic),
@@ -591,6 +602,7 @@ mod tests {
         let err = search(
             &store,
             Some(&e),
+            None,
             &query,
             &PipelineOptions::for_mode(SearchMode::Semantic),
         )

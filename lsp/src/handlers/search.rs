@@ -60,9 +60,11 @@ pub fn reindex(folder: &Path, config: &Config) -> anyhow::Result<IndexSummary> {
     )?)
 }
 
-/// Indexes incrementally, then searches. Errors are the contract's ([`search_error`]):
-/// `INVALID_ARGUMENT` for a bad request, `NOT_CONFIGURED` (semantic search without
-/// vectors), `INTERNAL` for index failures.
+/// Indexes incrementally, then searches, with the reranker of the workspace's and the
+/// user's `[rerank]` as they are now (`folio_core::rerank::select`). Errors are the
+/// contract's ([`search_error`]): `INVALID_ARGUMENT` for a bad request, `NOT_CONFIGURED`
+/// (semantic search without vectors, `rerank` without a reranker), `UNAVAILABLE` (the
+/// reranker failed), `INTERNAL` for index failures.
 pub fn search(
     folder: &Path,
     config: &Config,
@@ -70,10 +72,19 @@ pub fn search(
     embedding: Option<&folio_core::embed::runner::EmbeddingRunner>,
 ) -> HostResult<SearchResult> {
     let (query, options) = params.plan(&config.search)?;
+    let rerank_setup = folio_core::rerank::setup_with_user_config(&config.rerank);
+    let reranker =
+        folio_core::rerank::select(params.rerank, &rerank_setup).map_err(search_error)?;
     reindex(folder, config).map_err(HostError::internal)?;
     let store = Store::open(&default_db_path(folder)).map_err(HostError::internal)?;
-    let res = folio_core::search::semantic::search_with_runner(&store, embedding, &query, &options)
-        .map_err(search_error)?;
+    let res = folio_core::search::semantic::search_with_runner(
+        &store,
+        embedding,
+        reranker.map(|r| r as &dyn folio_core::search::pipeline::Reranker),
+        &query,
+        &options,
+    )
+    .map_err(search_error)?;
     let embedding = embedding.is_some_and(|e| e.is_running());
     Ok(SearchResponse::from_pipeline(folder, res, false, embedding))
 }

@@ -17,6 +17,7 @@ fn open(root: &std::path::Path) -> Host {
         allow_writes: false,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap()
 }

@@ -12,6 +12,7 @@ fn open(root: &std::path::Path, allow_writes: bool) -> Host {
         allow_writes,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap()
 }

@@ -81,6 +81,7 @@ fn an_unavailable_provider_is_named_in_not_configured() {
         allow_writes: false,
         embed: Ok(settings),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap();
     assert!(kb.reindex_blocking(false).unwrap().ok);

@@ -19,6 +19,7 @@ fn open(root: &Path, allow_writes: bool) -> Host {
         allow_writes,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap()
 }

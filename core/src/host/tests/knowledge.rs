@@ -22,6 +22,7 @@ fn open(root: &std::path::Path, private: &std::path::Path) -> Arc<Host> {
         allow_writes: true,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap()
     .with_private_dir(private.to_path_buf());
@@ -287,6 +288,7 @@ fn writes_need_allow_writes() {
         allow_writes: false,
         embed: Err("off".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap()
     .with_private_dir(dir.path().join("private-outside"));
@@ -388,6 +390,7 @@ fn open_with(
         allow_writes: true,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap()
     .with_private_dir(private.to_path_buf())

@@ -49,6 +49,7 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
             allow_writes,
             embed: Err("embeddings are off in this test".into()),
             fetch: Default::default(),
+            rerank: Ok(None),
         })
         .unwrap(),
     );

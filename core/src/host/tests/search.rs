@@ -149,7 +149,7 @@ fn kb_search_returns_hits_with_uri_and_filters() {
             rerank: Some(true),
             ..SearchRequest::default()
         })),
-        json!({"code": "NOT_CONFIGURED", "message": "rerank needs a cross-encoder model and none is available; search without rerank"})
+        json!({"code": "NOT_CONFIGURED", "message": "rerank needs a cross-encoder and none is configured: set [rerank] provider, model and endpoint (docs/configuration.md), or search without rerank"})
     );
     assert_eq!(
         err(kb.search(&SearchRequest {
@@ -179,6 +179,7 @@ fn unindexed_host(root: &std::path::Path, wait: std::time::Duration) -> std::syn
         allow_writes: false,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     })
     .unwrap();
     kb.first_index_wait = wait;
@@ -286,6 +287,7 @@ fn a_bad_search_table_stops_the_host_at_start_up() {
         allow_writes: false,
         embed: Err("embeddings are off in this test".into()),
         fetch: Default::default(),
+        rerank: Ok(None),
     }) else {
         panic!("a bad [search] table was accepted");
     };

@@ -745,3 +745,104 @@ fn semantic_only_hits_under_the_floor_are_low_confidence() {
     assert_eq!(run_ja(0.81), ("ja/pan.md".to_string(), Some(1), true));
     assert_eq!(run_ja(0.83), ("ja/pan.md".to_string(), Some(1), false));
 }
+
+/// A reranker that records what it is given and scores 0.9 a passage holding `favourite`,
+/// 0.1 any other; or fails, or gives one score too few.
+struct RecordingReranker {
+    favourite: &'static str,
+    behaviour: &'static str,
+    seen: std::cell::RefCell<Vec<(String, Vec<String>)>>,
+}
+
+impl Reranker for RecordingReranker {
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f64>, String> {
+        self.seen.borrow_mut().push((
+            query.to_owned(),
+            passages.iter().map(|p| p.to_string()).collect(),
+        ));
+        let mut scores: Vec<f64> = passages
+            .iter()
+            .map(|p| if p.contains(self.favourite) { 0.9 } else { 0.1 })
+            .collect();
+        match self.behaviour {
+            "fail" => Err("connection refused".into()),
+            "short" => {
+                scores.pop();
+                Ok(scores)
+            }
+            _ => Ok(scores),
+        }
+    }
+}
+
+#[test]
+fn rerank_rescores_the_pool_with_the_query_words_and_keeps_ties_in_fused_order() {
+    let store = store();
+    let query = SearchQuery::new("\"deploy\" release -writing");
+    let lexical = hybrid_search(
+        &store,
+        &query,
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        paths(&lexical),
+        ["ops/rollback.md", "ref/cache.md", "ops/canary.md"]
+    );
+    let reranker = reranker_with("canary");
+    let options = PipelineOptions {
+        rerank: true,
+        ..PipelineOptions::for_mode(SearchMode::Lexical)
+    };
+    let res = hybrid_search_with(&store, &query, &options, None, Some(&reranker)).unwrap();
+    assert_eq!(
+        paths(&res),
+        ["ops/canary.md", "ops/rollback.md", "ref/cache.md"]
+    );
+    let scores: Vec<f64> = res.results.iter().map(|h| h.hit.score).collect();
+    assert_eq!(scores, [0.9, 0.1, 0.1]);
+    // The lexical ranks stay those of the leg.
+    let ranks: Vec<Option<usize>> = res.results.iter().map(|h| h.lexical_rank).collect();
+    assert_eq!(ranks, [Some(3), Some(1), Some(2)]);
+    // One call: the query's words, and the pool in the lexical order.
+    assert_eq!(
+        *reranker.seen.borrow(),
+        [(
+            "deploy release".to_owned(),
+            vec![
+                "Roll back a deploy to the previous release.".to_owned(),
+                "Cache invalidation after a deploy.".to_owned(),
+                "Ship a canary build to a few users before the release.".to_owned(),
+            ]
+        )]
+    );
+    // 0.9 against a mean of 0.367: the best hit stands out.
+    assert!(!res.low_confidence);
+
+    for (behaviour, message) in [
+        (
+            "fail",
+            "unavailable: the reranker failed: connection refused",
+        ),
+        (
+            "short",
+            "unavailable: the reranker returned 2 scores for 3 passages",
+        ),
+    ] {
+        let reranker = RecordingReranker {
+            behaviour,
+            ..reranker_with("canary")
+        };
+        let err = hybrid_search_with(&store, &query, &options, None, Some(&reranker)).unwrap_err();
+        assert_eq!(err.to_string(), message);
+    }
+}
+
+fn reranker_with(favourite: &'static str) -> RecordingReranker {
+    RecordingReranker {
+        favourite,
+        behaviour: "ok",
+        seen: Default::default(),
+    }
+}

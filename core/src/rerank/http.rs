@@ -1,0 +1,201 @@
+//! The HTTP client of a rerank endpoint.
+//!
+//! - `cohere`: `POST {endpoint}/v1/rerank` with `{"model", "query", "documents": [..],
+//!   "top_n"}` (`top_n` = the batch's length, so that every passage is scored), answer
+//!   `{"results": [{"index", "relevance_score"}, ..]}` in any order.
+//! - `tei`: `POST {endpoint}/rerank` with `{"query", "texts": [..], "truncate": true}`
+//!   (plus `"model"` when one is set), answer `[{"index", "score"}, ..]` in any order.
+//!
+//! Passages go in batches of `batch_size`. Answers are checked: every index of the batch
+//! exactly once, finite scores. Any failure (a transport error, a timeout, an HTTP error
+//! status, an answer of another shape) is an error naming the URL: the search fails with
+//! `UNAVAILABLE` rather than present an order nobody asked for. Redirects are not
+//! followed and proxies apply to remote endpoints only ([`crate::service_http`]).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::settings::{RerankSettings, api_key_from_env};
+use crate::config::RerankProvider;
+use crate::search::pipeline::Reranker;
+
+/// Largest answer body read, in bytes.
+const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A reranker behind an HTTP endpoint.
+pub struct HttpReranker {
+    provider: RerankProvider,
+    url: String,
+    model: Option<String>,
+    api_key: Option<String>,
+    batch_size: usize,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for HttpReranker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpReranker")
+            .field("provider", &self.provider)
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("batch_size", &self.batch_size)
+            .finish()
+    }
+}
+
+#[derive(Deserialize)]
+struct CohereAnswer {
+    results: Vec<CohereResult>,
+}
+
+#[derive(Deserialize)]
+struct CohereResult {
+    index: usize,
+    relevance_score: f64,
+}
+
+#[derive(Deserialize)]
+struct TeiResult {
+    index: usize,
+    score: f64,
+}
+
+impl HttpReranker {
+    /// The client `settings` describe, with the API key of the environment
+    /// ([`super::settings::API_KEY_ENV`]). No request is made here.
+    pub fn new(settings: &RerankSettings) -> HttpReranker {
+        let path = match settings.provider {
+            RerankProvider::Tei => "/rerank",
+            RerankProvider::Cohere | RerankProvider::None => "/v1/rerank",
+        };
+        HttpReranker {
+            provider: settings.provider,
+            url: format!("{}{path}", settings.endpoint),
+            model: settings.model.clone(),
+            api_key: api_key_from_env(),
+            batch_size: settings.batch_size.max(1),
+            agent: crate::service_http::agent(
+                settings.endpoint_is_loopback,
+                Duration::from_millis(settings.timeout_ms),
+            ),
+        }
+    }
+
+    /// The full URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The scores of one batch, in the batch's order.
+    fn request(&self, query: &str, passages: &[&str]) -> Result<Vec<f64>, String> {
+        let body = match self.provider {
+            RerankProvider::Tei => {
+                let mut body = serde_json::json!({
+                    "query": query,
+                    "texts": passages,
+                    "truncate": true,
+                });
+                if let Some(model) = &self.model {
+                    body["model"] = model.as_str().into();
+                }
+                body
+            }
+            RerankProvider::Cohere | RerankProvider::None => serde_json::json!({
+                "model": self.model,
+                "query": query,
+                "documents": passages,
+                "top_n": passages.len(),
+            }),
+        }
+        .to_string();
+        let mut req = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json");
+        if let Some(key) = &self.api_key {
+            req = req.header("Authorization", &format!("Bearer {key}"));
+        }
+        let transport = |err: ureq::Error| {
+            format!(
+                "{}: {}",
+                self.url,
+                crate::service_http::describe_error(&err)
+            )
+        };
+        let response = req.send(body.as_bytes()).map_err(transport)?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .into_with_config()
+            .limit(MAX_BODY_BYTES)
+            .read_to_vec()
+            .map_err(transport)?;
+        if !(200..300).contains(&status) {
+            let excerpt: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
+            let excerpt = excerpt.trim();
+            return Err(if excerpt.is_empty() {
+                format!("HTTP {status} from {}", self.url)
+            } else {
+                format!("HTTP {status} from {}: {excerpt}", self.url)
+            });
+        }
+        let invalid = |err: serde_json::Error| {
+            format!("the answer of {} is not a rerank answer: {err}", self.url)
+        };
+        let pairs: Vec<(usize, f64)> = match self.provider {
+            RerankProvider::Tei => serde_json::from_slice::<Vec<TeiResult>>(&bytes)
+                .map_err(invalid)?
+                .into_iter()
+                .map(|r| (r.index, r.score))
+                .collect(),
+            RerankProvider::Cohere | RerankProvider::None => {
+                serde_json::from_slice::<CohereAnswer>(&bytes)
+                    .map_err(invalid)?
+                    .results
+                    .into_iter()
+                    .map(|r| (r.index, r.relevance_score))
+                    .collect()
+            }
+        };
+        let mut scores: Vec<Option<f64>> = vec![None; passages.len()];
+        for (index, score) in pairs {
+            let slot = scores.get_mut(index).ok_or_else(|| {
+                format!(
+                    "{} scored passage {index} of a batch of {}",
+                    self.url,
+                    passages.len()
+                )
+            })?;
+            if !score.is_finite() {
+                return Err(format!(
+                    "{} sent a score that is not a finite number",
+                    self.url
+                ));
+            }
+            if slot.replace(score).is_some() {
+                return Err(format!("{} scored passage {index} twice", self.url));
+            }
+        }
+        let scored = scores.iter().filter(|s| s.is_some()).count();
+        if scored != passages.len() {
+            return Err(format!(
+                "{} scored {scored} of {} passages",
+                self.url,
+                passages.len()
+            ));
+        }
+        Ok(scores.into_iter().flatten().collect())
+    }
+}
+
+impl Reranker for HttpReranker {
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f64>, String> {
+        let mut out = Vec::with_capacity(passages.len());
+        for batch in passages.chunks(self.batch_size) {
+            out.extend(self.request(query, batch)?);
+        }
+        Ok(out)
+    }
+}
