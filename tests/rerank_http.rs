@@ -217,6 +217,10 @@ fn the_cli_mcp_and_lsp_rerank_with_the_configured_server() {
     // MCP kb_search: the same answer; `rerank: false` turns it off.
     let mut mcp = Mcp::start_with_env(&root, &[], &[("XDG_CONFIG_HOME", &config_home)]);
     wait_for_index(&mut mcp);
+    assert_eq!(
+        mcp.call("kb_status", json!({})).unwrap()["rerank"],
+        json!({"state": "on", "provider": "cohere", "url": format!("{}/v1/rerank", server.endpoint()), "model": "test-rerank"})
+    );
     let from_mcp = mcp
         .call("kb_search", json!({"query": "deploy release"}))
         .unwrap();

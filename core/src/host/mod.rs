@@ -89,7 +89,7 @@ pub struct Host {
     bridge_timeout: std::time::Duration,
     /// The embedder and the background embedding pass.
     pub(crate) embedding: crate::embed::runner::EmbeddingRunner,
-    /// The reranker of `rerank: true` searches, or why there is none.
+    /// The reranker of searches, or why there is none.
     reranker: crate::rerank::RerankSetup,
     /// Downloads for `kb_save_image`, or why the test allowances could not be used.
     fetcher: Result<crate::fetch::Fetcher, String>,

@@ -121,6 +121,55 @@ pub struct EmbeddingStatus {
     pub eta_ms: Option<u64>,
 }
 
+/// Reranking ([`crate::rerank`]): the configured cross-encoder, or why there is none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RerankStatus {
+    /// `off` (none configured: `rerank: true` answers `NOT_CONFIGURED`), `on` (searches
+    /// rerank unless they say `rerank: false`) or `refused` (the settings were refused,
+    /// see `reason`; searches fail until they say `rerank: false`).
+    pub state: String,
+    /// `cohere` or `tei` when `on`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The URL requests go to, when `on`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The model name sent, when one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why the settings were refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl RerankStatus {
+    /// The status of a [`crate::rerank::RerankSetup`].
+    pub fn of(setup: &crate::rerank::RerankSetup) -> RerankStatus {
+        let off = RerankStatus {
+            state: "off".into(),
+            provider: None,
+            url: None,
+            model: None,
+            reason: None,
+        };
+        match setup {
+            Ok(None) => off,
+            Ok(Some(r)) => RerankStatus {
+                state: "on".into(),
+                provider: Some(r.provider().as_str().to_owned()),
+                url: Some(r.url().to_owned()),
+                model: r.model().map(str::to_owned),
+                ..off
+            },
+            Err(why) => RerankStatus {
+                state: "refused".into(),
+                reason: Some(why.clone()),
+                ..off
+            },
+        }
+    }
+}
+
 /// `kb_status` output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StatusOutput {
@@ -132,6 +181,8 @@ pub struct StatusOutput {
     pub search_modes: Vec<String>,
     /// Embedding provider and progress (semantic search).
     pub embedding: EmbeddingStatus,
+    /// The reranker of searches, if any.
+    pub rerank: RerankStatus,
     /// Index contents.
     pub index: IndexCounts,
     /// Reindex progress and last result.
@@ -222,6 +273,7 @@ impl Host {
             allow_writes: self.allow_writes,
             search_modes,
             embedding,
+            rerank: RerankStatus::of(&self.reranker),
             index: IndexCounts {
                 documents: s.n_documents,
                 chunks: s.n_chunks,

@@ -88,6 +88,16 @@ impl HttpReranker {
         &self.url
     }
 
+    /// The provider (the wire format).
+    pub fn provider(&self) -> RerankProvider {
+        self.provider
+    }
+
+    /// The model name sent, when one is set.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
     /// The scores of one batch, in the batch's order.
     fn request(&self, query: &str, passages: &[&str]) -> Result<Vec<f64>, String> {
         let body = match self.provider {

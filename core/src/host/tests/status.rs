@@ -24,6 +24,7 @@ fn kb_status_reports_counts_and_the_last_reindex() {
                 "state": "off", "done": 0, "total": 0, "embedded_chunks": 0, "total_chunks": 5,
                 "skipped_files": 0, "reason": "embeddings are off in this test"
             },
+            "rerank": {"state": "off"},
             "index": {
                 "documents": 3, "chunks": 5, "db_size_bytes": 0, "schema_version": crate::store::SCHEMA_VERSION,
                 "lexical_analyser": crate::store::lexical::WORDS_ID
