@@ -132,6 +132,17 @@ fn notes(root: &Path, folio_toml: &str) {
     write(root, "folio.toml", folio_toml);
 }
 
+/// `folio ARGS ROOT` with lexical search and the user config of `config_home`.
+fn folio(root: &Path, config_home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .arg(root)
+        .env("FOLIO_EMBED_PROVIDER", "none")
+        .env("XDG_CONFIG_HOME", config_home)
+        .output()
+        .unwrap()
+}
+
 fn folio_search(root: &Path, config_home: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_folio"))
         .args(["search", "deploy release", "--json", "--root"])
@@ -213,6 +224,15 @@ fn the_cli_mcp_and_lsp_rerank_with_the_configured_server() {
     let plain_paths: Vec<String> = ranked(&plain).into_iter().map(|(p, _)| p).collect();
     assert_eq!(plain_paths[0], "rollback.md", "{plain:#}");
     assert_eq!(server.stats()["reranks"].as_array().unwrap().len(), 1);
+    let status = folio(&root, &config_home, &["status", "--root"]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains(&format!(
+            "\nreranker: cohere, model test-rerank at {}/v1/rerank\n",
+            server.endpoint()
+        )),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
 
     // MCP kb_search: the same answer; `rerank: false` turns it off.
     let mut mcp = Mcp::start_with_env(&root, &[], &[("XDG_CONFIG_HOME", &config_home)]);

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use folio_core::embed::settings::EmbedSettings;
+use folio_core::host::status::RerankStatus;
 use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
 
@@ -33,13 +34,16 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         }),
         Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
     };
+    let rerank = RerankStatus::of(&folio_core::rerank::setup_with_user_config(
+        &r.config.rerank,
+    ));
     let mut out = std::io::stdout().lock();
     if !r.db.exists() {
         if json {
             writeln!(
                 out,
                 "{}",
-                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json})
+                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json, "rerank": rerank})
             )?;
         } else {
             writeln!(
@@ -51,6 +55,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             if let Some(err) = &model_error {
                 writeln!(out, "built-in model: not usable: {err}")?;
             }
+            write_rerank(&mut out, &rerank)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -84,6 +89,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
                 "synonyms_missing": st.synonyms_missing,
                 "search_settings_error": search_error,
                 "embed": embed_json,
+                "rerank": rerank,
             })
         )?;
     } else {
@@ -127,8 +133,25 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         if let Some(reason) = &vs.last_unavailable {
             writeln!(out, "last embedding pass stopped early: {reason}")?;
         }
+        write_rerank(&mut out, &rerank)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reranker line of the text status.
+fn write_rerank(out: &mut impl Write, rerank: &RerankStatus) -> Result<()> {
+    match (&rerank.url, &rerank.reason) {
+        (Some(url), _) => {
+            let mut line = format!("reranker: {}", rerank.provider.as_deref().unwrap_or(""));
+            if let Some(model) = &rerank.model {
+                line.push_str(&format!(", model {model}"));
+            }
+            writeln!(out, "{line} at {url}")?;
+        }
+        (None, Some(why)) => writeln!(out, "rerank settings: error: {why}")?,
+        (None, None) => writeln!(out, "reranker: none")?,
+    }
+    Ok(())
 }
 
 /// The embedding settings line of the text status, or the settings error.
