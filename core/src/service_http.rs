@@ -1,5 +1,7 @@
 //! The HTTP agent of folio's clients of a service the user configured: an embedding
-//! provider ([`crate::embed::http`]) and a KnowledgePulse registry (`folio_mcp::registry`).
+//! provider ([`crate::embed::http`]), a reranker ([`crate::rerank::http`]) and a
+//! KnowledgePulse registry (`folio_mcp::registry`); and the JSON request the first two
+//! send ([`post_json`]).
 //!
 //! One policy for both: a loopback address never goes through a proxy, any other uses
 //! the environment's (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`); redirects are not followed
@@ -44,4 +46,73 @@ pub fn describe_error(err: &ureq::Error) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// The answer of [`post_json`]: its HTTP status and body.
+#[derive(Debug)]
+pub struct JsonAnswer {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The body, at most the `limit` given to [`post_json`].
+    pub body: Vec<u8>,
+}
+
+impl JsonAnswer {
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// `HTTP {status} from {url}`, then `: ` and the body's first 300 characters when
+    /// it has any: the message of an error status.
+    pub fn status_message(&self, url: &str) -> String {
+        let excerpt: String = String::from_utf8_lossy(&self.body)
+            .chars()
+            .take(300)
+            .collect();
+        let excerpt = excerpt.trim();
+        if excerpt.is_empty() {
+            format!("HTTP {} from {url}", self.status)
+        } else {
+            format!("HTTP {} from {url}: {excerpt}", self.status)
+        }
+    }
+}
+
+/// POSTs `body` (JSON text) to `url` with `agent`, with `Authorization: Bearer {api_key}`
+/// when a key is given, and reads the answer's body up to `limit` bytes.
+///
+/// Errors: a transport failure (connecting, sending, reading, a body over `limit`), as
+/// `{url}: {what}` ([`describe_error`]). An error status is an answer, not an error.
+pub fn post_json(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &str,
+    api_key: Option<&str>,
+    limit: u64,
+) -> Result<JsonAnswer, String> {
+    let transport = |err: ureq::Error| format!("{url}: {}", describe_error(&err));
+    let mut req = agent.post(url).header("Content-Type", "application/json");
+    if let Some(key) = api_key {
+        req = req.header("Authorization", &format!("Bearer {key}"));
+    }
+    let response = req.send(body.as_bytes()).map_err(transport)?;
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .into_with_config()
+        .limit(limit)
+        .read_to_vec()
+        .map_err(transport)?;
+    Ok(JsonAnswer { status, body })
+}
+
+/// The first non-empty value, trimmed, of the environment variables `names`, in order:
+/// where an API key is read from.
+pub fn api_key_from_env(names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .map(|v| v.trim().to_owned())
+        .find(|v| !v.is_empty())
 }

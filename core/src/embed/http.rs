@@ -124,37 +124,23 @@ impl HttpEmbedder {
     /// One request for at most `batch_size` inputs.
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = serde_json::json!({ "model": self.model, "input": texts }).to_string();
-        let mut req = self
-            .agent
-            .post(&self.url)
-            .header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", &format!("Bearer {key}"));
-        }
-        let response = req
-            .send(body.as_bytes())
-            .map_err(|err| self.transport_error(err))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .into_with_config()
-            .limit(MAX_BODY_BYTES)
-            .read_to_vec()
-            .map_err(|err| self.transport_error(err))?;
-        if !(200..300).contains(&status) {
-            let excerpt: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
-            let excerpt = excerpt.trim();
-            let message = if excerpt.is_empty() {
-                format!("HTTP {status} from {}", self.url)
-            } else {
-                format!("HTTP {status} from {}: {excerpt}", self.url)
-            };
-            return Err(if is_refusal(status) {
+        let answer = crate::service_http::post_json(
+            &self.agent,
+            &self.url,
+            &body,
+            self.api_key.as_deref(),
+            MAX_BODY_BYTES,
+        )
+        .map_err(EmbedError::Unavailable)?;
+        if !answer.is_success() {
+            let message = answer.status_message(&self.url);
+            return Err(if is_refusal(answer.status) {
                 EmbedError::Refused(message)
             } else {
                 EmbedError::Unavailable(message)
             });
         }
+        let bytes = answer.body;
         let raw: Vec<Vec<f64>> = match self.api {
             HttpApi::Ollama => {
                 let answer: OllamaAnswer = serde_json::from_slice(&bytes)
@@ -211,14 +197,6 @@ impl HttpEmbedder {
             out.push(v);
         }
         Ok(out)
-    }
-
-    fn transport_error(&self, err: ureq::Error) -> EmbedError {
-        EmbedError::Unavailable(format!(
-            "{}: {}",
-            self.url,
-            crate::service_http::describe_error(&err)
-        ))
     }
 }
 

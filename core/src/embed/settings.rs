@@ -166,15 +166,6 @@ impl EmbedSettings {
     }
 }
 
-/// The API key from the environment ([`API_KEY_ENV`], first non-empty wins).
-pub fn api_key_from_env() -> Option<String> {
-    API_KEY_ENV
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .map(|v| v.trim().to_owned())
-        .find(|v| !v.is_empty())
-}
-
 /// Builds the embedder the settings describe. No network request is made:
 /// an HTTP endpoint's availability shows at the first embedding (see
 /// [`super::pass::probe`]).
@@ -204,7 +195,7 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
                 api,
                 endpoint,
                 model,
-                api_key_from_env(),
+                crate::service_http::api_key_from_env(&API_KEY_ENV),
                 settings.batch_size,
                 Duration::from_millis(settings.timeout_ms),
                 settings.endpoint_is_loopback,

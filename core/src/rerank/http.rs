@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::settings::{RerankSettings, api_key_from_env};
+use super::settings::{API_KEY_ENV, RerankSettings};
 use crate::config::RerankProvider;
 use crate::search::pipeline::Reranker;
 
@@ -74,7 +74,7 @@ impl HttpReranker {
             provider: settings.provider,
             url: format!("{}{path}", settings.endpoint),
             model: settings.model.clone(),
-            api_key: api_key_from_env(),
+            api_key: crate::service_http::api_key_from_env(&API_KEY_ENV),
             batch_size: settings.batch_size.max(1),
             agent: crate::service_http::agent(
                 settings.endpoint_is_loopback,
@@ -120,37 +120,17 @@ impl HttpReranker {
             }),
         }
         .to_string();
-        let mut req = self
-            .agent
-            .post(&self.url)
-            .header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", &format!("Bearer {key}"));
+        let answer = crate::service_http::post_json(
+            &self.agent,
+            &self.url,
+            &body,
+            self.api_key.as_deref(),
+            MAX_BODY_BYTES,
+        )?;
+        if !answer.is_success() {
+            return Err(answer.status_message(&self.url));
         }
-        let transport = |err: ureq::Error| {
-            format!(
-                "{}: {}",
-                self.url,
-                crate::service_http::describe_error(&err)
-            )
-        };
-        let response = req.send(body.as_bytes()).map_err(transport)?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .into_with_config()
-            .limit(MAX_BODY_BYTES)
-            .read_to_vec()
-            .map_err(transport)?;
-        if !(200..300).contains(&status) {
-            let excerpt: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
-            let excerpt = excerpt.trim();
-            return Err(if excerpt.is_empty() {
-                format!("HTTP {status} from {}", self.url)
-            } else {
-                format!("HTTP {status} from {}: {excerpt}", self.url)
-            });
-        }
+        let bytes = answer.body;
         let invalid = |err: serde_json::Error| {
             format!("the answer of {} is not a rerank answer: {err}", self.url)
         };

@@ -130,15 +130,6 @@ impl RerankSettings {
     }
 }
 
-/// The API key from the environment ([`API_KEY_ENV`], first non-empty wins).
-pub fn api_key_from_env() -> Option<String> {
-    API_KEY_ENV
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .map(|v| v.trim().to_owned())
-        .find(|v| !v.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
