@@ -44,7 +44,7 @@ pub struct SearchRequest {
     /// `low_confidence` is set when the best score is less than this many times the mean score of the hits (default: off in hybrid mode, 1.1 on cosine distances in semantic mode; GrooveSeek uses 1.5; 0 disables the ratio check).
     #[serde(default)]
     pub min_confidence_ratio: Option<f64>,
-    /// Re-score with a cross-encoder. No cross-encoder is available in this build: true returns NOT_CONFIGURED.
+    /// Rescore the candidates with the cross-encoder configured in `[rerank]` (kb_status `rerank`). Default: rerank when one is configured; false searches without it; true without one returns NOT_CONFIGURED. A reranker that fails returns UNAVAILABLE.
     #[serde(default)]
     pub rerank: Option<bool>,
     /// Path globs to include (`docs/**`); a glob starting with `!` excludes.
