@@ -85,7 +85,7 @@ fn a_failing_or_odd_rerank_server_is_an_error_naming_its_url() {
     assert_eq!(
         r.score("q", &["a RERANK-TOP", "b"]),
         Err(format!(
-            "{}/rerank scored passage 0 twice",
+            "{}/rerank scored passage index 0 twice",
             server.endpoint()
         ))
     );
@@ -209,6 +209,14 @@ fn the_cli_mcp_and_lsp_rerank_with_the_configured_server() {
     );
     let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ranked(&cli), reranked);
+    assert_eq!(cli["reranked"], true);
+    let text = folio(&root, &config_home, &["search", "deploy release", "--root"]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout)
+            .starts_with("canary.md:1-3 — Canary  (rerank 1.000, lexical rank 3)\n"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
     let stats = server.stats();
     let body = &stats["reranks"][0]["body"];
     assert_eq!(
@@ -221,9 +229,10 @@ fn the_cli_mcp_and_lsp_rerank_with_the_configured_server() {
     );
     let out = folio_search(&root, &config_home, &["--no-rerank"]);
     let plain: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plain.get("reranked"), None);
     let plain_paths: Vec<String> = ranked(&plain).into_iter().map(|(p, _)| p).collect();
     assert_eq!(plain_paths[0], "rollback.md", "{plain:#}");
-    assert_eq!(server.stats()["reranks"].as_array().unwrap().len(), 1);
+    assert_eq!(server.stats()["reranks"].as_array().unwrap().len(), 2);
     let status = folio(&root, &config_home, &["status", "--root"]);
     assert!(
         String::from_utf8_lossy(&status.stdout).contains(&format!(
@@ -260,7 +269,7 @@ fn the_cli_mcp_and_lsp_rerank_with_the_configured_server() {
         json!({"query": "deploy release", "rerank": true}),
     );
     assert_eq!(ranked(&from_lsp["result"]), reranked, "{from_lsp:#}");
-    assert_eq!(server.stats()["reranks"].as_array().unwrap().len(), 3);
+    assert_eq!(server.stats()["reranks"].as_array().unwrap().len(), 4);
 
     // The server gone: each front end says the reranker is unavailable, naming its URL.
     let url = format!("{}/v1/rerank", server.endpoint());
@@ -313,7 +322,8 @@ fn a_remote_rerank_endpoint_the_workspace_names_is_refused_and_rerank_false_stil
             "not configured: the [rerank] settings are refused: the rerank endpoint `https://rerank.example.invalid` \
              is chosen by the workspace's folio.toml ([rerank].endpoint) and is not on this machine; a workspace may \
              only name an endpoint on this machine. To send your notes to it, set [rerank] provider and endpoint in \
-             your own config ({}) and allow it there; fix them, or search with rerank: false",
+             your own config ({}) and allow it there; fix them, or search without the reranker (rerank: false, \
+             folio search --no-rerank)",
             user_config.display()
         )),
         "{stderr}"

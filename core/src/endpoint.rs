@@ -146,9 +146,9 @@ pub struct EndpointUrl {
 /// Parses an `http://` or `https://` URL with a host and no query or fragment.
 pub fn parse_endpoint(raw: &str) -> Result<EndpointUrl, String> {
     let raw = raw.trim();
-    let (scheme, rest) = raw
-        .split_once("://")
-        .ok_or_else(|| "expected a URL such as http://127.0.0.1:11434".to_owned())?;
+    let (scheme, rest) = raw.split_once("://").ok_or_else(|| {
+        "expected an http:// or https:// URL, such as http://127.0.0.1:8080".to_owned()
+    })?;
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
         return Err(format!("the scheme must be http or https, not `{scheme}`"));

@@ -63,18 +63,26 @@ impl JsonAnswer {
         (200..300).contains(&self.status)
     }
 
-    /// `HTTP {status} from {url}`, then `: ` and the body's first 300 characters when
-    /// it has any: the message of an error status.
+    /// `HTTP {status} from {url}` (for a 3xx, with a note that redirects are not
+    /// followed), then `: ` and the body's first 300 characters when it has any, each
+    /// control character (an escape sequence, a line break) turned into a space so that
+    /// a server cannot paint a terminal: the message of an error status.
     pub fn status_message(&self, url: &str) -> String {
         let excerpt: String = String::from_utf8_lossy(&self.body)
             .chars()
             .take(300)
+            .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
         let excerpt = excerpt.trim();
-        if excerpt.is_empty() {
-            format!("HTTP {} from {url}", self.status)
+        let redirect = if (300..400).contains(&self.status) {
+            " (redirects are not followed: set the endpoint it points to)"
         } else {
-            format!("HTTP {} from {url}: {excerpt}", self.status)
+            ""
+        };
+        if excerpt.is_empty() {
+            format!("HTTP {} from {url}{redirect}", self.status)
+        } else {
+            format!("HTTP {} from {url}{redirect}: {excerpt}", self.status)
         }
     }
 }
@@ -92,6 +100,12 @@ pub fn post_json(
     limit: u64,
 ) -> Result<JsonAnswer, String> {
     let transport = |err: ureq::Error| format!("{url}: {}", describe_error(&err));
+    if api_key.is_some_and(|k| !k.bytes().all(|b| b.is_ascii_graphic())) {
+        return Err(format!(
+            "{url}: the API key from the environment holds a space, a control or a non-ASCII character, \
+             which an HTTP header cannot carry"
+        ));
+    }
     let mut req = agent.post(url).header("Content-Type", "application/json");
     if let Some(key) = api_key {
         req = req.header("Authorization", &format!("Bearer {key}"));
@@ -115,4 +129,29 @@ pub fn api_key_from_env(names: &[&str]) -> Option<String> {
         .filter_map(|name| std::env::var(name).ok())
         .map(|v| v.trim().to_owned())
         .find(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_status_message_cannot_carry_control_characters() {
+        let answer = JsonAnswer {
+            status: 500,
+            body: b"\x1b[31mRED\x1b[0m line1\r\nline2\n".to_vec(),
+        };
+        assert_eq!(
+            answer.status_message("http://127.0.0.1:1/rerank"),
+            "HTTP 500 from http://127.0.0.1:1/rerank: [31mRED [0m line1  line2"
+        );
+        let redirect = JsonAnswer {
+            status: 302,
+            body: Vec::new(),
+        };
+        assert_eq!(
+            redirect.status_message("http://127.0.0.1:1/rerank"),
+            "HTTP 302 from http://127.0.0.1:1/rerank (redirects are not followed: set the endpoint it points to)"
+        );
+    }
 }

@@ -59,6 +59,12 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     // Bad numbers are refused before the index is touched.
     let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
     pipeline_options(args, asked, &r.config.search, &r.root)?;
+    let rerank_setup = rerank_setup(&r.config)?;
+    let reranker = match select(args.rerank.requested(), &rerank_setup) {
+        Ok(reranker) => reranker,
+        Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
+        Err(other) => return Err(other.into()),
+    };
     if !args.no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
         report_skipped(&summary);
@@ -73,12 +79,6 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
     let options = pipeline_options(args, mode, &r.config.search, &r.root)?;
-    let rerank_setup = rerank_setup(&r.config)?;
-    let reranker = match select(args.rerank.requested(), &rerank_setup) {
-        Ok(reranker) => reranker,
-        Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
-        Err(other) => return Err(other.into()),
-    };
     let mut label = mode.to_string();
     if args.mmr {
         label.push_str("+mmr");
@@ -106,7 +106,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         ) {
             Ok(res) => res,
             Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
-            Err(PipelineError::Unavailable(reason)) => bail!("unavailable: {reason}"),
+            Err(PipelineError::Unavailable(reason)) => {
+                bail!("unavailable: {reason} (searching `{text}`)")
+            }
             Err(PipelineError::Search(err)) => return Err(err.into()),
         };
         if res.mode != mode {

@@ -53,10 +53,6 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     let (search, options) = request
         .plan(&tuning)
         .map_err(|e| anyhow::anyhow!("invalid argument: {}", e.message))?;
-    if !no_reindex || !r.db.exists() {
-        let summary = run_index(&r, false, true)?;
-        report_skipped(&summary);
-    }
     let failure = |e: PipelineError| {
         let e = search_error(e);
         match e.code {
@@ -67,6 +63,10 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     };
     let rerank_setup = rerank_setup(&r.config)?;
     let reranker = select(request.rerank, &rerank_setup).map_err(failure)?;
+    if !no_reindex || !r.db.exists() {
+        let summary = run_index(&r, false, true)?;
+        report_skipped(&summary);
+    }
     let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
@@ -106,7 +106,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
             hit.start_line,
             hit.end_line,
             heading,
-            readable_score(hit)
+            readable_score(hit, results.reranked)
         )?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
@@ -142,11 +142,14 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a person can read of a hit's score: the cosine similarity of its vector to the
-/// query and its rank in the lexical (BM25) leg, as far as each leg found it; the fused
-/// score only when neither is known.
-fn readable_score(hit: &folio_core::host::search::SearchHit) -> String {
+/// What a person can read of a hit's score: the reranker's score when one rescored the
+/// hits, the cosine similarity of its vector to the query and its rank in the lexical
+/// (BM25) leg, as far as each leg found it; the fused score only when none is known.
+fn readable_score(hit: &folio_core::host::search::SearchHit, reranked: bool) -> String {
     let mut parts = Vec::new();
+    if reranked {
+        parts.push(format!("rerank {:.3}", hit.score));
+    }
     if let Some(similarity) = hit.similarity {
         parts.push(format!("similarity {similarity:.2}"));
     }

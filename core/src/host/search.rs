@@ -132,6 +132,10 @@ pub struct SearchResponse {
     pub filter_applied: Vec<String>,
     /// The mode that ran: `hybrid` asked before the index has vectors runs `lexical`.
     pub mode: String,
+    /// Present and true when the `[rerank]` cross-encoder rescored the candidates: each
+    /// hit's `score` is then the reranker's. Absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reranked: bool,
     /// True while a reindex runs: results may miss files not indexed yet (see kb_status).
     pub indexing: bool,
     /// True while the background embedding pass runs: the vector leg of `semantic` and
@@ -300,6 +304,7 @@ impl SearchResponse {
             low_confidence: res.low_confidence,
             filter_applied: res.filter_applied,
             mode: res.mode.as_str().into(),
+            reranked: res.reranked,
             indexing,
             embedding,
             partial: false,

@@ -153,7 +153,7 @@ impl HttpReranker {
         for (index, score) in pairs {
             let slot = scores.get_mut(index).ok_or_else(|| {
                 format!(
-                    "{} scored passage {index} of a batch of {}",
+                    "{} scored passage index {index} of a batch of {} (indexes start at 0)",
                     self.url,
                     passages.len()
                 )
@@ -165,7 +165,7 @@ impl HttpReranker {
                 ));
             }
             if slot.replace(score).is_some() {
-                return Err(format!("{} scored passage {index} twice", self.url));
+                return Err(format!("{} scored passage index {index} twice", self.url));
             }
         }
         let scored = scores.iter().filter(|s| s.is_some()).count();

@@ -61,13 +61,15 @@ pub fn select(
         (Some(false), _) => Ok(None),
         (_, Ok(Some(reranker))) => Ok(Some(reranker)),
         (None, Ok(None)) => Ok(None),
-        (Some(true), Ok(None)) => Err(PipelineError::NotConfigured(
-            "rerank needs a cross-encoder and none is configured: set [rerank] provider, model and endpoint \
-             (docs/configuration.md), or search without rerank"
-                .into(),
-        )),
+        (Some(true), Ok(None)) => Err(PipelineError::NotConfigured(format!(
+            "rerank needs a cross-encoder and none is configured: set [rerank] provider (with model and endpoint) \
+             in the workspace's folio.toml or in your own config ({}), where provider = \"none\" turns it off \
+             (docs/configuration.md; folio mcp reads them when it starts), or search without rerank",
+            UserConfig::location()
+        ))),
         (_, Err(why)) => Err(PipelineError::NotConfigured(format!(
-            "the [rerank] settings are refused: {why}; fix them, or search with rerank: false"
+            "the [rerank] settings are refused: {why}; fix them, or search without the reranker \
+             (rerank: false, folio search --no-rerank)"
         ))),
     }
 }
@@ -100,8 +102,13 @@ mod tests {
         assert_eq!(url(select(Some(false), &none).unwrap()), None);
         assert_eq!(
             select(Some(true), &none).unwrap_err().to_string(),
-            "not configured: rerank needs a cross-encoder and none is configured: set [rerank] provider, model and \
-             endpoint (docs/configuration.md), or search without rerank"
+            format!(
+                "not configured: rerank needs a cross-encoder and none is configured: set [rerank] provider (with \
+                 model and endpoint) in the workspace's folio.toml or in your own config ({}), where provider = \
+                 \"none\" turns it off (docs/configuration.md; folio mcp reads them when it starts), or search \
+                 without rerank",
+                UserConfig::location()
+            )
         );
 
         let refused: RerankSetup = Err("why".into());
@@ -109,7 +116,8 @@ mod tests {
         for requested in [None, Some(true)] {
             assert_eq!(
                 select(requested, &refused).unwrap_err().to_string(),
-                "not configured: the [rerank] settings are refused: why; fix them, or search with rerank: false"
+                "not configured: the [rerank] settings are refused: why; fix them, or search without the reranker \
+                 (rerank: false, folio search --no-rerank)"
             );
         }
     }

@@ -228,7 +228,7 @@ mod tests {
         );
         assert_eq!(
             err("[rerank]\nprovider = \"tei\"\nendpoint = \"127.0.0.1:8080\"\n"),
-            "[rerank].endpoint `127.0.0.1:8080` (from the workspace's folio.toml) is not valid: expected a URL such as http://127.0.0.1:11434"
+            "[rerank].endpoint `127.0.0.1:8080` (from the workspace's folio.toml) is not valid: expected an http:// or https:// URL, such as http://127.0.0.1:8080"
         );
         // Cohere's own endpoint is the default, and remote: a workspace naming the
         // provider chose it.

@@ -77,6 +77,19 @@ pub fn ratio_higher_better(scores: &[f64]) -> Option<f64> {
     Some(max / mean)
 }
 
+/// Reranker scores on a probability scale for [`ratio_higher_better`]: as they are when
+/// all lie in `[0, 1]` (the relevance of the Cohere API, text-embeddings-inference's
+/// default), else through the logistic function (raw logits, which llama.cpp's server
+/// and others return, are often all negative, where a ratio means nothing). The order
+/// is kept either way.
+pub fn rerank_probabilities(scores: &[f64]) -> Vec<f64> {
+    if scores.iter().all(|s| (0.0..=1.0).contains(s)) {
+        scores.to_vec()
+    } else {
+        scores.iter().map(|s| 1.0 / (1.0 + (-s).exp())).collect()
+    }
+}
+
 /// `mean / min` of distances (lower is better); ∞ when the best is 0; `None` when fewer
 /// than 2 distances or the mean is not positive.
 pub fn ratio_distances(distances: &[f64]) -> Option<f64> {
@@ -107,6 +120,27 @@ pub fn is_low(ratio: Option<f64>, min_confidence_ratio: f64) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn rerank_scores_are_read_as_probabilities() {
+        // Already in [0, 1]: as they are.
+        assert_eq!(rerank_probabilities(&[0.9, 0.1, 0.0]), [0.9, 0.1, 0.0]);
+        // Logits: through the logistic function, so that all-negative scores still give a
+        // ratio (their mean is negative, where max/mean means nothing).
+        assert_eq!(ratio_higher_better(&[-2.0, -9.0, -9.5]), None);
+        let p = rerank_probabilities(&[-2.0, -9.0, -9.5]);
+        let expected = [
+            0.11920292202211755,
+            0.00012339457598623172,
+            0.00007484622751061124,
+        ];
+        for (got, want) in p.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-15, "{got} vs {want}");
+        }
+        let ratio = ratio_higher_better(&p).unwrap();
+        assert!((ratio - 2.99502).abs() < 1e-5, "{ratio}");
+    }
+
     use super::*;
 
     #[test]

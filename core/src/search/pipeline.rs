@@ -29,7 +29,9 @@
 //!    `mmr_lambda` (0.7) and `mmr_same_doc_penalty` (0.0); similarity is the cosine of
 //!    chunk vectors from [`VectorLeg::vectors`] when both have one, else Jaccard of
 //!    token sets. Without MMR the first `limit` hits are kept.
-//! 5. **Confidence**: [`confidence`] on the kept hits (see there for each mode).
+//! 5. **Confidence**: [`confidence`] on the kept hits (see there for each mode); after a
+//!    rerank the ratio reads the reranker's scores ([`confidence::rerank_probabilities`])
+//!    while the lexical coverage and semantic-only floors still apply.
 //! 6. **Parent retrieval** (`parent_retriever: true`): [`parent::collapse`]; a
 //!    collapsed hit covers its section and lists the absorbed chunks' pointers in
 //!    `expanded_from`.
@@ -457,6 +459,8 @@ pub struct PipelineResults {
     pub mode: SearchMode,
     /// Candidates fetched per leg (`limit` for a single leg without rerank or MMR).
     pub candidates: usize,
+    /// Whether a [`Reranker`] rescored the pool (each hit's score is then its score).
+    pub reranked: bool,
 }
 
 impl PipelineResults {
@@ -768,9 +772,34 @@ pub fn hybrid_search_with(
             }
         })
         .collect();
+    // Hybrid where the lexical leg matched nothing, too little to count (its best hit
+    // matches fewer than half of the query's terms), or matched character bigrams of a
+    // mostly-CJK query, which particles and endings match by accident: the vector leg
+    // alone must be near enough. It says what the legs found, so it holds after a rerank.
+    let best_similarity = selected
+        .iter()
+        .filter_map(|c| c.similarity)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let vaguely_near = mode == SearchMode::Hybrid
+        && (lexical_low || query::mostly_cjk(&query.text))
+        && best_similarity < options.semantic_only_floor;
     let (ratio, low_confidence) = if selected.is_empty() {
         (None, true)
-    } else if mode == SearchMode::Semantic && !reranked {
+    } else if reranked {
+        // The reranker's scores replace the ratio's input (on a probability scale, so
+        // that logits work too); the legs' own floors stay: a rerank orders what the legs
+        // found, it does not make a weak match strong.
+        let ratio = confidence::ratio_higher_better(&confidence::rerank_probabilities(&scores));
+        let floor = match mode {
+            SearchMode::Lexical => lexical_low,
+            SearchMode::Hybrid => vaguely_near,
+            SearchMode::Semantic => false,
+        };
+        (
+            ratio,
+            floor || confidence::is_low(ratio, options.min_confidence_ratio),
+        )
+    } else if mode == SearchMode::Semantic {
         // On cosine distances (the ranking score is corrected for the collection; the
         // ratio's threshold was set on cosines).
         let distances: Vec<f64> = selected
@@ -782,25 +811,13 @@ pub fn hybrid_search_with(
             ratio,
             confidence::is_low(ratio, options.min_confidence_ratio),
         )
-    } else if mode == SearchMode::Lexical && !reranked {
+    } else if mode == SearchMode::Lexical {
         // BM25 scores of a few good hits sit close together, so their ratio says little
         // (and depends on `limit`); lexical confidence is term coverage: the best hit
         // matches at least half of the query's included terms.
         (confidence::ratio_higher_better(&scores), lexical_low)
     } else {
         let ratio = confidence::ratio_higher_better(&scores);
-        // Hybrid where the lexical leg matched nothing, too little to count (its best hit
-        // matches fewer than half of the query's terms), or matched character bigrams of
-        // a mostly-CJK query, which particles and endings match by accident: the vector
-        // leg alone must be near enough.
-        let best_similarity = selected
-            .iter()
-            .filter_map(|c| c.similarity)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let vaguely_near = mode == SearchMode::Hybrid
-            && !reranked
-            && (lexical_low || query::mostly_cjk(&query.text))
-            && best_similarity < options.semantic_only_floor;
         (
             ratio,
             vaguely_near || confidence::is_low(ratio, options.min_confidence_ratio),
@@ -848,6 +865,7 @@ pub fn hybrid_search_with(
         filter_applied,
         mode,
         candidates: n_candidates,
+        reranked,
     })
 }
 

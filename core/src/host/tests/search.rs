@@ -149,7 +149,7 @@ fn kb_search_returns_hits_with_uri_and_filters() {
             rerank: Some(true),
             ..SearchRequest::default()
         })),
-        json!({"code": "NOT_CONFIGURED", "message": "rerank needs a cross-encoder and none is configured: set [rerank] provider, model and endpoint (docs/configuration.md), or search without rerank"})
+        json!({"code": "NOT_CONFIGURED", "message": format!("rerank needs a cross-encoder and none is configured: set [rerank] provider (with model and endpoint) in the workspace's folio.toml or in your own config ({}), where provider = \"none\" turns it off (docs/configuration.md; folio mcp reads them when it starts), or search without rerank", crate::config::user::UserConfig::location())})
     );
     assert_eq!(
         err(kb.search(&SearchRequest {

@@ -819,6 +819,24 @@ fn rerank_rescores_the_pool_with_the_query_words_and_keeps_ties_in_fused_order()
     );
     // 0.9 against a mean of 0.367: the best hit stands out.
     assert!(!res.low_confidence);
+    assert!(res.reranked);
+    assert_eq!(res.confidence_ratio, Some(0.9 / (1.1 / 3.0)));
+    // A rerank orders what the legs found; it does not make a weak lexical match (one of
+    // four words) confident.
+    let weak = SearchQuery::new("deploy qqqx zzzy wwwv");
+    let plain = hybrid_search(
+        &store,
+        &weak,
+        &PipelineOptions::for_mode(SearchMode::Lexical),
+        None,
+    )
+    .unwrap();
+    assert!(plain.low_confidence && !plain.reranked);
+    let res = hybrid_search_with(&store, &weak, &options, None, Some(&reranker)).unwrap();
+    assert_eq!(
+        (paths(&res), res.low_confidence, res.reranked),
+        (paths(&plain), true, true)
+    );
 
     for (behaviour, message) in [
         (
