@@ -119,6 +119,9 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         "folio eval — {} — mode {} — {} queries ({} single-answer, {} multi-answer)",
         report.golden, report.mode, report.all.queries, report.single.queries, report.multi.queries
     );
+    // A cell without a change is padded so that its number lines up with those that show
+    // one; with no change anywhere, nothing is.
+    let any_change = diff.is_some_and(|d| d.metrics.iter().any(|m| m.delta.abs() >= 5e-4));
     let delta = |group: &str, name: &str| -> String {
         diff.and_then(|d| {
             d.metrics
@@ -127,7 +130,11 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
         })
         .map(|m| {
             if m.delta.abs() < 5e-4 {
-                " ".repeat(9)
+                if any_change {
+                    " ".repeat(9)
+                } else {
+                    String::new()
+                }
             } else {
                 format!(" ({:+.3})", m.delta)
             }
@@ -264,5 +271,10 @@ pub fn format_text(report: &EvalReport, diff: Option<&EvalDiff>) -> String {
             );
         }
     }
-    s
+    // No line ends in blanks (the padding of a last cell without a change).
+    let mut out: String = s.lines().map(|l| l.trim_end().to_owned() + "\n").collect();
+    if !s.ends_with('\n') {
+        out.pop();
+    }
+    out
 }
