@@ -64,8 +64,8 @@ pub enum RerankProvider {
     /// No reranker (default): a search asking for `rerank` answers `NOT_CONFIGURED`.
     #[default]
     None,
-    /// The Cohere rerank API, also spoken by Jina, vLLM, llama.cpp's server, Infinity
-    /// and LocalAI: `POST {endpoint}/v1/rerank`.
+    /// The Cohere rerank API, also spoken by Jina, vLLM, llama.cpp's server, LocalAI
+    /// and Infinity (with `--url-prefix /v1`): `POST {endpoint}/v1/rerank`.
     Cohere,
     /// Hugging Face text-embeddings-inference: `POST {endpoint}/rerank`.
     Tei,
