@@ -59,11 +59,11 @@ pub struct EndpointChoice<'a> {
     pub table: &'a str,
     /// What it serves, for messages: `embedding`, `rerank`.
     pub purpose: &'a str,
-    /// The endpoint as written (or the provider's default), for the syntax error.
+    /// The endpoint as written (or the provider's default).
     pub raw: &'a str,
-    /// The endpoint as folio will use it (`raw` without a trailing `/`, say), for the
-    /// other messages.
-    pub base: &'a str,
+    /// A path the provider's API adds itself (`/v1`), dropped from the end of `raw`
+    /// so that both spellings work.
+    pub api_prefix: Option<&'a str>,
     /// Where the endpoint came from ([`SettingSource::Default`]: the provider's default).
     pub endpoint_source: SettingSource,
     /// Where the provider came from.
@@ -75,14 +75,31 @@ pub struct EndpointChoice<'a> {
     pub allow_flag: Option<&'a str>,
 }
 
+/// An endpoint [`EndpointChoice::admit`] accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmittedEndpoint {
+    /// The base URL requests are built on: `raw` trimmed, without trailing `/` or the
+    /// `api_prefix`.
+    pub base: String,
+    /// Whether it is on this machine (else the user allowed a remote endpoint).
+    pub loopback: bool,
+}
+
 impl EndpointChoice<'_> {
-    /// Checks the endpoint against the module's rule; `Ok(true)` when it is on this
-    /// machine, `Ok(false)` for an allowed remote endpoint.
+    /// Checks the endpoint against the module's rule and gives its base URL.
     ///
     /// Errors (messages naming the key, its source and the user's config file): `raw`
     /// is not an `http://` or `https://` URL with a host ([`parse_endpoint`]); a remote
     /// endpoint the workspace chose; a remote endpoint nobody allowed.
-    pub fn admit(&self) -> Result<bool, String> {
+    pub fn admit(&self) -> Result<AdmittedEndpoint, String> {
+        let mut base = self.raw.trim().trim_end_matches('/');
+        if let Some(stripped) = self.api_prefix.and_then(|p| base.strip_suffix(p)) {
+            base = stripped;
+        }
+        let admitted = |loopback| AdmittedEndpoint {
+            base: base.to_owned(),
+            loopback,
+        };
         let url = parse_endpoint(self.raw).map_err(|why| {
             format!(
                 "[{}].endpoint `{}` (from {}) is not valid: {why}",
@@ -92,7 +109,7 @@ impl EndpointChoice<'_> {
             )
         })?;
         if is_loopback_host(&url.host) {
-            return Ok(true);
+            return Ok(admitted(true));
         }
         let chosen_by_workspace = self.endpoint_source == SettingSource::Workspace
             || (self.endpoint_source == SettingSource::Default
@@ -103,7 +120,7 @@ impl EndpointChoice<'_> {
                  this machine; a workspace may only name an endpoint on this machine. To send your notes to it, set \
                  [{}] provider and endpoint in your own config ({}) and allow it there",
                 self.purpose,
-                self.base,
+                base,
                 self.table,
                 if self.endpoint_source == SettingSource::Workspace {
                     "endpoint"
@@ -124,13 +141,13 @@ impl EndpointChoice<'_> {
                  you allow them in your own config (`[{}] allow_remote = true` in {}){flag}; a workspace's \
                  folio.toml cannot allow them",
                 self.purpose,
-                self.base,
+                base,
                 self.endpoint_source.describe(),
                 self.table,
                 UserConfig::location()
             ));
         }
-        Ok(false)
+        Ok(admitted(false))
     }
 }
 
@@ -223,7 +240,7 @@ mod tests {
             table: "rerank",
             purpose: "rerank",
             raw,
-            base: raw.trim_end_matches('/'),
+            api_prefix: Some("/v1"),
             endpoint_source,
             provider_source: SettingSource::User,
             allow_remote: false,
@@ -234,8 +251,11 @@ mod tests {
     #[test]
     fn a_table_without_a_flag_is_named_in_each_refusal() {
         assert_eq!(
-            choice("http://[::1]:8080/", SettingSource::Workspace).admit(),
-            Ok(true)
+            choice("http://[::1]:8080/v1/", SettingSource::Workspace).admit(),
+            Ok(AdmittedEndpoint {
+                base: "http://[::1]:8080".into(),
+                loopback: true
+            })
         );
         assert_eq!(
             choice("https://rerank.example.invalid/", SettingSource::User).admit(),
@@ -250,7 +270,13 @@ mod tests {
             allow_remote: true,
             ..choice("https://rerank.example.invalid", SettingSource::User)
         };
-        assert_eq!(allowed.admit(), Ok(false));
+        assert_eq!(
+            allowed.admit(),
+            Ok(AdmittedEndpoint {
+                base: "https://rerank.example.invalid".into(),
+                loopback: false
+            })
+        );
         let workspace = EndpointChoice {
             allow_remote: true,
             ..choice("https://rerank.example.invalid", SettingSource::Workspace)

@@ -426,19 +426,22 @@ impl Config {
             ));
         }
         let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        if config.embed.allow_remote.is_some() {
-            return Err(format!(
-                "[embed].allow_remote cannot be set in a workspace's folio.toml: only your own config \
-                 ({}) or --allow-remote-embeddings may allow a remote embedding endpoint",
-                user::UserConfig::location()
-            ));
-        }
-        if config.rerank.allow_remote.is_some() {
-            return Err(format!(
-                "[rerank].allow_remote cannot be set in a workspace's folio.toml: only your own config \
-                 ({}) may allow a remote rerank endpoint",
-                user::UserConfig::location()
-            ));
+        for (table, set, also, purpose) in [
+            (
+                "embed",
+                config.embed.allow_remote.is_some(),
+                " or --allow-remote-embeddings",
+                "embedding",
+            ),
+            ("rerank", config.rerank.allow_remote.is_some(), "", "rerank"),
+        ] {
+            if set {
+                return Err(format!(
+                    "[{table}].allow_remote cannot be set in a workspace's folio.toml: only your own config \
+                     ({}){also} may allow a remote {purpose} endpoint",
+                    user::UserConfig::location()
+                ));
+            }
         }
         config.diagnostics.compile()?;
         for template in &config.best_practice.path_templates {

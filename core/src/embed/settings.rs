@@ -144,24 +144,19 @@ impl EmbedSettings {
         }
         let _ = model_source;
         let raw = endpoint.unwrap_or_else(|| default_endpoint.to_owned());
-        let mut base = raw.trim().trim_end_matches('/').to_owned();
-        if provider == ProviderKind::Openai
-            && let Some(stripped) = base.strip_suffix("/v1")
-        {
-            base = stripped.to_owned();
-        }
-        settings.endpoint_is_loopback = EndpointChoice {
+        let admitted = EndpointChoice {
             table: "embed",
             purpose: "embedding",
             raw: &raw,
-            base: &base,
+            api_prefix: (provider == ProviderKind::Openai).then_some("/v1"),
             endpoint_source,
             provider_source,
             allow_remote,
             allow_flag: Some("--allow-remote-embeddings"),
         }
         .admit()?;
-        settings.endpoint = Some(base);
+        settings.endpoint_is_loopback = admitted.loopback;
+        settings.endpoint = Some(admitted.base);
         Ok(settings)
     }
 }

@@ -66,9 +66,10 @@ impl HttpReranker {
     /// The client `settings` describe, with the API key of the environment
     /// ([`super::settings::API_KEY_ENV`]). No request is made here.
     pub fn new(settings: &RerankSettings) -> HttpReranker {
-        let path = match settings.provider {
-            RerankProvider::Tei => "/rerank",
-            RerankProvider::Cohere | RerankProvider::None => "/v1/rerank",
+        let path = if settings.provider == RerankProvider::Tei {
+            "/rerank"
+        } else {
+            "/v1/rerank"
         };
         HttpReranker {
             provider: settings.provider,
@@ -100,24 +101,24 @@ impl HttpReranker {
 
     /// The scores of one batch, in the batch's order.
     fn request(&self, query: &str, passages: &[&str]) -> Result<Vec<f64>, String> {
-        let body = match self.provider {
-            RerankProvider::Tei => {
-                let mut body = serde_json::json!({
-                    "query": query,
-                    "texts": passages,
-                    "truncate": true,
-                });
-                if let Some(model) = &self.model {
-                    body["model"] = model.as_str().into();
-                }
-                body
+        let tei = self.provider == RerankProvider::Tei;
+        let body = if tei {
+            let mut body = serde_json::json!({
+                "query": query,
+                "texts": passages,
+                "truncate": true,
+            });
+            if let Some(model) = &self.model {
+                body["model"] = model.as_str().into();
             }
-            RerankProvider::Cohere | RerankProvider::None => serde_json::json!({
+            body
+        } else {
+            serde_json::json!({
                 "model": self.model,
                 "query": query,
                 "documents": passages,
                 "top_n": passages.len(),
-            }),
+            })
         }
         .to_string();
         let answer = crate::service_http::post_json(
@@ -134,20 +135,19 @@ impl HttpReranker {
         let invalid = |err: serde_json::Error| {
             format!("the answer of {} is not a rerank answer: {err}", self.url)
         };
-        let pairs: Vec<(usize, f64)> = match self.provider {
-            RerankProvider::Tei => serde_json::from_slice::<Vec<TeiResult>>(&bytes)
+        let pairs: Vec<(usize, f64)> = if tei {
+            serde_json::from_slice::<Vec<TeiResult>>(&bytes)
                 .map_err(invalid)?
                 .into_iter()
                 .map(|r| (r.index, r.score))
-                .collect(),
-            RerankProvider::Cohere | RerankProvider::None => {
-                serde_json::from_slice::<CohereAnswer>(&bytes)
-                    .map_err(invalid)?
-                    .results
-                    .into_iter()
-                    .map(|r| (r.index, r.relevance_score))
-                    .collect()
-            }
+                .collect()
+        } else {
+            serde_json::from_slice::<CohereAnswer>(&bytes)
+                .map_err(invalid)?
+                .results
+                .into_iter()
+                .map(|r| (r.index, r.relevance_score))
+                .collect()
         };
         let mut scores: Vec<Option<f64>> = vec![None; passages.len()];
         for (index, score) in pairs {

@@ -100,17 +100,11 @@ impl RerankSettings {
         }
         let (endpoint, endpoint_source) = SettingSource::pick(&user.endpoint, &workspace.endpoint);
         let raw = endpoint.unwrap_or_else(|| default_endpoint.to_owned());
-        let mut base = raw.trim().trim_end_matches('/').to_owned();
-        if provider == RerankProvider::Cohere
-            && let Some(stripped) = base.strip_suffix("/v1")
-        {
-            base = stripped.to_owned();
-        }
-        let endpoint_is_loopback = EndpointChoice {
+        let admitted = EndpointChoice {
             table: "rerank",
             purpose: "rerank",
             raw: &raw,
-            base: &base,
+            api_prefix: (provider == RerankProvider::Cohere).then_some("/v1"),
             endpoint_source,
             provider_source,
             allow_remote: user.allow_remote,
@@ -121,11 +115,11 @@ impl RerankSettings {
             provider,
             provider_source,
             model,
-            endpoint: base,
+            endpoint: admitted.base,
             endpoint_source,
             batch_size,
             timeout_ms,
-            endpoint_is_loopback,
+            endpoint_is_loopback: admitted.loopback,
         }))
     }
 }
