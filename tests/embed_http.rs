@@ -618,3 +618,58 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     let out = folio(&["index", "--root", r, "--no-embed"], &home, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `folio lsp` reads the user's config at each `folio/search`: an edited `[embed]`
+/// table in config.toml makes a new embedder on the next search, with no restart and
+/// no change to the workspace.
+#[test]
+fn lsp_search_follows_an_edited_user_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    corpus(&root, false);
+    let config_home = dir.path().join("config");
+    let ollama_at = |port: u16| {
+        write(
+            &config_home,
+            "folio/config.toml",
+            &format!(
+                "[embed]\nprovider = \"ollama\"\nmodel = \"m\"\nendpoint = \"http://127.0.0.1:{port}\"\ntimeout_ms = 2000\n"
+            ),
+        )
+    };
+    // The embedder loads in the background ("is loading" meanwhile): ask until the
+    // error names the provider's address, or give up after 30 s.
+    let semantic_error_naming = |lsp: &mut support::lsp::Lsp, port: u16| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = lsp.request(
+                "folio/search",
+                serde_json::json!({"query": "third", "mode": "semantic"}),
+            );
+            let message = r["error"]["message"].as_str().unwrap_or_default();
+            if message.contains(&format!("127.0.0.1:{port}")) {
+                return message.to_owned();
+            }
+            assert!(std::time::Instant::now() < deadline, "still: {r}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let (first, second) = (closed_port(), closed_port());
+    ollama_at(first);
+    let mut lsp = support::lsp::Lsp::start_with_env(
+        &root,
+        &[
+            ("FOLIO_EMBED_PROVIDER", Path::new("")),
+            ("XDG_CONFIG_HOME", &config_home),
+        ],
+    );
+    let refused = |port: u16| {
+        format!(
+            "NOT_CONFIGURED: semantic search is not available: the embedding provider is unavailable: \
+             http://127.0.0.1:{port}/api/embed: connection refused; use mode lexical"
+        )
+    };
+    assert_eq!(semantic_error_naming(&mut lsp, first), refused(first));
+    ollama_at(second);
+    assert_eq!(semantic_error_naming(&mut lsp, second), refused(second));
+}

@@ -41,10 +41,12 @@ impl Backend {
     }
 
     /// The embedding runner of `folder`, made on first use from its `folio.toml` and the
-    /// user's configuration, and again when the root's `[embed]` table has changed
-    /// (`None` with `Options::no_embeddings`). Settings that cannot be used (a bad user
-    /// config, a remote endpoint nobody allowed) leave search lexical and are shown to the
-    /// user once per runner, as a configuration problem (`window/showMessage`).
+    /// user's configuration, and again when the settings resolved from them differ from
+    /// the runner's (the root's `[embed]` table or the user's config file changed; both
+    /// are read at each request, a small file each). `None` with
+    /// `Options::no_embeddings`. Settings that cannot be used (a bad user config, a
+    /// remote endpoint nobody allowed) leave search lexical and are shown to the user
+    /// once per runner, as a configuration problem (`window/showMessage`).
     fn embedding_of(
         &self,
         folder: &std::path::Path,
@@ -53,27 +55,26 @@ impl Backend {
         if self.no_embeddings {
             return None;
         }
+        let settings = folio_core::config::user::UserConfig::load().and_then(|user| {
+            folio_core::embed::settings::EmbedSettings::resolve(&config.embed, &user.embed, false)
+        });
         let mut map = self
             .embeddings
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some((embed, runner)) = map.get(folder)
-            && *embed == config.embed
+        if let Some((made_from, runner)) = map.get(folder)
+            && *made_from == settings
         {
             return Some(Arc::clone(runner));
         }
-        let settings = folio_core::config::user::UserConfig::load().and_then(|user| {
-            folio_core::embed::settings::EmbedSettings::resolve(&config.embed, &user.embed, false)
-        });
         let problem = settings.as_ref().err().map(|reason| {
             tracing::warn!(%reason, "embeddings are off");
             format!("folio: {reason}; embeddings are off, so folio/search matches words only until it is fixed")
         });
-        let runner = Arc::new(folio_core::embed::runner::EmbeddingRunner::new(settings));
-        map.insert(
-            folder.to_path_buf(),
-            (config.embed.clone(), Arc::clone(&runner)),
-        );
+        let runner = Arc::new(folio_core::embed::runner::EmbeddingRunner::new(
+            settings.clone(),
+        ));
+        map.insert(folder.to_path_buf(), (settings, Arc::clone(&runner)));
         drop(map);
         self.shared.lock().config_problems.extend(problem);
         Some(runner)

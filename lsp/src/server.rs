@@ -43,12 +43,12 @@ pub struct Backend {
     pending: Mutex<Vec<PathBuf>>,
     /// Background embedding per searched root, created by the first `folio/search` or
     /// `folio/reindex` of that root (editors that never search load no model), with the
-    /// root's `[embed]` table it was made from (a changed table makes a new one).
+    /// settings it was made from (settings that resolve differently make a new one).
     pub(crate) embeddings: Mutex<
         std::collections::HashMap<
             PathBuf,
             (
-                folio_core::config::EmbedConfig,
+                std::result::Result<folio_core::embed::settings::EmbedSettings, String>,
                 Arc<folio_core::embed::runner::EmbeddingRunner>,
             ),
         >,

@@ -19,11 +19,19 @@ impl Lsp {
     /// Starts `folio lsp` (embeddings off) and completes `initialize`/`initialized` with
     /// `root` as the one workspace folder and no client capabilities.
     pub fn start(root: &Path) -> Lsp {
-        Lsp::spawn(
-            root,
-            Command::new(env!("CARGO_BIN_EXE_folio")),
-            Stdio::null(),
-        )
+        Lsp::start_with_env(root, &[])
+    }
+
+    /// [`Lsp::start`] with more environment variables, set after folio's own
+    /// (`FOLIO_EMBED_PROVIDER` set to the empty string lets the configuration choose the
+    /// embedding provider; `XDG_CONFIG_HOME` names the user's config folder).
+    pub fn start_with_env(root: &Path, env: &[(&str, &Path)]) -> Lsp {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+        command.env("FOLIO_EMBED_PROVIDER", "none");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        Lsp::spawn(root, command, Stdio::null())
     }
 
     /// [`Lsp::start`] with every log line, at every level (`FOLIO_LOG=trace`), written to
@@ -31,14 +39,15 @@ impl Lsp {
     pub fn start_logged(root: &Path, log: &Path) -> Lsp {
         let file = std::fs::File::create(log).expect("create the log file");
         let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-        command.env("FOLIO_LOG", "trace");
+        command
+            .env("FOLIO_EMBED_PROVIDER", "none")
+            .env("FOLIO_LOG", "trace");
         Lsp::spawn(root, command, Stdio::from(file))
     }
 
     fn spawn(root: &Path, mut command: Command, stderr: Stdio) -> Lsp {
         let mut child = command
             .arg("lsp")
-            .env("FOLIO_EMBED_PROVIDER", "none")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
