@@ -44,17 +44,16 @@ pub struct Backend {
     /// Background embedding per searched root, created by the first `folio/search` or
     /// `folio/reindex` of that root (editors that never search load no model), with the
     /// settings it was made from (settings that resolve differently make a new one).
-    pub(crate) embeddings: Mutex<
-        std::collections::HashMap<
-            PathBuf,
-            (
-                std::result::Result<folio_core::embed::settings::EmbedSettings, String>,
-                Arc<folio_core::embed::runner::EmbeddingRunner>,
-            ),
-        >,
-    >,
+    pub(crate) embeddings: Mutex<std::collections::HashMap<PathBuf, RootEmbedder>>,
     pub(crate) no_embeddings: bool,
 }
+
+/// A root's background embedder and the settings it was made from (`Err`: the reason
+/// folio refused them; the runner then embeds nothing).
+pub(crate) type RootEmbedder = (
+    std::result::Result<folio_core::embed::settings::EmbedSettings, String>,
+    Arc<folio_core::embed::runner::EmbeddingRunner>,
+);
 
 /// The message shown once for a workspace folder without Markdown.
 pub fn no_markdown_message(folder: &std::path::Path) -> String {
