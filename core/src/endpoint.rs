@@ -151,6 +151,31 @@ impl EndpointChoice<'_> {
     }
 }
 
+/// The longest wait folio accepts for one request to a model server, in milliseconds
+/// (10 minutes): a larger `timeout_ms` would leave a search or an index pass hanging on
+/// a server that never answers.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// `[table].timeout_ms` as chosen (`None`: `default`), checked to be 1–[`MAX_TIMEOUT_MS`].
+///
+/// Errors: a value outside that range, naming the key and `source`.
+pub fn timeout_ms(
+    table: &str,
+    chosen: Option<u64>,
+    source: SettingSource,
+    default: u64,
+) -> Result<u64, String> {
+    let value = chosen.unwrap_or(default);
+    if (1..=MAX_TIMEOUT_MS).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "[{table}].timeout_ms = {value} (from {}) must be between 1 and {MAX_TIMEOUT_MS} (10 minutes)",
+            source.describe()
+        ))
+    }
+}
+
 /// The parts of an endpoint URL that the policy needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EndpointUrl {

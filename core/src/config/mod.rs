@@ -263,9 +263,6 @@ pub struct EmbedConfig {
     pub batch_size: Option<usize>,
     /// Timeout of one HTTP request in milliseconds (default 30000).
     pub timeout_ms: Option<u64>,
-    /// Present only so that the error can explain where it belongs.
-    #[doc(hidden)]
-    pub allow_remote: Option<bool>,
 }
 
 /// `[rerank]` settings of `folio.toml`; every key is optional and falls back to the
@@ -286,9 +283,6 @@ pub struct RerankConfig {
     pub batch_size: Option<usize>,
     /// Timeout of one request in milliseconds (default 10000).
     pub timeout_ms: Option<u64>,
-    /// Present only so that the error can explain where it belongs.
-    #[doc(hidden)]
-    pub allow_remote: Option<bool>,
 }
 
 /// `[index]` settings.
@@ -415,34 +409,35 @@ impl Config {
     /// `[embed].allow_remote` and `[rerank].allow_remote`) get an error saying where
     /// they belong.
     pub fn from_toml(text: &str) -> Result<Config, String> {
-        if let Ok(table) = text.parse::<toml::Table>()
-            && let Some(name) = USER_ONLY_TABLES.iter().find(|t| table.contains_key(**t))
-        {
-            return Err(format!(
-                "[{name}] cannot be set in a workspace's folio.toml: it holds what only you may allow \
-                 (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in your own config \
-                 ({})",
-                user::UserConfig::location()
-            ));
-        }
-        let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        for (table, set, also, purpose) in [
-            (
-                "embed",
-                config.embed.allow_remote.is_some(),
-                " or --allow-remote-embeddings",
-                "embedding",
-            ),
-            ("rerank", config.rerank.allow_remote.is_some(), "", "rerank"),
-        ] {
-            if set {
+        // Keys only the user may set are refused by name before the typed parse, whose
+        // "expected one of" list then names only keys a workspace may use.
+        if let Ok(table) = text.parse::<toml::Table>() {
+            if let Some(name) = USER_ONLY_TABLES.iter().find(|t| table.contains_key(**t)) {
                 return Err(format!(
-                    "[{table}].allow_remote cannot be set in a workspace's folio.toml: only your own config \
-                     ({}){also} may allow a remote {purpose} endpoint",
+                    "[{name}] cannot be set in a workspace's folio.toml: it holds what only you may allow \
+                     (writes, agent identity, HTTP tokens and hosts, the KnowledgePulse registry); put it in your own config \
+                     ({})",
                     user::UserConfig::location()
                 ));
             }
+            for (name, also, purpose) in [
+                ("embed", " or --allow-remote-embeddings", "embedding"),
+                ("rerank", "", "rerank"),
+            ] {
+                if table
+                    .get(name)
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|t| t.contains_key("allow_remote"))
+                {
+                    return Err(format!(
+                        "[{name}].allow_remote cannot be set in a workspace's folio.toml: only your own config \
+                         ({}){also} may allow a remote {purpose} endpoint",
+                        user::UserConfig::location()
+                    ));
+                }
+            }
         }
+        let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         config.diagnostics.compile()?;
         for template in &config.best_practice.path_templates {
             BestPracticeConfig::check_template(template).map_err(|reason| {
@@ -489,6 +484,16 @@ mod tests {
         );
         let err = Config::from_toml("[diagnostics]\nsilence = [\"nope\"]\n").unwrap_err();
         assert!(err.contains("unknown variant `nope`"), "{err}");
+        // The keys offered are those a workspace may set: not `allow_remote`.
+        for table in ["embed", "rerank"] {
+            let err = Config::from_toml(&format!("[{table}]\nprovder = \"none\"\n")).unwrap_err();
+            assert!(
+                err.ends_with(
+                    "unknown field `provder`, expected one of `provider`, `model`, `endpoint`, `batch_size`, `timeout_ms`\n"
+                ),
+                "{err}"
+            );
+        }
     }
 
     #[test]

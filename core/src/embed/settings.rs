@@ -72,7 +72,7 @@ impl EmbedSettings {
     /// Errors (a message naming the key and its source): an HTTP provider
     /// without `model`; an endpoint that is not an `http://` or `https://` URL
     /// with a host; `batch_size` outside 1–[`MAX_BATCH_SIZE`] or
-    /// `timeout_ms = 0`; a non-loopback endpoint that neither the user's config
+    /// `timeout_ms` outside 1–[`crate::endpoint::MAX_TIMEOUT_MS`]; a non-loopback endpoint that neither the user's config
     /// nor `cli_allow_remote` allows.
     pub fn resolve(
         workspace: &EmbedConfig,
@@ -111,13 +111,8 @@ impl EmbedSettings {
                 batch_source.describe()
             ));
         }
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-        if timeout_ms == 0 {
-            return Err(format!(
-                "[embed].timeout_ms (from {}) must be at least 1",
-                timeout_source.describe()
-            ));
-        }
+        let timeout_ms =
+            crate::endpoint::timeout_ms("embed", timeout_ms, timeout_source, DEFAULT_TIMEOUT_MS)?;
         let allow_remote = cli_allow_remote || user.allow_remote;
         let mut settings = EmbedSettings {
             provider,
@@ -536,6 +531,15 @@ mod tests {
         assert_eq!(
             err,
             "[embed].batch_size = 0 (from your config.toml) must be between 1 and 2048"
+        );
+        let user = UserEmbedConfig {
+            timeout_ms: Some(86_400_000),
+            ..UserEmbedConfig::default()
+        };
+        let err = EmbedSettings::resolve(&EmbedConfig::default(), &user, false).unwrap_err();
+        assert_eq!(
+            err,
+            "[embed].timeout_ms = 86400000 (from your config.toml) must be between 1 and 600000 (10 minutes)"
         );
     }
 }

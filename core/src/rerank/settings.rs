@@ -59,7 +59,7 @@ impl RerankSettings {
     ///
     /// Errors (a message naming the key and its source): `cohere` without `model`; an
     /// endpoint that is not an `http://` or `https://` URL with a host; `batch_size`
-    /// outside 1–[`MAX_BATCH_SIZE`]; `timeout_ms = 0`; a remote endpoint the workspace
+    /// outside 1–[`MAX_BATCH_SIZE`]; `timeout_ms` outside 1–[`crate::endpoint::MAX_TIMEOUT_MS`]; a remote endpoint the workspace
     /// chose or the user did not allow ([`crate::endpoint`]).
     pub fn resolve(
         workspace: &RerankConfig,
@@ -91,13 +91,8 @@ impl RerankSettings {
         }
         let (timeout_ms, timeout_source) =
             SettingSource::pick(&user.timeout_ms, &workspace.timeout_ms);
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-        if timeout_ms == 0 {
-            return Err(format!(
-                "[rerank].timeout_ms (from {}) must be at least 1",
-                timeout_source.describe()
-            ));
-        }
+        let timeout_ms =
+            crate::endpoint::timeout_ms("rerank", timeout_ms, timeout_source, DEFAULT_TIMEOUT_MS)?;
         let (endpoint, endpoint_source) = SettingSource::pick(&user.endpoint, &workspace.endpoint);
         let raw = endpoint.unwrap_or_else(|| default_endpoint.to_owned());
         let admitted = EndpointChoice {
@@ -218,7 +213,11 @@ mod tests {
         );
         assert_eq!(
             err("[rerank]\nprovider = \"tei\"\ntimeout_ms = 0\n"),
-            "[rerank].timeout_ms (from the workspace's folio.toml) must be at least 1"
+            "[rerank].timeout_ms = 0 (from the workspace's folio.toml) must be between 1 and 600000 (10 minutes)"
+        );
+        assert_eq!(
+            err("[rerank]\nprovider = \"tei\"\ntimeout_ms = 600001\n"),
+            "[rerank].timeout_ms = 600001 (from the workspace's folio.toml) must be between 1 and 600000 (10 minutes)"
         );
         assert_eq!(
             err("[rerank]\nprovider = \"tei\"\nendpoint = \"127.0.0.1:8080\"\n"),
