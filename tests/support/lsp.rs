@@ -26,8 +26,7 @@ impl Lsp {
     /// (`FOLIO_EMBED_PROVIDER` set to the empty string lets the configuration choose the
     /// embedding provider; `XDG_CONFIG_HOME` names the user's config folder).
     pub fn start_with_env(root: &Path, env: &[(&str, &Path)]) -> Lsp {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-        command.env("FOLIO_EMBED_PROVIDER", "none");
+        let mut command = Lsp::command();
         for (name, value) in env {
             command.env(name, value);
         }
@@ -38,11 +37,16 @@ impl Lsp {
     /// the file `log`.
     pub fn start_logged(root: &Path, log: &Path) -> Lsp {
         let file = std::fs::File::create(log).expect("create the log file");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-        command
-            .env("FOLIO_EMBED_PROVIDER", "none")
-            .env("FOLIO_LOG", "trace");
+        let mut command = Lsp::command();
+        command.env("FOLIO_LOG", "trace");
         Lsp::spawn(root, command, Stdio::from(file))
+    }
+
+    /// The `folio` binary with embeddings off (`FOLIO_EMBED_PROVIDER=none`).
+    fn command() -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+        command.env("FOLIO_EMBED_PROVIDER", "none");
+        command
     }
 
     fn spawn(root: &Path, mut command: Command, stderr: Stdio) -> Lsp {

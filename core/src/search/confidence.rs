@@ -120,6 +120,7 @@ pub fn is_low(ratio: Option<f64>, min_confidence_ratio: f64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn rerank_scores_are_read_as_probabilities() {
@@ -140,8 +141,6 @@ mod tests {
         let ratio = ratio_higher_better(&p).unwrap();
         assert!((ratio - 2.99502).abs() < 1e-5, "{ratio}");
     }
-
-    use super::*;
 
     #[test]
     fn confidence_ratio_hand_computed() {

@@ -790,11 +790,7 @@ pub fn hybrid_search_with(
         // that logits work too); the legs' own floors stay: a rerank orders what the legs
         // found, it does not make a weak match strong.
         let ratio = confidence::ratio_higher_better(&confidence::rerank_probabilities(&scores));
-        let floor = match mode {
-            SearchMode::Lexical => lexical_low,
-            SearchMode::Hybrid => vaguely_near,
-            SearchMode::Semantic => false,
-        };
+        let floor = (mode == SearchMode::Lexical && lexical_low) || vaguely_near;
         (
             ratio,
             floor || confidence::is_low(ratio, options.min_confidence_ratio),
