@@ -156,7 +156,9 @@ impl UseEncoder {
         for (&id, out) in ids.iter().zip(embedded.chunks_exact_mut(EMBEDDING)) {
             let id = id as usize;
             if id >= self.table_rows {
-                return Err(EmbedError::Invalid(format!("piece id {id} outside the table")));
+                return Err(EmbedError::Invalid(format!(
+                    "piece id {id} outside the table"
+                )));
             }
             weights::read_at(
                 &self.file,

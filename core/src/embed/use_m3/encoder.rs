@@ -70,7 +70,9 @@ impl Network {
                 .remove(name)
                 .ok_or_else(|| format!("tensor {name} missing"))?;
             if (r, c) != (rows, cols) {
-                return Err(format!("tensor {name} is {r} x {c}, expected {rows} x {cols}"));
+                return Err(format!(
+                    "tensor {name} is {r} x {c}, expected {rows} x {cols}"
+                ));
             }
             Ok(Matrix { rows, cols, values })
         };
@@ -143,7 +145,11 @@ impl Network {
         }
         for (i, &(order, left)) in ORDERS.iter().enumerate() {
             let branch: Vec<f32> = (0..n)
-                .flat_map(|t| x[t * 3 * BRANCH + i * BRANCH..t * 3 * BRANCH + (i + 1) * BRANCH].iter().copied())
+                .flat_map(|t| {
+                    x[t * 3 * BRANCH + i * BRANCH..t * 3 * BRANCH + (i + 1) * BRANCH]
+                        .iter()
+                        .copied()
+                })
                 .collect();
             let h = self.convolve(&branch, n, order, left, &self.w1[i], &self.b1[i]);
             let c = self.convolve(&h, n, order, left, &self.w2[i], &self.b2[i]);

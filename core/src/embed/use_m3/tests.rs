@@ -11,7 +11,8 @@ use super::*;
 fn model() -> &'static UseEncoder {
     static MODEL: OnceLock<UseEncoder> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let dir = default_use_model_dir().expect("no model folder: set FOLIO_USE_MODEL_DIR or HOME");
+        let dir =
+            default_use_model_dir().expect("no model folder: set FOLIO_USE_MODEL_DIR or HOME");
         UseEncoder::load(&dir).unwrap_or_else(|e| {
             panic!(
                 "USE-Multilingual v3 is not installed in {}: {e}\nrun `scripts/fetch-model`",
@@ -28,7 +29,10 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/use-m3/reference.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/use-m3/reference.json"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     json["cases"]
@@ -37,14 +41,28 @@ fn cases() -> Vec<Case> {
         .iter()
         .map(|c| Case {
             text: c["text"].as_str().unwrap().to_owned(),
-            ids: c["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect(),
-            vector: c["vector"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect(),
+            ids: c["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as u32)
+                .collect(),
+            vector: c["vector"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect(),
         })
         .collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     dot / (na * nb)
@@ -83,7 +101,10 @@ fn vectors_match_the_reference_forward_pass() {
 fn a_damaged_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let err = UseEncoder::load(dir.path()).unwrap_err().to_string();
-    assert!(err.contains("use-m3.bin") && err.contains("scripts/fetch-model"), "{err}");
+    assert!(
+        err.contains("use-m3.bin") && err.contains("scripts/fetch-model"),
+        "{err}"
+    );
     let src = default_use_model_dir().unwrap().join(USE_WEIGHTS_FILE);
     let bytes = std::fs::read(src).unwrap();
     std::fs::write(dir.path().join(USE_WEIGHTS_FILE), &bytes[..bytes.len() - 1]).unwrap();

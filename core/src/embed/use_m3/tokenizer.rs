@@ -177,7 +177,10 @@ impl Normaliser {
             i += 1;
             if unit & 0x100 != 0 {
                 best_len = i - pos;
-                best_value = self.units.get(node).map_or(usize::MAX, |u| (u & 0x7FFF_FFFF) as usize);
+                best_value = self
+                    .units
+                    .get(node)
+                    .map_or(usize::MAX, |u| (u & 0x7FFF_FFFF) as usize);
             }
         }
         if best_len == 0 || best_value >= self.strings.len() {
