@@ -26,8 +26,7 @@
 //!
 //! The files here: `model.rs` (which model the index holds), `chunks.rs` (chunk vectors:
 //! what lacks one, storing, reading), `documents.rs` (whole-document vectors),
-//! `ensemble.rs` (the ensemble model's
-//! whole-document vectors, in a plain table of their own), `keyed.rs` (storing and pruning either kind by its key), `scan.rs` (the in-memory
+//! `keyed.rs` (storing and pruning either kind by its key), `scan.rs` (the in-memory
 //! copy of the chunk vectors that search scans), `status.rs` (the counts
 //! `folio status` and `kb_status` show) and `sqlite_vec.rs` (the extension and its blob
 //! format).
@@ -35,7 +34,6 @@
 mod centering;
 mod chunks;
 mod documents;
-mod ensemble;
 mod keyed;
 mod model;
 mod scan;
