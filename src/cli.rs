@@ -210,6 +210,10 @@ pub struct TuningArgs {
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
     #[arg(long, value_name = "W", allow_negative_numbers = true)]
     pub document_weight: Option<f64>,
+    /// Weight of the ensemble leg in hybrid mode: the second built-in model's ranking of
+    /// whole documents (default 2; 0 turns it off).
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    pub ensemble_weight: Option<f64>,
     /// How far the vector and document legs move the query away from the mean of the
     /// collection's chunk vectors, in [0, 1] (semantic and hybrid; default 0.5; 0 turns it off).
     #[arg(long, value_name = "B", allow_negative_numbers = true)]
@@ -236,6 +240,7 @@ impl TuningArgs {
             weak_lexical_factor: self.weak_lexical_factor,
             cjk_lexical_factor: self.cjk_lexical_factor,
             document_weight: self.document_weight,
+            ensemble_weight: self.ensemble_weight,
             corpus_centering: self.corpus_centering,
             writing_system_centering: self.writing_system_centering,
             semantic_only_floor: self.semantic_only_floor,

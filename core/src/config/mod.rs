@@ -148,6 +148,9 @@ pub struct SearchConfig {
     pub cjk_lexical_factor: Option<f64>,
     /// Weight of the document leg in hybrid mode (default 5; 0 turns it off).
     pub document_weight: Option<f64>,
+    /// Weight of the ensemble leg in hybrid mode: a second built-in model's ranking of
+    /// whole documents (default 2; 0 turns it off; docs/search.md, "Ensemble leg").
+    pub ensemble_weight: Option<f64>,
     /// How far the vector and document legs move the query off the mean of the
     /// collection's chunk vectors (default 0.5; 0 turns it off).
     pub corpus_centering: Option<f64>,
@@ -174,6 +177,7 @@ impl SearchConfig {
             weak_lexical_factor: over.weak_lexical_factor.or(self.weak_lexical_factor),
             cjk_lexical_factor: over.cjk_lexical_factor.or(self.cjk_lexical_factor),
             document_weight: over.document_weight.or(self.document_weight),
+            ensemble_weight: over.ensemble_weight.or(self.ensemble_weight),
             corpus_centering: over.corpus_centering.or(self.corpus_centering),
             writing_system_centering: over
                 .writing_system_centering

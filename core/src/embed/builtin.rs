@@ -97,6 +97,8 @@ pub struct BuiltinEmbedder {
     model_id: String,
     tokenizer: Unigram,
     net: Network,
+    /// The ensemble model ([`Embedder::ensemble`]), when installed.
+    ensemble: Option<crate::embed::use_m3::UseEncoder>,
 }
 
 impl std::fmt::Debug for BuiltinEmbedder {
@@ -148,7 +150,13 @@ impl BuiltinEmbedder {
             model_id: format!("builtin:{MODEL_NAME}"),
             tokenizer,
             net,
+            ensemble: None,
         })
+    }
+
+    /// `self` with `ensemble` as its [`Embedder::ensemble`] model.
+    pub fn with_ensemble(self, ensemble: Option<crate::embed::use_m3::UseEncoder>) -> Self {
+        BuiltinEmbedder { ensemble, ..self }
     }
 
     /// The kernel path this embedder runs.
@@ -353,6 +361,11 @@ impl Embedder for BuiltinEmbedder {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed_with_prefix("query: ", &[text])?;
         Ok(v.pop().expect("one vector per input"))
+    }
+
+    /// USE-Multilingual v3 when it was installed and loaded ([`BuiltinEmbedder::with_ensemble`]).
+    fn ensemble(&self) -> Option<&dyn Embedder> {
+        self.ensemble.as_ref().map(|e| e as &dyn Embedder)
     }
 }
 

@@ -13,6 +13,8 @@
 //! - [`settings`]: `[embed]` configuration from `folio.toml`, the user's config
 //!   and the command line, the remote-endpoint policy, and [`settings::make_embedder`].
 //! - [`http`]: the Ollama- and OpenAI-compatible HTTP providers.
+//! - [`use_m3`]: the second built-in model (USE-Multilingual v3), whose whole-document
+//!   vectors make hybrid search's ensemble leg ([`Embedder::ensemble`]).
 //! - [`pass`]: the incremental embedding pass ([`pass::embed_pending`],
 //!   [`pass::spawn_embed_pass`]) and its shared [`pass::EmbedProgress`].
 
@@ -21,6 +23,7 @@ pub mod http;
 pub mod pass;
 pub mod runner;
 pub mod settings;
+pub mod use_m3;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -71,6 +74,14 @@ pub trait Embedder: Send + Sync {
     /// Embeds one search query (models such as E5 embed queries and
     /// passages with different prefixes), L2-normalised.
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+
+    /// A second model whose whole-document vectors make the ensemble leg of hybrid
+    /// search (`search::pipeline::PipelineOptions::ensemble_weight`), or `None`. The
+    /// built-in model carries USE-Multilingual v3 ([`use_m3`]) when it is installed;
+    /// the HTTP providers carry none. The default is `None`.
+    fn ensemble(&self) -> Option<&dyn Embedder> {
+        None
+    }
 }
 
 /// L2-normalises `vector` in place after checking it.

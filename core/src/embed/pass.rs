@@ -62,6 +62,9 @@ pub struct EmbedSummary {
     pub embedded: usize,
     /// Whole-document vectors computed and stored (for hybrid search's document leg).
     pub documents_embedded: usize,
+    /// Whole-document vectors of the ensemble model ([`Embedder::ensemble`]) computed and
+    /// stored (for hybrid search's ensemble leg).
+    pub ensemble_documents_embedded: usize,
     /// Chunks that already had a vector of this model when the pass began.
     pub reused: usize,
     /// Vectors deleted because no chunk has their text any more.
@@ -407,6 +410,14 @@ fn run_pass(
     store.delete_orphan_document_vectors()?;
     let mut pending = store.chunks_lacking_vectors(&model_id)?;
     let mut pending_docs = store.documents_lacking_vectors(&model_id)?;
+    let ensemble = embedder.ensemble();
+    let pending_ensemble = match ensemble {
+        Some(e) => {
+            store.delete_stale_ensemble_vectors(e.model_id())?;
+            store.documents_lacking_ensemble_vectors(e.model_id())?
+        }
+        None => Vec::new(),
+    };
     let stored = store.vector_model()?;
     let reused_now = |store: &Store| -> Result<usize, StoreError> {
         let status = store.vector_status()?;
@@ -416,7 +427,7 @@ fn run_pass(
         })
     };
     summary.reused = reused_now(store)?;
-    if pending.is_empty() && pending_docs.is_empty() {
+    if pending.is_empty() && pending_docs.is_empty() && pending_ensemble.is_empty() {
         store.record_embed_unavailable(None)?;
         summary.elapsed_ms = started.elapsed().as_millis() as u64;
         return Ok(summary);
@@ -450,8 +461,15 @@ fn run_pass(
         pending_docs = store.documents_lacking_vectors(&model_id)?;
     }
     let work = pending.iter().map(|p| text_work(&p.text)).sum::<u64>()
-        + pending_docs.iter().map(|d| text_work(&d.text)).sum::<u64>();
-    progress.set_total((pending.len() + pending_docs.len()) as u64, work);
+        + pending_docs.iter().map(|d| text_work(&d.text)).sum::<u64>()
+        + pending_ensemble
+            .iter()
+            .map(|d| text_work(&d.text))
+            .sum::<u64>();
+    progress.set_total(
+        (pending.len() + pending_docs.len() + pending_ensemble.len()) as u64,
+        work,
+    );
 
     let mut skipped_paths: HashSet<String> = HashSet::new();
     let batch_size = embedder.batch_size().max(1);
@@ -547,10 +565,74 @@ fn run_pass(
             progress.advance(batch.len() as u64, work, summary.skipped_files.len() as u64);
         }
     }
+    // The ensemble model's whole-document vectors (the ensemble leg), last.
+    if let Some(ensemble) = ensemble.filter(|_| summary.unavailable.is_none() && !summary.cancelled)
+    {
+        summary.ensemble_documents_embedded = embed_ensemble(
+            store,
+            ensemble,
+            &pending_ensemble,
+            progress,
+            cancel,
+            &mut summary,
+        )?;
+    }
     summary.skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
     store.record_embed_unavailable(summary.unavailable.as_deref())?;
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
+}
+
+/// Embeds `pending` documents with the ensemble model and stores their vectors; returns
+/// how many were stored. A refused batch is retried document by document and a refused
+/// document goes without (the ensemble leg then does not rank it). When the model fails
+/// otherwise the pass goes on without it: the ensemble leg is an addition, and the main
+/// model's vectors are whole.
+///
+/// Errors: only the database's.
+fn embed_ensemble(
+    store: &mut Store,
+    ensemble: &dyn Embedder,
+    pending: &[PendingDocument],
+    progress: &EmbedProgress,
+    cancel: &AtomicBool,
+    summary: &mut EmbedSummary,
+) -> Result<usize, StoreError> {
+    let model_id = ensemble.model_id().to_owned();
+    let dims = ensemble.dimensions();
+    let mut stored = 0;
+    'batches: for batch in pending.chunks(ensemble.batch_size().max(1)) {
+        if cancel.load(Ordering::SeqCst) {
+            summary.cancelled = true;
+            break;
+        }
+        let mut groups: Vec<&[PendingDocument]> = vec![batch];
+        let mut i = 0;
+        while i < groups.len() {
+            let group = groups[i];
+            i += 1;
+            let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
+            match embed_checked(ensemble, &texts, dims) {
+                Ok(vectors) => {
+                    let rows: Vec<(String, Vec<f32>)> = group
+                        .iter()
+                        .map(|d| d.source_hash.clone())
+                        .zip(vectors)
+                        .collect();
+                    stored += store.insert_ensemble_vectors(&model_id, &rows)?;
+                }
+                Err(EmbedError::Unavailable(why)) => {
+                    tracing::warn!(%why, "the ensemble model failed; its leg stays incomplete");
+                    break 'batches;
+                }
+                Err(_) if group.len() > 1 => groups.extend(group.chunks(1)),
+                Err(_) => {}
+            }
+        }
+        let work = batch.iter().map(|d| text_work(&d.text)).sum();
+        progress.advance(batch.len() as u64, work, summary.skipped_files.len() as u64);
+    }
+    Ok(stored)
 }
 
 fn store_vectors(

@@ -199,13 +199,22 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
 /// folder (`[embed] model = "/path/to/folder"`), else from
 /// [`super::builtin::default_model_dir`].
 ///
+/// With it comes the ensemble model, USE-Multilingual v3, from
+/// [`super::use_m3::default_use_model_dir`] when it is installed there; when it is not
+/// (or cannot be read) the built-in model runs alone and a warning says why.
+///
 /// Errors: no folder is known, or the model files there are missing or unusable
 /// (the message says to run `scripts/fetch-model`).
 fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
     let dir = builtin_model_dir(settings)?;
-    super::builtin::BuiltinEmbedder::load(&dir)
-        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
-        .map_err(|e| e.to_string())
+    let embedder = super::builtin::BuiltinEmbedder::load(&dir).map_err(|e| e.to_string())?;
+    let ensemble = match super::use_m3::default_use_model_dir() {
+        Some(dir) => super::use_m3::UseEncoder::load(&dir)
+            .map_err(|err| tracing::warn!(%err, "no ensemble leg: the second built-in model is not loaded"))
+            .ok(),
+        None => None,
+    };
+    Ok(Arc::new(embedder.with_ensemble(ensemble)))
 }
 
 /// The folder the built-in model is loaded from: `model` when set, else

@@ -21,6 +21,8 @@ pub(crate) struct VocabEmbedder {
     /// While set, every call fails with `Unavailable`.
     pub(crate) down: AtomicBool,
     batch: usize,
+    /// The [`Embedder::ensemble`] model, when set.
+    ensemble: Option<Box<VocabEmbedder>>,
 }
 
 impl VocabEmbedder {
@@ -33,7 +35,14 @@ impl VocabEmbedder {
             embedded: AtomicUsize::new(0),
             down: AtomicBool::new(false),
             batch: 4,
+            ensemble: None,
         }
+    }
+
+    /// Carries `ensemble` as its [`Embedder::ensemble`] model.
+    pub(crate) fn with_ensemble(mut self, ensemble: VocabEmbedder) -> VocabEmbedder {
+        self.ensemble = Some(Box::new(ensemble));
+        self
     }
 
     /// Refuses (as a 4xx would) any batch with a passage containing `marker`.
@@ -101,5 +110,9 @@ impl Embedder for VocabEmbedder {
             return Err(EmbedError::Unavailable("test embedder is down".to_owned()));
         }
         Ok(self.vector(text))
+    }
+
+    fn ensemble(&self) -> Option<&dyn Embedder> {
+        self.ensemble.as_deref().map(|e| e as &dyn Embedder)
     }
 }

@@ -403,6 +403,7 @@ fn a_version_4_index_is_migrated_keeping_its_vectors() {
             "DROP TABLE chunks_fts;
              CREATE VIRTUAL TABLE chunks_fts USING fts5(heading, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
              INSERT INTO chunks_fts (rowid, heading, body) SELECT id, heading_path, text FROM chunks;
+             DROP TABLE ensemble_doc_vectors;
              UPDATE meta SET value = '4' WHERE key = 'schema_version';",
         ).unwrap();
     };

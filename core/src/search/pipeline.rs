@@ -58,6 +58,11 @@ use crate::store::vectors::Centering;
 /// inside that plateau.
 pub const DEFAULT_DOCUMENT_WEIGHT: f64 = 5.0;
 
+/// Default [`PipelineOptions::ensemble_weight`]. Chosen on the development set
+/// (benchmarks/tldr-bilingual) with the GrooveSeek set (tests/fixtures/kb-eval) held at
+/// its targets; docs/search.md, "Ensemble leg", has the grid.
+pub const DEFAULT_ENSEMBLE_WEIGHT: f64 = 2.0;
+
 /// Default [`PipelineOptions::weak_lexical_factor`]: 0, the lexical leg drops out of the
 /// fusion when its best hit matches fewer than half of the query's terms. Chosen on the
 /// development set (benchmarks/tldr-bilingual, built-in model, with
@@ -179,6 +184,15 @@ pub struct PipelineOptions {
     /// score. It lifts a document that answers the query as a whole when no single
     /// chunk of it ranks high.
     pub document_weight: f64,
+    /// Weight of the ensemble leg in hybrid mode (default [`DEFAULT_ENSEMBLE_WEIGHT`]; 0
+    /// turns it off): a second model (the embedder's [`crate::embed::Embedder::ensemble`],
+    /// USE-Multilingual v3 beside the built-in model) ranks every document of the
+    /// collection by the cosine of the query with its whole-document vector
+    /// ([`VectorLeg::ensemble_ranks`]), and every candidate chunk gains
+    /// `ensemble_weight / (rrf_k + that rank)`. Two models trained apart err on
+    /// different questions; the second one's ranking lifts the pages the first misses,
+    /// above all across languages.
+    pub ensemble_weight: f64,
     /// Widen the lexical leg's query with the store's synonym dictionary (default true;
     /// `[search] synonyms`; docs/search.md, "Synonyms").
     pub synonyms: bool,
@@ -229,6 +243,7 @@ impl Default for PipelineOptions {
             weak_lexical_factor: DEFAULT_WEAK_LEXICAL_FACTOR,
             cjk_lexical_factor: DEFAULT_CJK_LEXICAL_FACTOR,
             document_weight: DEFAULT_DOCUMENT_WEIGHT,
+            ensemble_weight: DEFAULT_ENSEMBLE_WEIGHT,
             synonyms: true,
             rerank: false,
             mmr: false,
@@ -272,6 +287,7 @@ impl PipelineOptions {
                 .cjk_lexical_factor
                 .unwrap_or(defaults.cjk_lexical_factor),
             document_weight: tuning.document_weight.unwrap_or(defaults.document_weight),
+            ensemble_weight: tuning.ensemble_weight.unwrap_or(defaults.ensemble_weight),
             corpus_centering: tuning.corpus_centering.unwrap_or(defaults.corpus_centering),
             writing_system_centering: tuning
                 .writing_system_centering
@@ -308,6 +324,7 @@ impl PipelineOptions {
                 ("lexical_weight", self.lexical_weight),
                 ("vector_weight", self.vector_weight),
                 ("document_weight", self.document_weight),
+                ("ensemble_weight", self.ensemble_weight),
             ],
         )?;
         for (name, factor) in [
@@ -381,6 +398,14 @@ pub trait VectorLeg {
     /// for the collection like [`VectorHit::score`]), by path; only the order counts.
     /// Documents left out take no part in the document leg. The default knows none.
     fn document_similarity(&self, _paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
+        Ok(HashMap::new())
+    }
+    /// The ensemble model's rank (1 = nearest) of every document of the collection that
+    /// has a current whole-document vector of that model, by path: the cosine of the
+    /// query's and the document's vectors, uncorrected (see
+    /// [`PipelineOptions::ensemble_weight`]). Empty when there is no ensemble model or
+    /// no such vector yet. The default knows none.
+    fn ensemble_ranks(&self) -> Result<HashMap<String, usize>, SearchError> {
         Ok(HashMap::new())
     }
 }
@@ -865,19 +890,20 @@ pub fn hybrid_search_with(
     })
 }
 
-/// The document leg of hybrid search (see [`PipelineOptions::document_weight`]):
-/// adds each chunk's document boost to the chunk-level fusion and re-sorts (stable,
-/// so equal scores keep the fused order). A candidate document without a current
-/// whole-document vector is ranked at its place in the chunk-level fusion. Without
-/// whole-document vectors (or with `document_weight` 0) the chunk-level fusion is
-/// returned unchanged.
+/// The document and ensemble legs of hybrid search (see
+/// [`PipelineOptions::document_weight`] and [`PipelineOptions::ensemble_weight`]): adds
+/// each chunk's document boosts to the chunk-level fusion and re-sorts (stable, so equal
+/// scores keep the fused order). For the document leg a candidate document without a
+/// current whole-document vector is ranked at its place in the chunk-level fusion; the
+/// ensemble leg boosts only documents it ranks. Without either leg's vectors (or with both
+/// weights 0) the chunk-level fusion is returned unchanged.
 fn document_fusion(
     vector_leg: Option<&dyn VectorLeg>,
     options: &PipelineOptions,
     chunks: Vec<Candidate>,
     rows: &HashMap<i64, ChunkRow>,
 ) -> Result<Vec<Candidate>, SearchError> {
-    let Some(leg) = vector_leg.filter(|_| options.document_weight > 0.0) else {
+    let Some(leg) = vector_leg else {
         return Ok(chunks);
     };
     let mut in_chunk_order: Vec<String> = Vec::new();
@@ -886,36 +912,30 @@ fn document_fusion(
             in_chunk_order.push(row.path.clone());
         }
     }
-    let similarity = leg.document_similarity(&in_chunk_order)?;
-    if similarity.is_empty() {
+    let doc_rank = if options.document_weight > 0.0 {
+        document_ranks(leg, &in_chunk_order)?
+    } else {
+        HashMap::new()
+    };
+    let ensemble_rank = if options.ensemble_weight > 0.0 {
+        leg.ensemble_ranks()?
+    } else {
+        HashMap::new()
+    };
+    if doc_rank.is_empty() && ensemble_rank.is_empty() {
         return Ok(chunks);
     }
-    let mut by_similarity: Vec<(f64, &String)> = in_chunk_order
-        .iter()
-        .filter_map(|p| similarity.get(p).map(|s| (*s, p)))
-        .collect();
-    by_similarity.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let document_ranked: Vec<String> = by_similarity.into_iter().map(|(_, p)| p.clone()).collect();
-    let mut doc_rank: HashMap<&str, usize> = document_ranked
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.as_str(), i + 1))
-        .collect();
-    // A document without a current whole-document vector (changed since the last
-    // embedding pass, or refused by the provider) is not pushed down for it: it takes
-    // the rank of its place in the chunk-level fusion.
-    for (i, path) in in_chunk_order.iter().enumerate() {
-        doc_rank.entry(path.as_str()).or_insert(i + 1);
-    }
+    let boost_of = |path: &str| {
+        doc_rank.get(path).map_or(0.0, |rank| {
+            options.document_weight / (options.rrf_k + *rank as f64)
+        }) + ensemble_rank.get(path).map_or(0.0, |rank| {
+            options.ensemble_weight / (options.rrf_k + *rank as f64)
+        })
+    };
     let mut pool: Vec<Candidate> = chunks
         .into_iter()
         .map(|c| {
-            let boost = rows
-                .get(&c.id)
-                .and_then(|r| doc_rank.get(r.path.as_str()))
-                .map_or(0.0, |rank| {
-                    options.document_weight / (options.rrf_k + *rank as f64)
-                });
+            let boost = rows.get(&c.id).map_or(0.0, |r| boost_of(&r.path));
             Candidate {
                 score: c.score + boost,
                 unboosted: Some(c.score),
@@ -925,6 +945,35 @@ fn document_fusion(
         .collect();
     pool.sort_by(|a, b| b.score.total_cmp(&a.score));
     Ok(pool)
+}
+
+/// The document leg's rank of each candidate document (`in_chunk_order`: the candidates'
+/// paths in chunk-level fusion order), 1 = best; empty when the leg knows no
+/// whole-document vector. A document without a current whole-document vector (changed
+/// since the last embedding pass, or refused by the provider) is not pushed down for it:
+/// it takes the rank of its place in the chunk-level fusion.
+fn document_ranks(
+    leg: &dyn VectorLeg,
+    in_chunk_order: &[String],
+) -> Result<HashMap<String, usize>, SearchError> {
+    let similarity = leg.document_similarity(in_chunk_order)?;
+    if similarity.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut by_similarity: Vec<(f64, &String)> = in_chunk_order
+        .iter()
+        .filter_map(|p| similarity.get(p).map(|s| (*s, p)))
+        .collect();
+    by_similarity.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut doc_rank: HashMap<String, usize> = by_similarity
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, p))| (p.clone(), i + 1))
+        .collect();
+    for (i, path) in in_chunk_order.iter().enumerate() {
+        doc_rank.entry(path.clone()).or_insert(i + 1);
+    }
+    Ok(doc_rank)
 }
 
 /// Parent retrieval over pipeline hits: loads the chunks of every document with at

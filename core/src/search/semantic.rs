@@ -48,6 +48,10 @@ pub struct StoreVectorLeg<'a> {
     filters: SearchQuery,
     /// How the scores are corrected for the collection.
     centering: Centering,
+    /// The ensemble model's id and its query vector's arrival, when there is one.
+    ensemble_pending: Option<(String, mpsc::Receiver<Option<Vec<f32>>>)>,
+    /// The ensemble model's query vector, once received (`None` when it failed).
+    ensemble_vector: OnceCell<Option<Vec<f32>>>,
 }
 
 impl<'a> StoreVectorLeg<'a> {
@@ -68,6 +72,8 @@ impl<'a> StoreVectorLeg<'a> {
             pending: None,
             filters: filters.clone(),
             centering,
+            ensemble_pending: None,
+            ensemble_vector: OnceCell::new(),
         }
     }
 
@@ -87,6 +93,8 @@ impl<'a> StoreVectorLeg<'a> {
             pending: Some(pending),
             filters: filters.clone(),
             centering,
+            ensemble_pending: None,
+            ensemble_vector: OnceCell::new(),
         }
     }
 
@@ -130,6 +138,19 @@ impl VectorLeg for StoreVectorLeg<'_> {
         Ok(self
             .store
             .document_scores(&self.model_id, self.vector()?, paths, self.centering)?)
+    }
+
+    fn ensemble_ranks(&self) -> Result<HashMap<String, usize>, SearchError> {
+        let Some((model_id, rx)) = &self.ensemble_pending else {
+            return Ok(HashMap::new());
+        };
+        match self
+            .ensemble_vector
+            .get_or_init(|| rx.recv().ok().flatten())
+        {
+            Some(vector) => Ok(self.store.ensemble_document_ranks(model_id, vector)?),
+            None => Ok(HashMap::new()),
+        }
     }
 }
 
@@ -266,24 +287,37 @@ fn search_inner(
             // `semantic` reports it, `hybrid` searches lexically.
             std::thread::scope(|scope| {
                 let (tx, rx) = mpsc::sync_channel(1);
+                let ensemble = embedder.ensemble().filter(|_| {
+                    options.mode == SearchMode::Hybrid && options.ensemble_weight > 0.0
+                });
+                let (ensemble_tx, ensemble_rx) = mpsc::sync_channel(1);
                 let text = text.as_str();
                 scope.spawn(move || {
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        embedder.embed_query(text)
-                    }));
-                    let _ = tx.send(match result {
+                    let embed = |embedder: &dyn Embedder| {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            embedder.embed_query(text)
+                        }))
+                    };
+                    let _ = tx.send(match embed(embedder) {
                         Ok(Ok(vector)) => Ok(vector),
                         Ok(Err(err)) => Err(err.to_string()),
                         Err(_) => Err("the embedder panicked".to_owned()),
                     });
+                    // The ensemble leg is an addition: without its vector it ranks nothing.
+                    if let Some(ensemble) = ensemble {
+                        let _ = ensemble_tx.send(embed(ensemble).ok().and_then(Result::ok));
+                    }
                 });
-                let leg = StoreVectorLeg::deferred(
+                let mut leg = StoreVectorLeg::deferred(
                     store,
                     embedder.model_id(),
                     rx,
                     query,
                     options.centering(),
                 );
+                if let Some(ensemble) = ensemble {
+                    leg.ensemble_pending = Some((ensemble.model_id().to_owned(), ensemble_rx));
+                }
                 pipeline::hybrid_search_with(store, query, options, Some(&leg), reranker)
             })
         }
@@ -338,6 +372,51 @@ mod tests {
 
     fn paths(res: &PipelineResults) -> Vec<&str> {
         res.results.iter().map(|h| h.hit.path.as_str()).collect()
+    }
+
+    /// The ensemble leg: the embedding pass stores the ensemble model's whole-document
+    /// vectors (once per document), and hybrid search adds `ensemble_weight / (rrf_k +
+    /// rank)` by the ensemble's ranking of every document. The ensemble here knows one
+    /// word, `words`: for "words linux" it puts c.md (cosine 1) before a.md and b.md
+    /// (cosine 1/√2 each, tied, so by path); a weight of 1000 makes that order win over
+    /// both legs and the document leg (at most 2/61 + 5/61 apart).
+    #[test]
+    fn the_ensemble_leg_ranks_every_document_by_the_second_model() {
+        let (dir, _store, _) = setup(false);
+        let db = dir.path().join("kb/.folio/index.db");
+        let e = VocabEmbedder::new("test:vocab", &["install", "linux", "deploy", "search"])
+            .with_ensemble(VocabEmbedder::new("test:ensemble", &["words"]));
+        let mut store = Store::open(&db).unwrap();
+        let run = |store: &mut Store| {
+            embed_pending(store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap()
+        };
+        let first = run(&mut store);
+        assert_eq!(
+            (first.documents_embedded, first.ensemble_documents_embedded),
+            (3, 3)
+        );
+        assert_eq!(run(&mut store).ensemble_documents_embedded, 0);
+        let query = SearchQuery::new("words linux");
+        let q = e.ensemble().unwrap().embed_query("words linux").unwrap();
+        let ranks = store.ensemble_document_ranks("test:ensemble", &q).unwrap();
+        assert_eq!(
+            [&ranks["c.md"], &ranks["a.md"], &ranks["b.md"]],
+            [&1, &2, &3]
+        );
+        let hybrid = |weight: f64| {
+            let options = PipelineOptions {
+                ensemble_weight: weight,
+                ..PipelineOptions::for_mode(SearchMode::Hybrid)
+            };
+            search(&store, Some(&e), None, &query, &options).unwrap()
+        };
+        let without = hybrid(0.0);
+        assert_eq!(paths(&without), ["a.md", "b.md", "c.md"]);
+        let with = hybrid(1000.0);
+        assert_eq!(paths(&with), ["c.md", "a.md", "b.md"]);
+        // c.md's score is its chunk-level and document-leg score plus 1000/61.
+        assert!(with.results[0].hit.score > 1000.0 / 61.0);
+        assert!(without.results[0].hit.score < 7.0 / 61.0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! A database whose version is missing, unreadable or different from
 //! [`SCHEMA_VERSION`] is never read: every object in it is dropped and the
 //! schema is created again, because the index is derived data. The exceptions
-//! are versions 4 and 5, migrated in place so that their vectors (costly to
+//! are versions 4, 5 and 6, migrated in place so that their vectors (costly to
 //! compute again) are kept; such a file that cannot be migrated is rebuilt.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
@@ -24,7 +24,11 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 ///
 /// Version 6: `documents.tags_json` holds inline `#tag`s as well as frontmatter tags. A
 /// version 4 or 5 index is migrated in place (`MIGRATE_5_TO_6`), keeping its vectors.
-pub const SCHEMA_VERSION: u32 = 6;
+///
+/// Version 7: `ensemble_doc_vectors` holds the ensemble model's whole-document vectors
+/// (`store::vectors::ensemble`). A version 4, 5 or 6 index is migrated in place
+/// (`MIGRATE_6_TO_7`), keeping its vectors.
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The full-text table: per chunk, its heading path, its text, and the words describing
 /// its whole document (see `Batch::upsert_document`), each CJK run replaced by the tokens
@@ -56,6 +60,24 @@ pub(crate) const RECORD_AGAIN: &str = "record_again";
 /// tags include the inline ones ([`RECORD_AGAIN`], bound as `?1`). Source hashes stay, and
 /// with them the vectors keyed by them; chunks whose text is unchanged keep their vectors.
 const MIGRATE_5_TO_6: &str = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '6')";
+
+/// The ensemble model's whole-document vectors: `vector` is the `f32` values,
+/// little-endian (`store::vectors::ensemble`).
+macro_rules! ensemble_ddl {
+    () => {
+        "CREATE TABLE IF NOT EXISTS ensemble_doc_vectors (
+    model_id TEXT NOT NULL,
+    source_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, source_hash)
+) WITHOUT ROWID;
+"
+    };
+}
+
+/// From version 6 to 7: the table of the ensemble model's vectors, empty (the next
+/// embedding pass fills it).
+const MIGRATE_6_TO_7: &str = ensemble_ddl!();
 
 /// `PRAGMA application_id` of a folio index: the ASCII bytes `foli`.
 ///
@@ -151,6 +173,7 @@ CREATE INDEX documents_category ON documents(category);
 CREATE INDEX documents_topic ON documents(topic);
 ",
     chunks_fts_ddl!(),
+    ensemble_ddl!(),
     "
 CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
@@ -165,7 +188,7 @@ pub(crate) enum SchemaOutcome {
     Current,
     /// The database was empty and the schema was created.
     Created,
-    /// The database held schema 4, migrated in place (vectors kept).
+    /// The database held schema 4, 5 or 6, migrated in place (vectors kept).
     Migrated,
     /// The database held another or an unreadable schema; it was dropped and
     /// created again.
@@ -226,7 +249,7 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let outcome = match read_version(&tx)? {
             Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
-            Some(Some(from @ (4 | 5))) => {
+            Some(Some(from @ (4..=6))) => {
                 let migrated = (|| {
                     tx.execute_batch("SAVEPOINT migrate")?;
                     let rows = if from == 4 {
@@ -238,7 +261,10 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     } else {
                         0
                     };
-                    tx.execute(MIGRATE_5_TO_6, [RECORD_AGAIN])?;
+                    if from <= 5 {
+                        tx.execute(MIGRATE_5_TO_6, [RECORD_AGAIN])?;
+                    }
+                    tx.execute_batch(MIGRATE_6_TO_7)?;
                     tx.execute(
                         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                         [SCHEMA_VERSION.to_string()],
@@ -249,11 +275,11 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                 match migrated {
                     Ok(rows) => {
                         tx.commit()?;
-                        tracing::info!(from, rows, "index migrated to schema 6; vectors kept");
+                        tracing::info!(from, rows, "index migrated to schema 7; vectors kept");
                         return Ok(SchemaOutcome::Migrated);
                     }
                     Err(err) => {
-                        // A damaged version 4 or 5 file (a table missing, say): rebuilt like
+                        // A damaged version 4, 5 or 6 file (a table missing, say): rebuilt like
                         // any other unreadable schema.
                         tracing::warn!(from, %err, "migrating the index failed; rebuilding it");
                         tx.execute_batch("ROLLBACK TO migrate; RELEASE migrate")?;

@@ -36,11 +36,23 @@ impl Store {
         &self,
         model_id: &str,
     ) -> Result<Vec<PendingDocument>, StoreError> {
-        let mut docs = self.conn().prepare_cached(
+        self.documents_lacking_in("doc_vector_keys", model_id)
+    }
+
+    /// Documents with no row of `model_id` and their source hash in `key_table`
+    /// (`doc_vector_keys` or `ensemble_doc_vectors`), by path, each with the text to embed.
+    ///
+    /// Errors: the database cannot be read.
+    pub(super) fn documents_lacking_in(
+        &self,
+        key_table: &str,
+        model_id: &str,
+    ) -> Result<Vec<PendingDocument>, StoreError> {
+        let mut docs = self.conn().prepare_cached(&format!(
             "SELECT d.id, d.source_hash, d.path, coalesce(d.title, '') FROM documents d
-             WHERE NOT EXISTS (SELECT 1 FROM doc_vector_keys k WHERE k.model_id = ?1 AND k.source_hash = d.source_hash)
-             ORDER BY d.path",
-        )?;
+             WHERE NOT EXISTS (SELECT 1 FROM {key_table} k WHERE k.model_id = ?1 AND k.source_hash = d.source_hash)
+             ORDER BY d.path"
+        ))?;
         let rows: Vec<(i64, String, String, String)> = docs
             .query_map([model_id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))

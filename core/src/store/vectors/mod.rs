@@ -26,7 +26,8 @@
 //!
 //! The files here: `model.rs` (which model the index holds), `chunks.rs` (chunk vectors:
 //! what lacks one, storing, reading), `documents.rs` (whole-document vectors),
-//! `keyed.rs` (storing and pruning either kind by its key), `scan.rs` (the in-memory
+//! `ensemble.rs` (the ensemble model's
+//! whole-document vectors, in a plain table of their own), `keyed.rs` (storing and pruning either kind by its key), `scan.rs` (the in-memory
 //! copy of the chunk vectors that search scans), `status.rs` (the counts
 //! `folio status` and `kb_status` show) and `sqlite_vec.rs` (the extension and its blob
 //! format).
@@ -34,6 +35,7 @@
 mod centering;
 mod chunks;
 mod documents;
+mod ensemble;
 mod keyed;
 mod model;
 mod scan;
