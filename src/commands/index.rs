@@ -118,6 +118,13 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
                 es.model_id,
                 es.elapsed_ms
             )?;
+            if es.ensemble_documents_embedded > 0 {
+                writeln!(
+                    out,
+                    "embedded {} with the ensemble model (hybrid search's second model)",
+                    counted(es.ensemble_documents_embedded, "document", "documents")
+                )?;
+            }
         }
     }
     let any_skipped = !summary.skipped.is_empty()

