@@ -554,6 +554,50 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     );
 }
 
+/// `folio index` with the built-in model also embeds each document with the second
+/// built-in model (the ensemble leg) and says so; without that model installed it says
+/// that hybrid search runs without the leg, and how to install it.
+#[test]
+fn index_reports_the_ensemble_model_or_its_absence() {
+    let model = folio_core::embed::builtin::default_model_dir().unwrap();
+    let use_model = folio_core::embed::use_m3::default_use_model_dir().unwrap();
+    let missing = tempfile::tempdir().unwrap();
+    let index = |use_dir: &Path| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("note.md"), "# Note\n\nSome words.\n").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(["index", "--root", dir.path().to_str().unwrap()])
+            .env("FOLIO_EMBED_PROVIDER", "builtin")
+            .env("FOLIO_MODEL_DIR", &model)
+            .env("FOLIO_USE_MODEL_DIR", use_dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (stdout, stderr) = index(&use_model);
+    assert_eq!(
+        stdout.lines().last(),
+        Some("embedded 1 document with the ensemble model (hybrid search's second model)")
+    );
+    assert_eq!(stderr, "");
+    let (stdout, stderr) = index(missing.path());
+    assert!(!stdout.contains("ensemble"), "{stdout}");
+    assert_eq!(
+        stderr,
+        "folio: note: the second built-in model (USE-Multilingual v3) is not installed, so \
+         hybrid search runs without its ensemble leg; run scripts/fetch-model to install it\n"
+    );
+}
+
 /// The note under a hybrid search that ran lexically gives the right reason: no words
 /// to embed, or no vectors.
 #[test]
