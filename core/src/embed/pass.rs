@@ -532,33 +532,14 @@ fn run_pass(
                 summary.cancelled = true;
                 break;
             }
-            // A refused batch is retried document by document; a refused document keeps
-            // its chunk vectors only (its file is reported when its chunks are refused).
-            let mut groups: Vec<&[PendingDocument]> = vec![batch];
-            let mut i = 0;
-            while i < groups.len() {
-                let group = groups[i];
-                i += 1;
-                let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
-                match embed_checked(embedder, &texts, dims) {
-                    Ok(vectors) => {
-                        let rows: Vec<(String, Vec<f32>)> = group
-                            .iter()
-                            .map(|d| d.source_hash.clone())
-                            .zip(vectors)
-                            .collect();
-                        summary.documents_embedded +=
-                            store.insert_document_vectors(&model_id, &rows)?;
-                    }
-                    Err(EmbedError::Unavailable(why)) => {
-                        summary.unavailable = Some(EmbedError::Unavailable(why).to_string());
-                        break;
-                    }
-                    Err(_) if group.len() > 1 => groups.extend(group.chunks(1)),
-                    Err(_) => {}
-                }
-            }
-            if summary.unavailable.is_some() {
+            // A refused document keeps its chunk vectors only (its file is reported when
+            // its chunks are refused).
+            let (stored, unavailable) = embed_documents(embedder, batch, dims, |rows| {
+                store.insert_document_vectors(&model_id, rows)
+            })?;
+            summary.documents_embedded += stored;
+            if unavailable.is_some() {
+                summary.unavailable = unavailable;
                 break;
             }
             let work = batch.iter().map(|d| text_work(&d.text)).sum();
@@ -601,38 +582,60 @@ fn embed_ensemble(
     let model_id = ensemble.model_id().to_owned();
     let dims = ensemble.dimensions();
     let mut stored = 0;
-    'batches: for batch in pending.chunks(ensemble.batch_size().max(1)) {
+    for batch in pending.chunks(ensemble.batch_size().max(1)) {
         if cancel.load(Ordering::SeqCst) {
             summary.cancelled = true;
             break;
         }
-        let mut groups: Vec<&[PendingDocument]> = vec![batch];
-        let mut i = 0;
-        while i < groups.len() {
-            let group = groups[i];
-            i += 1;
-            let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
-            match embed_checked(ensemble, &texts, dims) {
-                Ok(vectors) => {
-                    let rows: Vec<(String, Vec<f32>)> = group
-                        .iter()
-                        .map(|d| d.source_hash.clone())
-                        .zip(vectors)
-                        .collect();
-                    stored += store.insert_ensemble_vectors(&model_id, &rows)?;
-                }
-                Err(EmbedError::Unavailable(why)) => {
-                    tracing::warn!(%why, "the ensemble model failed; its leg stays incomplete");
-                    break 'batches;
-                }
-                Err(_) if group.len() > 1 => groups.extend(group.chunks(1)),
-                Err(_) => {}
-            }
+        let (n, unavailable) = embed_documents(ensemble, batch, dims, |rows| {
+            store.insert_ensemble_vectors(&model_id, rows)
+        })?;
+        stored += n;
+        if let Some(why) = unavailable {
+            tracing::warn!(%why, "the ensemble model failed; its leg stays incomplete");
+            break;
         }
         let work = batch.iter().map(|d| text_work(&d.text)).sum();
         progress.advance(batch.len() as u64, work, summary.skipped_files.len() as u64);
     }
     Ok(stored)
+}
+
+/// Embeds the whole-document texts of `batch` with `embedder` and hands each embedded
+/// group's `(source hash, vector)` rows to `store_rows`; a refused batch is retried
+/// document by document, and a refused document goes without a vector. Returns the
+/// rows stored and, when the provider became unavailable (which stops the batch), the
+/// reason as [`EmbedError::Unavailable`] words it.
+///
+/// Errors: only `store_rows`'s.
+fn embed_documents(
+    embedder: &dyn Embedder,
+    batch: &[PendingDocument],
+    dims: usize,
+    mut store_rows: impl FnMut(&[(String, Vec<f32>)]) -> Result<usize, StoreError>,
+) -> Result<(usize, Option<String>), StoreError> {
+    let mut stored = 0;
+    let mut groups: Vec<&[PendingDocument]> = vec![batch];
+    let mut i = 0;
+    while i < groups.len() {
+        let group = groups[i];
+        i += 1;
+        let texts: Vec<&str> = group.iter().map(|d| d.text.as_str()).collect();
+        match embed_checked(embedder, &texts, dims) {
+            Ok(vectors) => {
+                let rows: Vec<(String, Vec<f32>)> = group
+                    .iter()
+                    .map(|d| d.source_hash.clone())
+                    .zip(vectors)
+                    .collect();
+                stored += store_rows(&rows)?;
+            }
+            Err(e @ EmbedError::Unavailable(_)) => return Ok((stored, Some(e.to_string()))),
+            Err(_) if group.len() > 1 => groups.extend(group.chunks(1)),
+            Err(_) => {}
+        }
+    }
+    Ok((stored, None))
 }
 
 fn store_vectors(
