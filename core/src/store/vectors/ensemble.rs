@@ -15,7 +15,7 @@ use rusqlite::{TransactionBehavior, params};
 
 use super::documents::PendingDocument;
 use super::scan::dot;
-use super::sqlite_vec::{from_blob, to_blob};
+use super::sqlite_vec::{extend_from_blob, to_blob};
 use crate::store::{Store, StoreError};
 
 /// The table of the ensemble model's whole-document vectors.
@@ -117,7 +117,12 @@ impl Store {
     /// The rank (1 = nearest) of every document with an ensemble vector of `model_id`,
     /// by path: documents ordered by the dot product of `query_vec` with their vector
     /// (the cosine, both being unit vectors), ties by path. A vector of another length
-    /// than `query_vec` is left out.
+    /// than `query_vec` is left out. Documents with the same text share one vector.
+    ///
+    /// Two plain reads joined here: SQLite's join of `documents` with this `WITHOUT
+    /// ROWID` table of 2 KiB rows looked each vector up by key and took 8 ms per query on
+    /// k8s-community (955 vectors), the two reads about 2 (docs/benchmarks.md, "Ensemble
+    /// leg").
     ///
     /// Errors: the database cannot be read.
     pub fn ensemble_document_ranks(
@@ -125,20 +130,33 @@ impl Store {
         model_id: &str,
         query_vec: &[f32],
     ) -> Result<HashMap<String, usize>, StoreError> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT d.path, e.vector FROM documents d
-             JOIN {ENSEMBLE_TABLE} e ON e.model_id = ?1 AND e.source_hash = d.source_hash"
-        ))?;
-        let mut scored: Vec<(f32, String)> = Vec::new();
-        let rows = stmt.query_map([model_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get_ref(1)?.as_blob()?.to_vec()))
-        })?;
+        let conn = self.conn();
+        let mut paths_by_hash: HashMap<String, Vec<String>> = HashMap::new();
+        let mut docs = conn.prepare_cached("SELECT path, source_hash FROM documents")?;
+        let rows = docs.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         for row in rows {
-            let (path, blob) = row?;
+            let (path, hash) = row?;
+            paths_by_hash.entry(hash).or_default().push(path);
+        }
+        let mut vectors = conn.prepare_cached(&format!(
+            "SELECT source_hash, vector FROM {ENSEMBLE_TABLE} WHERE model_id = ?1"
+        ))?;
+        let mut rows = vectors.query([model_id])?;
+        let mut scored: Vec<(f32, String)> = Vec::with_capacity(paths_by_hash.len());
+        let mut vector = Vec::with_capacity(query_vec.len());
+        while let Some(row) = rows.next()? {
+            let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
             if blob.len() != query_vec.len() * 4 {
                 continue;
             }
-            scored.push((dot(query_vec, &from_blob(&blob)), path));
+            let hash = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+            let Some(paths) = paths_by_hash.remove(hash) else {
+                continue;
+            };
+            vector.clear();
+            extend_from_blob(&mut vector, blob);
+            let score = dot(query_vec, &vector);
+            scored.extend(paths.into_iter().map(|path| (score, path)));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         Ok(scored

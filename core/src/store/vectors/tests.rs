@@ -1105,3 +1105,53 @@ fn a_document_takes_the_group_of_most_of_its_chunks_and_filters_keep_the_scores(
         .unwrap();
     assert_eq!(filtered[0].chunk_id, answer);
 }
+
+/// `ensemble_document_ranks` joins documents to the ensemble vectors by source hash:
+/// two documents with the same text share one vector and both are ranked (ties by
+/// path), a document without a vector of the model takes no part (another model's
+/// vector does not count), and a query of another length than the vectors ranks nothing.
+#[test]
+fn ensemble_ranks_join_documents_by_source_hash() {
+    let mut store = fixture();
+    let mut batch = store.batch().unwrap();
+    batch
+        .upsert_document(&doc("notes/twin.md", &["alpha"]), &[chunk(0, &[], "alpha")])
+        .unwrap();
+    batch.commit().unwrap();
+    let hash = |texts: &[&str]| doc("x.md", texts).source_hash;
+    store
+        .insert_ensemble_vectors(
+            "test:ensemble",
+            &[
+                (hash(&["alpha"]), vec![1.0, 0.0]),
+                (hash(&["alpha beta"]), vec![0.6, 0.8]),
+                (hash(&["gamma"]), vec![0.0, 1.0]),
+            ],
+        )
+        .unwrap();
+    store
+        .insert_ensemble_vectors("test:other", &[(hash(&["alpha alpha beta"]), vec![1.0])])
+        .unwrap();
+    let ranks = store
+        .ensemble_document_ranks("test:ensemble", &[0.8, 0.6])
+        .unwrap();
+    let mut ranked: Vec<(&str, usize)> = ranks.iter().map(|(p, r)| (p.as_str(), *r)).collect();
+    ranked.sort_by_key(|(_, r)| *r);
+    // alpha: 0.8; alpha beta: 0.48 + 0.48 = 0.96; gamma: 0.6.
+    assert_eq!(
+        ranked,
+        [
+            ("notes/b.md", 1),
+            ("notes/a.md", 2),
+            ("notes/twin.md", 3),
+            ("work/d.md", 4)
+        ]
+    );
+    // A query of another length than the stored vectors ranks nothing.
+    assert!(
+        store
+            .ensemble_document_ranks("test:ensemble", &[1.0, 0.0, 0.0])
+            .unwrap()
+            .is_empty()
+    );
+}
