@@ -555,18 +555,23 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
 }
 
 /// `folio index` with the built-in model also embeds each document with the second
-/// built-in model (the ensemble leg) and says so; without that model installed it says
-/// that hybrid search runs without the leg, and how to install it.
+/// built-in model (the ensemble leg) and says so; without that model, or with a damaged
+/// copy of it, it says that hybrid search runs without the leg, why, and how to mend it.
+/// `folio status` says the same without building either model.
 #[test]
-fn index_reports_the_ensemble_model_or_its_absence() {
+fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
     let model = folio_core::embed::builtin::default_model_dir().unwrap();
     let use_model = folio_core::embed::use_m3::default_use_model_dir().unwrap();
     let missing = tempfile::tempdir().unwrap();
-    let index = |use_dir: &Path| {
+    let damaged = tempfile::tempdir().unwrap();
+    let weights = folio_core::embed::use_m3::USE_WEIGHTS_FILE;
+    let head = std::fs::read(use_model.join(weights)).unwrap()[..1000].to_vec();
+    std::fs::write(damaged.path().join(weights), head).unwrap();
+    let run = |command: &str, use_dir: &Path| {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("note.md"), "# Note\n\nSome words.\n").unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-            .args(["index", "--root", dir.path().to_str().unwrap()])
+            .args([command, "--root", dir.path().to_str().unwrap()])
             .env("FOLIO_EMBED_PROVIDER", "builtin")
             .env("FOLIO_MODEL_DIR", &model)
             .env("FOLIO_USE_MODEL_DIR", use_dir)
@@ -583,18 +588,51 @@ fn index_reports_the_ensemble_model_or_its_absence() {
             String::from_utf8(out.stderr).unwrap(),
         )
     };
-    let (stdout, stderr) = index(&use_model);
+    let ensemble_line = |stdout: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with("ensemble leg: "))
+            .map(str::to_owned)
+    };
+    let (stdout, stderr) = run("index", &use_model);
     assert_eq!(
         stdout.lines().last(),
         Some("embedded 1 document with the ensemble model (hybrid search's second model)")
     );
     assert_eq!(stderr, "");
-    let (stdout, stderr) = index(missing.path());
+    assert_eq!(
+        ensemble_line(&run("status", &use_model).0).as_deref(),
+        Some("ensemble leg: on (second model builtin:use-multilingual-v3)")
+    );
+
+    let not_installed = format!(
+        "the second built-in model (USE-Multilingual v3) is not installed in {}; run scripts/fetch-model to install it",
+        missing.path().display()
+    );
+    let (stdout, stderr) = run("index", missing.path());
     assert!(!stdout.contains("ensemble"), "{stdout}");
     assert_eq!(
         stderr,
-        "folio: note: the second built-in model (USE-Multilingual v3) is not installed, so \
-         hybrid search runs without its ensemble leg; run scripts/fetch-model to install it\n"
+        format!("folio: note: hybrid search runs without its ensemble leg: {not_installed}\n")
+    );
+    assert_eq!(
+        ensemble_line(&run("status", missing.path()).0),
+        Some(format!("ensemble leg: off: {not_installed}"))
+    );
+
+    let unusable = format!(
+        "{} is not a usable use-multilingual-v3 file (truncated at byte 1000 (failed to fill whole buffer)); run scripts/fetch-model",
+        damaged.path().join(weights).display()
+    );
+    let (stdout, stderr) = run("index", damaged.path());
+    assert!(!stdout.contains("ensemble"), "{stdout}");
+    assert_eq!(
+        stderr,
+        format!("folio: note: hybrid search runs without its ensemble leg: {unusable}\n")
+    );
+    assert_eq!(
+        ensemble_line(&run("status", damaged.path()).0),
+        Some(format!("ensemble leg: off: {unusable}"))
     );
 }
 

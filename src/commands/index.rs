@@ -54,13 +54,9 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     // The built-in provider without its second model still works, with hybrid search's
     // ensemble leg off; say so, as a partial install is easy to miss.
     if let EmbedPlan::Ready(embedder) = &plan
-        && embedder.model_id().starts_with("builtin:")
-        && embedder.ensemble().is_none()
+        && let Some(reason) = embedder.ensemble_missing()
     {
-        eprintln!(
-            "folio: note: the second built-in model (USE-Multilingual v3) is not installed, so \
-             hybrid search runs without its ensemble leg; run scripts/fetch-model to install it"
-        );
+        eprintln!("folio: note: hybrid search runs without its ensemble leg: {reason}");
     }
     // Provider `none` is a choice; any other provider that cannot be built means the
     // embedding pass was skipped, which is said whether or not a config chose it.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use folio_core::embed::settings::EmbedSettings;
+use folio_core::embed::settings::{EmbedSettings, ProviderKind};
 use folio_core::host::status::RerankStatus;
 use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
@@ -19,18 +19,34 @@ use crate::error::error_chain;
 pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     let (embed, json) = (args.embed, args.json);
     let r = resolve_root(&args.root)?;
-    // Never loads a model or calls an endpoint: it reports the settings, whether the built-in
-    // model's file is in place, and what the index holds.
+    // Never builds a model or calls an endpoint: it reports the settings, whether the built-in
+    // models' files are in place (the second one's vocabulary and network are read to
+    // check it), and what the index holds.
     let settings = embed_settings(&r, embed);
     // For the built-in model: are its files installed and intact (read and hashed, not loaded)?
     let model_error = settings
         .as_ref()
         .ok()
         .and_then(|s| folio_core::embed::settings::check_builtin(s).err());
+    // The built-in provider's second model (hybrid search's ensemble leg), when the first is
+    // usable: `Some(Ok(model id))` or `Some(Err(why not))`.
+    let ensemble = match &settings {
+        Ok(s) if s.provider == ProviderKind::Builtin && model_error.is_none() => Some(
+            folio_core::embed::settings::load_ensemble()
+                .map(|_| folio_core::embed::use_m3::USE_MODEL_ID.to_owned()),
+        ),
+        _ => None,
+    };
+    let (ensemble_model, ensemble_missing) = match &ensemble {
+        Some(Ok(id)) => (Some(id.as_str()), None),
+        Some(Err(why)) => (None, Some(why.as_str())),
+        None => (None, None),
+    };
     let settings_json = match &settings {
         Ok(s) => serde_json::json!({
             "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
             "model_error": model_error,
+            "ensemble_model": ensemble_model, "ensemble_missing": ensemble_missing,
         }),
         Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
     };
@@ -55,6 +71,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             if let Some(err) = &model_error {
                 writeln!(out, "built-in model: not usable: {err}")?;
             }
+            write_ensemble(&mut out, &ensemble)?;
             write_rerank(&mut out, &rerank)?;
         }
         return Ok(ExitCode::SUCCESS);
@@ -133,9 +150,21 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         if let Some(reason) = &vs.last_unavailable {
             writeln!(out, "last embedding pass stopped early: {reason}")?;
         }
+        write_ensemble(&mut out, &ensemble)?;
         write_rerank(&mut out, &rerank)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The line about the built-in provider's second model (`ensemble`: its model id or why it
+/// cannot be used; `None` for another provider, or when the first model is not usable).
+fn write_ensemble(out: &mut impl Write, ensemble: &Option<Result<String, String>>) -> Result<()> {
+    match ensemble {
+        Some(Ok(id)) => writeln!(out, "ensemble leg: on (second model {id})")?,
+        Some(Err(why)) => writeln!(out, "ensemble leg: off: {why}")?,
+        None => {}
+    }
+    Ok(())
 }
 
 /// The reranker line of the text status.

@@ -57,6 +57,8 @@ async def test_semantic_hybrid_and_graph_with_the_built_in_model(kb_eval):
         assert emb["state"] == "done", emb
         assert emb["provider"] == "builtin"
         assert emb["model"] == "builtin:multilingual-e5-small-q4"
+        assert emb["ensemble_model"] == "builtin:use-multilingual-v3"
+        assert "ensemble_missing" not in emb
         assert emb["embedded_chunks"] == emb["total_chunks"] == status["index"]["chunks"]
         assert status["search_modes"] == ["lexical", "semantic", "hybrid"]
 
@@ -97,6 +99,28 @@ async def test_semantic_hybrid_and_graph_with_the_built_in_model(kb_eval):
         scores = [n["score"] for n in neighbours]
         assert scores == sorted(scores, reverse=True) and scores[0] >= 0.3
         assert graph["truncated"] is False and graph["knn_queries"] >= 1
+
+
+async def test_kb_status_says_why_the_second_model_is_missing(tmp_path):
+    """Without the second built-in model, kb_status says so, where it looked and how to
+    install it; hybrid search still runs, with the first model alone."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "note.md").write_text("# Backups\n\nNightly copies of the database are kept for a week.\n")
+    missing = tmp_path / "no-model"
+    params = StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(root)],
+                                   env={"FOLIO_EMBED_PROVIDER": "builtin", "FOLIO_USE_MODEL_DIR": str(missing)})
+    async with Client(params, mode="auto") as client:
+        status = await wait_embedded(client)
+        emb = status["embedding"]
+        assert emb["state"] == "done", emb
+        assert "ensemble_model" not in emb
+        assert emb["ensemble_missing"] == (
+            f"the second built-in model (USE-Multilingual v3) is not installed in {missing}; "
+            "run scripts/fetch-model to install it")
+        res = (await client.call_tool("kb_search", {"query": "how long are database copies kept"})).structured_content
+        assert res["mode"] == "hybrid"
+        assert res["results"][0]["path"] == "note.md"
 
 
 async def test_kp_search_skill_is_hybrid_with_the_built_in_model(tmp_path):

@@ -97,8 +97,9 @@ pub struct BuiltinEmbedder {
     model_id: String,
     tokenizer: Unigram,
     net: Network,
-    /// The ensemble model ([`Embedder::ensemble`]), when installed.
-    ensemble: Option<crate::embed::use_m3::UseEncoder>,
+    /// The ensemble model ([`Embedder::ensemble`]), or why it is not loaded
+    /// ([`Embedder::ensemble_missing`]).
+    ensemble: Result<crate::embed::use_m3::UseEncoder, String>,
 }
 
 impl std::fmt::Debug for BuiltinEmbedder {
@@ -150,12 +151,13 @@ impl BuiltinEmbedder {
             model_id: format!("builtin:{MODEL_NAME}"),
             tokenizer,
             net,
-            ensemble: None,
+            ensemble: Err("the second built-in model was not loaded".to_owned()),
         })
     }
 
-    /// `self` with `ensemble` as its [`Embedder::ensemble`] model.
-    pub fn with_ensemble(self, ensemble: Option<crate::embed::use_m3::UseEncoder>) -> Self {
+    /// `self` with `ensemble` as its [`Embedder::ensemble`] model, or with the reason it
+    /// has none ([`Embedder::ensemble_missing`]).
+    pub fn with_ensemble(self, ensemble: Result<crate::embed::use_m3::UseEncoder, String>) -> Self {
         BuiltinEmbedder { ensemble, ..self }
     }
 
@@ -365,7 +367,12 @@ impl Embedder for BuiltinEmbedder {
 
     /// USE-Multilingual v3 when it was installed and loaded ([`BuiltinEmbedder::with_ensemble`]).
     fn ensemble(&self) -> Option<&dyn Embedder> {
-        self.ensemble.as_ref().map(|e| e as &dyn Embedder)
+        self.ensemble.as_ref().ok().map(|e| e as &dyn Embedder)
+    }
+
+    /// Why USE-Multilingual v3 is not loaded ([`BuiltinEmbedder::with_ensemble`]).
+    fn ensemble_missing(&self) -> Option<&str> {
+        self.ensemble.as_ref().err().map(String::as_str)
     }
 }
 

@@ -82,6 +82,16 @@ pub trait Embedder: Send + Sync {
     fn ensemble(&self) -> Option<&dyn Embedder> {
         None
     }
+
+    /// Why the second model this provider pairs with is not loaded, or `None` when it is
+    /// loaded or the provider pairs with none: the built-in provider without
+    /// USE-Multilingual v3 installed, or with an unusable copy of it (the message says
+    /// which and names `scripts/fetch-model`). Hybrid search then runs without its
+    /// ensemble leg. `folio index` prints it and `kb_status` reports it
+    /// (`embedding.ensemble_missing`). The default is `None`.
+    fn ensemble_missing(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// L2-normalises `vector` in place after checking it.

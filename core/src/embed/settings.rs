@@ -201,19 +201,18 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
 ///
 /// With it comes the ensemble model, USE-Multilingual v3, from
 /// [`super::use_m3::default_use_model_dir`] when it is installed there; when it is not
-/// (or cannot be read) the built-in model runs alone and a warning says why.
+/// (or cannot be read) the built-in model runs alone, a warning is logged, and
+/// [`super::Embedder::ensemble_missing`] says why.
 ///
 /// Errors: no folder is known, or the model files there are missing or unusable
 /// (the message says to run `scripts/fetch-model`).
 fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
     let dir = builtin_model_dir(settings)?;
     let embedder = super::builtin::BuiltinEmbedder::load(&dir).map_err(|e| e.to_string())?;
-    let ensemble = match super::use_m3::default_use_model_dir() {
-        Some(dir) => super::use_m3::UseEncoder::load(&dir)
-            .map_err(|err| tracing::warn!(%err, "no ensemble leg: the second built-in model is not loaded"))
-            .ok(),
-        None => None,
-    };
+    let ensemble = load_ensemble();
+    if let Err(reason) = &ensemble {
+        tracing::warn!(%reason, "no ensemble leg: the second built-in model is not loaded");
+    }
     Ok(Arc::new(embedder.with_ensemble(ensemble)))
 }
 
@@ -229,6 +228,30 @@ pub fn builtin_model_dir(settings: &EmbedSettings) -> Result<std::path::PathBuf,
                 .to_owned()
         }),
     }
+}
+
+/// Loads the built-in provider's second model, USE-Multilingual v3, from
+/// [`super::use_m3::default_use_model_dir`] (reads about 8 MB; [`super::use_m3::UseEncoder::load`]).
+///
+/// Errors: why it cannot be used, for a person: the folder is unknown, the model is not
+/// installed there, or its file is not usable (each names `scripts/fetch-model`).
+pub fn load_ensemble() -> Result<super::use_m3::UseEncoder, String> {
+    let Some(dir) = super::use_m3::default_use_model_dir() else {
+        return Err(
+            "the second built-in model (USE-Multilingual v3) has no folder: set FOLIO_USE_MODEL_DIR, XDG_DATA_HOME or HOME, then run scripts/fetch-model"
+                .to_owned(),
+        );
+    };
+    if !dir.join(super::use_m3::USE_WEIGHTS_FILE).exists() {
+        return Err(format!(
+            "the second built-in model (USE-Multilingual v3) is not installed in {}; run scripts/fetch-model to install it",
+            dir.display()
+        ));
+    }
+    super::use_m3::UseEncoder::load(&dir).map_err(|err| match err {
+        super::EmbedError::Unavailable(why) => why,
+        other => other.to_string(),
+    })
 }
 
 /// For provider `builtin`: whether the model files are installed and intact

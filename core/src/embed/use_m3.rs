@@ -75,8 +75,9 @@ impl UseEncoder {
     /// `scripts/fetch-use-model` installs it. Reads about 8 MB (the vocabulary, the
     /// character map and the network) and keeps the file open.
     ///
-    /// Errors: [`EmbedError::Unavailable`] when the file is missing, unreadable or not
-    /// a USE-Multilingual v3 file of the expected shapes; the message names the file and
+    /// Errors: [`EmbedError::Unavailable`] when the file is missing, unreadable, not
+    /// a USE-Multilingual v3 file of the expected shapes, or not byte for byte the file
+    /// `scripts/fetch-use-model` installs (its xxh64); the message names the file and
     /// `scripts/fetch-model`.
     pub fn load(dir: &Path) -> Result<UseEncoder, EmbedError> {
         let path = dir.join(USE_WEIGHTS_FILE);
@@ -87,6 +88,7 @@ impl UseEncoder {
             ))
         };
         let mut parsed = weights::parse(&path).map_err(fail)?;
+        weights::check_digest(&path).map_err(fail)?;
         if parsed.table_cols != EMBEDDING || parsed.table_rows < parsed.pieces.len() {
             return Err(fail(format!(
                 "a {} x {} embedding table for {} pieces",

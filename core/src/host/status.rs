@@ -101,6 +101,16 @@ pub struct EmbeddingStatus {
     /// Model id of the loaded embedder or of the stored vectors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Model id of the second model whose whole-document vectors make hybrid search's
+    /// ensemble leg (docs/search.md, "Ensemble leg"), when the loaded embedder carries
+    /// one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ensemble_model: Option<String>,
+    /// Present when the loaded embedder's second model is not (the built-in provider
+    /// without USE-Multilingual v3, or with an unusable copy): why, and what restores it.
+    /// Hybrid search runs without its ensemble leg meanwhile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ensemble_missing: Option<String>,
     /// Distinct chunk texts embedded by the running or last pass.
     pub done: u64,
     /// Distinct chunk texts the running or last pass had to embed.
@@ -260,6 +270,14 @@ impl Host {
             model: progress
                 .model_id
                 .or_else(|| vectors.model.map(|m| m.model_id)),
+            ensemble_model: embedder
+                .as_deref()
+                .and_then(|e| e.ensemble())
+                .map(|e| e.model_id().to_owned()),
+            ensemble_missing: embedder
+                .as_deref()
+                .and_then(|e| e.ensemble_missing())
+                .map(str::to_owned),
             done: progress.done,
             total: progress.total,
             embedded_chunks: vectors.embedded_chunks,

@@ -13,6 +13,35 @@ const MAGIC: &[u8; 4] = b"USM3";
 /// The format version this build reads.
 const VERSION: u32 = 1;
 
+/// xxh64 (seed 0) of the whole file `scripts/fetch-use-model` installs (the file whose
+/// SHA-256 that script pins): only that exact file is used, so a damaged copy cannot
+/// store wrong vectors under the model's id, which later passes would keep.
+const FILE_XXH64: u64 = 0xd49e_78c3_1a2f_337c;
+
+/// Checks that the file at `path` is the one `scripts/fetch-use-model` installs, by its
+/// xxh64 ([`FILE_XXH64`]); reads the 81 MB once (tens of milliseconds from the page cache).
+///
+/// Errors: the file cannot be read, or its digest differs (the message gives both).
+pub(super) fn check_digest(path: &Path) -> Result<(), String> {
+    let mut file = File::open(path).map_err(|e| e.to_string())?;
+    let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    let digest = hasher.digest();
+    if digest != FILE_XXH64 {
+        return Err(format!(
+            "not the file scripts/fetch-model installs: xxh64 {digest:016x}, expected {FILE_XXH64:016x}"
+        ));
+    }
+    Ok(())
+}
+
 /// The parts of the file besides the embedding table.
 pub(super) struct Parsed {
     /// The SentencePiece pieces with their scores, in id order.
