@@ -782,3 +782,34 @@ fn check_names_a_note_that_is_not_utf8() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// With `--mmr` every hit reports the MMR value it was picked with (the first pick is
+/// `λ × 1`, the most relevant candidate with nothing picked before it; λ is 0.7 by
+/// default and `--mmr-lambda` sets it); without MMR no hit carries one.
+#[test]
+fn search_reports_the_mmr_score_of_each_pick() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.md"), "# Alpha\n\nalpha alpha beta\n").unwrap();
+    std::fs::write(dir.path().join("b.md"), "# Other\n\nalpha gamma\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let hits = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["search", "alpha", "--root", root, "--json"];
+        args.extend_from_slice(extra);
+        let out = folio(&args);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["results"].as_array().unwrap().clone()
+    };
+    let plain = hits(&[]);
+    assert_eq!(plain.len(), 2);
+    assert!(
+        plain.iter().all(|h| h.get("mmr_score").is_none()),
+        "{plain:?}"
+    );
+    let mmr = hits(&["--mmr"]);
+    assert_eq!(mmr.len(), 2);
+    assert_eq!(mmr[0]["mmr_score"].as_f64(), Some(0.7));
+    assert!(mmr[1]["mmr_score"].as_f64().unwrap() < 0.7, "{mmr:?}");
+    let lambda = hits(&["--mmr", "--mmr-lambda", "0.5"]);
+    assert_eq!(lambda[0]["mmr_score"].as_f64(), Some(0.5));
+}

@@ -92,7 +92,7 @@ pub struct SearchHit {
     pub start_line: u32,
     /// Last line of the chunk, 1-based, inclusive.
     pub end_line: u32,
-    /// The mode's score, higher is better, comparable within one query only: BM25 (`lexical`), cosine similarity corrected for the collection (`semantic`; docs/search.md, "Centring"; `similarity` is the plain cosine) or the RRF sum plus the document leg's boost (`hybrid`).
+    /// The mode's score, higher is better, comparable within one query only: BM25 (`lexical`), cosine similarity corrected for the collection (`semantic`; docs/search.md, "Centring"; `similarity` is the plain cosine), the RRF sum plus the document and ensemble legs' boosts (`hybrid`), or the reranker's score (`reranked: true`).
     pub score: f64,
     /// 1-based rank of the chunk in the lexical (BM25) leg, when that leg found it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +103,12 @@ pub struct SearchHit {
     /// Cosine similarity of the chunk to the query, when the vector leg found it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
+    /// MMR's value for the hit when it was picked (`mmr: true`): `λ · relevance − (1 − λ) ·
+    /// the highest similarity to a hit picked before it − the same-document penalty when
+    /// its document was picked before` (docs/search.md, "MMR"); the hits come in the
+    /// order of their picking, and `score` stays the mode's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmr_score: Option<f64>,
     /// Set when parent retrieval collapsed several hits of one section into this one: the pointers of the absorbed chunks, best first. The hit then covers the whole section.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expanded_from: Option<Vec<String>>,
@@ -292,6 +298,7 @@ impl SearchResponse {
                     lexical_rank: p.lexical_rank,
                     vector_rank: p.vector_rank,
                     similarity: p.similarity,
+                    mmr_score: p.mmr_score,
                     expanded_from: (!p.expanded_from.is_empty()).then_some(p.expanded_from),
                     snippet: h.snippet,
                     indexed_source_hash: h.indexed_source_hash,
