@@ -123,6 +123,20 @@ async def test_kb_status_says_why_the_second_model_is_missing(tmp_path):
         assert res["results"][0]["path"] == "note.md"
 
 
+async def test_the_first_search_of_a_new_server_waits_for_the_model(kb_eval):
+    """A server started on an index that already has vectors loads the model in the
+    background; a hybrid search sent before it is built waits for it (up to 10 s) instead
+    of answering lexically."""
+    async with Client(server(kb_eval), mode="auto") as client:
+        status = await wait_embedded(client)
+        assert status["embedding"]["state"] == "done", status["embedding"]
+    async with Client(server(kb_eval), mode="auto") as client:
+        res = (await client.call_tool("kb_search", {"query": "本番に出した変更を前のバージョンへ戻したい",
+                                                     "limit": 3})).structured_content
+        assert res["mode"] == "hybrid", res
+        assert res["results"][0]["path"] == "ops/deploy-rollback.ja.md"
+
+
 async def test_kp_search_skill_is_hybrid_with_the_built_in_model(tmp_path):
     """KnowledgePulse searches skills with the same pipeline as kb_search: once the
     built-in model has embedded the SKILL.md files, paraphrases in English and Japanese

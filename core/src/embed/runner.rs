@@ -164,6 +164,32 @@ impl EmbeddingRunner {
         }
     }
 
+    /// The loaded embedder, waiting up to `max` while it is being loaded: returns at once
+    /// with `None` when there is nothing to wait for (no settings, provider `none`, or the
+    /// runner is off or found the provider unavailable), and with `None` after `max` when
+    /// the model is still not built (the caller then searches without it). Checks every
+    /// 10 ms.
+    pub fn await_embedder(&self, max: std::time::Duration) -> Option<Arc<dyn Embedder>> {
+        let deadline = std::time::Instant::now() + max;
+        loop {
+            if let Some(embedder) = self.embedder() {
+                return Some(embedder);
+            }
+            let waiting = self
+                .settings
+                .as_ref()
+                .is_some_and(|s| s.provider != super::settings::ProviderKind::None)
+                && !matches!(
+                    self.snapshot().state,
+                    EmbedState::Off | EmbedState::Unavailable
+                );
+            if !waiting || std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Whether a pass is running or scheduled.
     pub fn is_running(&self) -> bool {
         self.running.load(Ordering::SeqCst)

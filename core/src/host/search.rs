@@ -173,6 +173,13 @@ pub struct IndexProgress {
 /// before answering with `partial` (a few seconds for a folder of thousands of notes).
 pub const FIRST_INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How long a `semantic` or `hybrid` search waits for the embedding model while the
+/// server is still loading it (right after start: about 0.2 s for the built-in model in
+/// a release build) when the index already holds vectors, instead of answering
+/// lexically. A search that still finds no model answers as without one (`mode`
+/// `lexical` for `hybrid`).
+pub const MODEL_LOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The most hits one search returns.
 pub const MAX_LIMIT: usize = 100;
 
@@ -351,11 +358,21 @@ impl Host {
     /// against the editor's buffer.
     ///
     /// On a root with no finished index yet, it first waits for the running pass, up to
-    /// [`FIRST_INDEX_WAIT`] (`partial` when that is not enough).
+    /// [`FIRST_INDEX_WAIT`] (`partial` when that is not enough); a `semantic` or `hybrid`
+    /// search on an index with vectors waits for a model still loading, up to
+    /// [`MODEL_LOAD_WAIT`].
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
         let (query, options) = args.plan(&self.config.search)?;
         let reranker = crate::rerank::select(args.rerank, &self.reranker).map_err(search_error)?;
         let index_progress = self.await_first_index()?;
+        if options.mode != crate::search::pipeline::SearchMode::Lexical
+            && self.embedding.embedder().is_none()
+            && self
+                .with_store(|store| store.vector_model().map_err(HostError::internal))?
+                .is_some()
+        {
+            self.embedding.await_embedder(MODEL_LOAD_WAIT);
+        }
         let res = self.with_store(|store| {
             crate::search::semantic::search_with_runner(
                 store,
