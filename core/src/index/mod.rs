@@ -26,7 +26,9 @@ pub enum IndexError {
     /// The index database failed.
     #[error("index database: {0}")]
     Store(#[from] StoreError),
-    /// The database holds the index of another folder.
+    /// The database, kept outside the root (`--db`), holds the index of another folder.
+    /// (An index in the root's own `.folio` folder that records another root was moved
+    /// or copied with the folder, and is taken over.)
     #[error(
         "`{db}` is the index of `{recorded}`, not of `{root}`; use another --db, or --force to take it over"
     )]
@@ -272,9 +274,16 @@ pub fn index_root(
     let mut store = Store::open(db_path)?;
     let root_str = root.to_string_lossy().into_owned();
     let recorded = store.meta("root")?;
+    // An index inside the root's own `.folio` folder that records another root came with
+    // the folder when it was moved or copied: its paths are relative to the root, so it
+    // is taken over as it is and brought up to date like any other (content hashes
+    // decide what is read again; the vectors of unchanged text stay). Only an index kept
+    // elsewhere (`--db`) can belong to another folder.
+    let moved_with_root = db_path.starts_with(root.join(".folio"));
     if let Some(recorded) = &recorded
         && *recorded != root_str
         && !force
+        && !moved_with_root
     {
         return Err(IndexError::OtherRoot {
             db: db_path.display().to_string(),

@@ -579,3 +579,35 @@ fn inline_tags_are_indexed_listed_and_filtered() {
     assert_eq!((summary.indexed, summary.unchanged), (3, 0));
     assert_eq!(Store::open(&db).unwrap().tag_counts().unwrap().len(), 4);
 }
+
+/// A folder moved or copied with its `.folio/index.db` keeps its index: the copy is
+/// taken over without `--force`, nothing unchanged is read again, the new root is
+/// recorded, and the original's index still belongs to the original.
+#[test]
+fn an_index_moved_with_its_folder_is_taken_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    write(&a, "one.md", b"# One\n");
+    write(&a, "two.md", b"# Two\n");
+    let db_a = a.join(".folio/index.db");
+    index_root(&a, &Config::default(), &db_a, false, None).unwrap();
+    write(&b, "one.md", b"# One\n");
+    write(&b, "two.md", b"# Two, changed\n");
+    std::fs::create_dir_all(b.join(".folio")).unwrap();
+    let db_b = b.join(".folio/index.db");
+    std::fs::copy(&db_a, &db_b).unwrap();
+    let summary = index_root(&b, &Config::default(), &db_b, false, None).unwrap();
+    assert_eq!(
+        (summary.indexed, summary.unchanged, summary.removed),
+        (1, 1, 0)
+    );
+    let store = Store::open(&db_b).unwrap();
+    assert_eq!(
+        store.meta("root").unwrap().as_deref(),
+        Some(b.to_string_lossy().as_ref())
+    );
+    drop(store);
+    // The same file named with --db from outside the folder is still refused for a.
+    let err = index_root(&a, &Config::default(), &db_b, false, None).unwrap_err();
+    assert!(matches!(err, IndexError::OtherRoot { .. }), "{err}");
+}
