@@ -813,3 +813,43 @@ fn search_reports_the_mmr_score_of_each_pick() {
     let lambda = hits(&["--mmr", "--mmr-lambda", "0.5"]);
     assert_eq!(lambda[0]["mmr_score"].as_f64(), Some(0.5));
 }
+
+/// The score a person reads: in hybrid mode a hit only the vector leg found says "no
+/// lexical match"; in semantic mode, where no lexical leg ran, it gives the similarity
+/// alone.
+#[test]
+fn semantic_hits_do_not_claim_a_lexical_miss() {
+    let model = folio_core::embed::builtin::default_model_dir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.md"), "# Note\n\nSome words.\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(args)
+            .env("FOLIO_EMBED_PROVIDER", "builtin")
+            .env("FOLIO_MODEL_DIR", &model)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["index", "--root", root]);
+    let first_line = |mode: &str| {
+        run(&["search", "zebra", "--root", root, "--mode", mode])
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let hybrid = first_line("hybrid");
+    assert!(
+        hybrid.starts_with("note.md:1-3 — Note  (similarity 0.")
+            && hybrid.ends_with(", no lexical match)"),
+        "{hybrid}"
+    );
+    let semantic = first_line("semantic");
+    assert!(
+        semantic.starts_with("note.md:1-3 — Note  (similarity 0.") && !semantic.contains("lexical"),
+        "{semantic}"
+    );
+}

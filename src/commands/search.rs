@@ -106,7 +106,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
             hit.start_line,
             hit.end_line,
             heading,
-            readable_score(hit, results.reranked)
+            readable_score(hit, results.reranked, results.mode == "hybrid")
         )?;
         writeln!(out, "    {}", hit.snippet)?;
         writeln!(out, "    {}", hit.pointer)?;
@@ -144,8 +144,13 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
 
 /// What a person can read of a hit's score: the reranker's score when one rescored the
 /// hits, the cosine similarity of its vector to the query and its rank in the lexical
-/// (BM25) leg, as far as each leg found it; the fused score only when none is known.
-fn readable_score(hit: &folio_core::host::search::SearchHit, reranked: bool) -> String {
+/// (BM25) leg, as far as each leg found it (`hybrid`: whether the lexical leg ran, so that
+/// its silence means "no lexical match"); the fused score only when none is known.
+fn readable_score(
+    hit: &folio_core::host::search::SearchHit,
+    reranked: bool,
+    hybrid: bool,
+) -> String {
     let mut parts = Vec::new();
     if reranked {
         parts.push(format!("rerank {:.3}", hit.score));
@@ -155,7 +160,7 @@ fn readable_score(hit: &folio_core::host::search::SearchHit, reranked: bool) -> 
     }
     if let Some(rank) = hit.lexical_rank {
         parts.push(format!("lexical rank {rank}"));
-    } else if hit.similarity.is_some() {
+    } else if hybrid && hit.similarity.is_some() {
         parts.push("no lexical match".to_string());
     }
     if parts.is_empty() {
