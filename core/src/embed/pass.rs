@@ -632,7 +632,15 @@ fn embed_documents(
             }
             Err(e @ EmbedError::Unavailable(_)) => return Ok((stored, Some(e.to_string()))),
             Err(_) if group.len() > 1 => groups.extend(group.chunks(1)),
-            Err(_) => {}
+            Err(err) => {
+                // Tried again by the next pass, as the document still lacks a vector.
+                tracing::warn!(
+                    model = embedder.model_id(),
+                    path = group[0].path.as_str(),
+                    %err,
+                    "no whole-document vector for this document"
+                );
+            }
         }
     }
     Ok((stored, None))
