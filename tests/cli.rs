@@ -853,3 +853,30 @@ fn semantic_hits_do_not_claim_a_lexical_miss() {
         "{semantic}"
     );
 }
+
+/// `folio search` indexes on the way and counts the files it could not index in one
+/// line; `folio index` names them.
+#[test]
+fn search_counts_skipped_files_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.md"), "# Good\n\nSearchable text.\n").unwrap();
+    std::fs::write(
+        dir.path().join("image.md"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    for _ in 0..2 {
+        let out = folio(&["search", "searchable", "--root", root]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "folio: note: 1 file not indexed (too large, binary, unreadable or too complex); `folio index` lists them\n"
+        );
+    }
+    let out = folio(&["index", "--root", root]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "folio: skipped image.md: binary content (NUL bytes)\n"
+    );
+}

@@ -18,7 +18,7 @@ use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, Sea
 use folio_core::store::Store;
 
 use super::embedding::search_embedder;
-use super::index::{report_skipped, run_index};
+use super::index::{report_skipped_briefly, run_index};
 use super::rerank::rerank_setup;
 use super::root::resolve_root;
 use crate::cli::EvalArgs;
@@ -67,7 +67,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     };
     if !args.no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
-        report_skipped(&summary);
+        report_skipped_briefly(&summary);
     }
     // An eval measures the mode asked for: it embeds whatever the index lacks first.
     let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;

@@ -177,6 +177,24 @@ pub fn report_skipped(summary: &IndexSummary) {
     for s in &summary.skipped {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
+    warn_if_empty(summary);
+}
+
+/// [`report_skipped`] for a command that indexes on the way to something else (`folio
+/// search`, `folio eval`), which would repeat the list on every run: one line counting
+/// the skipped files, and the same warning for a root without Markdown.
+pub fn report_skipped_briefly(summary: &IndexSummary) {
+    if !summary.skipped.is_empty() {
+        eprintln!(
+            "folio: note: {} not indexed (too large, binary, unreadable or too complex); `folio index` lists them",
+            super::counted(summary.skipped.len(), "file", "files")
+        );
+    }
+    warn_if_empty(summary);
+}
+
+/// Warns on stderr when the root has no Markdown file at all.
+fn warn_if_empty(summary: &IndexSummary) {
     if summary.files == 0 {
         eprintln!(
             "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"

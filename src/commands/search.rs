@@ -12,7 +12,7 @@ use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, Sea
 use folio_core::store::Store;
 
 use super::embedding::search_embedder;
-use super::index::{report_skipped, run_index};
+use super::index::{report_skipped_briefly, run_index};
 use super::rerank::rerank_setup;
 use super::root::resolve_root;
 use crate::cli::SearchArgs;
@@ -65,7 +65,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     let reranker = select(request.rerank, &rerank_setup).map_err(failure)?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;
-        report_skipped(&summary);
+        report_skipped_briefly(&summary);
     }
     let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
     let store =
