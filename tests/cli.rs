@@ -880,3 +880,28 @@ fn search_counts_skipped_files_in_one_line() {
         "folio: skipped image.md: binary content (NUL bytes)\n"
     );
 }
+
+/// `folio outline` reads a note that is not valid UTF-8 as indexing does, with U+FFFD
+/// for each invalid sequence, and says so.
+#[test]
+fn outline_reads_a_note_that_is_not_utf8_as_indexing_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("latin1.md");
+    std::fs::write(&file, b"# Caf\xe9\n\nText.\n").unwrap();
+    let out = folio(&["outline", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "folio: note: {} is not valid UTF-8 (first invalid byte at offset 5); read with U+FFFD replacements\n",
+            file.display()
+        )
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let heading = stdout.lines().nth(1).unwrap();
+    assert!(
+        heading.starts_with("    1-1     heading          1~")
+            && heading.ends_with("  # Caf\u{FFFD}"),
+        "{stdout}"
+    );
+}

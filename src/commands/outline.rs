@@ -6,16 +6,24 @@ use std::process::ExitCode;
 use anyhow::Result;
 use folio_core::config::DEFAULT_MAX_FILE_SIZE;
 use folio_core::parse::parse;
-use folio_core::workspace::{is_markdown, read_markdown};
+use folio_core::workspace::{is_markdown, read_markdown_lossy};
 
 use crate::cli::OutlineArgs;
 
 /// Prints the outline of the file `args` names.
 pub fn run(args: &OutlineArgs) -> Result<ExitCode> {
     let (file, json) = (args.file.as_path(), args.json);
-    // The same checks as indexing: a regular file, under the size cap, UTF-8 text, no NUL bytes.
-    let text = read_markdown(file, DEFAULT_MAX_FILE_SIZE)
+    // The same checks and reading as indexing: a regular file, under the size cap, no NUL
+    // bytes; text that is not UTF-8 is read with U+FFFD replacements, so the pointers are
+    // the index's.
+    let (text, invalid_at) = read_markdown_lossy(file, DEFAULT_MAX_FILE_SIZE)
         .map_err(|reason| anyhow::anyhow!("cannot outline `{}`: {reason}", file.display()))?;
+    if let Some(at) = invalid_at {
+        eprintln!(
+            "folio: note: {} is not valid UTF-8 (first invalid byte at offset {at}); read with U+FFFD replacements",
+            file.display()
+        );
+    }
     if !is_markdown(&file.to_string_lossy()) {
         eprintln!(
             "folio: warning: `{}` is not a Markdown file (.md, .markdown); outlining it as Markdown",

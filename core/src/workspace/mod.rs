@@ -271,9 +271,11 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
 }
 
 /// Reads one Markdown file by its path under the size cap, checking it is a regular file
-/// of UTF-8 text without NUL bytes that is not too complex to parse. For a file the
-/// user names on the command line; a file of a root is read with [`read_markdown_in`].
-pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
+/// without NUL bytes that is not too complex to parse, as indexing reads a note: text
+/// that is not UTF-8 is read with U+FFFD for each invalid sequence, and the offset of the
+/// first (bytes) comes with it. For a file the user names on the command line; a file of
+/// a root is read with [`read_markdown_in`] or [`read_markdown_lossy_in`].
+pub fn read_markdown_lossy(abs: &Path, cap: u64) -> Result<(String, Option<usize>), SkipReason> {
     let meta = std::fs::metadata(abs).map_err(|e| SkipReason::Unreadable {
         message: e.to_string(),
     })?;
@@ -291,10 +293,12 @@ pub fn read_markdown(abs: &Path, cap: u64) -> Result<String, SkipReason> {
     let bytes = std::fs::read(abs).map_err(|e| SkipReason::Unreadable {
         message: e.to_string(),
     })?;
-    markdown_text(bytes, cap)
+    let (text, invalid_at) = decode(bytes, cap)?;
+    checked_nesting(text).map(|text| (text, invalid_at))
 }
 
-/// Reads the Markdown file at KB-relative `path` of `root` as [`read_markdown`] does,
+/// Reads the Markdown file at KB-relative `path` of `root` under the size cap, checking
+/// it is a regular file of UTF-8 text without NUL bytes that is not too complex to parse,
 /// never through a symbolic link ([`beneath`]): a link anywhere on the way, or swapped in
 /// after the path policy checked the path, is [`SkipReason::Symlink`].
 pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, SkipReason> {
