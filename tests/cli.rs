@@ -871,7 +871,7 @@ fn search_counts_skipped_files_in_one_line() {
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            "folio: note: 1 file not indexed (too large, binary, unreadable or too complex); `folio index` lists them\n"
+            "folio: note: 1 file not indexed; `folio index` lists them with the reason\n"
         );
     }
     let out = folio(&["index", "--root", root]);

@@ -186,7 +186,7 @@ pub fn report_skipped(summary: &IndexSummary) {
 pub fn report_skipped_briefly(summary: &IndexSummary) {
     if !summary.skipped.is_empty() {
         eprintln!(
-            "folio: note: {} not indexed (too large, binary, unreadable or too complex); `folio index` lists them",
+            "folio: note: {} not indexed; `folio index` lists them with the reason",
             super::counted(summary.skipped.len(), "file", "files")
         );
     }

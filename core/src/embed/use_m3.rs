@@ -87,8 +87,15 @@ impl UseEncoder {
                 path.display()
             ))
         };
-        let mut parsed = weights::parse(&path).map_err(fail)?;
-        weights::check_digest(&path).map_err(fail)?;
+        // A FIFO or a device would block the open or the reads; only a regular file is
+        // read. It is opened once: the file checked is the file whose rows are read.
+        let meta = std::fs::metadata(&path).map_err(|e| fail(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(fail("not a regular file".to_owned()));
+        }
+        let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
+        let mut parsed = weights::parse(&file).map_err(fail)?;
+        weights::check_digest(&file).map_err(fail)?;
         if parsed.table_cols != EMBEDDING || parsed.table_rows < parsed.pieces.len() {
             return Err(fail(format!(
                 "a {} x {} embedding table for {} pieces",
@@ -100,7 +107,6 @@ impl UseEncoder {
         let net = Network::from_parsed(&mut parsed).map_err(fail)?;
         let tokenizer =
             Tokenizer::new(std::mem::take(&mut parsed.pieces), &parsed.charsmap).map_err(fail)?;
-        let file = File::open(&path).map_err(|e| fail(e.to_string()))?;
         Ok(UseEncoder {
             tokenizer,
             net,

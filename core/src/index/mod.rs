@@ -278,8 +278,12 @@ pub fn index_root(
     // the folder when it was moved or copied: its paths are relative to the root, so it
     // is taken over as it is and brought up to date like any other (content hashes
     // decide what is read again; the vectors of unchanged text stay). Only an index kept
-    // elsewhere (`--db`) can belong to another folder.
-    let moved_with_root = db_path.starts_with(root.join(".folio"));
+    // elsewhere (`--db`) can belong to another folder. The root's `.folio` must be a
+    // folder of its own (not a link to another root's) holding the file, however the
+    // path to it is spelt.
+    let own = root.join(".folio");
+    let moved_with_root = std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_dir())
+        && db_path.parent().and_then(|p| p.canonicalize().ok()) == own.canonicalize().ok();
     if let Some(recorded) = &recorded
         && *recorded != root_str
         && !force

@@ -607,7 +607,24 @@ fn an_index_moved_with_its_folder_is_taken_over() {
         Some(b.to_string_lossy().as_ref())
     );
     drop(store);
-    // The same file named with --db from outside the folder is still refused for a.
+    // The same file named with --db from outside the folder is still refused for a,
+    // however the path is spelt.
     let err = index_root(&a, &Config::default(), &db_b, false, None).unwrap_err();
+    assert!(matches!(err, IndexError::OtherRoot { .. }), "{err}");
+    let spelt = a.join(".folio/../../b/.folio/index.db");
+    let err = index_root(&a, &Config::default(), &spelt, false, None).unwrap_err();
+    assert!(matches!(err, IndexError::OtherRoot { .. }), "{err}");
+    // A `.folio` that is a link to another root's folder shares that index: refused.
+    let c = dir.path().join("c");
+    write(&c, "one.md", b"# One\n");
+    std::os::unix::fs::symlink(b.join(".folio"), c.join(".folio")).unwrap();
+    let err = index_root(
+        &c,
+        &Config::default(),
+        &c.join(".folio/index.db"),
+        false,
+        None,
+    )
+    .unwrap_err();
     assert!(matches!(err, IndexError::OtherRoot { .. }), "{err}");
 }

@@ -4,8 +4,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, Read};
-use std::path::Path;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 
 /// The file's magic bytes.
 const MAGIC: &[u8; 4] = b"USM3";
@@ -18,13 +17,13 @@ const VERSION: u32 = 1;
 /// store wrong vectors under the model's id, which later passes would keep.
 const FILE_XXH64: u64 = 0xd49e_78c3_1a2f_337c;
 
-/// Checks that the file at `path` is the one `scripts/fetch-use-model` installs, by its
-/// xxh64 ([`FILE_XXH64`]); reads the 81 MB once (the whole load, this check included,
-/// takes about 0.1 s).
+/// Checks that `file` is the one `scripts/fetch-use-model` installs, by its xxh64
+/// ([`FILE_XXH64`]), reading it from the start; reads the 81 MB once (the whole load,
+/// this check included, takes about 0.1 s).
 ///
 /// Errors: the file cannot be read, or its digest differs (the message gives both).
-pub(super) fn check_digest(path: &Path) -> Result<(), String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
+pub(super) fn check_digest(mut file: &File) -> Result<(), String> {
+    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
     let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -92,9 +91,9 @@ impl<R: Read> Counted<R> {
 ///
 /// Errors: the file cannot be read, is not a version-1 `USM3` file, or its length is not
 /// the header's plus the table's.
-pub(super) fn parse(path: &Path) -> Result<Parsed, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
+pub(super) fn parse(mut file: &File) -> Result<Parsed, String> {
     let len = file.metadata().map_err(|e| e.to_string())?.len();
+    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
     let mut r = Counted {
         inner: BufReader::with_capacity(1 << 20, file),
         at: 0,

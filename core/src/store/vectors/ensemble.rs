@@ -19,7 +19,7 @@ use super::sqlite_vec::{extend_from_blob, to_blob};
 use crate::store::{Store, StoreError};
 
 /// The table of the ensemble model's whole-document vectors.
-const ENSEMBLE_TABLE: &str = "ensemble_doc_vectors";
+pub(super) const ENSEMBLE_TABLE: &str = "ensemble_doc_vectors";
 
 impl Store {
     /// Documents lacking an ensemble vector of `model_id`, by path, with the text to

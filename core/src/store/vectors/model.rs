@@ -21,6 +21,18 @@ fn drop_vectors(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
          DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;
          DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
     ))?;
+    // The ensemble model's vectors go too (an index from before schema 7 has no table).
+    let has_ensemble: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        [super::ensemble::ENSEMBLE_TABLE],
+        |r| r.get(0),
+    )?;
+    if has_ensemble {
+        conn.execute(
+            &format!("DELETE FROM {}", super::ensemble::ENSEMBLE_TABLE),
+            [],
+        )?;
+    }
     bump_generation(conn)
 }
 
@@ -146,8 +158,9 @@ impl Store {
         Ok(true)
     }
 
-    /// Drops every stored vector and forgets the model (`folio index --force`
-    /// re-embeds everything); documents, chunks and the FTS table are untouched.
+    /// Drops every stored vector, the ensemble model's included, and forgets the model
+    /// (`folio index --force` re-embeds everything); documents, chunks and the FTS table
+    /// are untouched.
     pub fn clear_vectors(&mut self) -> Result<(), StoreError> {
         let tx = self
             .conn_mut()

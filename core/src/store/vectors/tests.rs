@@ -1154,4 +1154,20 @@ fn ensemble_ranks_join_documents_by_source_hash() {
             .unwrap()
             .is_empty()
     );
+    // `folio index --force` (clear_vectors) drops them too, so that the next pass embeds
+    // every document again with the second model.
+    store.clear_vectors().unwrap();
+    assert!(
+        store
+            .ensemble_document_ranks("test:ensemble", &[0.8, 0.6])
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .documents_lacking_ensemble_vectors("test:ensemble")
+            .unwrap()
+            .len(),
+        6
+    );
 }
