@@ -567,11 +567,12 @@ fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
     let weights = folio_core::embed::use_m3::USE_WEIGHTS_FILE;
     let head = std::fs::read(use_model.join(weights)).unwrap()[..1000].to_vec();
     std::fs::write(damaged.path().join(weights), head).unwrap();
-    let run = |command: &str, use_dir: &Path| {
+    let run_with = |args: &[&str], use_dir: &Path| {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("note.md"), "# Note\n\nSome words.\n").unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_folio"))
-            .args([command, "--root", dir.path().to_str().unwrap()])
+            .args(args)
+            .args(["--root", dir.path().to_str().unwrap()])
             .env("FOLIO_EMBED_PROVIDER", "builtin")
             .env("FOLIO_MODEL_DIR", &model)
             .env("FOLIO_USE_MODEL_DIR", use_dir)
@@ -587,6 +588,10 @@ fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
             String::from_utf8(out.stdout).unwrap(),
             String::from_utf8(out.stderr).unwrap(),
         )
+    };
+    let run = |command: &str, use_dir: &Path| run_with(&[command], use_dir);
+    let index_json = |use_dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&run_with(&["index", "--json"], use_dir).0).unwrap()
     };
     let ensemble_line = |stdout: &str| {
         stdout
@@ -604,6 +609,10 @@ fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
         ensemble_line(&run("status", &use_model).0).as_deref(),
         Some("ensemble leg: on (second model builtin:use-multilingual-v3)")
     );
+    let embed = &index_json(&use_model)["embed"];
+    assert_eq!(embed["ensemble_model"], "builtin:use-multilingual-v3");
+    assert_eq!(embed["ensemble_missing"], serde_json::Value::Null);
+    assert_eq!(embed["ensemble_documents_embedded"], 1);
 
     let not_installed = format!(
         "the second built-in model (USE-Multilingual v3) is not installed in {}; run scripts/fetch-model to install it",
@@ -619,6 +628,9 @@ fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
         ensemble_line(&run("status", missing.path()).0),
         Some(format!("ensemble leg: off: {not_installed}"))
     );
+    let embed = &index_json(missing.path())["embed"];
+    assert_eq!(embed["ensemble_model"], serde_json::Value::Null);
+    assert_eq!(embed["ensemble_missing"], not_installed.as_str());
 
     let unusable = format!(
         "{} is not a usable use-multilingual-v3 file (truncated at byte 1000 (failed to fill whole buffer)); run scripts/fetch-model",

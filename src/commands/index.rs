@@ -83,13 +83,16 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
             ) => {
                 serde_json::json!({"state": "off", "provider": provider, "reason": reason})
             }
-            (EmbedPlan::Ready(_), Some(es)) => {
+            (EmbedPlan::Ready(embedder), Some(es)) => {
                 let mut v = serde_json::to_value(es)?;
                 v["state"] = serde_json::json!(if es.unavailable.is_some() {
                     "unavailable"
                 } else {
                     "done"
                 });
+                v["ensemble_model"] =
+                    serde_json::json!(embedder.ensemble().map(|e| e.model_id().to_owned()));
+                v["ensemble_missing"] = serde_json::json!(embedder.ensemble_missing());
                 v
             }
             (EmbedPlan::Ready(_), None) => serde_json::Value::Null,
