@@ -917,3 +917,34 @@ fn outline_reads_a_note_that_is_not_utf8_as_indexing_does() {
         "{stdout}"
     );
 }
+
+/// An index of another folder named with `--db` is refused by search too, with
+/// `--no-reindex` (nothing else would check it): its text would come back under this
+/// root's paths.
+#[test]
+fn search_refuses_an_index_of_another_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, q) = (dir.path().join("p"), dir.path().join("q"));
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::create_dir_all(&q).unwrap();
+    std::fs::write(q.join("w.md"), "# Walrus\n").unwrap();
+    let (p_str, q_str) = (p.to_str().unwrap(), q.to_str().unwrap());
+    assert_eq!(folio(&["index", "--root", q_str]).status.code(), Some(0));
+    let db = q.join(".folio/index.db");
+    let message = format!(
+        "folio: error: `{}` is the index of `{q_str}`, not of `{p_str}`; use another --db, or --force to take it over\n",
+        db.display()
+    );
+    let out = folio(&[
+        "search",
+        "walrus",
+        "--root",
+        p_str,
+        "--db",
+        db.to_str().unwrap(),
+        "--no-reindex",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), message);
+    assert!(out.stdout.is_empty());
+}

@@ -78,6 +78,12 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     };
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    // With --no-reindex nothing checked whose index this is: another folder's is refused.
+    if let Some(err) =
+        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
+    {
+        return Err(err.into());
+    }
     let options = pipeline_options(args, mode, &r.config.search, &r.root)?;
     let mut label = mode.to_string();
     if args.mmr {

@@ -70,6 +70,12 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
     let store =
         Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    // With --no-reindex nothing checked whose index this is: another folder's is refused.
+    if let Some(err) =
+        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
+    {
+        return Err(err.into());
+    }
     let results = folio_core::search::semantic::search(
         &store,
         embedder.as_deref(),

@@ -412,8 +412,20 @@ impl Host {
         };
         if !indexed()? {
             let progress = self.wait_for_reindex(self.first_index_wait);
-            if progress.is_some() || !indexed()? {
+            if progress.is_some() {
                 return Ok(progress);
+            }
+            if !indexed()? {
+                // The pass ended without recording this root: an index of another folder
+                // (`--db`) is refused (its text under this root's paths would mislead).
+                let recorded =
+                    self.with_store(|store| store.meta("root").map_err(HostError::internal))?;
+                if let Some(err) =
+                    crate::index::foreign_index(&self.root, &self.db_path, recorded.as_deref())
+                {
+                    return Err(HostError::new(ErrorCode::NotConfigured, err.to_string()));
+                }
+                return Ok(None);
             }
         }
         self.root_indexed.store(true, Ordering::Release);

@@ -50,6 +50,31 @@ pub enum IndexError {
     },
 }
 
+/// Whether the index at `db_path`, which records `recorded` as its root (`None`: a new
+/// index), belongs to another folder than `root`: `Some(`[`IndexError::OtherRoot`]`)`
+/// then, which indexing refuses without `--force` and search refuses outright (it would
+/// answer with another folder's text under this root's paths).
+///
+/// An index inside the root's own `.folio` folder that records another root came with
+/// the folder when it was moved or copied: its paths are relative to the root, so it is
+/// this root's, and the next index run takes it over and brings it up to date like any
+/// other (content hashes decide what is read again; the vectors of unchanged text
+/// stay). Only an index kept elsewhere (`--db`) can belong to another folder. The root's
+/// `.folio` must be a folder of its own (not a link to another root's) holding the file,
+/// however the path to it is spelt.
+pub fn foreign_index(root: &Path, db_path: &Path, recorded: Option<&str>) -> Option<IndexError> {
+    let root_str = root.to_string_lossy();
+    let recorded = recorded.filter(|r| *r != root_str)?;
+    let own = root.join(".folio");
+    let moved_with_root = std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_dir())
+        && db_path.parent().and_then(|p| p.canonicalize().ok()) == own.canonicalize().ok();
+    (!moved_with_root).then(|| IndexError::OtherRoot {
+        db: db_path.display().to_string(),
+        recorded: recorded.to_owned(),
+        root: root_str.into_owned(),
+    })
+}
+
 /// What an index run did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct IndexSummary {
@@ -274,26 +299,8 @@ pub fn index_root(
     let mut store = Store::open(db_path)?;
     let root_str = root.to_string_lossy().into_owned();
     let recorded = store.meta("root")?;
-    // An index inside the root's own `.folio` folder that records another root came with
-    // the folder when it was moved or copied: its paths are relative to the root, so it
-    // is taken over as it is and brought up to date like any other (content hashes
-    // decide what is read again; the vectors of unchanged text stay). Only an index kept
-    // elsewhere (`--db`) can belong to another folder. The root's `.folio` must be a
-    // folder of its own (not a link to another root's) holding the file, however the
-    // path to it is spelt.
-    let own = root.join(".folio");
-    let moved_with_root = std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_dir())
-        && db_path.parent().and_then(|p| p.canonicalize().ok()) == own.canonicalize().ok();
-    if let Some(recorded) = &recorded
-        && *recorded != root_str
-        && !force
-        && !moved_with_root
-    {
-        return Err(IndexError::OtherRoot {
-            db: db_path.display().to_string(),
-            recorded: recorded.clone(),
-            root: root_str,
-        });
+    if !force && let Some(err) = foreign_index(root, db_path, recorded.as_deref()) {
+        return Err(err);
     }
     let indexed = store.documents()?;
     // After a schema migration that changed what a document's records hold.
