@@ -935,6 +935,15 @@ fn search_refuses_an_index_of_another_folder() {
         "folio: error: `{}` is the index of `{q_str}`, not of `{p_str}`; use another --db, or --force to take it over\n",
         db.display()
     );
+    let status = folio(&["status", "--root", p_str, "--db", db.to_str().unwrap()]);
+    let status = String::from_utf8(status.stdout).unwrap();
+    assert!(
+        status.contains(&format!(
+            "\nindex: error: {}",
+            message.strip_prefix("folio: error: ").unwrap()
+        )),
+        "{status}"
+    );
     let out = folio(&[
         "search",
         "walrus",

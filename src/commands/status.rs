@@ -83,6 +83,10 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     let japanese_fallback = store.lexical().bigrams_reason_checked();
     let st = store.status()?;
     let vs = store.vector_status()?;
+    // An index of another folder (`--db`), which index and search refuse.
+    let other_root =
+        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
+            .map(|e| e.to_string());
     // The `[search]` numbers only matter to search, so a bad one fails `folio mcp` and
     // `folio search` but not `folio index`: say so here.
     let search_error = PipelineOptions::for_root(SearchMode::Hybrid, &r.root, &r.config.search)
@@ -104,7 +108,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
                 "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
                 "lexical_analyser": st.lexical_analyser, "japanese_fallback": japanese_fallback,
                 "synonyms_missing": st.synonyms_missing,
-                "search_settings_error": search_error,
+                "search_settings_error": search_error, "other_root_error": other_root,
                 "embed": embed_json,
                 "rerank": rerank,
             })
@@ -120,6 +124,9 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             st.db_size_bytes,
             st.schema_version
         )?;
+        if let Some(err) = &other_root {
+            writeln!(out, "index: error: {err}")?;
+        }
         if let Some(err) = &search_error {
             writeln!(out, "search settings: error: {err}")?;
         }
