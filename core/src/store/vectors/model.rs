@@ -5,6 +5,7 @@
 
 use rusqlite::TransactionBehavior;
 
+use super::ensemble::ENSEMBLE_TABLE;
 use super::scan::bump_generation;
 use super::{DOC_VEC_TABLE, VEC_TABLE, has_table};
 use crate::store::{EMBEDDING_TEXT_VERSION, Store, StoreError, chunk_content_hash};
@@ -16,23 +17,14 @@ pub(crate) const EMBEDDING_TEXT_KEY: &str = "embedding_text";
 
 /// Drops every vector (chunk and document) and forgets the model.
 fn drop_vectors(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    // The ensemble model's vectors go too; its table exists, as `Store::open` brings the
+    // schema up to date before anything here runs.
     conn.execute_batch(&format!(
         "DROP TABLE IF EXISTS {VEC_TABLE}; DELETE FROM vector_keys;
          DROP TABLE IF EXISTS {DOC_VEC_TABLE}; DELETE FROM doc_vector_keys;
+         DELETE FROM {ENSEMBLE_TABLE};
          DELETE FROM meta WHERE key IN ('vector_model', 'vector_dims', 'embed_unavailable');"
     ))?;
-    // The ensemble model's vectors go too (an index from before schema 7 has no table).
-    let has_ensemble: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
-        [super::ensemble::ENSEMBLE_TABLE],
-        |r| r.get(0),
-    )?;
-    if has_ensemble {
-        conn.execute(
-            &format!("DELETE FROM {}", super::ensemble::ENSEMBLE_TABLE),
-            [],
-        )?;
-    }
     bump_generation(conn)
 }
 
