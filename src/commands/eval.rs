@@ -9,18 +9,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use folio_core::config::SearchConfig;
 use folio_core::eval::{self, EvalHistory};
 use folio_core::rerank::select;
 use folio_core::search::SearchQuery;
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, SearchMode};
-use folio_core::store::Store;
 
 use super::embedding::search_embedder;
 use super::index::{report_skipped_briefly, run_index};
 use super::rerank::rerank_setup;
-use super::root::resolve_root;
+use super::root::{open_index, resolve_root};
 use crate::cli::EvalArgs;
 
 /// The pipeline options of a run in `mode`: the mode's defaults, the numbers of the
@@ -76,14 +75,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     } else {
         asked
     };
-    let store =
-        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    // With --no-reindex nothing checked whose index this is: another folder's is refused.
-    if let Some(err) =
-        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
-    {
-        return Err(err.into());
-    }
+    let store = open_index(&r)?;
     let options = pipeline_options(args, mode, &r.config.search, &r.root)?;
     let mut label = mode.to_string();
     if args.mmr {

@@ -35,3 +35,19 @@ pub fn resolve_root(args: &RootArgs) -> Result<Resolved> {
     let db = args.db.clone().unwrap_or_else(|| default_db_path(&root));
     Ok(Resolved { root, config, db })
 }
+
+/// Opens the index of `r` for reading, refusing an index that belongs to another folder
+/// (`--db`; `folio_core::index::foreign_index`): its text would come back under this
+/// root's paths. A reindex checks the same; this covers `--no-reindex`.
+///
+/// Errors: the index cannot be opened, or records another folder.
+pub fn open_index(r: &Resolved) -> Result<folio_core::store::Store> {
+    let store = folio_core::store::Store::open(&r.db)
+        .with_context(|| format!("opening the index `{}`", r.db.display()))?;
+    if let Some(err) =
+        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
+    {
+        return Err(err.into());
+    }
+    Ok(store)
+}

@@ -4,17 +4,16 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use folio_core::host::ErrorCode;
 use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
 use folio_core::rerank::select;
 use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, SearchMode};
-use folio_core::store::Store;
 
 use super::embedding::search_embedder;
 use super::index::{report_skipped_briefly, run_index};
 use super::rerank::rerank_setup;
-use super::root::resolve_root;
+use super::root::{open_index, resolve_root};
 use crate::cli::SearchArgs;
 
 /// The search request the command line asks for.
@@ -68,14 +67,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
         report_skipped_briefly(&summary);
     }
     let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
-    let store =
-        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    // With --no-reindex nothing checked whose index this is: another folder's is refused.
-    if let Some(err) =
-        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
-    {
-        return Err(err.into());
-    }
+    let store = open_index(&r)?;
     let results = folio_core::search::semantic::search(
         &store,
         embedder.as_deref(),
