@@ -404,22 +404,16 @@ impl Host {
             return Ok(None);
         }
         let root = self.root.to_string_lossy();
-        let indexed = || {
-            self.with_store(|store| {
-                let recorded = store.meta("root").map_err(HostError::internal)?;
-                Ok(recorded.as_deref() == Some(root.as_ref()))
-            })
-        };
-        if !indexed()? {
+        let recorded = || self.with_store(|store| store.meta("root").map_err(HostError::internal));
+        if recorded()?.as_deref() != Some(root.as_ref()) {
             let progress = self.wait_for_reindex(self.first_index_wait);
             if progress.is_some() {
                 return Ok(progress);
             }
-            if !indexed()? {
+            let recorded = recorded()?;
+            if recorded.as_deref() != Some(root.as_ref()) {
                 // The pass ended without recording this root: an index of another folder
                 // (`--db`) is refused (its text under this root's paths would mislead).
-                let recorded =
-                    self.with_store(|store| store.meta("root").map_err(HostError::internal))?;
                 if let Some(err) =
                     crate::index::foreign_index(&self.root, &self.db_path, recorded.as_deref())
                 {
