@@ -333,7 +333,8 @@ pub struct StatusArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub root: RootArgs,
-    /// Enable the writing tools (kb_patch, kb_edit_table, kb_create, kb_move, kb_delete). Also on when
+    /// Enable the writing tools (kb_patch, kb_edit_table, kb_create, kb_move, kb_delete, the image
+    /// writes, kb_create_pdf_book, kp_contribute_*, kp_validate_unit). Also on when
     /// `[mcp] allow_writes = true` is in the user's ~/.config/folio/config.toml; a workspace's folio.toml cannot turn it on.
     #[arg(long)]
     pub allow_writes: bool,

@@ -932,7 +932,7 @@ fn search_refuses_an_index_of_another_folder() {
     assert_eq!(folio(&["index", "--root", q_str]).status.code(), Some(0));
     let db = q.join(".folio/index.db");
     let message = format!(
-        "folio: error: `{}` is the index of `{q_str}`, not of `{p_str}`; use another --db, or --force to take it over\n",
+        "folio: error: `{}` is the index of `{q_str}`, not of `{p_str}`; use another index file (`--db`), or reindex with force (`folio index --force`, kb_reindex `force: true`) to take it over\n",
         db.display()
     );
     let status = folio(&["status", "--root", p_str, "--db", db.to_str().unwrap()]);

@@ -30,7 +30,7 @@ pub enum IndexError {
     /// (An index in the root's own `.folio` folder that records another root was moved
     /// or copied with the folder, and is taken over.)
     #[error(
-        "`{db}` is the index of `{recorded}`, not of `{root}`; use another --db, or --force to take it over"
+        "`{db}` is the index of `{recorded}`, not of `{root}`; use another index file (`--db`), or reindex with force (`folio index --force`, kb_reindex `force: true`) to take it over"
     )]
     OtherRoot {
         /// The database file.

@@ -236,7 +236,7 @@ fn an_index_of_another_root_is_refused_unless_forced() {
     assert_eq!(
         err.to_string(),
         format!(
-            "`{}` is the index of `{}`, not of `{}`; use another --db, or --force to take it over",
+            "`{}` is the index of `{}`, not of `{}`; use another index file (`--db`), or reindex with force (`folio index --force`, kb_reindex `force: true`) to take it over",
             db.display(),
             a.display(),
             b.display()
