@@ -5,11 +5,12 @@
 //! some files were skipped (each is listed on stderr with its reason).
 //!
 //! The clap definitions are in `cli.rs`, each command in its own file under `commands/`,
-//! and how an error is printed in `error.rs`.
+//! how an error is printed in `error.rs`, and how a panic is in `panic_report.rs`.
 
 mod cli;
 mod commands;
 mod error;
+mod panic_report;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
                 .with_filter(no_wire),
         )
         .init();
+    panic_report::install();
     let cli = Cli::parse();
     match commands::run(cli.command) {
         Ok(code) => code,

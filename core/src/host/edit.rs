@@ -358,6 +358,13 @@ impl Host {
         label: &str,
         mut plan: impl FnMut(&str) -> HostResult<(String, T)>,
     ) -> HostResult<(Landed, String, T)> {
+        let mut plan = |old: &str| {
+            let (new, value) = plan(old)?;
+            if new != old {
+                self.check_writable(path, &new)?;
+            }
+            Ok((new, value))
+        };
         let (_, text, buffer) = self.read_live(path)?;
         if let Some(buffer) = buffer {
             let (new, value) = plan(&text)?;
@@ -451,6 +458,7 @@ impl Host {
         let guard = self.writer.lock()?;
         resolve_new(&self.root, &args.path)?;
         let text = args.markdown.clone().unwrap_or_default();
+        self.check_writable(&args.path, &text)?;
         guard.create(&args.path, text.as_bytes())?;
         tracing::info!(path = %args.path, "created");
         let index_synchronized = self.sync_document(&args.path, Some(&text));

@@ -51,7 +51,7 @@ impl From<crate::write::WriteError> for HostError {
     fn from(err: crate::write::WriteError) -> HostError {
         use crate::write::WriteError;
         let code = match &err {
-            WriteError::Busy { .. } => ErrorCode::Busy,
+            WriteError::Busy { .. } | WriteError::InUse { .. } => ErrorCode::Busy,
             WriteError::Changed { .. } => ErrorCode::Conflict,
             WriteError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
             WriteError::NotFound { .. } => ErrorCode::NotFound,

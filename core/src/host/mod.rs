@@ -299,6 +299,19 @@ impl Host {
             .map_err(|reason| skip_error(path, reason))
     }
 
+    /// Refuses (`INVALID_ARGUMENT`, nothing written) a new text of `path` that folio could
+    /// not read back as a note ([`crate::workspace::check_writable_markdown`]): over the
+    /// size cap, with a NUL byte, or nested too deeply to parse.
+    pub(crate) fn check_writable(&self, path: &str, text: &str) -> HostResult<()> {
+        crate::workspace::check_writable_markdown(text, self.config.index.max_file_size).map_err(
+            |reason| {
+                HostError::invalid(format!(
+                    "the edit would make `{path}` a file folio cannot read as a note ({reason}); nothing was changed"
+                ))
+            },
+        )
+    }
+
     /// Checks that `path` names a Markdown file, syntax only.
     pub(crate) fn check_markdown_name(path: &str) -> HostResult<()> {
         check_syntax(path)?;

@@ -232,24 +232,18 @@ impl Host {
         }
         let max = max.min(200_000);
         let offset = args.offset.unwrap_or(0);
-        if offset > selected.len() || !selected.is_char_boundary(offset) {
+        if offset > selected.len() {
             return Err(HostError::invalid(format!(
-                "offset {offset} is not a character boundary within 0..={}",
+                "offset {offset} is past the end ({} bytes)",
                 selected.len()
             )));
         }
-        let mut end = (offset + max).min(selected.len());
-        if end < selected.len() {
-            // End the page after a line break when there is one; else at a character boundary.
-            match selected[offset..end].rfind('\n') {
-                Some(i) => end = offset + i + 1,
-                None => {
-                    while !selected.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                }
-            }
+        if !selected.is_char_boundary(offset) {
+            return Err(HostError::invalid(format!(
+                "offset {offset} is inside a character; pass the `next_offset` of the previous page"
+            )));
         }
+        let end = page_end(selected, offset, max);
         let page_start = range.start + offset;
         let page_end = range.start + end;
         let elements = parsed
@@ -335,5 +329,27 @@ fn attach(stack: &mut [OutlineHeading], roots: &mut Vec<OutlineHeading>, h: Outl
     match stack.last_mut() {
         Some(parent) => parent.children.push(h),
         None => roots.push(h),
+    }
+}
+
+/// Where a page of at most `max` bytes of `text` that starts at `offset` (a character
+/// boundary) ends, in bytes: after the last line break in it when there is one, else at
+/// the last character boundary, and never before the end of the first character (so a
+/// `max` smaller than one character still moves on).
+fn page_end(text: &str, offset: usize, max: usize) -> usize {
+    let mut end = offset.saturating_add(max).min(text.len());
+    if end == text.len() {
+        return end;
+    }
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[offset..end].rfind('\n') {
+        Some(i) => offset + i + 1,
+        None if end > offset => end,
+        None => text[offset..]
+            .chars()
+            .next()
+            .map_or(text.len(), |c| offset + c.len_utf8()),
     }
 }

@@ -525,9 +525,9 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         .map(|(l, _)| l.as_str())
         .collect();
 
-    // Definitions: duplicates and unused ones.
+    // Definitions: duplicates and unused ones. A comment (`[//]: # (note)`) is neither.
     let mut seen: HashSet<&str> = HashSet::new();
-    for def in &parsed.definitions {
+    for def in parsed.definitions.iter().filter(|d| !d.comment) {
         if !seen.insert(def.key.as_str()) {
             push(
                 DiagnosticCode::DuplicateDefinition,

@@ -76,19 +76,17 @@ impl Builder<'_> {
             }
             Node::LinkReference(r) => {
                 self.covered.push(range.clone());
-                self.push_reference(
-                    LinkKind::Reference,
-                    range,
-                    r.label.as_deref().unwrap_or(&r.identifier),
-                );
+                let label = reference_label(self.text, &range, &r.reference_kind, 0)
+                    .or(r.label.as_deref())
+                    .unwrap_or(&r.identifier);
+                self.push_reference(LinkKind::Reference, range.clone(), label);
             }
             Node::ImageReference(r) => {
                 self.covered.push(range.clone());
-                self.push_reference(
-                    LinkKind::ImageReference,
-                    range,
-                    r.label.as_deref().unwrap_or(&r.identifier),
-                );
+                let label = reference_label(self.text, &range, &r.reference_kind, 1)
+                    .or(r.label.as_deref())
+                    .unwrap_or(&r.identifier);
+                self.push_reference(LinkKind::ImageReference, range.clone(), label);
                 return;
             }
             Node::Definition(d) => {
@@ -109,6 +107,7 @@ impl Builder<'_> {
                     key,
                     range: range.clone(),
                     label_range,
+                    comment: matches!(d.url.trim(), "" | "#"),
                 });
                 let dest_range = definition_dest_range(self.text, &range);
                 self.push_link(LinkKind::Definition, range, dest_range, &d.url, None);
@@ -184,6 +183,30 @@ impl Builder<'_> {
         let link = link(self.text, kind, range, dest_range, url, label);
         self.parsed.links.push(link);
     }
+}
+
+/// The label of a shortcut (`[label]`) or collapsed (`[label][]`) reference at `range` of
+/// `text` as written, markup included, after `skip` leading bytes (1 for an image's `!`);
+/// `None` for a full reference, whose label markdown-rs gives as written.
+///
+/// CommonMark 4.7 matches a reference to a definition on the label's source text, so
+/// `` [`x`] `` uses `` [`x`]: … `` and `[_x_]` does not use `[x]: …`; markdown-rs gives a
+/// shortcut's and a collapsed reference's label as the text of its content, without the
+/// markup.
+fn reference_label<'t>(
+    text: &'t str,
+    range: &Range<usize>,
+    kind: &markdown::mdast::ReferenceKind,
+    skip: usize,
+) -> Option<&'t str> {
+    use markdown::mdast::ReferenceKind;
+    let source = text.get(range.clone())?.get(skip..)?;
+    let inner = match kind {
+        ReferenceKind::Shortcut => source.strip_prefix('[')?.strip_suffix(']')?,
+        ReferenceKind::Collapsed => source.strip_prefix('[')?.strip_suffix("][]")?,
+        ReferenceKind::Full => return None,
+    };
+    Some(inner)
 }
 
 /// The link of `kind` at `range` of `text` whose destination, written at `dest_range`,

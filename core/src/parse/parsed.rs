@@ -245,6 +245,10 @@ pub struct Definition {
     pub range: Range<usize>,
     /// Bytes of the label text between the brackets.
     pub label_range: Range<usize>,
+    /// True when the destination is empty or only `#` (`[//]: # (a note)`,
+    /// `[comment]: <> (a note)`, Foam's `[//begin]: #`): the idiom for a comment that no
+    /// renderer shows, which no link is meant to use and which may repeat its label.
+    pub comment: bool,
 }
 
 /// How a link is written.

@@ -394,6 +394,27 @@ pub fn read_markdown_stamped_in(
     (stamp, read)
 }
 
+/// Whether `text`, written as a note, would pass the checks a note is read with (the
+/// size cap of `cap` bytes, no NUL bytes, not nested too deeply to parse): writers call
+/// it before they write, so nothing folio writes is a note it then refuses to read.
+///
+/// Errors: the [`SkipReason`] a read of the written file would give.
+pub fn check_writable_markdown(text: &str, cap: u64) -> Result<(), SkipReason> {
+    if text.len() as u64 > cap {
+        return Err(SkipReason::TooLarge {
+            size: text.len() as u64,
+            cap,
+        });
+    }
+    if text.as_bytes().contains(&0) {
+        return Err(SkipReason::Binary);
+    }
+    match crate::parse::nesting_problem(text) {
+        Some(detail) => Err(SkipReason::TooComplex { detail }),
+        None => Ok(()),
+    }
+}
+
 /// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
 /// too deeply to parse.
 fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {

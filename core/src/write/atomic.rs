@@ -53,6 +53,12 @@ impl StagedWrite {
         }
     }
 
+    /// Whether another program holds the file the write will replace open for writing
+    /// right now ([`open_for_writing`]).
+    pub fn being_written(&self) -> Option<bool> {
+        open_for_writing(&self.folder, &self.name)
+    }
+
     /// Renames the temporary file over the target and flushes the folder.
     pub fn commit(mut self) -> std::io::Result<()> {
         let temp = self.temp.take().expect("committed once");
@@ -96,6 +102,65 @@ pub fn read(root: &Path, path: &str) -> std::io::Result<Option<Vec<u8>>> {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+/// Whether another program holds KB-relative `path` open for writing right now
+/// ([`open_for_writing`]); `None` when that cannot be told or nothing is there.
+pub fn being_written(root: &Path, path: &str) -> Option<bool> {
+    let (folder, name) = parent(root, path, false).ok()?;
+    open_for_writing(&folder, name)
+}
+
+/// Whether any process holds the regular file `name` of `folder` open for writing right
+/// now: `Some(true)` or `Some(false)` where the kernel can answer, `None` where it cannot
+/// (not Linux, a file system without leases such as some network ones, a file another user
+/// owns, nothing there).
+///
+/// A program that saves in place (a shell's `>`, Python's `open(path, "w")`, some
+/// editors) empties the file and then writes it through a descriptor it keeps open. A
+/// write that read the file in between would plan against an empty or partial text, and a
+/// rename over the file would send that program's bytes to the replaced file, where they
+/// are lost. Linux refuses a read lease (fcntl(2) `F_SETLEASE` with `F_RDLCK`) with
+/// `EAGAIN` exactly while some descriptor has the file open for writing, so taking one and
+/// dropping it at once answers the question without blocking anyone. While the lease is
+/// held (microseconds), another program's open for writing waits for its release and the
+/// kernel signals this process with `SIGIO`, whose default action would end it; the first
+/// call therefore sets `SIGIO` to be ignored when nothing in the process handles it.
+pub fn open_for_writing(folder: &Folder, name: &str) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        static IGNORE_SIGIO: std::sync::Once = std::sync::Once::new();
+        IGNORE_SIGIO.call_once(|| {
+            // SAFETY: reads the disposition of SIGIO and replaces only the default one;
+            // no handler of this process is changed.
+            unsafe {
+                let mut current: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGIO, std::ptr::null(), &mut current) == 0
+                    && current.sa_sigaction == libc::SIG_DFL
+                {
+                    libc::signal(libc::SIGIO, libc::SIG_IGN);
+                }
+            }
+        });
+        let (file, _) = folder.open_file(name).ok()?;
+        let fd = file.as_raw_fd();
+        // SAFETY: `fd` is a descriptor this function owns (opened read-only above) for the
+        // whole call; F_SETLEASE takes an integer argument.
+        let taken = unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) };
+        if taken == 0 {
+            // SAFETY: as above; releases the lease just taken.
+            unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) };
+            return Some(false);
+        }
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        (errno == Some(libc::EAGAIN)).then_some(true)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (folder, name);
+        None
     }
 }
 

@@ -19,8 +19,14 @@
 //!   several files writes its plan first, so a crash in the middle is finished by the next
 //!   writer that takes the lock.
 //!
+//! - **Wait for a program saving in place.** Before each read and again before the
+//!   rename, [`atomic::open_for_writing`] asks the kernel whether any process holds the
+//!   file open for writing; while one does (it emptied the file and is writing it),
+//!   the write waits up to [`IN_USE_WAIT`], so it neither plans against a partial text nor
+//!   sends that program's bytes to the replaced file.
+//!
 //! What this cannot promise against programs that are not folio (they take no lock): a
-//! write that lands in the microseconds between folio's final comparison and its rename
+//! write that starts in the microseconds between folio's final checks and its rename
 //! is replaced by folio's. docs/reliability.md says this for users.
 
 pub mod atomic;
@@ -42,6 +48,11 @@ pub const LOCK_TIMEOUT: Duration = Duration::from_secs(20);
 /// How many times [`WriteGuard::update`] plans again when the file keeps changing under it.
 pub const MAX_REPLANS: usize = 3;
 
+/// How long a write waits for another program that holds the file open for writing (one
+/// saving in place) to close it before giving up with [`WriteError::InUse`]
+/// ([`atomic::open_for_writing`]).
+pub const IN_USE_WAIT: Duration = Duration::from_secs(2);
+
 /// Why a write did not happen. Nothing was changed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -59,6 +70,16 @@ pub enum WriteError {
         "`{path}` was changed by another program while this write was planned; nothing was changed, read it again"
     )]
     Changed {
+        /// KB-relative path.
+        path: String,
+    },
+    /// Another program kept the file open for writing (it was saving it in place) for
+    /// longer than [`IN_USE_WAIT`]: reading it now could see a partial text, and replacing
+    /// it would lose what that program writes next.
+    #[error(
+        "`{path}` is open for writing in another program (it is being saved); nothing was changed, try again once it is closed"
+    )]
+    InUse {
         /// KB-relative path.
         path: String,
     },
@@ -236,8 +257,31 @@ impl WriteGuard<'_> {
         }
     }
 
-    /// Fails with [`WriteError::Changed`] unless the file at `path` holds exactly `expected`.
+    /// Waits up to [`IN_USE_WAIT`] while another program holds the file at `path` open
+    /// for writing ([`atomic::open_for_writing`]), checking every 10 ms.
+    ///
+    /// Errors: [`WriteError::InUse`] when it is still open after that.
+    fn await_closed(&self, path: &str) -> Result<(), WriteError> {
+        let deadline = Instant::now() + IN_USE_WAIT;
+        while atomic::being_written(self.root(), path) == Some(true) {
+            if Instant::now() >= deadline {
+                return Err(WriteError::InUse {
+                    path: path.to_string(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    }
+
+    /// Fails with [`WriteError::Changed`] unless the file at `path` holds exactly
+    /// `expected` and no other program has it open for writing.
     fn check_unchanged(&self, path: &str, expected: &[u8]) -> Result<(), WriteError> {
+        if atomic::being_written(self.root(), path) == Some(true) {
+            return Err(WriteError::Changed {
+                path: path.to_string(),
+            });
+        }
         match atomic::read(self.root(), path) {
             Ok(Some(now)) if now == expected => Ok(()),
             Ok(_) => Err(WriteError::Changed {
@@ -252,9 +296,19 @@ impl WriteGuard<'_> {
     /// `expected` and, if equal, the staged file is renamed over it — all in the folder
     /// opened once, never through a symbolic link.
     ///
-    /// Errors: [`WriteError::Changed`] (nothing written) when the file differs or is gone.
+    /// Another program that holds the file open for writing counts as a change: it is
+    /// saving the file in place, and the rename would send its next bytes to the replaced
+    /// file.
+    ///
+    /// Errors: [`WriteError::Changed`] (nothing written) when the file differs, is gone,
+    /// or is open for writing elsewhere.
     pub fn replace(&self, path: &str, expected: &[u8], new: &[u8]) -> Result<(), WriteError> {
         let staged = StagedWrite::new(self.root(), path, new).map_err(|e| self.io(path, e))?;
+        if staged.being_written() == Some(true) {
+            return Err(WriteError::Changed {
+                path: path.to_string(),
+            });
+        }
         match staged.current() {
             Ok(Some(now)) if now == expected => {}
             Ok(_) => {
@@ -270,11 +324,12 @@ impl WriteGuard<'_> {
     /// Reads the file with `read`, plans its new text with `plan`, and replaces the file
     /// at KB-relative `path` if it did not change meanwhile; when it did, reads and plans
     /// again, up to [`MAX_REPLANS`] times. A plan that leaves the text as it is writes
-    /// nothing.
+    /// nothing. Each read waits first while another program holds the file open for
+    /// writing, so a plan is never made against a text that program is still saving.
     ///
     /// Errors: whatever `read` or `plan` return (a pointer that no longer resolves in the
-    /// new text is the plan's `CONFLICT`), or [`WriteError::Changed`] when the file kept
-    /// changing.
+    /// new text is the plan's `CONFLICT`), [`WriteError::Changed`] when the file kept
+    /// changing, or [`WriteError::InUse`] when another program kept it open for writing.
     pub fn update<T, E: From<WriteError>>(
         &self,
         path: &str,
@@ -283,6 +338,7 @@ impl WriteGuard<'_> {
     ) -> Result<Updated<T>, E> {
         let mut replans = 0;
         loop {
+            self.await_closed(path)?;
             let old = read()?;
             let (new, value) = plan(&old)?;
             if new == old {

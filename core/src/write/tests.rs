@@ -428,3 +428,75 @@ fn a_journaled_binary_move_checks_its_hash_and_recovers() {
         assert_eq!(read(&dir.path().join("index.md")), "![c](art/cover.png)\n");
     }
 }
+
+#[test]
+fn a_program_saving_in_place_is_waited_for_and_nothing_is_lost() {
+    // A program that saves in place empties the file, then writes it through the
+    // descriptor it keeps open (a shell's `>`, Python's `open(path, "w")`). A write that
+    // read the empty file and renamed its plan over it would lose the whole note, and the
+    // program's bytes would go to the replaced file.
+    let dir = root();
+    let file = dir.path().join("note.md");
+    std::fs::write(&file, "# Note\n\nFirst.\n").unwrap();
+    assert_eq!(atomic::being_written(dir.path(), "note.md"), Some(false));
+    let mut saving = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&file)
+        .unwrap();
+    assert_eq!(atomic::being_written(dir.path(), "note.md"), Some(true));
+    let saver = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        use std::io::Write;
+        saving
+            .write_all(b"# Note\n\nFirst.\n\nSaved by the editor.\n")
+            .unwrap();
+        drop(saving);
+    });
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    let done = guard
+        .update(
+            "note.md",
+            || Ok::<_, WriteError>(read(&file)),
+            append("Agent line."),
+        )
+        .unwrap();
+    saver.join().unwrap();
+    assert_eq!(done.old, "# Note\n\nFirst.\n\nSaved by the editor.\n");
+    assert_eq!(
+        read(&file),
+        "# Note\n\nFirst.\n\nSaved by the editor.\nAgent line.\n"
+    );
+}
+
+#[test]
+fn a_file_kept_open_for_writing_is_refused_and_left_alone() {
+    let dir = root();
+    let file = dir.path().join("note.md");
+    std::fs::write(&file, "# Note\n").unwrap();
+    let held = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    let writer = Writer::new(dir.path());
+    let guard = writer.lock().unwrap();
+    let started = std::time::Instant::now();
+    let err = guard
+        .update("note.md", || Ok::<_, WriteError>(read(&file)), append("x"))
+        .unwrap_err();
+    assert!(started.elapsed() >= IN_USE_WAIT, "{:?}", started.elapsed());
+    assert_eq!(
+        err.to_string(),
+        "`note.md` is open for writing in another program (it is being saved); nothing was changed, try again once it is closed"
+    );
+    // The comparison before the rename refuses too: the writer plans again.
+    assert!(matches!(
+        guard.replace("note.md", b"# Note\n", b"# Other\n"),
+        Err(WriteError::Changed { .. })
+    ));
+    drop(held);
+    assert_eq!(read(&file), "# Note\n");
+    guard.replace("note.md", b"# Note\n", b"# Other\n").unwrap();
+    assert_eq!(read(&file), "# Other\n");
+}

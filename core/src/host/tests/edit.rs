@@ -467,3 +467,41 @@ fn a_note_that_is_not_utf8_is_read_indexed_and_never_written() {
     assert_eq!(snapshot(dir.path()), before);
     assert_eq!(std::fs::read(dir.path().join("latin1.md")).unwrap(), bytes);
 }
+
+#[test]
+fn writes_that_folio_could_not_read_back_are_refused() {
+    // A NUL byte or a note over the size cap would be written, then refused by every
+    // read, patch, move and delete, and dropped by the next reindex.
+    let (dir, kb) = setup(true);
+    let before = snapshot(dir.path());
+    let nul = err(kb.create(&CreateArgs {
+        path: "n.md".into(),
+        markdown: Some("# N\n\u{0}\n".into()),
+    }));
+    assert_eq!(
+        nul,
+        json!({"code": "INVALID_ARGUMENT", "message": "the edit would make `n.md` a file folio cannot read as a note (binary content (NUL bytes)); nothing was changed"})
+    );
+    let append = |markdown: String| PatchArgs {
+        path: "index.md".into(),
+        operations: vec![PatchOperation {
+            kind: PatchKindArg::InsertAfter,
+            pointer: "document".into(),
+            markdown: Some(markdown),
+        }],
+    };
+    assert_eq!(
+        err(kb.patch(&append("tail\u{0}".into())))["code"],
+        "INVALID_ARGUMENT"
+    );
+    let cap = 16 * 1024 * 1024;
+    let too_large = err(kb.patch(&append("x".repeat(cap))));
+    assert_eq!(
+        too_large["message"],
+        format!(
+            "the edit would make `index.md` a file folio cannot read as a note (too large ({} bytes; the cap is {cap} bytes)); nothing was changed",
+            INDEX.len() + 2 + cap
+        )
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}

@@ -129,3 +129,64 @@ fn kb_outline_nests_headings() {
         })
     );
 }
+
+#[test]
+fn kb_read_pages_end_at_character_boundaries() {
+    let (dir, kb) = setup(false);
+    // One line of 3-byte characters: no line break to end a page at, so a page ends at the
+    // last whole character, and pages chained by next_offset give the text back exactly.
+    let text = format!("# 日本語\n\n{}", "検索".repeat(20));
+    std::fs::write(dir.path().join("ja.md"), &text).unwrap();
+    let mut offset = 0;
+    let mut pages = Vec::new();
+    loop {
+        let page = ok(kb.read(&ReadArgs {
+            path: "ja.md".into(),
+            offset: Some(offset),
+            max_bytes: Some(20),
+            ..ReadArgs::default()
+        }));
+        pages.push(page["text"].as_str().unwrap().to_owned());
+        match page["next_offset"].as_u64() {
+            Some(next) => offset = usize::try_from(next).unwrap(),
+            None => break,
+        }
+    }
+    assert_eq!(pages[0], "# 日本語\n\n");
+    assert_eq!(pages[1], "検索検索検索");
+    assert_eq!(pages.len(), 8);
+    assert_eq!(pages.concat(), text);
+    // A page smaller than one character still moves on by one character.
+    let one = ok(kb.read(&ReadArgs {
+        path: "ja.md".into(),
+        offset: Some(13),
+        max_bytes: Some(1),
+        ..ReadArgs::default()
+    }));
+    assert_eq!(
+        (&one["text"], &one["next_offset"]),
+        (&json!("検"), &json!(16))
+    );
+    // An offset inside a character, or past the end, is refused with the reason.
+    let inside = err(kb.read(&ReadArgs {
+        path: "ja.md".into(),
+        offset: Some(14),
+        ..ReadArgs::default()
+    }));
+    assert_eq!(
+        inside["message"],
+        "offset 14 is inside a character; pass the `next_offset` of the previous page"
+    );
+    let past = err(kb.read(&ReadArgs {
+        path: "ja.md".into(),
+        offset: Some(1_000_000_000_000_000),
+        ..ReadArgs::default()
+    }));
+    assert_eq!(
+        past["message"],
+        format!(
+            "offset 1000000000000000 is past the end ({} bytes)",
+            text.len()
+        )
+    );
+}
