@@ -660,3 +660,23 @@ a.md:7:2: duplicate-definition: duplicate definition of `[real]`; the first one 
 ",
     );
 }
+
+#[test]
+fn a_wiki_link_never_resolves_to_a_folder() {
+    // Obsidian and Foam resolve `[[publishing]]` to a file; a folder of that name is not
+    // a target (foam-docs `user/index.md` links `[[publishing]]` where only the folder
+    // `user/publishing/` exists).
+    check(
+        "
+//- /user/index.md
+[[publishing]], [[assets]] and [[publishing-to-gh]].
+//- /user/publishing/publishing-to-gh.md
+# Publishing
+//- /assets/logo.png
+",
+        "\
+user/index.md:1:3: missing-wiki-target: no document or file matches wiki link `[[publishing]]`
+user/index.md:1:19: missing-wiki-target: no document or file matches wiki link `[[assets]]`
+",
+    );
+}

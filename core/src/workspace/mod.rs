@@ -837,6 +837,18 @@ impl Workspace {
         self.other.iter().map(String::as_str)
     }
 
+    /// True when `path` (KB-relative) is a folder the workspace knows: a document or
+    /// another path lies under it. O(log n) when a document does, else a pass over the
+    /// other paths.
+    pub fn is_folder(&self, path: &str) -> bool {
+        let prefix = format!("{path}/");
+        self.docs
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(p, _)| p.starts_with(&prefix))
+            || self.other.iter().any(|p| p.starts_with(&prefix))
+    }
+
     /// Document paths in sorted order.
     pub fn document_paths(&self) -> impl Iterator<Item = &str> {
         self.docs.keys().map(String::as_str)
@@ -911,7 +923,8 @@ impl Workspace {
                 format!("{name}.markdown"),
             ] {
                 if let Some(paths) = self.by_name.get(&candidate) {
-                    found.extend(paths.iter().cloned());
+                    // Obsidian and Foam resolve a wiki link to a file, never to a folder.
+                    found.extend(paths.iter().filter(|p| !self.is_folder(p)).cloned());
                 }
             }
         }
