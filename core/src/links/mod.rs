@@ -129,6 +129,8 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         return Target::External;
     }
     let dest = site_dest(links, &link.dest);
+    // A link under `site_base` is a page of this site, whose file must exist.
+    let own_site = site_absolute && dest != link.dest;
     let Some(path) = join_relative(from, &dest) else {
         // Outside the root only the file system can tell (a `docs/` root may link to
         // `../README.md`). A page of the rendered site (`../std/index.html` from an mdBook
@@ -180,7 +182,7 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     {
         return found.into_target(fragment());
     }
-    if site_absolute {
+    if site_absolute && !own_site {
         let last = path.rsplit('/').next().unwrap_or(&path);
         let known_ext = last
             .rsplit_once('.')
@@ -590,7 +592,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             ),
             Target::Missing => {
                 let range = path_range(link, range);
-                let resolved = join_relative(path, &link.dest)
+                let resolved = join_relative(path, &site_dest(&ws.config().links, &link.dest))
                     .unwrap_or_else(|| "a path outside the root".to_string());
                 push(
                     DiagnosticCode::MissingFile,
@@ -604,7 +606,8 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             }
             Target::MissingFoundByName(found) => {
                 let range = path_range(link, range);
-                let resolved = join_relative(path, &link.dest).unwrap_or_default();
+                let resolved = join_relative(path, &site_dest(&ws.config().links, &link.dest))
+                    .unwrap_or_default();
                 push(
                     DiagnosticCode::MissingFile,
                     range.clone(),

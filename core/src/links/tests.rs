@@ -522,6 +522,26 @@ docs/a.md:1:121: missing-file: file `/windows/terminal/install` does not exist (
         render(&workspace_with(fixture, site)),
         "docs/a.md:1:102: missing-file: file `/docs/gone.md` does not exist (resolved to `docs/gone.md`)\n",
     );
+    // Under the default `pages-external`, a link under `site_base` is still this site's
+    // own page: one that names no file of `site_root` is broken (the other `/…` pages
+    // stay the site's).
+    let own = "
+//- /TerminalDocs/a.md
+[a](/windows/terminal/install) [b](/windows/terminal/nonexistent-page) [c](/windows/terminal/install#gone) [d](/dotnet/api/system.string)
+//- /TerminalDocs/install.md
+## Setup
+";
+    let site = Config::from_toml(
+        "[links]\nsite_root = \"TerminalDocs\"\nsite_base = \"/windows/terminal\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        render(&workspace_with(own, site)),
+        "\
+TerminalDocs/a.md:1:36: missing-file: file `/windows/terminal/nonexistent-page` does not exist (resolved to `TerminalDocs/nonexistent-page`)
+TerminalDocs/a.md:1:102: missing-heading: no heading or anchor `#gone` in `TerminalDocs/install.md`
+",
+    );
 }
 
 #[test]
