@@ -133,6 +133,19 @@ pub fn render(
     Ok(Book { pdf, warnings })
 }
 
+/// The keyword every book's metadata carries (the PDF's XMP `pdf:Keywords`, written as
+/// plain text): an export replaces only a PDF that holds it, so a PDF folio did not make
+/// is never overwritten.
+pub const BOOK_MARK: &str = "folio-pdf-book";
+
+/// Whether the PDF `bytes` is a book folio made ([`BOOK_MARK`] in its metadata).
+pub fn is_folio_book(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"%PDF-")
+        && bytes
+            .windows(BOOK_MARK.len())
+            .any(|w| w == BOOK_MARK.as_bytes())
+}
+
 /// The default output of a book: the document's path with `.pdf` in place of its
 /// Markdown extension.
 pub fn default_output(path: &str) -> String {

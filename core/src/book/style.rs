@@ -351,8 +351,9 @@ pub fn preamble(
     let g = Geometry::new(options.page_format, style);
     let mut out = String::new();
     out.push_str(&format!(
-        "#set document(title: {}, date: none)\n",
-        string(title)
+        "#set document(title: {}, keywords: ({},), date: none)\n",
+        string(title),
+        string(super::BOOK_MARK)
     ));
     out.push_str(&format!(
         "#set page(width: {:.2}pt, height: {:.2}pt, margin: {:.2}pt, numbering: \"1\", number-align: center + bottom)\n",

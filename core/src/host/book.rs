@@ -177,7 +177,8 @@ impl Host {
 
     /// The PDF at `output` that an export replaces, `None` when nothing is there.
     ///
-    /// Errors: the path policy's; `ALREADY_EXISTS` when the file there is not a PDF.
+    /// Errors: the path policy's; `ALREADY_EXISTS` when the file there is not a PDF
+    /// folio made ([`crate::book::is_folio_book`]).
     fn earlier_pdf(&self, output: &str) -> HostResult<Option<Vec<u8>>> {
         let abs = resolve_new(&self.root, output)?;
         if std::fs::symlink_metadata(&abs).is_err() {
@@ -189,6 +190,14 @@ impl Host {
             return Err(HostError::new(
                 ErrorCode::AlreadyExists,
                 format!("`{output}` exists and is not a PDF; it is not replaced"),
+            ));
+        }
+        if !crate::book::is_folio_book(&bytes) {
+            return Err(HostError::new(
+                ErrorCode::AlreadyExists,
+                format!(
+                    "`{output}` exists and is a PDF that kb_create_pdf_book did not make; it is not replaced (choose another `outputPath`)"
+                ),
             ));
         }
         Ok(Some(bytes))

@@ -34,6 +34,12 @@ fn export_checks_the_output_and_replaces_only_an_earlier_pdf() {
     std::fs::create_dir_all(root.join("notes")).unwrap();
     std::fs::write(root.join("notes/book.md"), "# Book\n\nText.\n").unwrap();
     std::fs::write(root.join("notes/not-a-pdf.pdf"), "my own notes").unwrap();
+    // A PDF of the user's own (here, a book's bytes without folio's keyword).
+    std::fs::write(
+        root.join("notes/paper.pdf"),
+        "%PDF-1.7\n% the user's paper\n",
+    )
+    .unwrap();
     std::fs::write(root.join("notes/other.md"), "# Other\n").unwrap();
     std::fs::create_dir(root.join("real")).unwrap();
     std::os::unix::fs::symlink(root.join("real"), root.join("linked")).unwrap();
@@ -43,6 +49,7 @@ fn export_checks_the_output_and_replaces_only_an_earlier_pdf() {
     let written = std::fs::read(root.join("notes/book.pdf")).unwrap();
     assert_eq!(first.bytes, written.len() as u64);
     assert!(written.starts_with(b"%PDF-"));
+    assert!(crate::book::is_folio_book(&written));
     assert_eq!(first.warnings, Vec::<String>::new());
     // Again, after an edit: the earlier export is replaced.
     std::fs::write(root.join("notes/book.md"), "# Book\n\nChanged text.\n").unwrap();
@@ -66,6 +73,10 @@ fn export_checks_the_output_and_replaces_only_an_earlier_pdf() {
         ),
         (
             args("notes/book.md", Some("notes/not-a-pdf.pdf")),
+            "ALREADY_EXISTS",
+        ),
+        (
+            args("notes/book.md", Some("notes/paper.pdf")),
             "ALREADY_EXISTS",
         ),
         (args("notes/book.md", Some("linked/book.pdf")), "NOT_FOUND"),
