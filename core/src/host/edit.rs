@@ -523,6 +523,9 @@ impl Host {
             for (doc, known, edits) in planned {
                 if doc == args.source_path {
                     if known != text {
+                        // The live model missed a change (a same-size edit that kept the
+                        // file's time): read the file again next time.
+                        self.invalidate(&doc);
                         return Err(changed_while_planned(&doc));
                     }
                     moved_text = apply_edits(&text, &edits)?;
@@ -531,6 +534,7 @@ impl Host {
                 }
                 let (_, now, buffer) = self.read_live(&doc)?;
                 if now != known {
+                    self.invalidate(&doc);
                     return Err(changed_while_planned(&doc));
                 }
                 let new = apply_edits(&now, &edits)?;

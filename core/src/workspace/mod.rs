@@ -309,14 +309,29 @@ pub fn read_markdown_in(root: &Path, path: &str, cap: u64) -> Result<String, Ski
 /// offset of its first invalid UTF-8 sequence, or why it was skipped.
 pub type LossyRead = Result<(String, Option<usize>), SkipReason>;
 
-/// A file's size in bytes and modification time, to notice a change without reading it.
-pub type FileStamp = (u64, Option<SystemTime>);
+/// A file's size in bytes, modification time and (on Unix) status-change time in
+/// nanoseconds since the epoch, to notice a change without reading it. The status-change
+/// time cannot be set by a program, so a same-size edit that puts the old modification
+/// time back (`cp -p`, `rsync -t`, `touch -r`) is still noticed.
+pub type FileStamp = (u64, Option<SystemTime>, Option<i128>);
+
+/// The [`FileStamp`] of `meta`.
+fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
+    #[cfg(unix)]
+    let changed = {
+        use std::os::unix::fs::MetadataExt;
+        Some(i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()))
+    };
+    #[cfg(not(unix))]
+    let changed = None;
+    (meta.len(), meta.modified().ok(), changed)
+}
 
 /// The [`FileStamp`] of the file at `path` (not following a symbolic link at the end);
 /// `None` when it cannot be read.
 pub fn file_stamp(path: &Path) -> Option<FileStamp> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()))
+    Some(stamp_of(&meta))
 }
 
 /// The bytes of the file at KB-relative `path`, read as [`read_markdown_in`] reads them.
@@ -354,7 +369,7 @@ fn read_bytes_stamped_in(
     })?;
     let meta = file.metadata().map_err(unreadable)?;
     let size = meta.len();
-    *stamp = Some((size, meta.modified().ok()));
+    *stamp = Some(stamp_of(&meta));
     if size > cap {
         return Err(SkipReason::TooLarge { size, cap });
     }

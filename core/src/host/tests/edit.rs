@@ -505,3 +505,50 @@ fn writes_that_folio_could_not_read_back_are_refused() {
     );
     assert_eq!(snapshot(dir.path()), before);
 }
+
+#[test]
+fn kb_move_reads_again_a_note_the_live_model_missed() {
+    // A same-size edit that puts the file's modification time back (`cp -p`, `rsync -t`)
+    // changes its status-change time, which the live model's stamps hold: the move reads
+    // the note again and rewrites the link it now has (before, it moved the file and
+    // rewrote nothing, leaving the link broken).
+    let (dir, kb) = setup(true);
+    let root = dir.path();
+    std::fs::write(root.join("target.md"), "# T\n").unwrap();
+    std::fs::write(root.join("targex.md"), "# X\n").unwrap();
+    std::fs::write(root.join("linking.md"), "[t](target.md)\n").unwrap();
+    let links = |path: &str| {
+        ok(kb.links(&crate::host::links::LinksArgs {
+            path: path.into(),
+            direction: Some("outgoing".into()),
+            depth: None,
+            include_external: false,
+        }))
+    };
+    assert_eq!(links("linking.md")["outgoing"][0]["target"], "target.md");
+    let file = std::fs::File::options()
+        .write(true)
+        .open(root.join("linking.md"))
+        .unwrap();
+    let time = file.metadata().unwrap().modified().unwrap();
+    drop(file);
+    std::fs::write(root.join("linking.md"), "[t](targex.md)\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("linking.md"))
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+    let move_args = MoveArgs {
+        source_path: "targex.md".into(),
+        target_path: "moved.md".into(),
+        expected_source_hash: None,
+        update_links: None,
+    };
+    let moved = ok(kb.move_document(&move_args));
+    assert_eq!(moved["updated_links"][0]["path"], "linking.md");
+    assert_eq!(
+        std::fs::read_to_string(root.join("linking.md")).unwrap(),
+        "[t](moved.md)\n"
+    );
+}
