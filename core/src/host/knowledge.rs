@@ -292,10 +292,14 @@ pub struct ValidateArgs {
     pub unit_id: String,
     /// The verdict: does the unit hold up?
     pub valid: bool,
-    /// Why, in free text (optional).
+    /// Why, in free text (optional; at most 16 KiB of UTF-8).
     #[serde(default)]
     pub feedback: Option<String>,
 }
+
+/// The most bytes of `feedback` a verdict takes: a ledger event is read up to 64 KiB
+/// ([`Host::knowledge_ledger`]), so a longer one would be written and never counted.
+pub const MAX_FEEDBACK_BYTES: usize = 16 * 1024;
 
 /// `kp_validate_unit` output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -1063,6 +1067,14 @@ impl Host {
     pub fn kp_validate_unit(&self, agent: &str, args: &ValidateArgs) -> HostResult<ValidateOutput> {
         self.require_writes()?;
         check_agent(agent)?;
+        if let Some(feedback) = &args.feedback
+            && feedback.len() > MAX_FEEDBACK_BYTES
+        {
+            return Err(HostError::invalid(format!(
+                "`feedback` is {} bytes; a verdict takes at most {MAX_FEEDBACK_BYTES}",
+                feedback.len()
+            )));
+        }
         let Some(found) = self.find_item(&args.unit_id)? else {
             if let Some(registry) = self.registry() {
                 // Not here: the registry's item, judged there as its token's agent.

@@ -184,6 +184,18 @@ fn contribute_search_validate_and_rebuild_from_files() {
         ))["code"],
         json!("NOT_FOUND")
     );
+    // Feedback longer than a ledger event is read would be written and never counted.
+    assert_eq!(
+        err(kb.kp_validate_unit(
+            "bob",
+            &ValidateArgs {
+                unit_id: "ku-restore".into(),
+                valid: false,
+                feedback: Some("x".repeat(70_000))
+            }
+        )),
+        json!({"code": "INVALID_ARGUMENT", "message": "`feedback` is 70000 bytes; a verdict takes at most 16384"})
+    );
     assert_eq!(
         err(kb.kp_contribute_knowledge(
             "alice",
