@@ -1,4 +1,5 @@
-//! Resources: `kb://topic/<prefix>` (listed) and `kb://doc/<path>` (template).
+//! Resources: `kb://topic/<prefix>` (listed), `kb://doc/<path>` (template) and
+//! `kb://file/<path>` (the URI of `kb_download_file`'s embedded resource).
 //!
 //! Both come from the index: a document is served only if it is indexed, and then
 //! through the same path policy as kb_read. Paths in URIs are percent-encoded with `/`
@@ -53,8 +54,29 @@ fn decode(s: &str) -> HostResult<String> {
         .map_err(|_| HostError::invalid("the URI is not valid percent-encoded UTF-8"))
 }
 
-/// Reads a `kb://` resource as Markdown text.
-pub fn read(kb: &Host, uri: &str) -> HostResult<String> {
+/// What a `kb://` resource holds.
+#[derive(Debug)]
+pub enum Contents {
+    /// Markdown text (`kb://doc/…`, `kb://topic/…`).
+    Markdown(String),
+    /// A file's bytes and MIME type (`kb://file/…`, the URI of `kb_download_file`'s
+    /// embedded resource).
+    Blob(Vec<u8>, String),
+}
+
+/// Reads a `kb://` resource: `kb://doc/<path>` and `kb://topic/<prefix>` as Markdown,
+/// `kb://file/<path>` as the file's bytes (what `kb_download_file` returns).
+pub fn read(kb: &Host, uri: &str) -> HostResult<Contents> {
+    if let Some(rest) = uri.strip_prefix("kb://file/") {
+        let path = decode(rest)?;
+        let d = kb.download(&folio_core::host::files::DownloadArgs { path })?;
+        return Ok(Contents::Blob(d.data, d.meta.mime_type));
+    }
+    read_markdown(kb, uri).map(Contents::Markdown)
+}
+
+/// Reads a `kb://doc/` or `kb://topic/` resource as Markdown text.
+fn read_markdown(kb: &Host, uri: &str) -> HostResult<String> {
     if let Some(rest) = uri.strip_prefix("kb://doc/") {
         let path = decode(rest)?;
         folio_core::workspace::path_policy::check_syntax(&path)?;
@@ -115,7 +137,9 @@ pub fn read(kb: &Host, uri: &str) -> HostResult<String> {
     }
     Err(HostError::new(
         ErrorCode::NotFound,
-        format!("unknown resource `{uri}`; folio serves kb://doc/<path> and kb://topic/<prefix>"),
+        format!(
+            "unknown resource `{uri}`; folio serves kb://doc/<path>, kb://topic/<prefix> and kb://file/<path>"
+        ),
     ))
 }
 

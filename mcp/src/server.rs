@@ -677,10 +677,17 @@ impl ServerHandler for FolioServer {
         let res = blocking(&self.kb, move |kb| crate::resources::read(kb, &uri))
             .await
             .map_err(to_protocol)?;
-        Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(res, request.uri).with_mime_type("text/markdown"),
-        ])
-        .into())
+        let contents = match res {
+            crate::resources::Contents::Markdown(text) => {
+                ResourceContents::text(text, request.uri).with_mime_type("text/markdown")
+            }
+            crate::resources::Contents::Blob(data, mime_type) => {
+                use base64::Engine;
+                let blob = base64::engine::general_purpose::STANDARD.encode(&data);
+                ResourceContents::blob(blob, request.uri).with_mime_type(mime_type)
+            }
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
 

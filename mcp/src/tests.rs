@@ -4,6 +4,16 @@ use std::sync::Arc;
 
 use folio_core::host::{Host, Options, doc_uri};
 
+use crate::resources::Contents;
+
+/// The Markdown of a `kb://doc/` or `kb://topic/` resource.
+fn markdown(kb: &Host, uri: &str) -> String {
+    match crate::resources::read(kb, uri).unwrap() {
+        Contents::Markdown(text) => text,
+        Contents::Blob(..) => panic!("{uri} is not Markdown"),
+    }
+}
+
 const GUIDE: &str = "---\ntitle: Guide\ntags: [setup]\ndate: 2026-01-15\n---\n# Guide\n\nInstall the widget first.\n";
 const INDEX: &str = "# Home\n\nSee the [guide](docs/guide.md#steps).\n";
 const OTHER: &str = "# Other\n\nBack [home](../../index.md).\n";
@@ -34,12 +44,9 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
 #[test]
 fn resources_serve_indexed_documents_and_topic_groups() {
     let (dir, kb) = setup(false);
+    assert_eq!(markdown(&kb, "kb://doc/docs/guide.md"), GUIDE);
     assert_eq!(
-        crate::resources::read(&kb, "kb://doc/docs/guide.md").unwrap(),
-        GUIDE
-    );
-    assert_eq!(
-        crate::resources::read(&kb, "kb://topic/docs").unwrap(),
+        markdown(&kb, "kb://topic/docs"),
         "# Documents in `docs`\n\n- [Guide](kb://doc/docs/guide.md) — `docs/guide.md`\n- [Other](kb://doc/docs/more/other.md) — `docs/more/other.md`\n"
     );
     let groups: Vec<(String, usize)> = crate::resources::topic_groups(&kb)
@@ -60,6 +67,20 @@ fn resources_serve_indexed_documents_and_topic_groups() {
     );
     assert_eq!(
         serde_json::to_value(crate::resources::read(&kb, "kb://doc/..%2Findex.md").unwrap_err())
+            .unwrap()["code"],
+        "INVALID_PATH"
+    );
+    // `kb://file/` is the URI of kb_download_file's embedded resource: any file's bytes.
+    std::fs::write(dir.path().join("docs/logo.png"), b"\x89PNG\r\n\x1a\nrest").unwrap();
+    match crate::resources::read(&kb, "kb://file/docs/logo.png").unwrap() {
+        Contents::Blob(data, mime_type) => {
+            assert_eq!(data, b"\x89PNG\r\n\x1a\nrest");
+            assert_eq!(mime_type, "image/png");
+        }
+        Contents::Markdown(_) => panic!("a PNG read as Markdown"),
+    }
+    assert_eq!(
+        serde_json::to_value(crate::resources::read(&kb, "kb://file/..%2Fx.png").unwrap_err())
             .unwrap()["code"],
         "INVALID_PATH"
     );

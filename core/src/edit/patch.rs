@@ -179,6 +179,11 @@ fn plan_op(
         Ok(md.replace("\r\n", "\n").replace('\n', eol))
     };
     if op.pointer == "document" || op.pointer.starts_with("document~") {
+        // The operation first: a `delete` of `document` is refused for what it is, not
+        // for its missing `markdown`.
+        if !matches!(op.kind, PatchKind::InsertBefore | PatchKind::InsertAfter) {
+            return Err(EditError::InvalidArgument(DOCUMENT_OPS.into()));
+        }
         return plan_document(text, parsed, eol, op, markdown()?).map(|p| (p, false));
     }
     let pointer =
@@ -371,34 +376,79 @@ fn plan_document(
         PatchKind::InsertBefore => {
             // After a BOM and after frontmatter: both must stay first.
             let mut at = if text.starts_with('\u{feff}') { 3 } else { 0 };
-            if let Some(fm) = parsed.elements.iter().find(|e| e.kind == ElementKind::Frontmatter) {
+            if let Some(fm) = parsed
+                .elements
+                .iter()
+                .find(|e| e.kind == ElementKind::Frontmatter)
+            {
                 at = fm.range.end;
                 // A blank line before and, when something follows, after the new blocks.
-                let tail = if text[at..].trim().is_empty() { "" } else { eol };
+                let tail = if text[at..].trim().is_empty() {
+                    ""
+                } else {
+                    eol
+                };
                 let new_text = format!("{eol}{eol}{md}{tail}");
-                return Ok(planned(TextEdit { range: at..at, new_text }, 2 * eol.len()));
+                return Ok(planned(
+                    TextEdit {
+                        range: at..at,
+                        new_text,
+                    },
+                    2 * eol.len(),
+                ));
             }
             let rest_empty = text[at..].trim().is_empty();
-            let new_text = if rest_empty { format!("{md}{eol}") } else { format!("{md}{eol}{eol}") };
-            Ok(planned(TextEdit { range: at..at, new_text }, 0))
+            let new_text = if rest_empty {
+                format!("{md}{eol}")
+            } else {
+                format!("{md}{eol}{eol}")
+            };
+            Ok(planned(
+                TextEdit {
+                    range: at..at,
+                    new_text,
+                },
+                0,
+            ))
         }
         PatchKind::InsertAfter => {
             let at = text.len();
             let body = text.trim_end_matches(['\n', '\r', ' ', '\t']);
             if body.is_empty() || body == "\u{feff}" {
-                return Ok(planned(TextEdit { range: at..at, new_text: format!("{md}{eol}") }, 0));
+                return Ok(planned(
+                    TextEdit {
+                        range: at..at,
+                        new_text: format!("{md}{eol}"),
+                    },
+                    0,
+                ));
             }
-            let lead = if text.ends_with('\n') || text.ends_with('\r') { eol.to_string() } else { format!("{eol}{eol}") };
+            let lead = if text.ends_with('\n') || text.ends_with('\r') {
+                eol.to_string()
+            } else {
+                format!("{eol}{eol}")
+            };
             // A file ending in one line break needs one more for the blank line.
-            let lead = if text.ends_with(&format!("{eol}{eol}")) { String::new() } else { lead };
+            let lead = if text.ends_with(&format!("{eol}{eol}")) {
+                String::new()
+            } else {
+                lead
+            };
             let offset = lead.len();
-            Ok(planned(TextEdit { range: at..at, new_text: format!("{lead}{md}{eol}") }, offset))
+            Ok(planned(
+                TextEdit {
+                    range: at..at,
+                    new_text: format!("{lead}{md}{eol}"),
+                },
+                offset,
+            ))
         }
-        _ => Err(EditError::InvalidArgument(
-            "the `document` pointer only takes insert_before (start of file) and insert_after (end of file)".into(),
-        )),
+        _ => Err(EditError::InvalidArgument(DOCUMENT_OPS.into())),
     }
 }
+
+/// Why an operation other than an insert names the `document` pointer.
+const DOCUMENT_OPS: &str = "the `document` pointer only takes insert_before (start of file) and insert_after (end of file)";
 
 /// Is the line before the one starting at `line_start` blank (or is there none)?
 fn previous_line_blank(text: &str, line_start: usize) -> bool {

@@ -297,12 +297,15 @@ fn document_pointer_inserts_at_start_and_end() {
         patch("a\n", &[op(PatchKind::InsertBefore, "document", Some("b"))]).unwrap(),
         "b\n\na\n"
     );
-    assert_eq!(
-        patch("a\n", &[op(PatchKind::Delete, "document", None)])
-            .unwrap_err()
-            .code(),
-        "INVALID_ARGUMENT"
-    );
+    // The operation is refused for what it is, whether or not `markdown` came with it.
+    for markdown in [None, Some("x")] {
+        assert_eq!(
+            patch("a\n", &[op(PatchKind::Delete, "document", markdown)])
+                .unwrap_err()
+                .to_string(),
+            "operation 0 (delete): the `document` pointer only takes insert_before (start of file) and insert_after (end of file)"
+        );
+    }
 }
 
 #[test]

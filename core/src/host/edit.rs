@@ -302,8 +302,14 @@ pub struct DeleteOutput {
 
 fn check_expected(path: &str, text: &str, expected: Option<&str>) -> HostResult<()> {
     if let Some(expected) = expected {
+        // A sourceHash is 16 hexadecimal digits (XxHash64); anything else was never one.
+        if expected.len() != 16 || !expected.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(HostError::invalid(format!(
+                "`expectedSourceHash` must be a sourceHash: 16 hexadecimal digits (got `{expected}`)"
+            )));
+        }
         let now = hex(hash_bytes(text.as_bytes()));
-        if now != expected {
+        if now != expected.to_ascii_lowercase() {
             return Err(HostError::new(
                 ErrorCode::Conflict,
                 format!(

@@ -382,6 +382,14 @@ fn kb_create_move_updates_links_and_delete() {
         }))["code"],
         "CONFLICT"
     );
+    // Something that is not a sourceHash at all is a bad argument, not a conflict.
+    assert_eq!(
+        err(kb.delete(&DeleteArgs {
+            path: "index.md".into(),
+            expected_source_hash: Some("nothex".into())
+        })),
+        json!({"code": "INVALID_ARGUMENT", "message": "`expectedSourceHash` must be a sourceHash: 16 hexadecimal digits (got `nothex`)"})
+    );
     assert_eq!(
         ok(kb.delete(&DeleteArgs {
             path: "notes/new.md".into(),
