@@ -171,10 +171,12 @@ pub fn mime_type(path: &str) -> &'static str {
 impl Host {
     /// `kb_list_files`.
     pub fn list_files(&self, args: &ListFilesArgs) -> HostResult<ListFilesOutput> {
-        let prefix = match args.path_prefix.as_deref().map(|p| p.trim_end_matches('/')) {
+        let prefix = match args.path_prefix.as_deref() {
             None | Some("") => None,
-            Some(p) => {
-                check_syntax(p)?;
+            Some(raw) => {
+                // `docs/` is `docs`; `/` alone is an absolute path like any other.
+                let p = raw.trim_end_matches('/');
+                check_syntax(if p.is_empty() { raw } else { p })?;
                 Some(p.to_string())
             }
         };

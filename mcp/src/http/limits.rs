@@ -77,18 +77,23 @@ impl RateLimit {
 /// Middleware: 429 with `Retry-After` for a caller over its rate. Runs after
 /// authentication, so the key is the token's id.
 pub async fn rate_limit(State(rate): State<RateLimit>, request: Request, next: Next) -> Response {
-    let key = request
-        .extensions()
-        .get::<Caller>()
-        .map_or("local", |c| c.token_id.as_str())
-        .to_string();
+    let caller = request.extensions().get::<Caller>();
+    let key = caller.map_or("local", |c| c.token_id.as_str()).to_string();
+    // Without tokens (`--no-auth`) every caller shares one rate.
+    let whose = if caller.is_some() {
+        "this token's request rate is"
+    } else {
+        "the request rate of this server (no tokens: all callers share it) is"
+    };
     match rate.check(&key) {
         Ok(()) => next.run(request).await,
         Err(wait) => {
             tracing::warn!(key, wait, "request over the rate limit refused");
             let mut response = (
                 StatusCode::TOO_MANY_REQUESTS,
-                "Too Many Requests: this token's request rate is over its limit; retry after the time in Retry-After\n",
+                format!(
+                    "Too Many Requests: {whose} over its limit; retry after the time in Retry-After\n"
+                ),
             )
                 .into_response();
             response.headers_mut().insert(

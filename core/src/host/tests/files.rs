@@ -65,13 +65,17 @@ fn kb_list_files_prefix_is_a_folder_or_one_file() {
         v,
         json!({"files": [{"path": "docs/guide.md", "kind": "markdown", "bytes": GUIDE.len()}], "truncated": false})
     );
-    assert_eq!(
-        err(kb.list_files(&ListFilesArgs {
-            path_prefix: Some("../".into()),
-            ..ListFilesArgs::default()
-        }))["code"],
-        "INVALID_PATH"
-    );
+    // `/` alone is an absolute path too, not the root.
+    for prefix in ["../", "/", "//"] {
+        assert_eq!(
+            err(kb.list_files(&ListFilesArgs {
+                path_prefix: Some(prefix.into()),
+                ..ListFilesArgs::default()
+            }))["code"],
+            "INVALID_PATH",
+            "{prefix}"
+        );
+    }
     // Limits of zero are argument errors, as for kb_search.
     assert_eq!(
         err(kb.list_files(&ListFilesArgs {
