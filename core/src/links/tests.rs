@@ -700,3 +700,28 @@ user/index.md:1:19: missing-wiki-target: no document or file matches wiki link `
 ",
     );
 }
+
+#[test]
+fn wiki_links_in_quoted_frontmatter_strings_are_links() {
+    // Obsidian resolves a wiki link in a property's quoted value (kepano's vault has 30
+    // such links to notes that do not exist); unquoted, `[[x]]` is a YAML list.
+    check(
+        "
+//- /a.md
+---
+up: \"[[Home]]\"
+related:
+  - \"[[Missing note]]\"
+  - '[[Home#Gone]]'
+list: [[not, a, link]]
+---
+# A
+//- /Home.md
+# Home
+",
+        "\
+a.md:4:8: missing-wiki-target: no document or file matches wiki link `[[Missing note]]`
+a.md:5:13: missing-heading: no heading or anchor `#Gone` in `Home.md`
+",
+    );
+}

@@ -2,7 +2,8 @@
 //! block ids (`^id` at the end of a block), tags (`#tag`, and the frontmatter's `tags`),
 //! `[text][label]` references whose label has no definition and `[^label]` footnotes with
 //! none. markdown-rs does not report these, so they are found in the source, outside code,
-//! HTML, math, frontmatter and the links the tree walk already found.
+//! HTML, math, frontmatter and the links the tree walk already found; in YAML frontmatter
+//! only wiki links in quoted strings, as Obsidian reads properties.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -79,13 +80,22 @@ impl Scanner<'_> {
             .map(|l| (l.range.start, l.range.end))
             .collect();
         let taken = self.taken(&bracketed_refs);
+        let frontmatter = yaml_frontmatter(text, self.parsed);
         let mut replaced: std::collections::HashSet<(usize, usize)> =
             std::collections::HashSet::new();
         let mut wiki_ranges = Vec::new();
         for m in wiki_regex().captures_iter(text) {
             let whole = m.get(0).expect("group 0 always matches");
             let range = whole.start()..whole.end();
-            if is_escaped(text, range.start) || taken.overlaps(&range) {
+            let in_frontmatter = frontmatter
+                .as_ref()
+                .is_some_and(|fm| fm.start <= range.start && range.end <= fm.end);
+            let skip = if in_frontmatter {
+                !in_yaml_string(text, range.start)
+            } else {
+                is_escaped(text, range.start) || taken.overlaps(&range)
+            };
+            if skip {
                 continue;
             }
             let bracket_start = if m.get(1).is_some() {
@@ -265,6 +275,25 @@ fn is_escaped(text: &str, at: usize) -> bool {
 }
 
 /// An inline `<code>…</code>` on one line.
+/// The byte range of the document's YAML frontmatter (`---` … `---`), if it has one.
+fn yaml_frontmatter(text: &str, parsed: &Parsed) -> Option<Range<usize>> {
+    parsed
+        .elements
+        .iter()
+        .find(|e| e.kind == crate::pointer::ElementKind::Frontmatter)
+        .map(|e| e.range.clone())
+        .filter(|r| text.get(r.clone()).is_some_and(|fm| fm.starts_with("---")))
+}
+
+/// Whether byte `at` of a frontmatter line is inside a quoted YAML string: an odd number
+/// of `"` (or of `'`) before it on its line. Obsidian reads a wiki link in a property only
+/// there (`up: "[[Home]]"`, `- "[[Project A]]"`); unquoted, `[[x]]` is a YAML list.
+fn in_yaml_string(text: &str, at: usize) -> bool {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..at];
+    before.matches('"').count() % 2 == 1 || before.matches('\'').count() % 2 == 1
+}
+
 fn html_code_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"(?i)<code(?:\s[^>\n]*)?>[^\n]*?</code>").expect("valid regex"))

@@ -214,3 +214,16 @@ fn a_link_target_renamed_where_it_is_written() {
         Ok("notes/my e.md".to_string())
     );
 }
+
+#[test]
+fn a_move_rewrites_wiki_links_in_frontmatter_properties() {
+    let got = moved(
+        "//- /a.md\n---\nup: \"[[Task]]\"\nrelated:\n  - \"[[Projects/Task#H]]\"\n---\n[[Task]]\n//- /Projects/Task.md\n# H\n",
+        "Projects/Task.md",
+        "Projects/Chore.md",
+    );
+    assert_eq!(
+        got["a.md"],
+        "---\nup: \"[[Chore]]\"\nrelated:\n  - \"[[Projects/Chore#H]]\"\n---\n[[Chore]]\n"
+    );
+}
