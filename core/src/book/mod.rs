@@ -138,12 +138,14 @@ pub fn render(
 /// is never overwritten.
 pub const BOOK_MARK: &str = "folio-pdf-book";
 
-/// Whether the PDF `bytes` is a book folio made ([`BOOK_MARK`] in its metadata).
+/// Whether the PDF `bytes` is a book folio made and nobody changed since: [`BOOK_MARK`]
+/// as the keywords of its XMP metadata, and one cross-reference section (a viewer that
+/// saves annotations or form fields appends an incremental update, with its own
+/// `startxref`; PDF 1.7, 7.5.6).
 pub fn is_folio_book(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"%PDF-")
-        && bytes
-            .windows(BOOK_MARK.len())
-            .any(|w| w == BOOK_MARK.as_bytes())
+    let count = |needle: &[u8]| bytes.windows(needle.len()).filter(|w| *w == needle).count();
+    let keywords = format!("<pdf:Keywords>{BOOK_MARK}</pdf:Keywords>");
+    bytes.starts_with(b"%PDF-") && count(keywords.as_bytes()) == 1 && count(b"startxref") == 1
 }
 
 /// The default output of a book: the document's path with `.pdf` in place of its

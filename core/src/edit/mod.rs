@@ -128,6 +128,13 @@ pub(crate) fn verify(
     edits: &[TextEdit],
     expects: &[Expect],
 ) -> Result<(), EditError> {
+    // A text too deeply nested to parse parses as its `document` alone: say so, rather
+    // than that every element changed.
+    if let Some(problem) = crate::parse::nesting_problem(new_text) {
+        return Err(EditError::InvalidArgument(format!(
+            "the edit would make the document too deeply nested or crowded to parse safely ({problem}); nothing was written"
+        )));
+    }
     let touched = |r: &Range<usize>| {
         edits.iter().any(|e| {
             if e.range.is_empty() {

@@ -599,3 +599,21 @@ fn a_result_markdown_rs_cannot_parse_is_refused() {
         ))
     );
 }
+
+#[test]
+fn an_edit_that_nests_too_deeply_is_refused_for_that() {
+    let err = patch(
+        "# T\n\ntext\n",
+        &[op(
+            PatchKind::InsertAfter,
+            "document",
+            Some(&">".repeat(150)),
+        )],
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    assert_eq!(
+        err.to_string(),
+        "the edit would make the document too deeply nested or crowded to parse safely (line 5 opens more than 100 nested block quotes or lists); nothing was written"
+    );
+}

@@ -196,7 +196,7 @@ impl Host {
             return Err(HostError::new(
                 ErrorCode::AlreadyExists,
                 format!(
-                    "`{output}` exists and is a PDF that kb_create_pdf_book did not make; it is not replaced (choose another `outputPath`)"
+                    "`{output}` exists and is not a book kb_create_pdf_book made, or was changed since (annotations are saved into the file); it is not replaced (choose another `outputPath`)"
                 ),
             ));
         }

@@ -535,6 +535,7 @@ impl Host {
                         return Err(changed_while_planned(&doc));
                     }
                     moved_text = apply_edits(&text, &edits)?;
+                    self.check_writable(&args.target_path, &moved_text)?;
                     own_links = edits.len();
                     continue;
                 }
@@ -544,6 +545,7 @@ impl Host {
                     return Err(changed_while_planned(&doc));
                 }
                 let new = apply_edits(&now, &edits)?;
+                self.check_writable(&doc, &new)?;
                 plans.push(LinkPlan {
                     path: doc,
                     old: now,

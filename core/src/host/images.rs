@@ -641,6 +641,7 @@ impl Host {
                 ));
             }
             let new = crate::edit::apply_edits(&known, &edits)?;
+            self.check_writable(&doc, &new)?;
             updated.push(ImageLinksUpdated {
                 path: doc.clone(),
                 links: edits.len(),

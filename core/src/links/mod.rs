@@ -129,8 +129,6 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         return Target::External;
     }
     let dest = site_dest(links, &link.dest);
-    // A link under `site_base` is a page of this site, whose file must exist.
-    let own_site = site_absolute && dest != link.dest;
     let Some(path) = join_relative(from, &dest) else {
         // Outside the root only the file system can tell (a `docs/` root may link to
         // `../README.md`). A page of the rendered site (`../std/index.html` from an mdBook
@@ -143,9 +141,25 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
             Target::Missing
         };
     };
+    // A link under a `site_base` of its own (not `/`) that stays in `site_root` is a page
+    // of this site, whose file must exist.
+    let site_root = links.site_root.trim_matches('/');
+    let own_site = site_absolute
+        && dest != link.dest
+        && !links.site_base.trim_matches('/').is_empty()
+        && path.starts_with(&format!("{site_root}/"));
     let fragment = || link.fragment.clone();
     if let Some(found) = exact_target(ws, &path) {
         return found.into_target(fragment());
+    }
+    // DocFX publishes a YAML page (`faq.yml`, `### YamlMime:…`) at the extension-less URL.
+    if own_site
+        && let Some(page) = ["yml", "yaml"]
+            .iter()
+            .map(|ext| format!("{path}.{ext}"))
+            .find(|p| ws.contains_other_path(p))
+    {
+        return Target::File(page);
     }
     // The same name in another Unicode normalisation form (macOS writes NFD) is the same
     // file; one that differs in letter case is found only on some systems (checked before
@@ -408,11 +422,15 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
             fragment: link.fragment.clone(),
         };
     }
-    let candidates = match by_name(ws, from, &link.dest) {
+    // Obsidian and Foam resolve a wiki link to a file, never to a folder.
+    let candidates: Vec<String> = match by_name(ws, from, &link.dest) {
         ByName::None => Vec::new(),
         ByName::One(p) => vec![p],
         ByName::Several(paths) => paths,
-    };
+    }
+    .into_iter()
+    .filter(|p| !ws.is_folder(p))
+    .collect();
     match candidates.len() {
         0 => {
             // A definition with the wiki target's label (Foam's compatibility definitions) decides.
@@ -449,6 +467,12 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
         }
         _ => Target::Ambiguous(candidates),
     }
+}
+
+/// Whether a wiki target is a template placeholder: it holds `{{…}}` (Obsidian's core
+/// templates) or `<%…%>` (Templater).
+fn is_template_placeholder(dest: &str) -> bool {
+    (dest.contains("{{") && dest.contains("}}")) || (dest.contains("<%") && dest.contains("%>"))
 }
 
 /// Does `fragment` name a heading, anchor or block id of `target`?
@@ -584,6 +608,9 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         match resolve_link(ws, path, link) {
             // markdown-it's and VitePress's table-of-contents marker, a paragraph of its own.
             Target::Missing if wiki && is_toc_marker(&parsed, link) => {}
+            // A template's placeholder (`[[{{date}}]]`, Templater's `[[<% tp.date.now() %>]]`)
+            // becomes a link only in the note made from the template.
+            Target::Missing if wiki && is_template_placeholder(&link.dest) => {}
             Target::Missing if wiki => push(
                 DiagnosticCode::MissingWikiTarget,
                 range,

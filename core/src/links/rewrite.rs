@@ -135,6 +135,37 @@ fn wiki_target(written: &str, target: &str) -> Option<String> {
     (old_name != new_name.to_lowercase()).then(|| shown(file_name(target)))
 }
 
+/// `edit` of the wiki `link` of `text`, kept valid YAML when the link is a frontmatter
+/// property's quoted value ([`crate::parse::frontmatter::property_link_quote`]): a new
+/// text holding that quote (or, in double quotes, a backslash) rewrites the whole value in
+/// the other quote instead (`'[[Task]]'` → `"[[Bob's Task]]"`); `None` (the link is left
+/// as it is) when the new text holds both quotes. Any other edit is returned as it is.
+fn yaml_safe(text: &str, link: &Link, edit: TextEdit) -> Option<TextEdit> {
+    let Some(quote) = crate::parse::frontmatter::yaml_range(text)
+        .and_then(|fm| crate::parse::frontmatter::property_link_quote(text, &fm, &link.range))
+    else {
+        return Some(edit);
+    };
+    let breaks = |q: char| edit.new_text.contains(q) || (q == '"' && edit.new_text.contains('\\'));
+    if !breaks(quote) {
+        return Some(edit);
+    }
+    let other = if quote == '"' { '\'' } else { '"' };
+    if breaks(other) {
+        return None;
+    }
+    let value = format!(
+        "{other}{}{}{}{other}",
+        &text[link.range.start..edit.range.start],
+        edit.new_text,
+        &text[edit.range.end..link.range.end]
+    );
+    Some(TextEdit {
+        range: link.range.start - 1..link.range.end + 1,
+        new_text: value,
+    })
+}
+
 /// The bytes of a link's target as written, without the fragment, query (Markdown) or
 /// alias (wiki).
 pub fn written_target(text: &str, link: &Link, wiki: bool) -> Option<Range<usize>> {
@@ -160,10 +191,17 @@ pub fn retarget(ws: &Workspace, from: &str, link: &Link, target: &str) -> Option
         let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
         markdown_path(written, from, target, angle)
     };
-    (replacement != written).then_some(TextEdit {
-        range,
-        new_text: replacement,
-    })
+    if replacement == written {
+        return None;
+    }
+    yaml_safe(
+        &text,
+        link,
+        TextEdit {
+            range,
+            new_text: replacement,
+        },
+    )
 }
 
 /// The edits that keep links working when files move: `moves` pairs each old
@@ -211,11 +249,17 @@ pub fn move_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits 
                 let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
                 markdown_path(written, new_from.unwrap_or(from), target_after, angle)
             };
-            if replacement != written {
-                edits.entry(from.to_string()).or_default().push(TextEdit {
-                    range,
-                    new_text: replacement,
-                });
+            if replacement != written
+                && let Some(edit) = yaml_safe(
+                    &text,
+                    link,
+                    TextEdit {
+                        range,
+                        new_text: replacement,
+                    },
+                )
+            {
+                edits.entry(from.to_string()).or_default().push(edit);
             }
         }
     }
@@ -436,13 +480,18 @@ pub fn rename_heading(
         } else {
             &new_slug
         };
-        edits
-            .entry(reference.path.clone())
-            .or_default()
-            .push(TextEdit {
-                range: fragment_range,
-                new_text: replacement.to_string(),
-            });
+        let source = ws.get(&reference.path).map(|e| e.doc.text());
+        let edit = TextEdit {
+            range: fragment_range,
+            new_text: replacement.to_string(),
+        };
+        let Some(edit) = (match source.as_deref() {
+            Some(source) if wiki => yaml_safe(source, link, edit),
+            _ => Some(edit),
+        }) else {
+            continue;
+        };
+        edits.entry(reference.path.clone()).or_default().push(edit);
     }
     for list in edits.values_mut() {
         list.sort_by_key(|e| e.range.start);

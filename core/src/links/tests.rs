@@ -527,9 +527,10 @@ docs/a.md:1:121: missing-file: file `/windows/terminal/install` does not exist (
     // stay the site's).
     let own = "
 //- /TerminalDocs/a.md
-[a](/windows/terminal/install) [b](/windows/terminal/nonexistent-page) [c](/windows/terminal/install#gone) [d](/dotnet/api/system.string)
+[a](/windows/terminal/install) [b](/windows/terminal/nonexistent-page) [c](/windows/terminal/install#gone) [d](/dotnet/api/system.string) [e](/windows/terminal/faq) [f](/windows/terminal/../wsl/install)
 //- /TerminalDocs/install.md
 ## Setup
+//- /TerminalDocs/faq.yml
 ";
     let site = Config::from_toml(
         "[links]\nsite_root = \"TerminalDocs\"\nsite_base = \"/windows/terminal\"\n",
@@ -542,6 +543,9 @@ TerminalDocs/a.md:1:36: missing-file: file `/windows/terminal/nonexistent-page` 
 TerminalDocs/a.md:1:102: missing-heading: no heading or anchor `#gone` in `TerminalDocs/install.md`
 ",
     );
+    // With `site_root` alone (`site_base` `/`), `/…` links stay under `site_absolute`.
+    let root_only = Config::from_toml("[links]\nsite_root = \"TerminalDocs\"\n").unwrap();
+    assert_eq!(render(&workspace_with(own, root_only)), "");
 }
 
 #[test]
@@ -705,6 +709,8 @@ user/index.md:1:19: missing-wiki-target: no document or file matches wiki link `
 fn wiki_links_in_quoted_frontmatter_strings_are_links() {
     // Obsidian resolves a wiki link in a property's quoted value (kepano's vault has 30
     // such links to notes that do not exist); unquoted, `[[x]]` is a YAML list.
+    // Only a property's whole quoted value is a link: not a comment, an unquoted or block
+    // value, or a link among other words.
     check(
         "
 //- /a.md
@@ -713,15 +719,26 @@ up: \"[[Home]]\"
 related:
   - \"[[Missing note]]\"
   - '[[Home#Gone]]'
+flow: [\"[[Missing two]]\", 'x']
 list: [[not, a, link]]
+# don't link \"[[Commented]]\"
+summary: Bob's take on [[Unquoted]]
+words: \"see [[Among words]] here\"
+notes: |
+  it's a block \"[[Block]]\"
+date: \"[[{{date}}]]\"
+escaped: '[[It''s]]'
 ---
 # A
+
+Made from a template: [[<% tp.date.now() %>]] and [[{{title}} log]].
 //- /Home.md
 # Home
 ",
         "\
 a.md:4:8: missing-wiki-target: no document or file matches wiki link `[[Missing note]]`
 a.md:5:13: missing-heading: no heading or anchor `#Gone` in `Home.md`
+a.md:6:11: missing-wiki-target: no document or file matches wiki link `[[Missing two]]`
 ",
     );
 }

@@ -30,7 +30,7 @@ pub use parsed::{
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
 pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};
 
-mod frontmatter;
+pub mod frontmatter;
 mod inline;
 mod link_text;
 mod nesting;

@@ -3,7 +3,8 @@
 //! `[text][label]` references whose label has no definition and `[^label]` footnotes with
 //! none. markdown-rs does not report these, so they are found in the source, outside code,
 //! HTML, math, frontmatter and the links the tree walk already found; in YAML frontmatter
-//! only wiki links in quoted strings, as Obsidian reads properties.
+//! only a wiki link that is a property's whole quoted value, as Obsidian reads properties
+//! ([`super::frontmatter::property_link_quote`]).
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -91,7 +92,9 @@ impl Scanner<'_> {
                 .as_ref()
                 .is_some_and(|fm| fm.start <= range.start && range.end <= fm.end);
             let skip = if in_frontmatter {
-                !in_yaml_string(text, range.start)
+                let fm = frontmatter.as_ref().expect("in frontmatter");
+                m.get(1).is_some()
+                    || super::frontmatter::property_link_quote(text, fm, &range).is_none()
             } else {
                 is_escaped(text, range.start) || taken.overlaps(&range)
             };
@@ -274,26 +277,18 @@ fn is_escaped(text: &str, at: usize) -> bool {
     preceding % 2 == 1
 }
 
-/// An inline `<code>…</code>` on one line.
-/// The byte range of the document's YAML frontmatter (`---` … `---`), if it has one.
+/// The byte range of the document's YAML frontmatter, when markdown-rs read one
+/// ([`super::frontmatter::yaml_range`]).
 fn yaml_frontmatter(text: &str, parsed: &Parsed) -> Option<Range<usize>> {
     parsed
         .elements
         .iter()
-        .find(|e| e.kind == crate::pointer::ElementKind::Frontmatter)
-        .map(|e| e.range.clone())
-        .filter(|r| text.get(r.clone()).is_some_and(|fm| fm.starts_with("---")))
+        .any(|e| e.kind == crate::pointer::ElementKind::Frontmatter)
+        .then(|| super::frontmatter::yaml_range(text))
+        .flatten()
 }
 
-/// Whether byte `at` of a frontmatter line is inside a quoted YAML string: an odd number
-/// of `"` (or of `'`) before it on its line. Obsidian reads a wiki link in a property only
-/// there (`up: "[[Home]]"`, `- "[[Project A]]"`); unquoted, `[[x]]` is a YAML list.
-fn in_yaml_string(text: &str, at: usize) -> bool {
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let before = &text[line_start..at];
-    before.matches('"').count() % 2 == 1 || before.matches('\'').count() % 2 == 1
-}
-
+/// An inline `<code>…</code>` on one line.
 fn html_code_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"(?i)<code(?:\s[^>\n]*)?>[^\n]*?</code>").expect("valid regex"))

@@ -619,6 +619,8 @@ pub struct Workspace {
     by_folded: HashMap<String, Vec<String>>,
     /// Lowercased file extension → how many files of the workspace have it.
     extensions: HashMap<String, usize>,
+    /// Folder (KB-relative) → how many documents and other paths lie under it.
+    under: HashMap<String, usize>,
     /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
     vault: bool,
 }
@@ -636,6 +638,7 @@ impl Workspace {
             by_name: HashMap::new(),
             by_folded: HashMap::new(),
             extensions: HashMap::new(),
+            under: HashMap::new(),
             vault,
         }
     }
@@ -669,6 +672,9 @@ impl Workspace {
         if let Some(ext) = extension_of(path) {
             *self.extensions.entry(ext).or_default() += 1;
         }
+        for (i, _) in path.match_indices('/') {
+            *self.under.entry(path[..i].to_string()).or_default() += 1;
+        }
     }
 
     fn unindex_spelling(&mut self, path: &str) {
@@ -677,6 +683,14 @@ impl Workspace {
         }
         if let Some(n) = extension_of(path).and_then(|e| self.extensions.get_mut(&e)) {
             *n = n.saturating_sub(1);
+        }
+        for (i, _) in path.match_indices('/') {
+            if let Some(n) = self.under.get_mut(&path[..i]) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.under.remove(&path[..i]);
+                }
+            }
         }
     }
 
@@ -853,15 +867,9 @@ impl Workspace {
     }
 
     /// True when `path` (KB-relative) is a folder the workspace knows: a document or
-    /// another path lies under it. O(log n) when a document does, else a pass over the
-    /// other paths.
+    /// another path lies under it.
     pub fn is_folder(&self, path: &str) -> bool {
-        let prefix = format!("{path}/");
-        self.docs
-            .range(prefix.clone()..)
-            .next()
-            .is_some_and(|(p, _)| p.starts_with(&prefix))
-            || self.other.iter().any(|p| p.starts_with(&prefix))
+        self.under.contains_key(path)
     }
 
     /// Document paths in sorted order.
@@ -938,8 +946,7 @@ impl Workspace {
                 format!("{name}.markdown"),
             ] {
                 if let Some(paths) = self.by_name.get(&candidate) {
-                    // Obsidian and Foam resolve a wiki link to a file, never to a folder.
-                    found.extend(paths.iter().filter(|p| !self.is_folder(p)).cloned());
+                    found.extend(paths.iter().cloned());
                 }
             }
         }

@@ -274,9 +274,11 @@ impl WriteGuard<'_> {
         Ok(())
     }
 
-    /// Fails with [`WriteError::Changed`] unless the file at `path` holds exactly
-    /// `expected` and no other program has it open for writing.
+    /// Waits while another program holds the file at `path` open for writing
+    /// ([`WriteGuard::await_closed`]), then fails with [`WriteError::Changed`] unless it
+    /// holds exactly `expected` and no program has opened it for writing since.
     fn check_unchanged(&self, path: &str, expected: &[u8]) -> Result<(), WriteError> {
+        self.await_closed(path)?;
         if atomic::being_written(self.root(), path) == Some(true) {
             return Err(WriteError::Changed {
                 path: path.to_string(),
@@ -296,13 +298,15 @@ impl WriteGuard<'_> {
     /// `expected` and, if equal, the staged file is renamed over it — all in the folder
     /// opened once, never through a symbolic link.
     ///
-    /// Another program that holds the file open for writing counts as a change: it is
-    /// saving the file in place, and the rename would send its next bytes to the replaced
-    /// file.
+    /// It first waits while another program holds the file open for writing (saving it
+    /// in place); one that opens it after the new bytes are staged counts as a change,
+    /// since the rename would send its next bytes to the replaced file.
     ///
     /// Errors: [`WriteError::Changed`] (nothing written) when the file differs, is gone,
-    /// or is open for writing elsewhere.
+    /// or was opened for writing meanwhile; [`WriteError::InUse`] when it stayed open for
+    /// writing.
     pub fn replace(&self, path: &str, expected: &[u8], new: &[u8]) -> Result<(), WriteError> {
+        self.await_closed(path)?;
         let staged = StagedWrite::new(self.root(), path, new).map_err(|e| self.io(path, e))?;
         if staged.being_written() == Some(true) {
             return Err(WriteError::Changed {

@@ -490,10 +490,18 @@ fn a_file_kept_open_for_writing_is_refused_and_left_alone() {
         err.to_string(),
         "`note.md` is open for writing in another program (it is being saved); nothing was changed, try again once it is closed"
     );
-    // The comparison before the rename refuses too: the writer plans again.
+    // A replace, a remove and a rename wait the same way, then refuse.
     assert!(matches!(
         guard.replace("note.md", b"# Note\n", b"# Other\n"),
-        Err(WriteError::Changed { .. })
+        Err(WriteError::InUse { .. })
+    ));
+    assert!(matches!(
+        guard.remove("note.md", b"# Note\n"),
+        Err(WriteError::InUse { .. })
+    ));
+    assert!(matches!(
+        guard.rename("note.md", "moved.md", b"# Note\n"),
+        Err(WriteError::InUse { .. })
     ));
     drop(held);
     assert_eq!(read(&file), "# Note\n");

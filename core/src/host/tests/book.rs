@@ -51,6 +51,15 @@ fn export_checks_the_output_and_replaces_only_an_earlier_pdf() {
     assert!(written.starts_with(b"%PDF-"));
     assert!(crate::book::is_folio_book(&written));
     assert_eq!(first.warnings, Vec::<String>::new());
+    // An export a viewer saved annotations into (an incremental update) is the user's.
+    let mut annotated = written.clone();
+    annotated.extend_from_slice(b"\n1 0 obj\n<< /Annots [] >>\nendobj\nstartxref\n0\n%%EOF\n");
+    std::fs::write(root.join("notes/annotated.pdf"), &annotated).unwrap();
+    assert_eq!(
+        err(kb.create_pdf_book(&args("notes/book.md", Some("notes/annotated.pdf"))))["code"],
+        "ALREADY_EXISTS"
+    );
+    std::fs::remove_file(root.join("notes/annotated.pdf")).unwrap();
     // Again, after an edit: the earlier export is replaced.
     std::fs::write(root.join("notes/book.md"), "# Book\n\nChanged text.\n").unwrap();
     let second = kb.create_pdf_book(&args("notes/book.md", None)).unwrap();

@@ -560,3 +560,33 @@ fn kb_move_reads_again_a_note_the_live_model_missed() {
         "[t](moved.md)\n"
     );
 }
+
+#[test]
+fn kb_move_refuses_link_rewrites_that_would_grow_a_note_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("folio.toml"), "[index]\nmax_file_size = 400\n").unwrap();
+    std::fs::write(root.join("t.md"), "# T\n").unwrap();
+    std::fs::write(root.join("link.md"), "[t](t.md) ".repeat(38)).unwrap();
+    let kb = crate::host::Host::open(crate::host::Options {
+        root: root.to_path_buf(),
+        db: None,
+        allow_writes: true,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+        rerank: Ok(None),
+    })
+    .unwrap();
+    let before = snapshot(root);
+    let refused = err(kb.move_document(&MoveArgs {
+        source_path: "t.md".into(),
+        target_path: "sub/very-long-target-name.md".into(),
+        expected_source_hash: None,
+        update_links: None,
+    }));
+    assert_eq!(
+        refused,
+        json!({"code": "INVALID_ARGUMENT", "message": "the edit would make `link.md` a file folio cannot read as a note (too large (1292 bytes; the cap is 400 bytes)); nothing was changed"})
+    );
+    assert_eq!(snapshot(root), before);
+}

@@ -227,3 +227,17 @@ fn a_move_rewrites_wiki_links_in_frontmatter_properties() {
         "---\nup: \"[[Chore]]\"\nrelated:\n  - \"[[Projects/Chore#H]]\"\n---\n[[Chore]]\n"
     );
 }
+
+#[test]
+fn a_frontmatter_link_stays_valid_yaml_when_the_new_name_has_its_quote() {
+    // `'[[Bob's Task]]'` would end the YAML string early: the value changes quotes.
+    let got = moved(
+        "//- /a.md\n---\nup: '[[Task]]'\nflow: ['[[Task#H]]', \"[[Task]]\"]\n---\n[[Task]]\n//- /Task.md\n# H\n",
+        "Task.md",
+        "Sub/Bob's Task.md",
+    );
+    assert_eq!(
+        got["a.md"],
+        "---\nup: \"[[Bob's Task]]\"\nflow: [\"[[Bob's Task#H]]\", \"[[Bob's Task]]\"]\n---\n[[Bob's Task]]\n"
+    );
+}
