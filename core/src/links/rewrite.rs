@@ -480,13 +480,13 @@ pub fn rename_heading(
         } else {
             &new_slug
         };
-        let source = ws.get(&reference.path).map(|e| e.doc.text());
         let edit = TextEdit {
             range: fragment_range,
             new_text: replacement.to_string(),
         };
-        let Some(edit) = (match source.as_deref() {
-            Some(source) if wiki => yaml_safe(source, link, edit),
+        // Only a wiki link can be a frontmatter property's value.
+        let Some(edit) = (match ws.get(&reference.path) {
+            Some(entry) if wiki => yaml_safe(&entry.doc.text(), link, edit),
             _ => Some(edit),
         }) else {
             continue;

@@ -415,19 +415,7 @@ pub fn read_markdown_stamped_in(
 ///
 /// Errors: the [`SkipReason`] a read of the written file would give.
 pub fn check_writable_markdown(text: &str, cap: u64) -> Result<(), SkipReason> {
-    if text.len() as u64 > cap {
-        return Err(SkipReason::TooLarge {
-            size: text.len() as u64,
-            cap,
-        });
-    }
-    if text.as_bytes().contains(&0) {
-        return Err(SkipReason::Binary);
-    }
-    match crate::parse::nesting_problem(text) {
-        Some(detail) => Err(SkipReason::TooComplex { detail }),
-        None => Ok(()),
-    }
+    markdown_text(text.as_bytes().to_vec(), cap).map(drop)
 }
 
 /// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
