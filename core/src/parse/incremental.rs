@@ -400,6 +400,9 @@ pub fn update_destinations(old_text: &str, new_text: &str, previous: &Parsed) ->
     for change in &changes {
         let link = &previous.links[change.link];
         if change.new.is_empty()
+            // `%%` opens or closes an Obsidian comment, which hides the links after it.
+            || old_text[change.old.clone()].contains("%%")
+            || new_text[change.new.clone()].contains("%%")
             || old_text[link.range.start..change.old.start].contains(['\n', '\r'])
             || old_text[..change.old.start].ends_with('<')
             || previous

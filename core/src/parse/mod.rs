@@ -34,6 +34,7 @@ pub mod frontmatter;
 mod inline;
 mod link_text;
 mod nesting;
+mod opaque_spans;
 mod parsed;
 mod scanner;
 mod tag_syntax;

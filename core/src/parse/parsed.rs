@@ -247,7 +247,8 @@ pub struct Definition {
     pub label_range: Range<usize>,
     /// True when the destination is empty or only `#` (`[//]: # (a note)`,
     /// `[comment]: <> (a note)`, Foam's `[//begin]: #`): the idiom for a comment that no
-    /// renderer shows, which no link is meant to use and which may repeat its label.
+    /// renderer shows, which no link is meant to use and which may repeat its label; also
+    /// true inside an Obsidian comment (`%% … %%`), which hides it.
     pub comment: bool,
 }
 

@@ -2,7 +2,7 @@
 //! block ids (`^id` at the end of a block), tags (`#tag`, and the frontmatter's `tags`),
 //! `[text][label]` references whose label has no definition and `[^label]` footnotes with
 //! none. markdown-rs does not report these, so they are found in the source, outside code,
-//! HTML, math, frontmatter and the links the tree walk already found; in YAML frontmatter
+//! HTML, math, frontmatter, Obsidian comments and the links the tree walk already found; in YAML frontmatter
 //! only a wiki link that is a property's whole quoted value, as Obsidian reads properties
 //! ([`super::frontmatter::property_link_quote`]).
 
@@ -32,6 +32,19 @@ pub(super) fn scan(
             .find_iter(text)
             .map(|m| m.start()..m.end()),
     );
+    // Obsidian comments and inline math hide what is in them: no link, tag or definition
+    // there is one a reader follows (`opaque_spans.rs`).
+    let code = RangeIndex::new(excluded.clone());
+    let opaque = super::opaque_spans::opaque_spans(text, &|at| code.overlaps(&(at..at + 1)));
+    if !opaque.is_empty() {
+        let hidden = RangeIndex::new(opaque.clone());
+        let inside = |r: &Range<usize>| hidden.overlaps(&(r.start..r.start + 1));
+        parsed.links.retain(|l| !inside(&l.range));
+        for definition in &mut parsed.definitions {
+            definition.comment |= inside(&definition.range);
+        }
+        excluded.extend(opaque);
+    }
     let mut scanner = Scanner {
         text,
         parsed,

@@ -441,3 +441,20 @@ fn an_outline_keeps_headings_and_one_link_paragraphs() {
     };
     assert!(again.same_content(&outline));
 }
+
+#[test]
+fn obsidian_comments_and_inline_math_hide_links_tags_and_definitions() {
+    let text = "# A\n\nSee $[[x]]$ and %%[[gone]] #draft [old](old.md)%%.\n\n%%\n\n\
+                [def]: hidden.md\n\n[[also-gone]]\n%%\n\nCosts $5, [[kept]] #kept for $10.\n";
+    let parsed = parse(text);
+    let dests: Vec<&str> = parsed.links.iter().map(|l| l.dest.as_str()).collect();
+    assert_eq!(dests, ["kept"]);
+    let tags: Vec<&str> = parsed.tags.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tags, ["kept"]);
+    let definitions: Vec<(&str, bool)> = parsed
+        .definitions
+        .iter()
+        .map(|d| (d.label.as_str(), d.comment))
+        .collect();
+    assert_eq!(definitions, [("def", true)]);
+}
