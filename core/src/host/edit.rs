@@ -8,7 +8,7 @@ use crate::edit::table::{
     Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
 };
 use crate::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
-use crate::links::rewrite::move_edits;
+use crate::links::rewrite::{move_plan, unnameable_message};
 use crate::pointer::{hash_bytes, hex};
 use crate::workspace::path_policy::{check_syntax, resolve_new};
 use crate::write::{Step, WriteGuard};
@@ -520,7 +520,17 @@ impl Host {
             let planned = self.with_workspace_overlay(&overlay, |ws| {
                 let mut out = Vec::new();
                 let moves = [(args.source_path.clone(), args.target_path.clone())];
-                for (doc, edits) in move_edits(ws, &moves) {
+                let plan = move_plan(ws, &moves);
+                if !plan.unnameable.is_empty() {
+                    return Err(HostError::new(
+                        ErrorCode::InvalidArgument,
+                        format!(
+                            "{}; nothing was changed",
+                            unnameable_message(&plan.unnameable)
+                        ),
+                    ));
+                }
+                for (doc, edits) in plan.edits {
                     let Some(entry) = ws.get(&doc) else { continue };
                     out.push((doc, entry.doc.text(), edits));
                 }

@@ -620,8 +620,18 @@ impl Host {
         }
         let moves = [(from.clone(), to.clone())];
         let planned = self.with_workspace(|ws| {
+            let plan = crate::links::rewrite::move_plan(ws, &moves);
+            if !plan.unnameable.is_empty() {
+                return Err(HostError::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "{}; nothing was changed",
+                        crate::links::rewrite::unnameable_message(&plan.unnameable)
+                    ),
+                ));
+            }
             let mut out = Vec::new();
-            for (doc, edits) in crate::links::rewrite::move_edits(ws, &moves) {
+            for (doc, edits) in plan.edits {
                 let Some(entry) = ws.get(&doc) else { continue };
                 out.push((doc, entry.doc.text(), edits));
             }

@@ -20,7 +20,6 @@
 //! Edits are keyed by each document's path before the move, sorted and disjoint, against
 //! the unchanged text.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::document::TextEdit;
@@ -30,8 +29,7 @@ use crate::parse::{Heading, Link, LinkKind, parse, percent_decode};
 use crate::workspace::path_policy::check_syntax;
 use crate::workspace::{Workspace, is_markdown};
 
-/// Edits per document (KB-relative path), each list sorted and disjoint.
-pub type WorkspaceEdits = BTreeMap<String, Vec<TextEdit>>;
+pub use crate::links::navigate::WorkspaceEdits;
 
 /// The path from document `from`'s folder to `to` (both KB-relative), with `..` as needed.
 pub fn relative_path(from: &str, to: &str) -> String {
@@ -186,7 +184,7 @@ pub fn retarget(ws: &Workspace, from: &str, link: &Link, target: &str) -> Option
     let range = written_target(&text, link, wiki)?;
     let written = &text[range.clone()];
     let replacement = if wiki {
-        wiki_target(written, target)?
+        wiki_target(written, target).filter(|r| !r.contains(WIKI_TARGET_BREAKERS))?
     } else {
         let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
         markdown_path(written, from, target, angle)
@@ -204,13 +202,64 @@ pub fn retarget(ws: &Workspace, from: &str, link: &Link, target: &str) -> Option
     )
 }
 
+/// The characters a wiki link's target cannot hold: `#` starts a heading, `|` an alias,
+/// `[` and `]` end the link (Obsidian refuses them in the names of notes it links to).
+pub const WIKI_TARGET_BREAKERS: [char; 4] = ['#', '|', '[', ']'];
+
+/// A wiki link a move cannot keep: the moved file's new name holds one of
+/// [`WIKI_TARGET_BREAKERS`], so no `[[…]]` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnnameableWikiLink {
+    /// KB-relative path (before the move) of the document holding the link.
+    pub document: String,
+    /// Bytes of the whole link in that document.
+    pub range: Range<usize>,
+    /// KB-relative path the link's target moves to.
+    pub target: String,
+}
+
+/// The edits that keep links working when files move, and the wiki links they cannot keep.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MovePlan {
+    /// What [`move_edits`] returns.
+    pub edits: WorkspaceEdits,
+    /// Wiki links to a moved file whose new name no wiki link can hold; [`move_edits`]
+    /// leaves them as written. A move that must keep every link refuses when any exist
+    /// ([`unnameable_message`]).
+    pub unnameable: Vec<UnnameableWikiLink>,
+}
+
+/// Why a move is refused over `unnameable` (not empty): the name, the characters, how many
+/// links in how many documents, and what to do instead.
+pub fn unnameable_message(unnameable: &[UnnameableWikiLink]) -> String {
+    let first = &unnameable[0];
+    let docs: std::collections::BTreeSet<&str> =
+        unnameable.iter().map(|u| u.document.as_str()).collect();
+    format!(
+        "no wiki link can name `{}`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; {} wiki link{} in {} document{} (first in `{}`) would break. Choose a name without these characters, or move without updating links",
+        first.target,
+        unnameable.len(),
+        if unnameable.len() == 1 { "" } else { "s" },
+        docs.len(),
+        if docs.len() == 1 { "" } else { "s" },
+        first.document
+    )
+}
+
 /// The edits that keep links working when files move: `moves` pairs each old
 /// KB-relative path with its new one (several for a folder move, where a link between
 /// two moved files is computed from both new places). See the module documentation for
-/// the rules.
+/// the rules. A wiki link whose target's new name holds one of [`WIKI_TARGET_BREAKERS`]
+/// is left as written; [`move_plan`] lists those.
 pub fn move_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits {
+    move_plan(ws, moves).edits
+}
+
+/// [`move_edits`] and the wiki links it cannot keep.
+pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
     let moved = |p: &str| moves.iter().find(|(o, _)| o == p).map(|(_, n)| n.as_str());
     let mut edits = WorkspaceEdits::new();
+    let mut unnameable = Vec::new();
     for from in ws.document_paths() {
         let Some(entry) = ws.get(from) else { continue };
         let text = entry.doc.text();
@@ -242,6 +291,14 @@ pub fn move_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits 
             let target_after = new_target.unwrap_or(&target);
             let replacement = if wiki {
                 match wiki_target(written, target_after) {
+                    Some(r) if r.contains(WIKI_TARGET_BREAKERS) => {
+                        unnameable.push(UnnameableWikiLink {
+                            document: from.to_string(),
+                            range: link.range.clone(),
+                            target: target_after.to_string(),
+                        });
+                        continue;
+                    }
                     Some(r) => r,
                     None => continue,
                 }
@@ -267,7 +324,7 @@ pub fn move_edits(ws: &Workspace, moves: &[(String, String)]) -> WorkspaceEdits 
         list.sort_by_key(|e| e.range.start);
         list.dedup_by(|a, b| a.range == b.range);
     }
-    edits
+    MovePlan { edits, unnameable }
 }
 
 /// The file a link names, seen from the link: what renaming at the link's target renames.

@@ -10,8 +10,9 @@ use anyhow::{Result, bail};
 use folio_core::document::TextEdit as CoreEdit;
 use folio_core::links::navigate::{definition_at, destination, heading_at, link_at};
 use folio_core::links::rewrite::{
-    LinkedFile, WorkspaceEdits, heading_rename_conflict, linked_file_at, move_edits,
+    LinkedFile, WorkspaceEdits, heading_rename_conflict, linked_file_at, move_edits, move_plan,
     reference_label_range, rename_definition, rename_heading, renamed_link_target,
+    unnameable_message,
 };
 use folio_core::parse::{Link, LinkKind};
 use folio_core::tags::{name_range, rename_tag, tag_at};
@@ -202,9 +203,16 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
             }
             let new = renamed_link_target(ws, &c.doc.path, &link, &file.path, &params.new_name)
                 .map_err(anyhow::Error::msg)?;
-            let edits = move_edits(ws, &[(file.path.clone(), new.clone())]);
+            let plan = move_plan(ws, &[(file.path.clone(), new.clone())]);
+            if !plan.unnameable.is_empty() {
+                bail!(unnameable_message(&plan.unnameable));
+            }
             return Ok(Some(file_rename_edit(
-                s, c.doc.root, &file.path, &new, &edits,
+                s,
+                c.doc.root,
+                &file.path,
+                &new,
+                &plan.edits,
             )));
         }
     };

@@ -241,6 +241,15 @@ async fn rename_file_from_link_path(enc: Enc) {
         r["error"]["message"], "textDocument/rename: `a.md` already exists",
         "{r}"
     );
+    // A name no wiki link can hold (`[[b #2]]` reads as note `b`, heading `2`) is refused.
+    let mut params = at(&c, "a.md", 6, 20);
+    params["newName"] = json!("b #2");
+    let r = c.request("textDocument/rename", params).await;
+    assert_eq!(
+        r["error"]["message"],
+        "textDocument/rename: no wiki link can name `b #2.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break. Choose a name without these characters, or move without updating links",
+        "{r}"
+    );
 }
 
 async fn rename_file_needs_client_support(enc: Enc) {

@@ -590,3 +590,33 @@ fn kb_move_refuses_link_rewrites_that_would_grow_a_note_past_the_cap() {
     );
     assert_eq!(snapshot(root), before);
 }
+
+#[test]
+fn kb_move_refuses_a_name_no_wiki_link_can_hold() {
+    // `[[Task #1]]` reads as note `Task`, heading `1`: a move that must rewrite a wiki link
+    // to such a name is refused, and one without updated links is not.
+    let (dir, kb) = setup(true);
+    let root = dir.path();
+    std::fs::write(root.join("Task.md"), "# Task\n").unwrap();
+    std::fs::write(root.join("a.md"), "[[Task]] and [[Task|the task]]\n").unwrap();
+    std::fs::write(root.join("b.md"), "[t](Task.md)\n").unwrap();
+    let before = snapshot(root);
+    let mut args = MoveArgs {
+        source_path: "Task.md".into(),
+        target_path: "Task #1.md".into(),
+        expected_source_hash: None,
+        update_links: None,
+    };
+    assert_eq!(
+        err(kb.move_document(&args)),
+        json!({"code": "INVALID_ARGUMENT", "message": "no wiki link can name `Task #1.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break. Choose a name without these characters, or move without updating links; nothing was changed"})
+    );
+    assert_eq!(snapshot(root), before);
+    args.update_links = Some(false);
+    ok(kb.move_document(&args));
+    assert!(root.join("Task #1.md").is_file());
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.md")).unwrap(),
+        "[[Task]] and [[Task|the task]]\n"
+    );
+}

@@ -1,6 +1,8 @@
 //! Tests of the link-rewrite engine with exact expected text: every kind of link a move
 //! or a rename touches.
 
+use std::collections::BTreeMap;
+
 use super::*;
 use crate::fixture::workspace;
 
@@ -239,5 +241,40 @@ fn a_frontmatter_link_stays_valid_yaml_when_the_new_name_has_its_quote() {
     assert_eq!(
         got["a.md"],
         "---\nup: \"[[Bob's Task]]\"\nflow: [\"[[Bob's Task#H]]\", \"[[Bob's Task]]\"]\n---\n[[Bob's Task]]\n"
+    );
+}
+
+#[test]
+fn a_move_to_a_name_no_wiki_link_can_hold_lists_those_links_and_rewrites_the_rest() {
+    let ws = workspace(
+        "//- /Task.md\n# Task\n//- /a.md\n[[Task]] [t](Task.md) [[Task.md#Task|x]]\n//- /b.md\n![[Task]]\n",
+    );
+    let plan = move_plan(&ws, &[("Task.md".into(), "Task [draft].md".into())]);
+    let a = ws.get("a.md").unwrap().doc.text();
+    assert_eq!(
+        apply(&a, &plan.edits["a.md"]),
+        "[[Task]] [t](Task%20[draft].md) [[Task.md#Task|x]]\n"
+    );
+    assert_eq!(plan.edits.len(), 1);
+    let listed: Vec<(String, String, String)> = plan
+        .unnameable
+        .iter()
+        .map(|u| {
+            let text = ws.get(&u.document).unwrap().doc.text();
+            (
+                u.document.clone(),
+                text[u.range.clone()].to_string(),
+                u.target.clone(),
+            )
+        })
+        .collect();
+    let want = |d: &str, l: &str| (d.to_string(), l.to_string(), "Task [draft].md".to_string());
+    assert_eq!(
+        listed,
+        [
+            want("a.md", "[[Task]]"),
+            want("a.md", "[[Task.md#Task|x]]"),
+            want("b.md", "![[Task]]")
+        ]
     );
 }
