@@ -489,7 +489,12 @@ impl Host {
                     Some(name) => Some(name.clone()),
                     None => derived_name.as_deref().and_then(clean_name),
                 };
-                let name = name.unwrap_or_else(|| "image".to_string());
+                // A name that is only an extension (`.png`) would make a hidden file.
+                let name = match name {
+                    Some(name) if !name.starts_with('.') => name,
+                    Some(extension) => format!("image{extension}"),
+                    None => "image".to_string(),
+                };
                 let name = match ImageFormat::from_path(&name) {
                     Some(named) if named != format => {
                         return Err(ImageError::Mismatch {

@@ -99,7 +99,8 @@ fn markdown_path(
     if written.starts_with("./") && !new.starts_with("../") {
         new = format!("./{new}");
     }
-    let old_name = file_name(written).to_ascii_lowercase();
+    // Read as the resolver reads it: `target%2Emd` names `target.md`.
+    let old_name = percent_decode(file_name(written)).to_ascii_lowercase();
     if is_markdown(target) {
         if old_name.ends_with(".html") || old_name.ends_with(".htm") {
             new = format!("{}.html", strip_markdown_ext(&new));

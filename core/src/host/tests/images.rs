@@ -303,6 +303,17 @@ fn saving_inline_bytes_picks_free_names_and_explicit_targets_never_replace() {
         (spaced.path.as_str(), spaced.markdown.as_str()),
         ("images/my photo.jpg", "![my photo](images/my%20photo.jpg)")
     );
+    // A name that is only an extension would be a hidden file: `image` is put before it.
+    let bare = kb
+        .save_image(&SaveImageArgs {
+            file_name: Some(".jpg".into()),
+            ..inline(&jpg, "image/jpeg")
+        })
+        .unwrap();
+    assert_eq!(
+        (bare.path.as_str(), bare.markdown.as_str()),
+        ("images/image-2.jpg", "![image-2](images/image-2.jpg)")
+    );
     assert_eq!(
         std::fs::read(root.join("images/cover-2.png")).unwrap(),
         cover

@@ -278,3 +278,16 @@ fn a_move_to_a_name_no_wiki_link_can_hold_lists_those_links_and_rewrites_the_res
         ]
     );
 }
+
+#[test]
+fn a_percent_encoded_extension_is_kept_as_an_extension() {
+    let out = moved(
+        "//- /target.md\n# T\n//- /sub/a.md\n[t](../target%2Emd) [u](../target)\n",
+        "target.md",
+        "moved/target two.md",
+    );
+    assert_eq!(
+        out["sub/a.md"],
+        "[t](../moved/target%20two.md) [u](../moved/target%20two)\n"
+    );
+}
