@@ -10,6 +10,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod arguments;
 pub mod caller;
 pub mod http;
 pub mod prompts;

@@ -611,6 +611,13 @@ impl ServerHandler for FolioServer {
                 "this folio server is not a KnowledgePulse registry (its user's configuration does not set `[knowledge] serve_registry = true`); point `[knowledge] registry` at a registry",
             )));
         }
+        let mut request = request;
+        if let (Some(arguments), Some(tool)) = (
+            request.arguments.as_mut(),
+            self.tool_router.get(&request.name),
+        ) {
+            crate::arguments::whole_numbers_as_integers(arguments, &tool.input_schema);
+        }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await?;
         // Arguments that do not fit the schema come back from rmcp as plain text; give them
@@ -624,7 +631,8 @@ impl ServerHandler for FolioServer {
                 .map(|t| t.text.clone())
             && text.starts_with("failed to deserialize parameters")
         {
-            result.content = ToolError(HostError::invalid(text)).into_contents();
+            result.content = ToolError(HostError::invalid(crate::arguments::plain_wording(&text)))
+                .into_contents();
         }
         Ok(response)
     }

@@ -207,6 +207,15 @@ def test_server_discover_malformed_requests_and_version_negotiation(kb):
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "kb_read", "arguments": {"nope": 1}}})
         assert reply["id"] == 4 and reply["result"]["isError"] is True, reply
         assert json.loads(reply["result"]["content"][0]["text"])["code"] == "INVALID_ARGUMENT"
+        # A whole number written with a fraction is the integer (JSON Schema reads it so); a
+        # fraction is refused in JSON's words, not Rust's.
+        reply = rpc(proc, {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "kb_list_files", "arguments": {"limit": 2.0}}})
+        assert reply["id"] == 7 and reply["result"]["isError"] is False, reply
+        assert len(reply["result"]["structuredContent"]["files"]) == 2, reply
+        reply = rpc(proc, {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "kb_list_files", "arguments": {"limit": 2.5}}})
+        refusal = json.loads(reply["result"]["content"][0]["text"])
+        assert refusal["code"] == "INVALID_ARGUMENT", reply
+        assert refusal["message"].endswith("invalid type: floating point `2.5`, expected a whole number of 0 or more"), refusal
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}})
         assert reply["id"] == 6 and "error" in reply, reply
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "kb_status", "arguments": {}}})
