@@ -34,7 +34,7 @@ pub struct LinksArgs {
 pub struct OutgoingLink {
     /// Line of the link, 1-based.
     pub line: u32,
-    /// inline, image, autolink, reference, image_reference, definition, wiki, wiki_embed, footnote.
+    /// inline, image, autolink, reference, image_reference, definition, html (`<img src>`, `<a href>`), wiki, wiki_embed, footnote.
     pub kind: String,
     /// `document`, `file`, `external`, `definition`, `outside_root`, `missing`, `ambiguous` or
     /// `case_mismatch` (the file exists under a spelling that differs in letter case).

@@ -64,7 +64,11 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
                     keys.insert(TargetKey::Wiki(wiki_key(&link.dest)));
                 }
             }
-            LinkKind::Inline | LinkKind::Image | LinkKind::Autolink | LinkKind::Definition => {
+            LinkKind::Inline
+            | LinkKind::Image
+            | LinkKind::Html
+            | LinkKind::Autolink
+            | LinkKind::Definition => {
                 if link.dest.is_empty() {
                     keys.insert(TargetKey::Path(path.to_string()));
                     continue;

@@ -272,7 +272,7 @@ pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
             let markdown = matches!(
                 link.kind,
-                LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+                LinkKind::Inline | LinkKind::Image | LinkKind::Html | LinkKind::Definition
             );
             if !wiki && !markdown {
                 continue;
@@ -354,7 +354,7 @@ pub fn linked_file_at(
     let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
     let markdown = matches!(
         link.kind,
-        LinkKind::Inline | LinkKind::Image | LinkKind::Definition
+        LinkKind::Inline | LinkKind::Image | LinkKind::Html | LinkKind::Definition
     );
     if !wiki && !markdown {
         return None;

@@ -268,6 +268,8 @@ pub enum LinkKind {
     ImageReference,
     /// The destination of a link reference definition.
     Definition,
+    /// The `src` of an `<img>` or the `href` of an `<a>` in raw HTML.
+    Html,
     /// `[[target]]` and its variants.
     Wiki,
     /// `![[target]]`.

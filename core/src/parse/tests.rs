@@ -458,3 +458,52 @@ fn obsidian_comments_and_inline_math_hide_links_tags_and_definitions() {
         .collect();
     assert_eq!(definitions, [("def", true)]);
 }
+
+#[test]
+fn raw_html_img_src_and_a_href_are_links() {
+    let text = "# A\n\n<p align=\"center\"><img alt=\"x\" src=\"img/one.png\" width=10></p>\n\n\
+                > <a href='../b.md#part'>B</a> <a href=\"#top\">up</a>\n\n\
+                <!-- <img src=\"old.png\"> -->\n\n<a href=\"https://example.com\">e</a> \
+                <img src=\"\"> <a name=\"x\" href=\"a&amp;b.md\">q</a>\n";
+    let parsed = parse(text);
+    let links: Vec<(LinkKind, &str, &str, Option<&str>, bool)> = parsed
+        .links
+        .iter()
+        .map(|l| {
+            (
+                l.kind,
+                &text[l.range.clone()],
+                &text[l.dest_range.clone().unwrap()],
+                l.fragment.as_deref(),
+                l.external,
+            )
+        })
+        .collect();
+    assert_eq!(
+        links,
+        [
+            (
+                LinkKind::Html,
+                "<img alt=\"x\" src=\"img/one.png\" width=10>",
+                "img/one.png",
+                None,
+                false
+            ),
+            (
+                LinkKind::Html,
+                "<a href='../b.md#part'>",
+                "../b.md#part",
+                Some("part"),
+                false
+            ),
+            (
+                LinkKind::Html,
+                "<a href=\"https://example.com\">",
+                "https://example.com",
+                None,
+                true
+            ),
+        ]
+    );
+    assert_eq!(parsed.links[1].dest, "../b.md");
+}

@@ -291,3 +291,23 @@ fn a_percent_encoded_extension_is_kept_as_an_extension() {
         "[t](../moved/target%20two.md) [u](../moved/target%20two)\n"
     );
 }
+
+#[test]
+fn raw_html_src_and_href_follow_moves() {
+    let out = moved(
+        "//- /guide.md\n# G\n<img src=\"shot.png\" width=\"50%\">\n<a href=\"other.md#x\">o</a>\n\
+         //- /other.md\n# O\n## x\n//- /shot.png\nPNG\n",
+        "guide.md",
+        "docs/guide.md",
+    );
+    assert_eq!(
+        out["guide.md"],
+        "# G\n<img src=\"../shot.png\" width=\"50%\">\n<a href=\"../other.md#x\">o</a>\n"
+    );
+    let out = moved(
+        "//- /guide.md\n# G\n<img src=\"shot.png\">\n//- /shot.png\nPNG\n",
+        "shot.png",
+        "img/shot 1.png",
+    );
+    assert_eq!(out["guide.md"], "# G\n<img src=\"img/shot%201.png\">\n");
+}
