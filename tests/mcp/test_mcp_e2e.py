@@ -215,7 +215,7 @@ def test_server_discover_malformed_requests_and_version_negotiation(kb):
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "kb_list_files", "arguments": {"limit": 2.5}}})
         refusal = json.loads(reply["result"]["content"][0]["text"])
         assert refusal["code"] == "INVALID_ARGUMENT", reply
-        assert refusal["message"].endswith("invalid type: floating point `2.5`, expected a whole number of 0 or more"), refusal
+        assert refusal["message"].endswith("invalid type: floating point `2.5`, expected a whole number from 0 to 18446744073709551615"), refusal
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}})
         assert reply["id"] == 6 and "error" in reply, reply
         reply = rpc(proc, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "kb_status", "arguments": {}}})

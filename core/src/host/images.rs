@@ -285,6 +285,22 @@ fn target_format(path: &str, what: &str) -> HostResult<ImageFormat> {
     })
 }
 
+/// Refuses a file name whose name part is missing or blank (`.png`, ` .png`, `..png`) or
+/// that starts with `.` (a hidden file, which file managers and most tools do not show).
+fn check_visible_name(name: &str, what: &str) -> HostResult<()> {
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    if name.starts_with('.')
+        || stem
+            .trim_matches(|c: char| c == '.' || c.is_whitespace())
+            .is_empty()
+    {
+        return Err(HostError::invalid(format!(
+            "{what} `{name}` has no name before its extension or starts with `.` (a hidden file); give a name such as `chart.png`"
+        )));
+    }
+    Ok(())
+}
+
 /// A declared MIME type against the format of the bytes: a generic or non-image type
 /// (a server's `application/octet-stream` or `text/html`) leaves the decision to the
 /// signature; another image type, or an unsupported one, is refused.
@@ -417,6 +433,7 @@ impl Host {
         if let Some(target) = &args.target_path {
             check_syntax(target)?;
             target_format(target, "`targetPath`")?;
+            check_visible_name(target.rsplit('/').next().unwrap_or(target), "`targetPath`")?;
         }
         if let Some(name) = &args.file_name {
             if name.contains('/') {
@@ -425,6 +442,7 @@ impl Host {
                 )));
             }
             check_syntax(&format!("{DEFAULT_FOLDER}/{name}"))?;
+            check_visible_name(name, "`fileName`")?;
         }
         let (bytes, declared, label, derived_name) = match (&args.file, &args.image) {
             (Some(file), None) => {
@@ -487,14 +505,13 @@ impl Host {
             None => {
                 let name = match &args.file_name {
                     Some(name) => Some(name.clone()),
-                    None => derived_name.as_deref().and_then(clean_name),
+                    // A download's own name that is hidden or blank gives way to `image`.
+                    None => derived_name
+                        .as_deref()
+                        .and_then(clean_name)
+                        .filter(|n| check_visible_name(n, "").is_ok()),
                 };
-                // A name that is only an extension (`.png`) would make a hidden file.
-                let name = match name {
-                    Some(name) if !name.starts_with('.') => name,
-                    Some(extension) => format!("image{extension}"),
-                    None => "image".to_string(),
-                };
+                let name = name.unwrap_or_else(|| "image".to_string());
                 let name = match ImageFormat::from_path(&name) {
                     Some(named) if named != format => {
                         return Err(ImageError::Mismatch {

@@ -6,16 +6,23 @@
 //! Rules (Obsidian's reading view; the inline-math rule is Pandoc's `tex_math_dollars`,
 //! which Obsidian and GitHub follow): a `%%` pairs with the next `%%`, and an unpaired last
 //! `%%` is text. An inline-math `$` opens only when followed by a non-space character and
-//! closes at the next `$` on the line preceded by a non-space character and not followed
-//! by a digit, so prices (`$5 and $10`) stay text. A `$` or `%%` inside code, HTML, math
-//! blocks or frontmatter (`excluded`) or escaped with `\` counts for nothing.
+//! closes at the next `$` on the line (in a GFM table: in the cell) preceded by a
+//! non-space character and not followed by a digit, so prices (`$5 and $10`) stay text.
+//! A `$` or `%%` inside code, HTML, math blocks, frontmatter or a link (`[[A$AP Rocky]]`,
+//! a URL's `?$top=5`, `[[Note|$x$]]`'s math stays inside its link) or escaped with `\`
+//! counts for nothing.
 
 use std::ops::Range;
 
 /// The byte ranges of the Obsidian comments and inline math of `text`, sorted by start,
 /// each from its first delimiter to the end of its last. `is_excluded(at)` says whether
-/// byte `at` is inside code, HTML, a math block or the frontmatter.
-pub(super) fn opaque_spans(text: &str, is_excluded: &dyn Fn(usize) -> bool) -> Vec<Range<usize>> {
+/// byte `at` is inside code, HTML, a math block, the frontmatter or a link; `tables` are
+/// the byte ranges of the GFM tables, whose cells bound inline math.
+pub(super) fn opaque_spans(
+    text: &str,
+    is_excluded: &dyn Fn(usize) -> bool,
+    tables: &[Range<usize>],
+) -> Vec<Range<usize>> {
     if !text.contains("%%") && !text.contains('$') {
         return Vec::new();
     }
@@ -25,13 +32,39 @@ pub(super) fn opaque_spans(text: &str, is_excluded: &dyn Fn(usize) -> bool) -> V
     for line in text.split_inclusive('\n') {
         let range = line_start..line_start + line.len();
         line_start = range.end;
-        if line.contains('$') {
+        if !line.contains('$') {
+            continue;
+        }
+        if tables
+            .iter()
+            .any(|t| t.start <= range.start && range.start < t.end)
+        {
+            for cell in cells(text, range, is_excluded) {
+                inline_math(text, cell, is_excluded, &spans, &mut math);
+            }
+        } else {
             inline_math(text, range, is_excluded, &spans, &mut math);
         }
     }
     spans.extend(math);
     spans.sort_by_key(|r| r.start);
     spans
+}
+
+/// The cells of a table row at `line`: split at each `|` not escaped and not in code
+/// (GFM 4.10 splits cells before inline parsing).
+fn cells(text: &str, line: Range<usize>, is_excluded: &dyn Fn(usize) -> bool) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut cells = Vec::new();
+    let mut start = line.start;
+    for at in line.clone() {
+        if bytes[at] == b'|' && !is_escaped(bytes, at) && !is_excluded(at) {
+            cells.push(start..at);
+            start = at + 1;
+        }
+    }
+    cells.push(start..line.end);
+    cells
 }
 
 /// Obsidian comments: each `%%` outside `is_excluded` pairs with the next one.
@@ -130,7 +163,7 @@ mod tests {
     use super::opaque_spans;
 
     fn spans(text: &str) -> Vec<&str> {
-        opaque_spans(text, &|_| false)
+        opaque_spans(text, &|_| false, &[])
             .into_iter()
             .map(|r| &text[r])
             .collect()
@@ -158,13 +191,20 @@ mod tests {
             Vec::<&str>::new()
         );
         assert_eq!(spans("costs $5 and\nthen $6"), Vec::<&str>::new());
+        let row = "| $10 | [[x]] | 12$ |\n| $a$ | b |\n";
+        let table = 0..row.len();
+        let found: Vec<&str> = opaque_spans(row, &|_| false, &[table])
+            .into_iter()
+            .map(|r| &row[r])
+            .collect();
+        assert_eq!(found, ["$a$"]);
     }
 
     #[test]
     fn delimiters_inside_excluded_ranges_count_for_nothing() {
         let text = "`%%` [[a]] %% [[b]] %% `$` [[c]] $";
         let in_code = |at: usize| at < 4 || (23..26).contains(&at);
-        let found: Vec<&str> = opaque_spans(text, &in_code)
+        let found: Vec<&str> = opaque_spans(text, &in_code, &[])
             .into_iter()
             .map(|r| &text[r])
             .collect();

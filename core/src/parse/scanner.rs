@@ -34,8 +34,22 @@ pub(super) fn scan(
     );
     // Obsidian comments and inline math hide what is in them: no link, tag or definition
     // there is one a reader follows (`opaque_spans.rs`).
-    let code = RangeIndex::new(excluded.clone());
-    let opaque = super::opaque_spans::opaque_spans(text, &|at| code.overlaps(&(at..at + 1)));
+    // A delimiter inside a link is part of the link (`[[A$AP Rocky]]`, `?$top=5`).
+    let mut not_delimiters = excluded.clone();
+    not_delimiters.extend(covered.iter().cloned());
+    not_delimiters.extend(wiki_regex().find_iter(text).map(|m| m.range()));
+    let not_delimiters = RangeIndex::new(not_delimiters);
+    let tables: Vec<Range<usize>> = parsed
+        .elements
+        .iter()
+        .filter(|e| e.kind == crate::pointer::ElementKind::Table)
+        .map(|e| e.range.clone())
+        .collect();
+    let opaque = super::opaque_spans::opaque_spans(
+        text,
+        &|at| not_delimiters.overlaps(&(at..at + 1)),
+        &tables,
+    );
     if !opaque.is_empty() {
         let hidden = RangeIndex::new(opaque.clone());
         let inside = |r: &Range<usize>| hidden.overlaps(&(r.start..r.start + 1));

@@ -507,3 +507,35 @@ fn raw_html_img_src_and_a_href_are_links() {
     );
     assert_eq!(parsed.links[1].dest, "../b.md");
 }
+
+#[test]
+fn a_dollar_or_percent_pair_inside_links_or_across_table_cells_hides_nothing() {
+    // helper-43's cases: math in an alias or heading stays inside its link; `$` in a link's
+    // target or URL opens nothing; table cells bound inline math (GFM splits cells first).
+    let text = "See [[Formula|$E=mc^2$]] and [[Euler#$x$]].\n\n\
+                Listen to [[A$AP Rocky]] and [[A$AP Ferg]] tonight.\n\n\
+                See [a](https://h.example/api?$top=5) and [[V-url]] and [b](x.md?$skip=2).\n\n\
+                <https://h.example/?$a> [[V-autolink]] <https://h.example/?b$>\n\n\
+                | a | b | c |\n|---|---|---|\n| $10 | [[V-table]] | 12$ |\n\n\
+                Sale [[Sale 50%%]] and [[Other]] 100%% sure.\n";
+    let parsed = parse(text);
+    let dests: Vec<&str> = parsed.links.iter().map(|l| l.dest.as_str()).collect();
+    assert_eq!(
+        dests,
+        [
+            "Formula",
+            "Euler",
+            "A$AP Rocky",
+            "A$AP Ferg",
+            "https://h.example/api?$top=5",
+            "V-url",
+            "x.md",
+            "https://h.example/?$a",
+            "V-autolink",
+            "https://h.example/?b$",
+            "V-table",
+            "Sale 50%%",
+            "Other"
+        ]
+    );
+}

@@ -303,17 +303,31 @@ fn saving_inline_bytes_picks_free_names_and_explicit_targets_never_replace() {
         (spaced.path.as_str(), spaced.markdown.as_str()),
         ("images/my photo.jpg", "![my photo](images/my%20photo.jpg)")
     );
-    // A name that is only an extension would be a hidden file: `image` is put before it.
-    let bare = kb
-        .save_image(&SaveImageArgs {
-            file_name: Some(".jpg".into()),
+    // A name that is only an extension, blank before it, or hidden is refused.
+    let before = snapshot(root);
+    for (name, target) in [
+        (Some(".jpg"), None),
+        (Some(" .jpg"), None),
+        (Some("..jpg"), None),
+        (Some(".hidden.jpg"), None),
+        (None, Some("sub/.x.jpg")),
+    ] {
+        let refused = err(kb.save_image(&SaveImageArgs {
+            file_name: name.map(String::from),
+            target_path: target.map(String::from),
             ..inline(&jpg, "image/jpeg")
-        })
-        .unwrap();
-    assert_eq!(
-        (bare.path.as_str(), bare.markdown.as_str()),
-        ("images/image-2.jpg", "![image-2](images/image-2.jpg)")
-    );
+        }));
+        let (what, given) = match (name, target) {
+            (Some(n), _) => ("`fileName`", n),
+            (_, Some(t)) => ("`targetPath`", t.rsplit('/').next().unwrap()),
+            _ => unreachable!(),
+        };
+        assert_eq!(
+            refused,
+            json!({"code": "INVALID_ARGUMENT", "message": format!("{what} `{given}` has no name before its extension or starts with `.` (a hidden file); give a name such as `chart.png`")})
+        );
+    }
+    assert_eq!(snapshot(root), before);
     assert_eq!(
         std::fs::read(root.join("images/cover-2.png")).unwrap(),
         cover
