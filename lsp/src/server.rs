@@ -572,9 +572,16 @@ impl LanguageServer for Backend {
     }
 
     async fn will_rename_files(&self, params: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
-        self.request("workspace/willRenameFiles", |s| {
+        let (edit, warning) = self.request("workspace/willRenameFiles", |s| {
             handlers::rename::will_rename_files(s, &params)
-        })
+        })?;
+        if let Some(warning) = warning {
+            self.shared
+                .client
+                .show_message(MessageType::WARNING, warning)
+                .await;
+        }
+        Ok(edit)
     }
 
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {

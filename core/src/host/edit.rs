@@ -525,7 +525,7 @@ impl Host {
                     return Err(HostError::new(
                         ErrorCode::InvalidArgument,
                         format!(
-                            "{}; nothing was changed",
+                            "{}. Choose a name without these characters, or move with `update_links: false`; nothing was changed",
                             unnameable_message(&plan.unnameable)
                         ),
                     ));

@@ -647,7 +647,7 @@ impl Host {
                 return Err(HostError::new(
                     ErrorCode::InvalidArgument,
                     format!(
-                        "{}; nothing was changed",
+                        "{}. Choose a name without these characters, or move without `update_links`; nothing was changed",
                         crate::links::rewrite::unnameable_message(&plan.unnameable)
                     ),
                 ));

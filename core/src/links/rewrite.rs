@@ -231,13 +231,13 @@ pub struct MovePlan {
 }
 
 /// Why a move is refused over `unnameable` (not empty): the name, the characters, how many
-/// links in how many documents, and what to do instead.
+/// links in how many documents. Each front end adds what to do instead.
 pub fn unnameable_message(unnameable: &[UnnameableWikiLink]) -> String {
     let first = &unnameable[0];
     let docs: std::collections::BTreeSet<&str> =
         unnameable.iter().map(|u| u.document.as_str()).collect();
     format!(
-        "no wiki link can name `{}`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; {} wiki link{} in {} document{} (first in `{}`) would break. Choose a name without these characters, or move without updating links",
+        "no wiki link can name `{}`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; {} wiki link{} in {} document{} (first in `{}`) would break",
         first.target,
         unnameable.len(),
         if unnameable.len() == 1 { "" } else { "s" },

@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use folio_core::document::TextEdit as CoreEdit;
 use folio_core::links::navigate::{definition_at, destination, heading_at, link_at};
 use folio_core::links::rewrite::{
-    LinkedFile, WorkspaceEdits, heading_rename_conflict, linked_file_at, move_edits, move_plan,
+    LinkedFile, WorkspaceEdits, heading_rename_conflict, linked_file_at, move_plan,
     reference_label_range, rename_definition, rename_heading, renamed_link_target,
     unnameable_message,
 };
@@ -205,7 +205,10 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
                 .map_err(anyhow::Error::msg)?;
             let plan = move_plan(ws, &[(file.path.clone(), new.clone())]);
             if !plan.unnameable.is_empty() {
-                bail!(unnameable_message(&plan.unnameable));
+                bail!(
+                    "{}. Choose a name without these characters",
+                    unnameable_message(&plan.unnameable)
+                );
             }
             return Ok(Some(file_rename_edit(
                 s,
@@ -274,7 +277,13 @@ fn file_rename_edit(
 }
 
 /// Link edits for files and folders about to move; moves across roots are ignored.
-pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
+/// The link edits of `workspace/willRenameFiles`, and a warning to show when some wiki
+/// links cannot name a file's new name (the client renames the file whatever folio
+/// answers, so those links are left as written and the user is told).
+pub fn will_rename_files(
+    s: &Session,
+    params: &RenameFilesParams,
+) -> Result<(Option<WorkspaceEdit>, Option<String>)> {
     let mut per_root: HashMap<usize, Vec<(String, String)>> = HashMap::new();
     for file in &params.files {
         let (Ok(old_uri), Ok(new_uri)) =
@@ -310,17 +319,28 @@ pub fn will_rename_files(s: &Session, params: &RenameFilesParams) -> Result<Opti
         }
     }
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    let mut unnameable = Vec::new();
     for (root, moves) in per_root {
-        let edits = move_edits(s.roots[root].ws(), &moves);
-        if let Some(c) = workspace_edit(s, root, &edits).changes {
+        let plan = move_plan(s.roots[root].ws(), &moves);
+        unnameable.extend(plan.unnameable);
+        if let Some(c) = workspace_edit(s, root, &plan.edits).changes {
             changes.extend(c);
         }
     }
+    let warning = (!unnameable.is_empty()).then(|| {
+        format!(
+            "folio: {}; they were left as written. Rename the file again to a name without these characters to keep them",
+            unnameable_message(&unnameable)
+        )
+    });
     if changes.is_empty() {
-        return Ok(None);
+        return Ok((None, warning));
     }
-    Ok(Some(WorkspaceEdit {
-        changes: Some(changes),
-        ..WorkspaceEdit::default()
-    }))
+    Ok((
+        Some(WorkspaceEdit {
+            changes: Some(changes),
+            ..WorkspaceEdit::default()
+        }),
+        warning,
+    ))
 }

@@ -118,6 +118,29 @@ async fn will_rename_files(enc: Enc) {
             b.clone(): [{"range": range(4, 12, 4, 16), "newText": "../a.md"}],
         }})
     );
+    // A name no wiki link can hold: the client renames anyway, so the Markdown links are
+    // updated, the wiki links left as written, and the user is told.
+    let r = c
+        .call(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": b, "newUri": c.uri("b #2.md")}]}),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"changes": {
+            a.clone(): [
+                {"range": range(4, enc.col(18, 20), 4, enc.col(22, 24)), "newText": "b%20%232.md"},
+                {"range": range(5, 28, 5, 32), "newText": "b%20%232.md"},
+                {"range": range(8, 7, 8, 11), "newText": "b%20%232.md"},
+            ],
+        }})
+    );
+    let shown = c.notification("window/showMessage").await;
+    assert_eq!(
+        shown,
+        json!({"type": 2, "message": "folio: no wiki link can name `b #2.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break; they were left as written. Rename the file again to a name without these characters to keep them"})
+    );
 }
 
 /// The edit that renames `## Beta Two` of b.md to "Second Beta", wherever it is asked for.
@@ -247,7 +270,7 @@ async fn rename_file_from_link_path(enc: Enc) {
     let r = c.request("textDocument/rename", params).await;
     assert_eq!(
         r["error"]["message"],
-        "textDocument/rename: no wiki link can name `b #2.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break. Choose a name without these characters, or move without updating links",
+        "textDocument/rename: no wiki link can name `b #2.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break. Choose a name without these characters",
         "{r}"
     );
 }

@@ -609,7 +609,7 @@ fn kb_move_refuses_a_name_no_wiki_link_can_hold() {
     };
     assert_eq!(
         err(kb.move_document(&args)),
-        json!({"code": "INVALID_ARGUMENT", "message": "no wiki link can name `Task #1.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break. Choose a name without these characters, or move without updating links; nothing was changed"})
+        json!({"code": "INVALID_ARGUMENT", "message": "no wiki link can name `Task #1.md`: `#` starts a heading, `|` an alias, and `[` or `]` end the link; 2 wiki links in 1 document (first in `a.md`) would break. Choose a name without these characters, or move with `update_links: false`; nothing was changed"})
     );
     assert_eq!(snapshot(root), before);
     args.update_links = Some(false);
