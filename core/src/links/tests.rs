@@ -31,6 +31,20 @@ fn check(fixture: &str, expect: &str) {
 }
 
 #[test]
+fn who_topic_notes_in_a_document_without_definitions_are_text() {
+    // kubernetes/community's meeting notes: `* [madhav][update] Prow now …`. Footnotes
+    // are still checked there; a document with definitions is checked as before.
+    check(
+        "//- /notes.md\n* [madhav][update] Prow now closes issues.\n* [fromani][if time allows] demo [^gone]\n\
+         //- /report.md\nThe [subprojects][subproject-definition] and [SIG][sigs].\n\n[sigs]: notes.md\n",
+        "\
+notes.md:2:34: undefined-reference: no definition for reference `[^gone]`
+report.md:1:5: undefined-reference: no definition for reference `[subproject-definition]`
+",
+    );
+}
+
+#[test]
 fn each_diagnostic_code() {
     check(
         r#"
