@@ -83,6 +83,36 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// The new path part of the Markdown or HTML `link` at `range` of `text` (the target as
+/// written), from `linking_doc` (where it is after the move) to `target`: in `<angle
+/// brackets>` spaces stay, and in an HTML attribute value `'`, `"` and `&` are
+/// percent-encoded too, so the value stays one value whatever its quotes and is never
+/// read as a character reference.
+fn destination(
+    text: &str,
+    link: &Link,
+    range: &Range<usize>,
+    linking_doc: &str,
+    target: &str,
+) -> String {
+    let written = &text[range.clone()];
+    let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
+    let path = markdown_path(written, linking_doc, target, angle);
+    if link.kind == LinkKind::Html {
+        path.replace('&', "%26")
+            .replace('\'', "%27")
+            .replace('"', "%22")
+    } else {
+        path
+    }
+}
+
+/// True when a Markdown or HTML destination names the same path as written, only
+/// encoded otherwise (`/my pic.png` and `/my%20pic.png`): a move leaves it as written.
+fn same_path(new: &str, written: &str, wiki: bool) -> bool {
+    !wiki && percent_decode(new) == percent_decode(written)
+}
+
 /// The new path part of a Markdown link from `linking_doc` (where it is after the move)
 /// to `target` (likewise), in the style of `written`.
 fn markdown_path(
@@ -187,10 +217,9 @@ pub fn retarget(ws: &Workspace, from: &str, link: &Link, target: &str) -> Option
     let replacement = if wiki {
         wiki_target(written, target).filter(|r| !r.contains(WIKI_TARGET_BREAKERS))?
     } else {
-        let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
-        markdown_path(written, from, target, angle)
+        destination(&text, link, &range, from, target)
     };
-    if replacement == written {
+    if replacement == written || same_path(&replacement, written, wiki) {
         return None;
     }
     yaml_safe(
@@ -304,10 +333,10 @@ pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
                     None => continue,
                 }
             } else {
-                let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
-                markdown_path(written, new_from.unwrap_or(from), target_after, angle)
+                destination(&text, link, &range, new_from.unwrap_or(from), target_after)
             };
             if replacement != written
+                && !same_path(&replacement, written, wiki)
                 && let Some(edit) = yaml_safe(
                     &text,
                     link,

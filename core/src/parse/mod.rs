@@ -31,6 +31,7 @@ pub use resolve::{Resolution, ResolveError, resolve_pointer};
 pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};
 
 pub mod frontmatter;
+mod html_links;
 mod inline;
 mod link_text;
 mod nesting;

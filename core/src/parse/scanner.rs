@@ -191,9 +191,13 @@ impl Scanner<'_> {
         }
         for m in reference_regex().captures_iter(text) {
             let whole = m.get(0).expect("group 0 always matches");
-            let range = whole.start()..whole.end();
+            let mut range = whole.start()..whole.end();
             if taken.overlaps(&range) || is_escaped(text, range.start) {
                 continue;
+            }
+            // `![alt][label]`: an image reference, the `!` included.
+            if text[..range.start].ends_with('!') && !is_escaped(text, range.start - 1) {
+                range.start -= 1;
             }
             // `a[0][1]` is code-like text, not a reference: require a non-word character before.
             if text[..range.start]

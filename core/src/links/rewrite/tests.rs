@@ -311,3 +311,24 @@ fn raw_html_src_and_href_follow_moves() {
     );
     assert_eq!(out["guide.md"], "# G\n<img src=\"img/shot%201.png\">\n");
 }
+
+#[test]
+fn html_values_are_encoded_to_stay_one_value_and_unmoved_paths_stay_as_written() {
+    // helper-44: `'` ended a single-quoted value, `&` made the value unreadable.
+    let out = moved(
+        "//- /a.md\n<img src='pic.png'> <a href=\"pic.png\">p</a> ![m](pic.png)\n//- /pic.png\nPNG\n",
+        "pic.png",
+        "Tom's R&D.png",
+    );
+    assert_eq!(
+        out["a.md"],
+        "<img src='Tom%27s%20R%26D.png'> <a href=\"Tom%27s%20R%26D.png\">p</a> ![m](Tom's%20R&D.png)\n"
+    );
+    // The moved note's root-relative image names the same file from anywhere.
+    let out = moved(
+        "//- /n/a.md\n<img src=\"/my pic.png\"> [b](b.md)\n//- /n/b.md\n# B\n//- /my pic.png\nPNG\n",
+        "n/a.md",
+        "a.md",
+    );
+    assert_eq!(out["n/a.md"], "<img src=\"/my pic.png\"> [b](n/b.md)\n");
+}
