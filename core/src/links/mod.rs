@@ -586,30 +586,12 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
         }
     }
 
-    // `[who][topic]` in a document that defines no link reference at all is the
-    // meeting-note idiom, which GitHub shows as text: not a reference meant to resolve (in
-    // kubernetes/community 6 of 10 such reports were this; each real one was in a
-    // document with definitions). Footnotes, images (`![logo][logo]`), collapsed
-    // references (`[the guide][]`) and numeric labels (`[docs][1]`) are reference syntax
-    // only, and checked everywhere.
-    let uses_definitions = !parsed.definitions.is_empty();
-    let text = std::cell::OnceCell::new();
-    let meeting_note_idiom = |link: &Link, label: &str| {
-        let text = text.get_or_init(|| ws.get(path).map(|e| e.doc.text()).unwrap_or_default());
-        let written = text.get(link.range.clone()).unwrap_or("");
-        !written.starts_with('!')
-            && !written.ends_with("[]")
-            && !label.chars().all(|c| c.is_ascii_digit())
-    };
     for link in &parsed.links {
         if link.kind == LinkKind::UndefinedReference {
             let label = link.label.as_deref().unwrap_or("");
             let is_defined = match label.strip_prefix('^') {
                 Some(f) => defined_footnotes.contains(f),
-                None => {
-                    defined.contains(label)
-                        || (!uses_definitions && meeting_note_idiom(link, label))
-                }
+                None => defined.contains(label),
             };
             if !is_defined {
                 push(
