@@ -8,7 +8,7 @@ use crate::edit::table::{
     Alignment, ColumnSelector, RowSelector, TableAction, ValueFormat, edit_table,
 };
 use crate::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
-use crate::links::rewrite::{move_plan, unnameable_message};
+use crate::links::rewrite::{WorkspaceEdits, move_plan, unnameable_message};
 use crate::pointer::{hash_bytes, hex};
 use crate::workspace::path_policy::{check_syntax, resolve_new};
 use crate::write::{Step, WriteGuard};
@@ -321,6 +321,24 @@ fn check_expected(path: &str, text: &str, expected: Option<&str>) -> HostResult<
     Ok(())
 }
 
+/// The link edits of `moves` (core `links::rewrite::move_plan`), or `INVALID_ARGUMENT` when
+/// a wiki link could not name its target's new name; `skip_links` is how the tool's caller
+/// moves without rewriting links (`update_links: false`).
+pub(crate) fn link_edits_keeping_every_link(
+    ws: &crate::workspace::Workspace,
+    moves: &[(String, String)],
+    skip_links: &str,
+) -> HostResult<WorkspaceEdits> {
+    let plan = move_plan(ws, moves);
+    if !plan.unnameable.is_empty() {
+        return Err(HostError::invalid(format!(
+            "{}. Choose a name without these characters, or move with `{skip_links}`; nothing was changed",
+            unnameable_message(&plan.unnameable)
+        )));
+    }
+    Ok(plan.edits)
+}
+
 impl Host {
     /// Brings the index and the cached model up to date after a write: a disk write is
     /// indexed now; an edit in an editor is not (the index follows the disk, and the
@@ -520,17 +538,9 @@ impl Host {
             let planned = self.with_workspace_overlay(&overlay, |ws| {
                 let mut out = Vec::new();
                 let moves = [(args.source_path.clone(), args.target_path.clone())];
-                let plan = move_plan(ws, &moves);
-                if !plan.unnameable.is_empty() {
-                    return Err(HostError::new(
-                        ErrorCode::InvalidArgument,
-                        format!(
-                            "{}. Choose a name without these characters, or move with `update_links: false`; nothing was changed",
-                            unnameable_message(&plan.unnameable)
-                        ),
-                    ));
-                }
-                for (doc, edits) in plan.edits {
+                for (doc, edits) in
+                    link_edits_keeping_every_link(ws, &moves, "update_links: false")?
+                {
                     let Some(entry) = ws.get(&doc) else { continue };
                     out.push((doc, entry.doc.text(), edits));
                 }

@@ -642,18 +642,10 @@ impl Host {
         }
         let moves = [(from.clone(), to.clone())];
         let planned = self.with_workspace(|ws| {
-            let plan = crate::links::rewrite::move_plan(ws, &moves);
-            if !plan.unnameable.is_empty() {
-                return Err(HostError::new(
-                    ErrorCode::InvalidArgument,
-                    format!(
-                        "{}. Choose a name without these characters, or move without `update_links`; nothing was changed",
-                        crate::links::rewrite::unnameable_message(&plan.unnameable)
-                    ),
-                ));
-            }
+            let edits =
+                super::edit::link_edits_keeping_every_link(ws, &moves, "update_links: false")?;
             let mut out = Vec::new();
-            for (doc, edits) in plan.edits {
+            for (doc, edits) in edits {
                 let Some(entry) = ws.get(&doc) else { continue };
                 out.push((doc, entry.doc.text(), edits));
             }

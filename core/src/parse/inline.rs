@@ -44,15 +44,10 @@ impl Builder<'_> {
                 // Read from the source, not `h.value`, whose offsets lose a container's
                 // `> ` prefixes.
                 for (tag, value) in super::html_links::html_links(&self.text[range.clone()]) {
-                    let url =
-                        self.text[range.start + value.start..range.start + value.end].to_string();
-                    self.push_link(
-                        LinkKind::Html,
-                        range.start + tag.start..range.start + tag.end,
-                        Some(range.start + value.start..range.start + value.end),
-                        &url,
-                        None,
-                    );
+                    let at = |r: Range<usize>| range.start + r.start..range.start + r.end;
+                    let (tag, value) = (at(tag), at(value));
+                    let url = self.text[value.clone()].to_string();
+                    self.push_link(LinkKind::Html, tag, Some(value), &url, None);
                 }
                 return;
             }

@@ -33,3 +33,14 @@ pub fn percent_decode(s: &str) -> String {
         .decode_utf8()
         .map_or_else(|_| s.to_string(), |c| c.into_owned())
 }
+
+/// True when an odd number of backslashes stands right before byte `at` of `text`: the
+/// character there is escaped (CommonMark 2.4).
+pub(super) fn is_escaped(text: &str, at: usize) -> bool {
+    let preceding = text.as_bytes()[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    preceding % 2 == 1
+}

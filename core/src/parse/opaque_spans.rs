@@ -14,6 +14,8 @@
 
 use std::ops::Range;
 
+use super::link_text::is_escaped;
+
 /// The byte ranges of the Obsidian comments and inline math of `text`, sorted by start,
 /// each from its first delimiter to the end of its last. `is_excluded(at)` says whether
 /// byte `at` is inside code, HTML, a math block, the frontmatter or a link; `tables` are
@@ -23,9 +25,6 @@ pub(super) fn opaque_spans(
     is_excluded: &dyn Fn(usize) -> bool,
     tables: &[Range<usize>],
 ) -> Vec<Range<usize>> {
-    if !text.contains("%%") && !text.contains('$') {
-        return Vec::new();
-    }
     let mut spans = comments(text, is_excluded);
     let mut math = Vec::new();
     let mut line_start = 0;
@@ -58,7 +57,7 @@ fn cells(text: &str, line: Range<usize>, is_excluded: &dyn Fn(usize) -> bool) ->
     let mut cells = Vec::new();
     let mut start = line.start;
     for at in line.clone() {
-        if bytes[at] == b'|' && !is_escaped(bytes, at) && !is_excluded(at) {
+        if bytes[at] == b'|' && !is_escaped(text, at) && !is_excluded(at) {
             cells.push(start..at);
             start = at + 1;
         }
@@ -74,7 +73,7 @@ fn comments(text: &str, is_excluded: &dyn Fn(usize) -> bool) -> Vec<Range<usize>
     let mut open: Option<usize> = None;
     let mut i = 0;
     while i + 1 < bytes.len() {
-        if bytes[i] == b'%' && bytes[i + 1] == b'%' && !is_excluded(i) && !is_escaped(bytes, i) {
+        if bytes[i] == b'%' && bytes[i + 1] == b'%' && !is_excluded(i) && !is_escaped(text, i) {
             match open.take() {
                 None => open = Some(i),
                 Some(start) => spans.push(start..i + 2),
@@ -104,7 +103,7 @@ fn inline_math(
     };
     let dollars: Vec<usize> = (line.start..line.end)
         .filter(|&at| {
-            bytes[at] == b'$' && !is_excluded(at) && !is_escaped(bytes, at) && !in_comment(at)
+            bytes[at] == b'$' && !is_excluded(at) && !is_escaped(text, at) && !in_comment(at)
         })
         .collect();
     let is_space = |at: usize| at >= line.end || bytes[at].is_ascii_whitespace();
@@ -145,17 +144,6 @@ fn inline_math(
             None => next += if double { 2 } else { 1 },
         }
     }
-}
-
-/// True when an odd number of backslashes stands right before byte `at`.
-fn is_escaped(bytes: &[u8], at: usize) -> bool {
-    bytes[..at]
-        .iter()
-        .rev()
-        .take_while(|&&b| b == b'\\')
-        .count()
-        % 2
-        == 1
 }
 
 #[cfg(test)]

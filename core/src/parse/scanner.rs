@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::link_text::normalize_label;
+use super::link_text::{is_escaped, normalize_label};
 use super::parsed::{Link, LinkKind, Parsed, Tag};
 use super::tag_syntax;
 
@@ -33,8 +33,30 @@ pub(super) fn scan(
             .map(|m| m.start()..m.end()),
     );
     // Obsidian comments and inline math hide what is in them: no link, tag or definition
-    // there is one a reader follows (`opaque_spans.rs`).
-    // A delimiter inside a link is part of the link (`[[A$AP Rocky]]`, `?$top=5`).
+    // there is one a reader follows (`opaque_spans.rs`). Most documents have neither
+    // delimiter, and pay for nothing more than the search for one.
+    if text.contains("%%") || text.contains('$') {
+        hide_opaque_spans(text, parsed, &mut excluded, &covered);
+    }
+
+    let mut scanner = Scanner {
+        text,
+        parsed,
+        excluded: &excluded,
+        covered,
+    };
+    scanner.scan_text_constructs();
+}
+
+/// Drops the links inside Obsidian comments and inline math, marks the definitions there
+/// as comments, and adds those spans to `excluded`. A delimiter inside code, HTML, a link
+/// the walk found (`covered`) or a wiki link is part of it (`[[A$AP Rocky]]`, `?$top=5`).
+fn hide_opaque_spans(
+    text: &str,
+    parsed: &mut Parsed,
+    excluded: &mut Vec<Range<usize>>,
+    covered: &[Range<usize>],
+) {
     let mut not_delimiters = excluded.clone();
     not_delimiters.extend(covered.iter().cloned());
     not_delimiters.extend(wiki_regex().find_iter(text).map(|m| m.range()));
@@ -50,22 +72,16 @@ pub(super) fn scan(
         &|at| not_delimiters.overlaps(&(at..at + 1)),
         &tables,
     );
-    if !opaque.is_empty() {
-        let hidden = RangeIndex::new(opaque.clone());
-        let inside = |r: &Range<usize>| hidden.overlaps(&(r.start..r.start + 1));
-        parsed.links.retain(|l| !inside(&l.range));
-        for definition in &mut parsed.definitions {
-            definition.comment |= inside(&definition.range);
-        }
-        excluded.extend(opaque);
+    if opaque.is_empty() {
+        return;
     }
-    let mut scanner = Scanner {
-        text,
-        parsed,
-        excluded: &excluded,
-        covered,
-    };
-    scanner.scan_text_constructs();
+    let hidden = RangeIndex::new(opaque.clone());
+    let inside = |r: &Range<usize>| hidden.overlaps(&(r.start..r.start + 1));
+    parsed.links.retain(|l| !inside(&l.range));
+    for definition in &mut parsed.definitions {
+        definition.comment |= inside(&definition.range);
+    }
+    excluded.extend(opaque);
 }
 
 /// The state of one scan.
@@ -297,15 +313,6 @@ impl RangeIndex {
         let n = self.starts.partition_point(|&s| s < range.end);
         n > 0 && self.max_end[n - 1] > range.start
     }
-}
-
-fn is_escaped(text: &str, at: usize) -> bool {
-    let preceding = text.as_bytes()[..at]
-        .iter()
-        .rev()
-        .take_while(|&&b| b == b'\\')
-        .count();
-    preceding % 2 == 1
 }
 
 /// The byte range of the document's YAML frontmatter, when markdown-rs read one

@@ -3,23 +3,15 @@
 use serde_json::json;
 
 use super::err;
+use crate::host::Host;
 use crate::host::best_practice::{BestPracticeArgs, BestPracticeOutput};
-use crate::host::{Host, Options};
 use crate::pointer::{hash_bytes, hex};
 
 const GUIDE: &str =
     "# Claude Code\n\nIntro.\n\n## Setup\n\nInstall it.\n\n## Error handling\n\nRetry.\n";
 
 fn open(root: &std::path::Path) -> Host {
-    Host::open(Options {
-        root: root.to_path_buf(),
-        db: None,
-        allow_writes: false,
-        embed: Err("embeddings are off in this test".into()),
-        fetch: Default::default(),
-        rerank: Ok(None),
-    })
-    .unwrap()
+    super::open_at(root, false)
 }
 
 fn ask(

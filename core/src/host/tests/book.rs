@@ -2,19 +2,11 @@
 //! write nothing.
 
 use super::{err, snapshot};
+use crate::host::Host;
 use crate::host::book::PdfBookArgs;
-use crate::host::{Host, Options};
 
 fn open(root: &std::path::Path, allow_writes: bool) -> Host {
-    Host::open(Options {
-        root: root.to_path_buf(),
-        db: None,
-        allow_writes,
-        embed: Err("embeddings are off in this test".into()),
-        fetch: Default::default(),
-        rerank: Ok(None),
-    })
-    .unwrap()
+    super::open_at(root, allow_writes)
 }
 
 fn args(path: &str, output: Option<&str>) -> PdfBookArgs {

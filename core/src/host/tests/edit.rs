@@ -568,15 +568,7 @@ fn kb_move_refuses_link_rewrites_that_would_grow_a_note_past_the_cap() {
     std::fs::write(root.join("folio.toml"), "[index]\nmax_file_size = 400\n").unwrap();
     std::fs::write(root.join("t.md"), "# T\n").unwrap();
     std::fs::write(root.join("link.md"), "[t](t.md) ".repeat(38)).unwrap();
-    let kb = crate::host::Host::open(crate::host::Options {
-        root: root.to_path_buf(),
-        db: None,
-        allow_writes: true,
-        embed: Err("embeddings are off in this test".into()),
-        fetch: Default::default(),
-        rerank: Ok(None),
-    })
-    .unwrap();
+    let kb = super::open_at(root, true);
     let before = snapshot(root);
     let refused = err(kb.move_document(&MoveArgs {
         source_path: "t.md".into(),

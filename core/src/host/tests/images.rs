@@ -7,21 +7,13 @@ use serde_json::{Value, json};
 
 use super::{err, ok, snapshot};
 use crate::digest::sha256_hex;
+use crate::host::Host;
 use crate::host::images::*;
-use crate::host::{Host, Options};
 use crate::media::MAX_IMAGE_BYTES;
 use crate::media::testdata::{gif, jpeg, png, webp};
 
 fn open(root: &Path, allow_writes: bool) -> Host {
-    Host::open(Options {
-        root: root.to_path_buf(),
-        db: None,
-        allow_writes,
-        embed: Err("embeddings are off in this test".into()),
-        fetch: Default::default(),
-        rerank: Ok(None),
-    })
-    .unwrap()
+    super::open_at(root, allow_writes)
 }
 
 fn write(root: &Path, path: &str, bytes: &[u8]) {

@@ -33,6 +33,19 @@ fn h(s: &str) -> String {
     hex(hash_bytes(s.as_bytes()))
 }
 
+/// A host on `root` (not indexed), with writes allowed or not and embeddings off.
+fn open_at(root: &Path, allow_writes: bool) -> Host {
+    Host::open(Options {
+        root: root.to_path_buf(),
+        db: None,
+        allow_writes,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+        rerank: Ok(None),
+    })
+    .unwrap()
+}
+
 /// The fixture knowledge base in a temporary folder, indexed, with writes allowed or not.
 fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
     let dir = tempfile::tempdir().unwrap();
@@ -42,17 +55,7 @@ fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
     std::fs::write(root.join("docs/guide.md"), GUIDE).unwrap();
     std::fs::write(root.join("docs/more/other.md"), OTHER).unwrap();
     std::fs::write(root.join("docs/logo.png"), b"\x89PNG\r\n\x1a\nfake").unwrap();
-    let kb = Arc::new(
-        Host::open(Options {
-            root: root.to_path_buf(),
-            db: None,
-            allow_writes,
-            embed: Err("embeddings are off in this test".into()),
-            fetch: Default::default(),
-            rerank: Ok(None),
-        })
-        .unwrap(),
-    );
+    let kb = Arc::new(open_at(root, allow_writes));
     let last = kb.reindex_blocking(false).unwrap();
     assert!(last.ok, "{last:?}");
     (dir, kb)
