@@ -192,6 +192,10 @@ async def test_save_from_the_local_https_server_and_inline(root, image_server):
         res = await client.call_tool("kb_save_image", {
             "file": {"download_url": srv.url("/files/redirect"), "file_id": "f2", "file_name": "front.png"}})
         assert res.structured_content["path"] == "images/front.png"
+        # A download whose own name would make a hidden file gets the name `image`.
+        res = await client.call_tool("kb_save_image", {
+            "file": {"download_url": srv.url("/files/redirect"), "file_id": "f2b", "file_name": ".png"}})
+        assert res.structured_content["path"] == "images/image.png"
         # A generic Content-Type: the signature decides; no name anywhere but the URL's.
         res = await client.call_tool("kb_save_image", {"file": {"download_url": srv.url("/files/blob"), "file_id": "f3"}})
         assert res.structured_content == {**meta("images/blob.png", COVER, "image/png"),
