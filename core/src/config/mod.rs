@@ -237,6 +237,10 @@ pub struct LinksConfig {
     /// Resolve Markdown links as Obsidian does (note folder, vault root, then unique file
     /// name, `.md` optional). Unset: when the root has an `.obsidian/` folder.
     pub obsidian: Option<bool>,
+    /// Heading anchors are also Python-Markdown's `toc` ids ([`crate::parse::slug::toc_ids`]),
+    /// as an MkDocs site publishes them. Unset: when the root has an `mkdocs.yml` (or
+    /// `mkdocs.yaml`).
+    pub mkdocs: Option<bool>,
     /// The folder (KB-relative) the published site serves at `site_base`; `/…` links
     /// under `site_base` resolve into it. Empty: the root.
     pub site_root: String,

@@ -479,9 +479,16 @@ fn is_template_placeholder(dest: &str) -> bool {
 ///
 /// Markdown links compare against GitHub slugs and HTML ids; wiki links also accept the
 /// heading text itself (`[[page#Some Heading]]`), heading paths (`[[page#Setup#On Linux]]`)
-/// and block ids (`[[page#^id]]`). An empty
-/// fragment and `top` always match (HTML: scroll to the top).
-pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensitive: bool) -> bool {
+/// and block ids (`[[page#^id]]`). With `mkdocs` ([`Workspace::is_mkdocs`]) a Markdown link
+/// may also name a heading by its Python-Markdown `toc` id. An empty fragment and `top`
+/// always match (HTML: scroll to the top).
+pub fn fragment_matches(
+    target: &Parsed,
+    fragment: &str,
+    wiki: bool,
+    case_sensitive: bool,
+    mkdocs: bool,
+) -> bool {
     if fragment.is_empty() || fragment == "top" {
         return true;
     }
@@ -499,6 +506,7 @@ pub fn fragment_matches(target: &Parsed, fragment: &str, wiki: bool, case_sensit
         return has(&names.blocks, &names.blocks_lower, block);
     }
     has(&names.ids, &names.ids_lower, fragment)
+        || (mkdocs && has(&names.toc_ids, &names.toc_ids_lower, fragment))
         || (wiki
             && (has(&names.texts, &names.texts_lower, fragment)
                 || has(&names.texts, &names.texts_lower, &slug::slug(fragment))
@@ -711,7 +719,13 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                 let Some(target) = ws.parsed(&target_path) else {
                     continue;
                 };
-                if !fragment_matches(&target, &fragment, wiki, config.fragment_case_sensitive) {
+                if !fragment_matches(
+                    &target,
+                    &fragment,
+                    wiki,
+                    config.fragment_case_sensitive,
+                    ws.is_mkdocs(),
+                ) {
                     let frag_range = link.fragment_range.clone().unwrap_or(range);
                     let where_ = if target_path == path {
                         "this document".to_string()

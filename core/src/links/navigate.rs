@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use crate::document::TextEdit;
 use crate::links::{Target, resolve_link};
-use crate::parse::{Heading, Link, LinkKind, Parsed, slug};
+use crate::parse::{Heading, Link, LinkKind, Parsed, footnote_ids, slug};
 use crate::workspace::Workspace;
 
 /// Edits per document (KB-relative path), each list sorted and disjoint.
@@ -56,12 +56,15 @@ pub fn definition_at(parsed: &Parsed, offset: usize) -> Option<usize> {
         .position(|d| touches(&d.label_range, offset))
 }
 
-/// Bytes of what `fragment` names in `target`: a heading, an HTML anchor or a block id.
+/// Bytes of what `fragment` names in `target`: a heading, an HTML anchor, a block id or a
+/// footnote definition ([`footnote_ids`]); with `mkdocs`, also a heading by its
+/// Python-Markdown `toc` id ([`Parsed::toc_ids`]).
 pub fn fragment_range(
     target: &Parsed,
     fragment: &str,
     wiki: bool,
     case_sensitive: bool,
+    mkdocs: bool,
 ) -> Option<Range<usize>> {
     let eq = |a: &str, b: &str| {
         if case_sensitive {
@@ -87,11 +90,21 @@ pub fn fragment_range(
     if wiki && let Some(i) = heading_path(target, fragment, case_sensitive) {
         return Some(target.headings[i].range.clone());
     }
+    if mkdocs && let Some(i) = target.toc_ids().iter().position(|id| eq(id, fragment)) {
+        return Some(target.headings[i].range.clone());
+    }
     target
         .anchors
         .iter()
         .find(|a| eq(&a.id, fragment))
         .map(|a| a.range.clone())
+        .or_else(|| {
+            target
+                .footnote_definitions
+                .iter()
+                .find(|(label, _)| footnote_ids(label).iter().any(|id| eq(id, fragment)))
+                .map(|(_, range)| range.clone())
+        })
 }
 
 /// The heading an Obsidian heading path names: `Setup#On Linux` is a heading `On Linux`
@@ -167,7 +180,7 @@ pub fn destination(ws: &Workspace, from: &str, link: &Link) -> Option<Destinatio
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
             let range = match fragment.as_deref() {
                 Some(f) if !f.is_empty() && f != "top" => {
-                    fragment_range(&parsed, f, wiki, case_sensitive)?
+                    fragment_range(&parsed, f, wiki, case_sensitive, ws.is_mkdocs())?
                 }
                 _ => 0..0,
             };
@@ -245,7 +258,7 @@ pub fn click_target(ws: &Workspace, from: &str, link: &Link) -> Option<ClickTarg
             let line = fragment
                 .as_deref()
                 .filter(|f| !f.is_empty() && *f != "top")
-                .and_then(|f| fragment_range(&parsed, f, wiki, case_sensitive))
+                .and_then(|f| fragment_range(&parsed, f, wiki, case_sensitive, ws.is_mkdocs()))
                 .map(|r| parsed.line_of(r.start));
             Some(found(path, line))
         }
@@ -330,7 +343,7 @@ fn references_to_fragment(ws: &Workspace, path: &str, range: &Range<usize>) -> V
             fragment: Some(f),
         } if p == path => {
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
-            fragment_range(&parsed, f, wiki, case_sensitive).as_ref() == Some(range)
+            fragment_range(&parsed, f, wiki, case_sensitive, ws.is_mkdocs()).as_ref() == Some(range)
         }
         _ => false,
     })

@@ -528,10 +528,24 @@ pub fn rename_heading(
     if heading_rename_conflict(ws, path, heading_idx, new_text).is_some() {
         return None;
     }
-    let new_slug = headings_after_rename(&entry.doc.text(), &heading, new_text)
-        .get(heading_idx)?
-        .slug
-        .clone();
+    let after = headings_after_rename(&entry.doc.text(), &heading, new_text);
+    let new_slug = after.get(heading_idx)?.slug.clone();
+    // An MkDocs site's links may use Python-Markdown's ids ([`crate::parse::slug::toc_ids`]).
+    let toc_ids = |headings: &[crate::parse::Heading]| {
+        crate::parse::slug::toc_ids(
+            headings
+                .iter()
+                .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
+        )
+    };
+    let (old_toc_id, new_toc_id) = if ws.is_mkdocs() {
+        (
+            toc_ids(&entry.parsed.headings).get(heading_idx).cloned(),
+            toc_ids(&after).get(heading_idx).cloned(),
+        )
+    } else {
+        (None, None)
+    };
     let mut edits = WorkspaceEdits::new();
     edits.entry(path.to_string()).or_default().push(TextEdit {
         range: heading.text_range.clone(),
@@ -562,8 +576,16 @@ pub fn rename_heading(
             };
             fragment_range.start += last + 1;
         }
+        let same =
+            |id: Option<&str>| id.is_some_and(|id| id.to_lowercase() == written.to_lowercase());
+        if same(heading.custom_id.as_deref()) {
+            // The attribute list's id stays as written, and so do links to it.
+            continue;
+        }
         let replacement = if wiki && written.to_lowercase() != heading.slug.to_lowercase() {
             new_text
+        } else if !wiki && !same(Some(&heading.slug)) && same(old_toc_id.as_deref()) {
+            new_toc_id.as_deref().unwrap_or(&new_slug)
         } else {
             &new_slug
         };

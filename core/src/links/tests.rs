@@ -146,6 +146,45 @@ fn html_anchors_custom_ids_files_and_folders_are_targets() {
     );
 }
 
+/// MkDocs sites: heading attribute lists, fenced-code ids, footnote ids and links inside
+/// admonitions and content tabs, as Python-Markdown and PyMdown Extensions render them.
+#[test]
+fn mkdocs_anchors_and_container_bodies() {
+    check(
+        r#"
+//- /a.md
+[a](b.md#context) [b](b.md#navigation-path) [c](b.md#appendix) [d](b.md#example) [e](b.md#fn:1) [f](b.md#fn-1) [g](b.md#user-content-fn-1) [h](b.md#fn:2) [i](b.md#example-1)
+
+=== "Linux"
+
+    See [the guide][guide] and [gone](missing.md).
+
+!!! note "Nested"
+
+    ??? tip
+
+        [deep](nowhere.md)
+
+  [guide]: b.md
+//- /b.md
+### Context <small>optional</small> { #context }
+## Path { id=navigation-path data-toc-label="Path" }
+## Appendix {.unnumbered}
+
+``` { .sh .no-copy #example }
+ls
+```
+
+Text.[^1]
+
+[^1]: The note.
+"#,
+        "a.md:1:149: missing-heading: no heading or anchor `#fn:2` in `b.md`\n\
+         a.md:1:164: missing-heading: no heading or anchor `#example-1` in `b.md`\n\
+         a.md:5:39: missing-file: file `missing.md` does not exist (resolved to `missing.md`)\n\
+         a.md:11:16: missing-file: file `nowhere.md` does not exist (resolved to `nowhere.md`)\n",
+    );
+}
 #[test]
 fn silencing_codes_and_targets_and_case_sensitive_fragments() {
     let fixture = "
@@ -749,5 +788,55 @@ a.md:4:8: missing-wiki-target: no document or file matches wiki link `[[Missing 
 a.md:5:13: missing-heading: no heading or anchor `#Gone` in `Home.md`
 a.md:6:11: missing-wiki-target: no document or file matches wiki link `[[Missing two]]`
 ",
+    );
+}
+
+/// An MkDocs project (an `mkdocs.yml` at the root, or `[links] mkdocs = true`) also names
+/// headings by Python-Markdown's `toc` ids: runs of `-` and spaces collapse, non-ASCII
+/// letters are reduced or dropped, repeats get `_1`. Elsewhere only GitHub's slugs count.
+#[test]
+fn an_mkdocs_project_also_uses_python_markdown_heading_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mkdocs.yml"), "site_name: x\n").unwrap();
+    std::fs::write(
+        dir.path().join("b.md"),
+        "## Caret, Mark & Tilde\n## Über uns\n## 日本語\n## 中文\n## Usage\n## Usage\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("a.md"),
+        "[a](b.md#caret-mark-tilde) [b](b.md#caret-mark--tilde) [c](b.md#uber-uns) \
+         [d](b.md#_1) [e](b.md#_2) [f](b.md#usage_1) [g](b.md#usage-1) [h](b.md#usage_2)\n",
+    )
+    .unwrap();
+    let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();
+    assert!(ws.is_mkdocs());
+    assert_eq!(
+        render(&ws),
+        "a.md:1:146: missing-heading: no heading or anchor `#usage_2` in `b.md`\n"
+    );
+    // Go to definition lands on the heading the id names.
+    let parsed = ws.parsed("b.md").unwrap();
+    assert_eq!(
+        navigate::fragment_range(&parsed, "_2", false, false, true),
+        Some(parsed.headings[3].range.clone())
+    );
+    let off = Config::from_toml("[links]\nmkdocs = false\n").unwrap();
+    let (ws, _) = Workspace::load(dir.path(), off).unwrap();
+    assert!(!ws.is_mkdocs());
+    let codes: Vec<String> = diagnostics(&ws, "a.md")
+        .iter()
+        .map(|d| ws.get("a.md").unwrap().doc.text()[d.range.clone()].to_string())
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            "caret-mark-tilde",
+            "uber-uns",
+            "_1",
+            "_2",
+            "usage_1",
+            "usage_2"
+        ]
     );
 }

@@ -562,7 +562,12 @@ mod tests {
     /// after every edit the incremental parse equals a whole-document parse.
     #[test]
     fn random_edits_of_real_files_match_a_full_parse() {
-        let files = fixture_texts(&["k8s-community/communication", "k8s-community", "rust-book"]);
+        let files = fixture_texts(&[
+            "k8s-community/communication",
+            "k8s-community",
+            "rust-book",
+            "mkdocs-material",
+        ]);
         assert!(files.len() >= 5, "fixture files found: {}", files.len());
         let mut rng = Rng(0x1ce_b00c_f00d);
         let mut stats = Stats::default();

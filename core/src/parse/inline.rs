@@ -19,7 +19,17 @@ impl Builder<'_> {
     pub(super) fn inline(&mut self, node: &Node) {
         let range = span(node.position());
         match node {
-            Node::Code(_) | Node::InlineCode(_) | Node::Math(_) | Node::InlineMath(_) => {
+            Node::Code(_) => {
+                if let Some(id) = fence_id(&self.text[range.clone()]) {
+                    self.parsed.anchors.push(Anchor {
+                        id,
+                        range: range.clone(),
+                    });
+                }
+                self.excluded.push(range);
+                return;
+            }
+            Node::InlineCode(_) | Node::Math(_) | Node::InlineMath(_) => {
                 self.excluded.push(range);
                 return;
             }
@@ -330,4 +340,20 @@ fn definition_dest_range(text: &str, range: &Range<usize>) -> Option<Range<usize
     }
     let len = rest.find(char::is_whitespace).unwrap_or(rest.len());
     Some(start..start + len)
+}
+
+/// The id a fenced code block's attribute list gives it, as Pandoc and PyMdown Extensions'
+/// SuperFences read one: ```` ``` { .sh #example } ```` or ```` ```python {#example} ````
+/// (see [`super::attribute_list`]). `source` is the block as written.
+fn fence_id(source: &str) -> Option<String> {
+    let first = source.lines().next()?.trim_start();
+    let info = first
+        .strip_prefix("```")
+        .or_else(|| first.strip_prefix("~~~"))?
+        .trim_start_matches(['`', '~'])
+        .trim();
+    if !info.ends_with('}') {
+        return None;
+    }
+    super::attribute_list::split_attribute_list(info).id
 }

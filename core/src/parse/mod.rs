@@ -25,11 +25,13 @@ pub use nesting::{
 };
 pub use parsed::{
     Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Logical, Parsed, Problem,
-    Tag,
+    Tag, footnote_ids,
 };
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
 pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};
 
+mod admonitions;
+mod attribute_list;
 pub mod frontmatter;
 mod html_links;
 mod inline;
@@ -60,7 +62,19 @@ pub(crate) fn parse_options(frontmatter: bool) -> markdown::ParseOptions {
 /// markdown-rs, with a panic inside it turned into an error: markdown-rs 1.0 panics
 /// ("Cannot push to non-parent") on some inputs, e.g. two copies of a file with YAML
 /// frontmatter one after the other, and parsing must never fail.
+///
+/// MkDocs' admonitions, details and content tabs are read as Markdown, not as indented
+/// code (see [`admonitions`]); every offset is still one into `text`.
 pub(crate) fn to_mdast(text: &str, frontmatter: bool) -> Result<Node, String> {
+    let root = commonmark_mdast(text, frontmatter)?;
+    if !admonitions::may_hold(text) {
+        return Ok(root);
+    }
+    admonitions::open(text, root, |t| commonmark_mdast(t, frontmatter))
+}
+
+/// markdown-rs's own tree of `text` (see [`to_mdast`]).
+fn commonmark_mdast(text: &str, frontmatter: bool) -> Result<Node, String> {
     let options = parse_options(frontmatter);
     // The options hold no state a panic could leave half-updated.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

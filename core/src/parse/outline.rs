@@ -9,9 +9,10 @@
 //! (4.3) whose paragraph starts in column 0, outside fenced code (4.5), `$$` math blocks, HTML
 //! blocks (4.6, ended by a blank line, or by `-->` for a comment) and the frontmatter. Its heading text drops
 //! code-span backticks, emphasis markers, backslash escapes, HTML tags, link and image
-//! destinations, the closing `#` sequence and a trailing `{#id}`, as the full parse does.
-//! Where it differs from the full parse (rare in notes): headings in list items are
-//! missed; a setext underline after a lazy continuation line, reference links, entities
+//! destinations, the closing `#` sequence and a trailing attribute list (`{#id}`), as the full
+//! parse does.
+//! Where it differs from the full parse (rare in notes): headings in list items and in
+//! MkDocs admonitions and content tabs are missed; a setext underline after a lazy continuation line, reference links, entities
 //! other than the five XML ones, and emphasis rules beyond "drop the markers" read differently.
 
 use std::ops::Range;
@@ -304,11 +305,11 @@ pub fn outline(text: &str) -> Outline {
     out
 }
 
-/// A heading's raw text as plain text (see the module docs), with a trailing `{#id}`
-/// split off as the full parse does.
+/// A heading's raw text as plain text (see the module docs), with a trailing attribute
+/// list (`{#id}`, `{ #id .class }`) split off as the full parse does.
 fn heading_text(raw: &str) -> String {
     let plain = plain_inline(raw);
-    super::walk::split_custom_id(plain.trim()).0
+    super::attribute_list::split_attribute_list(plain.trim()).text
 }
 
 /// Inline markup removed from `raw`: code-span backticks, emphasis and strikethrough

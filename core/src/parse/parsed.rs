@@ -348,7 +348,8 @@ pub struct Parsed {
 /// Every name a link fragment may use for a document, in sets for constant-time lookup.
 #[derive(Clone, Debug, Default)]
 pub struct FragmentNames {
-    /// Heading slugs and HTML/`{#id}` anchor ids, as written.
+    /// Heading slugs, HTML/`{#id}` anchor ids and footnote ids ([`footnote_ids`]), as
+    /// written.
     pub ids: std::collections::HashSet<String>,
     /// The same, lowercased.
     pub ids_lower: std::collections::HashSet<String>,
@@ -356,10 +357,26 @@ pub struct FragmentNames {
     pub texts: std::collections::HashSet<String>,
     /// The same, lowercased.
     pub texts_lower: std::collections::HashSet<String>,
+    /// Python-Markdown's `toc` ids of the headings ([`slug::toc_ids`]): anchors on an
+    /// MkDocs site.
+    pub toc_ids: std::collections::HashSet<String>,
+    /// The same, lowercased.
+    pub toc_ids_lower: std::collections::HashSet<String>,
     /// Block ids (`^id`), without the caret.
     pub blocks: std::collections::HashSet<String>,
     /// The same, lowercased.
     pub blocks_lower: std::collections::HashSet<String>,
+}
+
+/// The ids renderers give the footnote definition of `label` (its normalised label):
+/// `fn:label` (Python-Markdown, so MkDocs), `fn-label` and `user-content-fn-label`
+/// (GitHub, which prefixes ids with `user-content-` and takes links without it).
+pub fn footnote_ids(label: &str) -> [String; 3] {
+    [
+        format!("fn:{label}"),
+        format!("fn-{label}"),
+        format!("user-content-fn-{label}"),
+    ]
 }
 
 impl Parsed {
@@ -395,6 +412,15 @@ impl Parsed {
             .map(|h| h.text.clone())
     }
 
+    /// Python-Markdown's `toc` id of each heading, in order ([`slug::toc_ids`]).
+    pub fn toc_ids(&self) -> Vec<String> {
+        slug::toc_ids(
+            self.headings
+                .iter()
+                .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
+        )
+    }
+
     /// The names link fragments may use for this document (built once, then cached).
     pub fn fragment_names(&self) -> &FragmentNames {
         self.fragment_names.get_or_init(|| {
@@ -410,6 +436,11 @@ impl Parsed {
             for (id, _) in &self.block_ids {
                 names.blocks.insert(id.clone());
             }
+            for (label, _) in &self.footnote_definitions {
+                names.ids.extend(footnote_ids(label));
+            }
+            names.toc_ids = self.toc_ids().into_iter().collect();
+            names.toc_ids_lower = names.toc_ids.iter().map(|s| s.to_lowercase()).collect();
             names.ids_lower = names.ids.iter().map(|s| s.to_lowercase()).collect();
             names.texts_lower = names.texts.iter().map(|s| s.to_lowercase()).collect();
             names.blocks_lower = names.blocks.iter().map(|s| s.to_lowercase()).collect();

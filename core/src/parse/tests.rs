@@ -131,6 +131,38 @@ fn headings_get_unique_slugs_and_custom_ids() {
     assert_eq!(parsed.headings[1].element, Some(2));
 }
 
+/// MkDocs' attr_list and Pandoc's attributes: the list comes off the heading's name; its id,
+/// or else the slug of what is left, is an anchor beside GitHub's slug of the whole text.
+#[test]
+fn heading_attribute_lists_give_anchors() {
+    let parsed = parse(
+        "### Context <small>optional</small> { #context }\n\n\
+         ## Path { id=navigation-path data-toc-label=\"Path\" }\n\n\
+         ## Appendix {.unnumbered}\n\n\
+         ## Using {x}\n",
+    );
+    let names: Vec<(&str, &str)> = parsed
+        .headings
+        .iter()
+        .map(|h| (h.text.as_str(), h.slug.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("Context optional", "context-optional--context-"),
+            ("Path", "path--idnavigation-path-data-toc-labelpath-"),
+            ("Appendix", "appendix-unnumbered"),
+            ("Using {x}", "using-x"),
+        ]
+    );
+    let anchors: Vec<&str> = parsed.anchors.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(anchors, vec!["context", "navigation-path", "appendix"]);
+    assert_eq!(
+        parsed.headings[1].custom_id.as_deref(),
+        Some("navigation-path")
+    );
+}
+
 #[test]
 fn link_kinds_ranges_and_destinations() {
     let text = "[a](x.md#Frag \"t\") ![i](<p q.png>) <https://e.test> www.e.test [r][d] [[w|alias]] ![[e#h]] [^n]\n\n[d]: <y z.md>\n[^n]: note\n";

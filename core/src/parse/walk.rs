@@ -13,6 +13,7 @@ use markdown::mdast::{self, Node};
 use crate::document::LineIndex;
 use crate::pointer::{ElementKind, hash_bytes};
 
+use super::attribute_list::{SplitHeading, split_attribute_list};
 use super::parsed::{Anchor, Element, Heading, Parsed};
 use super::slug::Slugger;
 
@@ -302,9 +303,22 @@ impl Builder<'_> {
             (Some(first), Some(last)) => span(first.position()).start..span(last.position()).end,
             _ => range.clone(),
         };
-        // GitHub slugs the whole text (it has no `{#id}` syntax); mdBook and Pandoc use the id.
+        // GitHub slugs the whole text (it has no attribute lists); mdBook, Pandoc and
+        // MkDocs take the list off and use its id, or else the slug of the rest.
         let slug = self.slugger.slug(text.trim());
-        let (text, custom_id) = split_custom_id(text.trim());
+        let SplitHeading {
+            text,
+            id: custom_id,
+            has_list,
+        } = split_attribute_list(text.trim());
+        // A rename replaces the name and keeps the list (and so the id) as written.
+        let text_range = match self.text.get(text_range.clone()) {
+            Some(source) if has_list => match source.rfind('{') {
+                Some(open) => text_range.start..text_range.start + source[..open].trim_end().len(),
+                None => text_range,
+            },
+            _ => text_range,
+        };
         // A setext heading may span lines; its name is one line, joined with spaces.
         let text = if text.contains(['\n', '\r']) {
             text.split(['\n', '\r'])
@@ -318,6 +332,11 @@ impl Builder<'_> {
         if let Some(id) = &custom_id {
             self.parsed.anchors.push(Anchor {
                 id: id.clone(),
+                range: range.clone(),
+            });
+        } else if has_list {
+            self.parsed.anchors.push(Anchor {
+                id: super::slug::slug(&text),
                 range: range.clone(),
             });
         }
@@ -392,20 +411,4 @@ fn collect_text(node: &Node, out: &mut String) {
             }
         }
     }
-}
-
-/// Splits a trailing `{#id}` attribute (Pandoc, mdBook) off a heading's text.
-pub(super) fn split_custom_id(text: &str) -> (String, Option<String>) {
-    if let Some(stripped) = text.strip_suffix('}')
-        && let Some(open) = stripped.rfind("{#")
-    {
-        let id = &stripped[open + 2..];
-        if !id.is_empty() && !id.contains(char::is_whitespace) {
-            return (
-                stripped[..open].trim_end().to_string(),
-                Some(id.to_string()),
-            );
-        }
-    }
-    (text.to_string(), None)
 }

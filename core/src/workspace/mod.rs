@@ -611,12 +611,15 @@ pub struct Workspace {
     under: HashMap<String, usize>,
     /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
     vault: bool,
+    /// Heading anchors include Python-Markdown's ids ([`crate::config::LinksConfig::mkdocs`]).
+    mkdocs: bool,
 }
 
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
         let vault = vault_setting(&root, &config);
+        let mkdocs = mkdocs_setting(&root, &config);
         Workspace {
             root,
             config,
@@ -628,6 +631,7 @@ impl Workspace {
             extensions: HashMap::new(),
             under: HashMap::new(),
             vault,
+            mkdocs,
         }
     }
 
@@ -635,6 +639,12 @@ impl Workspace {
     /// an `.obsidian/` folder at the root.
     pub fn is_vault(&self) -> bool {
         self.vault
+    }
+
+    /// True when heading anchors are also Python-Markdown's `toc` ids, as an MkDocs site
+    /// publishes them: `[links].mkdocs`, else an `mkdocs.yml` or `mkdocs.yaml` at the root.
+    pub fn is_mkdocs(&self) -> bool {
+        self.mkdocs
     }
 
     /// Documents and other paths whose spelling folds ([`path_policy::folded`]) to the
@@ -759,6 +769,7 @@ impl Workspace {
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
         self.vault = vault_setting(&self.root, &config);
+        self.mkdocs = mkdocs_setting(&self.root, &config);
         self.config = config;
     }
 
@@ -957,6 +968,14 @@ fn vault_setting(root: &Path, config: &Config) -> bool {
         .links
         .obsidian
         .unwrap_or_else(|| !root.as_os_str().is_empty() && root.join(".obsidian").is_dir())
+}
+
+/// Whether `root` is an MkDocs project, whose heading anchors are Python-Markdown's.
+fn mkdocs_setting(root: &Path, config: &Config) -> bool {
+    config.links.mkdocs.unwrap_or_else(|| {
+        !root.as_os_str().is_empty()
+            && (root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file())
+    })
 }
 
 /// The lowercased extension of a path's file name, if it has one.

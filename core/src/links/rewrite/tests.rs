@@ -41,6 +41,47 @@ fn heading_rename_updates_links_everywhere() {
     );
 }
 
+/// A heading's attribute list stays when it is renamed, and links to its id stay as
+/// written; in an MkDocs project a link written with Python-Markdown's id gets the new one.
+#[test]
+fn heading_rename_keeps_attribute_lists_and_python_markdown_ids() {
+    let ws = workspace(
+        "//- /a.md\n## API {#api}\n## Caret, Mark & Tilde { .x }\n//- /b.md\n[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde--x-)\n",
+    );
+    let a = ws.get("a.md").unwrap().doc.text();
+    let b = ws.get("b.md").unwrap().doc.text();
+    let edits = rename_heading(&ws, "a.md", 0, "Interface").unwrap();
+    assert_eq!(
+        apply(&a, &edits["a.md"]),
+        "## Interface {#api}\n## Caret, Mark & Tilde { .x }\n"
+    );
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[a](a.md#api) [b](a.md#interface-api) [c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde--x-)\n"
+    );
+    // Not an MkDocs project: `#caret-mark-tilde` names nothing, so it is not rewritten.
+    let edits = rename_heading(&ws, "a.md", 1, "Up & Down").unwrap();
+    assert_eq!(
+        apply(&a, &edits["a.md"]),
+        "## API {#api}\n## Up & Down { .x }\n"
+    );
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#up--down--x-)\n"
+    );
+    let config = crate::workspace::Config::from_toml("[links]\nmkdocs = true\n").unwrap();
+    let ws = crate::fixture::workspace_with(
+        "//- /a.md\n## Caret, Mark & Tilde\n//- /b.md\n[c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde)\n",
+        config,
+    );
+    let b = ws.get("b.md").unwrap().doc.text();
+    let edits = rename_heading(&ws, "a.md", 0, "Up & Down").unwrap();
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[c](a.md#up-down) [d](a.md#up--down)\n"
+    );
+}
+
 #[test]
 fn definition_rename_renames_every_usage() {
     let ws = workspace("//- /a.md\n[x][Old] [old][] [old]\n\n[old]: b.md\n");
