@@ -36,8 +36,10 @@ pub struct OutgoingLink {
     pub line: u32,
     /// inline, image, autolink, reference, image_reference, definition, html (`<img src>`, `<a href>`), wiki, wiki_embed, footnote.
     pub kind: String,
-    /// `document`, `file`, `external`, `definition`, `outside_root`, `missing`, `ambiguous` or
-    /// `case_mismatch` (the file exists under a spelling that differs in letter case).
+    /// `document`, `file`, `external`, `definition` (a footnote), `outside_root`, `missing`,
+    /// `ambiguous` or `case_mismatch` (the file exists under a spelling that differs in
+    /// letter case). A reference link has its definition's status and target; one with no
+    /// definition is `missing`.
     pub status: String,
     /// The resolved KB-relative path (documents and files).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,6 +173,31 @@ impl Host {
     }
 }
 
+/// Where link `l` of document `from` leads; a reference link leads where its link
+/// reference definition does, and one without a definition nowhere ([`Target::Missing`]).
+fn resolve_through_definition(ws: &Workspace, from: &str, l: &crate::parse::Link) -> Target {
+    match (l.kind, resolve_link(ws, from, l)) {
+        (LinkKind::UndefinedReference, _) => Target::Missing,
+        (LinkKind::Reference | LinkKind::ImageReference, Target::Definition(key)) => {
+            let Some(parsed) = ws.parsed(from) else {
+                return Target::Missing;
+            };
+            let definition = parsed.definitions.iter().find(|d| d.key == key);
+            let link = definition.and_then(|d| {
+                parsed
+                    .links
+                    .iter()
+                    .find(|x| x.kind == LinkKind::Definition && x.range == d.range)
+            });
+            match link {
+                Some(link) => resolve_link(ws, from, link),
+                None => Target::Missing,
+            }
+        }
+        (_, target) => target,
+    }
+}
+
 fn links_in(
     ws: &Workspace,
     args: &LinksArgs,
@@ -187,7 +214,7 @@ fn links_in(
     let mut outgoing = Vec::new();
     if out_on {
         for l in &parsed.links {
-            let (status, target, fragment) = match resolve_link(ws, &args.path, l) {
+            let (status, target, fragment) = match resolve_through_definition(ws, &args.path, l) {
                 Target::External => ("external", None, None),
                 Target::OutsideRoot => ("outside_root", None, None),
                 Target::Document { path, fragment } => ("document", Some(path), fragment),

@@ -65,3 +65,50 @@ fn kb_links_sees_edits_made_by_other_programs() {
     std::fs::remove_file(dir.path().join("docs/more/other.md")).unwrap();
     assert!(sources(ok(kb.links(&args))).is_empty());
 }
+
+/// A reference link leads where its definition does; one without a definition is missing;
+/// a footnote points at its definition in the same document.
+#[test]
+fn kb_links_resolves_references_through_their_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.md"), "# B\n").unwrap();
+    std::fs::write(
+        dir.path().join("a.md"),
+        "[one][b] [two][gone] ![pic][img] [three][nowhere] note[^1]\n\n[b]: b.md#b\n[gone]: gone.md\n[img]: https://x.test/p.png\n\n[^1]: Text.\n",
+    )
+    .unwrap();
+    let kb = super::open_at(dir.path(), false);
+    let v = ok(kb.links(&LinksArgs {
+        path: "a.md".into(),
+        direction: Some("outgoing".into()),
+        depth: None,
+        include_external: true,
+    }));
+    let rows: Vec<String> = v["outgoing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} {} {}",
+                l["kind"].as_str().unwrap(),
+                l["status"].as_str().unwrap(),
+                l["target"].as_str().unwrap_or("-"),
+                l["fragment"].as_str().unwrap_or("-")
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            "reference document b.md b",
+            "reference missing - -",
+            "image_reference external - -",
+            "undefined_reference missing - -",
+            "footnote definition - -",
+            "definition document b.md b",
+            "definition missing - -",
+            "definition external - -",
+        ]
+    );
+}
