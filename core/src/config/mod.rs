@@ -216,6 +216,20 @@ impl BestPracticeConfig {
     }
 }
 
+/// The site generator a workspace's pages are published with: its heading ids name
+/// headings too, besides GitHub's slugs ([`crate::parse::slug::site_ids`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteGenerator {
+    /// None: GitHub's slugs only.
+    #[default]
+    None,
+    /// MkDocs: Python-Markdown's `toc` ids (`caret-mark-tilde`, `usage_1`, `_1`).
+    Mkdocs,
+    /// VitePress: its `slugify` (`build-assetsinlinelimit`, `usage-1`).
+    Vitepress,
+}
+
 /// What a root-absolute link (`/docs/editor/intellisense`) that names no file means.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -237,10 +251,9 @@ pub struct LinksConfig {
     /// Resolve Markdown links as Obsidian does (note folder, vault root, then unique file
     /// name, `.md` optional). Unset: when the root has an `.obsidian/` folder.
     pub obsidian: Option<bool>,
-    /// Heading anchors are also Python-Markdown's `toc` ids ([`crate::parse::slug::toc_ids`]),
-    /// as an MkDocs site publishes them. Unset: when the root has an `mkdocs.yml` (or
-    /// `mkdocs.yaml`).
-    pub mkdocs: Option<bool>,
+    /// The site generator that publishes the pages, whose heading ids links may also use
+    /// ([`SiteGenerator`]). Unset: detected from the root (`mkdocs.yml`, `.vitepress/`).
+    pub generator: Option<SiteGenerator>,
     /// The folder (KB-relative) the published site serves at `site_base`; `/…` links
     /// under `site_base` resolve into it. Empty: the root.
     pub site_root: String,

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 pub use crate::codes::{DiagnosticCode, Severity};
-use crate::config::SiteAbsolute;
+use crate::config::{SiteAbsolute, SiteGenerator};
 use crate::parse::{Link, LinkKind, Parsed, slug};
 use crate::workspace::Workspace;
 
@@ -233,13 +233,32 @@ fn is_toc_marker(parsed: &crate::parse::Parsed, link: &crate::parse::Link) -> bo
 pub const CONVENTIONAL_SITE_ROOTS: &[&str] =
     &["docs", "src", "content", "site", "website", "pages"];
 
+/// Folders whose files static-site generators copy to the site's root unchanged: `public/`
+/// (VitePress, Vite, Astro, Next.js) and `static/` (Docusaurus, Hugo, SvelteKit), at the
+/// root or in one of the [`CONVENTIONAL_SITE_ROOTS`] (VitePress's `docs/public/`).
+pub const CONVENTIONAL_ASSET_DIRS: &[&str] = &["public", "static"];
+
 /// The file a root-absolute link names when the site is published from one of the
 /// [`CONVENTIONAL_SITE_ROOTS`]: `/guide/intro.html` is `src/guide/intro.md` when that note
-/// exists (with the same spellings as any link: `.md` optional, `.html` for `.md`).
+/// exists (with the same spellings as any link: `.md` optional, `.html` for `.md`); else
+/// one of the [`CONVENTIONAL_ASSET_DIRS`]: `/logo.svg` is `docs/public/logo.svg`.
 fn in_conventional_site_root(ws: &Workspace, path: &str) -> Option<Found> {
     CONVENTIONAL_SITE_ROOTS
         .iter()
         .find_map(|root| exact_target(ws, &format!("{root}/{path}")))
+        .or_else(|| {
+            std::iter::once("")
+                .chain(CONVENTIONAL_SITE_ROOTS.iter().copied())
+                .flat_map(|root| {
+                    CONVENTIONAL_ASSET_DIRS
+                        .iter()
+                        .map(move |assets| match root {
+                            "" => format!("{assets}/{path}"),
+                            root => format!("{root}/{assets}/{path}"),
+                        })
+                })
+                .find_map(|candidate| exact_target(ws, &candidate))
+        })
 }
 
 /// What a name lookup found.
@@ -479,15 +498,15 @@ fn is_template_placeholder(dest: &str) -> bool {
 ///
 /// Markdown links compare against GitHub slugs and HTML ids; wiki links also accept the
 /// heading text itself (`[[page#Some Heading]]`), heading paths (`[[page#Setup#On Linux]]`)
-/// and block ids (`[[page#^id]]`). With `mkdocs` ([`Workspace::is_mkdocs`]) a Markdown link
-/// may also name a heading by its Python-Markdown `toc` id. An empty fragment and `top`
+/// and block ids (`[[page#^id]]`). A Markdown link may also name a heading by the id
+/// `generator` gives it ([`Workspace::generator`], [`Parsed::site_ids`]). An empty fragment and `top`
 /// always match (HTML: scroll to the top).
 pub fn fragment_matches(
     target: &Parsed,
     fragment: &str,
     wiki: bool,
     case_sensitive: bool,
-    mkdocs: bool,
+    generator: SiteGenerator,
 ) -> bool {
     if fragment.is_empty() || fragment == "top" {
         return true;
@@ -506,7 +525,15 @@ pub fn fragment_matches(
         return has(&names.blocks, &names.blocks_lower, block);
     }
     has(&names.ids, &names.ids_lower, fragment)
-        || (mkdocs && has(&names.toc_ids, &names.toc_ids_lower, fragment))
+        || (generator != SiteGenerator::None
+            && !wiki
+            && target.site_ids(generator).iter().any(|id| {
+                if case_sensitive {
+                    id == fragment
+                } else {
+                    id.to_lowercase() == fragment.to_lowercase()
+                }
+            }))
         || (wiki
             && (has(&names.texts, &names.texts_lower, fragment)
                 || has(&names.texts, &names.texts_lower, &slug::slug(fragment))
@@ -724,7 +751,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                     &fragment,
                     wiki,
                     config.fragment_case_sensitive,
-                    ws.is_mkdocs(),
+                    ws.generator(),
                 ) {
                     let frag_range = link.fragment_range.clone().unwrap_or(range);
                     let where_ = if target_path == path {

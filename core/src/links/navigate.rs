@@ -12,7 +12,7 @@ use std::ops::Range;
 use crate::document::TextEdit;
 use crate::links::{Target, resolve_link};
 use crate::parse::{Heading, Link, LinkKind, Parsed, footnote_ids, slug};
-use crate::workspace::Workspace;
+use crate::workspace::{SiteGenerator, Workspace};
 
 /// Edits per document (KB-relative path), each list sorted and disjoint.
 pub type WorkspaceEdits = BTreeMap<String, Vec<TextEdit>>;
@@ -57,14 +57,14 @@ pub fn definition_at(parsed: &Parsed, offset: usize) -> Option<usize> {
 }
 
 /// Bytes of what `fragment` names in `target`: a heading, an HTML anchor, a block id or a
-/// footnote definition ([`footnote_ids`]); with `mkdocs`, also a heading by its
-/// Python-Markdown `toc` id ([`Parsed::toc_ids`]).
+/// footnote definition ([`footnote_ids`]); a Markdown link's also a heading by the id
+/// `generator` gives it ([`Parsed::site_ids`]).
 pub fn fragment_range(
     target: &Parsed,
     fragment: &str,
     wiki: bool,
     case_sensitive: bool,
-    mkdocs: bool,
+    generator: SiteGenerator,
 ) -> Option<Range<usize>> {
     let eq = |a: &str, b: &str| {
         if case_sensitive {
@@ -90,7 +90,13 @@ pub fn fragment_range(
     if wiki && let Some(i) = heading_path(target, fragment, case_sensitive) {
         return Some(target.headings[i].range.clone());
     }
-    if mkdocs && let Some(i) = target.toc_ids().iter().position(|id| eq(id, fragment)) {
+    if generator != SiteGenerator::None
+        && !wiki
+        && let Some(i) = target
+            .site_ids(generator)
+            .iter()
+            .position(|id| eq(id, fragment))
+    {
         return Some(target.headings[i].range.clone());
     }
     target
@@ -180,7 +186,7 @@ pub fn destination(ws: &Workspace, from: &str, link: &Link) -> Option<Destinatio
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
             let range = match fragment.as_deref() {
                 Some(f) if !f.is_empty() && f != "top" => {
-                    fragment_range(&parsed, f, wiki, case_sensitive, ws.is_mkdocs())?
+                    fragment_range(&parsed, f, wiki, case_sensitive, ws.generator())?
                 }
                 _ => 0..0,
             };
@@ -258,7 +264,7 @@ pub fn click_target(ws: &Workspace, from: &str, link: &Link) -> Option<ClickTarg
             let line = fragment
                 .as_deref()
                 .filter(|f| !f.is_empty() && *f != "top")
-                .and_then(|f| fragment_range(&parsed, f, wiki, case_sensitive, ws.is_mkdocs()))
+                .and_then(|f| fragment_range(&parsed, f, wiki, case_sensitive, ws.generator()))
                 .map(|r| parsed.line_of(r.start));
             Some(found(path, line))
         }
@@ -343,7 +349,7 @@ fn references_to_fragment(ws: &Workspace, path: &str, range: &Range<usize>) -> V
             fragment: Some(f),
         } if p == path => {
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
-            fragment_range(&parsed, f, wiki, case_sensitive, ws.is_mkdocs()).as_ref() == Some(range)
+            fragment_range(&parsed, f, wiki, case_sensitive, ws.generator()).as_ref() == Some(range)
         }
         _ => false,
     })

@@ -530,18 +530,19 @@ pub fn rename_heading(
     }
     let after = headings_after_rename(&entry.doc.text(), &heading, new_text);
     let new_slug = after.get(heading_idx)?.slug.clone();
-    // An MkDocs site's links may use Python-Markdown's ids ([`crate::parse::slug::toc_ids`]).
-    let toc_ids = |headings: &[crate::parse::Heading]| {
-        crate::parse::slug::toc_ids(
+    // A published site's links may use its generator's ids ([`crate::parse::slug::site_ids`]).
+    let site_ids = |headings: &[crate::parse::Heading]| {
+        crate::parse::slug::site_ids(
+            ws.generator(),
             headings
                 .iter()
                 .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
         )
     };
-    let (old_toc_id, new_toc_id) = if ws.is_mkdocs() {
+    let (old_toc_id, new_toc_id) = if ws.generator() != crate::workspace::SiteGenerator::None {
         (
-            toc_ids(&entry.parsed.headings).get(heading_idx).cloned(),
-            toc_ids(&after).get(heading_idx).cloned(),
+            site_ids(&entry.parsed.headings).get(heading_idx).cloned(),
+            site_ids(&after).get(heading_idx).cloned(),
         )
     } else {
         (None, None)

@@ -2,7 +2,7 @@
 
 use crate::document::Encoding;
 use crate::fixture::{workspace, workspace_with};
-use crate::workspace::{Config, Workspace};
+use crate::workspace::{Config, SiteGenerator, Workspace};
 
 use super::*;
 
@@ -633,6 +633,20 @@ src/api/a.md:1:101: missing-file: file `/guide/missing.html` does not exist (res
 }
 
 #[test]
+fn site_absolute_links_find_files_in_a_public_or_static_folder() {
+    // VitePress serves `docs/public/logo.svg` at `/logo.svg`; Docusaurus and Hugo serve
+    // `static/`. A file in no such folder is still missing.
+    check(
+        "
+//- /docs/guide.md
+![a](/logo.svg) ![b](/img/shot.png) ![c](/gone.png)
+//- /docs/public/logo.svg
+//- /static/img/shot.png
+",
+        "docs/guide.md:1:42: missing-file: file `/gone.png` does not exist (resolved to `gone.png`)\n",
+    );
+}
+#[test]
 fn a_heading_that_links_to_a_tab_anchor_defines_it() {
     check(
         "
@@ -791,7 +805,7 @@ a.md:6:11: missing-wiki-target: no document or file matches wiki link `[[Missing
     );
 }
 
-/// An MkDocs project (an `mkdocs.yml` at the root, or `[links] mkdocs = true`) also names
+/// An MkDocs project (an `mkdocs.yml` at the root, or `[links] generator = "mkdocs"`) also names
 /// headings by Python-Markdown's `toc` ids: runs of `-` and spaces collapse, non-ASCII
 /// letters are reduced or dropped, repeats get `_1`. Elsewhere only GitHub's slugs count.
 #[test]
@@ -810,7 +824,7 @@ fn an_mkdocs_project_also_uses_python_markdown_heading_ids() {
     )
     .unwrap();
     let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();
-    assert!(ws.is_mkdocs());
+    assert_eq!(ws.generator(), SiteGenerator::Mkdocs);
     assert_eq!(
         render(&ws),
         "a.md:1:146: missing-heading: no heading or anchor `#usage_2` in `b.md`\n"
@@ -818,12 +832,12 @@ fn an_mkdocs_project_also_uses_python_markdown_heading_ids() {
     // Go to definition lands on the heading the id names.
     let parsed = ws.parsed("b.md").unwrap();
     assert_eq!(
-        navigate::fragment_range(&parsed, "_2", false, false, true),
+        navigate::fragment_range(&parsed, "_2", false, false, SiteGenerator::Mkdocs),
         Some(parsed.headings[3].range.clone())
     );
-    let off = Config::from_toml("[links]\nmkdocs = false\n").unwrap();
+    let off = Config::from_toml("[links]\ngenerator = \"none\"\n").unwrap();
     let (ws, _) = Workspace::load(dir.path(), off).unwrap();
-    assert!(!ws.is_mkdocs());
+    assert_eq!(ws.generator(), SiteGenerator::None);
     let codes: Vec<String> = diagnostics(&ws, "a.md")
         .iter()
         .map(|d| ws.get("a.md").unwrap().doc.text()[d.range.clone()].to_string())
@@ -838,5 +852,30 @@ fn an_mkdocs_project_also_uses_python_markdown_heading_ids() {
             "usage_1",
             "usage_2"
         ]
+    );
+}
+
+/// A VitePress site (a `.vitepress/` folder at the root or in `docs/`, or `[links]
+/// generator = "vitepress"`) names headings by VitePress's slugs too: punctuation runs become one `-`,
+/// repeats get `-1`.
+#[test]
+fn a_vitepress_site_also_uses_its_heading_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("docs/.vitepress")).unwrap();
+    std::fs::write(
+        dir.path().join("b.md"),
+        "## build.assetsInlineLimit\n## 2.0 Release\n## Usage\n## Usage\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("a.md"),
+        "[a](b.md#build-assetsinlinelimit) [b](b.md#buildassetsinlinelimit) [c](b.md#_2-0-release) [d](b.md#usage-1) [e](b.md#usage_1)\n",
+    )
+    .unwrap();
+    let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();
+    assert_eq!(ws.generator(), SiteGenerator::Vitepress);
+    assert_eq!(
+        render(&ws),
+        "a.md:1:118: missing-heading: no heading or anchor `#usage_1` in `b.md`\n"
     );
 }

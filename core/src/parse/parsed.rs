@@ -357,11 +357,6 @@ pub struct FragmentNames {
     pub texts: std::collections::HashSet<String>,
     /// The same, lowercased.
     pub texts_lower: std::collections::HashSet<String>,
-    /// Python-Markdown's `toc` ids of the headings ([`slug::toc_ids`]): anchors on an
-    /// MkDocs site.
-    pub toc_ids: std::collections::HashSet<String>,
-    /// The same, lowercased.
-    pub toc_ids_lower: std::collections::HashSet<String>,
     /// Block ids (`^id`), without the caret.
     pub blocks: std::collections::HashSet<String>,
     /// The same, lowercased.
@@ -412,9 +407,10 @@ impl Parsed {
             .map(|h| h.text.clone())
     }
 
-    /// Python-Markdown's `toc` id of each heading, in order ([`slug::toc_ids`]).
-    pub fn toc_ids(&self) -> Vec<String> {
-        slug::toc_ids(
+    /// The id `generator` gives each heading, in order ([`slug::site_ids`]).
+    pub fn site_ids(&self, generator: crate::config::SiteGenerator) -> Vec<String> {
+        slug::site_ids(
+            generator,
             self.headings
                 .iter()
                 .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
@@ -439,8 +435,6 @@ impl Parsed {
             for (label, _) in &self.footnote_definitions {
                 names.ids.extend(footnote_ids(label));
             }
-            names.toc_ids = self.toc_ids().into_iter().collect();
-            names.toc_ids_lower = names.toc_ids.iter().map(|s| s.to_lowercase()).collect();
             names.ids_lower = names.ids.iter().map(|s| s.to_lowercase()).collect();
             names.texts_lower = names.texts.iter().map(|s| s.to_lowercase()).collect();
             names.blocks_lower = names.blocks.iter().map(|s| s.to_lowercase()).collect();

@@ -46,7 +46,7 @@ impl Slugger {
 /// and reduced to ASCII, every character but a word character (`[A-Za-z0-9_]`), white
 /// space or `-` removed, trimmed, lowercased, and each run of white space and `-` turned
 /// into one `-`. `Caret, Mark & Tilde` → `caret-mark-tilde` (GitHub: `caret-mark--tilde`);
-/// `Über uns` → `uber-uns`; `日本語` → `` (see [`toc_ids`]).
+/// `Über uns` → `uber-uns`; `日本語` → `` (see [`site_ids`]).
 pub fn toc_slug(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let kept: String = text
@@ -72,14 +72,63 @@ pub fn toc_slug(text: &str) -> String {
     out
 }
 
-/// Python-Markdown's `toc` ids of a document's headings, in order, from each heading's
-/// text and attribute-list id: a heading with an id keeps it; another gets its
-/// [`toc_slug`], made unique against every id given so far and every attribute-list id
-/// of the document by appending `_1`, or by counting up a trailing `_N` (an empty slug
-/// becomes `_1`), as the extension's `unique` does.
-pub fn toc_ids<'a>(
+/// The id VitePress gives a heading (its `slugify`, from `@mdit-vue/shared`): the text
+/// decomposed (NFKD) with combining marks and control characters removed, each run of
+/// white space and ASCII punctuation (`` ~`!@#$%^&*()-_+=[]{}|\;:"'<>,.?/ `` and curly
+/// quotes) turned into one `-`, `-` trimmed from both ends, `_` put before a leading
+/// digit, lowercased. `build.assetsInlineLimit` → `build-assetsinlinelimit` (GitHub:
+/// `buildassetsinlinelimit`); `日本語` stays `日本語`.
+pub fn vitepress_slug(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let special = |c: char| {
+        c.is_whitespace()
+            || c.is_ascii_punctuation()
+            || matches!(c, '\u{201c}' | '\u{201d}' | '\u{2018}' | '\u{2019}')
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in text.nfkd() {
+        if ('\u{300}'..='\u{36f}').contains(&c) || c < '\u{20}' {
+            continue;
+        }
+        if special(c) {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    let trimmed = out.trim_matches('-');
+    if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{trimmed}")
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// The heading ids a site generator gives a document's headings, in order, from each
+/// heading's text and attribute-list id; a heading with an id keeps it.
+///
+/// - MkDocs (Python-Markdown's `toc`): [`toc_slug`], made unique against every id given so
+///   far and every attribute-list id of the document by appending `_1`, or by counting up
+///   a trailing `_N` (an empty slug becomes `_1`), as the extension's `unique` does.
+/// - VitePress (markdown-it-anchor): [`vitepress_slug`]; a repeat gets `-1`, `-2`, … (the
+///   first free one).
+/// - None: GitHub's slugs ([`Slugger`]).
+pub fn site_ids<'a>(
+    generator: crate::config::SiteGenerator,
     headings: impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone,
 ) -> Vec<String> {
+    use crate::config::SiteGenerator;
+    if generator == SiteGenerator::None {
+        let mut slugger = Slugger::default();
+        return headings
+            .map(|(text, id)| match id {
+                Some(id) => id.to_string(),
+                None => slugger.slug(text),
+            })
+            .collect();
+    }
     let mut used: std::collections::HashSet<String> = headings
         .clone()
         .filter_map(|(_, id)| id.map(str::to_string))
@@ -88,6 +137,17 @@ pub fn toc_ids<'a>(
         .map(|(text, id)| {
             if let Some(id) = id {
                 return id.to_string();
+            }
+            if generator == SiteGenerator::Vitepress {
+                let slug = vitepress_slug(text);
+                let mut candidate = slug.clone();
+                let mut n = 1;
+                while used.contains(&candidate) {
+                    candidate = format!("{slug}-{n}");
+                    n += 1;
+                }
+                used.insert(candidate.clone());
+                return candidate;
             }
             let mut candidate = toc_slug(text);
             while candidate.is_empty() || used.contains(&candidate) {
@@ -145,6 +205,39 @@ mod tests {
     }
 
     #[test]
+    fn vitepress_slugs() {
+        assert_eq!(
+            vitepress_slug("build.assetsInlineLimit"),
+            "build-assetsinlinelimit"
+        );
+        assert_eq!(vitepress_slug("Caret, Mark & Tilde"), "caret-mark-tilde");
+        assert_eq!(vitepress_slug("`--host` flag"), "host-flag");
+        assert_eq!(vitepress_slug("2.0 Release"), "_2-0-release");
+        assert_eq!(vitepress_slug("Café “quoted”"), "cafe-quoted");
+        assert_eq!(vitepress_slug("日本語の見出し"), "日本語の見出し");
+        assert_eq!(vitepress_slug("a_b"), "a-b");
+    }
+
+    #[test]
+    fn site_ids_are_unique_as_each_generator_numbers_them() {
+        use crate::config::SiteGenerator;
+        let headings = [
+            ("Usage", None),
+            ("Usage", None),
+            ("Custom", Some("usage-2")),
+            ("Usage", None),
+        ];
+        assert_eq!(
+            site_ids(SiteGenerator::Vitepress, headings.iter().copied()),
+            vec!["usage", "usage-1", "usage-2", "usage-3"]
+        );
+        assert_eq!(
+            site_ids(SiteGenerator::None, headings.iter().copied()),
+            vec!["usage", "usage-1", "usage-2", "usage-2"]
+        );
+    }
+
+    #[test]
     fn python_markdown_toc_ids_are_unique() {
         let headings = [
             ("Usage", None),
@@ -156,7 +249,10 @@ mod tests {
             ("Usage", None),
         ];
         assert_eq!(
-            toc_ids(headings.iter().copied()),
+            site_ids(
+                crate::config::SiteGenerator::Mkdocs,
+                headings.iter().copied()
+            ),
             vec![
                 "usage", "usage_1", "usage_2", "_1", "_2", "usage_3", "usage_4"
             ]

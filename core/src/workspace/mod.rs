@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 pub use crate::config::Config;
+pub use crate::config::SiteGenerator;
 
 use crate::document::{Document, LineIndex};
 use crate::parse::{Parsed, parse};
@@ -611,15 +612,15 @@ pub struct Workspace {
     under: HashMap<String, usize>,
     /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
     vault: bool,
-    /// Heading anchors include Python-Markdown's ids ([`crate::config::LinksConfig::mkdocs`]).
-    mkdocs: bool,
+    /// The generator whose heading ids name headings too ([`crate::config::LinksConfig::generator`]).
+    generator: SiteGenerator,
 }
 
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
         let vault = vault_setting(&root, &config);
-        let mkdocs = mkdocs_setting(&root, &config);
+        let generator = generator_setting(&root, &config);
         Workspace {
             root,
             config,
@@ -631,7 +632,7 @@ impl Workspace {
             extensions: HashMap::new(),
             under: HashMap::new(),
             vault,
-            mkdocs,
+            generator,
         }
     }
 
@@ -641,10 +642,12 @@ impl Workspace {
         self.vault
     }
 
-    /// True when heading anchors are also Python-Markdown's `toc` ids, as an MkDocs site
-    /// publishes them: `[links].mkdocs`, else an `mkdocs.yml` or `mkdocs.yaml` at the root.
-    pub fn is_mkdocs(&self) -> bool {
-        self.mkdocs
+    /// The site generator whose heading ids also name headings: `[links].generator`, else
+    /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`, VitePress when it or one
+    /// of the [`crate::links::CONVENTIONAL_SITE_ROOTS`] (`docs/`) has a `.vitepress/`
+    /// folder, else none.
+    pub fn generator(&self) -> SiteGenerator {
+        self.generator
     }
 
     /// Documents and other paths whose spelling folds ([`path_policy::folded`]) to the
@@ -769,7 +772,7 @@ impl Workspace {
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
         self.vault = vault_setting(&self.root, &config);
-        self.mkdocs = mkdocs_setting(&self.root, &config);
+        self.generator = generator_setting(&self.root, &config);
         self.config = config;
     }
 
@@ -970,11 +973,21 @@ fn vault_setting(root: &Path, config: &Config) -> bool {
         .unwrap_or_else(|| !root.as_os_str().is_empty() && root.join(".obsidian").is_dir())
 }
 
-/// Whether `root` is an MkDocs project, whose heading anchors are Python-Markdown's.
-fn mkdocs_setting(root: &Path, config: &Config) -> bool {
-    config.links.mkdocs.unwrap_or_else(|| {
-        !root.as_os_str().is_empty()
-            && (root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file())
+/// The site generator of `root` ([`Workspace::generator`]).
+fn generator_setting(root: &Path, config: &Config) -> SiteGenerator {
+    config.links.generator.unwrap_or_else(|| {
+        if root.as_os_str().is_empty() {
+            SiteGenerator::None
+        } else if root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file() {
+            SiteGenerator::Mkdocs
+        } else if std::iter::once("")
+            .chain(crate::links::CONVENTIONAL_SITE_ROOTS.iter().copied())
+            .any(|dir| root.join(dir).join(".vitepress").is_dir())
+        {
+            SiteGenerator::Vitepress
+        } else {
+            SiteGenerator::None
+        }
     })
 }
 

@@ -69,7 +69,7 @@ fn heading_rename_keeps_attribute_lists_and_python_markdown_ids() {
         apply(&b, &edits["b.md"]),
         "[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#up--down--x-)\n"
     );
-    let config = crate::workspace::Config::from_toml("[links]\nmkdocs = true\n").unwrap();
+    let config = crate::workspace::Config::from_toml("[links]\ngenerator = \"mkdocs\"\n").unwrap();
     let ws = crate::fixture::workspace_with(
         "//- /a.md\n## Caret, Mark & Tilde\n//- /b.md\n[c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde)\n",
         config,
