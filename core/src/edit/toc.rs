@@ -27,6 +27,7 @@ use std::ops::Range;
 
 use crate::document::TextEdit;
 use crate::parse::{ElementKind, Heading, Parsed};
+use crate::workspace::SiteGenerator;
 
 /// The line that opens the table of contents.
 pub const TOC_START: &str = "<!-- toc -->";
@@ -112,8 +113,14 @@ fn link_text(text: &str) -> String {
     out
 }
 
-/// The list of a table of contents for `headings`, each line ended by `eol`.
-pub fn toc_list(headings: &[&Heading], style: TocStyle, eol: &str) -> String {
+/// The list of a table of contents for `headings`, each line ended by `eol`; each entry
+/// links to `anchor(heading)`.
+pub fn toc_list(
+    headings: &[&Heading],
+    style: TocStyle,
+    eol: &str,
+    anchor: &dyn Fn(&Heading) -> String,
+) -> String {
     let mut out = String::new();
     // Per open nesting level: the heading level, the indentation of its items, the
     // width of its last marker and its item count.
@@ -148,7 +155,7 @@ pub fn toc_list(headings: &[&Heading], style: TocStyle, eol: &str) -> String {
         out.push('[');
         out.push_str(&link_text(&h.text));
         out.push_str("](#");
-        out.push_str(&h.slug);
+        out.push_str(&anchor(h));
         out.push(')');
         out.push_str(eol);
     }
@@ -296,14 +303,25 @@ fn document_style(text: &str, parsed: &Parsed) -> TocStyle {
 /// The edit that brings the document's table of contents up to date: an update of the
 /// lines between its markers, or — without markers — a new table after the title (or
 /// before the first listed heading). `None` when the table is already up to date, or
-/// when there is no heading to list and no table to update.
-pub fn toc_edit(text: &str, parsed: &Parsed) -> Option<TocEdit> {
+/// when there is no heading to list and no table to update. Entries link to GitHub's slug,
+/// or to the id `generator` gives the heading ([`Parsed::site_ids`]) on a published site.
+pub fn toc_edit(text: &str, parsed: &Parsed, generator: SiteGenerator) -> Option<TocEdit> {
     let headings = toc_headings(text, parsed);
+    let site_ids = (generator != SiteGenerator::None).then(|| parsed.site_ids(generator));
+    let anchor = |h: &Heading| -> String {
+        site_ids
+            .as_ref()
+            .and_then(|ids| {
+                let i = parsed.headings.iter().position(|x| std::ptr::eq(x, h))?;
+                ids.get(i).cloned()
+            })
+            .unwrap_or_else(|| h.slug.clone())
+    };
     let eol = super::dominant_eol(text);
     if let Some(region) = toc_region(text, parsed) {
         let old = &text[region.clone()];
         let style = style_of(old).unwrap_or_else(|| document_style(text, parsed));
-        let new = toc_list(&headings, style, eol);
+        let new = toc_list(&headings, style, eol, &anchor);
         return (new != old).then_some(TocEdit {
             action: TocAction::Update,
             edit: TextEdit {
@@ -313,7 +331,7 @@ pub fn toc_edit(text: &str, parsed: &Parsed) -> Option<TocEdit> {
         });
     }
     let first = *headings.first()?;
-    let list = toc_list(&headings, document_style(text, parsed), eol);
+    let list = toc_list(&headings, document_style(text, parsed), eol, &anchor);
     let table = format!("{TOC_START}{eol}{list}{TOC_END}{eol}");
     let title = parsed
         .headings
@@ -345,7 +363,7 @@ mod tests {
 
     /// The text after applying the table-of-contents edit, if there is one.
     fn apply(text: &str) -> Option<(TocAction, String)> {
-        let toc = toc_edit(text, &parse(text))?;
+        let toc = toc_edit(text, &parse(text), SiteGenerator::None)?;
         let mut out = text.to_string();
         out.replace_range(toc.edit.range.clone(), &toc.edit.new_text);
         Some((toc.action, out))

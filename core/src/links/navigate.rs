@@ -434,17 +434,27 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     1.0 - levenshtein(a, b) as f64 / longest as f64
 }
 
-/// The slug of the heading of `target` closest to `fragment` by [`similarity`]
-/// (compared lowercased), if any reaches `min_similarity`.
-pub fn closest_heading(target: &Parsed, fragment: &str, min_similarity: f64) -> Option<String> {
+/// The heading of `target` whose anchor is closest to `fragment` by [`similarity`]
+/// (compared lowercased), if any reaches `min_similarity`: its index in `target.headings`
+/// and its anchor, GitHub's slug or on a published site the id `generator` gives it
+/// ([`Parsed::site_ids`]).
+pub fn closest_heading(
+    target: &Parsed,
+    fragment: &str,
+    min_similarity: f64,
+    generator: SiteGenerator,
+) -> Option<(usize, String)> {
     let wanted = fragment.to_lowercase();
-    target
-        .headings
-        .iter()
-        .map(|h| (similarity(&wanted, &h.slug), h))
-        .filter(|(s, _)| *s >= min_similarity)
+    let ids = match generator {
+        SiteGenerator::None => target.headings.iter().map(|h| h.slug.clone()).collect(),
+        generator => target.site_ids(generator),
+    };
+    ids.into_iter()
+        .enumerate()
+        .map(|(i, id)| (similarity(&wanted, &id), i, id))
+        .filter(|(s, ..)| *s >= min_similarity)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, h)| h.slug.clone())
+        .map(|(_, i, id)| (i, id))
 }
 
 #[cfg(test)]
@@ -456,10 +466,23 @@ mod tests {
     fn closest_heading_allows_a_typo() {
         let parsed = parse("# Installation\n# Usage\n");
         assert_eq!(
-            closest_heading(&parsed, "instalation", 0.5).as_deref(),
-            Some("installation")
+            closest_heading(&parsed, "instalation", 0.5, SiteGenerator::None),
+            Some((0, "installation".to_string()))
         );
-        assert_eq!(closest_heading(&parsed, "zzzz", 0.5), None);
+        assert_eq!(
+            closest_heading(&parsed, "zzzz", 0.5, SiteGenerator::None),
+            None
+        );
+        let parsed = parse("# build.assetsInlineLimit\n");
+        assert_eq!(
+            closest_heading(
+                &parsed,
+                "build-assetsinlinelimt",
+                0.5,
+                SiteGenerator::Vitepress
+            ),
+            Some((0, "build-assetsinlinelimit".to_string()))
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use folio_core::edit::toc::{TocAction, toc_edit};
 use folio_core::links::navigate::closest_heading;
 use folio_core::links::{DiagnosticCode, Target, diagnostics, join_relative, resolve_link};
 use folio_core::parse::LinkKind;
+use folio_core::workspace::SiteGenerator;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
     CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges, ResourceOp, TextEdit,
@@ -134,17 +135,22 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
                 let Some(target) = ws.parsed(&target_path) else {
                     continue;
                 };
-                let Some(slug) = closest_heading(&target, fragment, MIN_SIMILARITY) else {
+                let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+                // Wiki links name headings by GitHub's slug or text, never a site's ids.
+                let generator = if wiki {
+                    SiteGenerator::None
+                } else {
+                    ws.generator()
+                };
+                let Some((index, anchor)) =
+                    closest_heading(&target, fragment, MIN_SIMILARITY, generator)
+                else {
                     continue;
                 };
-                let replacement = if matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed) {
-                    target
-                        .headings
-                        .iter()
-                        .find(|h| h.slug == slug)
-                        .map_or(slug.clone(), |h| h.text.clone())
+                let replacement = if wiki {
+                    target.headings[index].text.clone()
                 } else {
-                    slug.clone()
+                    anchor
                 };
                 let Some(uri) = s.uri(doc.root, &doc.path) else {
                     continue;
@@ -170,7 +176,7 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
     }
     let kind = toc_kind();
     if admitted(params.context.only.as_deref(), &kind)
-        && let Some(toc) = toc_edit(&entry.doc.text(), &entry.full_parsed())
+        && let Some(toc) = toc_edit(&entry.doc.text(), &entry.full_parsed(), ws.generator())
         && let Some(uri) = s.uri(doc.root, &doc.path)
     {
         let edit = TextEdit {

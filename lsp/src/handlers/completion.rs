@@ -14,6 +14,7 @@ use anyhow::Result;
 use folio_core::links::join_relative;
 use folio_core::links::rewrite::relative_path;
 use folio_core::parse::Parsed;
+use folio_core::workspace::SiteGenerator;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionList, CompletionParams, CompletionResponse,
     CompletionTextEdit, Position, TextEdit,
@@ -135,7 +136,10 @@ pub fn completion(s: &Session, params: &CompletionParams) -> Result<Option<Compl
                     let Some(parsed) = target.and_then(|p| ws.parsed(&p)) else {
                         return Ok(None);
                     };
-                    (at(open + 2 + hash + 1)..c.offset, anchors(&parsed))
+                    (
+                        at(open + 2 + hash + 1)..c.offset,
+                        anchors(&parsed, ws.generator()),
+                    )
                 }
                 None => {
                     let mut items = Vec::new();
@@ -252,12 +256,20 @@ fn stem(path: &str) -> &str {
     name.rsplit_once('.').map_or(name, |(a, _)| a)
 }
 
-fn anchors(parsed: &Parsed) -> Vec<Item> {
+/// The fragments a Markdown link can name in `parsed`: each heading's GitHub slug, or on a
+/// published site the id its generator gives the heading ([`Parsed::site_ids`]), then the
+/// HTML and attribute-list anchors.
+fn anchors(parsed: &Parsed, generator: SiteGenerator) -> Vec<Item> {
+    let ids = match generator {
+        SiteGenerator::None => parsed.headings.iter().map(|h| h.slug.clone()).collect(),
+        generator => parsed.site_ids(generator),
+    };
     let mut items: Vec<Item> = parsed
         .headings
         .iter()
-        .map(|h| Item {
-            label: h.slug.clone(),
+        .zip(ids)
+        .map(|(h, id)| Item {
+            label: id,
             kind: CompletionItemKind::REFERENCE,
             detail: Some(h.text.clone()),
         })

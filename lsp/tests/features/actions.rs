@@ -7,7 +7,12 @@ use serde_json::json;
 use crate::common::{Client, Enc, range};
 use crate::{A, B, start};
 
-both_encodings!(code_actions, case_mismatch_fix, table_of_contents);
+both_encodings!(
+    code_actions,
+    case_mismatch_fix,
+    table_of_contents,
+    site_generator_anchors
+);
 
 async fn code_actions(enc: Enc) {
     let mut c = Client::start(
@@ -220,5 +225,68 @@ async fn table_of_contents(enc: Enc) {
     assert_eq!(
         toc_actions(&mut c, "plus.md").await[0]["edit"]["changes"][c.uri("plus.md")],
         json!([{"range": range(0, 0, 0, 0), "newText": "<!-- toc -->\n+ [One](#one)\n+ [Two](#two)\n<!-- tocstop -->\n\n"}])
+    );
+}
+
+/// On a VitePress site (`[links] generator = "vitepress"`) what folio writes links to a
+/// heading with VitePress's id: the anchor fix, the table of contents and completion.
+async fn site_generator_anchors(enc: Enc) {
+    let text = "# Guide\n\n## build.assetsInlineLimit\n\nSee [x](#build-assetsinlinelimt) and [ok](#build-assetsinlinelimit).\n";
+    let mut c = Client::start(
+        &[
+            ("folio.toml", "[links]\ngenerator = \"vitepress\"\n"),
+            ("a.md", text),
+        ],
+        enc,
+        json!({}),
+    )
+    .await;
+    c.open("a.md").await;
+    let d = c.diagnostics("a.md").await;
+    assert_eq!(
+        d.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["message"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["no heading or anchor `#build-assetsinlinelimt` in this document"]
+    );
+    let a = c.uri("a.md");
+    let r = c
+        .call(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": a}, "range": range(4, 0, 4, 10), "context": {"diagnostics": d}}),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!([
+            {
+                "title": "Change anchor to `#build-assetsinlinelimit`", "kind": "quickfix", "diagnostics": [d[0]], "isPreferred": true,
+                "edit": {"changes": {a.clone(): [{"range": range(4, 9, 4, 31), "newText": "build-assetsinlinelimit"}]}}
+            },
+            {
+                "title": "Insert table of contents", "kind": "source.toc",
+                "edit": {"changes": {a.clone(): [{"range": range(1, 0, 1, 0), "newText": "\n<!-- toc -->\n- [build.assetsInlineLimit](#build-assetsinlinelimit)\n<!-- tocstop -->\n"}]}}
+            },
+        ])
+    );
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": a, "version": 2}, "contentChanges": [
+            {"range": range(5, 0, 5, 0), "text": "[y](#"}
+        ]}),
+    )
+    .await;
+    let r = c
+        .call("textDocument/completion", crate::at(&c, "a.md", 5, 5))
+        .await;
+    assert_eq!(
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["build-assetsinlinelimit", "guide"]
     );
 }
