@@ -216,6 +216,17 @@ impl BestPracticeConfig {
     }
 }
 
+/// Folders that static-site generators publish at the site's root by convention
+/// (VitePress and MkDocs `docs/`, a VitePress site in `src/`, Hugo `content/`, …), tried in
+/// this order for a `/…` link when `[links] site_root` is not set.
+pub const CONVENTIONAL_SITE_ROOTS: &[&str] =
+    &["docs", "src", "content", "site", "website", "pages"];
+
+/// Folders whose files static-site generators copy to the site's root unchanged: `public/`
+/// (VitePress, Vite, Astro, Next.js) and `static/` (Docusaurus, Hugo, SvelteKit), at the
+/// root or in one of the [`CONVENTIONAL_SITE_ROOTS`] (VitePress's `docs/public/`).
+pub const CONVENTIONAL_ASSET_DIRS: &[&str] = &["public", "static"];
+
 /// The site generator a workspace's pages are published with: its heading ids name
 /// headings too, besides GitHub's slugs ([`crate::parse::slug::site_ids`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

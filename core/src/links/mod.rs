@@ -11,7 +11,9 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 pub use crate::codes::{DiagnosticCode, Severity};
-use crate::config::{SiteAbsolute, SiteGenerator};
+use crate::config::{
+    CONVENTIONAL_ASSET_DIRS, CONVENTIONAL_SITE_ROOTS, SiteAbsolute, SiteGenerator,
+};
 use crate::parse::{Link, LinkKind, Parsed, slug};
 use crate::workspace::Workspace;
 
@@ -226,17 +228,6 @@ fn is_toc_marker(parsed: &crate::parse::Parsed, link: &crate::parse::Link) -> bo
             .iter()
             .any(|e| e.kind == crate::parse::ElementKind::Paragraph && e.range == link.range)
 }
-
-/// Folders that static-site generators publish at the site's root by convention
-/// (VitePress and MkDocs `docs/`, a VitePress site in `src/`, Hugo `content/`, …), tried in
-/// this order for a `/…` link when `[links] site_root` is not set.
-pub const CONVENTIONAL_SITE_ROOTS: &[&str] =
-    &["docs", "src", "content", "site", "website", "pages"];
-
-/// Folders whose files static-site generators copy to the site's root unchanged: `public/`
-/// (VitePress, Vite, Astro, Next.js) and `static/` (Docusaurus, Hugo, SvelteKit), at the
-/// root or in one of the [`CONVENTIONAL_SITE_ROOTS`] (VitePress's `docs/public/`).
-pub const CONVENTIONAL_ASSET_DIRS: &[&str] = &["public", "static"];
 
 /// The file a root-absolute link names when the site is published from one of the
 /// [`CONVENTIONAL_SITE_ROOTS`]: `/guide/intro.html` is `src/guide/intro.md` when that note

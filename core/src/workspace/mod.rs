@@ -644,7 +644,7 @@ impl Workspace {
 
     /// The site generator whose heading ids also name headings: `[links].generator`, else
     /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`, VitePress when it or one
-    /// of the [`crate::links::CONVENTIONAL_SITE_ROOTS`] (`docs/`) has a `.vitepress/`
+    /// of the [`crate::config::CONVENTIONAL_SITE_ROOTS`] (`docs/`) has a `.vitepress/`
     /// folder, else none.
     pub fn generator(&self) -> SiteGenerator {
         self.generator
@@ -981,7 +981,7 @@ fn generator_setting(root: &Path, config: &Config) -> SiteGenerator {
         } else if root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file() {
             SiteGenerator::Mkdocs
         } else if std::iter::once("")
-            .chain(crate::links::CONVENTIONAL_SITE_ROOTS.iter().copied())
+            .chain(crate::config::CONVENTIONAL_SITE_ROOTS.iter().copied())
             .any(|dir| root.join(dir).join(".vitepress").is_dir())
         {
             SiteGenerator::Vitepress
