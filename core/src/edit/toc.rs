@@ -304,17 +304,16 @@ fn document_style(text: &str, parsed: &Parsed) -> TocStyle {
 /// lines between its markers, or — without markers — a new table after the title (or
 /// before the first listed heading). `None` when the table is already up to date, or
 /// when there is no heading to list and no table to update. Entries link to GitHub's slug,
-/// or to the id `generator` gives the heading ([`Parsed::site_ids`]) on a published site.
+/// or to the id `generator` gives the heading on a published site ([`Parsed::heading_anchors`]).
 pub fn toc_edit(text: &str, parsed: &Parsed, generator: SiteGenerator) -> Option<TocEdit> {
     let headings = toc_headings(text, parsed);
-    let site_ids = (generator != SiteGenerator::None).then(|| parsed.site_ids(generator));
+    let anchors = parsed.heading_anchors(generator);
     let anchor = |h: &Heading| -> String {
-        site_ids
-            .as_ref()
-            .and_then(|ids| {
-                let i = parsed.headings.iter().position(|x| std::ptr::eq(x, h))?;
-                ids.get(i).cloned()
-            })
+        parsed
+            .headings
+            .iter()
+            .position(|x| std::ptr::eq(x, h))
+            .and_then(|i| anchors.get(i).cloned())
             .unwrap_or_else(|| h.slug.clone())
     };
     let eol = super::dominant_eol(text);

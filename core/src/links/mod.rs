@@ -490,7 +490,7 @@ fn is_template_placeholder(dest: &str) -> bool {
 /// Markdown links compare against GitHub slugs and HTML ids; wiki links also accept the
 /// heading text itself (`[[page#Some Heading]]`), heading paths (`[[page#Setup#On Linux]]`)
 /// and block ids (`[[page#^id]]`). A Markdown link may also name a heading by the id
-/// `generator` gives it ([`Workspace::generator`], [`Parsed::site_ids`]). An empty fragment and `top`
+/// `generator` gives it ([`Workspace::generator`], [`Parsed::heading_anchors`]). An empty fragment and `top`
 /// always match (HTML: scroll to the top).
 pub fn fragment_matches(
     target: &Parsed,
@@ -518,7 +518,7 @@ pub fn fragment_matches(
     has(&names.ids, &names.ids_lower, fragment)
         || (generator != SiteGenerator::None
             && !wiki
-            && target.site_ids(generator).iter().any(|id| {
+            && target.heading_anchors(generator).iter().any(|id| {
                 if case_sensitive {
                     id == fragment
                 } else {

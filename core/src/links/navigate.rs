@@ -58,7 +58,7 @@ pub fn definition_at(parsed: &Parsed, offset: usize) -> Option<usize> {
 
 /// Bytes of what `fragment` names in `target`: a heading, an HTML anchor, a block id or a
 /// footnote definition ([`footnote_ids`]); a Markdown link's also a heading by the id
-/// `generator` gives it ([`Parsed::site_ids`]).
+/// `generator` gives it ([`Parsed::heading_anchors`]).
 pub fn fragment_range(
     target: &Parsed,
     fragment: &str,
@@ -93,7 +93,7 @@ pub fn fragment_range(
     if generator != SiteGenerator::None
         && !wiki
         && let Some(i) = target
-            .site_ids(generator)
+            .heading_anchors(generator)
             .iter()
             .position(|id| eq(id, fragment))
     {
@@ -437,7 +437,7 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 /// The heading of `target` whose anchor is closest to `fragment` by [`similarity`]
 /// (compared lowercased), if any reaches `min_similarity`: its index in `target.headings`
 /// and its anchor, GitHub's slug or on a published site the id `generator` gives it
-/// ([`Parsed::site_ids`]).
+/// ([`Parsed::heading_anchors`]).
 pub fn closest_heading(
     target: &Parsed,
     fragment: &str,
@@ -445,11 +445,9 @@ pub fn closest_heading(
     generator: SiteGenerator,
 ) -> Option<(usize, String)> {
     let wanted = fragment.to_lowercase();
-    let ids = match generator {
-        SiteGenerator::None => target.headings.iter().map(|h| h.slug.clone()).collect(),
-        generator => target.site_ids(generator),
-    };
-    ids.into_iter()
+    target
+        .heading_anchors(generator)
+        .into_iter()
         .enumerate()
         .map(|(i, id)| (similarity(&wanted, &id), i, id))
         .filter(|(s, ..)| *s >= min_similarity)

@@ -25,7 +25,7 @@ use std::ops::Range;
 use crate::document::TextEdit;
 use crate::links::navigate::references_to_heading;
 use crate::links::{Target, join_relative, resolve_link};
-use crate::parse::{Heading, Link, LinkKind, parse, percent_decode};
+use crate::parse::{Heading, Link, LinkKind, heading_anchors, parse, percent_decode};
 use crate::workspace::path_policy::check_syntax;
 use crate::workspace::{Workspace, is_markdown};
 
@@ -530,19 +530,15 @@ pub fn rename_heading(
     }
     let after = headings_after_rename(&entry.doc.text(), &heading, new_text);
     let new_slug = after.get(heading_idx)?.slug.clone();
-    // A published site's links may use its generator's ids ([`crate::parse::slug::site_ids`]).
-    let site_ids = |headings: &[crate::parse::Heading]| {
-        crate::parse::slug::site_ids(
-            ws.generator(),
-            headings
-                .iter()
-                .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
-        )
-    };
+    // A published site's links may use its generator's ids ([`heading_anchors`]).
     let (old_toc_id, new_toc_id) = if ws.generator() != crate::workspace::SiteGenerator::None {
         (
-            site_ids(&entry.parsed.headings).get(heading_idx).cloned(),
-            site_ids(&after).get(heading_idx).cloned(),
+            heading_anchors(&entry.parsed.headings, ws.generator())
+                .get(heading_idx)
+                .cloned(),
+            heading_anchors(&after, ws.generator())
+                .get(heading_idx)
+                .cloned(),
         )
     } else {
         (None, None)

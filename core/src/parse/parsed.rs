@@ -374,6 +374,23 @@ pub fn footnote_ids(label: &str) -> [String; 3] {
     ]
 }
 
+/// The anchor of each of `headings`, in order: GitHub's slug ([`Heading::slug`]), or on a
+/// site published by `generator` the id that generator gives it ([`slug::site_ids`]).
+pub fn heading_anchors(
+    headings: &[Heading],
+    generator: crate::config::SiteGenerator,
+) -> Vec<String> {
+    match generator {
+        crate::config::SiteGenerator::None => headings.iter().map(|h| h.slug.clone()).collect(),
+        generator => slug::site_ids(
+            generator,
+            headings
+                .iter()
+                .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
+        ),
+    }
+}
+
 impl Parsed {
     /// True when `other` holds the same parse: every field a consumer reads, without the
     /// line index (a cache built on demand). What incremental parsing must reproduce.
@@ -407,14 +424,9 @@ impl Parsed {
             .map(|h| h.text.clone())
     }
 
-    /// The id `generator` gives each heading, in order ([`slug::site_ids`]).
-    pub fn site_ids(&self, generator: crate::config::SiteGenerator) -> Vec<String> {
-        slug::site_ids(
-            generator,
-            self.headings
-                .iter()
-                .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
-        )
+    /// The anchor of each heading, in order ([`heading_anchors`]).
+    pub fn heading_anchors(&self, generator: crate::config::SiteGenerator) -> Vec<String> {
+        heading_anchors(&self.headings, generator)
     }
 
     /// The names link fragments may use for this document (built once, then cached).

@@ -257,13 +257,10 @@ fn stem(path: &str) -> &str {
 }
 
 /// The fragments a Markdown link can name in `parsed`: each heading's GitHub slug, or on a
-/// published site the id its generator gives the heading ([`Parsed::site_ids`]), then the
+/// published site the id its generator gives the heading ([`Parsed::heading_anchors`]), then the
 /// HTML and attribute-list anchors.
 fn anchors(parsed: &Parsed, generator: SiteGenerator) -> Vec<Item> {
-    let ids = match generator {
-        SiteGenerator::None => parsed.headings.iter().map(|h| h.slug.clone()).collect(),
-        generator => parsed.site_ids(generator),
-    };
+    let ids = parsed.heading_anchors(generator);
     let mut items: Vec<Item> = parsed
         .headings
         .iter()
