@@ -25,7 +25,7 @@ use std::ops::Range;
 use crate::document::TextEdit;
 use crate::links::navigate::references_to_heading;
 use crate::links::{Target, join_relative, resolve_link};
-use crate::parse::{Heading, Link, LinkKind, heading_anchors, parse, percent_decode};
+use crate::parse::{Heading, Link, LinkKind, heading_anchors, parse, percent_decode, slug};
 use crate::workspace::path_policy::check_syntax;
 use crate::workspace::{Workspace, is_markdown};
 
@@ -530,6 +530,7 @@ pub fn rename_heading(
     }
     let after = headings_after_rename(&entry.doc.text(), &heading, new_text);
     let new_slug = after.get(heading_idx)?.slug.clone();
+    let new_list_id = slug::slug(&after.get(heading_idx)?.text);
     // A published site's links may use its generator's ids ([`heading_anchors`]).
     let (old_toc_id, new_toc_id) = if ws.generator() != crate::workspace::SiteGenerator::None {
         (
@@ -583,6 +584,9 @@ pub fn rename_heading(
             new_text
         } else if !wiki && !same(Some(&heading.slug)) && same(old_toc_id.as_deref()) {
             new_toc_id.as_deref().unwrap_or(&new_slug)
+        } else if !wiki && !same(Some(&heading.slug)) && same(Some(&slug::slug(&heading.text))) {
+            // Written with the id an attribute list without one gives (`## A {.x}` → `#a`).
+            &new_list_id
         } else {
             &new_slug
         };

@@ -46,7 +46,7 @@ fn heading_rename_updates_links_everywhere() {
 #[test]
 fn heading_rename_keeps_attribute_lists_and_python_markdown_ids() {
     let ws = workspace(
-        "//- /a.md\n## API {#api}\n## Caret, Mark & Tilde { .x }\n//- /b.md\n[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde--x-)\n",
+        "//- /a.md\n## API {#api}\n## Caret, Mark & Tilde { .x }\n//- /b.md\n[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde--x-) [e](a.md#caret-mark--tilde)\n",
     );
     let a = ws.get("a.md").unwrap().doc.text();
     let b = ws.get("b.md").unwrap().doc.text();
@@ -57,9 +57,11 @@ fn heading_rename_keeps_attribute_lists_and_python_markdown_ids() {
     );
     assert_eq!(
         apply(&b, &edits["b.md"]),
-        "[a](a.md#api) [b](a.md#interface-api) [c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde--x-)\n"
+        "[a](a.md#api) [b](a.md#interface-api) [c](a.md#caret-mark-tilde) [d](a.md#caret-mark--tilde--x-) [e](a.md#caret-mark--tilde)\n"
     );
-    // Not an MkDocs project: `#caret-mark-tilde` names nothing, so it is not rewritten.
+    // Not an MkDocs project: `#caret-mark-tilde` names nothing, so it is not rewritten;
+    // GitHub's slug of the whole line stays one, and the list's id (the slug of the text
+    // before the list) stays one.
     let edits = rename_heading(&ws, "a.md", 1, "Up & Down").unwrap();
     assert_eq!(
         apply(&a, &edits["a.md"]),
@@ -67,7 +69,7 @@ fn heading_rename_keeps_attribute_lists_and_python_markdown_ids() {
     );
     assert_eq!(
         apply(&b, &edits["b.md"]),
-        "[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#up--down--x-)\n"
+        "[a](a.md#api) [b](a.md#api-api) [c](a.md#caret-mark-tilde) [d](a.md#up--down--x-) [e](a.md#up--down)\n"
     );
     let config = crate::workspace::Config::from_toml("[links]\ngenerator = \"mkdocs\"\n").unwrap();
     let ws = crate::fixture::workspace_with(
