@@ -183,7 +183,7 @@ fn columns(prefix: &str) -> String {
             '>' => out.push('>'),
             '\t' => {
                 out.push(' ');
-                while out.len() % 4 != 0 {
+                while !out.len().is_multiple_of(4) {
                     out.push(' ');
                 }
             }
