@@ -807,20 +807,22 @@ a.md:6:11: missing-wiki-target: no document or file matches wiki link `[[Missing
 
 /// An MkDocs project (an `mkdocs.yml` at the root, or `[links] generator = "mkdocs"`) also names
 /// headings by Python-Markdown's `toc` ids: runs of `-` and spaces collapse, non-ASCII
-/// letters are reduced or dropped, repeats get `_1`. Elsewhere only GitHub's slugs count.
+/// letters are reduced or dropped, repeats get `_1`, an image's alt text is left out.
+/// Elsewhere only GitHub's slugs count.
 #[test]
 fn an_mkdocs_project_also_uses_python_markdown_heading_ids() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("mkdocs.yml"), "site_name: x\n").unwrap();
     std::fs::write(
         dir.path().join("b.md"),
-        "## Caret, Mark & Tilde\n## Über uns\n## 日本語\n## 中文\n## Usage\n## Usage\n",
+        "## Caret, Mark & Tilde\n## Über uns\n## 日本語\n## 中文\n## Usage\n## Usage\n## ![logo](https://example.com/l.png) Project\n",
     )
     .unwrap();
     std::fs::write(
         dir.path().join("a.md"),
         "[a](b.md#caret-mark-tilde) [b](b.md#caret-mark--tilde) [c](b.md#uber-uns) \
-         [d](b.md#_1) [e](b.md#_2) [f](b.md#usage_1) [g](b.md#usage-1) [h](b.md#usage_2)\n",
+         [d](b.md#_1) [e](b.md#_2) [f](b.md#usage_1) [g](b.md#usage-1) [h](b.md#usage_2) \
+         [i](b.md#project) [j](b.md#logo-project)\n",
     )
     .unwrap();
     let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();
@@ -850,7 +852,8 @@ fn an_mkdocs_project_also_uses_python_markdown_heading_ids() {
             "_1",
             "_2",
             "usage_1",
-            "usage_2"
+            "usage_2",
+            "project"
         ]
     );
 }
@@ -864,12 +867,12 @@ fn a_vitepress_site_also_uses_its_heading_ids() {
     std::fs::create_dir_all(dir.path().join("docs/.vitepress")).unwrap();
     std::fs::write(
         dir.path().join("b.md"),
-        "## build.assetsInlineLimit\n## 2.0 Release\n## Usage\n## Usage\n",
+        "## build.assetsInlineLimit\n## 2.0 Release\n## Usage\n## Usage\n## ![v](https://example.com/v.svg) Vite\n",
     )
     .unwrap();
     std::fs::write(
         dir.path().join("a.md"),
-        "[a](b.md#build-assetsinlinelimit) [b](b.md#buildassetsinlinelimit) [c](b.md#_2-0-release) [d](b.md#usage-1) [e](b.md#usage_1)\n",
+        "[a](b.md#build-assetsinlinelimit) [b](b.md#buildassetsinlinelimit) [c](b.md#_2-0-release) [d](b.md#usage-1) [e](b.md#usage_1) [f](b.md#vite)\n",
     )
     .unwrap();
     let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();

@@ -199,6 +199,10 @@ pub struct Heading {
     pub slug: String,
     /// An explicit id from a trailing `{#id}` attribute, if any.
     pub custom_id: Option<String>,
+    /// The text without images' alt text, for a heading that holds an image: site
+    /// generators leave images out of a heading's id ([`heading_anchors`]). `None` when
+    /// the heading holds no image.
+    pub site_text: Option<String>,
     /// Bytes of the heading line(s).
     pub range: Range<usize>,
     /// Bytes of the heading's text content.
@@ -384,9 +388,12 @@ pub fn heading_anchors(
         crate::config::SiteGenerator::None => headings.iter().map(|h| h.slug.clone()).collect(),
         generator => slug::site_ids(
             generator,
-            headings
-                .iter()
-                .map(|h| (h.text.as_str(), h.custom_id.as_deref())),
+            headings.iter().map(|h| {
+                (
+                    h.site_text.as_deref().unwrap_or(&h.text),
+                    h.custom_id.as_deref(),
+                )
+            }),
         ),
     }
 }

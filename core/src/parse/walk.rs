@@ -297,7 +297,7 @@ impl Builder<'_> {
         };
         let mut text = String::new();
         for child in &h.children {
-            collect_text(child, &mut text);
+            collect_text(child, &mut text, true);
         }
         let text_range = match (h.children.first(), h.children.last()) {
             (Some(first), Some(last)) => span(first.position()).start..span(last.position()).end,
@@ -319,15 +319,19 @@ impl Builder<'_> {
             },
             _ => text_range,
         };
-        // A setext heading may span lines; its name is one line, joined with spaces.
-        let text = if text.contains(['\n', '\r']) {
-            text.split(['\n', '\r'])
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ")
+        let text = one_line(text);
+        // Site generators leave images out of a heading's id (Python-Markdown's `toc`
+        // takes its text nodes, markdown-it-anchor its text tokens).
+        let site_text = if text_holds_image(&h.children) {
+            let mut without_alt = String::new();
+            for child in &h.children {
+                collect_text(child, &mut without_alt, false);
+            }
+            Some(one_line(split_attribute_list(without_alt.trim()).text))
+                .map(|t| t.trim().to_string())
+                .filter(|t| *t != text)
         } else {
-            text
+            None
         };
         if let Some(id) = &custom_id {
             self.parsed.anchors.push(Anchor {
@@ -358,6 +362,7 @@ impl Builder<'_> {
             text,
             slug,
             custom_id,
+            site_text,
             range,
             text_range,
             element,
@@ -395,20 +400,42 @@ impl Builder<'_> {
 }
 
 /// The plain text of a node: inline markup removed, code and math kept, HTML dropped.
-fn collect_text(node: &Node, out: &mut String) {
+fn collect_text(node: &Node, out: &mut String, image_alt: bool) {
     match node {
         Node::Text(t) => out.push_str(&t.value),
         Node::InlineCode(c) => out.push_str(&c.value),
         Node::InlineMath(m) => out.push_str(&m.value),
-        Node::Image(i) => out.push_str(&i.alt),
+        Node::Image(i) if image_alt => out.push_str(&i.alt),
+        Node::Image(_) | Node::ImageReference(_) => {}
         Node::Break(_) => out.push(' '),
         Node::Html(_) | Node::FootnoteReference(_) => {}
         other => {
             if let Some(children) = other.children() {
                 for c in children {
-                    collect_text(c, out);
+                    collect_text(c, out, image_alt);
                 }
             }
         }
+    }
+}
+
+/// Whether any of `nodes` is or holds an image with alt text.
+fn text_holds_image(nodes: &[Node]) -> bool {
+    nodes.iter().any(|node| match node {
+        Node::Image(i) => !i.alt.is_empty(),
+        other => other.children().is_some_and(|c| text_holds_image(c)),
+    })
+}
+
+/// A heading's name on one line: a setext heading's lines joined with spaces.
+fn one_line(text: String) -> String {
+    if text.contains(['\n', '\r']) {
+        text.split(['\n', '\r'])
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        text
     }
 }
