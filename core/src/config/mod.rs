@@ -239,6 +239,17 @@ pub enum SiteGenerator {
     Mkdocs,
     /// VitePress: its `slugify` (`build-assetsinlinelimit`, `usage-1`).
     Vitepress,
+    /// Docusaurus: GitHub's slugs (it uses github-slugger); a link to a Markdown file not
+    /// found from the page's folder is looked up from the docs folders and the site folder
+    /// ([`crate::workspace::Workspace::site_lookup_folders`]), and `@site/…` from the site folder.
+    Docusaurus,
+}
+
+impl SiteGenerator {
+    /// True when the generator's heading ids are GitHub's slugs (none, Docusaurus).
+    pub fn uses_github_slugs(self) -> bool {
+        matches!(self, SiteGenerator::None | SiteGenerator::Docusaurus)
+    }
 }
 
 /// What a root-absolute link (`/docs/editor/intellisense`) that names no file means.

@@ -154,6 +154,9 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     if let Some(found) = exact_target(ws, &path) {
         return found.into_target(fragment());
     }
+    if let Some(found) = in_docusaurus_folders(ws, from, &dest) {
+        return found.into_target(fragment());
+    }
     // DocFX publishes a YAML page (`faq.yml`, `### YamlMime:…`) at the extension-less URL.
     if own_site
         && let Some(page) = ["yml", "yaml"]
@@ -250,6 +253,64 @@ fn in_conventional_site_root(ws: &Workspace, path: &str) -> Option<Found> {
                 })
                 .find_map(|candidate| exact_target(ws, &candidate))
         })
+}
+
+/// Docusaurus's lookup of a link that names nothing from the linking page `from`'s folder
+/// (rule: `resolveMarkdownLinkPathname` of `@docusaurus/utils`, and its doc ids):
+/// - a link to a Markdown file (`.md`, `.mdx`) is looked up from each of
+///   [`Workspace::site_lookup_folders`] (its docs folders, then its site folder), unless it
+///   starts with `./` or `../`; `@site/…` from the site folder;
+/// - a relative link without an extension is a page's URL: the document of the folder it
+///   names whose frontmatter `id` is its last segment (`../reducing-boilerplate` is
+///   `../ReducingBoilerplate.md` with `id: reducing-boilerplate`).
+fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
+    let site = ws.site_folder()?;
+    let pathname = dest.to_ascii_lowercase();
+    if !(pathname.ends_with(".md") || pathname.ends_with(".mdx")) {
+        return by_doc_id(ws, from, dest);
+    }
+    let in_folder = |folder: &str, rel: &str| {
+        let from = match folder {
+            "" => "_".to_string(),
+            folder => format!("{folder}/_"),
+        };
+        join_relative(&from, rel).and_then(|p| exact_target(ws, &p))
+    };
+    if let Some(rel) = dest.strip_prefix("@site/") {
+        return in_folder(site, rel);
+    }
+    if dest.starts_with("./") || dest.starts_with("../") {
+        return None;
+    }
+    let rel = dest.trim_start_matches('/');
+    ws.site_lookup_folders()
+        .iter()
+        .find_map(|folder| in_folder(folder, rel))
+}
+
+/// The document a Docusaurus page URL relative to `from` (`../reducing-boilerplate`,
+/// `setup/`) names by its frontmatter `id`: one in the folder the URL's last segment is
+/// in, compared without letter case.
+fn by_doc_id(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
+    let last = dest.trim_end_matches('/').rsplit('/').next()?;
+    if dest.starts_with('/') || last.is_empty() || last.contains('.') {
+        return None;
+    }
+    let path = join_relative(from, dest.trim_end_matches('/'))?;
+    let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+    ws.document_paths()
+        .filter(|p| p.rsplit_once('/').map_or("", |(f, _)| f) == folder)
+        .find(|p| {
+            ws.parsed(p).is_some_and(|parsed| {
+                parsed
+                    .frontmatter
+                    .as_ref()
+                    .and_then(|f| f.get("id"))
+                    .and_then(|id| id.as_str())
+                    .is_some_and(|id| id.eq_ignore_ascii_case(last))
+            })
+        })
+        .map(|p| Found::Document(p.to_string()))
 }
 
 /// What a name lookup found.
@@ -516,7 +577,7 @@ pub fn fragment_matches(
         return has(&names.blocks, &names.blocks_lower, block);
     }
     has(&names.ids, &names.ids_lower, fragment)
-        || (generator != SiteGenerator::None
+        || (!generator.uses_github_slugs()
             && !wiki
             && target.heading_anchors(generator).iter().any(|id| {
                 if case_sensitive {

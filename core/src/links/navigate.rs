@@ -90,7 +90,7 @@ pub fn fragment_range(
     if wiki && let Some(i) = heading_path(target, fragment, case_sensitive) {
         return Some(target.headings[i].range.clone());
     }
-    if generator != SiteGenerator::None
+    if !generator.uses_github_slugs()
         && !wiki
         && let Some(i) = target
             .heading_anchors(generator)

@@ -532,7 +532,7 @@ pub fn rename_heading(
     let new_slug = after.get(heading_idx)?.slug.clone();
     let new_list_id = slug::slug(&after.get(heading_idx)?.text);
     // A published site's links may use its generator's ids ([`heading_anchors`]).
-    let (old_toc_id, new_toc_id) = if ws.generator() != crate::workspace::SiteGenerator::None {
+    let (old_toc_id, new_toc_id) = if !ws.generator().uses_github_slugs() {
         (
             heading_anchors(&entry.parsed.headings, ws.generator())
                 .get(heading_idx)

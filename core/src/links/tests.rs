@@ -882,3 +882,78 @@ fn a_vitepress_site_also_uses_its_heading_ids() {
         "a.md:1:118: missing-heading: no heading or anchor `#usage_1` in `b.md`\n"
     );
 }
+
+/// A Docusaurus site (a `docusaurus.config.*` at the root or in `website/`, `docs/`, …)
+/// looks a link to a Markdown file up from its docs folders and its site folder when the
+/// page's folder has no such file; `./` and `../` links are the page folder's only. An
+/// extension-less link is a page URL, which names a document by its frontmatter `id`.
+#[test]
+fn a_docusaurus_site_looks_markdown_links_up_from_its_docs_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for folder in ["website/src/pages", "docs/api", "docs/guide"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    std::fs::write(
+        root.join("website/docusaurus.config.js"),
+        "module.exports = { presets: [['classic', { docs: { path: '../docs' } }]] };\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("docs/api/Store.md"), "# Store\n## dispatch\n").unwrap();
+    std::fs::write(root.join("docs/intro.mdx"), "# Intro\n").unwrap();
+    std::fs::write(
+        root.join("docs/guide/SetupGuide.md"),
+        "---\nid: setup\n---\n# Setup\n## Install\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("website/src/pages/about.md"), "# About\n").unwrap();
+    std::fs::write(
+        root.join("docs/guide/glossary.md"),
+        "[a](api/Store.md#dispatch) [b](/api/Store.md) [c](intro.mdx) [d](@site/src/pages/about.md) \
+         [e](src/pages/about.md) [f](./api/Store.md) [g](api/Store.md#nope) [h](api/Gone.md) \
+         [i](setup#install) [j](../guide/setup/) [k](gone)\n",
+    )
+    .unwrap();
+    let (ws, _) = Workspace::load(root, Config::default()).unwrap();
+    assert_eq!(ws.generator(), SiteGenerator::Docusaurus);
+    assert_eq!(
+        render(&ws),
+        "docs/guide/glossary.md:1:120: missing-file: file `./api/Store.md` does not exist (resolved to `docs/guide/api/Store.md`); a file of that name is at `docs/api/Store.md`\n\
+         docs/guide/glossary.md:1:153: missing-heading: no heading or anchor `#nope` in `docs/api/Store.md`\n\
+         docs/guide/glossary.md:1:163: missing-file: file `api/Gone.md` does not exist (resolved to `docs/guide/api/Gone.md`)\n\
+         docs/guide/glossary.md:1:220: missing-file: file `gone` does not exist (resolved to `docs/guide/gone`)\n"
+    );
+    // Go to definition and the link graph follow the same lookup.
+    let parsed = ws.parsed("docs/guide/glossary.md").unwrap();
+    assert_eq!(
+        resolve_link(&ws, "docs/guide/glossary.md", &parsed.links[0]),
+        Target::Document {
+            path: "docs/api/Store.md".into(),
+            fragment: Some("dispatch".into())
+        }
+    );
+    // Elsewhere the page's folder is the only one (`/api/Store.md` is found in the
+    // conventional site root `docs/`).
+    let off = Config::from_toml("[links]\ngenerator = \"none\"\n").unwrap();
+    let (ws, _) = Workspace::load(root, off).unwrap();
+    let text = ws.get("docs/guide/glossary.md").unwrap().doc.text();
+    let reported: Vec<&str> = diagnostics(&ws, "docs/guide/glossary.md")
+        .iter()
+        .map(|d| &text[d.range.clone()])
+        .collect();
+    assert_eq!(
+        reported,
+        vec![
+            "api/Store.md",
+            "intro.mdx",
+            "@site/src/pages/about.md",
+            "src/pages/about.md",
+            "./api/Store.md",
+            "api/Store.md",
+            "api/Gone.md",
+            "setup",
+            "../guide/setup/",
+            "gone"
+        ]
+    );
+}

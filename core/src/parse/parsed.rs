@@ -384,9 +384,10 @@ pub fn heading_anchors(
     headings: &[Heading],
     generator: crate::config::SiteGenerator,
 ) -> Vec<String> {
-    match generator {
-        crate::config::SiteGenerator::None => headings.iter().map(|h| h.slug.clone()).collect(),
-        generator => slug::site_ids(
+    if generator.uses_github_slugs() {
+        headings.iter().map(|h| h.slug.clone()).collect()
+    } else {
+        slug::site_ids(
             generator,
             headings.iter().map(|h| {
                 (
@@ -394,7 +395,7 @@ pub fn heading_anchors(
                     h.custom_id.as_deref(),
                 )
             }),
-        ),
+        )
     }
 }
 

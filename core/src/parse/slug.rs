@@ -114,13 +114,13 @@ pub fn vitepress_slug(text: &str) -> String {
 ///   a trailing `_N` (an empty slug becomes `_1`), as the extension's `unique` does.
 /// - VitePress (markdown-it-anchor): [`vitepress_slug`]; a repeat gets `-1`, `-2`, … (the
 ///   first free one).
-/// - None: GitHub's slugs ([`Slugger`]).
+/// - None and Docusaurus (github-slugger): GitHub's slugs ([`Slugger`]).
 pub fn site_ids<'a>(
     generator: crate::config::SiteGenerator,
     headings: impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone,
 ) -> Vec<String> {
     use crate::config::SiteGenerator;
-    if generator == SiteGenerator::None {
+    if generator.uses_github_slugs() {
         let mut slugger = Slugger::default();
         return headings
             .map(|(text, id)| match id {

@@ -8,6 +8,7 @@
 
 pub mod beneath;
 pub mod path_policy;
+mod site;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -612,15 +613,15 @@ pub struct Workspace {
     under: HashMap<String, usize>,
     /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
     vault: bool,
-    /// The generator whose heading ids name headings too ([`crate::config::LinksConfig::generator`]).
-    generator: SiteGenerator,
+    /// The site generator and its link lookup ([`crate::config::LinksConfig::generator`]).
+    site: site::Site,
 }
 
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
         let vault = vault_setting(&root, &config);
-        let generator = generator_setting(&root, &config);
+        let site = site::Site::of(&root, &config);
         Workspace {
             root,
             config,
@@ -632,7 +633,7 @@ impl Workspace {
             extensions: HashMap::new(),
             under: HashMap::new(),
             vault,
-            generator,
+            site,
         }
     }
 
@@ -645,9 +646,21 @@ impl Workspace {
     /// The site generator whose heading ids also name headings: `[links].generator`, else
     /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`, VitePress when it or one
     /// of the [`crate::config::CONVENTIONAL_SITE_ROOTS`] (`docs/`) has a `.vitepress/`
-    /// folder, else none.
+    /// folder, Docusaurus when one of them has a `docusaurus.config.*`, else none.
     pub fn generator(&self) -> SiteGenerator {
-        self.generator
+        self.site.generator
+    }
+
+    /// For a Docusaurus site, the folders (KB-relative) a link to a Markdown file is also
+    /// looked up from when the linking page's folder has no such file: its content
+    /// folders, then its site folder. Empty for other generators.
+    pub fn site_lookup_folders(&self) -> &[String] {
+        &self.site.lookup_folders
+    }
+
+    /// For a Docusaurus site, its folder (KB-relative): where `@site/…` links start.
+    pub fn site_folder(&self) -> Option<&str> {
+        self.site.site_folder.as_deref()
     }
 
     /// Documents and other paths whose spelling folds ([`path_policy::folded`]) to the
@@ -772,7 +785,7 @@ impl Workspace {
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
         self.vault = vault_setting(&self.root, &config);
-        self.generator = generator_setting(&self.root, &config);
+        self.site = site::Site::of(&self.root, &config);
         self.config = config;
     }
 
@@ -971,24 +984,6 @@ fn vault_setting(root: &Path, config: &Config) -> bool {
         .links
         .obsidian
         .unwrap_or_else(|| !root.as_os_str().is_empty() && root.join(".obsidian").is_dir())
-}
-
-/// The site generator of `root` ([`Workspace::generator`]).
-fn generator_setting(root: &Path, config: &Config) -> SiteGenerator {
-    config.links.generator.unwrap_or_else(|| {
-        if root.as_os_str().is_empty() {
-            SiteGenerator::None
-        } else if root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file() {
-            SiteGenerator::Mkdocs
-        } else if std::iter::once("")
-            .chain(crate::config::CONVENTIONAL_SITE_ROOTS.iter().copied())
-            .any(|dir| root.join(dir).join(".vitepress").is_dir())
-        {
-            SiteGenerator::Vitepress
-        } else {
-            SiteGenerator::None
-        }
-    })
 }
 
 /// The lowercased extension of a path's file name, if it has one.

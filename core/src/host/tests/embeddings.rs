@@ -86,7 +86,8 @@ fn an_unavailable_provider_is_named_in_not_configured() {
     .unwrap();
     assert!(kb.reindex_blocking(false).unwrap().ok);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while kb.embedding.snapshot().state != EmbedState::Unavailable {
+    // The runner thread clears `is_running` just after the pass records the state.
+    while kb.embedding.snapshot().state != EmbedState::Unavailable || kb.embedding.is_running() {
         assert!(
             std::time::Instant::now() < deadline,
             "still {:?}",

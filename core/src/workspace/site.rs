@@ -1,0 +1,164 @@
+//! How a workspace's pages are published: which site generator builds them
+//! ([`SiteGenerator`]), and for Docusaurus, the folders it looks a Markdown file link up
+//! from.
+
+use std::path::Path;
+
+use crate::config::{CONVENTIONAL_SITE_ROOTS, Config, SiteGenerator};
+
+/// The names Docusaurus reads its configuration from, in a site's folder.
+const DOCUSAURUS_CONFIGS: &[&str] = &[
+    "docusaurus.config.js",
+    "docusaurus.config.ts",
+    "docusaurus.config.mjs",
+    "docusaurus.config.cjs",
+    "docusaurus.config.mts",
+];
+
+/// The site generator of a workspace and what it implies for link lookup.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Site {
+    /// `[links].generator`, else detected ([`Site::of`]).
+    pub generator: SiteGenerator,
+    /// Docusaurus only: the folders (KB-relative, `""` for the root) a link to a Markdown
+    /// file is looked up from when the linking page's folder has no such file, in order:
+    /// the content folders, then the site's folder. Empty for other generators.
+    pub lookup_folders: Vec<String>,
+    /// Docusaurus only: the site's folder (KB-relative), which `@site/…` names.
+    pub site_folder: Option<String>,
+}
+
+impl Site {
+    /// The site of the workspace at `root`. The generator is `[links].generator`, else:
+    /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`; VitePress when the root
+    /// or one of the [`CONVENTIONAL_SITE_ROOTS`] has a `.vitepress/` folder; Docusaurus
+    /// when one of them has a `docusaurus.config.{js,ts,mjs,cjs,mts}`; else none.
+    ///
+    /// A Docusaurus site's content folders are the `path: '…'` values its configuration
+    /// file gives its plugins (`docs: { path: '../docs' }`) that name folders of the
+    /// workspace, and its `docs/` folder (the docs plugin's default). Reads nothing for an
+    /// empty root (single-file mode).
+    pub fn of(root: &Path, config: &Config) -> Site {
+        if root.as_os_str().is_empty() {
+            return Site {
+                generator: config.links.generator.unwrap_or_default(),
+                ..Site::default()
+            };
+        }
+        let folders = || std::iter::once("").chain(CONVENTIONAL_SITE_ROOTS.iter().copied());
+        let docusaurus = folders().find_map(|dir| {
+            DOCUSAURUS_CONFIGS
+                .iter()
+                .map(|name| root.join(dir).join(name))
+                .find(|file| file.is_file())
+                .map(|file| (dir, file))
+        });
+        let generator = config.links.generator.unwrap_or_else(|| {
+            if root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file() {
+                SiteGenerator::Mkdocs
+            } else if folders().any(|dir| root.join(dir).join(".vitepress").is_dir()) {
+                SiteGenerator::Vitepress
+            } else if docusaurus.is_some() {
+                SiteGenerator::Docusaurus
+            } else {
+                SiteGenerator::None
+            }
+        });
+        if generator != SiteGenerator::Docusaurus {
+            return Site {
+                generator,
+                ..Site::default()
+            };
+        }
+        let site_folder = docusaurus.as_ref().map_or("", |(dir, _)| dir).to_string();
+        let source = docusaurus
+            .and_then(|(_, file)| std::fs::read_to_string(file).ok())
+            .unwrap_or_default();
+        let mut lookup_folders: Vec<String> = Vec::new();
+        for path in configured_paths(&source).into_iter().chain(["docs"]) {
+            if let Some(folder) = folder_under(&site_folder, path)
+                && root.join(&folder).is_dir()
+                && !lookup_folders.contains(&folder)
+            {
+                lookup_folders.push(folder);
+            }
+        }
+        lookup_folders.push(site_folder.clone());
+        Site {
+            generator,
+            lookup_folders,
+            site_folder: Some(site_folder),
+        }
+    }
+}
+
+/// `path` (relative) joined onto the KB-relative folder `base`, `.` and `..` resolved;
+/// `None` when it leaves the root.
+fn folder_under(base: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The relative folder paths a Docusaurus configuration gives as `path: '…'` (or `"…"`,
+/// `` `…` ``): the content folders of its docs, blog and pages plugins. A text match, not
+/// a JavaScript parse: a path computed at run time is not seen.
+fn configured_paths(source: &str) -> Vec<&str> {
+    use std::sync::OnceLock;
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#"\bpath\s*:\s*['"`]([^'"`\r\n]+)['"`]"#).expect("valid regex")
+    });
+    re.captures_iter(source)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .filter(|p| !p.starts_with('/') && !p.contains("://"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docusaurus_content_folders_come_from_its_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("website/src/pages")).unwrap();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(
+            root.join("website/docusaurus.config.ts"),
+            "presets: [['classic', { docs: { path: '../docs', sidebarPath: './sidebars.js' },\n\
+             blog: { path: \"blog\" } }]],\nplugins: [{ path: `/abs` }, { path: 'https://x.dev/a' }]\n",
+        )
+        .unwrap();
+        let site = Site::of(root, &Config::default());
+        assert_eq!(site.generator, SiteGenerator::Docusaurus);
+        // `blog` and `sidebars.js` name no folder; `../docs` is the root's `docs/`.
+        assert_eq!(site.lookup_folders, vec!["docs", "website"]);
+        assert_eq!(site.site_folder.as_deref(), Some("website"));
+        assert_eq!(folder_under("website", "../docs").as_deref(), Some("docs"));
+        assert_eq!(folder_under("", "../docs"), None);
+        assert_eq!(
+            configured_paths("docs: { path: '../docs' }, x: { path: `/abs` }"),
+            vec!["../docs"]
+        );
+        // An MkDocs file wins; a setting wins over both.
+        std::fs::write(root.join("mkdocs.yml"), "site_name: x\n").unwrap();
+        assert_eq!(
+            Site::of(root, &Config::default()).generator,
+            SiteGenerator::Mkdocs
+        );
+        let set = Config::from_toml("[links]\ngenerator = \"docusaurus\"\n").unwrap();
+        assert_eq!(Site::of(root, &set).lookup_folders, vec!["docs", "website"]);
+        let none = Config::from_toml("[links]\ngenerator = \"none\"\n").unwrap();
+        assert_eq!(Site::of(root, &none), Site::default());
+    }
+}
