@@ -470,14 +470,28 @@ pub fn renamed_link_target(
     Ok(new)
 }
 
-/// The slug heading `heading_idx` of `text` gets when its text becomes `new_text`
-/// (duplicates in the document included), found by parsing the edited text.
-fn headings_after_rename(text: &str, heading: &Heading, new_text: &str) -> Vec<Heading> {
+/// The parse of `text` with `heading`'s text replaced by `new_text`: the anchors every
+/// heading gets then (duplicates in the document included).
+fn parse_after_rename(text: &str, heading: &Heading, new_text: &str) -> crate::parse::Parsed {
     let mut edited = String::with_capacity(text.len() + new_text.len());
     edited.push_str(&text[..heading.text_range.start]);
     edited.push_str(new_text);
     edited.push_str(&text[heading.text_range.end..]);
-    parse(&edited).headings
+    parse(&edited)
+}
+
+/// The id an attribute list without one gives heading `h` of `parsed` (the slug of the
+/// text before the list: `## Appendix {.unnumbered}` → `appendix`), if it has such a list.
+fn list_id(parsed: &crate::parse::Parsed, h: &Heading) -> Option<String> {
+    if h.custom_id.is_some() {
+        return None;
+    }
+    let id = slug::slug(&h.text);
+    parsed
+        .anchors
+        .iter()
+        .any(|a| a.range == h.range && a.id == id)
+        .then_some(id)
 }
 
 /// Why renaming heading `heading_idx` of `path` to `new_text` would break other links:
@@ -492,8 +506,24 @@ pub fn heading_rename_conflict(
 ) -> Option<String> {
     let entry = ws.get(path)?;
     let heading = entry.parsed.headings.get(heading_idx)?;
-    let after = headings_after_rename(&entry.doc.text(), heading, new_text.trim());
-    entry.parsed.headings.iter().zip(&after).enumerate().find_map(|(i, (before, now))| {
+    let edited = parse_after_rename(&entry.doc.text(), heading, new_text.trim());
+    let after = &edited.headings;
+    // The id an attribute list gives it must not be another heading's anchor.
+    if let Some(renamed) = after.get(heading_idx)
+        && let Some(id) = list_id(&edited, renamed)
+        && let Some(other) = after.iter().enumerate().find_map(|(i, h)| {
+            let taken = h.slug.eq_ignore_ascii_case(&id)
+                || list_id(&edited, h).is_some_and(|other| other.eq_ignore_ascii_case(&id));
+            (i != heading_idx && taken).then_some(h)
+        })
+    {
+        return Some(format!(
+            "renaming to `{}` would give this heading the id #{id} of its attribute list, which names heading `{}` already; choose a name no other heading has",
+            new_text.trim(),
+            other.text
+        ));
+    }
+    entry.parsed.headings.iter().zip(after).enumerate().find_map(|(i, (before, now))| {
         (i != heading_idx && before.slug != now.slug).then(|| {
             format!(
                 "renaming to `{}` would change the anchor of heading `{}` from #{} to #{}; choose a name no other heading has",
@@ -528,7 +558,7 @@ pub fn rename_heading(
     if heading_rename_conflict(ws, path, heading_idx, new_text).is_some() {
         return None;
     }
-    let after = headings_after_rename(&entry.doc.text(), &heading, new_text);
+    let after = parse_after_rename(&entry.doc.text(), &heading, new_text).headings;
     let new_slug = after.get(heading_idx)?.slug.clone();
     let new_list_id = slug::slug(&after.get(heading_idx)?.text);
     // A published site's links may use its generator's ids ([`heading_anchors`]).

@@ -15,13 +15,14 @@
 //! uses, so a container never joins a list. A nested container's marker is only a
 //! paragraph once its parent's body is, so this repeats, at most [`MAX_DEPTH`] times.
 //!
-//! A marker line becomes a container only where it starts a paragraph and a body follows:
-//! the paragraph's next line, or the indented code block right after it, repeats the
-//! marker line's container prefix (a block quote's `>`, a list item's indentation) and is
-//! indented four more columns past the marker, tabs counting to the next multiple of four
-//! as in Python-Markdown. The marker's shape is Python-Markdown's: `!!!`, `???` or `???+`,
-//! one or more type words and an optional quoted title (for `???`, a title alone will
-//! do); or `===`, `===+` or `===!` and a quoted title.
+//! A marker line becomes a container only where it is a line of a paragraph and a body
+//! follows: the paragraph's next line, or the indented code block right after it, in the
+//! same block quote and four columns past the marker. As in Python-Markdown, the marker
+//! stands at a multiple of four columns (a list item's content counting as four columns
+//! in), tabs count to the next multiple of four, and a lone `\r` ends a line. The marker's
+//! shape is Python-Markdown's: `!!!`, `???` or `???+`, one or more type words and an
+//! optional quoted title (for `???`, a title alone will do); or `===`, `===+` or `===!`
+//! and a quoted title.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -58,13 +59,19 @@ pub(super) fn open(
             for b in &mut bytes[range.start + 1..range.end] {
                 *b = b' ';
             }
-            // The content must start right at the body's column: nothing blank there.
-            if matches!(bytes.get(range.end), Some(b' ' | b'\t')) {
-                bytes[range.end] = b'_';
+            // The content must start right at the body's column: nothing blank there, and
+            // no part of a character split by the overwrite (`!!!é`).
+            let mut at = range.end;
+            if matches!(bytes.get(at), Some(b' ' | b'\t')) {
+                bytes[at] = b'_';
+            }
+            while bytes.get(at).is_some_and(|b| (0x80..0xC0).contains(b)) {
+                bytes[at] = b'_';
+                at += 1;
             }
         }
-        // Only ASCII bytes replaced ASCII bytes, so the text is still UTF-8.
-        let next = String::from_utf8(bytes).expect("ASCII replaced ASCII");
+        // Whole characters were replaced by as many ASCII bytes, so this cannot fail.
+        let next = String::from_utf8(bytes).map_err(|e| e.to_string())?;
         root = parse(&next)?;
         rewritten = Some(next);
     }
@@ -87,11 +94,22 @@ fn find_markers(text: &str, node: &Node, out: &mut Vec<Marker>) {
     for (i, child) in children.iter().enumerate() {
         if let Node::Paragraph(p) = child
             && let Some(pos) = &p.position
-            && let Some(range) =
-                marker_at(text, pos.start.offset, pos.end.offset, children.get(i + 1))
         {
-            let bullet = *bullet.get_or_insert_with(|| free_bullet(text, children));
-            out.push(Marker { range, bullet });
+            // Python-Markdown finds a marker on any line of a paragraph; the list item
+            // written over it interrupts the paragraph (CommonMark 5.2).
+            let (start, end) = (pos.start.offset, pos.end.offset);
+            let mut line = start;
+            while line < end {
+                if let Some(range) = marker_at(text, line, end, children.get(i + 1)) {
+                    let bullet = *bullet.get_or_insert_with(|| free_bullet(text, children));
+                    out.push(Marker { range, bullet });
+                    break;
+                }
+                line = match text[line..end].find(['\n', '\r']) {
+                    Some(i) => line + i + 1,
+                    None => end,
+                };
+            }
         }
         find_markers(text, child, out);
     }
@@ -119,78 +137,118 @@ fn free_bullet(text: &str, siblings: &[Node]) -> u8 {
         .unwrap_or(b'+')
 }
 
-/// The marker starting the paragraph at `start..end`, as the byte range of its first four
-/// bytes, if it opens a container whose body follows (see the module docs). `next` is the
-/// paragraph's next sibling.
+/// The marker on the paragraph line starting at `start` (the paragraph ends at `end`), as
+/// the byte range of its first four bytes, if it opens a container whose body follows
+/// (see the module docs). `next` is the paragraph's next sibling.
 ///
 /// The shapes are those of Python-Markdown's `admonition` (`!!! ?type… "title"?`) and
 /// PyMdown Extensions' `details` (`???+? ?type… "title"?`, or a title alone) and `tabbed`
-/// (`===[+!]* "title"`).
+/// (`===[+!]* "title"`). As Python-Markdown reads them, a marker stands at a multiple of
+/// four columns in its block quote (a list item's content counts as four columns in), and
+/// its body four columns further.
 fn marker_at(text: &str, start: usize, end: usize, next: Option<&Node>) -> Option<Range<usize>> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(
-            r#"^(?:(?:!!!|\?\?\?\+?) ?[\w-]+(?: +[\w-]+)*(?: +"[^"\r\n]*")?|\?\?\?\+? +"[^"\r\n]*"|===[+!]* +"[^"\r\n]*") *\r?$"#,
+            r#"^(?:(?:!!!|\?\?\?\+?) ?[\w-]+(?: +[\w-]+)*(?: +"[^\r\n]*")?|\?\?\?\+? +"[^\r\n]*"|===[+!]* +"[^\r\n]*") *$"#,
         )
         .expect("valid regex")
     });
-    // A paragraph's position includes the indentation its container leaves to it.
-    let start = start + text.get(start..end)?.find(|c| c != ' ' && c != '\t')?;
+    // A line's position may include the indentation and block quote markers before it.
+    let start = start
+        + text
+            .get(start..end)?
+            .find(|c| !matches!(c, ' ' | '\t' | '>'))?;
     if !matches!(text.as_bytes().get(start), Some(b'!' | b'?' | b'=')) {
         return None;
     }
-    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let (line_end, after_line) = line_end(text, start);
     if start + 4 >= line_end || !re.is_match(&text[start..line_end]) {
         return None;
     }
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    // The body's first line: the paragraph's second line, or the next block's first.
-    let body_line = if end > line_end {
-        line_end + 1
+    let line_start = text[..start].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    // The body's first line: the paragraph's next line, or the next block's first.
+    let body_line = if end > after_line {
+        after_line
     } else {
         let Some(Node::Code(code)) = next else {
             return None;
         };
         let code_start = code.position.as_ref()?.start.offset;
-        text[..code_start].rfind('\n').map_or(0, |i| i + 1)
+        text[..code_start].rfind(['\n', '\r']).map_or(0, |i| i + 1)
     };
-    let body_end = text[body_line..]
-        .find('\n')
-        .map_or(text.len(), |i| body_line + i);
-    let marker = columns(&text[line_start..start]);
-    let body = &text[body_line..body_end];
-    let body = columns(
-        &body[..body
-            .find(|c| !matches!(c, ' ' | '\t' | '>'))
-            .unwrap_or(body.len())],
-    );
-    (body.len() >= marker.len() + 4
-        && body.starts_with(&marker)
-        && body[marker.len()..marker.len() + 4]
-            .bytes()
-            .all(|b| b == b' '))
-    .then_some(start..start + 4)
+    let body = &text[body_line..line_end_of(text, body_line)];
+    let body = &body[..body
+        .find(|c| !matches!(c, ' ' | '\t' | '>'))
+        .unwrap_or(body.len())];
+    let marker = Indent::of(&text[line_start..start]);
+    let column = if marker.after_list_marker {
+        marker.column.next_multiple_of(4)
+    } else if marker.column.is_multiple_of(4) {
+        marker.column
+    } else {
+        return None;
+    };
+    let body = Indent::of(body);
+    (body.quotes == marker.quotes && body.column >= column + 4).then_some(start..start + 4)
 }
 
-/// The columns of the container prefix `prefix` (what comes before a line's content), as
-/// a continuation line repeats them: block quote markers kept, tabs expanded to the next
-/// multiple of four columns (CommonMark 2.2) and every other character (a list marker) a
-/// space.
-fn columns(prefix: &str) -> String {
-    let mut out = String::new();
-    for c in prefix.chars() {
-        match c {
-            '>' => out.push('>'),
-            '\t' => {
-                out.push(' ');
-                while !out.len().is_multiple_of(4) {
-                    out.push(' ');
+/// The end of the line holding byte `at` (before its `\n`, `\r\n` or `\r`: Python-Markdown
+/// reads a lone `\r` as a line break too), and where the next line starts.
+fn line_end(text: &str, at: usize) -> (usize, usize) {
+    let end = line_end_of(text, at);
+    let next = match &text.as_bytes()[end..] {
+        [b'\r', b'\n', ..] => end + 2,
+        [] => end,
+        _ => end + 1,
+    };
+    (end, next)
+}
+
+fn line_end_of(text: &str, at: usize) -> usize {
+    text[at..].find(['\n', '\r']).map_or(text.len(), |i| at + i)
+}
+
+/// Where a line's content stands, from what precedes it on the line.
+struct Indent {
+    /// Block quote markers (`>`) before it.
+    quotes: usize,
+    /// Its column past the last block quote marker and the one space that may follow it,
+    /// tabs counting to the next multiple of four (CommonMark 2.2, Python-Markdown).
+    column: usize,
+    /// A list item's marker stands before it on the line (`- !!! note`).
+    after_list_marker: bool,
+}
+
+impl Indent {
+    fn of(prefix: &str) -> Indent {
+        let (mut column, mut base, mut quotes, mut after_list_marker) = (0, 0, 0, false);
+        let mut chars = prefix.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '>' => {
+                    column += 1;
+                    quotes += 1;
+                    if chars.next_if_eq(&' ').is_some() {
+                        column += 1;
+                    }
+                    base = column;
+                    after_list_marker = false;
+                }
+                '\t' => column = (column / 4 + 1) * 4,
+                ' ' => column += 1,
+                _ => {
+                    column += 1;
+                    after_list_marker = true;
                 }
             }
-            _ => out.push(' '),
+        }
+        Indent {
+            quotes,
+            column: column - base,
+            after_list_marker,
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -266,11 +324,29 @@ mod tests {
             shape("- item\n\n    !!! note\n\n        body\n"),
             vec!["list(item(p list(item(p p))))"]
         );
-        // A marker on the list item's own line: the body is indented past the item.
+        // A marker on the list item's own line: Python-Markdown reads the item's content
+        // as four columns in, so the body is at eight.
         assert_eq!(
-            shape("- !!! note\n\n      body\n"),
+            shape("- !!! note\n\n        body\n"),
             vec!["list(item(list(item(p p))))"]
         );
+        // A marker on a paragraph's later line starts a container there.
+        assert_eq!(
+            shape("Some text\n!!! note\n\n    body\n"),
+            vec!["p", "list(item(p p))"]
+        );
+        assert_eq!(
+            shape("> Quoted\n> ??? tip\n>     glued\n"),
+            vec!["quote(p list(item(p)))"]
+        );
+        // A title holding quotes; a multi-byte type right after the marker; `\r` lines.
+        assert_eq!(
+            shape("!!! note \"Say \"hi\" now\"\n\n    body\n"),
+            vec!["list(item(p p))"]
+        );
+        assert_eq!(shape("!!!é\n    body\n"), vec!["list(item(p))"]);
+        assert_eq!(shape("???日本\n\n    body\n"), vec!["list(item(p p))"]);
+        assert_eq!(shape("!!! note\r\r    body\r"), vec!["list(item(p p))"]);
         // Tabs count to the next multiple of four columns.
         assert_eq!(shape("!!! note\n\n\tbody\n"), vec!["list(item(p p))"]);
         assert_eq!(
@@ -317,7 +393,6 @@ mod tests {
             // Not a marker's shape.
             ("!!! WARNING !!!\n\n    code\n", vec!["p", "code"]),
             ("=== Tab\n\n    code\n", vec!["p", "code"]),
-            ("Some text\n!!! note\n\n    code\n", vec!["p", "code"]),
             // In fenced code.
             ("```\n!!! note\n\n    body\n```\n", vec!["code"]),
             // A body indented less than four spaces.
@@ -325,6 +400,17 @@ mod tests {
             // In a list item, less than four past the marker.
             (
                 "- item\n\n    !!! note\n\n      text\n",
+                vec!["list(item(p p code))"],
+            ),
+            ("- !!! note\n\n      text\n", vec!["list(item(p code))"]),
+            // Not at a multiple of four columns, where Python-Markdown sees no marker.
+            (" !!! note\n\n     text\n", vec!["p", "code"]),
+            (
+                "- item\n\n  !!! note\n\n      text\n",
+                vec!["list(item(p p code))"],
+            ),
+            (
+                "- item\n\n     !!! note\n\n         text\n",
                 vec!["list(item(p p code))"],
             ),
             // An admonition needs a type; `!!!` alone is text.

@@ -84,6 +84,37 @@ fn heading_rename_keeps_attribute_lists_and_python_markdown_ids() {
     );
 }
 
+/// An attribute list's id (`## Appendix {.unnumbered}` → `#appendix`) follows a rename,
+/// but not onto another heading's anchor, where a link would change target.
+#[test]
+fn heading_rename_refuses_an_attribute_list_id_another_heading_has() {
+    let ws = workspace(
+        "//- /a.md\n## Annex\n\n## Appendix {.unnumbered}\n\n## Notes {.x}\n//- /b.md\n[a](a.md#appendix) [b](a.md#annex)\n",
+    );
+    for (index, name, other) in [
+        (1, "Annex", "Annex"),
+        (1, "notes", "Notes"),
+        (2, "Appendix", "Appendix"),
+    ] {
+        assert_eq!(
+            heading_rename_conflict(&ws, "a.md", index, name),
+            Some(format!(
+                "renaming to `{name}` would give this heading the id #{} of its attribute list, which names heading `{other}` already; choose a name no other heading has",
+                name.to_lowercase()
+            )),
+            "{name}"
+        );
+        assert_eq!(rename_heading(&ws, "a.md", index, name), None);
+    }
+    // A name no other heading has: the link written with the list's id follows.
+    let edits = rename_heading(&ws, "a.md", 1, "Addendum").unwrap();
+    let b = ws.get("b.md").unwrap().doc.text();
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[a](a.md#addendum) [b](a.md#annex)\n"
+    );
+}
+
 #[test]
 fn definition_rename_renames_every_usage() {
     let ws = workspace("//- /a.md\n[x][Old] [old][] [old]\n\n[old]: b.md\n");
