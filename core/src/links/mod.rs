@@ -298,8 +298,7 @@ fn by_doc_id(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
     }
     let path = join_relative(from, dest.trim_end_matches('/'))?;
     let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-    ws.document_paths()
-        .filter(|p| p.rsplit_once('/').map_or("", |(f, _)| f) == folder)
+    ws.documents_in_folder(folder)
         .find(|p| {
             ws.parsed(p).is_some_and(|parsed| {
                 parsed

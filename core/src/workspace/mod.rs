@@ -892,6 +892,25 @@ impl Workspace {
         self.docs.keys().map(String::as_str)
     }
 
+    /// The documents directly in folder `folder` (KB-relative, `""` for the root), in
+    /// sorted order; a range of the sorted paths, not a scan of every document.
+    pub fn documents_in_folder<'a>(&'a self, folder: &'a str) -> impl Iterator<Item = &'a str> {
+        let prefix = if folder.is_empty() {
+            String::new()
+        } else {
+            format!("{folder}/")
+        };
+        let len = prefix.len();
+        self.docs
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix.as_str()),
+                std::ops::Bound::Unbounded,
+            ))
+            .map(|(path, _)| path.as_str())
+            .take_while(move |path| path.starts_with(&prefix))
+            .filter(move |path| !path[len..].contains('/'))
+    }
+
     /// Number of documents.
     pub fn len(&self) -> usize {
         self.docs.len()
