@@ -259,16 +259,12 @@ fn in_conventional_site_root(ws: &Workspace, path: &str) -> Option<Found> {
 /// (rule: `resolveMarkdownLinkPathname` of `@docusaurus/utils`, and its doc ids):
 /// - a link to a Markdown file (`.md`, `.mdx`) is looked up from each of
 ///   [`Workspace::site_lookup_folders`] (its docs folders, then its site folder), unless it
-///   starts with `./` or `../`; `@site/…` from the site folder;
-/// - a relative link without an extension is a page's URL: the document of the folder it
-///   names whose frontmatter `id` is its last segment (`../reducing-boilerplate` is
-///   `../ReducingBoilerplate.md` with `id: reducing-boilerplate`).
+///   starts with `./` or `../`; `@site/…`, to any file, from the site folder;
+/// - a link without `.md` or `.mdx` is a page's URL ([`page_url_target`]):
+///   `../reducing-boilerplate` is `../ReducingBoilerplate.md` with
+///   `id: reducing-boilerplate`.
 fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
     let site = ws.site_folder()?;
-    let pathname = dest.to_ascii_lowercase();
-    if !(pathname.ends_with(".md") || pathname.ends_with(".mdx")) {
-        return by_doc_id(ws, from, dest);
-    }
     let in_folder = |folder: &str, rel: &str| {
         let from = match folder {
             "" => "_".to_string(),
@@ -279,6 +275,10 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
     if let Some(rel) = dest.strip_prefix("@site/") {
         return in_folder(site, rel);
     }
+    let pathname = dest.to_ascii_lowercase();
+    if !(pathname.ends_with(".md") || pathname.ends_with(".mdx")) {
+        return page_url_target(ws, from, dest);
+    }
     if dest.starts_with("./") || dest.starts_with("../") {
         return None;
     }
@@ -288,28 +288,96 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
         .find_map(|folder| in_folder(folder, rel))
 }
 
-/// The document a Docusaurus page URL relative to `from` (`../reducing-boilerplate`,
-/// `setup/`) names by its frontmatter `id`: one in the folder the URL's last segment is
-/// in, compared without letter case.
-fn by_doc_id(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
-    let last = dest.trim_end_matches('/').rsplit('/').next()?;
-    if dest.starts_with('/') || last.is_empty() || last.contains('.') {
+/// The document (or `.mdx` file) a Docusaurus page URL names: relative to page `from`, or
+/// under the docs route (`/docs/…`, [`Workspace::site_route_base`]). A page's URL is its
+/// folder's plus its id: its frontmatter `slug` when that is relative, else its
+/// frontmatter `id`, else its file name without the extension and a number prefix
+/// (`01-intro.md` → `intro`), compared without letter case. An index page (`index.md`,
+/// `README.md`, or a file named as its folder: `releases/releases.md`) is published at
+/// its folder's URL, so its relative links start one folder up.
+fn page_url_target(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
+    let dest = dest.trim_end_matches('/');
+    let path = match dest.strip_prefix('/') {
+        Some(absolute) => {
+            let base = ws.site_route_base().trim_matches('/');
+            let rel = if base.is_empty() {
+                absolute
+            } else {
+                absolute.strip_prefix(base)?.strip_prefix('/')?
+            };
+            return ws
+                .site_lookup_folders()
+                .iter()
+                .filter(|folder| Some(folder.as_str()) != ws.site_folder())
+                .find_map(|folder| page_in(ws, &join_relative(&format!("{folder}/_"), rel)?));
+        }
+        None => {
+            let (folder, name) = from.rsplit_once('/').unwrap_or(("", from));
+            let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+            let parent = folder.rsplit('/').next().unwrap_or("");
+            let index = stem.eq_ignore_ascii_case("index")
+                || stem.eq_ignore_ascii_case("readme")
+                || (!parent.is_empty() && stem.eq_ignore_ascii_case(parent));
+            let base = if index { folder } else { from };
+            join_relative(base, dest)?
+        }
+    };
+    page_in(ws, &path)
+}
+
+/// The page at URL path `path` (KB-relative, no extension): see [`page_url_target`].
+fn page_in(ws: &Workspace, path: &str) -> Option<Found> {
+    if let Some(found) = exact_target(ws, path) {
+        return Some(found);
+    }
+    let mdx = format!("{path}.mdx");
+    if ws.contains_other_path(&mdx) {
+        return Some(Found::File(mdx));
+    }
+    let (folder, last) = path.rsplit_once('/').unwrap_or(("", path));
+    if last.is_empty() {
         return None;
     }
-    let path = join_relative(from, dest.trim_end_matches('/'))?;
-    let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
     ws.documents_in_folder(folder)
         .find(|p| {
-            ws.parsed(p).is_some_and(|parsed| {
-                parsed
-                    .frontmatter
-                    .as_ref()
-                    .and_then(|f| f.get("id"))
-                    .and_then(|id| id.as_str())
-                    .is_some_and(|id| id.eq_ignore_ascii_case(last))
-            })
+            let parsed = ws.parsed(p);
+            let front = |key: &str| {
+                parsed.as_ref().and_then(|parsed| {
+                    parsed
+                        .frontmatter
+                        .as_ref()?
+                        .get(key)?
+                        .as_str()
+                        .map(str::to_string)
+                })
+            };
+            let id = match front("slug") {
+                Some(slug) if !slug.starts_with('/') => slug,
+                _ => front("id").unwrap_or_else(|| {
+                    let name = p.rsplit('/').next().unwrap_or(p);
+                    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+                    without_number_prefix(stem).to_string()
+                }),
+            };
+            id.eq_ignore_ascii_case(last)
         })
         .map(|p| Found::Document(p.to_string()))
+}
+
+/// A file name without the number prefix Docusaurus strips from ids (`01-intro` →
+/// `intro`, `2. Setup` → `Setup`): digits, then `-`, `_`, `.` or spaces. A name that is
+/// only a prefix stays whole.
+fn without_number_prefix(stem: &str) -> &str {
+    let digits = stem.len() - stem.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return stem;
+    }
+    let rest = stem[digits..].trim_start_matches(['-', '_', '.', ' ']);
+    if rest.len() == stem.len() - digits || rest.is_empty() {
+        stem
+    } else {
+        rest
+    }
 }
 
 /// What a name lookup found.

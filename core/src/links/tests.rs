@@ -957,3 +957,87 @@ fn a_docusaurus_site_looks_markdown_links_up_from_its_docs_folder() {
         ]
     );
 }
+
+/// Docusaurus page URLs: a file name's number prefix is not part of its id, a relative
+/// `slug` replaces it, an index page's relative links start at its folder's URL, `/docs/…`
+/// is under the docs route, an `.mdx` page counts, and `@site/…` names any file.
+#[test]
+fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for folder in ["docs/guide", "docs/releases", "static/img"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    std::fs::write(root.join("docusaurus.config.ts"), "export default {};\n").unwrap();
+    std::fs::write(root.join("static/img/logo.png"), "png").unwrap();
+    std::fs::write(root.join("docs/guide/02-plain.md"), "# Plain\n").unwrap();
+    std::fs::write(
+        root.join("docs/guide/other.md"),
+        "---\nslug: custom\n---\n# Other\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("docs/guide/codegen.mdx"), "# Codegen\n").unwrap();
+    std::fs::write(root.join("docs/releases/policy.md"), "# Policy\n").unwrap();
+    std::fs::write(
+        root.join("docs/releases/releases.md"),
+        "[a](./releases/policy) [b](releases/gone)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("docs/guide/a.md"),
+        "[a](plain) [b](custom) [c](codegen) [d](/docs/guide/plain) [e](@site/static/img/logo.png) \
+         [f](/docs/guide/gone) [g](other)\n",
+    )
+    .unwrap();
+    let (ws, _) = Workspace::load(root, Config::default()).unwrap();
+    assert_eq!(ws.generator(), SiteGenerator::Docusaurus);
+    assert_eq!(ws.site_route_base(), "docs");
+    let text = |path: &str| ws.get(path).unwrap().doc.text();
+    let reported = |path: &str| -> Vec<String> {
+        diagnostics(&ws, path)
+            .iter()
+            .map(|d| text(path)[d.range.clone()].to_string())
+            .collect()
+    };
+    // A `/…` link that names nothing is a page of the site, not checked (`site_absolute`);
+    // `other` names its file, though the page is published as `custom`.
+    assert_eq!(reported("docs/guide/a.md"), Vec::<String>::new());
+    let parsed = ws.parsed("docs/guide/a.md").unwrap();
+    let targets: Vec<Target> = parsed
+        .links
+        .iter()
+        .map(|l| resolve_link(&ws, "docs/guide/a.md", l))
+        .collect();
+    let doc = |path: &str| Target::Document {
+        path: path.into(),
+        fragment: None,
+    };
+    assert_eq!(
+        targets,
+        vec![
+            doc("docs/guide/02-plain.md"),
+            doc("docs/guide/other.md"),
+            Target::File("docs/guide/codegen.mdx".into()),
+            doc("docs/guide/02-plain.md"),
+            Target::File("static/img/logo.png".into()),
+            Target::External,
+            doc("docs/guide/other.md"),
+        ]
+    );
+    assert_eq!(reported("docs/releases/releases.md"), vec!["releases/gone"]);
+    assert_eq!(without_number_prefix("01-intro"), "intro");
+    assert_eq!(without_number_prefix("2. Setup"), "Setup");
+    assert_eq!(without_number_prefix("2024"), "2024");
+    assert_eq!(without_number_prefix("3d-models"), "3d-models");
+}
+
+/// A folder's name gives no file kind: `/blog/react-native-0.81` is a page of the site
+/// even where a folder `version-0.81/` exists, while `/blog/x.82` with a file `data/a.82`
+/// is a file that must exist.
+#[test]
+fn folder_names_are_not_file_extensions() {
+    check(
+        "//- /a.md\n[a](/blog/react-native-0.81) [b](/blog/x.82)\n//- /versioned_docs/version-0.81/intro.md\n# Intro\n//- /data/a.82\nx\n",
+        "a.md:1:34: missing-file: file `/blog/x.82` does not exist (resolved to `blog/x.82`)\n",
+    );
+}

@@ -607,8 +607,11 @@ pub struct Workspace {
     /// Folded path ([`path_policy::folded`]: NFC, lowercased) → documents and other paths
     /// spelled that way, for links that differ in letter case or Unicode normalisation.
     by_folded: HashMap<String, Vec<String>>,
-    /// Lowercased file extension → how many files of the workspace have it.
+    /// Lowercased file extension → how many files and folders of the workspace have it.
     extensions: HashMap<String, usize>,
+    /// Lowercased extension → how many folders holding something have it
+    /// (`version-0.81/`), which [`Workspace::has_extension`] leaves out.
+    folder_extensions: HashMap<String, usize>,
     /// Folder (KB-relative) → how many documents and other paths lie under it.
     under: HashMap<String, usize>,
     /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
@@ -631,6 +634,7 @@ impl Workspace {
             by_name: HashMap::new(),
             by_folded: HashMap::new(),
             extensions: HashMap::new(),
+            folder_extensions: HashMap::new(),
             under: HashMap::new(),
             vault,
             site,
@@ -658,6 +662,12 @@ impl Workspace {
         &self.site.lookup_folders
     }
 
+    /// For a Docusaurus site, the URL path its docs are published under, without slashes
+    /// (`docs` unless its configuration sets `routeBasePath`); `""` for other generators.
+    pub fn site_route_base(&self) -> &str {
+        &self.site.route_base
+    }
+
     /// For a Docusaurus site, its folder (KB-relative): where `@site/…` links start.
     pub fn site_folder(&self) -> Option<&str> {
         self.site.site_folder.as_deref()
@@ -671,11 +681,12 @@ impl Workspace {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// True when some file of the workspace has extension `ext` (compared lowercased).
+    /// True when some file of the workspace has extension `ext` (compared lowercased); a
+    /// folder's name does not count (`version-0.81/` gives no `81` files).
     pub fn has_extension(&self, ext: &str) -> bool {
-        self.extensions
-            .get(&ext.to_lowercase())
-            .is_some_and(|&n| n > 0)
+        let ext = ext.to_lowercase();
+        let folders = self.folder_extensions.get(&ext).copied().unwrap_or(0);
+        self.extensions.get(&ext).is_some_and(|&n| n > folders)
     }
 
     fn index_spelling(&mut self, path: &str) {
@@ -687,7 +698,13 @@ impl Workspace {
             *self.extensions.entry(ext).or_default() += 1;
         }
         for (i, _) in path.match_indices('/') {
-            *self.under.entry(path[..i].to_string()).or_default() += 1;
+            let n = self.under.entry(path[..i].to_string()).or_default();
+            *n += 1;
+            if *n == 1
+                && let Some(ext) = extension_of(&path[..i])
+            {
+                *self.folder_extensions.entry(ext).or_default() += 1;
+            }
         }
     }
 
@@ -703,6 +720,11 @@ impl Workspace {
                 *n = n.saturating_sub(1);
                 if *n == 0 {
                     self.under.remove(&path[..i]);
+                    if let Some(m) = extension_of(&path[..i])
+                        .and_then(|ext| self.folder_extensions.get_mut(&ext))
+                    {
+                        *m = m.saturating_sub(1);
+                    }
                 }
             }
         }

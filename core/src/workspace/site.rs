@@ -26,6 +26,9 @@ pub(crate) struct Site {
     pub lookup_folders: Vec<String>,
     /// Docusaurus only: the site's folder (KB-relative), which `@site/…` names.
     pub site_folder: Option<String>,
+    /// Docusaurus only: the URL path the docs are published under, without slashes: the
+    /// configuration's `routeBasePath: '…'`, else `docs`.
+    pub route_base: String,
 }
 
 impl Site {
@@ -84,12 +87,28 @@ impl Site {
             }
         }
         lookup_folders.push(site_folder.clone());
+        let route_base = route_base_path(&source)
+            .unwrap_or("docs")
+            .trim_matches('/')
+            .to_string();
         Site {
             generator,
             lookup_folders,
             site_folder: Some(site_folder),
+            route_base,
         }
     }
+}
+
+/// The first `routeBasePath: '…'` of a Docusaurus configuration (the docs plugin's; a
+/// text match, like [`configured_paths`]).
+fn route_base_path(source: &str) -> Option<&str> {
+    use std::sync::OnceLock;
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#"\brouteBasePath\s*:\s*['"`]([^'"`\r\n]*)['"`]"#).expect("valid regex")
+    });
+    Some(re.captures(source)?.get(1)?.as_str())
 }
 
 /// `path` (relative) joined onto the KB-relative folder `base`, `.` and `..` resolved;
@@ -144,6 +163,8 @@ mod tests {
         // `blog` and `sidebars.js` name no folder; `../docs` is the root's `docs/`.
         assert_eq!(site.lookup_folders, vec!["docs", "website"]);
         assert_eq!(site.site_folder.as_deref(), Some("website"));
+        assert_eq!(site.route_base, "docs");
+        assert_eq!(route_base_path("docs: { routeBasePath: '/' }"), Some("/"));
         assert_eq!(folder_under("website", "../docs").as_deref(), Some("docs"));
         assert_eq!(folder_under("", "../docs"), None);
         assert_eq!(
