@@ -76,28 +76,8 @@ pub enum Target {
     Ambiguous(Vec<String>),
 }
 
-/// Joins `rel` onto the folder of `from` (or the root when `rel` starts with `/`) and
-/// normalises `.` and `..`; `None` when the result would leave the root.
-pub fn join_relative(from: &str, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    let rel = if let Some(abs) = rel.strip_prefix('/') {
-        abs
-    } else {
-        parts.extend(from.split('/'));
-        parts.pop();
-        rel
-    };
-    for seg in rel.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
-}
+use crate::workspace::path_policy::join_onto_folder;
+pub use crate::workspace::path_policy::join_relative;
 
 /// Resolves one link of document `from`.
 pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
@@ -265,13 +245,8 @@ fn in_conventional_site_root(ws: &Workspace, path: &str) -> Option<Found> {
 ///   `id: reducing-boilerplate`.
 fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
     let site = ws.site_folder()?;
-    let in_folder = |folder: &str, rel: &str| {
-        let from = match folder {
-            "" => "_".to_string(),
-            folder => format!("{folder}/_"),
-        };
-        join_relative(&from, rel).and_then(|p| exact_target(ws, &p))
-    };
+    let in_folder =
+        |folder: &str, rel: &str| join_onto_folder(folder, rel).and_then(|p| exact_target(ws, &p));
     if let Some(rel) = dest.strip_prefix("@site/") {
         return in_folder(site, rel);
     }
@@ -309,7 +284,7 @@ fn page_url_target(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
                 .site_lookup_folders()
                 .iter()
                 .filter(|folder| Some(folder.as_str()) != ws.site_folder())
-                .find_map(|folder| page_in(ws, &join_relative(&format!("{folder}/_"), rel)?));
+                .find_map(|folder| page_in(ws, &join_onto_folder(folder, rel)?));
         }
         None => {
             let (folder, name) = from.rsplit_once('/').unwrap_or(("", from));

@@ -272,6 +272,39 @@ fn hard_link_count(_meta: &std::fs::Metadata) -> u64 {
     1
 }
 
+/// Joins `rel` onto the KB-relative folder `folder` (`""` for the root) and normalises
+/// `.` and `..`; `None` when the result would leave the root. `("website", "../docs")` →
+/// `docs`.
+pub fn join_onto_folder(folder: &str, rel: &str) -> Option<String> {
+    match folder {
+        "" => join_relative("_", rel),
+        folder => join_relative(&format!("{folder}/_"), rel),
+    }
+}
+
+/// Joins `rel` onto the folder of `from` (or the root when `rel` starts with `/`) and
+/// normalises `.` and `..`; `None` when the result would leave the root.
+pub fn join_relative(from: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    let rel = if let Some(abs) = rel.strip_prefix('/') {
+        abs
+    } else {
+        parts.extend(from.split('/'));
+        parts.pop();
+        rel
+    };
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

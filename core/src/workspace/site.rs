@@ -79,7 +79,7 @@ impl Site {
             .unwrap_or_default();
         let mut lookup_folders: Vec<String> = Vec::new();
         for path in configured_paths(&source).into_iter().chain(["docs"]) {
-            if let Some(folder) = folder_under(&site_folder, path)
+            if let Some(folder) = super::path_policy::join_onto_folder(&site_folder, path)
                 && root.join(&folder).is_dir()
                 && !lookup_folders.contains(&folder)
             {
@@ -109,22 +109,6 @@ fn route_base_path(source: &str) -> Option<&str> {
         regex::Regex::new(r#"\brouteBasePath\s*:\s*['"`]([^'"`\r\n]*)['"`]"#).expect("valid regex")
     });
     Some(re.captures(source)?.get(1)?.as_str())
-}
-
-/// `path` (relative) joined onto the KB-relative folder `base`, `.` and `..` resolved;
-/// `None` when it leaves the root.
-fn folder_under(base: &str, path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
-    for segment in path.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// The relative folder paths a Docusaurus configuration gives as `path: '…'` (or `"…"`,
@@ -165,8 +149,14 @@ mod tests {
         assert_eq!(site.site_folder.as_deref(), Some("website"));
         assert_eq!(site.route_base, "docs");
         assert_eq!(route_base_path("docs: { routeBasePath: '/' }"), Some("/"));
-        assert_eq!(folder_under("website", "../docs").as_deref(), Some("docs"));
-        assert_eq!(folder_under("", "../docs"), None);
+        assert_eq!(
+            super::super::path_policy::join_onto_folder("website", "../docs").as_deref(),
+            Some("docs")
+        );
+        assert_eq!(
+            super::super::path_policy::join_onto_folder("", "../docs"),
+            None
+        );
         assert_eq!(
             configured_paths("docs: { path: '../docs' }, x: { path: `/abs` }"),
             vec!["../docs"]
