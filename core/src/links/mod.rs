@@ -263,44 +263,40 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
         .find_map(|folder| in_folder(folder, rel))
 }
 
-/// The document (or `.mdx` file) a Docusaurus page URL names: relative to page `from`, or
-/// under the docs route (`/docs/…`, [`Workspace::site_route_base`]). A page's URL is its
-/// folder's plus its id: its frontmatter `slug` when that is relative, else its
-/// frontmatter `id`, else its file name without the extension and a number prefix
-/// (`01-intro.md` → `intro`), compared without letter case. An index page (`index.md`,
-/// `README.md`, or a file named as its folder: `releases/releases.md`) is published at
-/// its folder's URL, so its relative links start one folder up.
+/// The document (or `.mdx` file) a Docusaurus page URL names: under the docs route
+/// (`/docs/…`), or relative to page `from`'s URL, both looked up among the URLs of the
+/// docs folders' pages ([`Workspace::page_at_url`]: slugs, ids, number prefixes, index
+/// pages). A page outside the docs folders (a blog post), or a URL no docs page has, is
+/// looked up from `from`'s folder ([`page_in`]), so that what folio cannot place is not
+/// reported.
 fn page_url_target(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
     let dest = dest.trim_end_matches('/');
-    let path = match dest.strip_prefix('/') {
-        Some(absolute) => {
-            let base = ws.site_route_base().trim_matches('/');
-            let rel = if base.is_empty() {
-                absolute
-            } else {
-                absolute.strip_prefix(base)?.strip_prefix('/')?
-            };
-            return ws
-                .site_lookup_folders()
-                .iter()
-                .filter(|folder| Some(folder.as_str()) != ws.site_folder())
-                .find_map(|folder| page_in(ws, &join_onto_folder(folder, rel)?));
-        }
-        None => {
-            let (folder, name) = from.rsplit_once('/').unwrap_or(("", from));
-            let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-            let parent = folder.rsplit('/').next().unwrap_or("");
-            let index = stem.eq_ignore_ascii_case("index")
-                || stem.eq_ignore_ascii_case("readme")
-                || (!parent.is_empty() && stem.eq_ignore_ascii_case(parent));
-            let base = if index { folder } else { from };
-            join_relative(base, dest)?
-        }
+    let url = match dest.strip_prefix('/') {
+        Some(_) => Some(dest.to_string()),
+        // A URL without a trailing `/` is a file's: a relative link starts at its folder.
+        None => ws
+            .page_url_of(from)
+            .and_then(|base| join_relative(base.trim_start_matches('/'), dest))
+            .map(|path| format!("/{path}")),
     };
-    page_in(ws, &path)
+    if let Some(page) = url.as_deref().and_then(|url| ws.page_at_url(url)) {
+        return Some(Found::of(ws, page.to_string()));
+    }
+    if dest.starts_with('/') {
+        return None;
+    }
+    // An index page (`index.md`, `README.md`, `releases/releases.md`) is published at its
+    // folder's URL, so its relative links start one folder up.
+    let base = match from.rsplit_once('/') {
+        Some((folder, _)) if crate::workspace::is_index_page(from) => folder,
+        _ => from,
+    };
+    page_in(ws, &join_relative(base, dest)?)
 }
 
-/// The page at URL path `path` (KB-relative, no extension): see [`page_url_target`].
+/// The page a URL names when it is read as the KB-relative path `path` (no extension):
+/// the file, an `.mdx` page, or a document of that folder whose id ([`page_url_target`])
+/// is the last segment.
 fn page_in(ws: &Workspace, path: &str) -> Option<Found> {
     if let Some(found) = exact_target(ws, path) {
         return Some(found);
@@ -331,28 +327,12 @@ fn page_in(ws: &Workspace, path: &str) -> Option<Found> {
                 _ => front("id").unwrap_or_else(|| {
                     let name = p.rsplit('/').next().unwrap_or(p);
                     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-                    without_number_prefix(stem).to_string()
+                    crate::workspace::without_number_prefix(stem).to_string()
                 }),
             };
             id.eq_ignore_ascii_case(last)
         })
         .map(|p| Found::Document(p.to_string()))
-}
-
-/// A file name without the number prefix Docusaurus strips from ids (`01-intro` →
-/// `intro`, `2. Setup` → `Setup`): digits, then `-`, `_`, `.` or spaces. A name that is
-/// only a prefix stays whole.
-fn without_number_prefix(stem: &str) -> &str {
-    let digits = stem.len() - stem.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits == 0 {
-        return stem;
-    }
-    let rest = stem[digits..].trim_start_matches(['-', '_', '.', ' ']);
-    if rest.len() == stem.len() - digits || rest.is_empty() {
-        stem
-    } else {
-        rest
-    }
 }
 
 /// What a name lookup found.

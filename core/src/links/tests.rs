@@ -959,8 +959,9 @@ fn a_docusaurus_site_looks_markdown_links_up_from_its_docs_folder() {
 }
 
 /// Docusaurus page URLs: a file name's number prefix is not part of its id, a relative
-/// `slug` replaces it, an index page's relative links start at its folder's URL, `/docs/…`
-/// is under the docs route, an `.mdx` page counts, and `@site/…` names any file.
+/// `slug` replaces it and an absolute one is the page's URL, an index page's relative
+/// links start at its folder's URL, `/docs/…` is under the docs route, an `.mdx` page
+/// counts, and `@site/…` names any file.
 #[test]
 fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
     let dir = tempfile::tempdir().unwrap();
@@ -977,6 +978,11 @@ fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
     )
     .unwrap();
     std::fs::write(root.join("docs/guide/codegen.mdx"), "# Codegen\n").unwrap();
+    std::fs::write(
+        root.join("docs/guide/terms.md"),
+        "---\nslug: /glossary\n---\n# Terms\n## Word\n",
+    )
+    .unwrap();
     std::fs::write(root.join("docs/releases/policy.md"), "# Policy\n").unwrap();
     std::fs::write(
         root.join("docs/releases/releases.md"),
@@ -986,7 +992,7 @@ fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
     std::fs::write(
         root.join("docs/guide/a.md"),
         "[a](plain) [b](custom) [c](codegen) [d](/docs/guide/plain) [e](@site/static/img/logo.png) \
-         [f](/docs/guide/gone) [g](other)\n",
+         [f](/docs/guide/gone) [g](other) [h](../glossary#word) [i](/docs/glossary#nope)\n",
     )
     .unwrap();
     let (ws, _) = Workspace::load(root, Config::default()).unwrap();
@@ -1001,7 +1007,7 @@ fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
     };
     // A `/…` link that names nothing is a page of the site, not checked (`site_absolute`);
     // `other` names its file, though the page is published as `custom`.
-    assert_eq!(reported("docs/guide/a.md"), Vec::<String>::new());
+    assert_eq!(reported("docs/guide/a.md"), vec!["nope"]);
     let parsed = ws.parsed("docs/guide/a.md").unwrap();
     let targets: Vec<Target> = parsed
         .links
@@ -1022,9 +1028,30 @@ fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
             Target::File("static/img/logo.png".into()),
             Target::External,
             doc("docs/guide/other.md"),
+            Target::Document {
+                path: "docs/guide/terms.md".into(),
+                fragment: Some("word".into())
+            },
+            Target::Document {
+                path: "docs/guide/terms.md".into(),
+                fragment: Some("nope".into())
+            },
         ]
     );
+    assert_eq!(
+        ws.page_at_url("/Docs/Guide/plain/"),
+        Some("docs/guide/02-plain.md")
+    );
+    assert_eq!(
+        ws.page_at_url("/docs/releases"),
+        Some("docs/releases/releases.md")
+    );
+    assert_eq!(
+        ws.page_url_of("docs/guide/terms.md").as_deref(),
+        Some("/docs/glossary")
+    );
     assert_eq!(reported("docs/releases/releases.md"), vec!["releases/gone"]);
+    use crate::workspace::without_number_prefix;
     assert_eq!(without_number_prefix("01-intro"), "intro");
     assert_eq!(without_number_prefix("2. Setup"), "Setup");
     assert_eq!(without_number_prefix("2024"), "2024");

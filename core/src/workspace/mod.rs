@@ -9,6 +9,7 @@
 pub mod beneath;
 pub mod path_policy;
 mod site;
+pub use site::{is_index_page, page_url, without_number_prefix};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -618,6 +619,9 @@ pub struct Workspace {
     vault: bool,
     /// The site generator and its link lookup ([`crate::config::LinksConfig::generator`]).
     site: site::Site,
+    /// Docusaurus only: lowercased page URL → the document or `.mdx` file published there
+    /// ([`Workspace::page_at_url`]); built on first use, dropped by every change.
+    page_urls: std::sync::OnceLock<HashMap<String, String>>,
 }
 
 impl Workspace {
@@ -638,6 +642,7 @@ impl Workspace {
             under: HashMap::new(),
             vault,
             site,
+            page_urls: std::sync::OnceLock::new(),
         }
     }
 
@@ -666,6 +671,84 @@ impl Workspace {
     /// (`docs` unless its configuration sets `routeBasePath`); `""` for other generators.
     pub fn site_route_base(&self) -> &str {
         &self.site.route_base
+    }
+
+    /// For a Docusaurus site, the document or `.mdx` file published at URL path `url`
+    /// (`/docs/guide/setup`; letter case and a trailing `/` do not matter), by
+    /// [`page_url`] over every page of its docs folders. `None` elsewhere.
+    pub fn page_at_url(&self, url: &str) -> Option<&str> {
+        let key = match url.trim_end_matches('/') {
+            "" => "/".to_string(),
+            url => url.to_lowercase(),
+        };
+        self.page_urls
+            .get_or_init(|| self.build_page_urls())
+            .get(&key)
+            .map(String::as_str)
+    }
+
+    /// For a Docusaurus site, the URL path of the page at `path` when it lies in one of
+    /// its docs folders ([`page_url`]). `None` elsewhere.
+    pub fn page_url_of(&self, path: &str) -> Option<String> {
+        let folder = self.content_folders().find(|folder| {
+            folder.is_empty()
+                || path
+                    .strip_prefix(folder.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })?;
+        let front = self
+            .docs
+            .get(path)
+            .and_then(|e| e.parsed.frontmatter.clone());
+        let value = |key: &str| {
+            front
+                .as_ref()
+                .and_then(|f| f.get(key)?.as_str().map(str::to_string))
+        };
+        Some(site::page_url(
+            &self.site.route_base,
+            folder,
+            path,
+            value("slug").as_deref(),
+            value("id").as_deref(),
+        ))
+    }
+
+    /// A Docusaurus site's docs folders: [`Workspace::site_lookup_folders`] without the
+    /// site folder that ends it.
+    fn content_folders(&self) -> impl Iterator<Item = &String> {
+        let folders = &self.site.lookup_folders;
+        folders[..folders.len().saturating_sub(1)].iter()
+    }
+
+    fn build_page_urls(&self) -> HashMap<String, String> {
+        let mut urls = HashMap::new();
+        if self.site.site_folder.is_none() {
+            return urls;
+        }
+        for path in self.docs.keys() {
+            if let Some(url) = self.page_url_of(path) {
+                urls.entry(url).or_insert_with(|| path.clone());
+            }
+        }
+        let mut mdx: Vec<&String> = self
+            .other
+            .iter()
+            .filter(|p| p.to_ascii_lowercase().ends_with(".mdx"))
+            .collect();
+        mdx.sort();
+        for path in mdx {
+            if let Some(folder) = self.content_folders().find(|f| {
+                f.is_empty()
+                    || path
+                        .strip_prefix(f.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            }) {
+                let url = site::page_url(&self.site.route_base, folder, path, None, None);
+                urls.entry(url).or_insert_with(|| path.clone());
+            }
+        }
+        urls
     }
 
     /// For a Docusaurus site, its folder (KB-relative): where `@site/…` links start.
@@ -806,6 +889,7 @@ impl Workspace {
 
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
+        self.page_urls = std::sync::OnceLock::new();
         self.vault = vault_setting(&self.root, &config);
         self.site = site::Site::of(&self.root, &config);
         self.config = config;
@@ -813,6 +897,7 @@ impl Workspace {
 
     /// Inserts or replaces a document.
     pub fn insert(&mut self, path: String, entry: DocEntry) {
+        self.page_urls = std::sync::OnceLock::new();
         if !self.docs.contains_key(&path) {
             self.by_stem
                 .entry(stem_key(&path))
@@ -828,6 +913,7 @@ impl Workspace {
 
     /// Removes a document; returns it if it was there.
     pub fn remove(&mut self, path: &str) -> Option<DocEntry> {
+        self.page_urls = std::sync::OnceLock::new();
         let entry = self.docs.remove(path)?;
         if let Some(list) = self.by_stem.get_mut(&stem_key(path)) {
             list.retain(|p| p != path);
@@ -838,6 +924,7 @@ impl Workspace {
 
     /// Records a non-Markdown file or a folder (link targets that are not documents).
     pub fn add_other(&mut self, path: &str) {
+        self.page_urls = std::sync::OnceLock::new();
         if self.other.insert(path.to_string()) && !path.is_empty() {
             let name = name_key(path);
             self.by_name.entry(name).or_default().push(path.to_string());
@@ -847,6 +934,7 @@ impl Workspace {
 
     /// Forgets a non-Markdown file or a folder that no longer exists; returns true if it was known.
     pub fn remove_other(&mut self, path: &str) -> bool {
+        self.page_urls = std::sync::OnceLock::new();
         if !self.other.remove(path) {
             return false;
         }

@@ -100,6 +100,98 @@ impl Site {
     }
 }
 
+/// The URL path (lowercased, without a trailing `/`) Docusaurus publishes the page at
+/// `path` under: `path` lies in the docs folder `content_folder` (KB-relative), the docs
+/// are under `/route_base`, and `slug` and `id` are the page's frontmatter values.
+///
+/// Rule (the docs plugin): an absolute `slug` is the page's path under the route; else
+/// the page's folder (relative to the docs folder, each segment without its number
+/// prefix) plus a relative `slug`, else plus the `id`, else plus the file name without its
+/// extension and number prefix; an index page (`index`, `README`, or named as its folder)
+/// is its folder's URL. `docs/guide/01-intro.md` → `/docs/guide/intro`;
+/// `docs/releases/releases.md` → `/docs/releases`.
+pub fn page_url(
+    route_base: &str,
+    content_folder: &str,
+    path: &str,
+    slug: Option<&str>,
+    id: Option<&str>,
+) -> String {
+    let rel = match content_folder {
+        "" => path,
+        folder => path
+            .strip_prefix(folder)
+            .and_then(|p| p.strip_prefix('/'))
+            .unwrap_or(path),
+    };
+    let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let mut url = String::new();
+    if !route_base.is_empty() {
+        url.push('/');
+        url.push_str(route_base);
+    }
+    if let Some(slug) = slug.filter(|s| s.starts_with('/')) {
+        url.push_str(slug.trim_end_matches('/'));
+        if url.is_empty() {
+            url.push('/');
+        }
+        return url.to_lowercase();
+    }
+    for segment in folder.split('/').filter(|s| !s.is_empty()) {
+        url.push('/');
+        url.push_str(without_number_prefix(segment));
+    }
+    let index = is_index_page(path);
+    match (slug, id) {
+        (Some(slug), _) => {
+            url.push('/');
+            url.push_str(slug.trim_end_matches('/'));
+        }
+        _ if index => {}
+        (None, Some(id)) => {
+            url.push('/');
+            url.push_str(id);
+        }
+        (None, None) => {
+            url.push('/');
+            url.push_str(without_number_prefix(stem));
+        }
+    }
+    if url.is_empty() {
+        url.push('/');
+    }
+    url.to_lowercase()
+}
+
+/// True for a page Docusaurus publishes at its folder's URL (its category index):
+/// `index.md`, `README.md` (any letter case), or a file named as its folder
+/// (`releases/releases.md`).
+pub fn is_index_page(path: &str) -> bool {
+    let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let parent = folder.rsplit('/').next().unwrap_or("");
+    stem.eq_ignore_ascii_case("index")
+        || stem.eq_ignore_ascii_case("readme")
+        || (!parent.is_empty() && stem.eq_ignore_ascii_case(parent))
+}
+
+/// A file or folder name without the number prefix Docusaurus strips from ids and URLs
+/// (`01-intro` → `intro`, `2. Setup` → `Setup`): digits, then `-`, `_`, `.` or spaces.
+/// A name that is only a prefix, or whose digits run into letters (`3d-models`), stays.
+pub fn without_number_prefix(stem: &str) -> &str {
+    let digits = stem.len() - stem.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return stem;
+    }
+    let rest = stem[digits..].trim_start_matches(['-', '_', '.', ' ']);
+    if rest.len() == stem.len() - digits || rest.is_empty() {
+        stem
+    } else {
+        rest
+    }
+}
+
 /// The first `routeBasePath: '…'` of a Docusaurus configuration (the docs plugin's; a
 /// text match, like [`configured_paths`]).
 fn route_base_path(source: &str) -> Option<&str> {
@@ -149,6 +241,31 @@ mod tests {
         assert_eq!(site.site_folder.as_deref(), Some("website"));
         assert_eq!(site.route_base, "docs");
         assert_eq!(route_base_path("docs: { routeBasePath: '/' }"), Some("/"));
+        let url = |path, slug, id| page_url("docs", "docs", path, slug, id);
+        assert_eq!(
+            url("docs/01-guide/02-Intro.md", None, None),
+            "/docs/guide/intro"
+        );
+        assert_eq!(
+            url("docs/guide/a.md", None, Some("setup")),
+            "/docs/guide/setup"
+        );
+        assert_eq!(
+            url("docs/guide/a.md", Some("custom"), Some("x")),
+            "/docs/guide/custom"
+        );
+        assert_eq!(
+            url("docs/guide/a.md", Some("/glossary/"), None),
+            "/docs/glossary"
+        );
+        assert_eq!(
+            url("docs/releases/releases.md", None, None),
+            "/docs/releases"
+        );
+        assert_eq!(url("docs/guide/README.md", None, Some("x")), "/docs/guide");
+        assert_eq!(url("docs/index.md", None, None), "/docs");
+        assert_eq!(page_url("", "docs", "docs/index.md", None, None), "/");
+        assert_eq!(page_url("", "docs", "docs/a.mdx", Some("/"), None), "/");
         assert_eq!(
             super::super::path_policy::join_onto_folder("website", "../docs").as_deref(),
             Some("docs")
