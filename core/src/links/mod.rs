@@ -271,11 +271,12 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
 /// reported.
 fn page_url_target(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
     let dest = dest.trim_end_matches('/');
+    let from_url = ws.page_url_of(from);
     let url = match dest.strip_prefix('/') {
         Some(_) => Some(dest.to_string()),
         // A URL without a trailing `/` is a file's: a relative link starts at its folder.
-        None => ws
-            .page_url_of(from)
+        None => from_url
+            .as_deref()
             .and_then(|base| join_relative(base.trim_start_matches('/'), dest))
             .map(|path| format!("/{path}")),
     };
@@ -291,13 +292,14 @@ fn page_url_target(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
         Some((folder, _)) if crate::workspace::is_index_page(from) => folder,
         _ => from,
     };
-    page_in(ws, &join_relative(base, dest)?)
+    // A docs page's ids are all in the URL index: no folder scan for it.
+    page_in(ws, &join_relative(base, dest)?, from_url.is_none())
 }
 
 /// The page a URL names when it is read as the KB-relative path `path` (no extension):
-/// the file, an `.mdx` page, or a document of that folder whose id ([`page_url_target`])
-/// is the last segment.
-fn page_in(ws: &Workspace, path: &str) -> Option<Found> {
+/// the file, an `.mdx` page, or (with `scan_ids`) a document of that folder whose id
+/// ([`page_url_target`]) is the last segment.
+fn page_in(ws: &Workspace, path: &str, scan_ids: bool) -> Option<Found> {
     if let Some(found) = exact_target(ws, path) {
         return Some(found);
     }
@@ -306,7 +308,7 @@ fn page_in(ws: &Workspace, path: &str) -> Option<Found> {
         return Some(Found::File(mdx));
     }
     let (folder, last) = path.rsplit_once('/').unwrap_or(("", path));
-    if last.is_empty() {
+    if last.is_empty() || !scan_ids {
         return None;
     }
     ws.documents_in_folder(folder)
