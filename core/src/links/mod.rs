@@ -131,10 +131,21 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         && !links.site_base.trim_matches('/').is_empty()
         && path.starts_with(&format!("{site_root}/"));
     let fragment = || link.fragment.clone();
+    // Docusaurus looks a bare `x.md` link of a docs page up in its docs folders before
+    // the page's own (a versioned copy's own folder stays first: its version's folder).
+    let lower = dest.to_ascii_lowercase();
+    let docusaurus_first = ws.site_folder().is_some()
+        && (lower.ends_with(".md") || lower.ends_with(".mdx"))
+        && !dest.starts_with("./")
+        && !dest.starts_with("../")
+        && ws.page_url_of(from).is_some();
+    if docusaurus_first && let Some(found) = in_docusaurus_folders(ws, from, &dest) {
+        return found.into_target(fragment());
+    }
     if let Some(found) = exact_target(ws, &path) {
         return found.into_target(fragment());
     }
-    if let Some(found) = in_docusaurus_folders(ws, from, &dest) {
+    if !docusaurus_first && let Some(found) = in_docusaurus_folders(ws, from, &dest) {
         return found.into_target(fragment());
     }
     // DocFX publishes a YAML page (`faq.yml`, `### YamlMime:…`) at the extension-less URL.

@@ -677,13 +677,9 @@ impl Workspace {
     /// (`/docs/guide/setup`; letter case and a trailing `/` do not matter), by
     /// [`page_url`] over every page of its docs folders. `None` elsewhere.
     pub fn page_at_url(&self, url: &str) -> Option<&str> {
-        let key = match url.trim_end_matches('/') {
-            "" => "/".to_string(),
-            url => url.to_lowercase(),
-        };
         self.page_urls
             .get_or_init(|| self.build_page_urls())
-            .get(&key)
+            .get(&Workspace::url_key(url))
             .map(String::as_str)
     }
 
@@ -705,13 +701,26 @@ impl Workspace {
                 .as_ref()
                 .and_then(|f| f.get(key)?.as_str().map(str::to_string))
         };
-        Some(site::page_url(
+        let url = site::page_url(
             &self.site.route_base,
             folder,
             path,
             value("slug").as_deref(),
             value("id").as_deref(),
-        ))
+        )?;
+        Some(if self.site.trailing_slash && !url.ends_with('/') {
+            url + "/"
+        } else {
+            url
+        })
+    }
+
+    /// The key of a URL in the page index: lowercased, without a trailing `/`.
+    fn url_key(url: &str) -> String {
+        match url.trim_end_matches('/') {
+            "" => "/".to_string(),
+            url => url.to_lowercase(),
+        }
     }
 
     /// A Docusaurus site's docs folders: [`Workspace::site_lookup_folders`] without the
@@ -728,7 +737,8 @@ impl Workspace {
         }
         for path in self.docs.keys() {
             if let Some(url) = self.page_url_of(path) {
-                urls.entry(url).or_insert_with(|| path.clone());
+                urls.entry(Workspace::url_key(&url))
+                    .or_insert_with(|| path.clone());
             }
         }
         let mut mdx: Vec<&String> = self
@@ -743,9 +753,10 @@ impl Workspace {
                     || path
                         .strip_prefix(f.as_str())
                         .is_some_and(|r| r.starts_with('/'))
-            }) {
-                let url = site::page_url(&self.site.route_base, folder, path, None, None);
-                urls.entry(url).or_insert_with(|| path.clone());
+            }) && let Some(url) = site::page_url(&self.site.route_base, folder, path, None, None)
+            {
+                urls.entry(Workspace::url_key(&url))
+                    .or_insert_with(|| path.clone());
             }
         }
         urls

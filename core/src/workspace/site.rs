@@ -29,6 +29,9 @@ pub(crate) struct Site {
     /// Docusaurus only: the URL path the docs are published under, without slashes: the
     /// configuration's `routeBasePath: '…'`, else `docs`.
     pub route_base: String,
+    /// Docusaurus only: the configuration sets `trailingSlash: true`, so every page's URL
+    /// ends with `/` and relative links start at the page itself.
+    pub trailing_slash: bool,
 }
 
 impl Site {
@@ -91,32 +94,39 @@ impl Site {
             .unwrap_or("docs")
             .trim_matches('/')
             .to_string();
+        let trailing_slash = regex::Regex::new(r"\btrailingSlash\s*:\s*true\b")
+            .expect("valid regex")
+            .is_match(&source);
         Site {
             generator,
             lookup_folders,
             site_folder: Some(site_folder),
             route_base,
+            trailing_slash,
         }
     }
 }
 
-/// The URL path (lowercased, without a trailing `/`) Docusaurus publishes the page at
-/// `path` under: `path` lies in the docs folder `content_folder` (KB-relative), the docs
-/// are under `/route_base`, and `slug` and `id` are the page's frontmatter values.
+/// The URL path (lowercased) Docusaurus publishes the page at `path` under: `path` lies
+/// in the docs folder `content_folder` (KB-relative), the docs are under `/route_base`,
+/// and `slug` and `id` are the page's frontmatter values. A URL ends with `/` where the
+/// site's does (an index page, a slug written so), which is where relative links start.
 ///
-/// Rule (the docs plugin): an absolute `slug` is the page's path under the route; else
-/// the page's folder (relative to the docs folder, each segment without its number
-/// prefix) plus a relative `slug`, else plus the `id`, else plus the file name without its
-/// extension and number prefix; an index page (`index`, `README`, or named as its folder)
-/// is its folder's URL. `docs/guide/01-intro.md` → `/docs/guide/intro`;
-/// `docs/releases/releases.md` → `/docs/releases`.
+/// Rule (the docs plugin's `getSlug`): an absolute `slug` is the page's path under the
+/// route; a relative one is resolved as a URL against the page's folder (its path
+/// relative to the docs folder, each segment without its number prefix); else the folder
+/// plus the `id`, else plus the file name without its extension and number prefix; an
+/// index page (`index`, `README`, or named as its folder) is its folder's URL with a
+/// trailing `/`. `docs/guide/01-intro.md` → `/docs/guide/intro`;
+/// `docs/releases/releases.md` → `/docs/releases/`. `None` when a relative slug climbs
+/// above the site's root.
 pub fn page_url(
     route_base: &str,
     content_folder: &str,
     path: &str,
     slug: Option<&str>,
     id: Option<&str>,
-) -> String {
+) -> Option<String> {
     let rel = match content_folder {
         "" => path,
         folder => path
@@ -126,42 +136,34 @@ pub fn page_url(
     };
     let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    let mut url = String::new();
+    let mut base = String::new();
     if !route_base.is_empty() {
-        url.push('/');
-        url.push_str(route_base);
+        base.push('/');
+        base.push_str(route_base);
     }
     if let Some(slug) = slug.filter(|s| s.starts_with('/')) {
-        url.push_str(slug.trim_end_matches('/'));
-        if url.is_empty() {
-            url.push('/');
-        }
-        return url.to_lowercase();
+        return Some(format!("{base}{slug}").to_lowercase());
     }
     for segment in folder.split('/').filter(|s| !s.is_empty()) {
-        url.push('/');
-        url.push_str(without_number_prefix(segment));
+        base.push('/');
+        base.push_str(without_number_prefix(segment));
     }
-    let index = is_index_page(path);
-    match (slug, id) {
+    let url = match (slug, id) {
+        // `base/_` so that the slug resolves against the folder's URL, as a URL does.
         (Some(slug), _) => {
-            url.push('/');
-            url.push_str(slug.trim_end_matches('/'));
+            format!(
+                "/{}",
+                super::path_policy::join_relative(
+                    &format!("{}/_", base.trim_start_matches('/')),
+                    slug
+                )?
+            ) + if slug.ends_with('/') { "/" } else { "" }
         }
-        _ if index => {}
-        (None, Some(id)) => {
-            url.push('/');
-            url.push_str(id);
-        }
-        (None, None) => {
-            url.push('/');
-            url.push_str(without_number_prefix(stem));
-        }
-    }
-    if url.is_empty() {
-        url.push('/');
-    }
-    url.to_lowercase()
+        _ if is_index_page(path) => format!("{base}/"),
+        (None, Some(id)) => format!("{base}/{id}"),
+        (None, None) => format!("{base}/{}", without_number_prefix(stem)),
+    };
+    Some(url.replace("//", "/").to_lowercase())
 }
 
 /// True for a page Docusaurus publishes at its folder's URL (its category index):
@@ -177,19 +179,26 @@ pub fn is_index_page(path: &str) -> bool {
 }
 
 /// A file or folder name without the number prefix Docusaurus strips from ids and URLs
-/// (`01-intro` → `intro`, `2. Setup` → `Setup`): digits, then `-`, `_`, `.` or spaces.
-/// A name that is only a prefix, or whose digits run into letters (`3d-models`), stays.
+/// (its default `numberPrefixParser`): digits, optional spaces, one or more of `-`, `_`,
+/// `.`, optional spaces, then the name (`01-intro` → `intro`, `2. Setup` → `Setup`). A
+/// date or version is no prefix (`2021-05-10-release`, `1.0-changes`, `01-02-thing`), nor
+/// are digits that run into the name (`3d-models`).
 pub fn without_number_prefix(stem: &str) -> &str {
-    let digits = stem.len() - stem.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits == 0 {
+    use std::sync::OnceLock;
+    static RE: OnceLock<(regex::Regex, regex::Regex)> = OnceLock::new();
+    let (version_like, prefix) = RE.get_or_init(|| {
+        (
+            regex::Regex::new(r"^\d+[-_.]\d+").expect("valid regex"),
+            regex::Regex::new(r"^\d+\s*[-_.]+\s*([^-_.\s].*)$").expect("valid regex"),
+        )
+    });
+    if version_like.is_match(stem) {
         return stem;
     }
-    let rest = stem[digits..].trim_start_matches(['-', '_', '.', ' ']);
-    if rest.len() == stem.len() - digits || rest.is_empty() {
-        stem
-    } else {
-        rest
-    }
+    prefix
+        .captures(stem)
+        .and_then(|c| c.get(1))
+        .map_or(stem, |m| m.as_str())
 }
 
 /// The first `routeBasePath: '…'` of a Docusaurus configuration (the docs plugin's; a
@@ -212,8 +221,24 @@ fn configured_paths(source: &str) -> Vec<&str> {
     let re = RE.get_or_init(|| {
         regex::Regex::new(r#"\bpath\s*:\s*['"`]([^'"`\r\n]+)['"`]"#).expect("valid regex")
     });
+    static PLUGIN: OnceLock<regex::Regex> = OnceLock::new();
+    let plugin =
+        PLUGIN.get_or_init(|| regex::Regex::new(r"\b(docs|blog|pages)\b").expect("valid regex"));
     re.captures_iter(source)
-        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .filter_map(|c| c.get(1))
+        // The nearest plugin named before it (`blog: { path: 'blog' }`,
+        // `'@docusaurus/plugin-content-blog', { path: … }`) must be the docs plugin.
+        .filter(|m| {
+            let mut from = m.start().saturating_sub(300);
+            while !source.is_char_boundary(from) {
+                from += 1;
+            }
+            plugin
+                .find_iter(&source[from..m.start()])
+                .last()
+                .is_none_or(|k| k.as_str() == "docs")
+        })
+        .map(|m| m.as_str())
         .filter(|p| !p.starts_with('/') && !p.contains("://"))
         .collect()
 }
@@ -241,42 +266,70 @@ mod tests {
         assert_eq!(site.site_folder.as_deref(), Some("website"));
         assert_eq!(site.route_base, "docs");
         assert_eq!(route_base_path("docs: { routeBasePath: '/' }"), Some("/"));
-        let url = |path, slug, id| page_url("docs", "docs", path, slug, id);
+        let url = |path, slug, id| page_url("docs", "docs", path, slug, id).unwrap();
+        for (path, slug, id, expected) in [
+            ("docs/01-guide/02-Intro.md", None, None, "/docs/guide/intro"),
+            ("docs/guide/a.md", None, Some("setup"), "/docs/guide/setup"),
+            (
+                "docs/guide/a.md",
+                Some("custom"),
+                Some("x"),
+                "/docs/guide/custom",
+            ),
+            ("docs/ref/x.md", Some("../lifted"), None, "/docs/lifted"),
+            (
+                "docs/ref/x.md",
+                Some("./dotted/"),
+                None,
+                "/docs/ref/dotted/",
+            ),
+            (
+                "docs/guide/a.md",
+                Some("/glossary/"),
+                None,
+                "/docs/glossary/",
+            ),
+            ("docs/guide/a.md", Some("/"), None, "/docs/"),
+            ("docs/releases/releases.md", None, None, "/docs/releases/"),
+            ("docs/guide/README.md", None, Some("x"), "/docs/guide/"),
+            ("docs/index.md", None, None, "/docs/"),
+            (
+                "docs/2021-05-10-release.md",
+                None,
+                None,
+                "/docs/2021-05-10-release",
+            ),
+        ] {
+            assert_eq!(url(path, slug, id), expected, "{path} {slug:?}");
+        }
         assert_eq!(
-            url("docs/01-guide/02-Intro.md", None, None),
-            "/docs/guide/intro"
+            page_url("", "docs", "docs/index.md", None, None).as_deref(),
+            Some("/")
         );
         assert_eq!(
-            url("docs/guide/a.md", None, Some("setup")),
-            "/docs/guide/setup"
-        );
-        assert_eq!(
-            url("docs/guide/a.md", Some("custom"), Some("x")),
-            "/docs/guide/custom"
-        );
-        assert_eq!(
-            url("docs/guide/a.md", Some("/glossary/"), None),
-            "/docs/glossary"
-        );
-        assert_eq!(
-            url("docs/releases/releases.md", None, None),
-            "/docs/releases"
-        );
-        assert_eq!(url("docs/guide/README.md", None, Some("x")), "/docs/guide");
-        assert_eq!(url("docs/index.md", None, None), "/docs");
-        assert_eq!(page_url("", "docs", "docs/index.md", None, None), "/");
-        assert_eq!(page_url("", "docs", "docs/a.mdx", Some("/"), None), "/");
-        assert_eq!(
-            super::super::path_policy::join_onto_folder("website", "../docs").as_deref(),
-            Some("docs")
-        );
-        assert_eq!(
-            super::super::path_policy::join_onto_folder("", "../docs"),
+            page_url("", "docs", "docs/a.md", Some("../../up"), None),
             None
         );
+        for (name, expected) in [
+            ("01-intro", "intro"),
+            ("2. Setup", "Setup"),
+            ("2024", "2024"),
+            ("3d-models", "3d-models"),
+            ("2021-05-10-release", "2021-05-10-release"),
+            ("1.0-changes", "1.0-changes"),
+            ("01-02-thing", "01-02-thing"),
+            ("01 spaced", "01 spaced"),
+        ] {
+            assert_eq!(without_number_prefix(name), expected);
+        }
+        // Only the docs plugin's `path` names a docs folder.
         assert_eq!(
-            configured_paths("docs: { path: '../docs' }, x: { path: `/abs` }"),
-            vec!["../docs"]
+            configured_paths(
+                "presets: [['classic', { docs: { path: 'guides' }, blog: { path: 'news' } }]],\n\
+                 plugins: [['@docusaurus/plugin-content-docs', { id: 'api', path: 'api' }],\n\
+                 ['@docusaurus/plugin-content-blog', { path: 'changelog' }]]"
+            ),
+            vec!["guides", "api"]
         );
         // An MkDocs file wins; a setting wins over both.
         std::fs::write(root.join("mkdocs.yml"), "site_name: x\n").unwrap();
