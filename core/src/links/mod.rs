@@ -133,12 +133,10 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     let fragment = || link.fragment.clone();
     // Docusaurus looks a bare `x.md` link of a docs page up in its docs folders before
     // the page's own (a versioned copy's own folder stays first: its version's folder).
-    let lower = dest.to_ascii_lowercase();
-    let docusaurus_first = ws.site_folder().is_some()
-        && (lower.ends_with(".md") || lower.ends_with(".mdx"))
+    let docusaurus_first = is_markdown_file_link(&dest)
         && !dest.starts_with("./")
         && !dest.starts_with("../")
-        && ws.page_url_of(from).is_some();
+        && ws.docs_folder_of(from).is_some();
     if docusaurus_first && let Some(found) = in_docusaurus_folders(ws, from, &dest) {
         return found.into_target(fragment());
     }
@@ -261,8 +259,7 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
     if let Some(rel) = dest.strip_prefix("@site/") {
         return in_folder(site, rel);
     }
-    let pathname = dest.to_ascii_lowercase();
-    if !(pathname.ends_with(".md") || pathname.ends_with(".mdx")) {
+    if !is_markdown_file_link(dest) {
         return page_url_target(ws, from, dest);
     }
     if dest.starts_with("./") || dest.starts_with("../") {
@@ -272,6 +269,13 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
     ws.site_lookup_folders()
         .iter()
         .find_map(|folder| in_folder(folder, rel))
+}
+
+/// True for a link to a `.md` or `.mdx` file (any letter case), which Docusaurus resolves
+/// as a file rather than as a page URL.
+fn is_markdown_file_link(dest: &str) -> bool {
+    let lower = dest.to_ascii_lowercase();
+    lower.ends_with(".md") || lower.ends_with(".mdx")
 }
 
 /// The document (or `.mdx` file) a Docusaurus page URL names: under the docs route
@@ -326,24 +330,14 @@ fn page_in(ws: &Workspace, path: &str, scan_ids: bool) -> Option<Found> {
         .find(|p| {
             let parsed = ws.parsed(p);
             let front = |key: &str| {
-                parsed.as_ref().and_then(|parsed| {
-                    parsed
-                        .frontmatter
-                        .as_ref()?
-                        .get(key)?
-                        .as_str()
-                        .map(str::to_string)
-                })
+                parsed
+                    .as_ref()
+                    .and_then(|parsed| parsed.frontmatter.as_ref()?.get(key)?.as_str())
             };
-            let id = match front("slug") {
-                Some(slug) if !slug.starts_with('/') => slug,
-                _ => front("id").unwrap_or_else(|| {
-                    let name = p.rsplit('/').next().unwrap_or(p);
-                    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-                    crate::workspace::without_number_prefix(stem).to_string()
-                }),
-            };
-            id.eq_ignore_ascii_case(last)
+            match front("slug") {
+                Some(slug) if !slug.starts_with('/') => slug.eq_ignore_ascii_case(last),
+                _ => crate::workspace::page_id(p, front("id")).eq_ignore_ascii_case(last),
+            }
         })
         .map(|p| Found::Document(p.to_string()))
 }

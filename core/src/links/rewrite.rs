@@ -614,7 +614,10 @@ pub fn rename_heading(
             new_text
         } else if !wiki && !same(Some(&heading.slug)) && same(old_toc_id.as_deref()) {
             new_toc_id.as_deref().unwrap_or(&new_slug)
-        } else if !wiki && !same(Some(&heading.slug)) && same(Some(&slug::slug(&heading.text))) {
+        } else if !wiki
+            && !same(Some(&heading.slug))
+            && same(list_id(&entry.parsed, &heading).as_deref())
+        {
             // Written with the id an attribute list without one gives (`## A {.x}` → `#a`).
             &new_list_id
         } else {

@@ -9,7 +9,7 @@
 pub mod beneath;
 pub mod path_policy;
 mod site;
-pub use site::{is_index_page, page_url, without_number_prefix};
+pub use site::{is_index_page, page_id, page_url, without_number_prefix};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -686,27 +686,18 @@ impl Workspace {
     /// For a Docusaurus site, the URL path of the page at `path` when it lies in one of
     /// its docs folders ([`page_url`]). `None` elsewhere.
     pub fn page_url_of(&self, path: &str) -> Option<String> {
-        let folder = self.content_folders().find(|folder| {
-            folder.is_empty()
-                || path
-                    .strip_prefix(folder.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'))
-        })?;
+        let folder = self.docs_folder_of(path)?;
         let front = self
             .docs
             .get(path)
-            .and_then(|e| e.parsed.frontmatter.clone());
-        let value = |key: &str| {
-            front
-                .as_ref()
-                .and_then(|f| f.get(key)?.as_str().map(str::to_string))
-        };
+            .and_then(|e| e.parsed.frontmatter.as_ref());
+        let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
         let url = site::page_url(
             &self.site.route_base,
             folder,
             path,
-            value("slug").as_deref(),
-            value("id").as_deref(),
+            value("slug"),
+            value("id"),
         )?;
         Some(if self.site.trailing_slash && !url.ends_with('/') {
             url + "/"
@@ -715,19 +706,28 @@ impl Workspace {
         })
     }
 
+    /// For a Docusaurus site, the docs folder `path` lies in (KB-relative, `""` for the
+    /// root). `None` elsewhere.
+    pub fn docs_folder_of(&self, path: &str) -> Option<&str> {
+        let folders = &self.site.lookup_folders;
+        // The site folder that ends the lookup folders is not a docs folder.
+        folders[..folders.len().saturating_sub(1)]
+            .iter()
+            .map(String::as_str)
+            .find(|folder| {
+                folder.is_empty()
+                    || path
+                        .strip_prefix(folder)
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+    }
+
     /// The key of a URL in the page index: lowercased, without a trailing `/`.
     fn url_key(url: &str) -> String {
         match url.trim_end_matches('/') {
             "" => "/".to_string(),
             url => url.to_lowercase(),
         }
-    }
-
-    /// A Docusaurus site's docs folders: [`Workspace::site_lookup_folders`] without the
-    /// site folder that ends it.
-    fn content_folders(&self) -> impl Iterator<Item = &String> {
-        let folders = &self.site.lookup_folders;
-        folders[..folders.len().saturating_sub(1)].iter()
     }
 
     fn build_page_urls(&self) -> HashMap<String, String> {
@@ -748,12 +748,8 @@ impl Workspace {
             .collect();
         mdx.sort();
         for path in mdx {
-            if let Some(folder) = self.content_folders().find(|f| {
-                f.is_empty()
-                    || path
-                        .strip_prefix(f.as_str())
-                        .is_some_and(|r| r.starts_with('/'))
-            }) && let Some(url) = site::page_url(&self.site.route_base, folder, path, None, None)
+            if let Some(folder) = self.docs_folder_of(path)
+                && let Some(url) = site::page_url(&self.site.route_base, folder, path, None, None)
             {
                 urls.entry(Workspace::url_key(&url))
                     .or_insert_with(|| path.clone());

@@ -134,8 +134,7 @@ pub fn page_url(
             .and_then(|p| p.strip_prefix('/'))
             .unwrap_or(path),
     };
-    let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let (folder, _) = rel.rsplit_once('/').unwrap_or(("", rel));
     let mut base = String::new();
     if !route_base.is_empty() {
         base.push('/');
@@ -160,10 +159,19 @@ pub fn page_url(
             ) + if slug.ends_with('/') { "/" } else { "" }
         }
         _ if is_index_page(path) => format!("{base}/"),
-        (None, Some(id)) => format!("{base}/{id}"),
-        (None, None) => format!("{base}/{}", without_number_prefix(stem)),
+        (None, id) => format!("{base}/{}", page_id(path, id)),
     };
     Some(url.replace("//", "/").to_lowercase())
+}
+
+/// The last segment of the URL of the page at `path` that has no `slug` and is no index
+/// page: its frontmatter `id`, else its file name without the extension and a number
+/// prefix (`01-intro.md` → `intro`).
+pub fn page_id<'a>(path: &'a str, id: Option<&'a str>) -> &'a str {
+    id.unwrap_or_else(|| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        without_number_prefix(name.rsplit_once('.').map_or(name, |(stem, _)| stem))
+    })
 }
 
 /// True for a page Docusaurus publishes at its folder's URL (its category index):
