@@ -243,12 +243,19 @@ pub enum SiteGenerator {
     /// found from the page's folder is looked up from the docs folders and the site folder
     /// ([`crate::workspace::Workspace::site_lookup_folders`]), and `@site/…` from the site folder.
     Docusaurus,
+    /// Hugo: GitHub's slugs (goldmark's default `autoHeadingIDType = "github"`); a link
+    /// is a page's logical path or URL, looked up as Hugo's `GetPage` and its link render
+    /// hook do ([`crate::workspace::Workspace::hugo_page`]).
+    Hugo,
 }
 
 impl SiteGenerator {
-    /// True when the generator's heading ids are GitHub's slugs (none, Docusaurus).
+    /// True when the generator's heading ids are GitHub's slugs (none, Docusaurus, Hugo).
     pub fn uses_github_slugs(self) -> bool {
-        matches!(self, SiteGenerator::None | SiteGenerator::Docusaurus)
+        matches!(
+            self,
+            SiteGenerator::None | SiteGenerator::Docusaurus | SiteGenerator::Hugo
+        )
     }
 }
 
@@ -274,7 +281,8 @@ pub struct LinksConfig {
     /// name, `.md` optional). Unset: when the root has an `.obsidian/` folder.
     pub obsidian: Option<bool>,
     /// The site generator that publishes the pages, whose heading ids links may also use
-    /// ([`SiteGenerator`]). Unset: detected from the root (`mkdocs.yml`, `.vitepress/`).
+    /// ([`SiteGenerator`]). Unset: detected from the root (`mkdocs.yml`, `.vitepress/`,
+    /// `docusaurus.config.js`, `hugo.toml`; [`crate::workspace::Workspace::generator`]).
     pub generator: Option<SiteGenerator>,
     /// The folder (KB-relative) the published site serves at `site_base`; `/…` links
     /// under `site_base` resolve into it. Empty: the root.

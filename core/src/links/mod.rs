@@ -133,17 +133,32 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     let fragment = || link.fragment.clone();
     // Docusaurus looks a bare `x.md` link of a docs page up in its docs folders before
     // the page's own (a versioned copy's own folder stays first: its version's folder).
-    let docusaurus_first = is_markdown_file_link(&dest)
+    let docusaurus_first = ws.generator() == SiteGenerator::Docusaurus
+        && is_markdown_file_link(&dest)
         && !dest.starts_with("./")
         && !dest.starts_with("../")
         && ws.docs_folder_of(from).is_some();
     if docusaurus_first && let Some(found) = in_docusaurus_folders(ws, from, &dest) {
         return found.into_target(fragment());
     }
+    // Hugo looks a page link of a content page up as a page first: `../about/` is the
+    // bundle's `about/index.md`, not the folder.
+    let hugo_first = ws.generator() == SiteGenerator::Hugo
+        && is_hugo_page_link(&dest)
+        && ws.docs_folder_of(from).is_some();
+    if hugo_first && let Some(found) = in_hugo_site(ws, from, &dest) {
+        return found.into_target(fragment());
+    }
     if let Some(found) = exact_target(ws, &path) {
         return found.into_target(fragment());
     }
-    if !docusaurus_first && let Some(found) = in_docusaurus_folders(ws, from, &dest) {
+    let in_site = match ws.generator() {
+        SiteGenerator::Hugo if !hugo_first => in_hugo_site(ws, from, &dest),
+        SiteGenerator::Hugo => None,
+        _ if docusaurus_first => None,
+        _ => in_docusaurus_folders(ws, from, &dest),
+    };
+    if let Some(found) = in_site {
         return found.into_target(fragment());
     }
     // DocFX publishes a YAML page (`faq.yml`, `### YamlMime:…`) at the extension-less URL.
@@ -190,7 +205,9 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     {
         return found.into_target(fragment());
     }
-    if site_absolute && !own_site {
+    // A Hugo page link under one of the site's sections names a page that must exist.
+    let hugo_section = site_absolute && hugo_section_link(ws, from, &path);
+    if site_absolute && !own_site && !hugo_section {
         let last = path.rsplit('/').next().unwrap_or(&path);
         let known_ext = last
             .rsplit_once('.')
@@ -269,6 +286,106 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
     ws.site_lookup_folders()
         .iter()
         .find_map(|folder| in_folder(folder, rel))
+}
+
+/// Hugo's lookup of a link that names nothing from the linking page `from`'s folder
+/// (rules: `Page.GetPage` and the link render hook Hugo embeds, which resolves a
+/// destination as a page, then as a page or global resource, else leaves it to the
+/// browser). In the content folder of `from` ([`Workspace::docs_folder_of`], one per
+/// language), a page is named by its logical path or its URL ([`Workspace::hugo_page`]):
+/// - `/a/b/` or `/a/b.md` from the content folder;
+/// - `b/c` from `from`'s folder (a bundle's `index.md` is its own folder), then from the
+///   content folder, then as a browser resolves it against `from`'s URL (`../x/` from
+///   `/a/b/` is `/a/x/`).
+///
+/// A file (`/images/kitten.jpg`, or `kitten.jpg` relative) is looked up in the site's
+/// `static/` (served at the site's root) and `assets/` (global resources).
+fn in_hugo_site(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
+    let site = ws.site_folder()?;
+    let content = ws.docs_folder_of(from);
+    if is_hugo_page_link(dest)
+        && let Some(content) = content
+    {
+        let page = |url: &str| {
+            ws.hugo_page(content, url)
+                .map(|p| Found::of(ws, p.to_string()))
+        };
+        let logical = |rel: &str| {
+            let rel = rel.trim_end_matches('/');
+            let lower = rel.to_ascii_lowercase();
+            let rel = if lower.ends_with(".md") {
+                &rel[..rel.len() - 3]
+            } else {
+                rel
+            };
+            format!("/{}", rel.trim_start_matches('/'))
+        };
+        if dest.starts_with('/') {
+            return page(&logical(dest));
+        }
+        let own = from
+            .strip_prefix(content)
+            .map(|p| p.trim_start_matches('/'))
+            .unwrap_or(from);
+        let from_url = ws.page_url_of(from);
+        return join_relative(own, dest)
+            .map(|p| logical(&p))
+            .and_then(|p| page(&p))
+            .or_else(|| page(&logical(dest)))
+            .or_else(|| {
+                let base = from_url?;
+                let joined = join_relative(&format!("{}_", base.trim_start_matches('/')), dest)?;
+                page(&format!("/{joined}"))
+            });
+    }
+    let rel = dest.trim_start_matches('/');
+    let folders: &[&str] = if dest.starts_with('/') {
+        &["static", "assets"]
+    } else {
+        &["assets"]
+    };
+    folders.iter().find_map(|assets| {
+        let folder = join_onto_folder(site, assets)?;
+        join_onto_folder(&folder, rel).and_then(|p| exact_target(ws, &p))
+    })
+}
+
+/// Where a Hugo site's `/…` page link `dest` of content page `from` points in the content
+/// folder (`/methods/site/gone/` → `content/en/methods/site/gone`), for messages. `None`
+/// for other links and generators.
+fn hugo_content_path(ws: &Workspace, from: &str, dest: &str) -> Option<String> {
+    if ws.generator() != SiteGenerator::Hugo || !dest.starts_with('/') || !is_hugo_page_link(dest) {
+        return None;
+    }
+    join_onto_folder(ws.docs_folder_of(from)?, dest.trim_matches('/'))
+}
+
+/// True for a Hugo link destination that names a page rather than a file: it ends with
+/// `/`, its last segment has no extension, or it names a `.md` file.
+fn is_hugo_page_link(dest: &str) -> bool {
+    let last = dest.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    dest.ends_with('/') || !last.contains('.') || is_markdown_file_link(dest)
+}
+
+/// True when the root-absolute link whose path is `path` (KB-relative, from the root) is
+/// a page of a Hugo site's section: its first segment is a folder of the content folder of
+/// `from` (or of the first content folder). Such a link is checked; another `/…` link
+/// (a taxonomy's `/tags/x/`, an output format's `/index.xml`) may be a page Hugo makes
+/// without a file.
+fn hugo_section_link(ws: &Workspace, from: &str, path: &str) -> bool {
+    if ws.generator() != SiteGenerator::Hugo {
+        return false;
+    }
+    let Some(content) = ws
+        .docs_folder_of(from)
+        .or_else(|| ws.site_lookup_folders().first().map(String::as_str))
+    else {
+        return false;
+    };
+    let first = path.split('/').next().unwrap_or("");
+    !first.is_empty()
+        && !first.contains('.')
+        && join_onto_folder(content, first).is_some_and(|f| ws.is_folder(&f))
 }
 
 /// True for a link to a `.md` or `.mdx` file (any letter case), which Docusaurus resolves
@@ -569,10 +686,13 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
     }
 }
 
-/// Whether a wiki target is a template placeholder: it holds `{{…}}` (Obsidian's core
-/// templates) or `<%…%>` (Templater).
+/// Whether a link target is a template expression, whose value only the template engine
+/// knows: it holds `{{…}}` (Obsidian's core templates, Hugo's shortcodes `{{< … >}}` and
+/// `{{% … %}}`, Jinja and MkDocs macros), `{%…%}` (Liquid, Jinja) or `<%…%>` (Templater).
 fn is_template_placeholder(dest: &str) -> bool {
-    (dest.contains("{{") && dest.contains("}}")) || (dest.contains("<%") && dest.contains("%>"))
+    (dest.contains("{{") && dest.contains("}}"))
+        || (dest.contains("{%") && dest.contains("%}"))
+        || (dest.contains("<%") && dest.contains("%>"))
 }
 
 /// Does `fragment` name a heading, anchor or block id of `target`?
@@ -580,14 +700,16 @@ fn is_template_placeholder(dest: &str) -> bool {
 /// Markdown links compare against GitHub slugs and HTML ids; wiki links also accept the
 /// heading text itself (`[[page#Some Heading]]`), heading paths (`[[page#Setup#On Linux]]`)
 /// and block ids (`[[page#^id]]`). A Markdown link may also name a heading by the id
-/// `generator` gives it ([`Workspace::generator`], [`Parsed::heading_anchors`]). An empty fragment and `top`
-/// always match (HTML: scroll to the top).
+/// `generator` gives it ([`Workspace::generator`], [`Parsed::heading_anchors`]), and with
+/// `term_ids` a definition term by its id ([`Workspace::definition_term_ids`]). An empty
+/// fragment and `top` always match (HTML: scroll to the top).
 pub fn fragment_matches(
     target: &Parsed,
     fragment: &str,
     wiki: bool,
     case_sensitive: bool,
     generator: SiteGenerator,
+    term_ids: bool,
 ) -> bool {
     if fragment.is_empty() || fragment == "top" {
         return true;
@@ -615,6 +737,18 @@ pub fn fragment_matches(
                     id.to_lowercase() == fragment.to_lowercase()
                 }
             }))
+        || (term_ids
+            && !wiki
+            && !target.definition_terms.is_empty()
+            && crate::parse::definition_term_ids(&target.headings, &target.definition_terms)
+                .iter()
+                .any(|id| {
+                    if case_sensitive {
+                        id == fragment
+                    } else {
+                        id.to_lowercase() == fragment.to_lowercase()
+                    }
+                }))
         || (wiki
             && (has(&names.texts, &names.texts_lower, fragment)
                 || has(&names.texts, &names.texts_lower, &slug::slug(fragment))
@@ -726,7 +860,14 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             Target::Missing if wiki && is_toc_marker(&parsed, link) => {}
             // A template's placeholder (`[[{{date}}]]`, Templater's `[[<% tp.date.now() %>]]`)
             // becomes a link only in the note made from the template.
-            Target::Missing if wiki && is_template_placeholder(&link.dest) => {}
+            // So does a link whose destination is a template expression (Hugo's
+            // `[x]({{% param repo %}}/issues)`, MkDocs macros' `{{ config.repo_url }}`).
+            Target::Missing | Target::MissingFoundByName(_)
+                if is_template_placeholder(&link.dest) => {}
+            // Hugo renders `[[x]]` as text (a TOML table header in a code shortcode), unless
+            // the site is also an Obsidian vault.
+            Target::Missing | Target::Ambiguous(_)
+                if wiki && ws.generator() == SiteGenerator::Hugo && !ws.is_vault() => {}
             Target::Missing if wiki => push(
                 DiagnosticCode::MissingWikiTarget,
                 range,
@@ -735,7 +876,8 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             ),
             Target::Missing => {
                 let range = path_range(link, range);
-                let resolved = join_relative(path, &site_dest(&ws.config().links, &link.dest))
+                let resolved = hugo_content_path(ws, path, &link.dest)
+                    .or_else(|| join_relative(path, &site_dest(&ws.config().links, &link.dest)))
                     .unwrap_or_else(|| "a path outside the root".to_string());
                 push(
                     DiagnosticCode::MissingFile,
@@ -833,6 +975,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                     wiki,
                     config.fragment_case_sensitive,
                     ws.generator(),
+                    ws.definition_term_ids(),
                 ) {
                     let frag_range = link.fragment_range.clone().unwrap_or(range);
                     let where_ = if target_path == path {

@@ -1089,3 +1089,132 @@ fn folder_names_are_not_file_extensions() {
         "a.md:1:34: missing-file: file `/blog/x.82` does not exist (resolved to `blog/x.82`)\n",
     );
 }
+
+/// Hugo: a link names a page by its logical path (from the page's folder, then from the
+/// content folder a module mount gives), by its URL (`slug`, `url`, `aliases`), or as a
+/// browser resolves it against the page's URL; files come from `static/` and `assets/`;
+/// a `/…` link under a section must name a page, one elsewhere (`/tags/…`) need not;
+/// definition terms have ids with `autoDefinitionTermID`; template expressions and
+/// `[[…]]` are not reported.
+#[test]
+fn hugo_links_name_pages_by_logical_path_and_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for folder in [
+        "site/content/en/methods/site",
+        "site/content/en/about",
+        "site/content/en/posts",
+        "site/content/en/configuration",
+        "site/content/en/templates",
+        "site/static/images",
+        "site/assets/img",
+    ] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    let write = |path: &str, text: &str| std::fs::write(root.join(path), text).unwrap();
+    write(
+        "site/hugo.toml",
+        "baseURL = 'https://example.org/'\n\
+         [markup.goldmark.parser]\nautoDefinitionTermID = true\n\
+         [[module.mounts]]\nsource = 'content/en'\ntarget = 'content'\n",
+    );
+    write("site/static/images/logo.png", "png");
+    write("site/assets/img/kitten.jpg", "jpg");
+    write(
+        "site/content/en/methods/site/Title.md",
+        "# Title\n\n## Usage\n",
+    );
+    write("site/content/en/methods/site/_index.md", "# Site\n");
+    write("site/content/en/about/index.md", "[q](team/)\n");
+    write("site/content/en/about/team.md", "# Team\n");
+    write("site/content/en/posts/team.md", "# Another team\n");
+    write(
+        "site/content/en/posts/first.md",
+        "---\nslug: hello\n---\n[r](../moved/)\n",
+    );
+    write(
+        "site/content/en/posts/moved.md",
+        "---\nurl: /elsewhere/moved/\naliases: [/old/moved/]\n---\n# Moved\n",
+    );
+    write(
+        "site/content/en/configuration/all.md",
+        "`cacheDir`\n: (string) where\n\n`cacheDir`\n: again\n\n## Cache dir\n",
+    );
+    write(
+        "site/content/en/templates/intro.md",
+        "[a](methods/site/title/) [b](/methods/site/title/#usage) [c](/methods/site/) \
+         [d](../about/) [e](/posts/hello/) [f](/elsewhere/moved/) [g](/old/moved/) \
+         [h](/images/logo.png) [i](img/kitten.jpg) [j](/methods/site/gone/) [k](/tags/go/) \
+         [l](/configuration/all/#cachedir-1) [m](/configuration/all/#cache-dir) \
+         [n](/configuration/all/#nope) [o]({{% param repo %}}/issues) [p](nothing/here/)\n\n\
+         [[menus.main]]\n\n[[team]]\n",
+    );
+    let (ws, _) = Workspace::load(root, Config::default()).unwrap();
+    assert_eq!(ws.generator(), SiteGenerator::Hugo);
+    assert!(ws.definition_term_ids());
+    let text = |path: &str| ws.get(path).unwrap().doc.text();
+    let reported = |path: &str| -> Vec<String> {
+        diagnostics(&ws, path)
+            .iter()
+            .map(|d| text(path)[d.range.clone()].to_string())
+            .collect()
+    };
+    let intro = "site/content/en/templates/intro.md";
+    assert_eq!(
+        reported(intro),
+        vec!["/methods/site/gone/", "nope", "nothing/here/"]
+    );
+    let parsed = ws.parsed(intro).unwrap();
+    let targets: Vec<Target> = parsed
+        .links
+        .iter()
+        .take(11)
+        .map(|l| resolve_link(&ws, intro, l))
+        .collect();
+    let doc = |path: &str| Target::Document {
+        path: format!("site/content/en/{path}"),
+        fragment: None,
+    };
+    assert_eq!(
+        targets,
+        vec![
+            doc("methods/site/Title.md"),
+            Target::Document {
+                path: "site/content/en/methods/site/Title.md".into(),
+                fragment: Some("usage".into())
+            },
+            doc("methods/site/_index.md"),
+            doc("about/index.md"),
+            doc("posts/first.md"),
+            doc("posts/moved.md"),
+            doc("posts/moved.md"),
+            Target::File("site/static/images/logo.png".into()),
+            Target::File("site/assets/img/kitten.jpg".into()),
+            Target::Missing,
+            Target::External,
+        ]
+    );
+    // A bundle's links start in its folder; a page published under a `slug` has its
+    // relative links resolved by the browser against that URL.
+    assert_eq!(
+        reported("site/content/en/about/index.md"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        reported("site/content/en/posts/first.md"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ws.page_url_of("site/content/en/posts/first.md").as_deref(),
+        Some("/posts/hello/")
+    );
+    let message = diagnostics(&ws, intro)
+        .into_iter()
+        .map(|d| d.message)
+        .next()
+        .unwrap();
+    assert_eq!(
+        message,
+        "file `/methods/site/gone/` does not exist (resolved to `site/content/en/methods/site/gone`)"
+    );
+}

@@ -465,6 +465,9 @@ pub fn update_destinations(old_text: &str, new_text: &str, previous: &Parsed) ->
     for a in &mut parsed.anchors {
         a.range = map(&a.range)?;
     }
+    for (_, r) in &mut parsed.definition_terms {
+        *r = map(r)?;
+    }
     for d in &mut parsed.definitions {
         d.range = map(&d.range)?;
         d.label_range = map(&d.label_range)?;

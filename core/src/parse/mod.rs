@@ -25,7 +25,7 @@ pub use nesting::{
 };
 pub use parsed::{
     Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Logical, Parsed, Problem,
-    Tag, footnote_ids, heading_anchors,
+    Tag, definition_term_ids, footnote_ids, heading_anchors,
 };
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
 pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};

@@ -325,6 +325,13 @@ pub struct Parsed {
     pub headings: Vec<Heading>,
     /// HTML anchors.
     pub anchors: Vec<Anchor>,
+    /// The terms of definition lists in PHP Markdown Extra's syntax, which goldmark (so
+    /// Hugo) and Python-Markdown read: each line of a paragraph before its first line that
+    /// starts with `:` and a space (`` `cachedir` ``, then `: (string) …`), as plain text
+    /// (inline markup dropped) with its bytes in the source, in source order. CommonMark
+    /// reads them as one paragraph; Hugo gives each term an id with
+    /// `autoDefinitionTermID` ([`definition_term_ids`]).
+    pub definition_terms: Vec<(String, Range<usize>)>,
     /// Link reference definitions in source order.
     pub definitions: Vec<Definition>,
     /// GFM footnote definitions: (normalised label, bytes).
@@ -399,6 +406,35 @@ pub fn heading_anchors(
     }
 }
 
+/// The ids goldmark gives headings and definition terms when Hugo's
+/// `autoDefinitionTermID` is on: GitHub's slug of each heading and each of
+/// `definition_terms`, in source order, made unique together (`-1`, `-2`, …); a heading's
+/// attribute-list id is kept (rule: goldmark's `parser.Context` ids shared by
+/// `autoHeadingID` and `autoDefinitionTermID`, `autoHeadingIDType = "github"`).
+pub fn definition_term_ids(
+    headings: &[Heading],
+    definition_terms: &[(String, Range<usize>)],
+) -> Vec<String> {
+    let mut items: Vec<(usize, &str, Option<&str>)> = headings
+        .iter()
+        .map(|h| (h.range.start, h.text.as_str(), h.custom_id.as_deref()))
+        .chain(
+            definition_terms
+                .iter()
+                .map(|(text, range)| (range.start, text.as_str(), None)),
+        )
+        .collect();
+    items.sort_by_key(|(at, ..)| *at);
+    let mut slugger = slug::Slugger::default();
+    items
+        .into_iter()
+        .map(|(_, text, id)| match id {
+            Some(id) => id.to_string(),
+            None => slugger.slug(text),
+        })
+        .collect()
+}
+
 impl Parsed {
     /// True when `other` holds the same parse: every field a consumer reads, without the
     /// line index (a cache built on demand). What incremental parsing must reproduce.
@@ -406,6 +442,7 @@ impl Parsed {
         self.elements == other.elements
             && self.headings == other.headings
             && self.anchors == other.anchors
+            && self.definition_terms == other.definition_terms
             && self.definitions == other.definitions
             && self.footnote_definitions == other.footnote_definitions
             && self.block_ids == other.block_ids
@@ -469,6 +506,7 @@ impl Parsed {
         self.elements.shrink_to_fit();
         self.headings.shrink_to_fit();
         self.anchors.shrink_to_fit();
+        self.definition_terms.shrink_to_fit();
         self.definitions.shrink_to_fit();
         self.footnote_definitions.shrink_to_fit();
         self.block_ids.shrink_to_fit();

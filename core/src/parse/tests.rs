@@ -571,3 +571,30 @@ fn a_dollar_or_percent_pair_inside_links_or_across_table_cells_hides_nothing() {
         ]
     );
 }
+
+/// Definition terms (PHP Markdown Extra's syntax): the lines of a paragraph before its
+/// first `: ` line, as plain text with their bytes; a paragraph that starts with `: ` or
+/// has no such line has none. Their ids share goldmark's counter with the headings.
+#[test]
+fn definition_terms_are_the_lines_before_a_colon_line() {
+    let text = "`cacheDir` *x*\nTerm two\n: def\nlazy\n: def2\n\n: lone\n\nplain\ntext\n\n\
+                ```\nt\n: code\n```\n\n## Term two\n\nTerm two\n:\tagain\n";
+    let parsed = parse(text);
+    let terms: Vec<(&str, &str)> = parsed
+        .definition_terms
+        .iter()
+        .map(|(t, r)| (t.as_str(), &text[r.clone()]))
+        .collect();
+    assert_eq!(
+        terms,
+        vec![
+            ("cacheDir x", "`cacheDir` *x*"),
+            ("Term two", "Term two"),
+            ("Term two", "Term two"),
+        ]
+    );
+    assert_eq!(
+        definition_term_ids(&parsed.headings, &parsed.definition_terms),
+        vec!["cachedir-x", "term-two", "term-two-1", "term-two-2"]
+    );
+}

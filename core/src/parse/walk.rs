@@ -240,7 +240,52 @@ impl Builder<'_> {
             0,
             scope.element,
         );
+        if let Node::Paragraph(p) = node {
+            self.definition_terms(&p.children, range);
+        }
         self.inline(node);
+    }
+
+    /// Records the definition terms of the paragraph at `range` whose inline nodes are
+    /// `children` ([`Parsed::definition_terms`]): its lines before the first that starts
+    /// (after at most three spaces) with `:` and a space or tab, when that is not its
+    /// first line.
+    fn definition_terms(&mut self, children: &[Node], range: Range<usize>) {
+        let source = &self.text[range.clone()];
+        let is_definition = |line: &str| {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            indent <= 3 && {
+                let rest = &line[indent..];
+                rest.starts_with(": ") || rest.starts_with(":\t")
+            }
+        };
+        let mut terms = Vec::new();
+        let mut at = range.start;
+        for line in source.split_inclusive('\n') {
+            let bare = line.trim_end_matches(['\n', '\r']);
+            if is_definition(bare) {
+                break;
+            }
+            terms.push(at..at + bare.len());
+            at += line.len();
+        }
+        if terms.is_empty() || terms.len() == source.split_inclusive('\n').count() {
+            return;
+        }
+        let mut text = String::new();
+        for child in children {
+            collect_text(child, &mut text, true);
+        }
+        let lines: Vec<&str> = text.split('\n').collect();
+        if lines.len() <= terms.len() {
+            return;
+        }
+        for (line, bytes) in lines.iter().zip(terms) {
+            let line = line.trim();
+            if !line.is_empty() {
+                self.parsed.definition_terms.push((line.to_string(), bytes));
+            }
+        }
     }
 
     fn list_item(&mut self, node: &Node, scope: &mut Scope) {

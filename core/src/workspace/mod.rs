@@ -9,7 +9,7 @@
 pub mod beneath;
 pub mod path_policy;
 mod site;
-pub use site::{is_index_page, page_id, page_url, without_number_prefix};
+pub use site::{hugo_page_url, is_index_page, page_id, page_url, without_number_prefix};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -655,7 +655,9 @@ impl Workspace {
     /// The site generator whose heading ids also name headings: `[links].generator`, else
     /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`, VitePress when it or one
     /// of the [`crate::config::CONVENTIONAL_SITE_ROOTS`] (`docs/`) has a `.vitepress/`
-    /// folder, Docusaurus when one of them has a `docusaurus.config.*`, else none.
+    /// folder, Docusaurus when one of them has a `docusaurus.config.*`, Hugo when one of
+    /// them or a folder at the root has a `hugo.toml` (or `.yaml`, `.json`, or an older
+    /// `config.toml` setting `baseURL`), else none.
     pub fn generator(&self) -> SiteGenerator {
         self.site.generator
     }
@@ -683,8 +685,27 @@ impl Workspace {
             .map(String::as_str)
     }
 
+    /// True for a Hugo site whose configuration sets `autoDefinitionTermID`: definition
+    /// terms have ids ([`crate::parse::definition_term_ids`]).
+    pub fn definition_term_ids(&self) -> bool {
+        self.site.definition_term_ids
+    }
+
+    /// For a Hugo site, the document whose logical path or URL path is `url` among the
+    /// pages of the content folder `content_folder` ([`hugo_page_url`]; letter case and a
+    /// trailing `/` do not matter): `/methods/site/title` names
+    /// `content/en/methods/site/title.md`, or a page with `url: /methods/site/title/`,
+    /// `slug: title` or `aliases: [/methods/site/title/]`, in that order. `None` elsewhere.
+    pub fn hugo_page(&self, content_folder: &str, url: &str) -> Option<&str> {
+        self.page_urls
+            .get_or_init(|| self.build_page_urls())
+            .get(&format!("{content_folder}|{}", Workspace::url_key(url)))
+            .map(String::as_str)
+    }
+
     /// For a Docusaurus site, the URL path of the page at `path` when it lies in one of
-    /// its docs folders ([`page_url`]). `None` elsewhere.
+    /// its docs folders ([`page_url`]); for a Hugo site, when it lies in a content folder
+    /// ([`hugo_page_url`]). `None` elsewhere.
     pub fn page_url_of(&self, path: &str) -> Option<String> {
         let folder = self.docs_folder_of(path)?;
         let front = self
@@ -692,6 +713,9 @@ impl Workspace {
             .get(path)
             .and_then(|e| e.parsed.frontmatter.as_ref());
         let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
+        if self.site.generator == SiteGenerator::Hugo {
+            return Some(site::hugo_page_url(folder, path, value("slug"), value("url")).0);
+        }
         let url = site::page_url(
             &self.site.route_base,
             folder,
@@ -706,20 +730,22 @@ impl Workspace {
         })
     }
 
-    /// For a Docusaurus site, the docs folder `path` lies in (KB-relative, `""` for the
-    /// root). `None` elsewhere.
+    /// For a Docusaurus site, the docs folder `path` lies in; for a Hugo site, the content
+    /// folder (KB-relative, `""` for the root; the deepest when they nest). `None`
+    /// elsewhere.
     pub fn docs_folder_of(&self, path: &str) -> Option<&str> {
         let folders = &self.site.lookup_folders;
         // The site folder that ends the lookup folders is not a docs folder.
         folders[..folders.len().saturating_sub(1)]
             .iter()
             .map(String::as_str)
-            .find(|folder| {
+            .filter(|folder| {
                 folder.is_empty()
                     || path
                         .strip_prefix(folder)
                         .is_some_and(|rest| rest.starts_with('/'))
             })
+            .max_by_key(|folder| folder.len())
     }
 
     /// The key of a URL in the page index: lowercased, without a trailing `/`.
@@ -734,6 +760,9 @@ impl Workspace {
         let mut urls = HashMap::new();
         if self.site.site_folder.is_none() {
             return urls;
+        }
+        if self.site.generator == SiteGenerator::Hugo {
+            return self.build_hugo_pages();
         }
         for path in self.docs.keys() {
             if let Some(url) = self.page_url_of(path) {
@@ -756,6 +785,43 @@ impl Workspace {
             }
         }
         urls
+    }
+
+    /// The Hugo page index ([`Workspace::hugo_page`]): `content_folder|key` → path, where
+    /// the keys are each page's URL, then its logical path, then its `aliases`; the first
+    /// page (in path order) to claim a key keeps it.
+    fn build_hugo_pages(&self) -> HashMap<String, String> {
+        let mut pages = HashMap::new();
+        let mut logical = Vec::new();
+        let mut aliases = Vec::new();
+        for (path, entry) in &self.docs {
+            let Some(folder) = self.docs_folder_of(path) else {
+                continue;
+            };
+            let front = entry.parsed.frontmatter.as_ref();
+            let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
+            let (url, logical_path) =
+                site::hugo_page_url(folder, path, value("slug"), value("url"));
+            let key = |url: &str| format!("{folder}|{}", Workspace::url_key(url));
+            pages.entry(key(&url)).or_insert_with(|| path.clone());
+            logical.push((key(&logical_path), path));
+            let listed = front.and_then(|f| f.get("aliases")).map(|v| match v {
+                serde_json::Value::Array(items) => {
+                    items.iter().filter_map(|i| i.as_str()).collect()
+                }
+                serde_json::Value::String(one) => vec![one.as_str()],
+                _ => Vec::new(),
+            });
+            for alias in listed.unwrap_or_default() {
+                if alias.starts_with('/') {
+                    aliases.push((key(alias), path));
+                }
+            }
+        }
+        for (key, path) in logical.into_iter().chain(aliases) {
+            pages.entry(key).or_insert_with(|| path.clone());
+        }
+        pages
     }
 
     /// For a Docusaurus site, its folder (KB-relative): where `@site/…` links start.

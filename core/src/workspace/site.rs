@@ -1,6 +1,6 @@
 //! How a workspace's pages are published: which site generator builds them
-//! ([`SiteGenerator`]), and for Docusaurus, the folders it looks a Markdown file link up
-//! from.
+//! ([`SiteGenerator`]), and for Docusaurus and Hugo, the folders it looks a link up from
+//! and the URL it publishes each page at.
 
 use std::path::Path;
 
@@ -15,16 +15,26 @@ const DOCUSAURUS_CONFIGS: &[&str] = &[
     "docusaurus.config.mts",
 ];
 
+/// The names Hugo 0.110 and later read a site's configuration from, in the site's folder
+/// or in its `config/_default/`.
+const HUGO_CONFIGS: &[&str] = &["hugo.toml", "hugo.yaml", "hugo.yml", "hugo.json"];
+
+/// The names older Hugo releases read, which also other tools use: they count only when
+/// the file sets `baseURL` and a `content/` folder lies beside it.
+const HUGO_LEGACY_CONFIGS: &[&str] = &["config.toml", "config.yaml", "config.yml", "config.json"];
+
 /// The site generator of a workspace and what it implies for link lookup.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Site {
     /// `[links].generator`, else detected ([`Site::of`]).
     pub generator: SiteGenerator,
-    /// Docusaurus only: the folders (KB-relative, `""` for the root) a link to a Markdown
-    /// file is looked up from when the linking page's folder has no such file, in order:
-    /// the content folders, then the site's folder. Empty for other generators.
+    /// Docusaurus and Hugo: the content folders (KB-relative, `""` for the root), then
+    /// the site's folder. Docusaurus looks a link to a Markdown file up from each when the
+    /// linking page's folder has no such file; Hugo looks a page up in the content folder
+    /// of the linking page (one per language). Empty for other generators.
     pub lookup_folders: Vec<String>,
-    /// Docusaurus only: the site's folder (KB-relative), which `@site/…` names.
+    /// Docusaurus and Hugo: the site's folder (KB-relative), which `@site/…` names and
+    /// Hugo's `static/` and `assets/` lie in.
     pub site_folder: Option<String>,
     /// Docusaurus only: the URL path the docs are published under, without slashes: the
     /// configuration's `routeBasePath: '…'`, else `docs`.
@@ -32,13 +42,22 @@ pub(crate) struct Site {
     /// Docusaurus only: the configuration sets `trailingSlash: true`, so every page's URL
     /// ends with `/` and relative links start at the page itself.
     pub trailing_slash: bool,
+    /// Hugo only: the configuration sets `markup.goldmark.parser.autoDefinitionTermID`, so
+    /// definition terms have ids ([`crate::parse::definition_term_ids`]).
+    pub definition_term_ids: bool,
 }
 
 impl Site {
     /// The site of the workspace at `root`. The generator is `[links].generator`, else:
     /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`; VitePress when the root
     /// or one of the [`CONVENTIONAL_SITE_ROOTS`] has a `.vitepress/` folder; Docusaurus
-    /// when one of them has a `docusaurus.config.{js,ts,mjs,cjs,mts}`; else none.
+    /// when one of them has a `docusaurus.config.{js,ts,mjs,cjs,mts}`; Hugo when one of
+    /// them or a folder at the root has a `hugo.{toml,yaml,yml,json}` (also in
+    /// `config/_default/`), or a `config.{toml,yaml,yml,json}` that sets `baseURL` beside a
+    /// `content/` folder; else none.
+    ///
+    /// A Hugo site's content folders are the `contentDir` values of its configuration files
+    /// (one per language: `content/en`) that name folders, else its `content/`.
     ///
     /// A Docusaurus site's content folders are the `path: '…'` values its configuration
     /// file gives its plugins (`docs: { path: '../docs' }`) that name folders of the
@@ -59,6 +78,7 @@ impl Site {
                 .find(|file| file.is_file())
                 .map(|file| (dir, file))
         });
+        let hugo = || hugo_site(root);
         let generator = config.links.generator.unwrap_or_else(|| {
             if root.join("mkdocs.yml").is_file() || root.join("mkdocs.yaml").is_file() {
                 SiteGenerator::Mkdocs
@@ -66,10 +86,43 @@ impl Site {
                 SiteGenerator::Vitepress
             } else if docusaurus.is_some() {
                 SiteGenerator::Docusaurus
+            } else if hugo().is_some() {
+                SiteGenerator::Hugo
             } else {
                 SiteGenerator::None
             }
         });
+        if generator == SiteGenerator::Hugo {
+            let (site_folder, sources) = hugo().unwrap_or_default();
+            let mut lookup_folders: Vec<String> = Vec::new();
+            for source in &sources {
+                for dir in content_dirs(source) {
+                    if let Some(folder) = super::path_policy::join_onto_folder(&site_folder, &dir)
+                        && root.join(&folder).is_dir()
+                        && !lookup_folders.contains(&folder)
+                    {
+                        lookup_folders.push(folder);
+                    }
+                }
+            }
+            if lookup_folders.is_empty() {
+                lookup_folders.push(
+                    super::path_policy::join_onto_folder(&site_folder, "content")
+                        .unwrap_or_else(|| "content".to_string()),
+                );
+            }
+            lookup_folders.push(site_folder.clone());
+            let definition_term_ids = sources
+                .iter()
+                .any(|source| sets_true(source, "autodefinitiontermid"));
+            return Site {
+                generator,
+                lookup_folders,
+                site_folder: Some(site_folder),
+                definition_term_ids,
+                ..Site::default()
+            };
+        }
         if generator != SiteGenerator::Docusaurus {
             return Site {
                 generator,
@@ -103,8 +156,199 @@ impl Site {
             site_folder: Some(site_folder),
             route_base,
             trailing_slash,
+            definition_term_ids: false,
         }
     }
+}
+
+/// The Hugo site under `root`: its folder (KB-relative) and its configuration files, read
+/// ([`read_config`]) (the main one, and every file of `config/_default/`), or `None` when no folder
+/// tried has one ([`Site::of`]: the root, the conventional site folders, then each folder
+/// at the root, in name order).
+fn hugo_site(root: &Path) -> Option<(String, Vec<serde_json::Value>)> {
+    let mut children: Vec<String> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| !name.starts_with('.') && !CONVENTIONAL_SITE_ROOTS.contains(&name.as_str()))
+        .collect();
+    children.sort();
+    let read = |file: &Path| std::fs::read_to_string(file).ok();
+    let tried = std::iter::once(String::new())
+        .chain(CONVENTIONAL_SITE_ROOTS.iter().map(|d| d.to_string()))
+        .chain(children);
+    for dir in tried {
+        let folder = root.join(&dir);
+        let defaults = folder.join("config").join("_default");
+        let main = HUGO_CONFIGS
+            .iter()
+            .map(|name| folder.join(name))
+            .find(|f| f.is_file())
+            .or_else(|| {
+                HUGO_LEGACY_CONFIGS
+                    .iter()
+                    .map(|name| folder.join(name))
+                    .find(|f| {
+                        folder.join("content").is_dir()
+                            && read(f).is_some_and(|text| sets_base_url(&text))
+                    })
+            });
+        let has_defaults = HUGO_CONFIGS
+            .iter()
+            .chain(HUGO_LEGACY_CONFIGS)
+            .any(|name| defaults.join(name).is_file());
+        if main.is_none() && !has_defaults {
+            continue;
+        }
+        let mut files: Vec<std::path::PathBuf> = main.into_iter().collect();
+        let mut more: Vec<std::path::PathBuf> = std::fs::read_dir(&defaults)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        more.sort();
+        files.extend(more);
+        return Some((dir, files.iter().filter_map(|f| read_config(f)).collect()));
+    }
+    None
+}
+
+/// True when a Hugo configuration's text sets `baseURL` (any letter case, TOML, YAML or
+/// JSON).
+fn sets_base_url(text: &str) -> bool {
+    use std::sync::OnceLock;
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(r#"(?im)^\s*["']?baseurl["']?\s*[=:]"#).expect("valid regex")
+    })
+    .is_match(text)
+}
+
+/// The content folders (relative to the site's folder) a Hugo configuration names, in
+/// order: every `contentDir` value (top level or per language), and the `source` of every
+/// module mount whose `target` is `content` (`[[module.mounts]] source = 'content/en'`).
+/// `config` is the parsed file (TOML, YAML or JSON); keys compare without letter case.
+fn content_dirs(config: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match (key.to_ascii_lowercase().as_str(), value) {
+                        ("contentdir", Value::String(dir)) => out.push(dir.clone()),
+                        ("mounts", Value::Array(mounts)) => {
+                            for mount in mounts {
+                                let field = |name: &str| mount.get(name).and_then(Value::as_str);
+                                if let (Some(source), Some(target)) =
+                                    (field("source"), field("target"))
+                                    && target.trim_matches('/') == "content"
+                                {
+                                    out.push(source.to_string());
+                                }
+                            }
+                        }
+                        _ => walk(value, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(config, &mut out);
+    out.into_iter()
+        .map(|dir| dir.trim_end_matches('/').to_string())
+        .filter(|dir| !dir.is_empty() && !dir.starts_with('/'))
+        .collect()
+}
+
+/// True when some table of `config`, at any depth, sets `key` (compared lowercased) to
+/// `true`: a Hugo option read wherever a configuration file or `config/_default/` file
+/// puts its table.
+fn sets_true(config: &serde_json::Value, key: &str) -> bool {
+    use serde_json::Value;
+    match config {
+        Value::Object(map) => map.iter().any(|(k, v)| {
+            (k.eq_ignore_ascii_case(key) && v == &Value::Bool(true)) || sets_true(v, key)
+        }),
+        Value::Array(items) => items.iter().any(|item| sets_true(item, key)),
+        _ => false,
+    }
+}
+
+/// A Hugo configuration file read as a value by its extension (`.toml`, `.yaml`, `.yml`,
+/// `.json`); `None` for another kind or text that does not parse.
+fn read_config(file: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(file).ok()?;
+    match file.extension()?.to_str()? {
+        "toml" => toml::from_str(&text).ok(),
+        "yaml" | "yml" => serde_norway::from_str(&text).ok(),
+        "json" => serde_json::from_str(&text).ok(),
+        _ => None,
+    }
+}
+
+/// The URL path (lowercased) Hugo publishes the page at `path` under, which lies in the
+/// content folder `content_folder` (KB-relative), with the frontmatter values `url` and
+/// `slug`, and the page's logical path, which `GetPage` and links name it by.
+///
+/// Rule (Hugo's default permalinks, `uglyURLs = false`): the path relative to the content
+/// folder without its extension, each segment lowercased with spaces made `-`; a bundle's
+/// `index.md` or a section's `_index.md` is its folder; the URL ends with `/`. A `slug`
+/// replaces the last segment of a page that is no index; a `url` is the whole URL.
+/// `content/en/methods/site/Title.md` → (`/methods/site/title/`, `/methods/site/title`);
+/// `content/en/about/_index.md` → (`/about/`, `/about`).
+pub fn hugo_page_url(
+    content_folder: &str,
+    path: &str,
+    slug: Option<&str>,
+    url: Option<&str>,
+) -> (String, String) {
+    let rel = match content_folder {
+        "" => path,
+        folder => path
+            .strip_prefix(folder)
+            .and_then(|p| p.strip_prefix('/'))
+            .unwrap_or(path),
+    };
+    let stem = rel.rsplit_once('.').map_or(rel, |(stem, _)| stem);
+    let (folder, name) = stem.rsplit_once('/').unwrap_or(("", stem));
+    let clean = |s: &str| s.to_lowercase().replace(' ', "-");
+    let index = name == "index" || name == "_index";
+    let mut logical = String::new();
+    for segment in folder.split('/').filter(|s| !s.is_empty()) {
+        logical.push('/');
+        logical.push_str(&clean(segment));
+    }
+    let folder_url = logical.clone();
+    if !index {
+        logical.push('/');
+        logical.push_str(&clean(name));
+    }
+    if logical.is_empty() {
+        logical.push('/');
+    }
+    let permalink = match (url, slug) {
+        (Some(url), _) if !url.trim().is_empty() => {
+            let url = url.trim();
+            if url.starts_with('/') {
+                url.to_lowercase()
+            } else {
+                format!("/{}", url.to_lowercase())
+            }
+        }
+        (_, Some(slug)) if !index && !slug.trim().is_empty() => {
+            format!("{folder_url}/{}/", clean(slug.trim().trim_matches('/')))
+        }
+        _ if logical == "/" => "/".to_string(),
+        _ => format!("{logical}/"),
+    };
+    (permalink, logical)
 }
 
 /// The URL path (lowercased) Docusaurus publishes the page at `path` under: `path` lies
@@ -349,5 +593,94 @@ mod tests {
         assert_eq!(Site::of(root, &set).lookup_folders, vec!["docs", "website"]);
         let none = Config::from_toml("[links]\ngenerator = \"none\"\n").unwrap();
         assert_eq!(Site::of(root, &none), Site::default());
+    }
+
+    /// Hugo is found from `hugo.toml` at the root, `config/_default/` in a folder at the
+    /// root, or an older `config.toml` that sets `baseURL` beside `content/`; its content
+    /// folders come from `contentDir` and content mounts; `autoDefinitionTermID` is read
+    /// wherever its table is.
+    #[test]
+    fn hugo_sites_and_content_folders_come_from_its_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |path: &str, text: &str| {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        };
+        // `config.toml` without `baseURL` is some other tool's.
+        write("config.toml", "title = 'x'\n");
+        std::fs::create_dir_all(root.join("content")).unwrap();
+        assert_eq!(Site::of(root, &Config::default()), Site::default());
+        write("config.toml", "baseurl = 'https://example.org/'\n");
+        let site = Site::of(root, &Config::default());
+        assert_eq!(site.generator, SiteGenerator::Hugo);
+        assert_eq!(site.lookup_folders, vec!["content", ""]);
+        assert!(!site.definition_term_ids);
+        std::fs::remove_file(root.join("config.toml")).unwrap();
+        // A site in a folder at the root, configured in `config/_default/`: languages'
+        // `contentDir` (YAML) and a module mount (TOML).
+        write(
+            "www/config/_default/hugo.yaml",
+            "languages:\n  en:\n    contentDir: content/en\n  ja:\n    contentDir: content/ja/\n\
+             markup:\n  goldmark:\n    parser:\n      autoDefinitionTermID: true\n",
+        );
+        write(
+            "www/config/_default/module.toml",
+            "[[mounts]]\nsource = 'shared'\ntarget = 'content'\n\
+             [[mounts]]\nsource = 'assets'\ntarget = 'assets'\n",
+        );
+        for folder in [
+            "www/content/en",
+            "www/content/ja",
+            "www/shared",
+            "www/assets",
+        ] {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+        }
+        let site = Site::of(root, &Config::default());
+        assert_eq!(site.generator, SiteGenerator::Hugo);
+        assert_eq!(
+            site.lookup_folders,
+            vec!["www/content/en", "www/content/ja", "www/shared", "www"]
+        );
+        assert_eq!(site.site_folder.as_deref(), Some("www"));
+        assert!(site.definition_term_ids);
+        for (path, slug, url, expected) in [
+            (
+                "content/en/methods/site/Title.md",
+                None,
+                None,
+                ("/methods/site/title/", "/methods/site/title"),
+            ),
+            (
+                "content/en/about/_index.md",
+                None,
+                None,
+                ("/about/", "/about"),
+            ),
+            (
+                "content/en/about/index.md",
+                Some("x"),
+                None,
+                ("/about/", "/about"),
+            ),
+            ("content/en/_index.md", None, None, ("/", "/")),
+            (
+                "content/en/posts/My Post.md",
+                Some("Hello World"),
+                None,
+                ("/posts/hello-world/", "/posts/my-post"),
+            ),
+            (
+                "content/en/posts/a.md",
+                Some("x"),
+                Some("elsewhere/a/"),
+                ("/elsewhere/a/", "/posts/a"),
+            ),
+        ] {
+            let (permalink, logical) = hugo_page_url("content/en", path, slug, url);
+            assert_eq!((permalink.as_str(), logical.as_str()), expected, "{path}");
+        }
     }
 }
