@@ -4,6 +4,7 @@
 //! MCP `kb_links` all report these names.
 
 pub mod graph;
+mod hugo;
 pub mod navigate;
 pub mod rewrite;
 
@@ -78,6 +79,7 @@ pub enum Target {
 
 use crate::workspace::path_policy::join_onto_folder;
 pub use crate::workspace::path_policy::join_relative;
+use hugo::{hugo_content_path, hugo_section_link, in_hugo_site, is_hugo_page_link};
 
 /// Resolves one link of document `from`.
 pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
@@ -286,106 +288,6 @@ fn in_docusaurus_folders(ws: &Workspace, from: &str, dest: &str) -> Option<Found
     ws.site_lookup_folders()
         .iter()
         .find_map(|folder| in_folder(folder, rel))
-}
-
-/// Hugo's lookup of a link that names nothing from the linking page `from`'s folder
-/// (rules: `Page.GetPage` and the link render hook Hugo embeds, which resolves a
-/// destination as a page, then as a page or global resource, else leaves it to the
-/// browser). In the content folder of `from` ([`Workspace::docs_folder_of`], one per
-/// language), a page is named by its logical path or its URL ([`Workspace::hugo_page`]):
-/// - `/a/b/` or `/a/b.md` from the content folder;
-/// - `b/c` from `from`'s folder (a bundle's `index.md` is its own folder), then from the
-///   content folder, then as a browser resolves it against `from`'s URL (`../x/` from
-///   `/a/b/` is `/a/x/`).
-///
-/// A file (`/images/kitten.jpg`, or `kitten.jpg` relative) is looked up in the site's
-/// `static/` (served at the site's root) and `assets/` (global resources).
-fn in_hugo_site(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
-    let site = ws.site_folder()?;
-    let content = ws.docs_folder_of(from);
-    if is_hugo_page_link(dest)
-        && let Some(content) = content
-    {
-        let page = |url: &str| {
-            ws.hugo_page(content, url)
-                .map(|p| Found::of(ws, p.to_string()))
-        };
-        let logical = |rel: &str| {
-            let rel = rel.trim_end_matches('/');
-            let lower = rel.to_ascii_lowercase();
-            let rel = if lower.ends_with(".md") {
-                &rel[..rel.len() - 3]
-            } else {
-                rel
-            };
-            format!("/{}", rel.trim_start_matches('/'))
-        };
-        if dest.starts_with('/') {
-            return page(&logical(dest));
-        }
-        let own = from
-            .strip_prefix(content)
-            .map(|p| p.trim_start_matches('/'))
-            .unwrap_or(from);
-        let from_url = ws.page_url_of(from);
-        return join_relative(own, dest)
-            .map(|p| logical(&p))
-            .and_then(|p| page(&p))
-            .or_else(|| page(&logical(dest)))
-            .or_else(|| {
-                let base = from_url?;
-                let joined = join_relative(&format!("{}_", base.trim_start_matches('/')), dest)?;
-                page(&format!("/{joined}"))
-            });
-    }
-    let rel = dest.trim_start_matches('/');
-    let folders: &[&str] = if dest.starts_with('/') {
-        &["static", "assets"]
-    } else {
-        &["assets"]
-    };
-    folders.iter().find_map(|assets| {
-        let folder = join_onto_folder(site, assets)?;
-        join_onto_folder(&folder, rel).and_then(|p| exact_target(ws, &p))
-    })
-}
-
-/// Where a Hugo site's `/…` page link `dest` of content page `from` points in the content
-/// folder (`/methods/site/gone/` → `content/en/methods/site/gone`), for messages. `None`
-/// for other links and generators.
-fn hugo_content_path(ws: &Workspace, from: &str, dest: &str) -> Option<String> {
-    if ws.generator() != SiteGenerator::Hugo || !dest.starts_with('/') || !is_hugo_page_link(dest) {
-        return None;
-    }
-    join_onto_folder(ws.docs_folder_of(from)?, dest.trim_matches('/'))
-}
-
-/// True for a Hugo link destination that names a page rather than a file: it ends with
-/// `/`, its last segment has no extension, or it names a `.md` file.
-fn is_hugo_page_link(dest: &str) -> bool {
-    let last = dest.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-    dest.ends_with('/') || !last.contains('.') || is_markdown_file_link(dest)
-}
-
-/// True when the root-absolute link whose path is `path` (KB-relative, from the root) is
-/// a page of a Hugo site's section: its first segment is a folder of the content folder of
-/// `from` (or of the first content folder). Such a link is checked; another `/…` link
-/// (a taxonomy's `/tags/x/`, an output format's `/index.xml`) may be a page Hugo makes
-/// without a file.
-fn hugo_section_link(ws: &Workspace, from: &str, path: &str) -> bool {
-    if ws.generator() != SiteGenerator::Hugo {
-        return false;
-    }
-    let Some(content) = ws
-        .docs_folder_of(from)
-        .or_else(|| ws.site_lookup_folders().first().map(String::as_str))
-    else {
-        return false;
-    };
-    let first = path.split('/').next().unwrap_or("");
-    !first.is_empty()
-        && !first.contains('.')
-        && join_onto_folder(content, first).is_some_and(|f| ws.is_folder(&f))
 }
 
 /// True for a link to a `.md` or `.mdx` file (any letter case), which Docusaurus resolves
@@ -969,14 +871,21 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
                 let Some(target) = ws.parsed(&target_path) else {
                     continue;
                 };
-                if !fragment_matches(
+                let found = fragment_matches(
                     &target,
                     &fragment,
                     wiki,
                     config.fragment_case_sensitive,
                     ws.generator(),
                     ws.definition_term_ids(),
-                ) {
+                ) || (!wiki
+                    && hugo::included_anchor(
+                        ws,
+                        &target_path,
+                        &fragment,
+                        config.fragment_case_sensitive,
+                    ));
+                if !found {
                     let frag_range = link.fragment_range.clone().unwrap_or(range);
                     let where_ = if target_path == path {
                         "this document".to_string()

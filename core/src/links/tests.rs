@@ -1218,3 +1218,99 @@ fn hugo_links_name_pages_by_logical_path_and_url() {
         "file `/methods/site/gone/` does not exist (resolved to `site/content/en/methods/site/gone`)"
     );
 }
+
+/// Hugo module mounts and snippets: a translation falls back to what a mount brings from
+/// the default language and shares its bundles' resources; what a mount brings from
+/// outside the workspace is not reported; `static/` mounts serve files; a page shows the
+/// anchors of the snippets it includes (`include` shortcode, `_includes/`, Markdown
+/// shortcode templates) and a snippet's `#x` names its includer's anchor; a template's
+/// `/…` link names a page of the default language.
+#[test]
+fn hugo_mounts_translations_and_snippets() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    write(
+        "config/_default/hugo.yaml",
+        "baseURL: https://example.org/\n\
+         module:\n  mounts:\n\
+         \x20   - {source: content/en, target: content}\n\
+         \x20   - {source: content/ja, target: content}\n\
+         \x20   - {source: content/en/docs, target: content/docs}\n\
+         \x20   - {source: tmp/spec, target: content/docs/specs}\n\
+         \x20   - {source: icons, target: static/img/logos}\n",
+    );
+    write("icons/a.svg", "<svg/>");
+    write("content/en/docs/guide.md", "# Guide\n\n## Setup\n");
+    write("content/en/docs/concepts/signals/s.svg", "<svg/>");
+    write(
+        "content/en/docs/concepts/signals/baggage.md",
+        "![b](../s.svg)\n",
+    );
+    write("content/en/blog/post/index.md", "# Post\n");
+    write("content/en/blog/post/shot.png", "png");
+    write("content/ja/blog/post/index.md", "![s](shot.png)\n");
+    write(
+        "content/ja/docs/x.md",
+        "[a](/docs/guide/#setup) [b](guide/) [c](/docs/specs/otel/) [d](/docs/gone/) \
+         [e](/img/logos/a.svg) [f](/img/logos/b.svg)\n",
+    );
+    write(
+        "content/en/docs/_includes/intro.md",
+        "## Snippet heading\n\nSee [here](#page-heading).\n",
+    );
+    write("content/en/_common/terms.md", "## Common term\n");
+    write(
+        "layouts/_shortcodes/docs/outro.md",
+        "## Outro\n\n[Guide](/docs/guide/)\n",
+    );
+    write(
+        "content/en/docs/languages/page.md",
+        "## Page heading\n\n{{% include \"intro.md\" %}}\n\n{{% include \"/_common/terms.md\" %}}\n\n\
+         {{% docs/outro %}}\n\n```\n{{% include \"nothing.md\" %}}\n```\n\n\
+         [a](#snippet-heading) [b](#common-term) [c](#outro) [d](#nope)\n",
+    );
+    let (ws, _) = Workspace::load(root, Config::default()).unwrap();
+    assert_eq!(ws.generator(), SiteGenerator::Hugo);
+    let text = |path: &str| ws.get(path).unwrap().doc.text();
+    let reported = |path: &str| -> Vec<String> {
+        diagnostics(&ws, path)
+            .iter()
+            .map(|d| text(path)[d.range.clone()].to_string())
+            .collect()
+    };
+    assert_eq!(
+        reported("content/ja/docs/x.md"),
+        vec!["/docs/gone/", "/img/logos/b.svg"]
+    );
+    let parsed = ws.parsed("content/ja/docs/x.md").unwrap();
+    let first = resolve_link(&ws, "content/ja/docs/x.md", &parsed.links[0]);
+    assert_eq!(
+        first,
+        Target::Document {
+            path: "content/en/docs/guide.md".into(),
+            fragment: Some("setup".into())
+        }
+    );
+    assert_eq!(
+        reported("content/ja/blog/post/index.md"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        reported("content/en/docs/concepts/signals/baggage.md"),
+        Vec::<String>::new()
+    );
+    assert_eq!(reported("content/en/docs/languages/page.md"), vec!["nope"]);
+    assert_eq!(
+        reported("content/en/docs/_includes/intro.md"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        reported("layouts/_shortcodes/docs/outro.md"),
+        Vec::<String>::new()
+    );
+}

@@ -622,6 +622,9 @@ pub struct Workspace {
     /// Docusaurus only: lowercased page URL → the document or `.mdx` file published there
     /// ([`Workspace::page_at_url`]); built on first use, dropped by every change.
     page_urls: std::sync::OnceLock<HashMap<String, String>>,
+    /// Hugo only: each snippet → the pages that include it ([`Workspace::includers`]);
+    /// built on first use, dropped by every change.
+    includers: std::sync::OnceLock<HashMap<String, Vec<String>>>,
 }
 
 impl Workspace {
@@ -643,6 +646,7 @@ impl Workspace {
             vault,
             site,
             page_urls: std::sync::OnceLock::new(),
+            includers: std::sync::OnceLock::new(),
         }
     }
 
@@ -689,6 +693,35 @@ impl Workspace {
     /// terms have ids ([`crate::parse::definition_term_ids`]).
     pub fn definition_term_ids(&self) -> bool {
         self.site.definition_term_ids
+    }
+
+    /// For a Hugo site, its module mounts into the content: (target's logical path without
+    /// slashes, `docs/specs`; the source, KB-relative, when the workspace has it).
+    pub fn hugo_content_mounts(&self) -> &[(String, Option<String>)] {
+        &self.site.content_mounts
+    }
+
+    /// Drops the indexes built from every document ([`Workspace::page_at_url`],
+    /// [`Workspace::includers`]): a change may move any entry.
+    fn reset_site_indexes(&mut self) {
+        self.page_urls = std::sync::OnceLock::new();
+        self.includers = std::sync::OnceLock::new();
+    }
+
+    /// For a Hugo site, the pages that include each snippet (KB paths), as `build` finds
+    /// them over the whole workspace (the rule lives with the links: `include` shortcodes);
+    /// built on the first call after a change and kept until the next.
+    pub fn includers(
+        &self,
+        build: impl FnOnce(&Workspace) -> HashMap<String, Vec<String>>,
+    ) -> &HashMap<String, Vec<String>> {
+        self.includers.get_or_init(|| build(self))
+    }
+
+    /// For a Hugo site, its module mounts into `static/` whose source it has: (target under
+    /// `static/`, lowercased, `""` for `static/` itself; source folder, KB-relative).
+    pub fn hugo_static_mounts(&self) -> &[(String, String)] {
+        &self.site.static_mounts
     }
 
     /// For a Hugo site, the document whose logical path or URL path is `url` among the
@@ -962,7 +995,7 @@ impl Workspace {
 
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
-        self.page_urls = std::sync::OnceLock::new();
+        self.reset_site_indexes();
         self.vault = vault_setting(&self.root, &config);
         self.site = site::Site::of(&self.root, &config);
         self.config = config;
@@ -970,7 +1003,7 @@ impl Workspace {
 
     /// Inserts or replaces a document.
     pub fn insert(&mut self, path: String, entry: DocEntry) {
-        self.page_urls = std::sync::OnceLock::new();
+        self.reset_site_indexes();
         if !self.docs.contains_key(&path) {
             self.by_stem
                 .entry(stem_key(&path))
@@ -986,7 +1019,7 @@ impl Workspace {
 
     /// Removes a document; returns it if it was there.
     pub fn remove(&mut self, path: &str) -> Option<DocEntry> {
-        self.page_urls = std::sync::OnceLock::new();
+        self.reset_site_indexes();
         let entry = self.docs.remove(path)?;
         if let Some(list) = self.by_stem.get_mut(&stem_key(path)) {
             list.retain(|p| p != path);
@@ -997,7 +1030,7 @@ impl Workspace {
 
     /// Records a non-Markdown file or a folder (link targets that are not documents).
     pub fn add_other(&mut self, path: &str) {
-        self.page_urls = std::sync::OnceLock::new();
+        self.reset_site_indexes();
         if self.other.insert(path.to_string()) && !path.is_empty() {
             let name = name_key(path);
             self.by_name.entry(name).or_default().push(path.to_string());
@@ -1007,7 +1040,7 @@ impl Workspace {
 
     /// Forgets a non-Markdown file or a folder that no longer exists; returns true if it was known.
     pub fn remove_other(&mut self, path: &str) -> bool {
-        self.page_urls = std::sync::OnceLock::new();
+        self.reset_site_indexes();
         if !self.other.remove(path) {
             return false;
         }

@@ -45,6 +45,15 @@ pub(crate) struct Site {
     /// Hugo only: the configuration sets `markup.goldmark.parser.autoDefinitionTermID`, so
     /// definition terms have ids ([`crate::parse::definition_term_ids`]).
     pub definition_term_ids: bool,
+    /// Hugo only: module mounts into a folder or file of the content (`target:
+    /// content/docs/specs`): the target's logical path (`docs/specs`, without `.md`) and
+    /// the source (KB-relative) when it is in the workspace, else `None` (a submodule or a
+    /// folder made at build time).
+    pub content_mounts: Vec<(String, Option<String>)>,
+    /// Hugo only: module mounts into `static/` whose source the workspace has: the
+    /// target's path under `static/` (lowercased, `""` for `static` itself) and the source
+    /// (KB-relative).
+    pub static_mounts: Vec<(String, String)>,
 }
 
 impl Site {
@@ -115,11 +124,43 @@ impl Site {
             let definition_term_ids = sources
                 .iter()
                 .any(|source| sets_true(source, "autodefinitiontermid"));
+            let content_mounts = sources
+                .iter()
+                .flat_map(mounts)
+                .filter_map(|(source, target)| {
+                    let target = target.trim_matches('/').strip_prefix("content/")?;
+                    let target = target.strip_suffix(".md").unwrap_or(target);
+                    let target = target
+                        .strip_suffix("/_index")
+                        .or_else(|| target.strip_suffix("/index"))
+                        .unwrap_or(target)
+                        .to_lowercase();
+                    let source = super::path_policy::join_onto_folder(&site_folder, &source)
+                        .filter(|s| root.join(s).exists());
+                    Some((target, source))
+                })
+                .collect();
+            let static_mounts = sources
+                .iter()
+                .flat_map(mounts)
+                .filter_map(|(source, target)| {
+                    let target = target.trim_matches('/');
+                    let target = match target {
+                        "static" => "",
+                        other => other.strip_prefix("static/")?,
+                    };
+                    let source = super::path_policy::join_onto_folder(&site_folder, &source)
+                        .filter(|s| root.join(s).is_dir())?;
+                    Some((target.to_ascii_lowercase(), source))
+                })
+                .collect();
             return Site {
                 generator,
                 lookup_folders,
                 site_folder: Some(site_folder),
                 definition_term_ids,
+                content_mounts,
+                static_mounts,
                 ..Site::default()
             };
         }
@@ -157,6 +198,8 @@ impl Site {
             route_base,
             trailing_slash,
             definition_term_ids: false,
+            content_mounts: Vec::new(),
+            static_mounts: Vec::new(),
         }
     }
 }
@@ -240,14 +283,45 @@ fn content_dirs(config: &serde_json::Value) -> Vec<String> {
                 for (key, value) in map {
                     match (key.to_ascii_lowercase().as_str(), value) {
                         ("contentdir", Value::String(dir)) => out.push(dir.clone()),
-                        ("mounts", Value::Array(mounts)) => {
+                        ("mounts", Value::Array(_)) => {}
+                        _ => walk(value, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(config, &mut out);
+    out.extend(
+        mounts(config)
+            .into_iter()
+            .filter(|(_, target)| target.trim_matches('/') == "content")
+            .map(|(source, _)| source),
+    );
+    out.into_iter()
+        .map(|dir| dir.trim_end_matches('/').to_string())
+        .filter(|dir| !dir.is_empty() && !dir.starts_with('/'))
+        .collect()
+}
+
+/// Every module mount of a Hugo configuration, at any depth (`module.mounts`, or `mounts`
+/// in `config/_default/module.toml`): (`source`, `target`), as written.
+fn mounts(config: &serde_json::Value) -> Vec<(String, String)> {
+    use serde_json::Value;
+    fn walk(value: &Value, out: &mut Vec<(String, String)>) {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match (key.eq_ignore_ascii_case("mounts"), value) {
+                        (true, Value::Array(mounts)) => {
                             for mount in mounts {
                                 let field = |name: &str| mount.get(name).and_then(Value::as_str);
                                 if let (Some(source), Some(target)) =
                                     (field("source"), field("target"))
-                                    && target.trim_matches('/') == "content"
                                 {
-                                    out.push(source.to_string());
+                                    out.push((source.to_string(), target.to_string()));
                                 }
                             }
                         }
@@ -261,10 +335,7 @@ fn content_dirs(config: &serde_json::Value) -> Vec<String> {
     }
     let mut out = Vec::new();
     walk(config, &mut out);
-    out.into_iter()
-        .map(|dir| dir.trim_end_matches('/').to_string())
-        .filter(|dir| !dir.is_empty() && !dir.starts_with('/'))
-        .collect()
+    out
 }
 
 /// True when some table of `config`, at any depth, sets `key` (compared lowercased) to
