@@ -410,3 +410,62 @@ fn in_includes_folder(ws: &Workspace, path: &str, content: &str, name: &str) -> 
         folder = folder.rsplit_once('/').map_or("", |(f, _)| f);
     }
 }
+
+/// The destination a Markdown link of Hugo page `from` gets when a move takes its target
+/// `target` to `target_after` (either may be the same path), for a link that Hugo's
+/// lookup resolved and a plain file path does not (`/methods/site/title/` for
+/// `content/en/methods/site/Title.md`): a file path would not be a page link Hugo reads.
+/// `written` is the destination as written, without fragment or query.
+///
+/// A `/…` link whose target stays keeps its text. Otherwise the target's new URL when the
+/// link was written as its URL (`url` and `slug` frontmatter count, so a page with `url`
+/// keeps it), else its new logical path; root-absolute, with a trailing `/` or `.md`
+/// when `written` has one. `None` outside a Hugo site, for a link a file path resolves
+/// (the caller's file path rewrite keeps it), or a target that leaves the content folders.
+pub(crate) fn site_moved_destination(
+    ws: &Workspace,
+    from: &str,
+    link: &crate::parse::Link,
+    written: &str,
+    target: &str,
+    target_after: &str,
+) -> Option<String> {
+    if ws.generator() != SiteGenerator::Hugo {
+        return None;
+    }
+    // A link a plain path resolves is rewritten as a path.
+    let plain = join_relative(from, &link.dest)
+        .and_then(|path| exact_target(ws, &path))
+        .is_some_and(|found| found.path() == target);
+    if plain || link.dest.starts_with('/') && !is_hugo_page_link(&link.dest) {
+        return None;
+    }
+    if written.starts_with('/') && target == target_after {
+        return Some(written.to_string());
+    }
+    let old_folder = ws.docs_folder_of(target)?;
+    let new_folder = ws.docs_folder_of(target_after)?;
+    let parsed = ws.parsed(target);
+    let front = parsed.as_ref().and_then(|p| p.frontmatter.as_ref());
+    let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
+    let (old_url, _) =
+        crate::workspace::hugo_page_url(old_folder, target, value("slug"), value("url"));
+    let (new_url, new_logical) =
+        crate::workspace::hugo_page_url(new_folder, target_after, value("slug"), value("url"));
+    let lower = written.to_lowercase();
+    let bare = lower.trim_end_matches('/');
+    let as_url = bare.starts_with('/') && bare == old_url.trim_end_matches('/');
+    if lower.ends_with(".md") {
+        return Some(format!(
+            "/{}",
+            &target_after[new_folder.len()..].trim_start_matches('/')
+        ));
+    }
+    let base = if as_url { new_url } else { new_logical };
+    let base = base.trim_end_matches('/');
+    Some(if written.ends_with('/') || base.is_empty() {
+        format!("{base}/")
+    } else {
+        base.to_string()
+    })
+}

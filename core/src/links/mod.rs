@@ -79,6 +79,7 @@ pub enum Target {
 
 use crate::workspace::path_policy::join_onto_folder;
 pub use crate::workspace::path_policy::join_relative;
+pub(crate) use hugo::site_moved_destination;
 use hugo::{hugo_content_path, hugo_section_link, in_hugo_site, is_hugo_page_link};
 
 /// Resolves one link of document `from`.
@@ -423,6 +424,13 @@ enum Found {
 }
 
 impl Found {
+    /// The KB-relative path found.
+    fn path(&self) -> &str {
+        match self {
+            Found::Document(path) | Found::File(path) => path,
+        }
+    }
+
     fn of(ws: &Workspace, path: String) -> Found {
         if ws.contains_document(&path) {
             Found::Document(path)

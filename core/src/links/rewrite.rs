@@ -332,6 +332,10 @@ pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
                     Some(r) => r,
                     None => continue,
                 }
+            } else if let Some(site_form) =
+                crate::links::site_moved_destination(ws, from, link, written, &target, target_after)
+            {
+                site_form
             } else {
                 destination(&text, link, &range, new_from.unwrap_or(from), target_after)
             };

@@ -406,3 +406,58 @@ fn html_values_are_encoded_to_stay_one_value_and_unmoved_paths_stay_as_written()
     );
     assert_eq!(out["n/a.md"], "<img src=\"/my pic.png\"> [b](n/b.md)\n");
 }
+
+/// In a Hugo site a move rewrites a page link in Hugo's terms: a link written as the
+/// page's URL gets its new URL (a `url` frontmatter keeps it), one written as its logical
+/// path the new logical path, root-absolute; a `/…` link whose target stays is left as
+/// written when the linking page moves; a plain file path stays a file path.
+#[test]
+fn hugo_page_links_follow_a_move_in_hugos_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    write("hugo.toml", "baseURL = 'https://example.org/'\n");
+    write("content/methods/site/Title.md", "# Title\n\n## Usage\n");
+    write("content/posts/first.md", "---\nslug: hello\n---\n# First\n");
+    write("content/posts/kept.md", "---\nurl: /kept/\n---\n# Kept\n");
+    write("content/about/team.md", "# Team\n");
+    let intro = "[a](methods/site/title/) [b](/methods/site/title/#usage) [c](/posts/hello/) \
+                 [d](/kept/) [e](../about/team.md) [f](/about/team/) [g](/methods/site/Title.md)\n";
+    write("content/templates/intro.md", intro);
+    let (ws, _) = Workspace::load(root, crate::workspace::Config::default()).unwrap();
+    let after = |moves: &[(&str, &str)]| -> String {
+        let moves: Vec<(String, String)> = moves
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let edits = move_edits(&ws, &moves);
+        let list = edits
+            .get("content/templates/intro.md")
+            .cloned()
+            .unwrap_or_default();
+        apply(intro, &list)
+    };
+    assert_eq!(
+        after(&[
+            (
+                "content/methods/site/Title.md",
+                "content/methods/page/Title.md"
+            ),
+            ("content/posts/first.md", "content/news/first.md"),
+            ("content/posts/kept.md", "content/news/kept.md"),
+            ("content/about/team.md", "content/people/team.md"),
+        ]),
+        "[a](/methods/page/title/) [b](/methods/page/title/#usage) [c](/news/hello/) \
+         [d](/kept/) [e](../people/team.md) [f](/people/team/) [g](/methods/page/Title.md)\n"
+    );
+    // The linking page moves: root-absolute links stay, relative ones follow.
+    assert_eq!(
+        after(&[("content/templates/intro.md", "content/guides/deep/intro.md")]),
+        "[a](/methods/site/title/) [b](/methods/site/title/#usage) [c](/posts/hello/) \
+         [d](/kept/) [e](../../about/team.md) [f](/about/team/) [g](/methods/site/Title.md)\n"
+    );
+}
