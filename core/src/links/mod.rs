@@ -7,6 +7,7 @@ pub mod graph;
 mod hugo;
 pub mod navigate;
 pub mod rewrite;
+mod site_move;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -79,8 +80,8 @@ pub enum Target {
 
 use crate::workspace::path_policy::join_onto_folder;
 pub use crate::workspace::path_policy::join_relative;
-pub(crate) use hugo::site_moved_destination;
 use hugo::{hugo_content_path, hugo_section_link, in_hugo_site, is_hugo_page_link};
+pub(crate) use site_move::site_moved_destination;
 
 /// Resolves one link of document `from`.
 pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {

@@ -740,19 +740,26 @@ impl Workspace {
     /// its docs folders ([`page_url`]); for a Hugo site, when it lies in a content folder
     /// ([`hugo_page_url`]). `None` elsewhere.
     pub fn page_url_of(&self, path: &str) -> Option<String> {
-        let folder = self.docs_folder_of(path)?;
+        self.page_url_as(path, path)
+    }
+
+    /// The URL path the page at `path` (its frontmatter) would have at `at`, where a move
+    /// takes it ([`Workspace::page_url_of`]). `None` when `at` lies in no docs or content
+    /// folder, or outside Docusaurus and Hugo sites.
+    pub fn page_url_as(&self, path: &str, at: &str) -> Option<String> {
+        let folder = self.docs_folder_of(at)?;
         let front = self
             .docs
             .get(path)
             .and_then(|e| e.parsed.frontmatter.as_ref());
         let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
         if self.site.generator == SiteGenerator::Hugo {
-            return Some(site::hugo_page_url(folder, path, value("slug"), value("url")).0);
+            return Some(site::hugo_page_url(folder, at, value("slug"), value("url")).0);
         }
         let url = site::page_url(
             &self.site.route_base,
             folder,
-            path,
+            at,
             value("slug"),
             value("id"),
         )?;

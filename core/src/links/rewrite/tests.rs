@@ -461,3 +461,37 @@ fn hugo_page_links_follow_a_move_in_hugos_terms() {
          [d](/kept/) [e](../../about/team.md) [f](/about/team/) [g](/methods/site/Title.md)\n"
     );
 }
+
+/// In a Docusaurus site a move gives a page-URL link the page's new URL (ids, number
+/// prefixes and slugs as Docusaurus makes them); a link to the `.md` file stays a path.
+#[test]
+fn docusaurus_page_urls_follow_a_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    write("docusaurus.config.js", "export default {};\n");
+    write("docs/guide/02-plain.md", "# Plain\n");
+    write("docs/guide/other.md", "---\nslug: custom\n---\n# Other\n");
+    let text = "[a](/docs/guide/plain) [b](plain#x) [c](custom/) [d](02-plain.md)\n";
+    write("docs/guide/a.md", text);
+    let (ws, _) = Workspace::load(root, crate::workspace::Config::default()).unwrap();
+    let moves = vec![
+        (
+            "docs/guide/02-plain.md".to_string(),
+            "docs/ref/03-plain.md".to_string(),
+        ),
+        (
+            "docs/guide/other.md".to_string(),
+            "docs/ref/other.md".to_string(),
+        ),
+    ];
+    let edits = move_edits(&ws, &moves);
+    assert_eq!(
+        apply(text, &edits["docs/guide/a.md"]),
+        "[a](/docs/ref/plain) [b](/docs/ref/plain#x) [c](/docs/ref/custom/) [d](../ref/03-plain.md)\n"
+    );
+}
