@@ -39,6 +39,16 @@ pub fn workspace_with(fixture: &str, config: Config) -> Workspace {
     ws
 }
 
+/// Writes the fixture's files under `root` (a real folder), creating their folders: for
+/// tests that read a site's configuration from disk.
+pub fn on_disk(root: &std::path::Path, fixture: &str) {
+    for (path, text) in files(fixture) {
+        let file = root.join(&path);
+        std::fs::create_dir_all(file.parent().expect("a file has a folder")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+}
+
 /// [`workspace_with`] and the default configuration.
 pub fn workspace(fixture: &str) -> Workspace {
     workspace_with(fixture, Config::default())

@@ -5,7 +5,7 @@
 use super::{Found, exact_target, is_markdown_file_link, join_relative};
 use crate::config::SiteGenerator;
 use crate::workspace::Workspace;
-use crate::workspace::path_policy::join_onto_folder;
+use crate::workspace::path_policy::{join_onto_folder, within_folder};
 
 /// Hugo's lookup of a link that names nothing from the linking page `from`'s folder
 /// (rules: `Page.GetPage` and the link render hook Hugo embeds, which resolves a
@@ -33,7 +33,7 @@ pub(super) fn in_hugo_site(ws: &Workspace, from: &str, dest: &str) -> Option<Fou
         &folders[..folders.len().saturating_sub(1)]
     };
     let own_content = ws.docs_folder_of(from);
-    let own = own_content.map(|content| from[content.len()..].trim_start_matches('/'));
+    let own = own_content.map(|content| within_folder(content, from));
     // A template or a file outside the content (`layouts/_shortcodes/x.md`, a README)
     // names pages of the default language's content folder, the first.
     let content = own_content.or_else(|| {
@@ -170,7 +170,7 @@ fn mounted_page(ws: &Workspace, url: &str) -> Option<String> {
                 return rest.is_empty().then(|| source.to_string());
             }
             if let Some(content) = ws.docs_folder_of(source) {
-                let inner = source[content.len()..].trim_start_matches('/');
+                let inner = within_folder(content, source);
                 let url = format!("/{inner}{rest}");
                 if let Some(page) = ws.hugo_page(content, &url) {
                     return Some(page.to_string());

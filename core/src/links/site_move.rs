@@ -56,7 +56,7 @@ pub(crate) fn site_moved_destination(
         if written.to_ascii_lowercase().ends_with(".md") {
             return Some(format!(
                 "/{}",
-                target_after[new_folder.len()..].trim_start_matches('/')
+                crate::workspace::path_policy::within_folder(new_folder, target_after)
             ));
         }
         let old_url = ws.page_url_of(target)?;

@@ -272,6 +272,18 @@ fn hard_link_count(_meta: &std::fs::Metadata) -> u64 {
     1
 }
 
+/// The part of KB-relative `path` inside `folder` (`""` is the root): `content/en/a/b.md`
+/// in `content/en` is `a/b.md`; `path` itself when it does not lie in `folder`.
+pub fn within_folder<'a>(folder: &str, path: &'a str) -> &'a str {
+    match folder {
+        "" => path,
+        folder => path
+            .strip_prefix(folder)
+            .and_then(|p| p.strip_prefix('/'))
+            .unwrap_or(path),
+    }
+}
+
 /// Joins `rel` onto the KB-relative folder `folder` (`""` for the root) and normalises
 /// `.` and `..`; `None` when the result would leave the root. `("website", "../docs")` →
 /// `docs`.

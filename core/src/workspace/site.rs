@@ -380,13 +380,7 @@ pub fn hugo_page_url(
     slug: Option<&str>,
     url: Option<&str>,
 ) -> (String, String) {
-    let rel = match content_folder {
-        "" => path,
-        folder => path
-            .strip_prefix(folder)
-            .and_then(|p| p.strip_prefix('/'))
-            .unwrap_or(path),
-    };
+    let rel = super::path_policy::within_folder(content_folder, path);
     let stem = rel.rsplit_once('.').map_or(rel, |(stem, _)| stem);
     let (folder, name) = stem.rsplit_once('/').unwrap_or(("", stem));
     let clean = |s: &str| s.to_lowercase().replace(' ', "-");
@@ -442,13 +436,7 @@ pub fn page_url(
     slug: Option<&str>,
     id: Option<&str>,
 ) -> Option<String> {
-    let rel = match content_folder {
-        "" => path,
-        folder => path
-            .strip_prefix(folder)
-            .and_then(|p| p.strip_prefix('/'))
-            .unwrap_or(path),
-    };
+    let rel = super::path_policy::within_folder(content_folder, path);
     let (folder, _) = rel.rsplit_once('/').unwrap_or(("", rel));
     let mut base = String::new();
     if !route_base.is_empty() {

@@ -415,19 +415,19 @@ fn html_values_are_encoded_to_stay_one_value_and_unmoved_paths_stay_as_written()
 fn hugo_page_links_follow_a_move_in_hugos_terms() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let write = |path: &str, text: &str| {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    };
-    write("hugo.toml", "baseURL = 'https://example.org/'\n");
-    write("content/methods/site/Title.md", "# Title\n\n## Usage\n");
-    write("content/posts/first.md", "---\nslug: hello\n---\n# First\n");
-    write("content/posts/kept.md", "---\nurl: /kept/\n---\n# Kept\n");
-    write("content/about/team.md", "# Team\n");
     let intro = "[a](methods/site/title/) [b](/methods/site/title/#usage) [c](/posts/hello/) \
                  [d](/kept/) [e](../about/team.md) [f](/about/team/) [g](/methods/site/Title.md)\n";
-    write("content/templates/intro.md", intro);
+    crate::fixture::on_disk(
+        root,
+        &format!(
+            "//- /hugo.toml\nbaseURL = 'https://example.org/'\n\
+             //- /content/methods/site/Title.md\n# Title\n\n## Usage\n\
+             //- /content/posts/first.md\n---\nslug: hello\n---\n# First\n\
+             //- /content/posts/kept.md\n---\nurl: /kept/\n---\n# Kept\n\
+             //- /content/about/team.md\n# Team\n\
+             //- /content/templates/intro.md\n{intro}"
+        ),
+    );
     let (ws, _) = Workspace::load(root, crate::workspace::Config::default()).unwrap();
     let after = |moves: &[(&str, &str)]| -> String {
         let moves: Vec<(String, String)> = moves
@@ -468,16 +468,16 @@ fn hugo_page_links_follow_a_move_in_hugos_terms() {
 fn docusaurus_page_urls_follow_a_move() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let write = |path: &str, text: &str| {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    };
-    write("docusaurus.config.js", "export default {};\n");
-    write("docs/guide/02-plain.md", "# Plain\n");
-    write("docs/guide/other.md", "---\nslug: custom\n---\n# Other\n");
     let text = "[a](/docs/guide/plain) [b](plain#x) [c](custom/) [d](02-plain.md)\n";
-    write("docs/guide/a.md", text);
+    crate::fixture::on_disk(
+        root,
+        &format!(
+            "//- /docusaurus.config.js\nexport default {{}};\n\
+             //- /docs/guide/02-plain.md\n# Plain\n\
+             //- /docs/guide/other.md\n---\nslug: custom\n---\n# Other\n\
+             //- /docs/guide/a.md\n{text}"
+        ),
+    );
     let (ws, _) = Workspace::load(root, crate::workspace::Config::default()).unwrap();
     let moves = vec![
         (
