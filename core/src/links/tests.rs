@@ -26,6 +26,15 @@ fn render(ws: &Workspace) -> String {
     out
 }
 
+/// The text of each diagnostic's range in document `path`, in order.
+fn reported_text(ws: &Workspace, path: &str) -> Vec<String> {
+    let text = ws.get(path).unwrap().doc.text();
+    diagnostics(ws, path)
+        .iter()
+        .map(|d| text[d.range.clone()].to_string())
+        .collect()
+}
+
 fn check(fixture: &str, expect: &str) {
     assert_eq!(render(&workspace(fixture)), expect);
 }
@@ -998,13 +1007,7 @@ fn docusaurus_page_urls_follow_its_ids_slugs_and_index_pages() {
     let (ws, _) = Workspace::load(root, Config::default()).unwrap();
     assert_eq!(ws.generator(), SiteGenerator::Docusaurus);
     assert_eq!(ws.site_route_base(), "docs");
-    let text = |path: &str| ws.get(path).unwrap().doc.text();
-    let reported = |path: &str| -> Vec<String> {
-        diagnostics(&ws, path)
-            .iter()
-            .map(|d| text(path)[d.range.clone()].to_string())
-            .collect()
-    };
+    let reported = |path: &str| reported_text(&ws, path);
     // A `/…` link that names nothing is a page of the site, not checked (`site_absolute`);
     // `other` names its file, though the page is published as `custom`.
     assert_eq!(reported("docs/guide/a.md"), vec!["nope"]);
@@ -1152,13 +1155,7 @@ fn hugo_links_name_pages_by_logical_path_and_url() {
     let (ws, _) = Workspace::load(root, Config::default()).unwrap();
     assert_eq!(ws.generator(), SiteGenerator::Hugo);
     assert!(ws.definition_term_ids());
-    let text = |path: &str| ws.get(path).unwrap().doc.text();
-    let reported = |path: &str| -> Vec<String> {
-        diagnostics(&ws, path)
-            .iter()
-            .map(|d| text(path)[d.range.clone()].to_string())
-            .collect()
-    };
+    let reported = |path: &str| reported_text(&ws, path);
     let intro = "site/content/en/templates/intro.md";
     assert_eq!(
         reported(intro),
@@ -1276,13 +1273,7 @@ fn hugo_mounts_translations_and_snippets() {
     );
     let (ws, _) = Workspace::load(root, Config::default()).unwrap();
     assert_eq!(ws.generator(), SiteGenerator::Hugo);
-    let text = |path: &str| ws.get(path).unwrap().doc.text();
-    let reported = |path: &str| -> Vec<String> {
-        diagnostics(&ws, path)
-            .iter()
-            .map(|d| text(path)[d.range.clone()].to_string())
-            .collect()
-    };
+    let reported = |path: &str| reported_text(&ws, path);
     assert_eq!(
         reported("content/ja/docs/x.md"),
         vec!["/docs/gone/", "/img/logos/b.svg"]
