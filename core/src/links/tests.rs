@@ -1226,11 +1226,8 @@ fn hugo_links_name_pages_by_logical_path_and_url() {
 fn hugo_mounts_translations_and_snippets() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let write = |path: &str, text: &str| {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    };
+    let write =
+        |path: &str, text: &str| crate::fixture::on_disk(root, &format!("//- /{path}\n{text}"));
     write(
         "config/_default/hugo.yaml",
         "baseURL: https://example.org/\n\

@@ -662,11 +662,8 @@ mod tests {
     fn hugo_sites_and_content_folders_come_from_its_configuration() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let write = |path: &str, text: &str| {
-            let file = root.join(path);
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        };
+        let write =
+            |path: &str, text: &str| crate::fixture::on_disk(root, &format!("//- /{path}\n{text}"));
         // `config.toml` without `baseURL` is some other tool's.
         write("config.toml", "title = 'x'\n");
         std::fs::create_dir_all(root.join("content")).unwrap();
