@@ -68,7 +68,14 @@ pub(crate) fn site_moved_destination(
             let parsed = ws.parsed(target);
             let front = parsed.as_ref().and_then(|p| p.frontmatter.as_ref());
             let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
-            crate::workspace::hugo_page_url(new_folder, target_after, value("slug"), value("url")).1
+            crate::workspace::hugo_page_url(
+                new_folder,
+                target_after,
+                value("slug"),
+                value("url"),
+                &|_| None,
+            )
+            .1
         }
     } else {
         new_url

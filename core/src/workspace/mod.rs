@@ -724,6 +724,21 @@ impl Workspace {
         &self.site.static_mounts
     }
 
+    /// For a Hugo site, the `slug` of the section page (`_index.md`) or bundle page
+    /// (`index.md`) of folder `rel` of the content folder `content_folder`, which Hugo
+    /// publishes that folder (and what lies below it) under.
+    fn hugo_section_slug(&self, content_folder: &str, rel: &str) -> Option<String> {
+        ["_index.md", "index.md"].iter().find_map(|name| {
+            let path = match content_folder {
+                "" => format!("{rel}/{name}"),
+                folder => format!("{folder}/{rel}/{name}"),
+            };
+            let entry = self.docs.get(&path)?;
+            let slug = entry.parsed.frontmatter.as_ref()?.get("slug")?.as_str()?;
+            Some(slug.to_string())
+        })
+    }
+
     /// For a Hugo site, the document whose logical path or URL path is `url` among the
     /// pages of the content folder `content_folder` ([`hugo_page_url`]; letter case and a
     /// trailing `/` do not matter): `/methods/site/title` names
@@ -754,7 +769,10 @@ impl Workspace {
             .and_then(|e| e.parsed.frontmatter.as_ref());
         let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
         if self.site.generator == SiteGenerator::Hugo {
-            return Some(site::hugo_page_url(folder, at, value("slug"), value("url")).0);
+            let section_slug = |rel: &str| self.hugo_section_slug(folder, rel);
+            return Some(
+                site::hugo_page_url(folder, at, value("slug"), value("url"), &section_slug).0,
+            );
         }
         let url = site::page_url(
             &self.site.route_base,
@@ -841,7 +859,9 @@ impl Workspace {
             let front = entry.parsed.frontmatter.as_ref();
             let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
             let (url, logical_path) =
-                site::hugo_page_url(folder, path, value("slug"), value("url"));
+                site::hugo_page_url(folder, path, value("slug"), value("url"), &|rel: &str| {
+                    self.hugo_section_slug(folder, rel)
+                });
             let key = |url: &str| format!("{folder}|{}", Workspace::url_key(url));
             pages.entry(key(&url)).or_insert_with(|| path.clone());
             logical.push((key(&logical_path), path));

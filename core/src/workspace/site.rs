@@ -367,11 +367,16 @@ fn read_config(file: &Path) -> Option<serde_json::Value> {
 /// The URL path (lowercased) Hugo publishes the page at `path` under, which lies in the
 /// content folder `content_folder` (KB-relative), with the frontmatter values `url` and
 /// `slug`, and the page's logical path, which `GetPage` and links name it by.
+/// `section_slug` gives the `slug` of the section or bundle page (`_index.md`, `index.md`)
+/// of a folder, named by its path relative to the content folder (`sec/deep`).
 ///
-/// Rule (Hugo's default permalinks, `uglyURLs = false`): the path relative to the content
-/// folder without its extension, each segment lowercased with spaces made `-`; a bundle's
-/// `index.md` or a section's `_index.md` is its folder; the URL ends with `/`. A `slug`
-/// replaces the last segment of a page that is no index; a `url` is the whole URL.
+/// Rule (Hugo's default permalinks, `uglyURLs = false`; checked with Hugo 0.168): the
+/// path relative to the content folder without its extension, each segment lowercased
+/// with spaces made `-`; a bundle's `index.md` or a section's `_index.md` is its folder;
+/// the URL ends with `/`. A folder whose section or bundle page has a `slug` is published
+/// under that slug, for that page and every page below it (`sec/_index.md` with
+/// `slug: sx` puts `sec/deep/p.md` at `/sx/deep/p/`); a page's own `slug` replaces its
+/// last segment; a `url` is the whole URL. The logical path ignores slugs.
 /// `content/en/methods/site/Title.md` → (`/methods/site/title/`, `/methods/site/title`);
 /// `content/en/about/_index.md` → (`/about/`, `/about`).
 pub fn hugo_page_url(
@@ -379,18 +384,32 @@ pub fn hugo_page_url(
     path: &str,
     slug: Option<&str>,
     url: Option<&str>,
+    section_slug: &dyn Fn(&str) -> Option<String>,
 ) -> (String, String) {
     let rel = super::path_policy::within_folder(content_folder, path);
     let stem = rel.rsplit_once('.').map_or(rel, |(stem, _)| stem);
     let (folder, name) = stem.rsplit_once('/').unwrap_or(("", stem));
-    let clean = |s: &str| s.to_lowercase().replace(' ', "-");
+    let clean = |s: &str| s.trim().trim_matches('/').to_lowercase().replace(' ', "-");
     let index = name == "index" || name == "_index";
     let mut logical = String::new();
-    for segment in folder.split('/').filter(|s| !s.is_empty()) {
+    let mut published = String::new();
+    let mut folder_path = String::new();
+    let segments: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
+    for (i, segment) in segments.iter().enumerate() {
+        if !folder_path.is_empty() {
+            folder_path.push('/');
+        }
+        folder_path.push_str(segment);
         logical.push('/');
         logical.push_str(&clean(segment));
+        let own = index && i + 1 == segments.len();
+        let slugged = match slug {
+            Some(slug) if own && !slug.trim().is_empty() => Some(slug.to_string()),
+            _ => section_slug(&folder_path).filter(|s| !s.trim().is_empty()),
+        };
+        published.push('/');
+        published.push_str(&clean(slugged.as_deref().unwrap_or(segment)));
     }
-    let folder_url = logical.clone();
     if !index {
         logical.push('/');
         logical.push_str(&clean(name));
@@ -407,11 +426,9 @@ pub fn hugo_page_url(
                 format!("/{}", url.to_lowercase())
             }
         }
-        (_, Some(slug)) if !index && !slug.trim().is_empty() => {
-            format!("{folder_url}/{}/", clean(slug.trim().trim_matches('/')))
-        }
-        _ if logical == "/" => "/".to_string(),
-        _ => format!("{logical}/"),
+        _ if index => format!("{published}/"),
+        (_, Some(slug)) if !slug.trim().is_empty() => format!("{published}/{}/", clean(slug)),
+        _ => format!("{published}/{}/", clean(name)),
     };
     (permalink, logical)
 }
@@ -719,7 +736,7 @@ mod tests {
                 "content/en/about/index.md",
                 Some("x"),
                 None,
-                ("/about/", "/about"),
+                ("/x/", "/about"),
             ),
             ("content/en/_index.md", None, None, ("/", "/")),
             (
@@ -735,8 +752,29 @@ mod tests {
                 ("/elsewhere/a/", "/posts/a"),
             ),
         ] {
-            let (permalink, logical) = hugo_page_url("content/en", path, slug, url);
+            let (permalink, logical) = hugo_page_url("content/en", path, slug, url, &|_| None);
             assert_eq!((permalink.as_str(), logical.as_str()), expected, "{path}");
         }
+        // A section's `slug` (its `_index.md`) is where the section and what lies below it
+        // are published, as Hugo 0.168 builds them.
+        let sections = |rel: &str| match rel {
+            "sec" => Some("sx".to_string()),
+            "sec/deep" => Some("Deep X".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            hugo_page_url("content", "content/sec/deep/p.md", None, None, &sections),
+            ("/sx/deep-x/p/".to_string(), "/sec/deep/p".to_string())
+        );
+        assert_eq!(
+            hugo_page_url(
+                "content",
+                "content/sec/_index.md",
+                Some("sx"),
+                None,
+                &sections
+            ),
+            ("/sx/".to_string(), "/sec".to_string())
+        );
     }
 }
