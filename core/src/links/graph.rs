@@ -67,6 +67,7 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
             LinkKind::Inline
             | LinkKind::Image
             | LinkKind::Html
+            | LinkKind::Shortcode
             | LinkKind::Autolink
             | LinkKind::Definition => {
                 if link.dest.is_empty() {

@@ -410,3 +410,35 @@ fn in_includes_folder(ws: &Workspace, path: &str, content: &str, name: &str) -> 
         folder = folder.rsplit_once('/').map_or("", |(f, _)| f);
     }
 }
+
+/// The page a Hugo `ref` names by its base name alone (`{{< ref "content" >}}`): the one
+/// page of `from`'s content folder whose file name without extension is `name` (`.md`
+/// optional), or whose folder is `name` for a section or bundle page, as Hugo's ref lookup
+/// accepts a name without a `/` when one page has it. `None` when none or several do.
+pub(super) fn ref_by_name(ws: &Workspace, from: &str, name: &str) -> Option<Found> {
+    if name.contains('/') || name.is_empty() {
+        return None;
+    }
+    let content = ws.docs_folder_of(from)?;
+    let name = name.strip_suffix(".md").unwrap_or(name).to_lowercase();
+    let prefix = format!("{content}/");
+    let mut found = ws.document_paths().filter(|path| {
+        if !content.is_empty() && !path.starts_with(&prefix) {
+            return false;
+        }
+        let rel = within_folder(content, path);
+        let stem = rel.rsplit_once('.').map_or(rel, |(stem, _)| stem);
+        let (folder, last) = stem.rsplit_once('/').unwrap_or(("", stem));
+        let base = if last == "index" || last == "_index" {
+            folder.rsplit('/').next().unwrap_or("")
+        } else {
+            last
+        };
+        base.to_lowercase() == name
+    });
+    let first = found.next()?;
+    found
+        .next()
+        .is_none()
+        .then(|| Found::Document(first.to_string()))
+}

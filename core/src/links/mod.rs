@@ -161,7 +161,12 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
         SiteGenerator::Hugo => None,
         _ if docusaurus_first => None,
         _ => in_docusaurus_folders(ws, from, &dest),
-    };
+    }
+    .or_else(|| {
+        (link.kind == LinkKind::Shortcode && ws.generator() == SiteGenerator::Hugo)
+            .then(|| hugo::ref_by_name(ws, from, &dest))
+            .flatten()
+    });
     if let Some(found) = in_site {
         return found.into_target(fragment());
     }

@@ -96,7 +96,9 @@ fn destination(
     target: &str,
 ) -> String {
     let written = &text[range.clone()];
-    let angle = range.start > 0 && text.as_bytes()[range.start - 1] == b'<';
+    // A shortcode's quoted path is read as written: no percent-encoding.
+    let angle = (range.start > 0 && text.as_bytes()[range.start - 1] == b'<')
+        || link.kind == LinkKind::Shortcode;
     let path = markdown_path(written, linking_doc, target, angle);
     if link.kind == LinkKind::Html {
         path.replace('&', "%26")
@@ -301,7 +303,11 @@ pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
             let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
             let markdown = matches!(
                 link.kind,
-                LinkKind::Inline | LinkKind::Image | LinkKind::Html | LinkKind::Definition
+                LinkKind::Inline
+                    | LinkKind::Image
+                    | LinkKind::Html
+                    | LinkKind::Shortcode
+                    | LinkKind::Definition
             );
             if !wiki && !markdown {
                 continue;
@@ -387,7 +393,11 @@ pub fn linked_file_at(
     let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
     let markdown = matches!(
         link.kind,
-        LinkKind::Inline | LinkKind::Image | LinkKind::Html | LinkKind::Definition
+        LinkKind::Inline
+            | LinkKind::Image
+            | LinkKind::Html
+            | LinkKind::Shortcode
+            | LinkKind::Definition
     );
     if !wiki && !markdown {
         return None;

@@ -1302,3 +1302,78 @@ fn hugo_mounts_translations_and_snippets() {
         Vec::<String>::new()
     );
 }
+
+/// Hugo's `ref` and `relref` shortcodes are links: found outside code, resolved as
+/// `GetPage` does, their anchors checked, and their quoted path rewritten when the page
+/// moves.
+#[test]
+fn hugo_ref_shortcodes_are_checked_and_follow_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let page = "[a]({{< ref \"sec/al.md\" >}}) [b]({{< relref \"/sec/al#al\" >}}) \
+                [c]({{% ref \"sec/nope.md\" %}}) [d]({{< ref \"sec/al.md#nope\" >}}) \
+                [e]({{< ref `sec/My Page` >}}) [f]({{< ref \"al\" >}}) [g]({{< ref \"sec\" >}})\n\n\
+                `{{< ref \"code.md\" >}}` {{</* ref \"x.md\" */>}}\n";
+    crate::fixture::on_disk(
+        root,
+        &format!(
+            "//- /hugo.toml\nbaseURL = 'https://example.org/'\n\
+             //- /content/sec/al.md\n# Al\n\
+             //- /content/sec/_index.md\n# Section\n\
+             //- /content/sec/My Page.md\n# Mine\n\
+             //- /content/refs.md\n{page}"
+        ),
+    );
+    let (ws, _) = Workspace::load(root, Config::default()).unwrap();
+    let parsed = ws.parsed("content/refs.md").unwrap();
+    let shortcodes: Vec<(&str, Option<&str>, &str)> = parsed
+        .links
+        .iter()
+        .filter(|l| l.kind == LinkKind::Shortcode)
+        .map(|l| {
+            (
+                l.dest.as_str(),
+                l.fragment.as_deref(),
+                &page[l.dest_range.clone().unwrap()],
+            )
+        })
+        .collect();
+    assert_eq!(
+        shortcodes,
+        vec![
+            ("sec/al.md", None, "sec/al.md"),
+            ("/sec/al", Some("al"), "/sec/al#al"),
+            ("sec/nope.md", None, "sec/nope.md"),
+            ("sec/al.md", Some("nope"), "sec/al.md#nope"),
+            ("sec/My Page", None, "sec/My Page"),
+            ("al", None, "al"),
+            ("sec", None, "sec"),
+        ]
+    );
+    assert_eq!(
+        reported_text(&ws, "content/refs.md"),
+        vec!["sec/nope.md", "nope"]
+    );
+    let moves = vec![
+        (
+            "content/sec/al.md".to_string(),
+            "content/other/al.md".to_string(),
+        ),
+        (
+            "content/sec/My Page.md".to_string(),
+            "content/other/My Page.md".to_string(),
+        ),
+    ];
+    let edits = crate::links::rewrite::move_edits(&ws, &moves);
+    let mut text = page.to_string();
+    for e in edits["content/refs.md"].iter().rev() {
+        text.replace_range(e.range.clone(), &e.new_text);
+    }
+    assert_eq!(
+        text,
+        "[a]({{< ref \"other/al.md\" >}}) [b]({{< relref \"/other/al#al\" >}}) \
+         [c]({{% ref \"sec/nope.md\" %}}) [d]({{< ref \"other/al.md#nope\" >}}) \
+         [e]({{< ref `other/My Page` >}}) [f]({{< ref \"/other/al\" >}}) [g]({{< ref \"sec\" >}})\n\n\
+         `{{< ref \"code.md\" >}}` {{</* ref \"x.md\" */>}}\n"
+    );
+}

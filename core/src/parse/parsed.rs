@@ -282,6 +282,11 @@ pub enum LinkKind {
     Footnote,
     /// `[text][label]`, `[label][]` or `[^label]` whose label has no definition.
     UndefinedReference,
+    /// Hugo's `ref` and `relref` shortcodes (`{{< ref "path.md#anchor" >}}`, also with
+    /// `%`): the quoted path is the destination. CommonMark reads no link in
+    /// `[text]({{< ref "x" >}})` (the destination holds spaces); Hugo expands the shortcode
+    /// first.
+    Shortcode,
 }
 
 /// One link of a document.

@@ -197,6 +197,9 @@ impl Scanner<'_> {
                 .retain(|r| !replaced.contains(&(r.start, r.end)));
         }
         self.covered.extend(wiki_ranges);
+        if text.contains("ref") && text.contains("{{") {
+            self.scan_shortcode_refs();
+        }
         let taken = self.taken(&std::collections::HashSet::new());
         for m in block_id_regex().captures_iter(text) {
             let id = m.get(1).expect("block id regex has group 1");
@@ -245,6 +248,46 @@ impl Scanner<'_> {
         }
         // The footnotes just added hold no white space, so no tag: the same index serves.
         self.scan_tags(&taken);
+    }
+
+    /// Finds Hugo's `ref` and `relref` shortcodes outside code, HTML and math
+    /// ([`LinkKind::Shortcode`]): `{{< ref "path" >}}`, `{{% relref "path#id" %}}`, the path
+    /// in double quotes or backquotes, or bare.
+    fn scan_shortcode_refs(&mut self) {
+        static RE: OnceLock<Regex> = OnceLock::new();
+        let re = RE.get_or_init(|| {
+            Regex::new(
+                r#"\{\{([<%])-?\s*(?:rel)?ref\s+(?:"([^"\r\n]*)"|`([^`\r\n]*)`|([^\s"`%>}]+))\s*-?(?:>|%)\}\}"#,
+            )
+            .expect("valid regex")
+        });
+        let taken = RangeIndex::new(self.excluded.to_vec());
+        let mut found = Vec::new();
+        for m in re.captures_iter(self.text) {
+            let whole = m.get(0).expect("group 0 always matches");
+            let range = whole.start()..whole.end();
+            // The opening braces decide: a backquoted path is a code span to CommonMark.
+            if taken.overlaps(&(range.start..range.start + 1)) {
+                continue;
+            }
+            let Some(path) = m.get(2).or_else(|| m.get(3)).or_else(|| m.get(4)) else {
+                continue;
+            };
+            found.push((range, path.start()..path.end()));
+        }
+        for (range, path) in found {
+            let url = &self.text[path.clone()];
+            let link = super::inline::link(
+                self.text,
+                LinkKind::Shortcode,
+                range.clone(),
+                Some(path),
+                url,
+                None,
+            );
+            self.parsed.links.push(link);
+            self.covered.push(range);
+        }
     }
 
     /// Finds the frontmatter's tags and the `#tag`s of the text outside `taken` (code,
