@@ -643,28 +643,24 @@ pub fn fragment_matches(
     if let Some(block) = fragment.strip_prefix('^') {
         return has(&names.blocks, &names.blocks_lower, block);
     }
+    let names_it = |ids: Vec<String>| {
+        ids.iter().any(|id| {
+            if case_sensitive {
+                id == fragment
+            } else {
+                id.to_lowercase() == fragment.to_lowercase()
+            }
+        })
+    };
     has(&names.ids, &names.ids_lower, fragment)
-        || (!generator.uses_github_slugs()
-            && !wiki
-            && target.heading_anchors(generator).iter().any(|id| {
-                if case_sensitive {
-                    id == fragment
-                } else {
-                    id.to_lowercase() == fragment.to_lowercase()
-                }
-            }))
+        || (!generator.uses_github_slugs() && !wiki && names_it(target.heading_anchors(generator)))
         || (term_ids
             && !wiki
             && !target.definition_terms.is_empty()
-            && crate::parse::definition_term_ids(&target.headings, &target.definition_terms)
-                .iter()
-                .any(|id| {
-                    if case_sensitive {
-                        id == fragment
-                    } else {
-                        id.to_lowercase() == fragment.to_lowercase()
-                    }
-                }))
+            && names_it(crate::parse::definition_term_ids(
+                &target.headings,
+                &target.definition_terms,
+            )))
         || (wiki
             && (has(&names.texts, &names.texts_lower, fragment)
                 || has(&names.texts, &names.texts_lower, &slug::slug(fragment))
