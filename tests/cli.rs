@@ -528,7 +528,7 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
     assert_eq!(
         status(models.path()),
         serde_json::json!(format!(
-            "embedding provider unavailable: built-in model file {} is missing; run scripts/fetch-model to install multilingual-e5-small-q4",
+            "embedding provider unavailable: built-in model file {} is missing; run `folio model install` to install multilingual-e5-small-q4",
             file.display()
         ))
     );
@@ -615,7 +615,7 @@ fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
     assert_eq!(embed["ensemble_documents_embedded"], 1);
 
     let not_installed = format!(
-        "the second built-in model (USE-Multilingual v3) is not installed in {}; run scripts/fetch-model to install it",
+        "the second built-in model (USE-Multilingual v3) is not installed in {}; run `folio model install` to install it",
         missing.path().display()
     );
     let (stdout, stderr) = run("index", missing.path());
@@ -633,7 +633,7 @@ fn index_and_status_report_the_ensemble_model_or_why_it_is_missing() {
     assert_eq!(embed["ensemble_missing"], not_installed.as_str());
 
     let unusable = format!(
-        "{} is not a usable use-multilingual-v3 file (truncated at byte 1000 (failed to fill whole buffer)); run scripts/fetch-model",
+        "{} is not a usable use-multilingual-v3 file (truncated at byte 1000 (failed to fill whole buffer)); run `folio model install`",
         damaged.path().join(weights).display()
     );
     let (stdout, stderr) = run("index", damaged.path());
@@ -734,7 +734,7 @@ fn first_run_messages_say_what_happened() {
         stderr,
         format!(
             "folio: note: embeddings skipped (embedding provider unavailable: built-in model file {} \
-             is missing; run scripts/fetch-model to install multilingual-e5-small-q4); the index \
+             is missing; run `folio model install` to install multilingual-e5-small-q4); the index \
              is lexical only, and search is lexical until they are computed\n",
             model.display()
         )

@@ -349,7 +349,7 @@ fn eval_with_the_built_in_model_stays_above_its_floors() {
         );
         assert!(
             out.status.success(),
-            "folio eval --mode {mode} failed (is the built-in model installed? run scripts/fetch-model): {}",
+            "folio eval --mode {mode} failed (is the built-in model installed? run `folio model install`): {}",
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).expect("eval prints JSON")

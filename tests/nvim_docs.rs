@@ -152,3 +152,18 @@ fn plain_neovim_0_11_without_the_plugin_as_in_the_docs() {
     let (r, root) = run(&snippet, "plain");
     assert_attached(&r, &root, false);
 }
+
+#[test]
+fn neovim_0_11_enables_folio_from_lsp_folio_lua_as_in_the_docs() {
+    let snippet = lua_block(
+        "docs/clients.md",
+        "### Neovim 0.11 with `lsp/folio.lua`, no plugin",
+    );
+    assert!(
+        snippet.contains("'/path/to/folio/editors/nvim'"),
+        "{snippet}"
+    );
+    let snippet = snippet.replace("/path/to/folio", &repo().to_string_lossy());
+    let (r, root) = run(&snippet, "plain");
+    assert_attached(&r, &root, false);
+}

@@ -113,7 +113,7 @@ fn the_search_table_and_the_flags_set_the_ranking_numbers() {
         let out = search(extra);
         assert!(
             out.status.success(),
-            "folio search failed (is the built-in model installed? run scripts/fetch-model): {}",
+            "folio search failed (is the built-in model installed? run `folio model install`): {}",
             String::from_utf8_lossy(&out.stderr)
         );
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -29,6 +29,7 @@ pub mod index;
 pub mod knowledge;
 pub mod links;
 pub mod media;
+pub mod model_install;
 pub mod packed_text;
 pub mod parse;
 pub mod pointer;

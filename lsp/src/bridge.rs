@@ -299,7 +299,7 @@ fn hello(context: &Context, params: Value) -> Result<Value, RpcError> {
             ERR_VERSION_MISMATCH,
             format!(
                 "this folio lsp ({} {}) speaks bridge protocol {PROTOCOL_VERSION}, the client speaks {}; run the same folio version on both sides",
-                env!("CARGO_PKG_NAME"),
+                "folio",
                 env!("CARGO_PKG_VERSION"),
                 params.protocol_version
             ),

@@ -11,6 +11,7 @@ mod eval;
 mod index;
 mod lsp;
 mod mcp;
+mod model;
 mod outline;
 mod rerank;
 mod root;
@@ -51,6 +52,7 @@ pub fn run(command: Command) -> Result<ExitCode> {
         Command::Lsp { stdio: _ } => lsp::run(),
         Command::Mcp(args) => mcp::run(&args),
         Command::Token(args) => token::run(&args),
+        Command::Model(args) => model::run(&args),
     }
 }
 

@@ -117,7 +117,7 @@ async def test_kb_status_says_why_the_second_model_is_missing(tmp_path):
         assert "ensemble_model" not in emb
         assert emb["ensemble_missing"] == (
             f"the second built-in model (USE-Multilingual v3) is not installed in {missing}; "
-            "run scripts/fetch-model to install it")
+            "run `folio model install` to install it")
         res = (await client.call_tool("kb_search", {"query": "how long are database copies kept"})).structured_content
         assert res["mode"] == "hybrid"
         assert res["results"][0]["path"] == "note.md"

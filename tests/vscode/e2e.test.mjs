@@ -3,8 +3,9 @@
 // headless Chromium, on a copy of tests/fixtures/vscode-kb. An agent's side of the live
 // bridge is `folio mcp --allow-writes` driven by the MCP TypeScript SDK.
 //
-// Set up and run by scripts/vscode-e2e: FOLIO_BIN (the built binary, given to the
-// extension through `folio.path`), FOLIO_VSIX (the package) and FOLIO_CODE_SERVER (the
+// Set up and run by scripts/vscode-e2e: FOLIO_BIN (the built binary the agent's
+// `folio mcp` runs), FOLIO_VSIX (the linux-x64 package, which carries its own server: the
+// extension runs that one, with no `folio.path` set and no folio on PATH) and FOLIO_CODE_SERVER (the
 // folder where code-server, puppeteer-core and the MCP SDK are installed). Search runs
 // lexical (FOLIO_EMBED_PROVIDER=none), so its ranking does not depend on the model.
 // Each step that fails leaves a screenshot in tests/vscode/artifacts/ (gitignored).
@@ -245,7 +246,6 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     path.join(data, 'User', 'settings.json'),
     JSON.stringify(
       {
-        'folio.path': bin,
         'folio.trace.server': 'messages',
         // On, as a user may have it: folio offers to turn it off (step 2).
         'markdown.validate.enabled': true,
@@ -263,11 +263,16 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
       2,
     ),
   );
-  const env = { ...process.env, XDG_RUNTIME_DIR: runtime, FOLIO_EMBED_PROVIDER: 'none' };
+  // No folio on PATH: the server must be the one the package carries.
+  const pathWithoutFolio = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => dir && !fs.existsSync(path.join(dir, 'folio')))
+    .join(path.delimiter);
+  const env = { ...process.env, PATH: pathWithoutFolio, XDG_RUNTIME_DIR: runtime, FOLIO_EMBED_PROVIDER: 'none' };
   delete env.FOLIO_LOG;
   const entry = path.join(tools, 'node_modules/code-server/out/node/entry.js');
   const installed = execFileSync(process.execPath, [entry, '--user-data-dir', data, '--extensions-dir', extensions, '--install-extension', vsix], { env, encoding: 'utf8' });
-  assert.match(installed, /Extension 'folio-0\.1\.0\.vsix' was successfully installed\./);
+  assert.match(installed, /Extension 'folio-linux-x64-0\.1\.0\.vsix' was successfully installed\./);
 
   const port = await freePort();
   // Its own process group, so the extension host and what it starts go with it.
@@ -327,13 +332,15 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     const realRoot = fs.realpathSync(root);
     await until('the server in the output channel', () => folioLog().some((l) => l.startsWith('[info] folio_lsp::session: loaded 4 documents under')));
     const lines = folioLog();
-    assert.equal(lines[0], `[info] folio: using ${bin} (folio 0.1.0)`);
+    const bundled = fs.readdirSync(extensions).filter((d) => d.startsWith('folio-kb.folio-0.1.0')).map((d) => path.join(extensions, d, 'server', 'folio'));
+    assert.equal(bundled.length, 1, `one installed folio extension in ${extensions}`);
+    assert.equal(lines[0], `[info] folio: using ${bundled[0]} (folio 0.1.0, bundled with the extension)`);
     assert.ok(lines.some((l) => l.startsWith(`[info] folio_lsp::bridge: bridge for ${realRoot} at ${runtime}/folio/`)), lines.join('\n'));
     assert.deepEqual(lines.filter((l) => l.startsWith('[error]') || l.startsWith('[warning]')), []);
     // The status-bar item: the workspace's count, said as such.
     await untilEqual('the folio status-bar item', () => ui.statusItem('folio-kb.folio.folio.status'), {
       text: 'folio: 4 broken in workspace',
-      label: 'link  folio: 4 broken in workspace, folio: 4 broken links in the workspace (4 Markdown files); the Problems view lists those of the open files (click to open it)',
+      label: 'link  folio: 4 broken in workspace, folio: 4 broken links in the workspace (4 Markdown files), each listed in the Problems view (click to open it)',
     });
   });
 

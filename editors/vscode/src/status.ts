@@ -31,10 +31,10 @@ export interface StatusView {
  * `busy` while a search or reindex request of the extension is out, `counts` the last
  * `folio/status` (undefined until the first scan is done).
  *
- * The number counts broken links in every Markdown file of the workspace, while the
- * Problems view lists the diagnostics of the files open in the editor (the server
- * publishes those), so the text says "in workspace" and the tooltip says both. A click
- * opens the Problems view, or the output while the server is not running. */
+ * The number counts broken links in every Markdown file of the workspace, and the
+ * Problems view lists each of them (the server reports the diagnostics of every file,
+ * open or not). A click opens the Problems view, or the output while the server is not
+ * running. */
 export function statusView(running: boolean, busy: boolean, counts: Counts | undefined): StatusView {
   if (!running) {
     return { text: '$(warning) folio', tooltip: 'folio: the language server is not running (click for its output)', command: OUTPUT_COMMAND };
@@ -49,7 +49,7 @@ export function statusView(running: boolean, busy: boolean, counts: Counts | und
   const links = `${counts.brokenLinks} broken ${counts.brokenLinks === 1 ? 'link' : 'links'}`;
   return {
     text: `$(link) folio: ${counts.brokenLinks} broken in workspace`,
-    tooltip: `folio: ${links} in the workspace (${docs}); the Problems view lists those of the open files (click to open it)`,
+    tooltip: `folio: ${links} in the workspace (${docs}), each listed in the Problems view (click to open it)`,
     command: PROBLEMS_COMMAND,
   };
 }

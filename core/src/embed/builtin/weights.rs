@@ -116,7 +116,7 @@ pub(super) fn read_verified(dir: &Path) -> Result<(PathBuf, Vec<u8>), EmbedError
     let weights_path = dir.join(WEIGHTS_FILE);
     if !weights_path.is_file() {
         return Err(EmbedError::Unavailable(format!(
-            "built-in model file {} is missing; run scripts/fetch-model to install {MODEL_NAME}",
+            "built-in model file {} is missing; run `folio model install` to install {MODEL_NAME}",
             weights_path.display()
         )));
     }
@@ -128,7 +128,7 @@ pub(super) fn read_verified(dir: &Path) -> Result<(PathBuf, Vec<u8>), EmbedError
     let digest = xxhash_rust::xxh64::xxh64(&bytes, 0);
     if digest != WEIGHTS_XXH64 {
         return Err(EmbedError::Unavailable(format!(
-            "{} is not the {MODEL_NAME} weights file (xxh64 {digest:016x}, expected {WEIGHTS_XXH64:016x}); run scripts/fetch-model again",
+            "{} is not the {MODEL_NAME} weights file (xxh64 {digest:016x}, expected {WEIGHTS_XXH64:016x}); run `folio model install` again",
             weights_path.display()
         )));
     }

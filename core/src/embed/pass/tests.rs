@@ -345,7 +345,7 @@ fn background_loader_reports_why_embeddings_are_off() {
         ),
         (
             "[embed]\nmodel = \"/nonexistent/folio-model\"\n",
-            "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run scripts/fetch-model to install multilingual-e5-small-q4",
+            "embedding provider unavailable: built-in model file /nonexistent/folio-model/e5-small-q4.bin is missing; run `folio model install` to install multilingual-e5-small-q4",
         ),
     ] {
         let config = Config::from_toml(toml).unwrap();

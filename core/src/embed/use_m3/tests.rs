@@ -15,7 +15,7 @@ fn model() -> &'static UseEncoder {
             default_use_model_dir().expect("no model folder: set FOLIO_USE_MODEL_DIR or HOME");
         UseEncoder::load(&dir).unwrap_or_else(|e| {
             panic!(
-                "USE-Multilingual v3 is not installed in {}: {e}\nrun `scripts/fetch-model`",
+                "USE-Multilingual v3 is not installed in {}: {e}\nrun `folio model install`",
                 dir.display()
             )
         })
@@ -102,7 +102,7 @@ fn a_damaged_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let err = UseEncoder::load(dir.path()).unwrap_err().to_string();
     assert!(
-        err.contains("use-m3.bin") && err.contains("scripts/fetch-model"),
+        err.contains("use-m3.bin") && err.contains("folio model install"),
         "{err}"
     );
     let src = default_use_model_dir().unwrap().join(USE_WEIGHTS_FILE);

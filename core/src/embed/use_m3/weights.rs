@@ -36,7 +36,7 @@ pub(super) fn check_digest(mut file: &File) -> Result<(), String> {
     let digest = hasher.digest();
     if digest != FILE_XXH64 {
         return Err(format!(
-            "not the file scripts/fetch-model installs: xxh64 {digest:016x}, expected {FILE_XXH64:016x}"
+            "not the file `folio model install` installs: xxh64 {digest:016x}, expected {FILE_XXH64:016x}"
         ));
     }
     Ok(())
