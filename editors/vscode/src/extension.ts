@@ -1,12 +1,11 @@
 // The folio extension: starts `folio lsp` for Markdown, passes the settings, and adds
 // search, reindex and a status-bar item.
 import * as cp from 'child_process';
-import * as fs from 'fs';
-import * as path from 'path';
 import * as readline from 'readline';
 import * as vscode from 'vscode';
 import { ClientCapabilities, LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature } from 'vscode-languageclient/node';
 import { logFilter, parseLogLine } from './log';
+import { serverBinary } from './server';
 import { folioDocumentSymbols, offerToTurnOffBuiltinValidation } from './overlap';
 import { serverSettings } from './settings';
 import { Counts, OUTPUT_COMMAND, STATUS_NOTIFICATION, experimentalCapabilities, statusView } from './status';
@@ -75,15 +74,6 @@ const statusFeature: StaticFeature = {
     counts = undefined;
   },
 };
-
-/** Where the server comes from: `folio.path` when set, else the executable a
- * platform-specific package of this extension carries in `server/`, else `folio` on PATH. */
-export function serverBinary(setting: string | undefined, extensionPath: string, platform: NodeJS.Platform = process.platform): { bin: string; source: string } {
-  if (setting && setting.trim()) return { bin: setting.trim(), source: 'folio.path' };
-  const bundled = path.join(extensionPath, 'server', platform === 'win32' ? 'folio.exe' : 'folio');
-  if (fs.existsSync(bundled)) return { bin: bundled, source: 'bundled with the extension' };
-  return { bin: 'folio', source: 'PATH' };
-}
 
 /** The first line of `<bin> --version`, or undefined when it cannot run. */
 function version(bin: string): string | undefined {

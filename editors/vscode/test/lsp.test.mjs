@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 // built by tsc; they need no `vscode` module).
 const { serverSettings } = createRequire(import.meta.url)('../out/settings.js');
 const { statusView, experimentalCapabilities, STATUS_NOTIFICATION } = createRequire(import.meta.url)('../out/status.js');
+const { serverBinary } = createRequire(import.meta.url)('../out/server.js');
 
 /** A WorkspaceConfiguration whose user settings are `values`. */
 function fakeConfig(values) {
@@ -148,7 +149,7 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
     ]);
     assert.deepEqual(statusView(true, false, of(STATUS_NOTIFICATION)[0]), {
       text: `$(link) folio: ${BROKEN} broken in workspace`,
-      tooltip: `folio: ${BROKEN} broken links in the workspace (7 Markdown files); the Problems view lists those of the open files (click to open it)`,
+      tooltip: `folio: ${BROKEN} broken links in the workspace (7 Markdown files), each listed in the Problems view (click to open it)`,
       command: 'workbench.actions.view.problems',
     });
     assert.deepEqual(of('window/showMessage'), []);
@@ -311,5 +312,22 @@ test("the server's stderr goes to the output channel at the level of each line",
     child.kill();
     fs.rmSync(root, { recursive: true, force: true });
     fs.rmSync(runtime, { recursive: true, force: true });
+  }
+});
+
+test('the server: folio.path, else the one the package carries, else folio on PATH', () => {
+  const ext = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-ext-'));
+  try {
+    assert.deepEqual(serverBinary('', ext, 'linux'), { bin: 'folio', source: 'PATH' });
+    fs.mkdirSync(path.join(ext, 'server'));
+    fs.writeFileSync(path.join(ext, 'server', 'folio'), '');
+    assert.deepEqual(serverBinary(undefined, ext, 'linux'), { bin: path.join(ext, 'server', 'folio'), source: 'bundled with the extension' });
+    assert.deepEqual(serverBinary('  /opt/folio  ', ext, 'linux'), { bin: '/opt/folio', source: 'folio.path' });
+    // Windows packages carry folio.exe.
+    assert.deepEqual(serverBinary('', ext, 'win32'), { bin: 'folio', source: 'PATH' });
+    fs.writeFileSync(path.join(ext, 'server', 'folio.exe'), '');
+    assert.deepEqual(serverBinary('', ext, 'win32'), { bin: path.join(ext, 'server', 'folio.exe'), source: 'bundled with the extension' });
+  } finally {
+    fs.rmSync(ext, { recursive: true, force: true });
   }
 });

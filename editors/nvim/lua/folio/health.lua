@@ -23,7 +23,14 @@ function M.check()
       health.error('`' .. path .. ' --version` failed: ' .. tostring(err))
     end
   end
-  health.info('root: ' .. folio.root(0))
+  -- :checkhealth runs in its own buffer: the root is the one of the file it was run from.
+  local buf = folio.subject_buffer()
+  local root, marked = folio.root(buf or 0)
+  health.info('root: ' .. root)
+  if not marked then
+    health.warn(('no %s in %s or above it: folio runs on the open file alone (single-file mode), without the other notes'):format(
+      table.concat(folio.config.root_markers, ', '), root), { 'Create folio.toml (it may be empty) at the root of your notes' })
+  end
   local clients = vim.lsp.get_clients({ name = 'folio' })
   if #clients > 0 then
     for _, c in ipairs(clients) do

@@ -60,14 +60,32 @@ local function on_init(client)
   end
 end
 
---- The root of a buffer: the nearest folder above it with a root marker, else its folder.
+--- Whether a buffer is a file on disk (not `health://`, `term://`, an unnamed buffer…).
+local function is_file_buffer(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  return name ~= '' and not name:match('^%a[%w+.-]*://'), name
+end
+
+--- The root of a buffer: the nearest folder above it with a root marker, else its folder;
+--- for a buffer that is no file, the same from the working folder. The second value is
+--- false when no root marker was found (the server then runs on the file alone).
 function M.root(bufnr)
   bufnr = bufnr or 0
-  local root = vim.fs.root(bufnr, M.config.root_markers)
-  if root then return root end
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  if name ~= '' then return vim.fs.dirname(name) end
-  return vim.uv.cwd()
+  local file, name = is_file_buffer(bufnr)
+  local start = file and name or vim.uv.cwd()
+  local root = vim.fs.root(file and bufnr or start, M.config.root_markers)
+  if root then return root, true end
+  if file then return vim.fs.dirname(name), false end
+  return start, false
+end
+
+--- The buffer a command that is not run from a Markdown buffer (:checkhealth) is about:
+--- the current buffer when it is a file, else the alternate one when that is, else nil.
+function M.subject_buffer()
+  if is_file_buffer(0) then return vim.api.nvim_get_current_buf() end
+  local alt = vim.fn.bufnr('#')
+  if alt > 0 and is_file_buffer(alt) then return alt end
+  return nil
 end
 
 --- The folio client for the current buffer (or any folio client).
