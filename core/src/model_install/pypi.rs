@@ -22,6 +22,18 @@ pub const DEFAULT_INDEX_URL: &str = "https://pypi.org/simple/";
 /// The largest index page read, in bytes.
 const INDEX_PAGE_LIMIT: u64 = 16 << 20;
 
+/// The most bytes read for a wheel whose size the index does not give (the pinned wheels
+/// are under 100 MB).
+const UNKNOWN_SIZE_LIMIT: u64 = 1 << 30;
+
+/// The slowest average transfer a download is given time for, in bytes per second: a wheel
+/// of `n` bytes may take `n / MIN_RATE` seconds (at least [`MIN_BODY_SECS`]), so that a
+/// stalled transfer ends while a slow line (64 KiB/s, about half a megabit) still finishes.
+const MIN_RATE: u64 = 64 << 10;
+
+/// The least time a wheel's body is given, in seconds.
+const MIN_BODY_SECS: u64 = 300;
+
 /// An HTTP agent for the index and its files: system certificates, the environment's
 /// proxy, redirects followed (the hashes are pinned), error statuses as answers.
 pub fn agent() -> ureq::Agent {
@@ -33,7 +45,10 @@ pub fn agent() -> ureq::Agent {
         .http_status_as_error(false)
         .max_redirects(5)
         .timeout_connect(Some(Duration::from_secs(30)))
-        // A stalled transfer fails instead of hanging; a slow one may take its time.
+        .timeout_send_request(Some(Duration::from_secs(30)))
+        // A server that accepts the connection and never answers fails within a minute.
+        .timeout_recv_response(Some(Duration::from_secs(60)))
+        // An index page; a wheel's body gets its own bound from its size (`download`).
         .timeout_recv_body(Some(Duration::from_secs(120)))
         .proxy(ureq::Proxy::try_from_env())
         .user_agent(concat!("folio/", env!("CARGO_PKG_VERSION")))
@@ -93,9 +108,15 @@ pub fn find_wheel(
         .into_with_config()
         .limit(INDEX_PAGE_LIMIT)
         .read_to_vec()
-        .map_err(|e| InstallError::Offline {
-            url: page.to_string(),
-            why: crate::service_http::describe_error(&e),
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => index_error(format!(
+                "the page is larger than {} MiB",
+                INDEX_PAGE_LIMIT >> 20
+            )),
+            e => InstallError::Offline {
+                url: page.to_string(),
+                why: crate::service_http::describe_error(&e),
+            },
         })?;
     let json: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|_| index_error("the answer is not the JSON simple API (PEP 691)".to_owned()))?;
@@ -129,7 +150,10 @@ pub fn find_wheel(
 ///
 /// Errors: [`InstallError::Offline`] when the transfer fails or stops early;
 /// [`InstallError::Index`] for an error status; [`InstallError::Integrity`] when the
-/// bytes do not have the pinned hash; [`InstallError::Io`] when `out` cannot be written.
+/// bytes do not have the pinned hash; [`InstallError::Index`] when the server sends more
+/// than the index announced (or 1 GiB without a size); [`InstallError::Local`] when `out`
+/// cannot be written. A wheel's body must arrive within its size at 64 KiB/s (at least
+/// five minutes).
 pub fn download(
     agent: &ureq::Agent,
     link: &WheelLink,
@@ -141,8 +165,13 @@ pub fn download(
         url: link.url.clone(),
         why: e,
     };
+    let limit = link.size.unwrap_or(UNKNOWN_SIZE_LIMIT);
+    let body_secs = (limit / MIN_RATE).max(MIN_BODY_SECS);
     let response = agent
         .get(&link.url)
+        .config()
+        .timeout_recv_body(Some(Duration::from_secs(body_secs)))
+        .build()
         .call()
         .map_err(|e| offline(crate::service_http::describe_error(&e)))?;
     let status = response.status().as_u16();
@@ -168,9 +197,21 @@ pub fn download(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(offline(e.to_string())),
         };
-        hasher.update(&buf[..n]);
-        out.write_all(&buf[..n]).map_err(InstallError::Io)?;
         done += n as u64;
+        if done > limit {
+            return Err(InstallError::Index {
+                url: link.url.clone(),
+                why: match link.size {
+                    Some(size) => {
+                        format!("the server sent more than the {size} bytes the index gives")
+                    }
+                    None => format!("the file is larger than {} MiB", UNKNOWN_SIZE_LIMIT >> 20),
+                },
+            });
+        }
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n])
+            .map_err(|e| InstallError::local("writing the download", e))?;
         if done - reported >= 4 << 20 {
             reported = done;
             progress(Progress::Downloading {
@@ -195,7 +236,8 @@ pub fn download(
             expected: pin.wheel_sha256.to_owned(),
         });
     }
-    out.flush().map_err(InstallError::Io)?;
+    out.flush()
+        .map_err(|e| InstallError::local("writing the download", e))?;
     Ok(())
 }
 
