@@ -441,16 +441,16 @@ fn shared_between_threads() {
 }
 
 #[test]
-fn missing_model_names_fetch_script() {
+fn missing_model_names_the_install_command() {
     let dir = tempfile::tempdir().unwrap();
     let err = BuiltinEmbedder::load(dir.path()).unwrap_err().to_string();
     assert!(
-        err.contains("scripts/fetch-model") && err.contains("e5-small-q4.bin"),
+        err.contains("run `folio model install`") && err.contains("e5-small-q4.bin"),
         "{err}"
     );
     std::fs::write(dir.path().join("e5-small-q4.bin"), b"not a model").unwrap();
     let err = BuiltinEmbedder::load(dir.path()).unwrap_err().to_string();
-    assert!(err.contains("scripts/fetch-model"), "{err}");
+    assert!(err.contains("run `folio model install` again"), "{err}");
 }
 
 /// A damaged weights file (one byte changed, here the layer count, which the parser
@@ -471,7 +471,7 @@ fn a_damaged_weights_file_is_refused_before_parsing() {
     assert_eq!(
         err.to_string(),
         format!(
-            "embedding provider unavailable: {} is not the {MODEL_NAME} weights file (xxh64 {digest}, expected b5868e30ebff2f14); run scripts/fetch-model again",
+            "embedding provider unavailable: {} is not the {MODEL_NAME} weights file (xxh64 {digest}, expected b5868e30ebff2f14); run `folio model install` again",
             path.display()
         )
     );
