@@ -39,6 +39,7 @@ pub mod service_http;
 pub mod similarity_graph;
 pub mod store;
 pub mod tags;
+pub mod watch;
 pub mod workspace;
 pub mod write;
 

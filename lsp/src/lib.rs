@@ -18,6 +18,7 @@ pub mod convert;
 mod custom_requests;
 pub mod guard;
 pub mod handlers;
+mod interrupted;
 mod progress;
 pub mod server;
 pub mod session;

@@ -33,7 +33,7 @@ pub struct Options {
 }
 
 /// The language server: the client handle, the session, the live-bridge endpoints and
-/// (when the client cannot watch files for us) a `notify` watcher.
+/// (when the client cannot watch files for us) the core file watcher.
 pub struct Backend {
     pub(crate) shared: ServerState,
     pub(crate) watcher: crate::watcher::Watcher,
@@ -82,6 +82,17 @@ impl Backend {
         }
     }
 
+    /// Finishes the moves killed folio writers left half done in `folders` before they
+    /// are read, and says so in the window ([`crate::interrupted`]).
+    async fn finish_interrupted_writes(&self, folders: Vec<PathBuf>) {
+        let messages = tokio::task::spawn_blocking(move || crate::interrupted::finish(&folders))
+            .await
+            .unwrap_or_default();
+        for (kind, message) in messages {
+            self.shared.client.show_message(kind, message).await;
+        }
+    }
+
     /// Loads `folders` (those named in `initialize`), with a work-done progress
     /// (`folio/scan/N`) when the client shows them; then says once for each folder
     /// without Markdown that it has none, and sends the first `folio/status`.
@@ -91,7 +102,7 @@ impl Backend {
     /// apply in the order received), except `workspace/symbol`, which answers from the
     /// outlines meanwhile ([`crate::startup`]). The parse and what follows it run on.
     ///
-    /// With `own_watch`, the server's `notify` watcher starts now and watches the folders
+    /// With `own_watch`, the server's file watcher starts now and watches the folders
     /// once they are loaded; what changed since their read then applies
     /// ([`crate::watcher`]).
     async fn initial_scan(&self, folders: Vec<PathBuf>, own_watch: bool) {
@@ -102,6 +113,7 @@ impl Backend {
         if folders.is_empty() {
             return;
         }
+        self.finish_interrupted_writes(folders.clone()).await;
         let work = self
             .shared
             .begin_work(
@@ -335,12 +347,14 @@ impl LanguageServer for Backend {
             match tokio::time::timeout(crate::progress::CLIENT_ANSWER_WAIT, registered).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    tracing::warn!("client refused to watch files ({e}); using notify");
+                    tracing::warn!(
+                        "client refused to watch files ({e}); using its own file watcher"
+                    );
                     own_watch = true;
                 }
                 Err(_) => {
                     tracing::warn!(
-                        "client did not answer the file-watch registration; using notify"
+                        "client did not answer the file-watch registration; using its own file watcher"
                     );
                     own_watch = true;
                 }
@@ -448,6 +462,13 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let adding: Vec<PathBuf> = params
+            .event
+            .added
+            .iter()
+            .filter_map(|f| convert::uri_to_path(&f.uri))
+            .collect();
+        self.finish_interrupted_writes(adding).await;
         let mut added = Vec::new();
         let result = self.shared.mutate("didChangeWorkspaceFolders", |s| {
             for removed in &params.event.removed {

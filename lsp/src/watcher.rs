@@ -1,89 +1,87 @@
-//! The `notify` watcher over every root, for clients that cannot watch files for the
-//! server (`workspace/didChangeWatchedFiles` without dynamic registration).
+//! The core file watcher ([`folio_core::watch`]) over every root, for clients that
+//! cannot watch files for the server (`workspace/didChangeWatchedFiles` without dynamic
+//! registration); each root is followed as its `[index].watch` says (native
+//! notifications, a periodic scan, or not at all).
 //!
-//! It watches a folder once the folder is loaded, not before the walk: `notify` reports
-//! every open of a watched file, so a watch live during the read turns each of the
-//! server's own reads into an event (38,000 of them on a large root). What changed
+//! It watches a folder once the folder is loaded, not before the walk: a watch set up
+//! during the read would cost the walk twice over on a large root. What changed
 //! between a folder's read and the watch is found by comparing stamps instead
-//! ([`catch_up`]).
+//! ([`catch_up`]), as is everything under a folder whose events the system lost.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
-
+use folio_core::config::Config;
+use folio_core::watch::{Batch, FolderWatcher, Sink};
 use folio_core::workspace::DiskState;
 
 use crate::state::ServerState;
 
-/// How long the file watcher waits for more events before reporting a batch.
-const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
-
-/// Starts the server's `notify` watcher into `watcher`, over no folder yet (for clients
+/// Starts the server's file watcher into `watcher`, over no folder yet (for clients
 /// that cannot watch files): [`watch_and_catch_up`] adds each folder once it is loaded.
-/// Its events apply to `shared` as watched-file events.
+/// Its changes apply to `shared` as watched-file events.
 pub(crate) fn start(watcher: &Watcher, shared: ServerState) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(PathBuf, bool)>>();
-    let debouncer = new_debouncer(WATCH_DEBOUNCE, None, move |result: DebounceEventResult| {
-        let Ok(events) = result else { return };
-        let mut paths: Vec<(PathBuf, bool)> = Vec::new();
-        // Reads (open, close after reading) change nothing; the server's own walk
-        // would otherwise report every file it reads.
-        for event in events.iter().filter(|e| !e.kind.is_access()) {
-            for path in &event.paths {
-                if !paths.iter().any(|(p, _)| p == path) {
-                    paths.push((path.clone(), path.exists()));
-                }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Batch>();
+    let sink: Sink = Arc::new(move |batch: Batch| {
+        let _ = tx.send(batch);
+    });
+    tokio::spawn(async move {
+        while let Some(batch) = rx.recv().await {
+            if !batch.changes.is_empty() {
+                shared.files_changed(batch.changes).await;
+            }
+            if !batch.rescan.is_empty() {
+                catch_up(shared.clone()).await;
             }
         }
-        if !paths.is_empty() {
-            let _ = tx.send(paths);
-        }
     });
-    let debouncer = match debouncer {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::warn!("cannot start the file watcher: {e}");
-            return;
-        }
-    };
-    tokio::spawn(async move {
-        while let Some(paths) = rx.recv().await {
-            shared.files_changed(paths).await;
-        }
-    });
-    *watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(debouncer);
+    *watcher.lock().unwrap_or_else(PoisonError::into_inner) =
+        Some(Arc::new(FolderWatcher::new(sink)));
 }
 
-/// The server's own `notify` watcher, when it runs: shared with the task that adds the
+/// The server's own file watcher, when it runs: shared with the task that adds the
 /// folders once they are read.
-pub(crate) type Watcher = Arc<Mutex<Option<Debouncer<RecommendedWatcher, RecommendedCache>>>>;
+pub(crate) type Watcher = Arc<Mutex<Option<Arc<FolderWatcher>>>>;
 
-/// Watches `folders` (recursively, off the async threads: `notify` walks every folder to
-/// watch it) when the server's own watcher runs, then applies what changed since they
-/// were read ([`catch_up`]). Does nothing when the client watches files.
+/// Watches `folders` (off the async threads: a native watch walks every folder, a
+/// polled one takes its first walk) when the server's own watcher runs, each as its
+/// root's `[index].watch` says, then applies what changed since they were read
+/// ([`catch_up`]). Does nothing when the client watches files.
 pub(crate) async fn watch_and_catch_up(
     watcher: Watcher,
     shared: ServerState,
     folders: Vec<PathBuf>,
 ) {
+    let Some(watcher) = watcher
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+    else {
+        return;
+    };
+    let configs: Vec<(PathBuf, Config)> = {
+        let session = shared.lock();
+        folders
+            .into_iter()
+            .map(|folder| {
+                let config = session
+                    .roots
+                    .iter()
+                    .find(|r| r.folder == folder)
+                    .map(|r| r.model.config().clone())
+                    .unwrap_or_default();
+                (folder, config)
+            })
+            .collect()
+    };
     let watched = tokio::task::spawn_blocking(move || {
-        let mut watcher = watcher.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(debouncer) = watcher.as_mut() else {
-            return false;
-        };
-        for folder in &folders {
-            if let Err(e) = debouncer.watch(folder, RecursiveMode::Recursive) {
-                tracing::warn!("cannot watch {}: {e}", folder.display());
-            }
+        for (folder, config) in &configs {
+            let status = watcher.watch(folder, config);
+            tracing::info!(mode = %status.mode, "watching {}", folder.display());
         }
-        true
     })
-    .await
-    .unwrap_or(false);
-    if watched {
+    .await;
+    if watched.is_ok() {
         catch_up(shared).await;
     }
 }

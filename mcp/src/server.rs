@@ -748,7 +748,8 @@ impl Service<RoleServer> for Served {
 /// Serves MCP over stdin/stdout until the client disconnects; `network` says what
 /// `visibility: network` means (no registry, this host is one, or a registry client).
 ///
-/// Starts an incremental reindex in the background first; tools answer meanwhile.
+/// Starts an incremental reindex in the background first, and follows the root's
+/// changes from then on (`[index].watch`); tools answer meanwhile.
 pub async fn serve_stdio(
     options: Options,
     agent_id: Option<String>,
@@ -759,6 +760,7 @@ pub async fn serve_stdio(
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");
     }
+    kb.start_watching();
     let server = Served(FolioServer::new(kb).with_agent_id(agent_id));
     let (io, writer) = crate::transport::filtered(tokio::io::stdin(), tokio::io::stdout());
     let running = match server.serve(io).await {

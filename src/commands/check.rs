@@ -22,6 +22,15 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
     }
     super::report_replaced(&report.replaced);
+    // A move a killed folio process left half done breaks the links it had not rewritten
+    // yet: say so before those errors.
+    for op in folio_core::write::Writer::new(&r.root).interrupted() {
+        eprintln!(
+            "folio: warning: {} (the link errors it leaves are among those below); to finish it, {}",
+            op.describe(),
+            folio_core::host::status::FINISH_INTERRUPTED
+        );
+    }
     if ws.is_empty() {
         eprintln!(
             "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"

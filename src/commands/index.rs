@@ -32,6 +32,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
             )
         })?;
     }
+    finish_interrupted_writes(&r);
     let summary = run_index(&r, force, true)?;
     report_skipped(&summary);
     super::report_replaced(&summary.replaced);
@@ -146,6 +147,24 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Finishes the multi-file writes (moves) a killed folio process left half done in `r`,
+/// before the index reads the files, and says what it did on stderr.
+fn finish_interrupted_writes(r: &Resolved) {
+    match folio_core::write::Writer::new(&r.root).finish_interrupted() {
+        Ok((found, report)) => {
+            for op in &found {
+                eprintln!("folio: finished an interrupted write: {}", op.describe());
+            }
+            for path in &report.left {
+                eprintln!(
+                    "folio: warning: {path} was changed after a folio write was interrupted;                      left as it is (check its links)"
+                );
+            }
+        }
+        Err(e) => eprintln!("folio: warning: could not finish an interrupted write: {e}"),
+    }
 }
 
 /// Indexes `r` (every file with `force`), with a progress bar on a terminal.

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use folio_core::embed::settings::{EmbedSettings, ProviderKind};
-use folio_core::host::status::RerankStatus;
+use folio_core::host::status::{InterruptedWrite, RerankStatus};
 use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
+use folio_core::watch::WatchStatus;
 
 use super::embedding::embed_settings;
 use super::root::resolve_root;
@@ -53,13 +54,20 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     let rerank = RerankStatus::of(&folio_core::rerank::setup_with_user_config(
         &r.config.rerank,
     ));
+    let watch = folio_core::watch::probe(&r.root, &r.config);
+    let interrupted: Vec<InterruptedWrite> = folio_core::write::Writer::new(&r.root)
+        .interrupted()
+        .into_iter()
+        .map(InterruptedWrite::of)
+        .collect();
     let mut out = std::io::stdout().lock();
     if !r.db.exists() {
         if json {
             writeln!(
                 out,
                 "{}",
-                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json, "rerank": rerank})
+                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json, "rerank": rerank,
+                    "watch": watch, "interrupted_writes": interrupted})
             )?;
         } else {
             writeln!(
@@ -73,6 +81,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
             }
             write_ensemble(&mut out, &ensemble)?;
             write_rerank(&mut out, &rerank)?;
+            write_watch(&mut out, &watch, &interrupted)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -111,6 +120,8 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
                 "search_settings_error": search_error, "other_root_error": other_root,
                 "embed": embed_json,
                 "rerank": rerank,
+                "watch": watch,
+                "interrupted_writes": interrupted,
             })
         )?;
     } else {
@@ -159,8 +170,38 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         }
         write_ensemble(&mut out, &ensemble)?;
         write_rerank(&mut out, &rerank)?;
+        write_watch(&mut out, &watch, &interrupted)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lines on how a server follows outside changes, and on writes a killed folio
+/// process left unfinished.
+fn write_watch(
+    out: &mut impl Write,
+    watch: &WatchStatus,
+    interrupted: &[InterruptedWrite],
+) -> Result<()> {
+    match (watch.mode.as_str(), watch.poll_interval_ms, &watch.reason) {
+        ("native", _, _) => writeln!(
+            out,
+            "watch: native (a running server sees other programs' changes as they happen)"
+        )?,
+        (_, Some(ms), Some(why)) => writeln!(out, "watch: poll every {ms} ms ({why})")?,
+        (_, Some(ms), None) => {
+            writeln!(out, "watch: poll every {ms} ms ([index] watch = \"poll\")")?
+        }
+        (mode, _, Some(why)) => writeln!(out, "watch: {mode} ({why})")?,
+        (mode, _, None) => writeln!(out, "watch: {mode}")?,
+    }
+    for w in interrupted {
+        writeln!(
+            out,
+            "interrupted write: {}; to finish it, {}",
+            w.message, w.finish
+        )?;
+    }
+    Ok(())
 }
 
 /// The line about the built-in provider's second model (`ensemble`: its model id or why it

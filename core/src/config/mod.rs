@@ -346,7 +346,43 @@ pub struct IndexConfig {
     pub exclude: Vec<String>,
     /// Byte budget of one search chunk (default 1500 bytes); code blocks are never split.
     pub chunk_bytes: usize,
+    /// How a running server (`folio mcp`, `folio lsp`) follows changes made to the root
+    /// by other programs (default `auto`; [`crate::watch`]).
+    pub watch: WatchMode,
+    /// Milliseconds between two scans of the root when it is polled (`watch = "poll"`,
+    /// or `auto` where the system cannot watch it): 200–3,600,000, default 5,000.
+    pub poll_interval_ms: u64,
 }
+
+/// `[index].watch`: how a running server learns of files changed by other programs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    /// The system's file notifications (inotify, FSEvents, ReadDirectoryChangesW); a
+    /// periodic scan where they cannot work: a network file system, or the system's
+    /// limit on watches reached (the default).
+    #[default]
+    Auto,
+    /// A periodic scan of the root every `poll_interval_ms` (a walk and one `lstat` per
+    /// file; no file is read unless its size or time changed).
+    Poll,
+    /// No watching: outside changes are seen at the next `folio index` or `kb_reindex`.
+    Off,
+}
+
+impl WatchMode {
+    /// `auto`, `poll` or `off`, as written in `folio.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WatchMode::Auto => "auto",
+            WatchMode::Poll => "poll",
+            WatchMode::Off => "off",
+        }
+    }
+}
+
+/// The default of `[index].poll_interval_ms`.
+pub const DEFAULT_POLL_INTERVAL_MS: u64 = 5_000;
 
 impl Default for IndexConfig {
     fn default() -> Self {
@@ -354,6 +390,8 @@ impl Default for IndexConfig {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             exclude: Vec::new(),
             chunk_bytes: 1500,
+            watch: WatchMode::Auto,
+            poll_interval_ms: DEFAULT_POLL_INTERVAL_MS,
         }
     }
 }
@@ -499,6 +537,12 @@ impl Config {
             Glob::new(glob)
                 .map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;
         }
+        if !(200..=3_600_000).contains(&config.index.poll_interval_ms) {
+            return Err(format!(
+                "[index].poll_interval_ms must be between 200 and 3600000 (milliseconds), not {}",
+                config.index.poll_interval_ms
+            ));
+        }
         Ok(config)
     }
 }
@@ -525,6 +569,18 @@ mod tests {
         assert!(
             !c.diagnostics
                 .is_silenced(DiagnosticCode::MissingFile, Some("docs/x.md"))
+        );
+        let c = Config::from_toml("[index]\nwatch = \"poll\"\npoll_interval_ms = 250\n").unwrap();
+        assert_eq!(
+            (c.index.watch, c.index.poll_interval_ms),
+            (WatchMode::Poll, 250)
+        );
+        let err = Config::from_toml("[index]\nwatch = \"sometimes\"\n").unwrap_err();
+        assert!(err.contains("unknown variant `sometimes`"), "{err}");
+        let err = Config::from_toml("[index]\npoll_interval_ms = 10\n").unwrap_err();
+        assert!(
+            err.starts_with("[index].poll_interval_ms must be between 200"),
+            "{err}"
         );
         let err = Config::from_toml("[index]\nmax_size = 1\n").unwrap_err();
         assert!(err.contains("unknown field `max_size`"), "{err}");

@@ -24,6 +24,7 @@ pub mod schema;
 pub mod search;
 pub mod similarity;
 pub mod status;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -100,6 +101,8 @@ pub struct Host {
     /// What `visibility: network` means here: nothing, this host is the registry, or
     /// a registry elsewhere ([`registry::KnowledgeNetwork`]).
     network: registry::KnowledgeNetwork,
+    /// The file watcher over the root, once [`Host::start_watching`] ran.
+    watcher: Mutex<Option<Arc<crate::watch::FolderWatcher>>>,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -179,6 +182,7 @@ impl Host {
                 .rerank
                 .map(|s| s.as_ref().map(crate::rerank::HttpReranker::new)),
             fetcher,
+            watcher: Mutex::new(None),
         })
     }
 

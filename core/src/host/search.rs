@@ -147,12 +147,14 @@ pub struct SearchResponse {
     /// True while the background embedding pass runs: the vector leg of `semantic` and
     /// `hybrid` covers only the chunks embedded so far (kb_status `embedding` has the progress).
     pub embedding: bool,
-    /// Present and true when this root's first index was still being built after the
-    /// search waited [`FIRST_INDEX_WAIT`] for it (a root folio has not indexed before):
-    /// the results come from what the index held before that pass, which for a new root
-    /// is nothing (a pass writes its documents once it has read them all), so an empty
-    /// list does not mean "no match". `index_progress` counts the files read; search
-    /// again when kb_status `indexing.state` is `idle`. Absent otherwise.
+    /// Present and true when the index was still catching up with the disk after the
+    /// search waited for it: this root's first index was being built after
+    /// [`FIRST_INDEX_WAIT`] (a root folio has not indexed before; a pass writes its
+    /// documents once it has read them all, so an empty list does not mean "no match"),
+    /// or files other programs changed were not indexed yet after [`CATCH_UP_WAIT`]
+    /// (`index_progress.pending_changes`). The results come from what the index held;
+    /// hits in files changed or deleted since are re-read or dropped all the same.
+    /// Search again when kb_status `indexing.state` is `idle`. Absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     /// With `partial`: how far the first pass is.
@@ -167,7 +169,14 @@ pub struct IndexProgress {
     pub done: usize,
     /// Markdown files the pass will read (0 while it is still listing them).
     pub total: usize,
+    /// Paths the file watcher reported changed that wait for the next pass.
+    pub pending_changes: usize,
 }
+
+/// How long a search waits for changes the file watcher reported (another program
+/// wrote, renamed or deleted notes) to be indexed before answering with `partial`: a
+/// few hundred milliseconds for a handful of files.
+pub const CATCH_UP_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// How long a search on a root whose first index is still being built waits for it
 /// before answering with `partial` (a few seconds for a folder of thousands of notes).
@@ -364,7 +373,10 @@ impl Host {
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
         let (query, options) = args.plan(&self.config.search)?;
         let reranker = crate::rerank::select(args.rerank, &self.reranker).map_err(search_error)?;
-        let index_progress = self.await_first_index()?;
+        let index_progress = match self.await_first_index()? {
+            Some(progress) => Some(progress),
+            None => self.wait_for_changes(CATCH_UP_WAIT),
+        };
         if options.mode != crate::search::pipeline::SearchMode::Lexical
             && self.embedding.embedder().is_none()
             && self
@@ -390,6 +402,7 @@ impl Host {
             self.embedding.is_running(),
         );
         response.results = self.live_hits(response.results)?;
+        response.results = self.current_hits(response.results);
         response.partial = index_progress.is_some();
         response.index_progress = index_progress;
         Ok(response)
@@ -424,6 +437,73 @@ impl Host {
         }
         self.root_indexed.store(true, Ordering::Release);
         Ok(None)
+    }
+
+    /// Checks hits read from the index against the files as they are now (hits from an
+    /// editor's buffer, `editor` set, are current already): a hit whose file is gone, or
+    /// no longer a note folio reads, is dropped; in a file changed since it was indexed
+    /// (its content hash differs), a hit is kept only when the file, chunked again, still
+    /// has a chunk with the hit's pointer and the indexed chunk's exact text, with that
+    /// chunk's lines; otherwise it is dropped. So a hit never carries text the file no
+    /// longer holds. Each file is read (and chunked) once.
+    fn current_hits(&self, hits: Vec<SearchHit>) -> Vec<SearchHit> {
+        use crate::pointer::{hash_bytes, hex};
+        /// A file as it is now: unchanged since indexed, or its chunks now.
+        enum Now {
+            Gone,
+            Unchanged,
+            Changed(Vec<crate::chunk::Chunk>),
+        }
+        let mut files: std::collections::HashMap<String, Now> = std::collections::HashMap::new();
+        let mut out = Vec::with_capacity(hits.len());
+        for mut hit in hits {
+            if hit.editor.is_some() {
+                out.push(hit);
+                continue;
+            }
+            let now = files.entry(hit.path.clone()).or_insert_with(|| {
+                let cap = self.config.index.max_file_size;
+                match crate::workspace::read_markdown_lossy_in(&self.root, &hit.path, cap) {
+                    Err(_) => Now::Gone,
+                    Ok((text, _))
+                        if hex(hash_bytes(text.as_bytes())) == hit.indexed_source_hash =>
+                    {
+                        Now::Unchanged
+                    }
+                    Ok((text, _)) => {
+                        let budget = self.config.index.chunk_bytes.max(200);
+                        Now::Changed(crate::chunk::chunks(&text, &parse(&text), budget))
+                    }
+                }
+            });
+            let current = match now {
+                Now::Gone => None,
+                Now::Unchanged => Some(None),
+                Now::Changed(chunks) => {
+                    let indexed = self
+                        .with_store(|store| store.chunks_of(&hit.path).map_err(HostError::internal))
+                        .unwrap_or_default();
+                    let old = indexed.iter().find(|c| c.pointer == hit.pointer);
+                    chunks
+                        .iter()
+                        .find(|c| c.pointer == hit.pointer && old.is_some_and(|o| o.text == c.text))
+                        .map(|c| Some((c.start_line, c.end_line)))
+                }
+            };
+            match current {
+                None => {
+                    tracing::debug!(path = %hit.path, "dropped a hit whose file or text changed since it was indexed");
+                }
+                Some(lines) => {
+                    if let Some((start, end)) = lines {
+                        hit.start_line = start;
+                        hit.end_line = end;
+                    }
+                    out.push(hit);
+                }
+            }
+        }
+        out
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose

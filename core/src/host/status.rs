@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::index::{index_root, records};
+use crate::index::{Changed, index_changes, index_root, records};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -19,8 +19,28 @@ pub struct ReindexState {
     total: usize,
     /// Another run was asked for while this one ran (a write landed meanwhile).
     rerun: bool,
+    /// Whether the running pass is an incremental one over watched changes.
+    changes_pass: bool,
+    /// Paths the watcher reported changed that no pass has taken yet.
+    pub(crate) pending: Changed,
+    /// Incremental passes over watched changes since the host opened.
+    changes_passes: u64,
     last: Option<LastRun>,
 }
+
+/// What a pass of [`Host::run_reindex`] covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// The whole root (`force`: every file re-parsed).
+    Full { force: bool },
+    /// The paths the watcher reported ([`ReindexState::pending`]).
+    Changes,
+}
+
+/// How long an incremental pass waits for the watcher's reports to stop growing before
+/// it starts (a `git checkout` arrives as several debounced batches), and at most.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
+const SETTLE_MAX: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The outcome of the last finished reindex.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -44,6 +64,9 @@ pub struct LastRun {
     /// The error, when the run failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `full` (the whole root: at start, kb_reindex, `folio index`) or `changes` (only
+    /// what the file watcher reported, plus files that appeared or went).
+    pub kind: String,
 }
 
 /// Progress and last result of indexing.
@@ -61,6 +84,11 @@ pub struct Indexing {
     pub started_at_ms: u64,
     /// The last finished pass, if any.
     pub last: Option<LastRun>,
+    /// Paths the file watcher reported changed that are not indexed yet (the queue).
+    pub pending_changes: usize,
+    /// Incremental passes over watched changes since the server started (a burst of
+    /// changes, such as a `git checkout` of thousands of files, is one or a few).
+    pub changes_passes: u64,
 }
 
 /// What the index holds.
@@ -197,6 +225,39 @@ pub struct StatusOutput {
     pub index: IndexCounts,
     /// Reindex progress and last result.
     pub indexing: Indexing,
+    /// How changes made by other programs reach the index (`[index].watch`).
+    pub watch: crate::watch::WatchStatus,
+    /// Multi-file operations (moves) a killed folio writer left unfinished: their links
+    /// are half rewritten until a writer finishes them (a server started with writes
+    /// allowed does on start; `folio index` does too). Absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interrupted_writes: Vec<InterruptedWrite>,
+}
+
+/// An unfinished multi-file operation, as `kb_status` reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct InterruptedWrite {
+    /// What it is and how far it got, in one line.
+    pub message: String,
+    /// How to finish it.
+    pub finish: String,
+    /// The operation.
+    #[serde(flatten)]
+    pub operation: crate::write::Interrupted,
+}
+
+/// How to finish an interrupted operation, for a process that cannot itself.
+pub const FINISH_INTERRUPTED: &str = "run `folio index` in the root, or start `folio lsp` or      `folio mcp --allow-writes` on it: a folio process that can write finishes it on start";
+
+impl InterruptedWrite {
+    /// The report of `operation`.
+    pub fn of(operation: crate::write::Interrupted) -> InterruptedWrite {
+        InterruptedWrite {
+            message: operation.describe(),
+            finish: FINISH_INTERRUPTED.to_owned(),
+            operation,
+        }
+    }
 }
 
 /// `kb_reindex` arguments.
@@ -233,6 +294,8 @@ impl ReindexState {
             total: if self.running { self.total } else { 0 },
             started_at_ms: if self.running { self.started_at_ms } else { 0 },
             last: self.last.clone(),
+            pending_changes: self.pending.len(),
+            changes_passes: self.changes_passes,
         }
     }
 }
@@ -302,6 +365,13 @@ impl Host {
                 synonyms_missing: s.synonyms_missing,
             },
             indexing,
+            watch: self.watch_status(),
+            interrupted_writes: self
+                .writer
+                .interrupted()
+                .into_iter()
+                .map(InterruptedWrite::of)
+                .collect(),
         })
     }
 
@@ -329,7 +399,7 @@ impl Host {
         let kb = Arc::clone(self);
         std::thread::Builder::new()
             .name("folio-reindex".into())
-            .spawn(move || kb.run_reindex(force))
+            .spawn(move || kb.run_reindex(Pass::Full { force }))
             .map_err(HostError::internal)?;
         Ok(ReindexOutput {
             started: true,
@@ -337,8 +407,9 @@ impl Host {
         })
     }
 
-    /// Runs a pass on this thread (and any pass requested meanwhile).
-    fn run_reindex(&self, mut force: bool) {
+    /// Runs a pass on this thread, then any pass requested meanwhile: a full one asked
+    /// for, else one over the changes the watcher reported.
+    pub(crate) fn run_reindex(&self, mut pass: Pass) {
         loop {
             let state = Arc::clone(&self.reindex);
             let progress = move |done: usize, total: usize| {
@@ -348,19 +419,42 @@ impl Host {
                 }
             };
             let started = std::time::Instant::now();
+            let changed = match pass {
+                // A full pass reads every file: what was reported so far is in it.
+                Pass::Full { .. } => {
+                    if let Ok(mut s) = self.reindex.lock() {
+                        s.pending = Changed::default();
+                    }
+                    None
+                }
+                Pass::Changes => Some(self.take_settled_changes()),
+            };
             // A panic in the indexer must not leave the state "running" forever.
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                index_root(
-                    &self.root,
-                    &self.config,
-                    &self.db_path,
-                    force,
-                    Some(&progress),
-                )
-            }));
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (pass, &changed) {
+                    (Pass::Full { force }, _) => index_root(
+                        &self.root,
+                        &self.config,
+                        &self.db_path,
+                        force,
+                        Some(&progress),
+                    ),
+                    (Pass::Changes, changed) => index_changes(
+                        &self.root,
+                        &self.config,
+                        &self.db_path,
+                        changed.as_ref().expect("taken above"),
+                        Some(&progress),
+                    ),
+                }));
+            let kind = match pass {
+                Pass::Full { .. } => "full",
+                Pass::Changes => "changes",
+            };
             let last = match result {
                 Ok(Ok(summary)) => {
                     tracing::info!(
+                        kind,
                         indexed = summary.indexed,
                         unchanged = summary.unchanged,
                         removed = summary.removed,
@@ -377,27 +471,131 @@ impl Host {
                         removed: summary.removed,
                         skipped: summary.skipped.len(),
                         error: None,
+                        kind: kind.to_owned(),
                     }
                 }
-                Ok(Err(err)) => failed(started, err.to_string()),
-                Err(_) => failed(started, "the indexer panicked".into()),
+                Ok(Err(err)) => failed(started, err.to_string(), kind),
+                Err(_) => failed(started, "the indexer panicked".into(), kind),
             };
             let Ok(mut s) = self.reindex.lock() else {
                 return;
             };
+            if last.ok {
+                // The model's copies of what changed are read again at its next use.
+                if let Some(changed) = &changed {
+                    drop(s);
+                    for path in &changed.files {
+                        self.invalidate(path);
+                    }
+                    let Ok(again) = self.reindex.lock() else {
+                        return;
+                    };
+                    s = again;
+                }
+            } else if let Some(changed) = changed {
+                // Not indexed: tried again with the next pass.
+                s.pending.extend(changed);
+            }
+            if pass == Pass::Changes {
+                s.changes_passes += 1;
+            }
             s.last = Some(last);
+            s.started_at_ms = now_ms();
             if s.rerun {
                 s.rerun = false;
-                force = s.force;
-                s.started_at_ms = now_ms();
+                s.changes_pass = false;
+                pass = Pass::Full { force: s.force };
+                continue;
+            }
+            if !s.pending.is_empty() && s.last.as_ref().is_some_and(|l| l.ok) {
+                s.changes_pass = true;
+                s.force = false;
+                pass = Pass::Changes;
                 continue;
             }
             s.running = false;
+            s.changes_pass = false;
             drop(s);
             self.reindex_stopped.notify_all();
             self.embedding.start(self.db_path.clone());
             return;
         }
+    }
+
+    /// Waits until the watcher's reports stop growing (for [`SETTLE`], at most
+    /// [`SETTLE_MAX`]), then takes them all.
+    fn take_settled_changes(&self) -> Changed {
+        let started = std::time::Instant::now();
+        let pending = || self.reindex.lock().map(|s| s.pending.len()).unwrap_or(0);
+        let mut before = pending();
+        while started.elapsed() < SETTLE_MAX {
+            std::thread::sleep(SETTLE);
+            let now = pending();
+            if now == before {
+                break;
+            }
+            before = now;
+        }
+        self.reindex
+            .lock()
+            .map(|mut s| std::mem::take(&mut s.pending))
+            .unwrap_or_default()
+    }
+
+    /// Queues paths the watcher reported changed, and starts a pass over them unless one
+    /// runs (the running pass takes them next).
+    pub(crate) fn queue_changes(self: &Arc<Self>, changed: Changed) {
+        if changed.is_empty() {
+            return;
+        }
+        let Ok(mut s) = self.reindex.lock() else {
+            return;
+        };
+        s.pending.extend(changed);
+        if s.running {
+            return;
+        }
+        s.running = true;
+        s.force = false;
+        s.changes_pass = true;
+        s.done = 0;
+        s.total = 0;
+        s.started_at_ms = now_ms();
+        drop(s);
+        let kb = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("folio-reindex".into())
+            .spawn(move || kb.run_reindex(Pass::Changes));
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start an index pass over changed files: {e}");
+            if let Ok(mut s) = self.reindex.lock() {
+                s.running = false;
+                s.changes_pass = false;
+            }
+        }
+    }
+
+    /// Waits up to `limit` while changes the watcher reported are not indexed yet;
+    /// returns how far indexing is when some still are after that, `None` when the
+    /// index holds every reported change.
+    pub(crate) fn wait_for_changes(
+        &self,
+        limit: std::time::Duration,
+    ) -> Option<super::search::IndexProgress> {
+        let catching_up = |s: &ReindexState| s.running && (s.changes_pass || !s.pending.is_empty());
+        let guard = self.reindex.lock().ok()?;
+        if !catching_up(&guard) {
+            return None;
+        }
+        let (guard, _) = self
+            .reindex_stopped
+            .wait_timeout_while(guard, limit, |s| catching_up(s))
+            .ok()?;
+        catching_up(&guard).then_some(super::search::IndexProgress {
+            done: guard.done,
+            total: guard.total,
+            pending_changes: guard.pending.len(),
+        })
     }
 
     /// Marks a pass as running without starting one (tests of joining).
@@ -429,6 +627,7 @@ impl Host {
         guard.running.then_some(super::search::IndexProgress {
             done: guard.done,
             total: guard.total,
+            pending_changes: guard.pending.len(),
         })
     }
 
@@ -446,7 +645,7 @@ impl Host {
             s.force = force;
             s.started_at_ms = now_ms();
         }
-        self.run_reindex(force);
+        self.run_reindex(Pass::Full { force });
         let s = self.reindex.lock().map_err(HostError::internal)?;
         s.last
             .clone()
@@ -494,7 +693,7 @@ impl Host {
     }
 }
 
-fn failed(started: std::time::Instant, error: String) -> LastRun {
+fn failed(started: std::time::Instant, error: String, kind: &str) -> LastRun {
     tracing::warn!(%error, "reindex failed");
     LastRun {
         ok: false,
@@ -506,5 +705,6 @@ fn failed(started: std::time::Instant, error: String) -> LastRun {
         removed: 0,
         skipped: 0,
         error: Some(error),
+        kind: kind.to_owned(),
     }
 }

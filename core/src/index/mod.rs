@@ -263,6 +263,46 @@ enum FileOutcome {
 /// A file's outcome, with the offset of its first invalid UTF-8 sequence when it has one.
 type Outcome = (FileOutcome, Option<usize>);
 
+/// The paths a file watcher reported changed, for an incremental pass
+/// ([`index_changes`]): KB-relative Markdown paths, and folders (or paths of unknown kind)
+/// under which every file counts as changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    /// KB-relative Markdown files.
+    pub files: std::collections::BTreeSet<String>,
+    /// KB-relative folders (`""` is the whole root).
+    pub folders: std::collections::BTreeSet<String>,
+}
+
+impl Changed {
+    /// True when nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.folders.is_empty()
+    }
+
+    /// How many paths it names.
+    pub fn len(&self) -> usize {
+        self.files.len() + self.folders.len()
+    }
+
+    /// Adds everything of `other`.
+    pub fn extend(&mut self, other: Changed) {
+        self.files.extend(other.files);
+        self.folders.extend(other.folders);
+    }
+
+    /// Whether `path` (KB-relative) may have changed.
+    pub fn covers(&self, path: &str) -> bool {
+        self.files.contains(path)
+            || self.folders.iter().any(|f| {
+                f.is_empty()
+                    || path
+                        .strip_prefix(f.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+    }
+}
+
 /// Indexes `root` into the database at `db_path`.
 ///
 /// Errors: the root is missing, the configuration is invalid, or the database fails.
@@ -272,6 +312,35 @@ pub fn index_root(
     config: &Config,
     db_path: &Path,
     force: bool,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<IndexSummary, IndexError> {
+    index_pass(root, config, db_path, force, None, progress)
+}
+
+/// The incremental pass after a file watcher's report: walks `root` as
+/// [`index_root`] does (so files that appeared or went are found whatever was reported,
+/// and ignore files apply), but reads only the files `changed` covers and the files the
+/// index does not hold yet; every other indexed file counts as unchanged without being
+/// read. A file's new text is then written only when its content hash differs from the
+/// indexed one, so a change folio wrote itself (and indexed as it wrote it) costs a read.
+///
+/// Errors: as [`index_root`].
+pub fn index_changes(
+    root: &Path,
+    config: &Config,
+    db_path: &Path,
+    changed: &Changed,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<IndexSummary, IndexError> {
+    index_pass(root, config, db_path, false, Some(changed), progress)
+}
+
+fn index_pass(
+    root: &Path,
+    config: &Config,
+    db_path: &Path,
+    force: bool,
+    changed: Option<&Changed>,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<IndexSummary, IndexError> {
     let started = Instant::now();
@@ -311,33 +380,42 @@ pub fn index_root(
     let chunk_bytes = config.index.chunk_bytes.max(200);
     let mut outcomes: Vec<Outcome> = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
-        let outcome = match read_markdown_lossy_in(root, path, cap) {
-            Err(reason) => (
-                FileOutcome::Skipped(Skipped {
-                    path: path.clone(),
-                    reason,
-                }),
-                None,
-            ),
-            Ok((text, invalid_at)) => {
-                let hash = hex(hash_bytes(text.as_bytes()));
-                let outcome = if !force && !record_again && indexed.get(path) == Some(&hash) {
-                    FileOutcome::Unchanged
-                } else {
-                    let mtime_ms = std::fs::metadata(&abs)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_millis() as i64);
-                    FileOutcome::Changed(Box::new(records(
-                        path,
-                        &text,
-                        text.len() as u64,
-                        mtime_ms,
-                        chunk_bytes,
-                    )))
-                };
-                (outcome, invalid_at)
+        let unread = !force
+            && !record_again
+            && indexed.contains_key(path)
+            && changed.is_some_and(|c| !c.covers(path));
+        // Not reported changed and indexed: its recorded outcome stands, unread.
+        let outcome = if unread {
+            (FileOutcome::Unchanged, None)
+        } else {
+            match read_markdown_lossy_in(root, path, cap) {
+                Err(reason) => (
+                    FileOutcome::Skipped(Skipped {
+                        path: path.clone(),
+                        reason,
+                    }),
+                    None,
+                ),
+                Ok((text, invalid_at)) => {
+                    let hash = hex(hash_bytes(text.as_bytes()));
+                    let outcome = if !force && !record_again && indexed.get(path) == Some(&hash) {
+                        FileOutcome::Unchanged
+                    } else {
+                        let mtime_ms = std::fs::metadata(&abs)
+                            .and_then(|m| m.modified())
+                            .ok()
+                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                            .map_or(0, |d| d.as_millis() as i64);
+                        FileOutcome::Changed(Box::new(records(
+                            path,
+                            &text,
+                            text.len() as u64,
+                            mtime_ms,
+                            chunk_bytes,
+                        )))
+                    };
+                    (outcome, invalid_at)
+                }
             }
         };
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;

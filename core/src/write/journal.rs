@@ -313,3 +313,102 @@ fn finish(root: &Path, step: &Step) -> Option<String> {
         }
     }
 }
+
+/// A multi-file operation a folio writer began and did not finish (it was killed): what
+/// `folio status`, `folio check`, `kb_status` and the language server report until a
+/// writer finishes it ([`recover`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Interrupted {
+    /// The journal entry's file name (in the state folder's `journal/`).
+    pub entry: String,
+    /// The files it moves, `from` → `to` (KB-relative).
+    pub moves: Vec<MovedPath>,
+    /// Files it changes: moved ones and ones whose links it rewrites.
+    pub files: usize,
+    /// Of those, files already in their end state.
+    pub done: usize,
+}
+
+/// One moved file of an [`Interrupted`] operation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MovedPath {
+    /// KB-relative path before.
+    pub from: String,
+    /// KB-relative path after.
+    pub to: String,
+}
+
+impl Interrupted {
+    /// One line for people: `a move of notes/a.md → archive/a.md left 295 of 402 files
+    /// unchanged` (the first move named, with how many more).
+    pub fn describe(&self) -> String {
+        let what = match self.moves.as_slice() {
+            [] => "a multi-file edit".to_owned(),
+            [one] => format!("a move of {} → {}", one.from, one.to),
+            [one, rest @ ..] => format!(
+                "a move of {} → {} (and {} more)",
+                one.from,
+                one.to,
+                rest.len()
+            ),
+        };
+        format!(
+            "{what} was interrupted with {} of {} files not yet changed",
+            self.files - self.done,
+            self.files
+        )
+    }
+}
+
+/// The operations in `dir` (a state folder's `journal/`) that no running writer is
+/// carrying out, read without changing anything. `writer_running` says whether a writer
+/// holds the root's lock now: its own entry is then in progress, not interrupted, so
+/// nothing is reported.
+pub(super) fn interrupted(root: &Path, dir: &Path, writer_running: bool) -> Vec<Interrupted> {
+    if writer_running {
+        return Vec::new();
+    }
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    entries.sort();
+    entries
+        .into_iter()
+        .filter_map(|path| {
+            let entry = serde_json::from_slice::<Entry>(&std::fs::read(&path).ok()?).ok()?;
+            let moves = entry
+                .steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Move { from, to, .. } | Step::MoveBinary { from, to, .. } => {
+                        Some(MovedPath {
+                            from: from.clone(),
+                            to: to.clone(),
+                        })
+                    }
+                    Step::Replace { .. } => None,
+                })
+                .collect();
+            let done = entry.steps.iter().filter(|s| is_finished(root, s)).count();
+            Some(Interrupted {
+                entry: path.file_name()?.to_string_lossy().into_owned(),
+                moves,
+                files: entry.steps.len(),
+                done,
+            })
+        })
+        .collect()
+}
+
+/// Whether `step` is in its end state on disk.
+fn is_finished(root: &Path, step: &Step) -> bool {
+    match step {
+        Step::Replace { path, new, .. } => holds(root, path, new),
+        Step::Move { from, to, new, .. } => absent(root, from) && holds(root, to, new),
+        Step::MoveBinary { from, to, sha256 } => absent(root, from) && holds_hash(root, to, sha256),
+    }
+}

@@ -38,7 +38,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 pub use atomic::StagedWrite;
-pub use journal::{RecoveryReport, Step};
+pub use journal::{Interrupted, MovedPath, RecoveryReport, Step};
 
 /// How long [`Writer::lock`] waits for another writer before giving up with
 /// [`WriteError::Busy`]. A write holds the lock for milliseconds; an edit sent to an
@@ -167,6 +167,20 @@ impl Writer {
         &self.root
     }
 
+    /// The multi-file operations a killed folio writer left unfinished on this root,
+    /// found without changing anything (a read-only process reports them; the next
+    /// [`Writer::lock`] finishes them). Empty while a writer holds the lock: its journal
+    /// entry is then an operation in progress.
+    pub fn interrupted(&self) -> Vec<journal::Interrupted> {
+        let dir = self.state_dir.join("journal");
+        if !dir.is_dir() {
+            return Vec::new();
+        }
+        let busy = std::fs::File::open(self.lock_path())
+            .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+        journal::interrupted(&self.root, &dir, busy)
+    }
+
     /// The lock file.
     pub fn lock_path(&self) -> PathBuf {
         self.state_dir.join("write.lock")
@@ -178,6 +192,25 @@ impl Writer {
     /// Errors: [`WriteError::Busy`] after the timeout; [`WriteError::Io`] when the state
     /// folder or the lock file cannot be made.
     pub fn lock(&self) -> Result<WriteGuard<'_>, WriteError> {
+        self.lock_recovering().map(|(guard, _)| guard)
+    }
+
+    /// Finishes now what a killed writer left unfinished ([`Writer::interrupted`]) by
+    /// taking the lock and letting it go; returns what was found and what recovery did.
+    /// For a process that can write, on start (the language server, `folio index`).
+    ///
+    /// Errors: as [`Writer::lock`].
+    pub fn finish_interrupted(&self) -> Result<(Vec<Interrupted>, RecoveryReport), WriteError> {
+        let found = self.interrupted();
+        if found.is_empty() {
+            return Ok((found, RecoveryReport::default()));
+        }
+        let (_guard, report) = self.lock_recovering()?;
+        Ok((found, report))
+    }
+
+    /// [`Writer::lock`], also returning what its recovery did.
+    fn lock_recovering(&self) -> Result<(WriteGuard<'_>, RecoveryReport), WriteError> {
         let started = Instant::now();
         let local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
         let lock_path = self.lock_path();
@@ -222,7 +255,7 @@ impl Writer {
                 "finished the journaled writes of an interrupted folio process"
             );
         }
-        Ok(guard)
+        Ok((guard, report))
     }
 }
 

@@ -186,7 +186,8 @@ async fn shutdown_signal() {
 /// address once it listens. `network` says what `visibility: network` means (with
 /// [`KnowledgeNetwork::Serve`] this server is a KnowledgePulse registry).
 ///
-/// Starts an incremental reindex in the background first; tools answer meanwhile.
+/// Starts an incremental reindex in the background first, and follows the root's
+/// changes from then on (`[index].watch`); tools answer meanwhile.
 pub async fn serve_http(
     options: Options,
     http: HttpOptions,
@@ -204,6 +205,7 @@ pub async fn serve_http(
     if let Err(e) = kb.start_reindex(false) {
         tracing::warn!(error = %e.message, "initial reindex did not start");
     }
+    kb.start_watching();
     let ct = CancellationToken::new();
     let app = router(kb, &http, agent_id, ct.child_token()).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(http.addr)

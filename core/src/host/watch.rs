@@ -1,0 +1,161 @@
+//! The host's live index: the core file watcher ([`crate::watch`]) over the root feeds
+//! the one incremental index path ([`crate::index::index_changes`]), so `folio mcp`
+//! answers from what is on disk now, whoever changed it.
+
+use std::path::Path;
+use std::sync::{Arc, PoisonError, Weak};
+
+use crate::index::Changed;
+use crate::watch::{Batch, FolderWatcher, Sink, WatchStatus};
+use crate::workspace::is_markdown;
+
+use super::Host;
+
+/// Files whose change changes which files the walk leaves out: after one, every file
+/// counts as changed.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".folioignore"];
+
+impl Host {
+    /// Starts following changes other programs make under the root, as `[index].watch`
+    /// says, on a thread of its own (setting up a native watch walks every folder).
+    /// Each batch of changes becomes an incremental index pass ([`Host::queue_changes`]);
+    /// a second call does nothing. Searches then answer from the disk as it is
+    /// ([`Host::search`]); [`Host::watch_status`] says how the root is followed.
+    pub fn start_watching(self: &Arc<Self>) {
+        let mut slot = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() {
+            return;
+        }
+        let host: Weak<Host> = Arc::downgrade(self);
+        let sink: Sink = Arc::new(move |batch: Batch| {
+            if let Some(host) = host.upgrade() {
+                let changed = changed_of(host.root(), &batch);
+                host.queue_changes(changed);
+            }
+        });
+        let watcher = Arc::new(FolderWatcher::new(sink));
+        *slot = Some(Arc::clone(&watcher));
+        drop(slot);
+        let (root, config) = (self.root.clone(), self.config.clone());
+        let spawned = std::thread::Builder::new()
+            .name("folio-watch".into())
+            .spawn(move || {
+                let status = watcher.watch(&root, &config);
+                tracing::info!(mode = %status.mode, "watching {}", root.display());
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the file watcher: {e}");
+        }
+    }
+
+    /// How changes made by other programs reach the index: what runs and why, and the
+    /// last change seen. `starting` until the watch is set up; `off` when
+    /// [`Host::start_watching`] was not called (a one-shot command).
+    pub fn watch_status(&self) -> WatchStatus {
+        let watcher = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match watcher {
+            Some(w) => {
+                let mut status = w.status();
+                if status.mode == "off" && status.configured != "off" {
+                    status.mode = "starting".to_owned();
+                    status.configured = self.config.index.watch.as_str().to_owned();
+                }
+                status
+            }
+            None => WatchStatus {
+                configured: self.config.index.watch.as_str().to_owned(),
+                mode: "off".to_owned(),
+                reason: Some("this process does not watch the root".to_owned()),
+                poll_interval_ms: None,
+                changes_seen: 0,
+                last_change_ms: None,
+                last_change_path: None,
+            },
+        }
+    }
+}
+
+/// The paths of `batch` that can change what the index holds, KB-relative: Markdown
+/// files; folders, and paths gone whose kind is unknown (every file under them may have
+/// changed: a folder renamed, deleted or created with files in it); the whole root for
+/// an ignore file or a rescan. Other files (pictures, editors' swap files) change
+/// nothing the index holds and are left out.
+fn changed_of(root: &Path, batch: &Batch) -> Changed {
+    let mut changed = Changed::default();
+    if !batch.rescan.is_empty() {
+        changed.folders.insert(String::new());
+    }
+    for (abs, exists) in &batch.changes {
+        let Some(rel) = relative(root, abs) else {
+            continue;
+        };
+        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        if is_markdown(&rel) {
+            changed.files.insert(rel);
+        } else if IGNORE_FILES.contains(&name) {
+            changed.folders.insert(String::new());
+        } else if *exists && abs.is_dir() {
+            changed.folders.insert(rel);
+        } else if !*exists && !name.contains('.') {
+            changed.folders.insert(rel);
+        }
+    }
+    changed
+}
+
+/// `abs` relative to `root`, `/`-separated; `None` outside it or not UTF-8.
+fn relative(root: &Path, abs: &Path) -> Option<String> {
+    let rel = abs.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    let rel = parts?.join("/");
+    (!rel.is_empty()).then_some(rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_batch_becomes_the_paths_that_can_change_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("new")).unwrap();
+        std::fs::write(root.join("pic.png"), "png").unwrap();
+        let batch = Batch {
+            changes: vec![
+                (root.join("a.md"), true),
+                (root.join("b.md"), false),
+                (root.join("new"), true),
+                (root.join("old"), false),
+                (root.join("pic.png"), true),
+                (root.join("gone.png"), false),
+                (PathBuf::from("/elsewhere/c.md"), true),
+            ],
+            rescan: vec![],
+        };
+        let changed = changed_of(root, &batch);
+        assert_eq!(
+            changed.files.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["a.md", "b.md"]
+        );
+        assert_eq!(
+            changed
+                .folders
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            ["new", "old"]
+        );
+        assert!(changed.covers("new/x.md") && !changed.covers("newer/x.md"));
+        let ignore = Batch {
+            changes: vec![(root.join("sub/.folioignore"), true)],
+            rescan: vec![],
+        };
+        assert!(changed_of(root, &ignore).covers("any/where.md"));
+    }
+}
