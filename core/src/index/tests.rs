@@ -628,3 +628,58 @@ fn an_index_moved_with_its_folder_is_taken_over() {
     .unwrap_err();
     assert!(matches!(err, IndexError::OtherRoot { .. }), "{err}");
 }
+
+#[test]
+fn a_pass_over_reported_changes_reads_only_those_and_still_finds_new_and_gone_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a.md", b"# A\n\nalpha\n");
+    write(root, "b.md", b"# B\n\nbeta\n");
+    write(root, "c.md", b"# C\n\ngamma\n");
+    write(root, "sub/d.md", b"# D\n\ndelta\n");
+    let db = root.join(".folio/index.db");
+    let config = Config::default();
+    index_root(root, &config, &db, false, None).unwrap();
+
+    // a.md reported; b.md changed but not reported; c.md deleted and e.md created, neither
+    // reported; the folder `sub` reported, so sub/d.md is read.
+    write(root, "a.md", b"# A\n\nalpha two\n");
+    write(root, "b.md", b"# B\n\nbeta two\n");
+    std::fs::remove_file(root.join("c.md")).unwrap();
+    write(root, "e.md", b"# E\n\nepsilon\n");
+    write(root, "sub/d.md", b"# D\n\ndelta two\n");
+    let changed = Changed {
+        files: ["a.md".to_owned()].into(),
+        folders: ["sub".to_owned()].into(),
+    };
+    let summary = index_changes(root, &config, &db, &changed, None).unwrap();
+    assert_eq!(
+        (
+            summary.files,
+            summary.indexed,
+            summary.unchanged,
+            summary.removed
+        ),
+        (4, 3, 1, 1)
+    );
+    let texts: Vec<(String, String)> = dump(&db)
+        .into_iter()
+        .map(|(path, _, chunks)| (path, chunks[0].text.clone()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("a.md".to_owned(), "# A\n\nalpha two".to_owned()),
+            ("b.md".to_owned(), "# B\n\nbeta".to_owned()),
+            ("e.md".to_owned(), "# E\n\nepsilon".to_owned()),
+            ("sub/d.md".to_owned(), "# D\n\ndelta two".to_owned()),
+        ]
+    );
+    // The whole root reported: b.md's change is found; nothing else is written again.
+    let all = Changed {
+        folders: [String::new()].into(),
+        ..Changed::default()
+    };
+    let summary = index_changes(root, &config, &db, &all, None).unwrap();
+    assert_eq!((summary.indexed, summary.unchanged), (1, 3));
+}

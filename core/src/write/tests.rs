@@ -508,3 +508,56 @@ fn a_file_kept_open_for_writing_is_refused_and_left_alone() {
     guard.replace("note.md", b"# Note\n", b"# Other\n").unwrap();
     assert_eq!(read(&file), "# Other\n");
 }
+
+#[test]
+fn an_interrupted_move_is_reported_without_changing_anything_until_a_writer_finishes_it() {
+    let dir = root();
+    // Killed after the first file: index.md rewritten, task.md not moved yet.
+    let files = [
+        ("index.md", "[t](archive/task.md)\n"),
+        ("task.md", "[home](index.md)\n"),
+    ];
+    write_files(dir.path(), &files);
+    crashed_entry(dir.path(), &moving_with_links());
+    let writer = Writer::new(dir.path());
+    let found = writer.interrupted();
+    assert_eq!(
+        found,
+        vec![Interrupted {
+            entry: "4242-1.json".into(),
+            moves: vec![MovedPath {
+                from: "task.md".into(),
+                to: "archive/task.md".into()
+            }],
+            files: 2,
+            done: 1,
+        }]
+    );
+    assert_eq!(
+        found[0].describe(),
+        "a move of task.md → archive/task.md was interrupted with 1 of 2 files not yet changed"
+    );
+    // Reporting changed nothing.
+    assert_eq!(read(&dir.path().join("task.md")), "[home](index.md)\n");
+    assert!(dir.path().join(".folio/journal/4242-1.json").exists());
+    // While a writer holds the lock, its entry is an operation in progress.
+    {
+        let held = std::fs::File::create(writer.lock_path()).unwrap();
+        held.lock().unwrap();
+        assert_eq!(writer.interrupted(), vec![]);
+    }
+    let (finished, report) = writer.finish_interrupted().unwrap();
+    assert_eq!(
+        (finished.len(), report.finished, report.left.len()),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        read(&dir.path().join("archive/task.md")),
+        "[home](../index.md)\n"
+    );
+    assert_eq!(writer.interrupted(), vec![]);
+    assert_eq!(
+        writer.finish_interrupted().unwrap().1,
+        RecoveryReport::default()
+    );
+}

@@ -231,7 +231,7 @@ fn first_search_says_partial_when_the_first_index_takes_longer_than_the_wait() {
         json!({
             "results": [], "low_confidence": true, "filter_applied": [], "mode": "lexical",
             "indexing": true, "embedding": false,
-            "partial": true, "index_progress": {"done": 0, "total": 0}
+            "partial": true, "index_progress": {"done": 0, "total": 0, "pending_changes": 0}
         })
     );
     // No pass runs and none finished (it failed, say): the answer is not partial, and a
