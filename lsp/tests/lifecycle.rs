@@ -377,3 +377,59 @@ async fn completion_in_a_large_workspace_is_filtered_and_incomplete() {
     );
     assert_eq!(r["items"][0]["textEdit"]["range"], range(0, 6, 0, 13));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_own_watcher_polls_when_folio_toml_says_so() {
+    let mut c = Client::start(
+        &[
+            ("folio.toml", "[index]\nwatch = \"poll\"\npoll_interval_ms = 200\n"),
+            ("a.md", "# A\n[n](new.md)\n"),
+        ],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
+    c.open("a.md").await;
+    assert_eq!(summarize(&c.diagnostics("a.md").await)[0].0, "missing-file");
+    c.call("workspace/symbol", json!({"query": ""})).await;
+    write_files(c.dir.path(), &[("new.md", "# New\n")]);
+    assert_eq!(c.diagnostics("a.md").await, json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_a_killed_writer_left_half_done_is_finished_on_start_and_said() {
+    // Killed after rewriting index.md, before moving task.md: index.md's link is broken.
+    let entry = json!({"steps": [
+        {"kind": "replace", "path": "index.md", "old": "[t](task.md)\n", "new": "[t](archive/task.md)\n"},
+        {"kind": "move", "from": "task.md", "to": "archive/task.md",
+         "old": "[home](index.md)\n", "new": "[home](../index.md)\n"},
+    ]});
+    let entry = entry.to_string();
+    let mut c = Client::start(
+        &[
+            ("index.md", "[t](archive/task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+            (".folio/journal/4242-1.json", &entry),
+        ],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
+    let message = c.notification("window/showMessage").await;
+    assert_eq!(message["type"], json!(3), "{message}");
+    assert_eq!(
+        message["message"],
+        json!(format!(
+            "folio finished what an interrupted folio process left half done in {}: a move of task.md → archive/task.md \
+             was interrupted with 1 of 2 files not yet changed",
+            c.dir.path().canonicalize().unwrap().display()
+        ))
+    );
+    c.open("index.md").await;
+    assert_eq!(c.diagnostics("index.md").await, json!([]));
+    assert_eq!(
+        std::fs::read_to_string(c.path("archive/task.md")).unwrap(),
+        "[home](../index.md)\n"
+    );
+    assert!(!c.path("task.md").exists());
+}
