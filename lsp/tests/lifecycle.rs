@@ -382,7 +382,10 @@ async fn completion_in_a_large_workspace_is_filtered_and_incomplete() {
 async fn the_own_watcher_polls_when_folio_toml_says_so() {
     let mut c = Client::start(
         &[
-            ("folio.toml", "[index]\nwatch = \"poll\"\npoll_interval_ms = 200\n"),
+            (
+                "folio.toml",
+                "[index]\nwatch = \"poll\"\npoll_interval_ms = 200\n",
+            ),
             ("a.md", "# A\n[n](new.md)\n"),
         ],
         Enc::Utf16,

@@ -159,7 +159,8 @@ fn finish_interrupted_writes(r: &Resolved) {
             }
             for path in &report.left {
                 eprintln!(
-                    "folio: warning: {path} was changed after a folio write was interrupted;                      left as it is (check its links)"
+                    "folio: warning: {path} was changed after a folio write was interrupted; \
+                     left as it is (check its links)"
                 );
             }
         }

@@ -247,7 +247,8 @@ pub struct InterruptedWrite {
 }
 
 /// How to finish an interrupted operation, for a process that cannot itself.
-pub const FINISH_INTERRUPTED: &str = "run `folio index` in the root, or start `folio lsp` or      `folio mcp --allow-writes` on it: a folio process that can write finishes it on start";
+pub const FINISH_INTERRUPTED: &str = "run `folio index` in the root, or start `folio lsp` or \
+     `folio mcp --allow-writes` on it: a folio process that can write finishes it on start";
 
 impl InterruptedWrite {
     /// The report of `operation`.

@@ -459,7 +459,9 @@ fn index_pass(
         // not overwrite with the old. Without the lock (a root nobody can write) there is
         // no such writer.
         let writer = crate::write::Writer::new(root);
-        let _write_lock = writer.lock().ok();
+        // Only waited for: a read-only server indexes too, and must not finish a killed
+        // writer's move (that is for a process that may write).
+        let _write_lock = writer.lock_to_read().ok();
         let mut batch = store.batch()?;
         if root_changed {
             batch.set_meta("root", &root_str)?;

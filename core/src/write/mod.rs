@@ -195,6 +195,15 @@ impl Writer {
         self.lock_recovering().map(|(guard, _)| guard)
     }
 
+    /// Takes the root's write lock without finishing anything a killed writer left: for
+    /// a process that only needs other writers to wait (the indexer, which a read-only
+    /// server runs too, must not change notes). Its guard must not write notes.
+    ///
+    /// Errors: as [`Writer::lock`].
+    pub fn lock_to_read(&self) -> Result<WriteGuard<'_>, WriteError> {
+        self.take_lock()
+    }
+
     /// Finishes now what a killed writer left unfinished ([`Writer::interrupted`]) by
     /// taking the lock and letting it go; returns what was found and what recovery did.
     /// For a process that can write, on start (the language server, `folio index`).
@@ -211,6 +220,20 @@ impl Writer {
 
     /// [`Writer::lock`], also returning what its recovery did.
     fn lock_recovering(&self) -> Result<(WriteGuard<'_>, RecoveryReport), WriteError> {
+        let guard = self.take_lock()?;
+        let report = journal::recover(&guard);
+        if !report.is_empty() {
+            tracing::warn!(
+                finished = report.finished,
+                left = report.left.len(),
+                "finished the journaled writes of an interrupted folio process"
+            );
+        }
+        Ok((guard, report))
+    }
+
+    /// Takes the lock (waiting up to the timeout), recovering nothing.
+    fn take_lock(&self) -> Result<WriteGuard<'_>, WriteError> {
         let started = Instant::now();
         let local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
         let lock_path = self.lock_path();
@@ -242,20 +265,11 @@ impl Writer {
                 Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
         }
-        let guard = WriteGuard {
+        Ok(WriteGuard {
             writer: self,
             file,
             _local: local,
-        };
-        let report = journal::recover(&guard);
-        if !report.is_empty() {
-            tracing::warn!(
-                finished = report.finished,
-                left = report.left.len(),
-                "finished the journaled writes of an interrupted folio process"
-            );
-        }
-        Ok((guard, report))
+        })
     }
 }
 
