@@ -98,9 +98,7 @@ fn changed_of(root: &Path, batch: &Batch) -> Changed {
             changed.files.insert(rel);
         } else if IGNORE_FILES.contains(&name) {
             changed.folders.insert(String::new());
-        } else if *exists && abs.is_dir() {
-            changed.folders.insert(rel);
-        } else if !*exists && !name.contains('.') {
+        } else if (*exists && abs.is_dir()) || (!*exists && !name.contains('.')) {
             changed.folders.insert(rel);
         }
     }
