@@ -18,7 +18,7 @@ const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".folioignore"];
 impl Host {
     /// Starts following changes other programs make under the root, as `[index].watch`
     /// says, on a thread of its own (setting up a native watch walks every folder).
-    /// Each batch of changes becomes an incremental index pass ([`Host::queue_changes`]);
+    /// Each batch of changes becomes an incremental index pass ([`crate::index::index_changes`]);
     /// a second call does nothing. Searches then answer from the disk as it is
     /// ([`Host::search`]); [`Host::watch_status`] says how the root is followed.
     pub fn start_watching(self: &Arc<Self>) {

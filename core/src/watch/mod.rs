@@ -10,7 +10,7 @@
 //!   such as NFS, SMB or 9P, whose notifications miss other machines' changes, or the
 //!   system's limit on watches reached): a walk of the folder every
 //!   `[index].poll_interval_ms` comparing each file's size and times with the walk
-//!   before ([`poll`]);
+//!   before;
 //! - **off**: nothing.
 //!
 //! Reads are not changes: access events are dropped, so the owner's own reads never come
