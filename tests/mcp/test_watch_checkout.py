@@ -80,14 +80,16 @@ async def status(client: Client) -> dict:
     return (await client.call_tool("kb_status", {})).structured_content
 
 
-async def settled(client: Client, quiet: float = 1.5) -> dict:
-    """kb_status once indexing is idle, nothing waits, and the watcher has seen no change
-    for `quiet` seconds (the checkout is over and every batch was taken)."""
+async def settled(client: Client, quiet: float = 1.5, seen_more_than: int = -1) -> dict:
+    """kb_status once the watcher has seen more than `seen_more_than` changed paths,
+    indexing is idle, nothing waits, and no change was seen for `quiet` seconds (the
+    checkout is over and every batch was taken)."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         s = await status(client)
         last = s["watch"].get("last_change_ms") or 0
-        if (s["indexing"]["state"] == "idle" and s["indexing"]["pending_changes"] == 0
+        if (s["watch"]["changes_seen"] > seen_more_than
+                and s["indexing"]["state"] == "idle" and s["indexing"]["pending_changes"] == 0
                 and time.time() * 1000 - last > quiet * 1000):
             return s
         await asyncio.sleep(0.1)
@@ -106,13 +108,13 @@ async def test_a_git_checkout_under_a_running_server_ends_as_a_fresh_index(tmp_p
     root = tmp_path / "repo"
     make_repo(root)
     async with Client(server(root), mode="auto") as client:
-        before = await settled(client)
+        before = await settled(client, quiet=0)
         assert before["index"]["documents"] == NOTES
         assert before["watch"]["mode"] == "native", before["watch"]
         passes_before = before["indexing"]["changes_passes"]
         started = time.monotonic()
         git(root, "checkout", "-q", "two")
-        after = await settled(client)
+        after = await settled(client, seen_more_than=before["watch"]["changes_seen"])
         passes = after["indexing"]["changes_passes"] - passes_before
         print(f"git checkout of {NOTES - 200 + 300} notes (400 changed, 200 deleted, 300 added, 100 renamed): "
               f"{passes} incremental pass(es), settled {time.monotonic() - started:.1f} s after the checkout "
