@@ -9,6 +9,7 @@ printed (pytest -s shows it).
 """
 
 import asyncio
+import json
 import os
 import shutil
 import time
@@ -84,6 +85,16 @@ async def reflected(client: Client, query: str, want: list[str], what: str, with
     raise AssertionError(f"{what}: search for {query!r} gave {got}, not {want}, after {within} s")
 
 
+async def test_a_deleted_folder_with_a_dot_in_its_name_leaves_the_index(tmp_path, connect):
+    root = notes(tmp_path)
+    write(root / "v1.0" / "n.md", "# Versioned\n\nThe okapi of version one.\n")
+    async with connect(root) as client:
+        status = await idle(client)
+        assert status["index"]["documents"] == 4
+        shutil.rmtree(root / "v1.0")
+        await documents(client, 3, "dotted folder delete")
+
+
 async def test_outside_creates_changes_deletes_and_renames_reach_search(tmp_path, connect):
     root = notes(tmp_path)
     async with connect(root) as client:
@@ -134,11 +145,17 @@ async def test_a_hit_changed_since_it_was_indexed_is_not_returned_with_stale_tex
         write(root / "b.md", "Intro.\n\nMore intro.\n\n# Birds\n\nA heron waits at the river.\n")
         body = await search(client, "heron")
         assert [(h["path"], h["start_line"], h["end_line"]) for h in body["results"]] == [("b.md", 5, 7)], body
-        # The element is gone from the file: the hit is dropped.
+        # The chunk's text is gone from the file: the hit is dropped, and the answer says so.
         write(root / "b.md", "# Birds\n\nA stork waits at the river.\n")
-        assert await paths(client, "heron") == []
+        body = await search(client, "heron")
+        assert (body["results"], body["partial"], body["stale_hits_dropped"]) == ([], True, 1), body
         os.remove(root / "a.md")
-        assert await paths(client, "zebra") == []
+        body = await search(client, "zebra")
+        assert (body["results"], body["partial"], body["stale_hits_dropped"]) == ([], True, 1), body
+        # Nothing dropped: not partial, no count.
+        body = await search(client, "camel")
+        assert ([h["path"] for h in body["results"]], "partial" in body, "stale_hits_dropped" in body) == (
+            ["d.md"], False, False), body
         # New text stays unseen until a reindex: nothing watches.
         write(root / "c.md", "# Creatures\n\nThe giraffe eats acacia leaves.\n")
         await asyncio.sleep(1.0)
@@ -236,3 +253,45 @@ async def embedded(client: Client) -> dict:
         elif time.monotonic() - since > 120:
             raise AssertionError(f"embedding made no progress for 120 s: {emb}")
         await asyncio.sleep(0.1)
+
+
+async def test_the_servers_own_writes_are_not_indexed_a_second_time(tmp_path, connect):
+    root = notes(tmp_path)
+    async with connect(root, "--allow-writes") as client:
+        before = await idle(client)
+        created = await client.call_tool("kb_create", {"path": "c.md", "markdown": "# Creatures\n\nThe giraffe.\n"})
+        assert created.structured_content["indexSynchronized"] is True, created.structured_content
+        # Searchable at once (indexed as written), and the watcher's report of the write
+        # brings no pass; another program's write right after it does.
+        assert await paths(client, "giraffe") == ["c.md"]
+        deadline = time.monotonic() + REFLECTED_WITHIN
+        while time.monotonic() < deadline:
+            status = await idle(client)
+            if status["watch"]["changes_seen"] > before["watch"]["changes_seen"]:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        status = await idle(client)
+        assert status["watch"]["changes_seen"] > before["watch"]["changes_seen"], status["watch"]
+        assert status["indexing"]["changes_passes"] == before["indexing"]["changes_passes"], status["indexing"]
+        write(root / "c.md", "# Creatures\n\nThe okapi.\n")
+        await reflected(client, "okapi", ["c.md"], "outside write after an own write")
+        status = await idle(client)
+        assert status["indexing"]["changes_passes"] == before["indexing"]["changes_passes"] + 1, status["indexing"]
+
+
+async def test_a_root_deleted_under_the_server_is_an_error_and_is_not_made_again(tmp_path):
+    root = notes(tmp_path)
+    params = StdioServerParameters(command=folio_bin(), args=["mcp", "--root", str(root)],
+                                   env={"FOLIO_EMBED_PROVIDER": "none"})
+    async with Client(params, mode="auto") as client:
+        await idle(client)
+        shutil.rmtree(root)
+        for tool, args in (("kb_status", {}), ("kb_search", {"query": "zebra"})):
+            res = await client.call_tool(tool, args)
+            assert res.is_error, res
+            body = json.loads(res.content[0].text)
+            assert body["code"] == "NOT_FOUND", body
+            assert body["message"].startswith(f"the knowledge base root `{root.resolve()}` is gone"), body
+        await asyncio.sleep(0.5)
+        assert not root.exists()

@@ -103,6 +103,9 @@ pub struct Host {
     network: registry::KnowledgeNetwork,
     /// The file watcher over the root, once [`Host::start_watching`] ran.
     watcher: Mutex<Option<Arc<crate::watch::FolderWatcher>>>,
+    /// Files this host wrote and indexed itself, with the content hash written (`None`:
+    /// deleted), until the watcher reports them ([`watch`]).
+    own_writes: Mutex<std::collections::HashMap<String, Option<String>>>,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -183,6 +186,7 @@ impl Host {
                 .map(|s| s.as_ref().map(crate::rerank::HttpReranker::new)),
             fetcher,
             watcher: Mutex::new(None),
+            own_writes: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -199,6 +203,22 @@ impl Host {
     /// Whether writes are allowed.
     pub fn allow_writes(&self) -> bool {
         self.allow_writes
+    }
+
+    /// Errors (`NOT_FOUND`) when the root folder is gone (deleted, or moved away) while
+    /// the host runs: nothing is read or written then, and the index is not made again
+    /// where the root was.
+    pub(crate) fn require_root(&self) -> HostResult<()> {
+        if self.root.is_dir() {
+            return Ok(());
+        }
+        Err(HostError::new(
+            ErrorCode::NotFound,
+            format!(
+                "the knowledge base root `{}` is gone (deleted or moved away); put it back, or restart folio on its new place",
+                self.root.display()
+            ),
+        ))
     }
 
     fn require_writes(&self) -> HostResult<()> {
@@ -219,6 +239,7 @@ impl Host {
     /// an error or when the index file is no longer the one it opened (deleted and built
     /// again, or replaced by a copy: the connection would go on reading the old file).
     pub(crate) fn with_store<T>(&self, f: impl FnOnce(&Store) -> HostResult<T>) -> HostResult<T> {
+        self.require_root()?;
         let mut guard = self.read_store.lock().map_err(HostError::internal)?;
         let now = crate::store::FileIdentity::of(&self.db_path);
         if guard

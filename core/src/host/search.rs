@@ -152,14 +152,24 @@ pub struct SearchResponse {
     /// [`FIRST_INDEX_WAIT`] (a root folio has not indexed before; a pass writes its
     /// documents once it has read them all, so an empty list does not mean "no match"),
     /// or files other programs changed were not indexed yet after [`CATCH_UP_WAIT`]
-    /// (`index_progress.pending_changes`). The results come from what the index held;
-    /// hits in files changed or deleted since are re-read or dropped all the same.
+    /// (`index_progress.pending_changes`), or hits were dropped because their file changed
+    /// or went since it was indexed (`stale_hits_dropped`). The results come from what the
+    /// index held; hits in files changed or deleted since are re-read or dropped.
     /// Search again when kb_status `indexing.state` is `idle`. Absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     /// With `partial`: how far the first pass is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_progress: Option<IndexProgress>,
+    /// Hits left out because their file was deleted, or changed so that it no longer
+    /// holds the hit's chunk, since it was indexed (the index has not caught up with it
+    /// yet: `partial` is then set too). Absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stale_hits_dropped: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How far a running reindex is: files read (it writes them all after the last).
@@ -169,7 +179,8 @@ pub struct IndexProgress {
     pub done: usize,
     /// Markdown files the pass will read (0 while it is still listing them).
     pub total: usize,
-    /// Paths the file watcher reported changed that wait for the next pass.
+    /// Paths the file watcher reported changed that are not indexed yet (those the
+    /// running pass took, and those waiting for the next).
     pub pending_changes: usize,
 }
 
@@ -332,6 +343,7 @@ impl SearchResponse {
             embedding,
             partial: false,
             index_progress: None,
+            stale_hits_dropped: 0,
         }
     }
 }
@@ -402,8 +414,10 @@ impl Host {
             self.embedding.is_running(),
         );
         response.results = self.live_hits(response.results)?;
+        let hits = response.results.len();
         response.results = self.current_hits(response.results);
-        response.partial = index_progress.is_some();
+        response.stale_hits_dropped = hits - response.results.len();
+        response.partial = index_progress.is_some() || response.stale_hits_dropped > 0;
         response.index_progress = index_progress;
         Ok(response)
     }

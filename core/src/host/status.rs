@@ -25,6 +25,8 @@ pub struct ReindexState {
     pub(crate) pending: Changed,
     /// Incremental passes over watched changes since the host opened.
     changes_passes: u64,
+    /// Paths the running pass over watched changes took.
+    in_pass: usize,
     last: Option<LastRun>,
 }
 
@@ -84,7 +86,8 @@ pub struct Indexing {
     pub started_at_ms: u64,
     /// The last finished pass, if any.
     pub last: Option<LastRun>,
-    /// Paths the file watcher reported changed that are not indexed yet (the queue).
+    /// Paths the file watcher reported changed that are not indexed yet (the running
+    /// pass's and the queue's).
     pub pending_changes: usize,
     /// Incremental passes over watched changes since the server started (a burst of
     /// changes, such as a `git checkout` of thousands of files, is one or a few).
@@ -295,7 +298,7 @@ impl ReindexState {
             total: if self.running { self.total } else { 0 },
             started_at_ms: if self.running { self.started_at_ms } else { 0 },
             last: self.last.clone(),
-            pending_changes: self.pending.len(),
+            pending_changes: self.pending.len() + self.in_pass,
             changes_passes: self.changes_passes,
         }
     }
@@ -380,7 +383,12 @@ impl Host {
     pub fn start_reindex(self: &Arc<Self>, force: bool) -> HostResult<ReindexOutput> {
         let mut state = self.reindex.lock().map_err(HostError::internal)?;
         if state.running {
-            if force && !state.force {
+            // A pass over watched changes reads only what was reported; a pass asked for
+            // reads everything, so it follows.
+            if state.changes_pass && !state.rerun {
+                state.rerun = true;
+                state.force = force;
+            } else if force && !state.force {
                 // The running pass skips unchanged files; a forced pass follows it.
                 state.rerun = true;
                 state.force = true;
@@ -499,6 +507,7 @@ impl Host {
             }
             if pass == Pass::Changes {
                 s.changes_passes += 1;
+                s.in_pass = 0;
             }
             s.last = Some(last);
             s.started_at_ms = now_ms();
@@ -539,7 +548,11 @@ impl Host {
         }
         self.reindex
             .lock()
-            .map(|mut s| std::mem::take(&mut s.pending))
+            .map(|mut s| {
+                let taken = std::mem::take(&mut s.pending);
+                s.in_pass = taken.len();
+                taken
+            })
             .unwrap_or_default()
     }
 
@@ -595,7 +608,7 @@ impl Host {
         catching_up(&guard).then_some(super::search::IndexProgress {
             done: guard.done,
             total: guard.total,
-            pending_changes: guard.pending.len(),
+            pending_changes: guard.pending.len() + guard.in_pass,
         })
     }
 
@@ -661,6 +674,7 @@ impl Host {
     /// `index::index_root`).
     pub(crate) fn sync_document(&self, path: &str, text: Option<&str>) -> bool {
         self.invalidate(path);
+        self.note_own_write(path, text);
         let result = (|| -> Result<(), crate::store::StoreError> {
             let mut store = crate::store::Store::open(&self.db_path)?;
             let mut batch = store.batch()?;

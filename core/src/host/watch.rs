@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, PoisonError, Weak};
 
 use crate::index::Changed;
+use crate::pointer::{hash_bytes, hex};
 use crate::watch::{Batch, FolderWatcher, Sink, WatchStatus};
 use crate::workspace::is_markdown;
 
@@ -14,6 +15,10 @@ use super::Host;
 /// Files whose change changes which files the walk leaves out: after one, every file
 /// counts as changed.
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".folioignore"];
+
+/// The most own writes remembered at once (forgotten all together beyond it; a
+/// forgotten one only costs the report being indexed, which finds it unchanged).
+const OWN_WRITES_KEPT: usize = 4096;
 
 impl Host {
     /// Starts following changes other programs make under the root, as `[index].watch`
@@ -29,7 +34,8 @@ impl Host {
         let host: Weak<Host> = Arc::downgrade(self);
         let sink: Sink = Arc::new(move |batch: Batch| {
             if let Some(host) = host.upgrade() {
-                let changed = changed_of(host.root(), &batch);
+                let mut changed = changed_of(host.root(), &batch);
+                host.drop_own_writes(&mut changed);
                 host.queue_changes(changed);
             }
         });
@@ -46,6 +52,54 @@ impl Host {
         if let Err(e) = spawned {
             tracing::warn!("cannot start the file watcher: {e}");
         }
+    }
+
+    /// Remembers that this host wrote `path` (`text`, or deleted it with `None`) and
+    /// indexed it as written, so the watcher's report of that write is not indexed again
+    /// ([`Host::drop_own_writes`]).
+    pub(crate) fn note_own_write(&self, path: &str, text: Option<&str>) {
+        if self.watcher.lock().map(|w| w.is_none()).unwrap_or(true) {
+            return;
+        }
+        let hash = text.map(|t| hex(hash_bytes(t.as_bytes())));
+        let mut own = self
+            .own_writes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if own.len() >= OWN_WRITES_KEPT {
+            own.clear();
+        }
+        own.insert(path.to_owned(), hash);
+    }
+
+    /// Takes out of `changed` the files whose content is what this host last wrote and
+    /// indexed itself (or that it deleted and are still gone): their report is this
+    /// host's own write coming back. A file changed again since stays.
+    fn drop_own_writes(&self, changed: &mut Changed) {
+        let mut own = self
+            .own_writes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if own.is_empty() {
+            return;
+        }
+        changed.files.retain(|path| {
+            let Some(written) = own.get(path) else {
+                return true;
+            };
+            let now = crate::workspace::read_markdown_lossy_in(
+                &self.root,
+                path,
+                self.config.index.max_file_size,
+            )
+            .ok()
+            .map(|(text, _)| hex(hash_bytes(text.as_bytes())));
+            let ours = now == *written;
+            if ours {
+                own.remove(path);
+            }
+            !ours
+        });
     }
 
     /// How changes made by other programs reach the index: what runs and why, and the
@@ -80,10 +134,10 @@ impl Host {
 }
 
 /// The paths of `batch` that can change what the index holds, KB-relative: Markdown
-/// files; folders, and paths gone whose kind is unknown (every file under them may have
-/// changed: a folder renamed, deleted or created with files in it); the whole root for
-/// an ignore file or a rescan. Other files (pictures, editors' swap files) change
-/// nothing the index holds and are left out.
+/// files; folders, and every path gone (a gone path's kind cannot be told, and a folder
+/// renamed or deleted with its notes is reported as the folder alone); the whole root
+/// for an ignore file or a rescan. Other files that exist (pictures, editors' swap
+/// files) change nothing the index holds and are left out.
 fn changed_of(root: &Path, batch: &Batch) -> Changed {
     let mut changed = Changed::default();
     if !batch.rescan.is_empty() {
@@ -98,7 +152,8 @@ fn changed_of(root: &Path, batch: &Batch) -> Changed {
             changed.files.insert(rel);
         } else if IGNORE_FILES.contains(&name) {
             changed.folders.insert(String::new());
-        } else if (*exists && abs.is_dir()) || (!*exists && !name.contains('.')) {
+        } else if !*exists || abs.is_dir() {
+            // A folder (`v1.0/` as much as `notes/`): every file under it may have changed.
             changed.folders.insert(rel);
         }
     }
@@ -132,6 +187,7 @@ mod tests {
                 (root.join("old"), false),
                 (root.join("pic.png"), true),
                 (root.join("gone.png"), false),
+                (root.join("pic.png"), true),
                 (PathBuf::from("/elsewhere/c.md"), true),
             ],
             rescan: vec![],

@@ -62,7 +62,8 @@ pub struct WatchStatus {
     /// `[index].watch` as configured: `auto`, `poll` or `off`.
     pub configured: String,
     /// What runs: `native` (the system's file notifications), `poll` (a periodic scan),
-    /// `off`, or `starting` while the first watch is being set up.
+    /// `off`, `starting` while the first watch is being set up, or `lost` when a watched
+    /// folder is gone (deleted or moved away; `reason` says which).
     pub mode: String,
     /// Why `auto` polls (a network file system, the watch limit reached, notifications
     /// unavailable), or why nothing watches.
@@ -250,7 +251,21 @@ impl FolderWatcher {
             _ => None,
         });
         let native = c.folders.iter().any(|(_, f)| *f == Following::Native);
+        let lost = c
+            .folders
+            .iter()
+            .find(|(folder, f)| *f != Following::Off && !folder.is_dir());
         let (mode, reason, poll_interval_ms) = match (polled, native) {
+            _ if lost.is_some() => (
+                "lost",
+                lost.map(|(folder, _)| {
+                    format!(
+                        "{} is gone (deleted or moved away): nothing under it is followed; restart folio once it is back",
+                        folder.display()
+                    )
+                }),
+                None,
+            ),
             (Some((ms, reason)), _) => ("poll", reason, Some(ms)),
             (None, true) => ("native", None, None),
             (None, false) if configured == WatchMode::Off => (
