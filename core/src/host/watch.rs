@@ -8,7 +8,7 @@ use std::sync::{Arc, PoisonError, Weak};
 use crate::index::Changed;
 use crate::pointer::{hash_bytes, hex};
 use crate::watch::{Batch, FolderWatcher, Sink, WatchStatus};
-use crate::workspace::is_markdown;
+use crate::workspace::{is_markdown, relative};
 
 use super::Host;
 
@@ -144,7 +144,7 @@ fn changed_of(root: &Path, batch: &Batch) -> Changed {
         changed.folders.insert(String::new());
     }
     for (abs, exists) in &batch.changes {
-        let Some(rel) = relative(root, abs) else {
+        let Some(rel) = relative(root, abs).filter(|r| !r.is_empty()) else {
             continue;
         };
         let name = rel.rsplit('/').next().unwrap_or(&rel);
@@ -158,14 +158,6 @@ fn changed_of(root: &Path, batch: &Batch) -> Changed {
         }
     }
     changed
-}
-
-/// `abs` relative to `root`, `/`-separated; `None` outside it or not UTF-8.
-fn relative(root: &Path, abs: &Path) -> Option<String> {
-    let rel = abs.strip_prefix(root).ok()?;
-    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    let rel = parts?.join("/");
-    (!rel.is_empty()).then_some(rel)
 }
 
 #[cfg(test)]
@@ -187,7 +179,7 @@ mod tests {
                 (root.join("old"), false),
                 (root.join("pic.png"), true),
                 (root.join("gone.png"), false),
-                (root.join("pic.png"), true),
+                (root.join("v1.0"), false),
                 (PathBuf::from("/elsewhere/c.md"), true),
             ],
             rescan: vec![],
@@ -203,7 +195,7 @@ mod tests {
                 .iter()
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
-            ["new", "old"]
+            ["gone.png", "new", "old", "v1.0"]
         );
         assert!(changed.covers("new/x.md") && !changed.covers("newer/x.md"));
         let ignore = Batch {

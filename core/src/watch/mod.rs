@@ -133,6 +133,10 @@ pub struct FolderWatcher {
     shared: Arc<Shared>,
     native: Mutex<Option<native::Native>>,
     poller: Mutex<Option<poll::Poller>>,
+    /// Tests: the system's refusal of a native watch (the watch limit), to check the
+    /// fallback on a machine whose limit is far away.
+    #[cfg(test)]
+    native_refusal: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for FolderWatcher {
@@ -153,6 +157,8 @@ impl FolderWatcher {
             }),
             native: Mutex::new(None),
             poller: Mutex::new(None),
+            #[cfg(test)]
+            native_refusal: Mutex::new(None),
         }
     }
 
@@ -197,6 +203,10 @@ impl FolderWatcher {
     }
 
     fn native_watch(&self, folder: &Path) -> Result<(), String> {
+        #[cfg(test)]
+        if let Some(why) = self.native_refusal.lock().expect("test lock").clone() {
+            return Err(why);
+        }
         let mut native = self.native.lock().unwrap_or_else(PoisonError::into_inner);
         if native.is_none() {
             *native = Some(native::Native::start(Arc::clone(&self.shared))?);

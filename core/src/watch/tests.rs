@@ -130,20 +130,41 @@ fn off_watches_nothing_and_says_so() {
 }
 
 #[test]
-fn a_folder_that_cannot_be_watched_natively_is_polled_with_the_reason() {
+fn where_native_watching_is_refused_auto_polls_and_says_why() {
     let (_dir, root) = root();
-    let (w, _rx) = watcher();
-    let gone = root.join("gone");
-    let status = w.watch(&gone, &Config::default());
-    assert_eq!(status.mode, "poll");
-    assert!(
-        status
-            .reason
-            .as_deref()
-            .unwrap()
-            .starts_with(&format!("cannot watch {}", gone.display())),
-        "{status:?}"
+    let (w, rx) = watcher();
+    let why = "the system's limit on watched folders is reached (test)".to_owned();
+    *w.native_refusal.lock().unwrap() = Some(why.clone());
+    let status = w.watch(&root, &config("[index]\npoll_interval_ms = 200\n"));
+    assert_eq!(
+        (
+            status.configured.as_str(),
+            status.mode.as_str(),
+            status.reason,
+            status.poll_interval_ms
+        ),
+        ("auto", "poll", Some(why), Some(200))
     );
+    std::fs::write(root.join("c.md"), "# C\n").unwrap();
+    assert!(changes_until(&rx, &(root.join("c.md"), true)).contains(&(root.join("c.md"), true)));
+}
+
+#[test]
+fn a_watched_folder_that_goes_away_is_lost_and_says_so() {
+    let (dir, root) = root();
+    let (w, _rx) = watcher();
+    assert_eq!(w.watch(&root, &Config::default()).mode, "native");
+    std::fs::remove_dir_all(&root).unwrap();
+    let status = w.status();
+    assert_eq!(status.mode, "lost");
+    assert_eq!(
+        status.reason.unwrap(),
+        format!(
+            "{} is gone (deleted or moved away): nothing under it is followed; restart folio once it is back",
+            root.display()
+        )
+    );
+    drop(dir);
 }
 
 #[test]

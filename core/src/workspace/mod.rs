@@ -204,7 +204,9 @@ pub fn find_root(start: &Path) -> PathBuf {
     start_dir
 }
 
-fn relative(root: &Path, path: &Path) -> Option<String> {
+/// `path` relative to `root`, `/`-separated; `None` outside it or not UTF-8 (`""` for
+/// the root itself).
+pub(crate) fn relative(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
