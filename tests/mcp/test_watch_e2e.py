@@ -175,7 +175,9 @@ async def test_poll_fallback_by_configuration(tmp_path, connect):
                 break
             await asyncio.sleep(0.05)
         watch = status["watch"]
-        assert (watch["configured"], watch["mode"], watch["poll_interval_ms"]) == ("poll", "poll", 300), watch
+        # 300 ms, or a hundred times a scan when that takes longer (a busy machine).
+        assert (watch["configured"], watch["mode"]) == ("poll", "poll"), watch
+        assert watch["poll_interval_ms"] >= 300, watch
         write(root / "c.md", "# Creatures\n\nThe giraffe eats acacia leaves.\n")
         await reflected(client, "giraffe", ["c.md"], "poll: create")
         os.remove(root / "c.md")

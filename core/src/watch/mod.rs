@@ -69,7 +69,9 @@ pub struct WatchStatus {
     /// unavailable), or why nothing watches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Milliseconds between two scans, when polling.
+    /// Milliseconds between two scans, when polling: `[index].poll_interval_ms`, or a
+    /// hundred times the last scan's time when that is longer (polling takes at most 1%
+    /// of a core).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
     /// Changed paths reported since the watch started.
@@ -108,6 +110,20 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Records the interval a polled folder is scanned at now (its configured interval,
+    /// stretched when its walk is slow).
+    fn set_poll_interval(&self, folder: &Path, interval: std::time::Duration) {
+        let ms = interval.as_millis() as u64;
+        let mut c = self.counters.lock().unwrap_or_else(PoisonError::into_inner);
+        for (f, following) in c.folders.iter_mut() {
+            if f == folder
+                && let Following::Poll { interval_ms, .. } = following
+            {
+                *interval_ms = ms;
+            }
+        }
+    }
+
     /// Counts `batch` and hands it to the owner.
     fn deliver(&self, batch: Batch) {
         if batch.is_empty() {
