@@ -70,8 +70,8 @@ pub struct WatchStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Milliseconds between two scans, when polling: `[index].poll_interval_ms`, or a
-    /// hundred times the last scan's time when that is longer (polling takes at most 1%
-    /// of a core).
+    /// hundred times the last scan's CPU time when that is longer (polling takes at most
+    /// 1% of a core).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
     /// Changed paths reported since the watch started.

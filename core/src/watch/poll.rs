@@ -13,7 +13,8 @@ use super::{Batch, Shared};
 use crate::config::Config;
 use crate::workspace::{DiskState, FileStamp};
 
-/// The interval is at least this many times the time a walk takes.
+/// The interval is at least this many times the CPU time a walk takes (its wall time
+/// times the cores it runs on).
 const MAX_SHARE: u32 = 100;
 
 /// A polled folder and what its last walk found.
@@ -117,6 +118,7 @@ impl Poller {
 /// The thread: sleeps until the next folder is due (or the poller is dropped), walks
 /// every due folder and delivers what changed.
 fn run(shared: &Shared, folders: &Mutex<Vec<Polled>>, stopped: &mpsc::Receiver<()>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     loop {
         let next = folders
             .lock()
@@ -142,10 +144,10 @@ fn run(shared: &Shared, folders: &Mutex<Vec<Polled>>, stopped: &mpsc::Receiver<(
             // The walk runs without the lock, so `add` never waits for it.
             let walk = Instant::now();
             let now = Snapshot::take(&folder, &config);
-            // At most 1% of a core: a walk that takes longer than a hundredth of the
-            // interval stretches it (38,430 notes: about 130 ms a walk, 13 s apart).
+            // At most 1% of a core: a walk (which runs on every core) that takes longer
+            // than a hundredth of the interval divided by the cores stretches it.
             let interval = Duration::from_millis(config.index.poll_interval_ms)
-                .max(walk.elapsed() * MAX_SHARE);
+                .max(walk.elapsed() * MAX_SHARE * cores);
             shared.set_poll_interval(&folder, interval);
             let changes = {
                 let mut folders = folders.lock().unwrap_or_else(PoisonError::into_inner);
