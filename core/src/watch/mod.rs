@@ -63,7 +63,8 @@ pub struct WatchStatus {
     pub configured: String,
     /// What runs: `native` (the system's file notifications), `poll` (a periodic scan),
     /// `off`, `starting` while the first watch is being set up, or `lost` when a watched
-    /// folder is gone (deleted or moved away; `reason` says which).
+    /// folder is gone (deleted or moved away), or was deleted and made again under a
+    /// native watch (which follows the old folder); `reason` says which.
     pub mode: String,
     /// Why `auto` polls (a network file system, the watch limit reached, notifications
     /// unavailable), or why nothing watches.
@@ -98,6 +99,9 @@ enum Following {
 #[derive(Default)]
 struct Counters {
     folders: Vec<(PathBuf, Following)>,
+    /// The identity of each natively watched folder when its watch was set up
+    /// ([`identity`]): a native watch follows that folder, not its path.
+    identities: std::collections::HashMap<PathBuf, FolderId>,
     changes_seen: u64,
     last_change_ms: Option<u64>,
     last_change_path: Option<String>,
@@ -213,6 +217,11 @@ impl FolderWatcher {
         {
             let mut c = self.counters();
             c.folders.retain(|(f, _)| f != folder);
+            if following == Following::Native
+                && let Some(id) = identity(folder)
+            {
+                c.identities.insert(folder.to_path_buf(), id);
+            }
             c.folders.push((folder.to_path_buf(), following));
         }
         self.status_with(config.index.watch)
@@ -277,21 +286,27 @@ impl FolderWatcher {
             _ => None,
         });
         let native = c.folders.iter().any(|(_, f)| *f == Following::Native);
-        let lost = c
-            .folders
-            .iter()
-            .find(|(folder, f)| *f != Following::Off && !folder.is_dir());
+        let lost = c.folders.iter().find_map(|(folder, f)| {
+            if *f == Following::Off {
+                None
+            } else if !folder.is_dir() {
+                Some(format!(
+                    "{} is gone (deleted or moved away): nothing under it is followed; restart folio once it is back",
+                    folder.display()
+                ))
+            } else if *f == Following::Native
+                && c.identities.get(folder).is_some_and(|id| identity(folder) != Some(*id))
+            {
+                Some(format!(
+                    "{} was deleted and made again: the watch followed the old folder, so nothing in the new one is followed; restart folio to follow it",
+                    folder.display()
+                ))
+            } else {
+                None
+            }
+        });
         let (mode, reason, poll_interval_ms) = match (polled, native) {
-            _ if lost.is_some() => (
-                "lost",
-                lost.map(|(folder, _)| {
-                    format!(
-                        "{} is gone (deleted or moved away): nothing under it is followed; restart folio once it is back",
-                        folder.display()
-                    )
-                }),
-                None,
-            ),
+            _ if lost.is_some() => ("lost", lost, None),
             (Some((ms, reason)), _) => ("poll", reason, Some(ms)),
             (None, true) => ("native", None, None),
             (None, false) if configured == WatchMode::Off => (
@@ -330,6 +345,26 @@ pub(crate) fn is_private(folder: &Path, path: &Path) -> bool {
             .next()
             .is_some_and(|c| c.as_os_str() == ".folio" || c.as_os_str() == ".git")
     })
+}
+
+/// A folder's identity: device, inode and creation time (an inode number freed by a
+/// deleted folder is often given at once to the next one made).
+type FolderId = (u64, u64, Option<std::time::SystemTime>);
+
+/// The [`FolderId`] of `folder`; `None` where it cannot be read or told (not Unix).
+fn identity(folder: &Path) -> Option<FolderId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(folder)
+            .ok()
+            .map(|m| (m.dev(), m.ino(), m.created().ok()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = folder;
+        None
+    }
 }
 
 fn now_ms() -> u64 {

@@ -164,6 +164,17 @@ fn a_watched_folder_that_goes_away_is_lost_and_says_so() {
             root.display()
         )
     );
+    // Made again at the same path: the native watch followed the old folder.
+    std::fs::create_dir(&root).unwrap();
+    let status = w.status();
+    assert_eq!(status.mode, "lost");
+    assert_eq!(
+        status.reason.unwrap(),
+        format!(
+            "{} was deleted and made again: the watch followed the old folder, so nothing in the new one is followed; restart folio to follow it",
+            root.display()
+        )
+    );
     drop(dir);
 }
 
