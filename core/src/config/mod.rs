@@ -381,6 +381,13 @@ impl WatchMode {
     }
 }
 
+impl IndexConfig {
+    /// The byte budget chunks are cut to: `chunk_bytes`, at least 200.
+    pub fn chunk_budget(&self) -> usize {
+        self.chunk_bytes.max(200)
+    }
+}
+
 /// The default of `[index].poll_interval_ms`.
 pub const DEFAULT_POLL_INTERVAL_MS: u64 = 5_000;
 

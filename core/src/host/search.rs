@@ -462,11 +462,12 @@ impl Host {
     /// longer holds. Each file is read (and chunked) once.
     fn current_hits(&self, hits: Vec<SearchHit>) -> Vec<SearchHit> {
         use crate::pointer::{hash_bytes, hex};
-        /// A file as it is now: unchanged since indexed, or its chunks now.
+        /// A file as it is now: unchanged since indexed, or its chunks now with the
+        /// indexed ones.
         enum Now {
             Gone,
             Unchanged,
-            Changed(Vec<crate::chunk::Chunk>),
+            Changed(Vec<crate::chunk::Chunk>, Vec<crate::store::ChunkRecord>),
         }
         let mut files: std::collections::HashMap<String, Now> = std::collections::HashMap::new();
         let mut out = Vec::with_capacity(hits.len());
@@ -485,18 +486,20 @@ impl Host {
                         Now::Unchanged
                     }
                     Ok((text, _)) => {
-                        let budget = self.config.index.chunk_bytes.max(200);
-                        Now::Changed(crate::chunk::chunks(&text, &parse(&text), budget))
+                        let budget = self.config.index.chunk_budget();
+                        let indexed = self
+                            .with_store(|store| {
+                                store.chunks_of(&hit.path).map_err(HostError::internal)
+                            })
+                            .unwrap_or_default();
+                        Now::Changed(crate::chunk::chunks(&text, &parse(&text), budget), indexed)
                     }
                 }
             });
             let current = match now {
                 Now::Gone => None,
                 Now::Unchanged => Some(None),
-                Now::Changed(chunks) => {
-                    let indexed = self
-                        .with_store(|store| store.chunks_of(&hit.path).map_err(HostError::internal))
-                        .unwrap_or_default();
+                Now::Changed(chunks, indexed) => {
                     let old = indexed.iter().find(|c| c.pointer == hit.pointer);
                     chunks
                         .iter()

@@ -298,8 +298,18 @@ impl ReindexState {
             total: if self.running { self.total } else { 0 },
             started_at_ms: if self.running { self.started_at_ms } else { 0 },
             last: self.last.clone(),
-            pending_changes: self.pending.len() + self.in_pass,
+            pending_changes: self.progress().pending_changes,
             changes_passes: self.changes_passes,
+        }
+    }
+
+    /// How far the running pass is, and what the watcher reported that is not indexed
+    /// yet (the running pass's paths and the queue's).
+    fn progress(&self) -> super::search::IndexProgress {
+        super::search::IndexProgress {
+            done: self.done,
+            total: self.total,
+            pending_changes: self.pending.len() + self.in_pass,
         }
     }
 }
@@ -489,19 +499,8 @@ impl Host {
             let Ok(mut s) = self.reindex.lock() else {
                 return;
             };
-            if last.ok {
-                // The model's copies of what changed are read again at its next use.
-                if let Some(changed) = &changed {
-                    drop(s);
-                    for path in &changed.files {
-                        self.invalidate(path);
-                    }
-                    let Ok(again) = self.reindex.lock() else {
-                        return;
-                    };
-                    s = again;
-                }
-            } else if let Some(changed) = changed {
+            let ok = last.ok;
+            if let Some(changed) = changed.filter(|_| !ok) {
                 // Not indexed: tried again with the next pass.
                 s.pending.extend(changed);
             }
@@ -517,7 +516,7 @@ impl Host {
                 pass = Pass::Full { force: s.force };
                 continue;
             }
-            if !s.pending.is_empty() && s.last.as_ref().is_some_and(|l| l.ok) {
+            if ok && !s.pending.is_empty() {
                 s.changes_pass = true;
                 s.force = false;
                 pass = Pass::Changes;
@@ -605,11 +604,7 @@ impl Host {
             .reindex_stopped
             .wait_timeout_while(guard, limit, |s| catching_up(s))
             .ok()?;
-        catching_up(&guard).then_some(super::search::IndexProgress {
-            done: guard.done,
-            total: guard.total,
-            pending_changes: guard.pending.len() + guard.in_pass,
-        })
+        catching_up(&guard).then(|| guard.progress())
     }
 
     /// Marks a pass as running without starting one (tests of joining).
@@ -638,11 +633,7 @@ impl Host {
             .reindex_stopped
             .wait_timeout_while(guard, limit, |s| s.running)
             .ok()?;
-        guard.running.then_some(super::search::IndexProgress {
-            done: guard.done,
-            total: guard.total,
-            pending_changes: guard.pending.len(),
-        })
+        guard.running.then(|| guard.progress())
     }
 
     /// Runs a pass and waits for it (startup in tests, the CLI).
@@ -685,7 +676,7 @@ impl Host {
                         text,
                         text.len() as u64,
                         now_ms() as i64,
-                        self.config.index.chunk_bytes.max(200),
+                        self.config.index.chunk_budget(),
                     );
                     batch.upsert_document(&doc, &chunks)?;
                 }

@@ -112,14 +112,10 @@ impl Host {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         match watcher {
-            Some(w) => {
-                let mut status = w.status();
-                if status.mode == "off" && status.configured != "off" {
-                    status.mode = "starting".to_owned();
-                    status.configured = self.config.index.watch.as_str().to_owned();
-                }
-                status
-            }
+            Some(w) => WatchStatus {
+                configured: self.config.index.watch.as_str().to_owned(),
+                ..w.status()
+            },
             None => WatchStatus {
                 configured: self.config.index.watch.as_str().to_owned(),
                 mode: "off".to_owned(),

@@ -377,7 +377,7 @@ fn index_pass(
     let total = scan.markdown.len();
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
-    let chunk_bytes = config.index.chunk_bytes.max(200);
+    let chunk_bytes = config.index.chunk_budget();
     let mut outcomes: Vec<Outcome> = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
         let unread = !force

@@ -88,7 +88,9 @@ pub struct WatchStatus {
 /// How one folder is followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Following {
-    Native,
+    /// The system's notifications, set up on the folder of this identity ([`identity`]):
+    /// a native watch follows that folder, not its path.
+    Native(Option<FolderId>),
     Poll {
         interval_ms: u64,
         reason: Option<String>,
@@ -99,9 +101,8 @@ enum Following {
 #[derive(Default)]
 struct Counters {
     folders: Vec<(PathBuf, Following)>,
-    /// The identity of each natively watched folder when its watch was set up
-    /// ([`identity`]): a native watch follows that folder, not its path.
-    identities: std::collections::HashMap<PathBuf, FolderId>,
+    /// `[index].watch` of the folder watched last.
+    configured: Option<WatchMode>,
     changes_seen: u64,
     last_change_ms: Option<u64>,
     last_change_path: Option<String>,
@@ -203,7 +204,7 @@ impl FolderWatcher {
                     )),
                 ),
                 None => match self.native_watch(folder) {
-                    Ok(()) => Following::Native,
+                    Ok(()) => Following::Native(identity(folder)),
                     Err(why) => self.poll(folder, config, interval_ms, Some(why)),
                 },
             },
@@ -217,14 +218,10 @@ impl FolderWatcher {
         {
             let mut c = self.counters();
             c.folders.retain(|(f, _)| f != folder);
-            if following == Following::Native
-                && let Some(id) = identity(folder)
-            {
-                c.identities.insert(folder.to_path_buf(), id);
-            }
             c.folders.push((folder.to_path_buf(), following));
+            c.configured = Some(config.index.watch);
         }
-        self.status_with(config.index.watch)
+        self.status()
     }
 
     fn native_watch(&self, folder: &Path) -> Result<(), String> {
@@ -262,21 +259,10 @@ impl FolderWatcher {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// What the watcher does now: `poll` when any folder is polled (with the first
+    /// What the watcher does now: `starting` before any folder is watched, `lost` when a
+    /// watched folder is gone, else `poll` when any folder is polled (with the first
     /// reason), else `native` when any folder is watched natively, else `off`.
     pub fn status(&self) -> WatchStatus {
-        let configured = {
-            let c = self.counters();
-            match c.folders.first().map(|(_, f)| f) {
-                Some(Following::Off) => WatchMode::Off,
-                Some(Following::Poll { reason: None, .. }) => WatchMode::Poll,
-                _ => WatchMode::Auto,
-            }
-        };
-        self.status_with(configured)
-    }
-
-    fn status_with(&self, configured: WatchMode) -> WatchStatus {
         let c = self.counters();
         let polled = c.folders.iter().find_map(|(_, f)| match f {
             Following::Poll {
@@ -285,7 +271,11 @@ impl FolderWatcher {
             } => Some((*interval_ms, reason.clone())),
             _ => None,
         });
-        let native = c.folders.iter().any(|(_, f)| *f == Following::Native);
+        let native = c
+            .folders
+            .iter()
+            .any(|(_, f)| matches!(f, Following::Native(_)));
+        let configured = c.configured.unwrap_or_default();
         let lost = c.folders.iter().find_map(|(folder, f)| {
             if *f == Following::Off {
                 None
@@ -294,8 +284,8 @@ impl FolderWatcher {
                     "{} is gone (deleted or moved away): nothing under it is followed; restart folio once it is back",
                     folder.display()
                 ))
-            } else if *f == Following::Native
-                && c.identities.get(folder).is_some_and(|id| identity(folder) != Some(*id))
+            } else if let Following::Native(Some(id)) = f
+                && identity(folder) != Some(*id)
             {
                 Some(format!(
                     "{} was deleted and made again: the watch followed the old folder, so nothing in the new one is followed; restart folio to follow it",
@@ -306,15 +296,15 @@ impl FolderWatcher {
             }
         });
         let (mode, reason, poll_interval_ms) = match (polled, native) {
+            _ if c.folders.is_empty() => ("starting", None, None),
             _ if lost.is_some() => ("lost", lost, None),
             (Some((ms, reason)), _) => ("poll", reason, Some(ms)),
             (None, true) => ("native", None, None),
-            (None, false) if configured == WatchMode::Off => (
+            (None, false) => (
                 "off",
                 Some("`[index] watch = \"off\"`: changes made by other programs are seen at the next `folio index` or kb_reindex".to_owned()),
                 None,
             ),
-            (None, false) => ("off", None, None),
         };
         WatchStatus {
             configured: configured.as_str().to_owned(),

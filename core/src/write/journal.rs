@@ -227,16 +227,8 @@ pub fn recover(guard: &WriteGuard<'_>) -> RecoveryReport {
             let _ = std::fs::remove_file(path);
         }
     }
-    let mut entries: Vec<PathBuf> = listing
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    entries.sort();
-    for path in entries {
-        let entry = std::fs::read(&path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok());
-        let Some(entry) = entry else {
+    for path in entries_of(listing) {
+        let Some(entry) = read_entry(&path) else {
             tracing::warn!(journal = %path.display(), "an unreadable journal entry; kept as .failed");
             let _ = std::fs::rename(&path, path.with_extension("json.failed"));
             report.left.push(path.display().to_string());
@@ -253,6 +245,21 @@ pub fn recover(guard: &WriteGuard<'_>) -> RecoveryReport {
     }
     atomic::sync_dir(&dir);
     report
+}
+
+/// The journal entries among `listing`, in name order (`<pid>-<nanoseconds>.json`).
+fn entries_of(listing: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = listing
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// The entry at `path`; `None` when it cannot be read or parsed.
+fn read_entry(path: &Path) -> Option<Entry> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 /// Brings one step to its end state; returns the path when the file holds something else.
@@ -339,8 +346,8 @@ pub struct MovedPath {
 }
 
 impl Interrupted {
-    /// One line for people: `a move of notes/a.md → archive/a.md left 295 of 402 files
-    /// unchanged` (the first move named, with how many more).
+    /// One line for people: `a move of notes/a.md → archive/a.md was interrupted with 295
+    /// of 402 files not yet changed` (the first move named, with how many more).
     pub fn describe(&self) -> String {
         let what = match self.moves.as_slice() {
             [] => "a multi-file edit".to_owned(),
@@ -360,26 +367,17 @@ impl Interrupted {
     }
 }
 
-/// The operations in `dir` (a state folder's `journal/`) that no running writer is
-/// carrying out, read without changing anything. `writer_running` says whether a writer
-/// holds the root's lock now: its own entry is then in progress, not interrupted, so
-/// nothing is reported.
-pub(super) fn interrupted(root: &Path, dir: &Path, writer_running: bool) -> Vec<Interrupted> {
-    if writer_running {
-        return Vec::new();
-    }
+/// The operations journaled in `dir` (a state folder's `journal/`), read without
+/// changing anything. The caller knows no writer holds the root's lock (an entry is
+/// then an interrupted operation, not one in progress).
+pub(super) fn interrupted(root: &Path, dir: &Path) -> Vec<Interrupted> {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut entries: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    entries.sort();
-    entries
+    entries_of(listing.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .into_iter()
         .filter_map(|path| {
-            let entry = serde_json::from_slice::<Entry>(&std::fs::read(&path).ok()?).ok()?;
+            let entry = read_entry(&path)?;
             let moves = entry
                 .steps
                 .iter()

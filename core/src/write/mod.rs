@@ -178,7 +178,10 @@ impl Writer {
         }
         let busy = std::fs::File::open(self.lock_path())
             .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
-        journal::interrupted(&self.root, &dir, busy)
+        if busy {
+            return Vec::new();
+        }
+        journal::interrupted(&self.root, &dir)
     }
 
     /// The lock file.
