@@ -1,4 +1,4 @@
-"""A `git checkout` that changes well over a thousand notes under a running `folio mcp`:
+"""A `git checkout` that changes a thousand notes under a running `folio mcp`:
 afterwards its index equals a fresh index of the same tree (documents with their content
 hashes, chunks with their pointers, lines and content hashes), its links equal a fresh
 server's, and it took a few incremental passes, not one per file (the number is
@@ -116,7 +116,7 @@ async def test_a_git_checkout_under_a_running_server_ends_as_a_fresh_index(tmp_p
         git(root, "checkout", "-q", "two")
         after = await settled(client, seen_more_than=before["watch"]["changes_seen"])
         passes = after["indexing"]["changes_passes"] - passes_before
-        print(f"git checkout of {NOTES - 200 + 300} notes (400 changed, 200 deleted, 300 added, 100 renamed): "
+        print(f"git checkout changing 1000 of {NOTES} notes (400 changed, 200 deleted, 300 added, 100 renamed): "
               f"{passes} incremental pass(es), settled {time.monotonic() - started:.1f} s after the checkout "
               f"(1.5 s of it the quiet wait); {after['watch']['changes_seen']} changed paths seen")
         assert after["index"]["documents"] == NOTES - 200 + 300
