@@ -22,6 +22,7 @@ pub mod edit;
 pub mod embed;
 pub mod endpoint;
 pub mod eval;
+pub mod features;
 pub mod fetch;
 pub mod heap;
 pub mod host;

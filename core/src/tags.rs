@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 
 use crate::document::TextEdit;
-use crate::links::navigate::{Reference, WorkspaceEdits};
+use crate::links::navigate::WorkspaceEdits;
+use crate::links::references::Reference;
 use crate::parse::{ElementKind, Parsed, Tag, is_tag_name, tag_within};
 use crate::workspace::Workspace;
 

@@ -348,7 +348,11 @@ pub fn open_documents(s: &Session, root: &Path) -> Vec<OpenDocument> {
 }
 
 /// The absolute path of an open document, its version and its buffer.
-fn open_buffer(s: &Session, root: &Path, path: &str) -> Result<(PathBuf, i32, Document), RpcError> {
+pub(crate) fn open_buffer(
+    s: &Session,
+    root: &Path,
+    path: &str,
+) -> Result<(PathBuf, i32, Document), RpcError> {
     check_syntax(path).map_err(|e| invalid_params(format!("{path}: {e}")))?;
     let mut abs = root.to_path_buf();
     abs.extend(path.split('/'));

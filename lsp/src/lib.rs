@@ -5,7 +5,8 @@
 //! order; `state` is what handlers and background tasks share and where mutations run;
 //! [`capabilities`] negotiates; [`convert`] is the only place that sees LSP positions;
 //! [`handlers`] has one module per feature; [`bridge`] serves the live bridge to `folio
-//! mcp`; `custom_requests` runs `folio/search` and `folio/reindex`; `progress` and
+//! mcp`; `custom_requests` runs `folio/search`, `folio/reindex` and `folio/status` on the
+//! core host of a root (`hosts`); `progress` and
 //! `watcher` report work and watch files; `startup` holds the outlines `workspace/symbol`
 //! answers from while the folders load; [`guard`] keeps a failing request from taking
 //! the server down. Stdout is the wire: logs go to stderr through `tracing`.
@@ -18,6 +19,7 @@ pub mod convert;
 mod custom_requests;
 pub mod guard;
 pub mod handlers;
+mod hosts;
 mod interrupted;
 mod progress;
 pub mod server;
@@ -40,6 +42,7 @@ pub fn service_with(options: Options) -> (LspService<Backend>, ClientSocket) {
     LspService::build(move |client| Backend::with_options(client, options))
         .custom_method("folio/search", Backend::folio_search)
         .custom_method("folio/reindex", Backend::folio_reindex)
+        .custom_method("folio/status", Backend::folio_status)
         .finish()
 }
 

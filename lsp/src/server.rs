@@ -41,19 +41,10 @@ pub struct Backend {
     /// The workspace folders named in `initialize`, loaded in `initialized` (where the
     /// client can be shown progress).
     pending: Mutex<Vec<PathBuf>>,
-    /// Background embedding per searched root, created by the first `folio/search` or
-    /// `folio/reindex` of that root (editors that never search load no model), with the
-    /// settings it was made from (settings that resolve differently make a new one).
-    pub(crate) embeddings: Mutex<std::collections::HashMap<PathBuf, RootEmbedder>>,
+    /// The core host of each searched root ([`crate::hosts`]).
+    pub(crate) hosts: crate::hosts::Hosts,
     pub(crate) no_embeddings: bool,
 }
-
-/// A root's background embedder and the settings it was made from (`Err`: the reason
-/// folio refused them; the runner then embeds nothing).
-pub(crate) type RootEmbedder = (
-    std::result::Result<folio_core::embed::settings::EmbedSettings, String>,
-    Arc<folio_core::embed::runner::EmbeddingRunner>,
-);
 
 /// The message shown once for a workspace folder without Markdown.
 pub fn no_markdown_message(folder: &std::path::Path) -> String {
@@ -77,7 +68,7 @@ impl Backend {
             watcher: Arc::new(Mutex::new(None)),
             endpoints: Arc::new(Mutex::new(Endpoints::new(base))),
             pending: Mutex::new(Vec::new()),
-            embeddings: Mutex::new(std::collections::HashMap::new()),
+            hosts: crate::hosts::Hosts::default(),
             no_embeddings: options.no_embeddings,
         }
     }
@@ -214,8 +205,11 @@ impl Backend {
     }
 
     /// Opens and closes bridge endpoints so there is one per root.
+    /// Opens and closes bridge endpoints, and closes the hosts of removed folders, so
+    /// both follow the session's roots.
     fn sync_endpoints(&self) {
         sync_endpoints(&self.shared, &self.endpoints);
+        self.hosts.retain(&self.shared.lock().root_folders());
     }
 
     /// Like [`Backend::request`] for a handler that fills the session's caches (the
@@ -227,6 +221,15 @@ impl Backend {
     ) -> Result<T> {
         let mut session = self.shared.lock();
         guarded(method, || f(&mut session))
+    }
+
+    /// The bridge endpoint serving `folder`, when one is open.
+    pub(crate) fn endpoint_of(&self, folder: &std::path::Path) -> Option<PathBuf> {
+        let endpoints = self
+            .endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        endpoints.socket(folder).map(std::path::Path::to_path_buf)
     }
 
     pub(crate) fn request<T>(

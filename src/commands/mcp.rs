@@ -6,8 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use folio_core::config::user::UserConfig;
-use folio_core::embed::settings::EmbedSettings;
-use folio_core::rerank::RerankSettings;
 use folio_mcp::http::limits::{
     DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
 };
@@ -24,16 +22,16 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
     let user = UserConfig::load().map_err(anyhow::Error::msg)?;
     // Settings that cannot be resolved (a refused remote endpoint, say) leave embeddings
     // off with the reason in kb_status; the server still starts.
-    let embed = EmbedSettings::resolve(
-        &r.config.embed,
-        &user.embed,
+    let mut options = folio_mcp::Options::resolve(
+        &r.root,
+        &r.config,
+        Ok(&user),
         args.embed.allow_remote_embeddings,
     );
-    if let Err(reason) = &embed {
+    if let Err(reason) = &options.embed {
         tracing::warn!(%reason, "embeddings are off");
     }
-    let rerank = RerankSettings::resolve(&r.config.rerank, &user.rerank);
-    if let Err(reason) = &rerank {
+    if let Err(reason) = &options.rerank {
         tracing::warn!(%reason, "reranking is off");
     }
     let http = args
@@ -43,14 +41,9 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
     // With tokens, each token's scope decides whether its writes run (a read-only token
     // gets PERMISSION_DENIED); without, the flag and the user's setting decide, as on stdio.
     let token_scopes_decide = matches!(&http, Some(h) if h.auth != AuthMode::None);
-    let options = folio_mcp::Options {
-        root: r.root,
-        db: Some(r.db),
-        allow_writes: args.allow_writes || user.mcp.allow_writes || token_scopes_decide,
-        embed,
-        rerank,
-        fetch: test_fetch_allowances()?,
-    };
+    options.db = Some(r.db);
+    options.allow_writes = args.allow_writes || user.mcp.allow_writes || token_scopes_decide;
+    options.fetch = test_fetch_allowances()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

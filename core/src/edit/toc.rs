@@ -11,8 +11,8 @@
 //! table made by one of them is updated in place. Each entry links to its heading's slug
 //! (the one slug rule, [`crate::parse::slug`], with GitHub's `-1` suffixes for repeats).
 //!
-//! Which headings are listed: every heading of the document except one nested in a block
-//! quote or a list item, one whose line carries `<!-- omit in toc -->` (or `omit from
+//! Which headings are listed: the document's outline ([`crate::features::outline`]: every
+//! heading but one nested in a block quote or a list item), except one whose line carries `<!-- omit in toc -->` (or `omit from
 //! toc`, as Markdown All in One writes), and the title — the first heading when it is the
 //! document's only level-1 heading.
 //!
@@ -26,6 +26,7 @@
 use std::ops::Range;
 
 use crate::document::TextEdit;
+use crate::features::outline::section_headings;
 use crate::parse::{ElementKind, Heading, Parsed};
 use crate::workspace::SiteGenerator;
 
@@ -86,13 +87,13 @@ pub struct TocEdit {
 
 /// The headings a table of contents lists (see the module documentation).
 pub fn toc_headings<'a>(text: &str, parsed: &'a Parsed) -> Vec<&'a Heading> {
-    let n_top = parsed.headings.iter().filter(|h| h.level == 1).count();
-    let skip_title = parsed.headings.first().is_some_and(|h| h.level == 1) && n_top == 1;
-    parsed
-        .headings
-        .iter()
+    let sections: Vec<&Heading> = section_headings(parsed).map(|(_, h)| h).collect();
+    let n_top = sections.iter().filter(|h| h.level == 1).count();
+    let skip_title = sections.first().is_some_and(|h| h.level == 1) && n_top == 1;
+    sections
+        .into_iter()
         .enumerate()
-        .filter(|(i, h)| !(skip_title && *i == 0) && h.element.is_some())
+        .filter(|(i, _)| !(skip_title && *i == 0))
         .filter(|(_, h)| {
             let line = text.get(h.range.clone()).unwrap_or("").to_lowercase();
             !(line.contains("<!-- omit in toc -->") || line.contains("<!-- omit from toc -->"))

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
+use crate::links::references::{Reference, references_to_document, references_to_documents};
 use crate::links::{Target, diagnostics, resolve_link};
 use crate::parse::LinkKind;
 use crate::workspace::Workspace;
@@ -113,40 +114,41 @@ fn kind_name(kind: LinkKind) -> String {
         .unwrap_or_default()
 }
 
-/// An incoming link: source document, line, kind, fragment.
-type Incoming = (String, u32, String, Option<String>);
-
-/// Resolved document-to-document links of the whole workspace, computed once per call.
-#[derive(Default)]
-struct Graph {
-    outgoing: HashMap<String, BTreeSet<String>>,
-    incoming: HashMap<String, Vec<Incoming>>,
+/// `references` (links in other documents to one document, core
+/// [`crate::links::references`]'s one rule) as `kb_links` lists them.
+fn incoming_links(ws: &Workspace, references: Vec<Reference>) -> Vec<IncomingLink> {
+    references
+        .into_iter()
+        .filter_map(|r| {
+            let parsed = ws.parsed(&r.path)?;
+            let link = parsed.links.iter().find(|l| l.range == r.range)?;
+            let fragment = match resolve_link(ws, &r.path, link) {
+                Target::Document { fragment, .. } => fragment,
+                _ => None,
+            };
+            Some(IncomingLink {
+                line: parsed.line_of(link.range.start),
+                kind: kind_name(link.kind),
+                fragment,
+                source: r.path,
+            })
+        })
+        .collect()
 }
 
-fn graph(ws: &Workspace) -> Graph {
-    let mut g = Graph::default();
-    for source in ws.document_paths() {
-        let Some(parsed) = ws.parsed(source) else {
-            continue;
-        };
-        for l in &parsed.links {
-            if let Target::Document { path, fragment } = resolve_link(ws, source, l)
-                && path != source
-            {
-                g.outgoing
-                    .entry(source.to_string())
-                    .or_default()
-                    .insert(path.clone());
-                g.incoming.entry(path).or_default().push((
-                    source.to_string(),
-                    parsed.line_of(l.range.start),
-                    kind_name(l.kind),
-                    fragment,
-                ));
-            }
-        }
-    }
-    g
+/// The documents that document `path`'s links lead to (itself excluded), sorted.
+fn linked_documents(ws: &Workspace, path: &str) -> BTreeSet<String> {
+    let Some(parsed) = ws.parsed(path) else {
+        return BTreeSet::new();
+    };
+    parsed
+        .links
+        .iter()
+        .filter_map(|l| match resolve_link(ws, path, l) {
+            Target::Document { path: to, .. } if to != path => Some(to),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Host {
@@ -239,28 +241,18 @@ fn links_in(
             });
         }
     }
-    let g = if in_on || depth > 1 {
-        graph(ws)
-    } else {
-        Graph::default()
-    };
     let incoming = if in_on {
-        g.incoming
-            .get(&args.path)
-            .into_iter()
-            .flatten()
-            .map(|(source, line, kind, fragment)| IncomingLink {
-                source: source.clone(),
-                line: *line,
-                kind: kind.clone(),
-                fragment: fragment.clone(),
-            })
-            .collect()
+        incoming_links(ws, references_to_document(ws, &args.path))
     } else {
         Vec::new()
     };
     let mut walk = Vec::new();
     if depth > 1 {
+        let mut incoming_of = if in_on {
+            references_to_documents(ws)
+        } else {
+            HashMap::new()
+        };
         let mut seen: BTreeSet<String> = BTreeSet::from([args.path.clone()]);
         let mut queue: VecDeque<(String, usize)> = VecDeque::from([(args.path.clone(), 0)]);
         while let Some((doc, d)) = queue.pop_front() {
@@ -270,22 +262,19 @@ fn links_in(
             let mut next: Vec<(String, &str)> = Vec::new();
             if out_on {
                 next.extend(
-                    g.outgoing
-                        .get(&doc)
+                    linked_documents(ws, &doc)
                         .into_iter()
-                        .flatten()
-                        .map(|p| (p.clone(), "outgoing")),
+                        .map(|p| (p, "outgoing")),
                 );
             }
             if in_on {
-                let sources: BTreeSet<&String> = g
-                    .incoming
-                    .get(&doc)
+                let sources: BTreeSet<String> = incoming_of
+                    .remove(&doc)
                     .into_iter()
                     .flatten()
-                    .map(|x| &x.0)
+                    .map(|r| r.path)
                     .collect();
-                next.extend(sources.into_iter().map(|p| (p.clone(), "incoming")));
+                next.extend(sources.into_iter().map(|p| (p, "incoming")));
             }
             for (p, dir) in next {
                 if seen.insert(p.clone()) {

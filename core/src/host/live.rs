@@ -37,6 +37,20 @@ pub struct Buffer {
     pub text: String,
 }
 
+/// The editor a host runs inside, when it does (`folio lsp` holds a host per workspace
+/// folder): its open documents are read from the session in process, not over the
+/// bridge. Implemented by the language server's session.
+pub trait EditorBuffers: Send + Sync + std::fmt::Debug {
+    /// The editor's name (LSP `clientInfo.name`), e.g. `Neovim`.
+    fn editor(&self) -> String;
+    /// The bridge endpoint that serves this editor: where a write to one of its buffers
+    /// goes; discovery skips it, since its documents are read here.
+    fn endpoint(&self) -> PathBuf;
+    /// Every document the editor has open under the host's root: KB-relative path →
+    /// (version, the buffer's text, unsaved changes included).
+    fn open_buffers(&self) -> std::collections::HashMap<String, (i32, String)>;
+}
+
 /// Where a write landed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Landed {
@@ -74,9 +88,41 @@ fn unreachable_bridge(err: &BridgeError) -> HostError {
 }
 
 impl Host {
-    /// The live endpoints of this root.
+    /// The same host inside `editor`: its buffers are read in process
+    /// ([`EditorBuffers`]), other editors' over the bridge as before.
+    pub fn with_editor(mut self, editor: std::sync::Arc<dyn EditorBuffers>) -> Host {
+        self.editor = Some(editor);
+        self
+    }
+
+    /// The buffers of the editor this host runs inside, as [`Buffer`]s by path.
+    fn in_process_buffers(&self) -> std::collections::HashMap<String, Buffer> {
+        let Some(editor) = &self.editor else {
+            return std::collections::HashMap::new();
+        };
+        let (name, endpoint) = (editor.editor(), editor.endpoint());
+        editor
+            .open_buffers()
+            .into_iter()
+            .map(|(path, (version, text))| {
+                let buffer = Buffer {
+                    endpoint: endpoint.clone(),
+                    editor: name.clone(),
+                    version,
+                    text,
+                };
+                (path, buffer)
+            })
+            .collect()
+    }
+
+    /// The live endpoints of this root, but that of the editor this host runs inside.
     fn endpoints(&self) -> Vec<PathBuf> {
+        let own = self.editor.as_ref().map(|e| e.endpoint());
         live_endpoints(&self.bridge_dir, &self.root)
+            .into_iter()
+            .filter(|e| Some(e) != own.as_ref())
+            .collect()
     }
 
     fn connect(&self, endpoint: &Path) -> HostResult<BridgeClient> {
@@ -116,6 +162,9 @@ impl Host {
     /// Errors: an endpoint exists but does not answer within [`BRIDGE_TIMEOUT`] (`BUSY`):
     /// without its answer the disk copy may be stale.
     pub(crate) fn buffer(&self, path: &str) -> HostResult<Option<Buffer>> {
+        if let Some(buffer) = self.in_process_buffers().remove(path) {
+            return Ok(Some(buffer));
+        }
         for endpoint in self.endpoints() {
             let Some(mut client) = self.discover(&endpoint)? else {
                 continue;
@@ -147,7 +196,7 @@ impl Host {
 
     /// The buffers of every document open in an editor on this root, by path.
     pub(crate) fn buffers(&self) -> HostResult<std::collections::HashMap<String, Buffer>> {
-        let mut out = std::collections::HashMap::new();
+        let mut out = self.in_process_buffers();
         for endpoint in self.endpoints() {
             let Some(mut client) = self.discover(&endpoint)? else {
                 continue;

@@ -61,6 +61,49 @@ pub struct Options {
     pub fetch: crate::fetch::TestAllowances,
 }
 
+impl Options {
+    /// The options of `root` with its embedding and rerank settings resolved from its
+    /// `folio.toml` (`config`) under the user's configuration (`user`; `Err` is why that
+    /// file could not be read, which leaves embeddings off with that reason, and a
+    /// reranker the workspace names refused with it). This is the one place a front end
+    /// resolves them ([`crate::embed::settings::EmbedSettings::resolve`],
+    /// [`crate::rerank::RerankSettings::resolve`]). The database is the root's default,
+    /// writes are off and no test download is allowed; callers set those fields.
+    pub fn resolve(
+        root: &Path,
+        config: &Config,
+        user: Result<&UserConfig, &str>,
+        allow_remote_embeddings: bool,
+    ) -> Options {
+        let (embed, rerank) = match user {
+            Ok(user) => (
+                crate::embed::settings::EmbedSettings::resolve(
+                    &config.embed,
+                    &user.embed,
+                    allow_remote_embeddings,
+                ),
+                crate::rerank::RerankSettings::resolve(&config.rerank, &user.rerank),
+            ),
+            Err(why) => (
+                Err(why.to_owned()),
+                if config.rerank == crate::config::RerankConfig::default() {
+                    Ok(None)
+                } else {
+                    Err(why.to_owned())
+                },
+            ),
+        };
+        Options {
+            root: root.to_path_buf(),
+            db: None,
+            allow_writes: false,
+            embed,
+            rerank,
+            fetch: crate::fetch::TestAllowances::default(),
+        }
+    }
+}
+
 /// The one entry point over a knowledge base root: its files, its live model, its index,
 /// its writer and its embedder. Every front end's operation is a method here.
 #[derive(Debug)]
@@ -106,6 +149,8 @@ pub struct Host {
     /// Files this host wrote and indexed itself, with the content hash written (`None`:
     /// deleted), until the watcher reports them ([`watch`]).
     own_writes: Mutex<std::collections::HashMap<String, Option<String>>>,
+    /// The editor this host runs inside (`folio lsp`), whose buffers are read in process.
+    editor: Option<Arc<dyn live::EditorBuffers>>,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -187,6 +232,7 @@ impl Host {
             fetcher,
             watcher: Mutex::new(None),
             own_writes: Mutex::new(std::collections::HashMap::new()),
+            editor: None,
         })
     }
 

@@ -1,6 +1,7 @@
 //! `kb_read` and `kb_outline`: the current source, parsed directly (not the index).
 
 use crate::edit::table::{TableView, read_table};
+use crate::features::outline::{OutlineNode, outline};
 use crate::parse::{ElementKind, Parsed, parse};
 use crate::parse::{Resolution, resolve_pointer as resolve};
 use crate::pointer::{Pointer, hash_bytes, hex};
@@ -182,7 +183,7 @@ pub struct OutlineOutput {
     pub source_hash: String,
     /// Document title (frontmatter `title`, else the first level-1 heading).
     pub title: Option<String>,
-    /// Top-level headings with their nested headings.
+    /// Top-level headings with their nested headings: every heading that starts a section (one nested in a block quote or list item does not, and is not listed).
     pub headings: Vec<OutlineHeading>,
 }
 
@@ -284,52 +285,38 @@ impl Host {
     pub fn outline(&self, args: &OutlineArgs) -> HostResult<OutlineOutput> {
         let (_, text, read_only) = self.read_document_noted(&args.path)?;
         let parsed = parse(&text);
-        let mut flat: Vec<OutlineHeading> = Vec::new();
-        for h in &parsed.headings {
-            let Some(i) = h.element else { continue };
-            let e = &parsed.elements[i];
-            flat.push(OutlineHeading {
-                pointer: e.pointer().to_string(),
-                level: h.level,
-                text: h.text.clone(),
-                slug: h.slug.clone(),
-                start_line: e.start_line,
-                end_line: parsed.line_of(e.subtree.end.saturating_sub(1).max(e.subtree.start)),
-                children: Vec::new(),
-            });
-        }
+        let headings = outline_headings(&parsed, &outline(&parsed));
         Ok(OutlineOutput {
             path: args.path.clone(),
             read_only,
             source_hash: hex(hash_bytes(text.as_bytes())),
             title: parsed.title(),
-            headings: nest(flat),
+            headings,
         })
     }
 }
 
-/// Nests a flat list of headings by level.
-fn nest(flat: Vec<OutlineHeading>) -> Vec<OutlineHeading> {
-    let mut roots: Vec<OutlineHeading> = Vec::new();
-    let mut stack: Vec<OutlineHeading> = Vec::new();
-    for h in flat {
-        while stack.last().is_some_and(|top| top.level >= h.level) {
-            let done = stack.pop().expect("checked");
-            attach(&mut stack, &mut roots, done);
-        }
-        stack.push(h);
-    }
-    while let Some(done) = stack.pop() {
-        attach(&mut stack, &mut roots, done);
-    }
-    roots
-}
-
-fn attach(stack: &mut [OutlineHeading], roots: &mut Vec<OutlineHeading>, h: OutlineHeading) {
-    match stack.last_mut() {
-        Some(parent) => parent.children.push(h),
-        None => roots.push(h),
-    }
+/// The outline's nodes as `kb_outline` lists them.
+fn outline_headings(parsed: &Parsed, nodes: &[OutlineNode]) -> Vec<OutlineHeading> {
+    nodes
+        .iter()
+        .map(|node| {
+            let (h, e) = (
+                &parsed.headings[node.heading],
+                &parsed.elements[node.element],
+            );
+            OutlineHeading {
+                pointer: e.pointer().to_string(),
+                level: node.level,
+                text: h.text.clone(),
+                slug: h.slug.clone(),
+                start_line: e.start_line,
+                end_line: parsed
+                    .line_of(node.section.end.saturating_sub(1).max(node.section.start)),
+                children: outline_headings(parsed, &node.children),
+            }
+        })
+        .collect()
 }
 
 /// Where a page of at most `max` bytes of `text` that starts at `offset` (a character

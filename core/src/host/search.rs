@@ -413,7 +413,9 @@ impl Host {
             self.reindex_running(),
             self.embedding.is_running(),
         );
-        response.results = self.live_hits(response.results)?;
+        let needles =
+            crate::search::snippet::needles_for(&crate::search::query::parse_query(&query.text));
+        response.results = self.live_hits(response.results, &needles)?;
         let hits = response.results.len();
         response.results = self.current_hits(response.results);
         response.stale_hits_dropped = hits - response.results.len();
@@ -524,9 +526,10 @@ impl Host {
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose
-    /// element is still there gets the buffer's pointer and lines (shifted by as many
-    /// lines as the element moved), a hit whose element is gone from the buffer is dropped.
-    fn live_hits(&self, hits: Vec<SearchHit>) -> HostResult<Vec<SearchHit>> {
+    /// element is still there gets the buffer's chunk holding it (its pointer, lines and
+    /// a snippet of its text around `needles`, so unsaved edits show), a hit whose
+    /// element is gone from the buffer is dropped.
+    fn live_hits(&self, hits: Vec<SearchHit>, needles: &[String]) -> HostResult<Vec<SearchHit>> {
         if hits.is_empty() {
             return Ok(hits);
         }
@@ -534,7 +537,8 @@ impl Host {
         if buffers.is_empty() {
             return Ok(hits);
         }
-        let mut parsed: std::collections::HashMap<String, (Parsed, Option<Parsed>)> =
+        let budget = self.config.index.chunk_budget();
+        let mut parsed: std::collections::HashMap<String, (Parsed, Vec<crate::chunk::Chunk>)> =
             std::collections::HashMap::new();
         let mut out = Vec::with_capacity(hits.len());
         for mut hit in hits {
@@ -542,28 +546,26 @@ impl Host {
                 out.push(hit);
                 continue;
             };
-            let (live, disk) = parsed.entry(hit.path.clone()).or_insert_with(|| {
-                let disk = self
-                    .resolve_markdown(&hit.path)
-                    .and_then(|_| self.read_disk(&hit.path))
-                    .ok()
-                    .map(|t| parse(&t));
-                (parse(&buffer.text), disk)
+            let (live, chunks) = parsed.entry(hit.path.clone()).or_insert_with(|| {
+                let live = parse(&buffer.text);
+                let chunks = crate::chunk::chunks(&buffer.text, &live, budget);
+                (live, chunks)
             });
             let Ok((i, _)) = resolve_pointer(live, &hit.pointer) else {
                 continue;
             };
-            let element = &live.elements[i];
-            let old_start = disk
-                .as_ref()
-                .and_then(|d| resolve_pointer(d, &hit.pointer).ok())
-                .map(|(j, _)| disk.as_ref().expect("parsed").elements[j].start_line)
-                .unwrap_or(element.start_line);
-            let shift = i64::from(element.start_line) - i64::from(old_start);
-            let moved = |line: u32| u32::try_from((i64::from(line) + shift).max(1)).unwrap_or(line);
-            hit.start_line = moved(hit.start_line);
-            hit.end_line = moved(hit.end_line).max(hit.start_line);
-            hit.pointer = element.pointer().to_string();
+            let line = live.elements[i].start_line;
+            let Some(chunk) = chunks
+                .iter()
+                .find(|c| (c.start_line..=c.end_line).contains(&line))
+            else {
+                continue;
+            };
+            hit.start_line = chunk.start_line;
+            hit.end_line = chunk.end_line;
+            hit.pointer = chunk.pointer.clone();
+            hit.heading_path = chunk.heading_path.clone();
+            hit.snippet = crate::search::snippet::make_snippet(&chunk.text, needles);
             hit.editor = Some(buffer.editor.clone());
             out.push(hit);
         }

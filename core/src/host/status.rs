@@ -25,6 +25,8 @@ pub struct ReindexState {
     pub(crate) pending: Changed,
     /// Incremental passes over watched changes since the host opened.
     changes_passes: u64,
+    /// Passes over the whole root since the host opened.
+    full_passes: u64,
     /// Paths the running pass over watched changes took.
     in_pass: usize,
     last: Option<LastRun>,
@@ -92,6 +94,9 @@ pub struct Indexing {
     /// Incremental passes over watched changes since the server started (a burst of
     /// changes, such as a `git checkout` of thousands of files, is one or a few).
     pub changes_passes: u64,
+    /// Passes over the whole root since the server started (the one at start,
+    /// kb_reindex, `folio/reindex`): a search never runs one.
+    pub full_passes: u64,
 }
 
 /// What the index holds.
@@ -300,6 +305,7 @@ impl ReindexState {
             last: self.last.clone(),
             pending_changes: self.progress().pending_changes,
             changes_passes: self.changes_passes,
+            full_passes: self.full_passes,
         }
     }
 
@@ -507,6 +513,8 @@ impl Host {
             if pass == Pass::Changes {
                 s.changes_passes += 1;
                 s.in_pass = 0;
+            } else {
+                s.full_passes += 1;
             }
             s.last = Some(last);
             s.started_at_ms = now_ms();
@@ -636,16 +644,16 @@ impl Host {
         guard.running.then(|| guard.progress())
     }
 
-    /// Runs a pass and waits for it (startup in tests, the CLI).
+    /// Runs a pass over the whole root and waits for it (`folio/reindex`, the CLI,
+    /// tests); a pass already running is waited for first, so the pass this runs reads
+    /// the files as they are once it starts.
     pub fn reindex_blocking(&self, force: bool) -> HostResult<LastRun> {
         {
-            let mut s = self.reindex.lock().map_err(HostError::internal)?;
-            if s.running {
-                return Err(HostError::new(
-                    super::ErrorCode::Busy,
-                    "a reindex is already running",
-                ));
-            }
+            let guard = self.reindex.lock().map_err(HostError::internal)?;
+            let mut s = self
+                .reindex_stopped
+                .wait_while(guard, |s| s.running)
+                .map_err(HostError::internal)?;
             s.running = true;
             s.force = force;
             s.started_at_ms = now_ms();

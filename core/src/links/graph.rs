@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::links::join_relative;
-use crate::parse::{LinkKind, Parsed};
+use crate::parse::{LinkSyntax, Parsed};
 
 /// A name a link may resolve through.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,20 +56,15 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
         if link.external {
             continue;
         }
-        match link.kind {
-            LinkKind::Wiki | LinkKind::WikiEmbed => {
+        match link.kind.syntax() {
+            LinkSyntax::Wiki => {
                 if link.dest.is_empty() {
                     keys.insert(TargetKey::Path(path.to_string()));
                 } else {
                     keys.insert(TargetKey::Wiki(wiki_key(&link.dest)));
                 }
             }
-            LinkKind::Inline
-            | LinkKind::Image
-            | LinkKind::Html
-            | LinkKind::Shortcode
-            | LinkKind::Autolink
-            | LinkKind::Definition => {
+            LinkSyntax::Path => {
                 if link.dest.is_empty() {
                     keys.insert(TargetKey::Path(path.to_string()));
                     continue;
@@ -88,7 +83,7 @@ pub fn target_keys(path: &str, parsed: &Parsed) -> BTreeSet<TargetKey> {
                 keys.insert(TargetKey::Path(format!("{stem}.markdown")));
                 keys.insert(TargetKey::Path(joined));
             }
-            _ => {}
+            LinkSyntax::Reference | LinkSyntax::Footnote => {}
         }
     }
     keys

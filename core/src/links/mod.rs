@@ -6,6 +6,7 @@
 pub mod graph;
 mod hugo;
 pub mod navigate;
+pub mod references;
 pub mod rewrite;
 mod site_move;
 
@@ -16,7 +17,7 @@ pub use crate::codes::{DiagnosticCode, Severity};
 use crate::config::{
     CONVENTIONAL_ASSET_DIRS, CONVENTIONAL_SITE_ROOTS, SiteAbsolute, SiteGenerator,
 };
-use crate::parse::{Link, LinkKind, Parsed, slug};
+use crate::parse::{Link, LinkKind, LinkSyntax, Parsed, slug};
 use crate::workspace::Workspace;
 
 /// One link problem in one document.
@@ -88,15 +89,12 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     if link.external {
         return Target::External;
     }
-    match link.kind {
-        LinkKind::Reference
-        | LinkKind::ImageReference
-        | LinkKind::Footnote
-        | LinkKind::UndefinedReference => {
+    match link.kind.syntax() {
+        LinkSyntax::Reference | LinkSyntax::Footnote => {
             return Target::Definition(link.label.clone().unwrap_or_default());
         }
-        LinkKind::Wiki | LinkKind::WikiEmbed => return resolve_wiki(ws, from, link),
-        _ => {}
+        LinkSyntax::Wiki => return resolve_wiki(ws, from, link),
+        LinkSyntax::Path => {}
     }
     if link.dest.is_empty() {
         return Target::Document {
@@ -696,14 +694,14 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     let mut used_labels: HashSet<String> = HashSet::new();
     let mut used_footnotes: HashSet<&str> = HashSet::new();
     for l in &parsed.links {
-        match l.kind {
-            LinkKind::Reference | LinkKind::ImageReference => used_labels.extend(l.label.clone()),
-            LinkKind::Wiki | LinkKind::WikiEmbed => {
+        match l.kind.syntax() {
+            LinkSyntax::Reference => used_labels.extend(l.label.clone()),
+            LinkSyntax::Wiki => {
                 used_labels.extend(l.label.clone());
                 used_labels.insert(crate::parse::normalize_label(&l.dest));
             }
-            LinkKind::Footnote => used_footnotes.extend(l.label.as_deref()),
-            _ => {}
+            LinkSyntax::Footnote => used_footnotes.extend(l.label.as_deref()),
+            LinkSyntax::Path => {}
         }
     }
     let defined: HashSet<&str> = parsed.definitions.iter().map(|d| d.key.as_str()).collect();
@@ -766,7 +764,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             continue;
         }
         let range = link.dest_range.clone().unwrap_or(link.range.clone());
-        let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+        let wiki = link.kind.is_wiki();
         match resolve_link(ws, path, link) {
             // markdown-it's and VitePress's table-of-contents marker, a paragraph of its own.
             Target::Missing if wiki && is_toc_marker(&parsed, link) => {}

@@ -1,6 +1,6 @@
-//! Navigation over links: what is at an offset, where a link leads, and who links to a
-//! heading, a definition or a file. The edits that rename or move are
-//! [`crate::links::rewrite`]'s.
+//! Navigation over links: what is at an offset and where a link leads. Who links to a
+//! heading, a definition or a file is [`crate::features::references`]; the edits that
+//! rename or move are [`crate::links::rewrite`]'s.
 //!
 //! Everything here is protocol-free: byte ranges into the exact text of each
 //! document, KB-relative paths, and [`TextEdit`]s that are sorted and disjoint per
@@ -183,7 +183,7 @@ pub fn destination(ws: &Workspace, from: &str, link: &Link) -> Option<Destinatio
     match target {
         Target::Document { path, fragment } => {
             let parsed = ws.parsed(&path)?;
-            let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+            let wiki = link.kind.is_wiki();
             let range = match fragment.as_deref() {
                 Some(f) if !f.is_empty() && f != "top" => {
                     fragment_range(&parsed, f, wiki, case_sensitive, ws.generator())?
@@ -251,7 +251,7 @@ pub fn click_target(ws: &Workspace, from: &str, link: &Link) -> Option<ClickTarg
             .find(|l| l.kind == LinkKind::Definition && l.range == def.range)?;
         return click_target(ws, from, def_link);
     }
-    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let wiki = link.kind.is_wiki();
     let found = |path: String, line: Option<u32>| ClickTarget {
         path,
         line,
@@ -291,118 +291,6 @@ pub fn click_target(ws: &Workspace, from: &str, link: &Link) -> Option<ClickTarg
             None
         }
     }
-}
-
-/// One link that points at something.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reference {
-    /// KB-relative path of the linking document.
-    pub path: String,
-    /// Bytes of the whole link.
-    pub range: Range<usize>,
-}
-
-/// Every link in the workspace that leads to document `path` (any fragment), in path
-/// then source order.
-pub fn references_to_document(ws: &Workspace, path: &str) -> Vec<Reference> {
-    collect_references(
-        ws,
-        |link_target, _| matches!(link_target, Target::Document { path: p, .. } | Target::File(p) if p == path),
-    )
-}
-
-/// Every link in the workspace that leads to heading `heading_idx` of document `path`:
-/// its fragment names that heading as [`fragment_range`] resolves it (the first heading
-/// that matches wins, as in a browser; a wiki heading path when none matches whole).
-pub fn references_to_heading(ws: &Workspace, path: &str, heading_idx: usize) -> Vec<Reference> {
-    let Some(range) = ws
-        .parsed(path)
-        .and_then(|parsed| parsed.headings.get(heading_idx).map(|h| h.range.clone()))
-    else {
-        return Vec::new();
-    };
-    references_to_fragment(ws, path, &range)
-}
-
-/// Every link to block id `block_idx` of document `path` (`[[plan#^id]]`,
-/// `![[plan#^id]]`, `[x](plan.md#^id)`), matched as [`fragment_range`] matches it: the
-/// first block of that id, letter case as `fragment_case_sensitive` says.
-pub fn references_to_block(ws: &Workspace, path: &str, block_idx: usize) -> Vec<Reference> {
-    let Some(range) = ws
-        .parsed(path)
-        .and_then(|parsed| parsed.block_ids.get(block_idx).map(|(_, r)| r.clone()))
-    else {
-        return Vec::new();
-    };
-    references_to_fragment(ws, path, &range)
-}
-
-/// Every link whose fragment [`fragment_range`] resolves to `range` of document `path`.
-fn references_to_fragment(ws: &Workspace, path: &str, range: &Range<usize>) -> Vec<Reference> {
-    let Some(parsed) = ws.parsed(path) else {
-        return Vec::new();
-    };
-    let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
-    collect_references(ws, |target, link| match target {
-        Target::Document {
-            path: p,
-            fragment: Some(f),
-        } if p == path => {
-            let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
-            fragment_range(&parsed, f, wiki, case_sensitive, ws.generator()).as_ref() == Some(range)
-        }
-        _ => false,
-    })
-}
-
-/// Every use of link reference definition `def_idx` of document `path` (references,
-/// and wiki links that Foam-style definitions serve).
-pub fn references_to_definition(ws: &Workspace, path: &str, def_idx: usize) -> Vec<Reference> {
-    let Some(parsed) = ws.parsed(path) else {
-        return Vec::new();
-    };
-    let Some(def) = parsed.definitions.get(def_idx) else {
-        return Vec::new();
-    };
-    parsed
-        .links
-        .iter()
-        .filter(|l| {
-            matches!(l.kind, LinkKind::Reference | LinkKind::ImageReference)
-                && l.label.as_deref() == Some(def.key.as_str())
-        })
-        .map(|l| Reference {
-            path: path.to_string(),
-            range: l.range.clone(),
-        })
-        .collect()
-}
-
-fn collect_references(
-    ws: &Workspace,
-    mut keep: impl FnMut(&Target, &Link) -> bool,
-) -> Vec<Reference> {
-    let mut out = Vec::new();
-    for from in ws.document_paths() {
-        let Some(parsed) = ws.parsed(from) else {
-            continue;
-        };
-        for link in &parsed.links {
-            if link.external
-                || matches!(link.kind, LinkKind::UndefinedReference | LinkKind::Footnote)
-            {
-                continue;
-            }
-            let target = resolve_link(ws, from, link);
-            if keep(&target, link) {
-                out.push(Reference {
-                    path: from.to_string(),
-                    range: link.range.clone(),
-                });
-            }
-        }
-    }
-    out
 }
 
 /// Levenshtein distance in characters.

@@ -23,7 +23,7 @@
 use std::ops::Range;
 
 use crate::document::TextEdit;
-use crate::links::navigate::references_to_heading;
+use crate::links::references::references_to_heading;
 use crate::links::{Target, join_relative, resolve_link};
 use crate::parse::{Heading, Link, LinkKind, heading_anchors, parse, percent_decode, slug};
 use crate::workspace::path_policy::check_syntax;
@@ -213,7 +213,7 @@ pub fn written_target(text: &str, link: &Link, wiki: bool) -> Option<Range<usize
 /// written target or already reads that way.
 pub fn retarget(ws: &Workspace, from: &str, link: &Link, target: &str) -> Option<TextEdit> {
     let text = ws.get(from)?.doc.text();
-    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let wiki = link.kind.is_wiki();
     let range = written_target(&text, link, wiki)?;
     let written = &text[range.clone()];
     let replacement = if wiki {
@@ -300,7 +300,7 @@ pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
             if link.external || link.dest.is_empty() {
                 continue;
             }
-            let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+            let wiki = link.kind.is_wiki();
             let markdown = matches!(
                 link.kind,
                 LinkKind::Inline
@@ -390,7 +390,7 @@ pub fn linked_file_at(
     if link.external || link.dest.is_empty() {
         return None;
     }
-    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let wiki = link.kind.is_wiki();
     let markdown = matches!(
         link.kind,
         LinkKind::Inline
@@ -446,7 +446,7 @@ pub fn renamed_link_target(
     if new_written.is_empty() {
         return Err("the new name is empty".to_string());
     }
-    let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+    let wiki = link.kind.is_wiki();
     let mut new = if wiki {
         if let Some(path) = new_written
             .strip_prefix('/')
@@ -604,7 +604,7 @@ pub fn rename_heading(
             continue;
         };
         let mut written = link.fragment.as_deref().unwrap_or("");
-        let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+        let wiki = link.kind.is_wiki();
         // A heading path (`[[guide#Setup#On Linux]]`): only its last segment names the heading.
         if wiki && let Some(i) = written.rfind('#') {
             written = written[i + 1..].trim();

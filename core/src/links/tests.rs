@@ -338,7 +338,7 @@ Some text ^para
     let plan = ws.parsed("plan.md").unwrap();
     let at = |id: &str| plan.block_ids.iter().position(|(i, _)| i == id).unwrap();
     let found = |b: usize| -> Vec<(String, String)> {
-        navigate::references_to_block(&ws, "plan.md", b)
+        references::references_to_block(&ws, "plan.md", b)
             .into_iter()
             .map(|r| {
                 let text = ws.get(&r.path).unwrap().doc.text();

@@ -24,8 +24,8 @@ pub use nesting::{
     nesting_problem,
 };
 pub use parsed::{
-    Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, Logical, Parsed, Problem,
-    Tag, definition_term_ids, footnote_ids, heading_anchors,
+    Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, LinkSyntax, Logical,
+    Parsed, Problem, Tag, definition_term_ids, footnote_ids, heading_anchors,
 };
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
 pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};

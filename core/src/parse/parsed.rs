@@ -289,6 +289,48 @@ pub enum LinkKind {
     Shortcode,
 }
 
+/// How a link names what it leads to: the rule that resolves it
+/// ([`crate::links::resolve_link`]) and the places that treat link kinds alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkSyntax {
+    /// A path or URL as written (`[x](a.md)`, `![x](a.png)`, `<https://…>`, raw HTML, a
+    /// link reference definition's destination, Hugo's `ref`).
+    Path,
+    /// A wiki link (`[[Page#Heading|alias]]`, `![[Page]]`): a note's name, found
+    /// anywhere in the vault; a fragment is heading text or a heading path.
+    Wiki,
+    /// A reference to a link reference definition by label (`[x][label]`, `[label][]`,
+    /// `![x][label]`), defined or not.
+    Reference,
+    /// A footnote reference (`[^label]`).
+    Footnote,
+}
+
+impl LinkKind {
+    /// How this kind names its destination. Every kind is listed (no wildcard), so a
+    /// new kind does not compile until it says which rule resolves it.
+    pub fn syntax(self) -> LinkSyntax {
+        match self {
+            LinkKind::Inline
+            | LinkKind::Image
+            | LinkKind::Autolink
+            | LinkKind::Definition
+            | LinkKind::Html
+            | LinkKind::Shortcode => LinkSyntax::Path,
+            LinkKind::Wiki | LinkKind::WikiEmbed => LinkSyntax::Wiki,
+            LinkKind::Reference | LinkKind::ImageReference | LinkKind::UndefinedReference => {
+                LinkSyntax::Reference
+            }
+            LinkKind::Footnote => LinkSyntax::Footnote,
+        }
+    }
+
+    /// True for wiki links and embeds (`[[x]]`, `![[x]]`).
+    pub fn is_wiki(self) -> bool {
+        self.syntax() == LinkSyntax::Wiki
+    }
+}
+
 /// One link of a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Link {

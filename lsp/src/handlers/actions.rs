@@ -11,7 +11,6 @@ use anyhow::Result;
 use folio_core::edit::toc::{TocAction, toc_edit};
 use folio_core::links::navigate::closest_heading;
 use folio_core::links::{DiagnosticCode, Target, diagnostics, join_relative, resolve_link};
-use folio_core::parse::LinkKind;
 use folio_core::workspace::SiteGenerator;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
@@ -135,7 +134,7 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
                 let Some(target) = ws.parsed(&target_path) else {
                     continue;
                 };
-                let wiki = matches!(link.kind, LinkKind::Wiki | LinkKind::WikiEmbed);
+                let wiki = link.kind.is_wiki();
                 // Wiki links name headings by GitHub's slug or text, never a site's ids.
                 let generator = if wiki {
                     SiteGenerator::None

@@ -1,18 +1,17 @@
-//! `folio/search` and `folio/reindex`: custom requests over the core index of a root.
-//! `folio/search` takes and gives core's one search contract (`host::search`).
+//! `folio/search`, `folio/reindex` and `folio/status`: custom requests answered by the
+//! core host of a root ([`crate::hosts`]), with core's contracts: `folio/search` takes
+//! and gives the one search request and answer (`host::search`, as `kb_search`),
+//! `folio/status` is `kb_status`'s answer, and `folio/reindex` runs a pass over the
+//! whole root and reports it.
 //!
 //! The index is the root's `.folio/index.db` (core `index::default_db_path`), the same
-//! one `folio mcp` and `folio index` use. Each `folio/search` first runs an incremental
-//! index pass (only changed files are parsed and written), then searches, so results
-//! follow the files on disk without a background task. Unsaved buffer changes are not
-//! searched.
+//! one `folio mcp` and `folio index` use. The host follows the root's changes, so a
+//! search never reindexes; hits in documents open in the editor come from their buffers.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
-use folio_core::host::{HostError, HostResult};
-use folio_core::index::{IndexSummary, default_db_path, index_root};
-use folio_core::store::Store;
+use folio_core::host::search::{SearchRequest, SearchResponse};
+use folio_core::host::status::LastRun;
 use folio_core::workspace::Config;
 use serde::Serialize;
 
@@ -26,7 +25,7 @@ pub type SearchParams = SearchRequest;
 /// `host::search::SearchResponse`); each hit's `file_uri` is what the editor opens.
 pub type SearchResult = SearchResponse;
 
-/// `folio/reindex` result: the summary of the incremental pass.
+/// `folio/reindex` result: the pass's counts (core `host::status::LastRun`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReindexResult {
     pub root: String,
@@ -38,7 +37,8 @@ pub struct ReindexResult {
     pub elapsed_ms: u64,
 }
 
-/// What a search needs from the session, taken under the lock: the folder and configuration of the first root.
+/// The root a custom request works on, taken under the lock: the folder and the
+/// configuration of the first workspace root (a lone file's folder when there is none).
 pub fn target(s: &Session) -> anyhow::Result<(PathBuf, Config)> {
     let root = s
         .roots
@@ -49,55 +49,15 @@ pub fn target(s: &Session) -> anyhow::Result<(PathBuf, Config)> {
     Ok((root.folder.clone(), root.file_config.clone()))
 }
 
-/// Runs an incremental index pass of `folder`.
-pub fn reindex(folder: &Path, config: &Config) -> anyhow::Result<IndexSummary> {
-    Ok(index_root(
-        folder,
-        config,
-        &default_db_path(folder),
-        false,
-        None,
-    )?)
-}
-
-/// Indexes incrementally, then searches, with the reranker of the workspace's and the
-/// user's `[rerank]` as they are now (`folio_core::rerank::select`). Errors are the
-/// contract's ([`search_error`]): `INVALID_ARGUMENT` for a bad request, `NOT_CONFIGURED`
-/// (semantic search without vectors, `rerank` without a reranker), `UNAVAILABLE` (the
-/// reranker failed), `INTERNAL` for index failures.
-pub fn search(
-    folder: &Path,
-    config: &Config,
-    params: &SearchParams,
-    embedding: Option<&folio_core::embed::runner::EmbeddingRunner>,
-) -> HostResult<SearchResult> {
-    let (query, options) = params.plan(&config.search)?;
-    let rerank_setup = folio_core::rerank::setup_with_user_config(&config.rerank);
-    let reranker =
-        folio_core::rerank::select(params.rerank, &rerank_setup).map_err(search_error)?;
-    reindex(folder, config).map_err(HostError::internal)?;
-    let store = Store::open(&default_db_path(folder)).map_err(HostError::internal)?;
-    let res = folio_core::search::semantic::search_with_runner(
-        &store,
-        embedding,
-        reranker.map(|r| r as &dyn folio_core::search::pipeline::Reranker),
-        &query,
-        &options,
-    )
-    .map_err(search_error)?;
-    let embedding = embedding.is_some_and(|e| e.is_running());
-    Ok(SearchResponse::from_pipeline(folder, res, false, embedding))
-}
-
-/// The wire summary of a pass.
-pub fn summary(folder: &Path, s: &IndexSummary) -> ReindexResult {
+/// The wire summary of a pass over `folder`.
+pub fn summary(folder: &std::path::Path, last: &LastRun) -> ReindexResult {
     ReindexResult {
         root: folder.display().to_string(),
-        files: s.files,
-        indexed: s.indexed,
-        unchanged: s.unchanged,
-        removed: s.removed,
-        skipped: s.skipped.len(),
-        elapsed_ms: s.elapsed_ms,
+        files: last.files,
+        indexed: last.indexed,
+        unchanged: last.unchanged,
+        removed: last.removed,
+        skipped: last.skipped,
+        elapsed_ms: last.elapsed_ms,
     }
 }

@@ -2,7 +2,9 @@
 //! over document titles, headings and tags of every root, with nucleo-matcher).
 
 use anyhow::Result;
-use folio_core::document::Document;
+use folio_core::document::{Document, Encoding};
+use folio_core::features::outline::{OutlineNode, outline};
+use folio_core::parse::Parsed;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config as MatcherConfig, Matcher, Utf32Str};
 use tower_lsp_server::ls_types::{
@@ -17,7 +19,8 @@ use crate::startup::Outlines;
 /// The most symbols one `workspace/symbol` answer holds.
 pub const MAX_WORKSPACE_SYMBOLS: usize = 256;
 
-/// Headings nested by level; a heading's range is its section.
+/// The document's outline (core `features::outline`: headings that start a section,
+/// nested by level); a heading's range is its section.
 pub fn document_symbol(
     s: &Session,
     params: &DocumentSymbolParams,
@@ -29,44 +32,39 @@ pub fn document_symbol(
         return Ok(None);
     };
     let parsed = &entry.parsed;
-    // A stack of (level, symbol); popping attaches a symbol to its parent.
-    let mut roots: Vec<DocumentSymbol> = Vec::new();
-    let mut stack: Vec<(u8, DocumentSymbol)> = Vec::new();
-    fn attach(stack: &mut Vec<(u8, DocumentSymbol)>, roots: &mut Vec<DocumentSymbol>) {
-        let (_, done) = stack.pop().expect("attach is called on a non-empty stack");
-        match stack.last_mut() {
-            Some((_, parent)) => parent.children.get_or_insert_with(Vec::new).push(done),
-            None => roots.push(done),
-        }
-    }
-    for h in &parsed.headings {
-        while stack.last().is_some_and(|(level, _)| *level >= h.level) {
-            attach(&mut stack, &mut roots);
-        }
-        let section = h
-            .element
-            .map_or(h.range.clone(), |i| parsed.elements[i].subtree.clone());
-        #[allow(deprecated)]
-        let symbol = DocumentSymbol {
-            name: if h.text.is_empty() {
-                "(empty heading)".to_string()
-            } else {
-                h.text.clone()
-            },
-            detail: Some(format!("{} #{}", "#".repeat(h.level as usize), h.slug)),
-            kind: SymbolKind::STRING,
-            tags: None,
-            deprecated: None,
-            range: convert::range(&entry.doc, &section, s.encoding),
-            selection_range: convert::range(&entry.doc, &h.range, s.encoding),
-            children: None,
-        };
-        stack.push((h.level, symbol));
-    }
-    while !stack.is_empty() {
-        attach(&mut stack, &mut roots);
-    }
-    Ok(Some(DocumentSymbolResponse::Nested(roots)))
+    let symbols = heading_symbols(&entry.doc, parsed, &outline(parsed), s.encoding);
+    Ok(Some(DocumentSymbolResponse::Nested(symbols)))
+}
+
+/// The outline's nodes as document symbols.
+fn heading_symbols(
+    doc: &Document,
+    parsed: &Parsed,
+    nodes: &[OutlineNode],
+    encoding: Encoding,
+) -> Vec<DocumentSymbol> {
+    nodes
+        .iter()
+        .map(|node| {
+            let h = &parsed.headings[node.heading];
+            let children = heading_symbols(doc, parsed, &node.children, encoding);
+            #[allow(deprecated)]
+            DocumentSymbol {
+                name: if h.text.is_empty() {
+                    "(empty heading)".to_string()
+                } else {
+                    h.text.clone()
+                },
+                detail: Some(format!("{} #{}", "#".repeat(h.level as usize), h.slug)),
+                kind: SymbolKind::STRING,
+                tags: None,
+                deprecated: None,
+                range: convert::range(doc, &node.section, encoding),
+                selection_range: convert::range(doc, &h.range, encoding),
+                children: (!children.is_empty()).then_some(children),
+            }
+        })
+        .collect()
 }
 
 /// One match: (score, name, path, root, kind, byte range).

@@ -25,6 +25,7 @@ macro_rules! both_encodings {
 }
 
 mod actions;
+mod agreement;
 mod completion;
 mod configuration;
 mod diagnostics;

@@ -32,7 +32,7 @@ fn kb_status_reports_counts_and_the_last_reindex() {
             "indexing": {
                 "state": "idle", "force": false, "done": 0, "total": 0, "started_at_ms": 0,
                 "last": {"ok": true, "finished_at_ms": 0, "elapsed_ms": 0, "files": 3, "indexed": 3, "unchanged": 0, "removed": 0, "skipped": 0, "kind": "full"},
-                "pending_changes": 0, "changes_passes": 0
+                "pending_changes": 0, "changes_passes": 0, "full_passes": 1
             },
             "watch": {
                 "configured": "auto", "mode": "off", "reason": "this process does not watch the root", "changes_seen": 0
@@ -60,7 +60,7 @@ fn kb_reindex_starts_or_joins_and_reports_in_status() {
     first["indexing"]["last"] = json!(null);
     assert_eq!(
         first,
-        json!({"started": true, "indexing": {"state": "running", "force": true, "done": 0, "total": 0, "started_at_ms": 0, "last": null, "pending_changes": 0, "changes_passes": 0}})
+        json!({"started": true, "indexing": {"state": "running", "force": true, "done": 0, "total": 0, "started_at_ms": 0, "last": null, "pending_changes": 0, "changes_passes": 0, "full_passes": 1}})
     );
     // Wait for the background pass; its result lands in kb_status.
     for _ in 0..500 {

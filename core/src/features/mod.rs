@@ -1,0 +1,12 @@
+//! The editor and agent features over the model, one file per feature, each a plain
+//! function from a parse (or the workspace), a path and a byte offset to plain data:
+//! the language server, the MCP server and the CLI convert their wire to a call here
+//! and its answer back, so a rule is written once and tested here once.
+//!
+//! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
+//!   `kb_outline`, the table of contents).
+//! - [`references`]: the links that reach a document or one of its headings
+//!   (`textDocument/references`, `kb_links`' incoming links).
+
+pub mod outline;
+pub mod references;
