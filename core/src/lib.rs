@@ -38,6 +38,7 @@ pub mod rerank;
 pub mod search;
 pub mod service_http;
 pub mod similarity_graph;
+pub mod site;
 pub mod store;
 pub mod tags;
 pub mod watch;

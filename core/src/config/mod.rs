@@ -247,6 +247,10 @@ pub enum SiteGenerator {
     /// is a page's logical path or URL, looked up as Hugo's `GetPage` and its link render
     /// hook do ([`crate::workspace::Workspace::hugo_page`]).
     Hugo,
+    /// docfx (Microsoft Learn): Markdig's heading ids ([`crate::site::docfx::markdig_ids`]);
+    /// a link to a page its redirection files name is a link to the redirect's URL
+    /// ([`crate::workspace::Workspace::docfx_redirect`]).
+    Docfx,
 }
 
 impl SiteGenerator {
@@ -282,7 +286,7 @@ pub struct LinksConfig {
     pub obsidian: Option<bool>,
     /// The site generator that publishes the pages, whose heading ids links may also use
     /// ([`SiteGenerator`]). Unset: detected from the root (`mkdocs.yml`, `.vitepress/`,
-    /// `docusaurus.config.js`, `hugo.toml`; [`crate::workspace::Workspace::generator`]).
+    /// `docusaurus.config.js`, `hugo.toml`, `docfx.json`; [`crate::workspace::Workspace::generator`]).
     pub generator: Option<SiteGenerator>,
     /// The folder (KB-relative) the published site serves at `site_base`; `/…` links
     /// under `site_base` resolve into it. Empty: the root.

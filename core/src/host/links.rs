@@ -38,8 +38,9 @@ pub struct OutgoingLink {
     /// inline, image, autolink, reference, image_reference, definition, html (`<img src>`, `<a href>`), wiki, wiki_embed, footnote.
     pub kind: String,
     /// `document`, `file`, `external`, `definition` (a footnote), `outside_root`, `missing`,
-    /// `ambiguous` or `case_mismatch` (the file exists under a spelling that differs in
-    /// letter case). A reference link has its definition's status and target; one with no
+    /// `ambiguous`, `case_mismatch` (the file exists under a spelling that differs in
+    /// letter case) or `redirected` (a docfx site's redirection files send that page
+    /// elsewhere; the link works on the published site). A reference link has its definition's status and target; one with no
     /// definition is `missing`.
     pub status: String,
     /// The resolved KB-relative path (documents and files).
@@ -227,6 +228,7 @@ fn links_in(
                 }
                 Target::CaseMismatch { path, fragment } => ("case_mismatch", Some(path), fragment),
                 Target::Ambiguous(_) => ("ambiguous", None, l.fragment.clone()),
+                Target::Redirected(_) => ("redirected", None, None),
             };
             if status == "external" && !args.include_external {
                 continue;

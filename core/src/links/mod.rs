@@ -77,6 +77,9 @@ pub enum Target {
     },
     /// Several documents match a wiki link (or, in a vault, a Markdown link's file name).
     Ambiguous(Vec<String>),
+    /// A page the site redirects elsewhere (a docfx redirection file names it): the URL it
+    /// redirects to. The link works on the published site; its fragment is not checked.
+    Redirected(String),
 }
 
 use crate::workspace::path_policy::join_onto_folder;
@@ -153,6 +156,9 @@ pub fn resolve_link(ws: &Workspace, from: &str, link: &Link) -> Target {
     }
     if let Some(found) = exact_target(ws, &path) {
         return found.into_target(fragment());
+    }
+    if let Some(url) = ws.docfx_redirect(&path) {
+        return Target::Redirected(url.to_owned());
     }
     let in_site = match ws.generator() {
         SiteGenerator::Hugo if !hugo_first => in_hugo_site(ws, from, &dest),

@@ -287,9 +287,11 @@ pub fn click_target(ws: &Workspace, from: &str, link: &Link) -> Option<ClickTarg
                 missing: true,
             })
         }
-        Target::External | Target::OutsideRoot | Target::Definition(_) | Target::Ambiguous(_) => {
-            None
-        }
+        Target::External
+        | Target::OutsideRoot
+        | Target::Definition(_)
+        | Target::Ambiguous(_)
+        | Target::Redirected(_) => None,
     }
 }
 

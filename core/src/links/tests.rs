@@ -1377,3 +1377,48 @@ fn hugo_ref_shortcodes_are_checked_and_follow_moves() {
          `{{< ref \"code.md\" >}}` {{</* ref \"x.md\" */>}}\n"
     );
 }
+
+/// A docfx site (a `docfx.json` in a folder at the root): a link to a page one of its
+/// redirection files names (anywhere in the repository, its `source_path` relative to that
+/// file, letter case ignored) works, its fragment unchecked; Markdig's `section` ids name
+/// headings whose GitHub slug is empty; other broken links are still reported.
+#[test]
+fn a_docfx_site_follows_its_redirection_files_and_markdig_heading_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::fixture::on_disk(
+        dir.path(),
+        r#"//- /reference/docfx.json
+{"build": {"content": [{"files": ["**/*.md"], "src": "docs"}]}}
+//- /redir/.openpublishing.redirection.json
+{"redirections": [
+  {"source_path": "../reference/docs/Old-Name.md", "redirect_url": "/site/docs/new-name", "redirect_document_id": false},
+  {"source_path_from_root": "/reference/docs/retired.md", "redirect_url": "https://example.com/retired"}
+]}
+//- /reference/docs/new-name.md
+# New name
+
+### `$$`
+
+### `$?`
+//- /reference/docs/guide.md
+[a](old-name.md) [b](Old-Name.md#gone) [c](retired.md) [d](new-name.md#section-1) [e](new-name.md#section-2) [f](missing.md)
+"#,
+    );
+    let (ws, _) = Workspace::load(dir.path(), Config::default()).unwrap();
+    assert_eq!(ws.generator(), SiteGenerator::Docfx);
+    assert_eq!(
+        render(&ws),
+        "reference/docs/guide.md:1:99: missing-heading: no heading or anchor `#section-2` in `reference/docs/new-name.md`\n\
+         reference/docs/guide.md:1:114: missing-file: file `missing.md` does not exist (resolved to `reference/docs/missing.md`)\n"
+    );
+    let guide = ws.parsed("reference/docs/guide.md").unwrap();
+    assert_eq!(
+        resolve_link(&ws, "reference/docs/guide.md", &guide.links[1]),
+        Target::Redirected("/site/docs/new-name".into())
+    );
+    // Without docfx the same links are broken.
+    let mut config = Config::default();
+    config.links.generator = Some(SiteGenerator::None);
+    let (plain, _) = Workspace::load(dir.path(), config).unwrap();
+    assert_eq!(render(&plain).lines().count(), 6, "{}", render(&plain));
+}

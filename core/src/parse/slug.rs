@@ -115,6 +115,7 @@ pub fn vitepress_slug(text: &str) -> String {
 /// - VitePress (markdown-it-anchor): [`vitepress_slug`]; a repeat gets `-1`, `-2`, … (the
 ///   first free one).
 /// - None and Docusaurus (github-slugger): GitHub's slugs ([`Slugger`]).
+/// - docfx (Markdig): [`crate::site::docfx::markdig_ids`].
 pub fn site_ids<'a>(
     generator: crate::config::SiteGenerator,
     headings: impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone,
@@ -133,6 +134,9 @@ pub fn site_ids<'a>(
         .clone()
         .filter_map(|(_, id)| id.map(str::to_string))
         .collect();
+    if generator == SiteGenerator::Docfx {
+        return crate::site::docfx::markdig_ids(headings);
+    }
     headings
         .map(|(text, id)| {
             if let Some(id) = id {

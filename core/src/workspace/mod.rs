@@ -627,6 +627,9 @@ pub struct Workspace {
     /// Hugo only: each snippet → the pages that include it ([`Workspace::includers`]);
     /// built on first use, dropped by every change.
     includers: std::sync::OnceLock<HashMap<String, Vec<String>>>,
+    /// docfx only: the redirected pages ([`Workspace::docfx_redirect`]); read on first use,
+    /// dropped when a redirection file or the configuration changes.
+    redirections: std::sync::OnceLock<crate::site::docfx::Redirections>,
 }
 
 impl Workspace {
@@ -649,7 +652,25 @@ impl Workspace {
             site,
             page_urls: std::sync::OnceLock::new(),
             includers: std::sync::OnceLock::new(),
+            redirections: std::sync::OnceLock::new(),
         }
+    }
+
+    /// On a docfx site, the URL the page at KB-relative `path` redirects to, when one of
+    /// the site's redirection files names it (letter case ignored;
+    /// [`crate::site::docfx::Redirections`]). `None` elsewhere.
+    pub fn docfx_redirect(&self, path: &str) -> Option<&str> {
+        if self.site.generator != SiteGenerator::Docfx {
+            return None;
+        }
+        self.redirections
+            .get_or_init(|| {
+                crate::site::docfx::Redirections::load(
+                    &self.root,
+                    self.other.iter().map(String::as_str),
+                )
+            })
+            .target(path)
     }
 
     /// True when Markdown links resolve as in an Obsidian vault: `[links].obsidian`, else
@@ -1025,6 +1046,7 @@ impl Workspace {
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
         self.reset_site_indexes();
+        self.redirections = std::sync::OnceLock::new();
         self.vault = vault_setting(&self.root, &config);
         self.site = site::Site::of(&self.root, &config);
         self.config = config;
@@ -1060,6 +1082,9 @@ impl Workspace {
     /// Records a non-Markdown file or a folder (link targets that are not documents).
     pub fn add_other(&mut self, path: &str) {
         self.reset_site_indexes();
+        if crate::site::docfx::is_redirection_file(path) {
+            self.redirections = std::sync::OnceLock::new();
+        }
         if self.other.insert(path.to_string()) && !path.is_empty() {
             let name = name_key(path);
             self.by_name.entry(name).or_default().push(path.to_string());
@@ -1070,6 +1095,9 @@ impl Workspace {
     /// Forgets a non-Markdown file or a folder that no longer exists; returns true if it was known.
     pub fn remove_other(&mut self, path: &str) -> bool {
         self.reset_site_indexes();
+        if crate::site::docfx::is_redirection_file(path) {
+            self.redirections = std::sync::OnceLock::new();
+        }
         if !self.other.remove(path) {
             return false;
         }

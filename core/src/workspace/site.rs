@@ -63,7 +63,8 @@ impl Site {
     /// when one of them has a `docusaurus.config.{js,ts,mjs,cjs,mts}`; Hugo when one of
     /// them or a folder at the root has a `hugo.{toml,yaml,yml,json}` (also in
     /// `config/_default/`), or a `config.{toml,yaml,yml,json}` that sets `baseURL` beside a
-    /// `content/` folder; else none.
+    /// `content/` folder; docfx when the root has `.openpublishing.publish.config.json` or it
+    /// or a folder at the root has a `docfx.json`; else none.
     ///
     /// A Hugo site's content folders are the `contentDir` values of its configuration files
     /// (one per language: `content/en`) that name folders, else its `content/`.
@@ -97,6 +98,8 @@ impl Site {
                 SiteGenerator::Docusaurus
             } else if hugo().is_some() {
                 SiteGenerator::Hugo
+            } else if crate::site::docfx::is_docfx_root(root) {
+                SiteGenerator::Docfx
             } else {
                 SiteGenerator::None
             }
