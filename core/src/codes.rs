@@ -1,6 +1,6 @@
 //! The stable codes folio reports, in one place: the link diagnostic codes with their
-//! severities (DESIGN.md "Diagnostics"), and the error codes of operations
-//! ([`ErrorCode`], DESIGN.md "MCP surface"). The LSP, `folio check`, MCP `kb_links`, the VS
+//! severities (docs/diagnostics.md), and the error codes of operations
+//! ([`ErrorCode`], docs/mcp.md). The LSP, `folio check`, MCP `kb_links`, the VS
 //! Code extension's settings and the docs all take their lists from here; a test checks
 //! the copies that cannot import it (docs/diagnostics, editors/vscode/package.json).
 //!
@@ -157,7 +157,7 @@ pub enum Severity {
     Warning,
 }
 
-/// The stable error codes of an operation that ran and failed (DESIGN.md "MCP surface"):
+/// The stable error codes of an operation that ran and failed (docs/mcp.md):
 /// MCP tools report them as `{code, message}`, the language server maps them to JSON-RPC
 /// errors, the CLI to messages and exit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]

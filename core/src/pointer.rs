@@ -2,7 +2,7 @@
 //! makes them, and the element kinds their logical addresses name.
 //!
 //! Both hashes are XxHash64 (seed 0) of an element's exact UTF-8 source bytes, written
-//! as 16 lowercase hex digits (DESIGN.md "Elements and semantic pointers"). This module
+//! as 16 lowercase hex digits (docs/architecture.md, "Pointers"). This module
 //! is a leaf: resolving a pointer in a document's elements is
 //! [`crate::parse::resolve_pointer`].
 
@@ -107,7 +107,7 @@ fn kind_of_logical(logical: &str) -> Option<ElementKind> {
     ElementKind::from_segment(last)
 }
 
-/// The kind of a block element (DESIGN.md "Elements and semantic pointers").
+/// The kind of a block element (docs/architecture.md, "Pointers").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ElementKind {

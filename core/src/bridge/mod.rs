@@ -5,7 +5,7 @@
 //! `$XDG_RUNTIME_DIR/folio/<root-hash>/<pid>.sock` (fallback:
 //! `<temp dir>/folio-<uid>/<root-hash>/<pid>.sock`). Every folder folio creates on that
 //! path is `0700` and the socket `0600`; the server also checks the peer's uid.
-//! Messages are newline-delimited JSON-RPC 2.0 (DESIGN.md "The live bridge"):
+//! Messages are newline-delimited JSON-RPC 2.0 (docs/bridge.md):
 //!
 //! | method | params | result |
 //! |---|---|---|

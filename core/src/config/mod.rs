@@ -26,7 +26,7 @@ pub const CONFIG_FILE: &str = "folio.toml";
 /// Tables of the user's own configuration ([`user::UserConfig`]) that a workspace's
 /// `folio.toml` must not hold: a checked-out repository cannot turn on writes, choose
 /// the agent identity, configure the HTTP server or choose the KnowledgePulse registry
-/// that receives the user's contributions (DESIGN.md "Config").
+/// that receives the user's contributions (docs/configuration.md, "Your own configuration").
 pub const USER_ONLY_TABLES: &[&str] = &["mcp", "knowledge"];
 
 /// An embedding provider.

@@ -1,7 +1,7 @@
 //! The user's own configuration: `$XDG_CONFIG_HOME/folio/config.toml`, else
 //! `~/.config/folio/config.toml`.
 //!
-//! It holds what a workspace must not decide for itself (DESIGN.md "Config"): a
+//! It holds what a workspace must not decide for itself (docs/configuration.md, "Your own configuration"): a
 //! `folio.toml` inside a workspace cannot turn writes on, but the user can.
 
 use std::path::PathBuf;

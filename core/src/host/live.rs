@@ -1,6 +1,6 @@
 //! The live bridge, MCP side: documents open in an editor running `folio lsp` on this
 //! root are read from the editor's buffer (unsaved changes included) and edited through
-//! it (core `bridge`, DESIGN.md "The live bridge").
+//! it (core `bridge`, docs/bridge.md).
 //!
 //! Endpoints are looked up on every call (core `live_endpoints`: a folder listing and a
 //! connect per socket), so an editor started or closed after this server is seen at

@@ -1,6 +1,6 @@
 //! Link resolution across the workspace and the link diagnostics.
 //!
-//! Diagnostic codes are stable (DESIGN.md "Diagnostics"): the LSP, `folio check` and
+//! Diagnostic codes are stable (docs/diagnostics.md): the LSP, `folio check` and
 //! MCP `kb_links` all report these names.
 
 pub mod graph;

@@ -58,7 +58,7 @@ pub enum ResolveError {
     },
 }
 
-/// Resolves `pointer` against a parse result (DESIGN.md "Elements and semantic pointers").
+/// Resolves `pointer` against a parse result (docs/architecture.md, "Pointers").
 ///
 /// Exact when the element at the logical address has the same kind and selfHash; else
 /// re-anchored when exactly one element of that kind has the selfHash; else an error.

@@ -78,9 +78,15 @@ pub fn is_redirection_file(path: &str) -> bool {
 
 impl Redirections {
     /// Reads the redirection files among `files` (KB-relative paths of the workspace's
-    /// files) under `root`. A file that cannot be read or parsed is named in
-    /// [`Redirections::problems`]; its entries are not used.
-    pub fn load<'a>(root: &Path, files: impl IntoIterator<Item = &'a str>) -> Redirections {
+    /// files) under `root`. `join(folder, relative)` is the path policy's join of a
+    /// relative path onto a KB-relative folder (`None` when it leaves the root;
+    /// `crate::workspace::path_policy::join_onto_folder`). A file that cannot be read or
+    /// parsed is named in [`Redirections::problems`]; its entries are not used.
+    pub fn load<'a>(
+        root: &Path,
+        files: impl IntoIterator<Item = &'a str>,
+        join: impl Fn(&str, &str) -> Option<String>,
+    ) -> Redirections {
         let mut out = Redirections::default();
         let mut names: Vec<&str> = files
             .into_iter()
@@ -97,7 +103,7 @@ impl Redirections {
                         .map_err(|e| e.to_string())
                 });
             match parsed {
-                Ok(parsed) => out.add(name, parsed.redirections),
+                Ok(parsed) => out.add(name, parsed.redirections, &join),
                 Err(why) => {
                     tracing::warn!("cannot read the docfx redirection file {name}: {why}");
                     out.problems.push((name.to_owned(), why));
@@ -108,17 +114,17 @@ impl Redirections {
     }
 
     /// Adds the entries of the redirection file at KB-relative `file`.
-    fn add(&mut self, file: &str, entries: Vec<RedirectionEntry>) {
+    fn add(
+        &mut self,
+        file: &str,
+        entries: Vec<RedirectionEntry>,
+        join: &impl Fn(&str, &str) -> Option<String>,
+    ) {
         let folder = file.rsplit_once('/').map_or("", |(folder, _)| folder);
         for entry in entries {
             let source = match (&entry.source_path_from_root, &entry.source_path) {
-                (Some(from_root), _) => crate::workspace::path_policy::join_onto_folder(
-                    "",
-                    from_root.trim_start_matches('/'),
-                ),
-                (None, Some(relative)) => {
-                    crate::workspace::path_policy::join_onto_folder(folder, relative)
-                }
+                (Some(from_root), _) => join("", from_root.trim_start_matches('/')),
+                (None, Some(relative)) => join(folder, relative),
                 (None, None) => None,
             };
             if let Some(source) = source {
@@ -265,7 +271,11 @@ mod tests {
             ".openpublishing.redirection.json",
             "docs/a.md",
         ];
-        let r = Redirections::load(dir.path(), files);
+        let r = Redirections::load(
+            dir.path(),
+            files,
+            crate::workspace::path_policy::join_onto_folder,
+        );
         assert_eq!(r.len(), 2);
         assert_eq!(r.target("docs/old-page.md"), Some("/site/new-page"));
         assert_eq!(r.target("docs/Gone.md"), Some("https://example.com/gone"));

@@ -668,6 +668,7 @@ impl Workspace {
                 crate::site::docfx::Redirections::load(
                     &self.root,
                     self.other.iter().map(String::as_str),
+                    path_policy::join_onto_folder,
                 )
             })
             .target(path)

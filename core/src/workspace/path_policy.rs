@@ -1,7 +1,7 @@
 //! The one path policy: every path that arrives from outside goes through here first.
 //!
 //! A document is named by its KB-relative path, `/`-separated, exactly as the index
-//! stores it (DESIGN.md "Path policy"). [`check_syntax`] rejects, before any disk access
+//! stores it (docs/architecture.md, "The path policy"). [`check_syntax`] rejects, before any disk access
 //! and with the same answer whether or not something exists there: empty and absolute
 //! paths, `.`/`..` and empty segments, backslashes, NUL and control characters, `:`,
 //! the characters `< > " | ? *`, Windows device names, segments ending in a dot or a
