@@ -128,43 +128,7 @@ pub fn workspace(
     let mut items = Vec::new();
     for doc in s.all_documents() {
         let held = previous.remove(&doc);
-        let Some(current) = cached(s, &doc) else {
-            continue;
-        };
-        let unchanged = held.map(|(_, id)| id) == Some(current.result_id.as_str());
-        // A clean document the client holds nothing for: nothing to say (and no URI to build).
-        if held.is_none() && current.items.is_empty() {
-            continue;
-        }
-        let result_id = current.result_id.clone();
-        let diagnostics = if unchanged {
-            Vec::new()
-        } else {
-            current.items.clone()
-        };
-        let Some(uri) = held
-            .map(|(u, _)| u.clone())
-            .or_else(|| s.uri(doc.root, &doc.path))
-        else {
-            continue;
-        };
-        let version = s
-            .open
-            .get(&s.abs_path(doc.root, &doc.path))
-            .map(|v| i64::from(*v));
-        items.push(if unchanged {
-            WorkspaceDocumentDiagnosticReport::Unchanged(
-                WorkspaceUnchangedDocumentDiagnosticReport {
-                    uri,
-                    version,
-                    unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
-                        result_id,
-                    },
-                },
-            )
-        } else {
-            full(uri, version, Some(result_id), diagnostics)
-        });
+        items.extend(document_report(s, &doc, held));
     }
     // Documents the client still shows that are gone: an empty report clears them.
     gone.extend(previous.into_values().map(|(u, _)| u));
@@ -175,6 +139,44 @@ pub fn workspace(
     Ok(WorkspaceDiagnosticReportResult::Report(
         WorkspaceDiagnosticReport { items },
     ))
+}
+
+/// The workspace report of one document, given what the client holds for it (its URI
+/// and result id): `unchanged` when that id is current, else a full report; none for a
+/// clean document the client holds nothing for.
+fn document_report(
+    s: &mut Session,
+    doc: &DocRef,
+    held: Option<(&Uri, &str)>,
+) -> Option<WorkspaceDocumentDiagnosticReport> {
+    let current = cached(s, doc)?;
+    let unchanged = held.map(|(_, id)| id) == Some(current.result_id.as_str());
+    // A clean document the client holds nothing for: nothing to say (and no URI to build).
+    if held.is_none() && current.items.is_empty() {
+        return None;
+    }
+    let result_id = current.result_id.clone();
+    let diagnostics = if unchanged {
+        Vec::new()
+    } else {
+        current.items.clone()
+    };
+    let uri = held
+        .map(|(u, _)| u.clone())
+        .or_else(|| s.uri(doc.root, &doc.path))?;
+    let version = s
+        .open
+        .get(&s.abs_path(doc.root, &doc.path))
+        .map(|v| i64::from(*v));
+    Some(if unchanged {
+        WorkspaceDocumentDiagnosticReport::Unchanged(WorkspaceUnchangedDocumentDiagnosticReport {
+            uri,
+            version,
+            unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
+        })
+    } else {
+        full(uri, version, Some(result_id), diagnostics)
+    })
 }
 
 fn full(
