@@ -30,6 +30,8 @@ interface SearchResult {
   results: Hit[];
   low_confidence: boolean;
   filter_applied: string[];
+  /** Set while the server is still indexing the workspace or changes it reported. */
+  partial?: boolean;
 }
 interface ReindexResult {
   root: string;
@@ -120,8 +122,9 @@ async function search(): Promise<void> {
     void vscode.window.showErrorMessage(`folio: search failed: ${(e as Error).message}`);
     return;
   }
+  const indexing = result.partial ? ' (still indexing: results may be incomplete)' : '';
   if (result.results.length === 0) {
-    void vscode.window.showInformationMessage(`folio: no results for ${query}`);
+    void vscode.window.showInformationMessage(`folio: no results for ${query}${indexing}`);
     return;
   }
   const items = result.results.map((hit) => ({
@@ -130,7 +133,7 @@ async function search(): Promise<void> {
     detail: hit.snippet,
     hit,
   }));
-  const picked = await vscode.window.showQuickPick(items, { matchOnDescription: true, matchOnDetail: true, placeHolder: result.low_confidence ? 'weak matches' : query });
+  const picked = await vscode.window.showQuickPick(items, { matchOnDescription: true, matchOnDetail: true, placeHolder: (result.low_confidence ? 'weak matches' : query) + indexing });
   if (!picked) return;
   const line = Math.max(0, picked.hit.start_line - 1);
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(picked.hit.file_uri));

@@ -127,12 +127,13 @@ function M.search(query)
         return
       end
       local hits = result and result.results or {}
+      local indexing = (result and result.partial) and ' (still indexing: results may be incomplete)' or ''
       if #hits == 0 then
-        notify('no results for ' .. query)
+        notify('no results for ' .. query .. indexing)
         return
       end
       vim.ui.select(hits, {
-        prompt = 'folio: ' .. query,
+        prompt = 'folio: ' .. query .. indexing,
         format_item = function(hit)
           local where = #hit.heading_path > 0 and (' — ' .. table.concat(hit.heading_path, ' > ')) or ''
           return ('%s:%d%s'):format(hit.path, hit.start_line, where)
