@@ -10,6 +10,7 @@
 //! MCP front ends convert to their wire types.
 
 pub mod best_practice;
+#[cfg(feature = "pdf-book")]
 pub mod book;
 pub mod bridge;
 pub mod chunk;

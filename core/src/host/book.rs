@@ -5,8 +5,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "pdf-book")]
 use crate::book::{BookOptions, PageFormat, Profile, Style, default_output, render};
+#[cfg(feature = "pdf-book")]
 use crate::workspace::path_policy::{check_syntax, resolve_new};
+#[cfg(feature = "pdf-book")]
 use crate::write::WriteError;
 
 use super::{ErrorCode, Host, HostError, HostResult};
@@ -112,6 +115,7 @@ pub struct PdfBookOutput {
     pub warnings: Vec<String>,
 }
 
+#[cfg(feature = "pdf-book")]
 impl PdfBookArgs {
     fn options(&self) -> BookOptions {
         BookOptions {
@@ -138,6 +142,20 @@ impl PdfBookArgs {
     }
 }
 
+#[cfg(not(feature = "pdf-book"))]
+impl Host {
+    /// `kb_create_pdf_book` in a folio built without the `pdf-book` feature: refused with
+    /// `NOT_CONFIGURED`, naming the feature.
+    pub fn create_pdf_book(&self, _args: &PdfBookArgs) -> HostResult<PdfBookOutput> {
+        Err(HostError::new(
+            ErrorCode::NotConfigured,
+            "this folio was built without PDF books (the Cargo feature `pdf-book`); \
+             install a release build, which has them",
+        ))
+    }
+}
+
+#[cfg(feature = "pdf-book")]
 impl Host {
     /// `kb_create_pdf_book`. The document is read as it is now (an editor's buffer when
     /// open in one); its images through the path policy; remote images never.

@@ -52,6 +52,7 @@ fn encode(img: &RgbImage, format: image::ImageFormat) -> Vec<u8> {
     out
 }
 
+#[cfg(feature = "pdf-book")]
 /// A deterministic photo-like image: smooth gradients with fine noise, which compresses
 /// about as badly as a photograph.
 pub fn photo(w: u32, h: u32) -> RgbImage {
@@ -73,6 +74,7 @@ pub fn photo(w: u32, h: u32) -> RgbImage {
     })
 }
 
+#[cfg(feature = "pdf-book")]
 /// [`photo`] as a JPEG of `quality` (no EXIF, ICC or Adobe segments).
 pub fn noisy_jpeg(w: u32, h: u32, quality: u8) -> Vec<u8> {
     let mut out = Vec::new();
@@ -82,6 +84,7 @@ pub fn noisy_jpeg(w: u32, h: u32, quality: u8) -> Vec<u8> {
     out
 }
 
+#[cfg(feature = "pdf-book")]
 /// [`photo`] as a PNG without colour chunks.
 pub fn noisy_png(w: u32, h: u32) -> Vec<u8> {
     encode(&photo(w, h), image::ImageFormat::Png)

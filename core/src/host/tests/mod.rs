@@ -3,6 +3,7 @@
 //! in one file per group of operations.
 
 mod best_practice;
+#[cfg(feature = "pdf-book")]
 mod book;
 mod edit;
 mod embeddings;
