@@ -143,15 +143,7 @@ pub fn site_ids<'a>(
                 return id.to_string();
             }
             if generator == SiteGenerator::Vitepress {
-                let slug = vitepress_slug(text);
-                let mut candidate = slug.clone();
-                let mut n = 1;
-                while used.contains(&candidate) {
-                    candidate = format!("{slug}-{n}");
-                    n += 1;
-                }
-                used.insert(candidate.clone());
-                return candidate;
+                return crate::site::first_free_id(&vitepress_slug(text), &mut used);
             }
             let mut candidate = toc_slug(text);
             while candidate.is_empty() || used.contains(&candidate) {

@@ -194,14 +194,7 @@ pub fn markdig_ids<'a>(headings: impl Iterator<Item = (&'a str, Option<&'a str>)
             if base.is_empty() {
                 base = "section".to_owned();
             }
-            let mut candidate = base.clone();
-            let mut n = 1;
-            while used.contains(&candidate) {
-                candidate = format!("{base}-{n}");
-                n += 1;
-            }
-            used.insert(candidate.clone());
-            candidate
+            super::first_free_id(&base, &mut used)
         })
         .collect()
 }

@@ -9,3 +9,16 @@
 //! [`crate::parse::slug`]; they move here one generator at a time.
 
 pub mod docfx;
+
+/// The first of `base`, `base-1`, `base-2`, … not in `used`, added to it: how markdown-it-anchor
+/// (VitePress) and Markdig (docfx) make a repeated heading id unique.
+pub fn first_free_id(base: &str, used: &mut std::collections::HashSet<String>) -> String {
+    let mut candidate = base.to_owned();
+    let mut n = 1;
+    while used.contains(&candidate) {
+        candidate = format!("{base}-{n}");
+        n += 1;
+    }
+    used.insert(candidate.clone());
+    candidate
+}
