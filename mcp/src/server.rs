@@ -113,20 +113,38 @@ fn portable_tool_schema(schema: &rmcp::model::JsonObject) -> rmcp::model::JsonOb
 impl FolioServer {
     /// A server over `kb`.
     pub fn new(kb: Arc<Host>) -> FolioServer {
-        let mut tool_router = Self::tool_router();
-        for route in tool_router.map.values_mut() {
-            let tool = &mut route.attr;
-            tool.input_schema = Arc::new(portable_tool_schema(&tool.input_schema));
-            if let Some(output) = &tool.output_schema {
-                tool.output_schema = Some(Arc::new(portable_tool_schema(output)));
-            }
-        }
         FolioServer {
             kb,
             agent_id: None,
-            tool_router,
-            prompt_router: Self::prompt_router(),
+            tool_router: Self::shared_tool_router(),
+            prompt_router: Self::shared_prompt_router(),
         }
+    }
+
+    /// The tools with their portable schemas, built once per process: every HTTP session
+    /// has a server of its own, and building the schemas for each cost about 850 KiB a
+    /// session. A clone shares the schemas (`Arc`) and the handlers.
+    fn shared_tool_router() -> ToolRouter<FolioServer> {
+        static TOOLS: std::sync::OnceLock<ToolRouter<FolioServer>> = std::sync::OnceLock::new();
+        TOOLS
+            .get_or_init(|| {
+                let mut tool_router = Self::tool_router();
+                for route in tool_router.map.values_mut() {
+                    let tool = &mut route.attr;
+                    tool.input_schema = Arc::new(portable_tool_schema(&tool.input_schema));
+                    if let Some(output) = &tool.output_schema {
+                        tool.output_schema = Some(Arc::new(portable_tool_schema(output)));
+                    }
+                }
+                tool_router
+            })
+            .clone()
+    }
+
+    /// The prompts, built once per process ([`FolioServer::shared_tool_router`]).
+    fn shared_prompt_router() -> PromptRouter<FolioServer> {
+        static PROMPTS: std::sync::OnceLock<PromptRouter<FolioServer>> = std::sync::OnceLock::new();
+        PROMPTS.get_or_init(Self::prompt_router).clone()
     }
 
     /// The same server recording `agent_id` (when given) as the agent of every
