@@ -187,12 +187,13 @@ proptest! {
     }
 }
 
-/// A well-framed message whose body is not JSON gets a parse error; then the session
-/// ends cleanly (exit 0), without answering what follows: tower-lsp-server's transport
-/// stops reading after a frame it cannot decode. A real client never sends one; the
-/// behaviour is pinned here so that a change to it is seen (docs/reliability.md).
+/// Every kind of frame tower-lsp-server's transport cannot decode (each used to end the
+/// session), then a valid request: the broken frames with an id get their JSON-RPC error,
+/// those without one are dropped, a lone surrogate in a document's text is read as
+/// U+FFFD, and the request after them all is answered (lsp/src/framing.rs).
 #[test]
-fn lsp_answers_a_bad_body_then_ends_cleanly() {
+fn lsp_answers_after_every_kind_of_broken_frame() {
+    use serde_json::json;
     use std::io::{BufRead, BufReader};
     let root = tempfile::tempdir().unwrap();
     let runtime = tempfile::tempdir().unwrap();
@@ -206,35 +207,116 @@ fn lsp_answers_a_bad_body_then_ends_cleanly() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let whole = |body: &[u8]| frame(&body.len().to_string(), body);
+    let uri = format!(
+        "file://{}/a.md",
+        root.path().canonicalize().unwrap().display()
+    );
+    let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let broken: Vec<Vec<u8>> = vec![
+        whole(b"not json!"),                            // not JSON, no id
+        whole(br#"{"jsonrpc":"2.0","id":7,"method":"#), // cut short, id 7
+        whole(b"{\"jsonrpc\":\"2.0\",\"method\":\"$/x\",\"params\":\"\xff\"}"), // not UTF-8
+        frame("-1", b"{}"),                             // negative length
+        frame("abc", b"{}"),                            // not a number
+        frame("99999999999999999999999", b"{}"),        // overflows
+        frame("300000000", b"{}"),                      // over the limit
+        frame("0", b""),                                // empty body
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}".to_vec(), // no length
+        whole(br#"[{"jsonrpc":"2.0","id":9,"method":"shutdown"}]"#), // a batch
+        whole(b"42"),                                   // not an object
+        whole(br#"{"jsonrpc":"1.0","id":"a","method":"x"}"#), // another version
+        whole(br#"{"jsonrpc":"2.0","id":10}"#),         // neither method nor result
+        whole(br#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#), // an id that is an object
+        [vec![b'x'; 20_000], b"\r\n".to_vec()].concat(), // a header line too long
+        whole(nested.as_bytes()),                       // nested past the parser's limit
+    ];
+    let open = format!(
+        r##"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"{uri}","languageId":"markdown","version":1,"text":"# A \ud800 title\n"}}}}}}"##
+    );
+    let symbols = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"textDocument/documentSymbol","params":{{"textDocument":{{"uri":"{uri}"}}}}}}"#
+    );
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&frame("9", b"not json!")).unwrap();
-    stdin
-        .write_all(&frame(&INITIALIZE.len().to_string(), INITIALIZE.as_bytes()))
-        .unwrap();
-    stdin.flush().unwrap();
+    let writer = std::thread::spawn(move || {
+        for f in broken {
+            stdin.write_all(&f).unwrap();
+        }
+        stdin.write_all(&whole(INITIALIZE.as_bytes())).unwrap();
+        stdin.flush().unwrap();
+        stdin
+    });
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let next = |stdout: &mut BufReader<_>| -> serde_json::Value {
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "output closed");
-            match line.trim_end().strip_prefix("Content-Length: ") {
-                Some(n) => length = n.parse().unwrap(),
-                None if line.trim_end().is_empty() => break,
-                None => {}
+    // Answers (server requests and notifications are skipped), read until each of `ids`
+    // has one.
+    let answers_until = |stdout: &mut BufReader<_>,
+                         answers: &mut Vec<serde_json::Value>,
+                         ids: &[serde_json::Value]| {
+        while !ids.iter().all(|id| answers.iter().any(|a| a["id"] == *id)) {
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                assert!(stdout.read_line(&mut line).unwrap() > 0, "output closed");
+                match line.trim_end().strip_prefix("Content-Length: ") {
+                    Some(n) => length = n.parse().unwrap(),
+                    None if line.trim_end().is_empty() => break,
+                    None => {}
+                }
+            }
+            let mut body = vec![0; length];
+            stdout.read_exact(&mut body).unwrap();
+            let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            if message.get("id").is_some() && message.get("method").is_none() {
+                answers.push(message);
             }
         }
-        let mut body = vec![0; length];
-        stdout.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
     };
+    let mut answers = Vec::new();
+    let first = [json!(7), json!(9), json!("a"), json!(10), json!(1)];
+    answers_until(&mut stdout, &mut answers, &first);
+    // A client sends nothing else before the initialize result; then the document, with a
+    // lone surrogate in its text, and a request about it.
+    let mut stdin = writer.join().unwrap();
+    for message in [
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        &open,
+        &symbols,
+    ] {
+        stdin.write_all(&whole(message.as_bytes())).unwrap();
+    }
+    stdin.flush().unwrap();
+    answers_until(&mut stdout, &mut answers, &[json!(2)]);
+    let mut summary: Vec<String> = answers
+        .iter()
+        .map(|a| format!("{} {}", a["id"], a["error"]["code"]))
+        .collect();
+    summary.sort();
+    // Only these: the other broken frames had no id, or reached the server readable.
     assert_eq!(
-        next(&mut stdout),
-        serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}, "id": null})
+        summary,
+        [
+            "\"a\" -32600",
+            "1 null",
+            "10 -32600",
+            "2 null",
+            "7 -32700",
+            "9 -32600"
+        ]
     );
-    let mut rest = Vec::new();
-    stdout.read_to_end(&mut rest).unwrap();
-    assert_eq!(String::from_utf8_lossy(&rest), "");
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let answer = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap();
+    assert!(
+        answer(1)["result"]["capabilities"].is_object(),
+        "{}",
+        answer(1)
+    );
+    // The lone surrogate was read as U+FFFD: the heading is named with it.
+    assert_eq!(answer(2)["result"][0]["name"], "A \u{fffd} title");
+    stdin
+        .write_all(&whole(br#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#))
+        .unwrap();
+    stdin
+        .write_all(&whole(br#"{"jsonrpc":"2.0","method":"exit"}"#))
+        .unwrap();
     drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
 }

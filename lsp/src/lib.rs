@@ -17,6 +17,7 @@ pub mod bridge;
 pub mod capabilities;
 pub mod convert;
 mod custom_requests;
+pub mod framing;
 pub mod guard;
 pub mod handlers;
 mod hosts;
@@ -66,10 +67,29 @@ where
     O: tokio::io::AsyncWrite,
 {
     let (service, socket) = service_with(options);
-    Server::new(input, output, socket)
-        .concurrency_level(1)
-        .serve(service)
-        .await;
+    // The client's frames pass the framing layer first; the server's and the layer's
+    // answers reach the client through one writer.
+    let (to_server, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, from_server) = tokio::io::duplex(1 << 16);
+    let (frames_tx, frames_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
+    let serving = async {
+        tokio::join!(
+            Server::new(server_input, server_output, socket)
+                .concurrency_level(1)
+                .serve(service),
+            framing::relay_server(from_server, frames_tx),
+            framing::write_client(frames_rx, replies_rx, output),
+        );
+    };
+    let reading = framing::read_client(input, to_server, replies_tx);
+    tokio::pin!(serving, reading);
+    // The server ends on `exit` or when its input ends (the reader ended); the reader may
+    // still wait on the client's input then, which is not waited for.
+    tokio::select! {
+        () = &mut serving => {}
+        () = &mut reading => serving.await,
+    }
 }
 
 /// Runs the server over stdin and stdout on a new Tokio runtime, until the client
