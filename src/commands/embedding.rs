@@ -33,7 +33,8 @@ pub enum EmbedPlan {
 /// The embedding settings of `r`: its folio.toml, the user's config and the flag.
 pub fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
     let user = UserConfig::load().map_err(anyhow::Error::msg)?;
-    EmbedSettings::resolve(&r.config.embed, &user.embed, embed.allow_remote_embeddings)
+    folio_core::host::Options::resolve(&r.root, &r.config, Ok(&user), embed.allow_remote_embeddings)
+        .embed
         .map_err(anyhow::Error::msg)
 }
 

@@ -58,7 +58,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     // Bad numbers are refused before the index is touched.
     let asked: SearchMode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
     pipeline_options(args, asked, &r.config.search, &r.root)?;
-    let rerank_setup = rerank_setup(&r.config)?;
+    let rerank_setup = rerank_setup(&r.root, &r.config)?;
     let reranker = match select(args.rerank.requested(), &rerank_setup) {
         Ok(reranker) => reranker,
         Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),

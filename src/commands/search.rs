@@ -60,7 +60,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
             _ => anyhow::anyhow!(e.message),
         }
     };
-    let rerank_setup = rerank_setup(&r.config)?;
+    let rerank_setup = rerank_setup(&r.root, &r.config)?;
     let reranker = select(request.rerank, &rerank_setup).map_err(failure)?;
     if !no_reindex || !r.db.exists() {
         let summary = run_index(&r, false, true)?;

@@ -51,9 +51,15 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         }),
         Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
     };
-    let rerank = RerankStatus::of(&folio_core::rerank::setup_with_user_config(
-        &r.config.rerank,
-    ));
+    let user = folio_core::config::user::UserConfig::load();
+    let rerank_settings = folio_core::host::Options::resolve(
+        &r.root,
+        &r.config,
+        user.as_ref().map_err(String::as_str),
+        false,
+    )
+    .rerank;
+    let rerank = RerankStatus::of(&folio_core::rerank::setup_of(rerank_settings));
     let watch = folio_core::watch::probe(&r.root, &r.config);
     let interrupted: Vec<InterruptedWrite> = folio_core::write::Writer::new(&r.root)
         .interrupted()

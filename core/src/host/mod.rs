@@ -226,9 +226,7 @@ impl Host {
             bridge_dir: crate::bridge::base_dir(),
             bridge_timeout: live::BRIDGE_TIMEOUT,
             embedding: crate::embed::runner::EmbeddingRunner::new(options.embed),
-            reranker: options
-                .rerank
-                .map(|s| s.as_ref().map(crate::rerank::HttpReranker::new)),
+            reranker: crate::rerank::setup_of(options.rerank),
             fetcher,
             watcher: Mutex::new(None),
             own_writes: Mutex::new(std::collections::HashMap::new()),

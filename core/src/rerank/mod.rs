@@ -21,21 +21,15 @@ pub use settings::RerankSettings;
 pub type RerankSetup = Result<Option<HttpReranker>, String>;
 
 /// The [`RerankSetup`] of a workspace's and the user's `[rerank]` tables
-/// ([`RerankSettings::resolve`], then [`HttpReranker::new`]); no request is made.
+/// ([`RerankSettings::resolve`], then [`setup_of`]); no request is made.
 pub fn setup(workspace: &RerankConfig, user: &UserRerankConfig) -> RerankSetup {
-    Ok(RerankSettings::resolve(workspace, user)?.map(|s| HttpReranker::new(&s)))
+    setup_of(RerankSettings::resolve(workspace, user))
 }
 
-/// [`setup`] with the user's `[rerank]` read now ([`UserConfig::load`]), for a server
-/// that re-reads its configuration per request. A user config that cannot be read is
-/// the refusal's reason, unless the workspace names no reranker either: then there is
-/// none (the embedding settings report that file's problem).
-pub fn setup_with_user_config(workspace: &RerankConfig) -> RerankSetup {
-    match UserConfig::load() {
-        Ok(user) => setup(workspace, &user.rerank),
-        Err(_) if *workspace == RerankConfig::default() => Ok(None),
-        Err(why) => Err(why),
-    }
+/// The [`RerankSetup`] of resolved settings (`crate::host::Options::rerank`): the
+/// reranker they describe, none, or why they were refused.
+pub fn setup_of(settings: Result<Option<RerankSettings>, String>) -> RerankSetup {
+    Ok(settings?.map(|s| HttpReranker::new(&s)))
 }
 
 /// The reranker one search uses, given what it asked (`requested`, the request's
