@@ -3,10 +3,13 @@
 //! the language server, the MCP server and the CLI convert their wire to a call here
 //! and its answer back, so a rule is written once and tested here once.
 //!
+//! - [`completion`]: what can be typed at the cursor: paths, anchors, wiki targets,
+//!   reference labels and tags (`textDocument/completion`).
 //! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
 //!   `kb_outline`, the table of contents).
 //! - [`references`]: the links that reach a document or one of its headings
 //!   (`textDocument/references`, `kb_links`' incoming links).
 
+pub mod completion;
 pub mod outline;
 pub mod references;
