@@ -3,6 +3,8 @@
 //! the language server, the MCP server and the CLI convert their wire to a call here
 //! and its answer back, so a rule is written once and tested here once.
 //!
+//! - [`actions`]: the quick fixes for broken links and the table of contents action
+//!   over a range (`textDocument/codeAction`).
 //! - [`completion`]: what can be typed at the cursor: paths, anchors, wiki targets,
 //!   reference labels and tags (`textDocument/completion`).
 //! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
@@ -10,6 +12,7 @@
 //! - [`references`]: the links that reach a document or one of its headings
 //!   (`textDocument/references`, `kb_links`' incoming links).
 
+pub mod actions;
 pub mod completion;
 pub mod outline;
 pub mod references;
