@@ -11,8 +11,11 @@
 //!   `kb_outline`, the table of contents).
 //! - [`references`]: the links that reach a document or one of its headings
 //!   (`textDocument/references`, `kb_links`' incoming links).
+//! - [`rename`]: what can be renamed at the cursor and the edits of a rename or a move
+//!   (`textDocument/prepareRename`, `textDocument/rename`, `workspace/willRenameFiles`).
 
 pub mod actions;
 pub mod completion;
 pub mod outline;
 pub mod references;
+pub mod rename;
