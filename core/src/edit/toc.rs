@@ -26,7 +26,6 @@
 use std::ops::Range;
 
 use crate::document::TextEdit;
-use crate::features::outline::section_headings;
 use crate::parse::{ElementKind, Heading, Parsed};
 use crate::workspace::SiteGenerator;
 
@@ -87,7 +86,7 @@ pub struct TocEdit {
 
 /// The headings a table of contents lists (see the module documentation).
 pub fn toc_headings<'a>(text: &str, parsed: &'a Parsed) -> Vec<&'a Heading> {
-    let sections: Vec<&Heading> = section_headings(parsed).map(|(_, h)| h).collect();
+    let sections: Vec<&Heading> = parsed.section_headings().map(|(_, h)| h).collect();
     let n_top = sections.iter().filter(|h| h.level == 1).count();
     let skip_title = sections.first().is_some_and(|h| h.level == 1) && n_top == 1;
     sections

@@ -3,10 +3,19 @@
 //! the language server, the MCP server and the CLI convert their wire to a call here
 //! and its answer back, so a rule is written once and tested here once.
 //!
+//! - [`actions`]: the quick fixes for broken links and the table of contents action
+//!   over a range (`textDocument/codeAction`).
+//! - [`completion`]: what can be typed at the cursor: paths, anchors, wiki targets,
+//!   reference labels and tags (`textDocument/completion`).
 //! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
 //!   `kb_outline`, the table of contents).
 //! - [`references`]: the links that reach a document or one of its headings
 //!   (`textDocument/references`, `kb_links`' incoming links).
+//! - [`rename`]: what can be renamed at the cursor and the edits of a rename or a move
+//!   (`textDocument/prepareRename`, `textDocument/rename`, `workspace/willRenameFiles`).
 
+pub mod actions;
+pub mod completion;
 pub mod outline;
 pub mod references;
+pub mod rename;

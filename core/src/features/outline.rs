@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::parse::{Heading, Parsed};
+use crate::parse::Parsed;
 
 /// One heading of the outline, with the headings nested under it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,21 +31,12 @@ pub struct OutlineNode {
     pub children: Vec<OutlineNode>,
 }
 
-/// The headings that start a section, in document order (see the module documentation).
-pub fn section_headings(parsed: &Parsed) -> impl Iterator<Item = (usize, &Heading)> {
-    parsed
-        .headings
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.element.is_some())
-}
-
 /// The outline of a parsed document: its top-level headings, each with the headings
 /// nested under it.
 pub fn outline(parsed: &Parsed) -> Vec<OutlineNode> {
     let mut roots: Vec<OutlineNode> = Vec::new();
     let mut stack: Vec<OutlineNode> = Vec::new();
-    for (index, h) in section_headings(parsed) {
+    for (index, h) in parsed.section_headings() {
         let element = h.element.expect("section headings have an element");
         while stack.last().is_some_and(|top| top.level >= h.level) {
             let done = stack.pop().expect("checked");

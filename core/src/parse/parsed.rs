@@ -516,6 +516,18 @@ impl Parsed {
             .map(|h| h.text.clone())
     }
 
+    /// The headings that start a section, with their index in [`Parsed::headings`], in
+    /// document order: every heading with an element of its own, so not one nested in a
+    /// block quote or a list item (part of its container's content). The headings of the
+    /// outline ([`crate::features::outline`]) and of the table of contents
+    /// ([`crate::edit::toc`]).
+    pub fn section_headings(&self) -> impl Iterator<Item = (usize, &Heading)> {
+        self.headings
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.element.is_some())
+    }
+
     /// The anchor of each heading, in order ([`heading_anchors`]).
     pub fn heading_anchors(&self, generator: crate::config::SiteGenerator) -> Vec<String> {
         heading_anchors(&self.headings, generator)

@@ -1,29 +1,23 @@
-//! `textDocument/codeAction`: create the file a link names when it is missing (for
-//! clients that apply `CreateFile` operations), change a broken `#anchor` to the
-//! closest existing heading (Levenshtein similarity), and apply the repair core attaches
-//! to a diagnostic (a link to a file that exists under another letter case or folder);
-//! and, anywhere in a document with headings, insert or update its table of contents
-//! (`source.toc`, built by core `edit::toc`).
+//! `textDocument/codeAction`: the quick fixes for broken links (the repair core attaches
+//! to a diagnostic, creating a missing file for clients that apply `CreateFile`
+//! operations, the closest heading for a broken `#anchor`) and the table of contents
+//! (`source.toc`): core `features::actions`, converted.
 
 use std::collections::HashMap;
 
 use anyhow::Result;
-use folio_core::edit::toc::{TocAction, toc_edit};
-use folio_core::links::navigate::closest_heading;
-use folio_core::links::{DiagnosticCode, Target, diagnostics, join_relative, resolve_link};
-use folio_core::workspace::SiteGenerator;
+use folio_core::features::actions::{Action, ActionChange, ActionKind, ActionOptions, actions_at};
+use folio_core::links::navigate::WorkspaceEdits;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
     CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges, ResourceOp, TextEdit,
-    WorkspaceEdit,
+    Uri, WorkspaceEdit,
 };
 
+use super::lsp_range;
 use crate::convert;
-use crate::handlers::diagnostics::for_document;
-use crate::session::Session;
-
-/// Below this similarity no heading is offered as the fix of a broken anchor.
-pub const MIN_SIMILARITY: f64 = 0.4;
+use crate::handlers::diagnostics::to_lsp;
+use crate::session::{DocRef, Session};
 
 /// The kind of the table-of-contents action (a source action, like organising imports).
 pub fn toc_kind() -> CodeActionKind {
@@ -48,153 +42,78 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
     let Some(entry) = s.entry(&doc) else {
         return Ok(None);
     };
-    let ws = &s.roots[doc.root].ws();
     let wanted = convert::byte_range(&entry.doc, params.range, s.encoding);
-    let lsp_diagnostics = for_document(s, &doc);
-    let mut out = Vec::new();
-    for (d, lsp_d) in diagnostics(ws, &doc.path).into_iter().zip(lsp_diagnostics) {
-        if d.range.end < wanted.start || d.range.start > wanted.end {
-            continue;
-        }
-        let Some(link) = entry
-            .parsed
-            .links
-            .iter()
-            .find(|l| l.range.start <= d.range.start && d.range.end <= l.range.end)
-        else {
-            continue;
-        };
-        // A repair core worked out (a file found under another spelling or folder).
-        if let Some(fix) = &d.fix
-            && let Some(uri) = s.uri(doc.root, &doc.path)
-        {
-            let edit = TextEdit {
-                range: convert::range(&entry.doc, &fix.edit.range, s.encoding),
-                new_text: fix.edit.new_text.clone(),
-            };
-            out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: fix.title.clone(),
-                kind: Some(CodeActionKind::QUICKFIX),
-                diagnostics: Some(vec![lsp_d.clone()]),
-                edit: Some(WorkspaceEdit {
-                    changes: Some(HashMap::from([(uri, vec![edit])])),
-                    ..WorkspaceEdit::default()
+    let options = ActionOptions {
+        // Creating a file needs a client that applies `CreateFile` operations.
+        create_files: s.flags.create_files && s.flags.document_changes,
+        table_of_contents: admitted(params.context.only.as_deref(), &toc_kind()),
+    };
+    let actions = actions_at(s.roots[doc.root].ws(), &doc.path, wanted, options)
+        .into_iter()
+        .filter_map(|a| code_action_of(s, &doc, a))
+        .map(CodeActionOrCommand::CodeAction)
+        .collect();
+    Ok(Some(actions))
+}
+
+/// A core action over document `doc` as an LSP code action; `None` when a path it
+/// touches has no URI.
+fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeAction> {
+    let edit = match action.change {
+        ActionChange::Edits(edits) => WorkspaceEdit {
+            changes: Some(changes(s, doc.root, &edits)?),
+            ..WorkspaceEdit::default()
+        },
+        ActionChange::CreateFile(path) => {
+            let create = CreateFile {
+                uri: s.uri(doc.root, &path)?,
+                options: Some(CreateFileOptions {
+                    overwrite: Some(false),
+                    ignore_if_exists: Some(true),
                 }),
-                is_preferred: Some(true),
-                ..CodeAction::default()
-            }));
-        }
-        match d.code {
-            // Creating a file needs a client that applies `CreateFile` operations.
-            DiagnosticCode::MissingFile if s.flags.create_files && s.flags.document_changes => {
-                let Some(mut path) =
-                    join_relative(&doc.path, link.dest.split('?').next().unwrap_or(""))
-                else {
-                    continue;
-                };
-                if !path.rsplit('/').next().unwrap_or(&path).contains('.') {
-                    path.push_str(".md");
-                }
-                let Some(uri) = s.uri(doc.root, &path) else {
-                    continue;
-                };
-                let create = CreateFile {
-                    uri,
-                    options: Some(CreateFileOptions {
-                        overwrite: Some(false),
-                        ignore_if_exists: Some(true),
-                    }),
-                    annotation_id: None,
-                };
-                out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: format!("Create `{path}`"),
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![lsp_d]),
-                    edit: Some(WorkspaceEdit {
-                        document_changes: Some(DocumentChanges::Operations(vec![
-                            DocumentChangeOperation::Op(ResourceOp::Create(create)),
-                        ])),
-                        ..WorkspaceEdit::default()
-                    }),
-                    ..CodeAction::default()
-                }));
-            }
-            DiagnosticCode::MissingHeading => {
-                let (Some(fragment), Some(fragment_range)) =
-                    (link.fragment.as_deref(), link.fragment_range.clone())
-                else {
-                    continue;
-                };
-                let Target::Document {
-                    path: target_path, ..
-                } = resolve_link(ws, &doc.path, link)
-                else {
-                    continue;
-                };
-                let Some(target) = ws.parsed(&target_path) else {
-                    continue;
-                };
-                let wiki = link.kind.is_wiki();
-                // Wiki links name headings by GitHub's slug or text, never a site's ids.
-                let generator = if wiki {
-                    SiteGenerator::None
-                } else {
-                    ws.generator()
-                };
-                let Some((index, anchor)) =
-                    closest_heading(&target, fragment, MIN_SIMILARITY, generator)
-                else {
-                    continue;
-                };
-                let replacement = if wiki {
-                    target.headings[index].text.clone()
-                } else {
-                    anchor
-                };
-                let Some(uri) = s.uri(doc.root, &doc.path) else {
-                    continue;
-                };
-                let edit = TextEdit {
-                    range: convert::range(&entry.doc, &fragment_range, s.encoding),
-                    new_text: replacement.clone(),
-                };
-                out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: format!("Change anchor to `#{replacement}`"),
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![lsp_d]),
-                    edit: Some(WorkspaceEdit {
-                        changes: Some(HashMap::from([(uri, vec![edit])])),
-                        ..WorkspaceEdit::default()
-                    }),
-                    is_preferred: Some(true),
-                    ..CodeAction::default()
-                }));
-            }
-            _ => {}
-        }
-    }
-    let kind = toc_kind();
-    if admitted(params.context.only.as_deref(), &kind)
-        && let Some(toc) = toc_edit(&entry.doc.text(), &entry.full_parsed(), ws.generator())
-        && let Some(uri) = s.uri(doc.root, &doc.path)
-    {
-        let edit = TextEdit {
-            range: convert::range(&entry.doc, &toc.edit.range, s.encoding),
-            new_text: toc.edit.new_text,
-        };
-        let title = match toc.action {
-            TocAction::Insert => "Insert table of contents",
-            TocAction::Update => "Update table of contents",
-        };
-        out.push(CodeActionOrCommand::CodeAction(CodeAction {
-            title: title.to_string(),
-            kind: Some(kind),
-            edit: Some(WorkspaceEdit {
-                changes: Some(HashMap::from([(uri, vec![edit])])),
+                annotation_id: None,
+            };
+            WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Operations(vec![
+                    DocumentChangeOperation::Op(ResourceOp::Create(create)),
+                ])),
                 ..WorkspaceEdit::default()
-            }),
-            ..CodeAction::default()
-        }));
+            }
+        }
+    };
+    let entry = s.entry(doc)?;
+    let diagnostic = action.diagnostic.map(|d| to_lsp(&entry.doc, d, s.encoding));
+    Some(CodeAction {
+        title: action.title,
+        kind: Some(match action.kind {
+            ActionKind::QuickFix => CodeActionKind::QUICKFIX,
+            ActionKind::TableOfContents => toc_kind(),
+        }),
+        diagnostics: diagnostic.map(|d| vec![d]),
+        edit: Some(edit),
+        is_preferred: action.preferred.then_some(true),
+        ..CodeAction::default()
+    })
+}
+
+/// Core text edits per document as LSP changes per URI; `None` when a path has no URI.
+fn changes(
+    s: &Session,
+    root: usize,
+    edits: &WorkspaceEdits,
+) -> Option<HashMap<Uri, Vec<TextEdit>>> {
+    let mut out = HashMap::new();
+    for (path, list) in edits {
+        let converted = list
+            .iter()
+            .map(|e| {
+                Some(TextEdit {
+                    range: lsp_range(s, root, path, &e.range)?,
+                    new_text: e.new_text.clone(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        out.insert(s.uri(root, path)?, converted);
     }
-    Ok(Some(out))
+    Some(out)
 }

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use anyhow::Result;
-use folio_core::links::{Severity, diagnostics};
+use folio_core::document::{Document, Encoding};
+use folio_core::links::{Diagnostic as CoreDiagnostic, Severity, diagnostics};
 use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticSeverity, DocumentDiagnosticParams, DocumentDiagnosticReport,
     DocumentDiagnosticReportResult, FullDocumentDiagnosticReport, NumberOrString,
@@ -33,18 +34,23 @@ pub fn for_document(s: &Session, doc: &DocRef) -> Vec<Diagnostic> {
     };
     diagnostics(root.ws(), &doc.path)
         .into_iter()
-        .map(|d| Diagnostic {
-            range: convert::range(&entry.doc, &d.range, s.encoding),
-            severity: Some(match d.severity {
-                Severity::Error => DiagnosticSeverity::ERROR,
-                Severity::Warning => DiagnosticSeverity::WARNING,
-            }),
-            code: Some(NumberOrString::String(d.code.as_str().to_string())),
-            source: Some("folio".to_string()),
-            message: d.message,
-            ..Diagnostic::default()
-        })
+        .map(|d| to_lsp(&entry.doc, d, s.encoding))
         .collect()
+}
+
+/// A core link diagnostic of document `doc` as an LSP diagnostic in `encoding`.
+pub fn to_lsp(doc: &Document, d: CoreDiagnostic, encoding: Encoding) -> Diagnostic {
+    Diagnostic {
+        range: convert::range(doc, &d.range, encoding),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.as_str().to_string())),
+        source: Some("folio".to_string()),
+        message: d.message,
+        ..Diagnostic::default()
+    }
 }
 
 /// The result id of a list of diagnostics: a hash of their JSON.
