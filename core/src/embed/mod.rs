@@ -1,6 +1,6 @@
 //! Embeddings: one [`Embedder`] trait and its providers.
 //!
-//! Providers (docs/configuration.md, "[embed]"): `none` (lexical search only), the
+//! Providers (docs/configuration.md, `[embed]`): `none` (lexical search only), the
 //! built-in offline default, an Ollama-compatible endpoint (`POST /api/embed`)
 //! and an OpenAI-compatible endpoint (`POST /v1/embeddings`).
 //!

@@ -6,7 +6,7 @@
 //! by the hash of that text and the model id, so only new or changed chunks are
 //! embedded and identical chunks are embedded once.
 //!
-//! Failures (docs/configuration.md, "[embed]"): a batch the provider refuses (or answers
+//! Failures (docs/configuration.md, `[embed]`): a batch the provider refuses (or answers
 //! with an invalid embedding) is retried file by file, so only the offending
 //! file is skipped, counted and reported with the reason; an unavailable
 //! provider stops the pass, and the reason is kept in the index (`meta`) and in

@@ -28,7 +28,7 @@ pub struct Reference {
 /// Every link in another document that leads to document `path` (any fragment), in
 /// path then source order: the incoming links of `kb_links` and the references to a
 /// document. A document's links to itself (`[x](#setup)`) are references to its
-/// headings, not to the document ([`document_reached`]).
+/// headings, not to the document.
 pub fn references_to_document(ws: &Workspace, path: &str) -> Vec<Reference> {
     collect_references(ws, |from, target, _| {
         document_reached(from, target) == Some(path)

@@ -1,5 +1,5 @@
 //! `folio/search`, `folio/reindex` and `folio/status`: custom requests answered by the
-//! core host of a root ([`crate::hosts`]), with core's contracts: `folio/search` takes
+//! core host of a root (`lsp/src/hosts.rs`), with core's contracts: `folio/search` takes
 //! and gives the one search request and answer (`host::search`, as `kb_search`),
 //! `folio/status` is `kb_status`'s answer, and `folio/reindex` runs a pass over the
 //! whole root and reports it.
