@@ -135,15 +135,32 @@ pub(crate) fn verify(
             "the edit would make the document too deeply nested or crowded to parse safely ({problem}); nothing was written"
         )));
     }
-    let touched = |r: &Range<usize>| {
-        edits.iter().any(|e| {
-            if e.range.is_empty() {
-                r.start < e.range.start && e.range.start < r.end
-            } else {
-                r.start < e.range.end && e.range.start < r.end
-            }
-        })
-    };
+    let old_to_new = untouched_elements(old_text, old, new, new_text, edits)?;
+    parents_kept(old, new, edits, &old_to_new)?;
+    regions_hold(new, new_text, edits, expects)
+}
+
+/// Does an edit touch range `r`? An insertion touches the ranges it falls strictly inside.
+fn touched(edits: &[TextEdit], r: &Range<usize>) -> bool {
+    edits.iter().any(|e| {
+        if e.range.is_empty() {
+            r.start < e.range.start && e.range.start < r.end
+        } else {
+            r.start < e.range.end && e.range.start < r.end
+        }
+    })
+}
+
+/// Each element of `old` outside the edited ranges, by index, mapped to its index in `new`
+/// (same start after the edits, kind, selfHash and level); an untouched list item must
+/// keep its list.
+fn untouched_elements(
+    old_text: &str,
+    old: &Parsed,
+    new: &Parsed,
+    new_text: &str,
+    edits: &[TextEdit],
+) -> Result<HashMap<usize, usize>, EditError> {
     // New elements by (start, kind).
     let mut new_at: HashMap<(usize, ElementKind), usize> = HashMap::new();
     for (i, e) in new.elements.iter().enumerate() {
@@ -151,13 +168,10 @@ pub(crate) fn verify(
             new_at.entry((e.range.start, e.kind)).or_insert(i);
         }
     }
-    let lists_old = list_containers(old_text);
-    let lists_new = list_containers(new_text);
+    let mut lists = ListMapping::new(old_text, new_text);
     let mut old_to_new: HashMap<usize, usize> = HashMap::new();
-    let mut list_map: HashMap<usize, usize> = HashMap::new();
-    let mut list_back: HashMap<usize, usize> = HashMap::new();
     for (i, e) in old.elements.iter().enumerate() {
-        if e.kind == ElementKind::Document || touched(&e.range) {
+        if e.kind == ElementKind::Document || touched(edits, &e.range) {
             continue;
         }
         let start = map_offset(edits, e.range.start);
@@ -173,22 +187,61 @@ pub(crate) fn verify(
         };
         old_to_new.insert(i, j);
         if e.kind == ElementKind::ListItem {
-            let (Some(&lo), Some(&ln)) = (
-                lists_old.get(&e.range.start),
-                lists_new.get(&new.elements[j].range.start),
-            ) else {
-                continue;
-            };
-            if *list_map.entry(lo).or_insert(ln) != ln || *list_back.entry(ln).or_insert(lo) != lo {
-                return Err(EditError::Conflict(format!(
-                    "the edit would split or merge the list holding {}; nothing was written",
-                    e.logical
-                )));
-            }
+            lists.keep(e, new.elements[j].range.start)?;
         }
     }
-    // Parent items of untouched list items stay their parents.
-    for (&i, &j) in &old_to_new {
+    Ok(old_to_new)
+}
+
+/// The lists of the old and the new text, and which old list each new one continues
+/// (one to one).
+struct ListMapping {
+    /// List item start → list start, in the old text.
+    old: HashMap<usize, usize>,
+    /// List item start → list start, in the new text.
+    new: HashMap<usize, usize>,
+    /// Old list → new list.
+    map: HashMap<usize, usize>,
+    /// New list → old list.
+    back: HashMap<usize, usize>,
+}
+
+impl ListMapping {
+    /// The lists of both texts, nothing mapped yet.
+    fn new(old_text: &str, new_text: &str) -> ListMapping {
+        ListMapping {
+            old: list_containers(old_text),
+            new: list_containers(new_text),
+            map: HashMap::new(),
+            back: HashMap::new(),
+        }
+    }
+
+    /// Checks that untouched list item `e` of the old text, now at `new_start`, is in the
+    /// list that continues its old list, and no other old list continues there.
+    fn keep(&mut self, e: &crate::parse::Element, new_start: usize) -> Result<(), EditError> {
+        let (Some(&lo), Some(&ln)) = (self.old.get(&e.range.start), self.new.get(&new_start))
+        else {
+            return Ok(());
+        };
+        if *self.map.entry(lo).or_insert(ln) != ln || *self.back.entry(ln).or_insert(lo) != lo {
+            return Err(EditError::Conflict(format!(
+                "the edit would split or merge the list holding {}; nothing was written",
+                e.logical
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Parent items of untouched list items stay their parents.
+fn parents_kept(
+    old: &Parsed,
+    new: &Parsed,
+    edits: &[TextEdit],
+    old_to_new: &HashMap<usize, usize>,
+) -> Result<(), EditError> {
+    for (&i, &j) in old_to_new {
         let e = &old.elements[i];
         if e.kind != ElementKind::ListItem {
             continue;
@@ -217,7 +270,16 @@ pub(crate) fn verify(
             )));
         }
     }
-    // Each region holds what its operation promised.
+    Ok(())
+}
+
+/// Each region holds what its operation promised.
+fn regions_hold(
+    new: &Parsed,
+    new_text: &str,
+    edits: &[TextEdit],
+    expects: &[Expect],
+) -> Result<(), EditError> {
     let mut shift: isize = 0;
     for (edit, expect) in edits.iter().zip(expects) {
         let start = (edit.range.start as isize + shift) as usize;
@@ -234,77 +296,107 @@ pub(crate) fn verify(
                 e.kind != ElementKind::Document && at >= start && at < end.max(start + 1)
             })
             .collect();
-        let bad = |msg: String| {
-            Err(EditError::InvalidArgument(format!(
-                "{msg}; nothing was written"
-            )))
-        };
         match expect {
             Expect::Any => {}
-            Expect::One(kind, level) => {
-                // Children kept from the old list item are outside the region.
-                let own: Vec<_> = inside
-                    .iter()
-                    .filter(|e| e.range.end <= end || e.range.start == start)
-                    .collect();
-                if own.len() != 1 || own[0].kind != *kind || own[0].level != *level {
-                    let found: Vec<String> = own
-                        .iter()
-                        .map(|e| {
-                            if e.kind == ElementKind::Heading {
-                                format!("heading level {}", e.level)
-                            } else {
-                                e.kind.as_str().to_string()
-                            }
-                        })
-                        .collect();
-                    let want = if *kind == ElementKind::Heading {
-                        format!("heading level {level}")
-                    } else {
-                        kind.as_str().to_string()
-                    };
-                    return bad(format!(
-                        "the replacement must be exactly one {want}, but it parses as [{}]",
-                        found.join(", ")
-                    ));
-                }
-            }
-            Expect::Section(level) => {
-                let Some(first) = inside.first() else {
-                    return bad("the replacement section is empty".into());
-                };
-                if first.kind != ElementKind::Heading
-                    || first.level != *level
-                    || content_start(new_text, first.range.start) != start
-                {
-                    return bad(format!(
-                        "a replacement section must start with a level-{level} heading"
-                    ));
-                }
-                if inside
-                    .iter()
-                    .skip(1)
-                    .any(|e| e.kind == ElementKind::Heading && e.level <= *level)
-                {
-                    return bad(format!(
-                        "headings inside a replacement section must be deeper than level {level}"
-                    ));
-                }
-            }
-            Expect::Items => {
-                let first_ok = inside
-                    .first()
-                    .is_some_and(|e| e.kind == ElementKind::ListItem);
-                let all_items = inside.iter().all(|e| {
-                    e.kind == ElementKind::ListItem
-                        || e.parent
-                            .is_some_and(|p| new.elements[p].kind == ElementKind::ListItem)
-                });
-                if !first_ok || !all_items {
-                    return bad("the Markdown must be list items matching the target's indentation and marker".into());
-                }
-            }
+            Expect::One(kind, level) => holds_one(&inside, start, end, *kind, *level)?,
+            Expect::Section(level) => holds_section(&inside, new_text, start, *level)?,
+            Expect::Items => holds_items(&inside, new)?,
         }
+    }
+    Ok(())
+}
+
+/// The refusal of an edit whose region does not hold what it promised.
+fn refused(msg: String) -> Result<(), EditError> {
+    Err(EditError::InvalidArgument(format!(
+        "{msg}; nothing was written"
+    )))
+}
+
+/// [`Expect::One`]: the region `start..end` (its elements `inside`) holds exactly one
+/// element of `kind` and `level`.
+fn holds_one(
+    inside: &[&crate::parse::Element],
+    start: usize,
+    end: usize,
+    kind: ElementKind,
+    level: u8,
+) -> Result<(), EditError> {
+    // Children kept from the old list item are outside the region.
+    let own: Vec<_> = inside
+        .iter()
+        .filter(|e| e.range.end <= end || e.range.start == start)
+        .collect();
+    if own.len() != 1 || own[0].kind != kind || own[0].level != level {
+        let found: Vec<String> = own
+            .iter()
+            .map(|e| {
+                if e.kind == ElementKind::Heading {
+                    format!("heading level {}", e.level)
+                } else {
+                    e.kind.as_str().to_string()
+                }
+            })
+            .collect();
+        let want = if kind == ElementKind::Heading {
+            format!("heading level {level}")
+        } else {
+            kind.as_str().to_string()
+        };
+        return refused(format!(
+            "the replacement must be exactly one {want}, but it parses as [{}]",
+            found.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// [`Expect::Section`]: the region starting at `start` (its elements `inside`) starts
+/// with a heading of `level`, and every other heading in it is deeper.
+fn holds_section(
+    inside: &[&crate::parse::Element],
+    new_text: &str,
+    start: usize,
+    level: u8,
+) -> Result<(), EditError> {
+    let Some(first) = inside.first() else {
+        return refused("the replacement section is empty".into());
+    };
+    if first.kind != ElementKind::Heading
+        || first.level != level
+        || content_start(new_text, first.range.start) != start
+    {
+        return refused(format!(
+            "a replacement section must start with a level-{level} heading"
+        ));
+    }
+    if inside
+        .iter()
+        .skip(1)
+        .any(|e| e.kind == ElementKind::Heading && e.level <= level)
+    {
+        return refused(format!(
+            "headings inside a replacement section must be deeper than level {level}"
+        ));
+    }
+    Ok(())
+}
+
+/// [`Expect::Items`]: the region's elements `inside` start with a list item and are all
+/// list items or inside one.
+fn holds_items(inside: &[&crate::parse::Element], new: &Parsed) -> Result<(), EditError> {
+    let first_ok = inside
+        .first()
+        .is_some_and(|e| e.kind == ElementKind::ListItem);
+    let all_items = inside.iter().all(|e| {
+        e.kind == ElementKind::ListItem
+            || e.parent
+                .is_some_and(|p| new.elements[p].kind == ElementKind::ListItem)
+    });
+    if !first_ok || !all_items {
+        return refused(
+            "the Markdown must be list items matching the target's indentation and marker".into(),
+        );
     }
     Ok(())
 }

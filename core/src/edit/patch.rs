@@ -5,7 +5,7 @@
 //! either applies completely or not at all.
 
 use crate::document::TextEdit;
-use crate::parse::{ElementKind, Parsed, parse};
+use crate::parse::{Element, ElementKind, Parsed, parse};
 use crate::parse::{Resolution, resolve_pointer as resolve};
 use crate::pointer::{Pointer, hash_bytes, hex};
 
@@ -158,204 +158,264 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
     })
 }
 
+/// Plans one operation: its edit and what the edited region must hold, and whether its
+/// pointer was re-anchored.
 fn plan_op(
     text: &str,
     parsed: &Parsed,
     eol: &str,
     op: &PatchOp,
 ) -> Result<(Planned, bool), EditError> {
-    let markdown = || -> Result<String, EditError> {
-        let md = op
-            .markdown
-            .as_deref()
-            .ok_or_else(|| EditError::InvalidArgument("`markdown` is required".into()))?;
-        let md = md.trim_end_matches(['\n', '\r']);
-        if md.trim().is_empty() {
-            return Err(EditError::InvalidArgument(
-                "`markdown` must not be empty; use a delete operation".into(),
-            ));
-        }
-        // New lines take the document's line ending; existing bytes are not touched.
-        Ok(md.replace("\r\n", "\n").replace('\n', eol))
-    };
     if op.pointer == "document" || op.pointer.starts_with("document~") {
         // The operation first: a `delete` of `document` is refused for what it is, not
         // for its missing `markdown`.
         if !matches!(op.kind, PatchKind::InsertBefore | PatchKind::InsertAfter) {
             return Err(EditError::InvalidArgument(DOCUMENT_OPS.into()));
         }
-        return plan_document(text, parsed, eol, op, markdown()?).map(|p| (p, false));
+        return plan_document(text, parsed, eol, op, new_markdown(op, eol)?).map(|p| (p, false));
     }
-    let pointer =
-        Pointer::parse(&op.pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
-    let kind = pointer.kind().unwrap_or(ElementKind::Document);
-    let check_subtree = match op.kind {
-        PatchKind::ReplaceSection | PatchKind::DeleteSection | PatchKind::ReplaceSubtree => true,
-        PatchKind::Delete => kind == ElementKind::ListItem,
-        _ => false,
-    };
-    let resolution =
-        resolve(parsed, &pointer, check_subtree).map_err(|e| EditError::Conflict(e.to_string()))?;
-    let moved = matches!(resolution, Resolution::Reanchored(_));
-    let el = &parsed.elements[resolution.index()];
-    let plan = |edit: TextEdit, expect: Expect, content_offset: usize, produces: bool| Planned {
-        op_index: 0,
-        edit,
-        expect,
-        content_offset,
-        produces,
-    };
-    // markdown-rs starts some indented blocks (a list item after a paragraph, say) at the
-    // line start: the element's own first byte is after that indentation.
-    let start = content_start(text, el.range.start).min(el.range.end);
-    let indent = line_indent(text, start);
-    // Markdown copied from kb_read starts with that indentation too: it is already in the file.
-    let lead = start - el.range.start;
-    let markdown = || -> Result<String, EditError> {
-        let md = markdown()?;
-        let n = md
-            .bytes()
-            .take(lead)
-            .take_while(|b| matches!(b, b' ' | b'\t'))
-            .count();
-        Ok(md[n..].to_string())
-    };
+    let target = Target::resolve(text, parsed, eol, op)?;
+    let el = target.el;
     let plan = match op.kind {
         PatchKind::ReplaceElement => {
-            let md = markdown()?;
-            plan(
-                TextEdit {
-                    range: start..el.range.end,
-                    new_text: md,
-                },
-                Expect::One(el.kind, el.level),
-                0,
-                true,
-            )
+            target.replace(op, el.range.end, Expect::One(el.kind, el.level))?
         }
         PatchKind::ReplaceSection => {
             require(
-                kind == ElementKind::Heading,
+                target.kind == ElementKind::Heading,
                 "replace_section needs a heading pointer",
             )?;
-            let md = markdown()?;
-            plan(
-                TextEdit {
-                    range: start..el.subtree.end,
-                    new_text: md,
-                },
-                Expect::Section(el.level),
-                0,
-                true,
-            )
+            target.replace(op, el.subtree.end, Expect::Section(el.level))?
         }
         PatchKind::DeleteSection => {
             require(
-                kind == ElementKind::Heading,
+                target.kind == ElementKind::Heading,
                 "delete_section needs a heading pointer",
             )?;
-            plan(
-                TextEdit {
-                    range: deletion_range(text, el.subtree.clone()),
-                    new_text: String::new(),
-                },
-                Expect::Any,
-                0,
-                false,
-            )
+            target.delete(el.subtree.clone())
         }
         PatchKind::ReplaceSubtree => {
             require(
-                kind == ElementKind::ListItem,
+                target.kind == ElementKind::ListItem,
                 "replace_subtree needs a list item pointer (use replace_section for headings)",
             )?;
-            let md = markdown()?;
-            plan(
-                TextEdit {
-                    range: start..el.subtree.end,
-                    new_text: md,
-                },
-                Expect::Items,
-                0,
-                true,
-            )
+            target.replace(op, el.subtree.end, Expect::Items)?
         }
         PatchKind::Delete => {
-            let range = if kind == ElementKind::ListItem {
+            let range = if target.kind == ElementKind::ListItem {
                 el.subtree.clone()
             } else {
                 el.range.clone()
             };
-            plan(
+            target.delete(range)
+        }
+        PatchKind::InsertBefore => target.insert_before(target.markdown(op)?),
+        PatchKind::InsertAfter => target.insert_after(target.markdown(op)?),
+    };
+    Ok((plan, target.moved))
+}
+
+impl Planned {
+    /// A planned operation (its `op_index` set by the caller).
+    fn new(edit: TextEdit, expect: Expect, content_offset: usize, produces: bool) -> Planned {
+        Planned {
+            op_index: 0,
+            edit,
+            expect,
+            content_offset,
+            produces,
+        }
+    }
+}
+
+/// The operation's `markdown`, required and not blank, without its trailing line breaks,
+/// its line breaks in the document's line ending `eol`.
+fn new_markdown(op: &PatchOp, eol: &str) -> Result<String, EditError> {
+    let md = op
+        .markdown
+        .as_deref()
+        .ok_or_else(|| EditError::InvalidArgument("`markdown` is required".into()))?;
+    let md = md.trim_end_matches(['\n', '\r']);
+    if md.trim().is_empty() {
+        return Err(EditError::InvalidArgument(
+            "`markdown` must not be empty; use a delete operation".into(),
+        ));
+    }
+    // New lines take the document's line ending; existing bytes are not touched.
+    Ok(md.replace("\r\n", "\n").replace('\n', eol))
+}
+
+/// The element an operation's pointer resolves to, and where its content starts.
+struct Target<'a> {
+    text: &'a str,
+    eol: &'a str,
+    el: &'a Element,
+    /// The pointer's element kind.
+    kind: ElementKind,
+    /// The element's first byte after its line's indentation.
+    start: usize,
+    /// That indentation.
+    indent: &'a str,
+    /// Bytes of indentation the element's range starts with.
+    lead: usize,
+    /// The pointer was re-anchored by kind + selfHash.
+    moved: bool,
+}
+
+impl<'a> Target<'a> {
+    /// Parses and resolves `op`'s pointer (checking its subtreeHash for the operations
+    /// that touch the subtree).
+    fn resolve(
+        text: &'a str,
+        parsed: &'a Parsed,
+        eol: &'a str,
+        op: &PatchOp,
+    ) -> Result<Target<'a>, EditError> {
+        let pointer =
+            Pointer::parse(&op.pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
+        let kind = pointer.kind().unwrap_or(ElementKind::Document);
+        let check_subtree = match op.kind {
+            PatchKind::ReplaceSection | PatchKind::DeleteSection | PatchKind::ReplaceSubtree => {
+                true
+            }
+            PatchKind::Delete => kind == ElementKind::ListItem,
+            _ => false,
+        };
+        let resolution = resolve(parsed, &pointer, check_subtree)
+            .map_err(|e| EditError::Conflict(e.to_string()))?;
+        let moved = matches!(resolution, Resolution::Reanchored(_));
+        let el = &parsed.elements[resolution.index()];
+        // markdown-rs starts some indented blocks (a list item after a paragraph, say) at
+        // the line start: the element's own first byte is after that indentation.
+        let start = content_start(text, el.range.start).min(el.range.end);
+        let indent = line_indent(text, start);
+        // Markdown copied from kb_read starts with that indentation too: it is already in
+        // the file.
+        let lead = start - el.range.start;
+        Ok(Target {
+            text,
+            eol,
+            el,
+            kind,
+            start,
+            indent,
+            lead,
+            moved,
+        })
+    }
+
+    /// [`new_markdown`] without the leading indentation the file already holds.
+    fn markdown(&self, op: &PatchOp) -> Result<String, EditError> {
+        let md = new_markdown(op, self.eol)?;
+        let n = md
+            .bytes()
+            .take(self.lead)
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        Ok(md[n..].to_string())
+    }
+
+    /// Replaces the element's content up to `end` with the operation's Markdown.
+    fn replace(&self, op: &PatchOp, end: usize, expect: Expect) -> Result<Planned, EditError> {
+        let md = self.markdown(op)?;
+        Ok(Planned::new(
+            TextEdit {
+                range: self.start..end,
+                new_text: md,
+            },
+            expect,
+            0,
+            true,
+        ))
+    }
+
+    /// Deletes `range` with the blank space around it ([`deletion_range`]).
+    fn delete(&self, range: std::ops::Range<usize>) -> Planned {
+        Planned::new(
+            TextEdit {
+                range: deletion_range(self.text, range),
+                new_text: String::new(),
+            },
+            Expect::Any,
+            0,
+            false,
+        )
+    }
+
+    /// What an insertion next to the element expects and is separated by: a list item's
+    /// neighbour is list items one line break away, a block's is anything a blank line away.
+    fn insertion(&self) -> (bool, String, Expect) {
+        let eol = self.eol;
+        let item = self.kind == ElementKind::ListItem;
+        let sep = if item {
+            eol.to_string()
+        } else {
+            format!("{eol}{eol}")
+        };
+        let expect = if item { Expect::Items } else { Expect::Any };
+        (item, sep, expect)
+    }
+
+    /// Inserts `md` before the element.
+    fn insert_before(&self, md: String) -> Planned {
+        let (text, eol, indent, start) = (self.text, self.eol, self.indent, self.start);
+        let (item, sep, expect) = self.insertion();
+        let line_start = start - indent.len();
+        let at_line_start =
+            line_start > 0 && matches!(text.as_bytes()[line_start - 1], b'\n' | b'\r');
+        if !item && at_line_start && !previous_line_blank(text, line_start) {
+            // A text line right above: start with a blank line so the new blocks do not join it.
+            let new_text = format!("{eol}{indent}{md}{sep}");
+            Planned::new(
                 TextEdit {
-                    range: deletion_range(text, range),
-                    new_text: String::new(),
+                    range: line_start..line_start,
+                    new_text,
                 },
-                Expect::Any,
+                expect,
+                eol.len() + indent.len(),
+                true,
+            )
+        } else {
+            // At the element's first byte: its indentation stays in front of the new text.
+            Planned::new(
+                TextEdit {
+                    range: start..start,
+                    new_text: format!("{md}{sep}{indent}"),
+                },
+                expect,
                 0,
-                false,
+                true,
             )
         }
-        PatchKind::InsertBefore | PatchKind::InsertAfter => {
-            let md = markdown()?;
-            let item = kind == ElementKind::ListItem;
-            let sep = if item {
-                eol.to_string()
-            } else {
-                format!("{eol}{eol}")
-            };
-            let expect = if item { Expect::Items } else { Expect::Any };
-            if op.kind == PatchKind::InsertBefore {
-                let line_start = start - indent.len();
-                let at_line_start =
-                    line_start > 0 && matches!(text.as_bytes()[line_start - 1], b'\n' | b'\r');
-                if !item && at_line_start && !previous_line_blank(text, line_start) {
-                    // A text line right above: start with a blank line so the new blocks do not join it.
-                    let new_text = format!("{eol}{indent}{md}{sep}");
-                    plan(
-                        TextEdit {
-                            range: line_start..line_start,
-                            new_text,
-                        },
-                        expect,
-                        eol.len() + indent.len(),
-                        true,
-                    )
-                } else {
-                    // At the element's first byte: its indentation stays in front of the new text.
-                    plan(
-                        TextEdit {
-                            range: start..start,
-                            new_text: format!("{md}{sep}{indent}"),
-                        },
-                        expect,
-                        0,
-                        true,
-                    )
-                }
-            } else {
-                let at = if item { el.subtree.end } else { el.range.end };
-                // A block needs a blank line from a text line just below it too.
-                let tail = if !item && !next_line_blank(text, at) {
-                    eol
-                } else {
-                    ""
-                };
-                let new_text = format!("{sep}{indent}{md}{tail}");
-                let offset = sep.len() + indent.len();
-                plan(
-                    TextEdit {
-                        range: at..at,
-                        new_text,
-                    },
-                    expect,
-                    offset,
-                    true,
-                )
-            }
-        }
-    };
-    Ok((plan, moved))
+    }
+
+    /// Inserts `md` after the element (a list item: after its nested items).
+    fn insert_after(&self, md: String) -> Planned {
+        let (eol, indent) = (self.eol, self.indent);
+        let (item, sep, expect) = self.insertion();
+        let at = if item {
+            self.el.subtree.end
+        } else {
+            self.el.range.end
+        };
+        // A block needs a blank line from a text line just below it too.
+        let tail = if !item && !next_line_blank(self.text, at) {
+            eol
+        } else {
+            ""
+        };
+        let new_text = format!("{sep}{indent}{md}{tail}");
+        let offset = sep.len() + indent.len();
+        Planned::new(
+            TextEdit {
+                range: at..at,
+                new_text,
+            },
+            expect,
+            offset,
+            true,
+        )
+    }
 }
 
 fn plan_document(

@@ -6,7 +6,7 @@
 //! their pipes escaped.
 
 use crate::document::TextEdit;
-use crate::parse::{ElementKind, parse};
+use crate::parse::{ElementKind, Parsed, parse};
 use crate::parse::{Resolution, resolve_pointer as resolve};
 use crate::pointer::{Pointer, hash_bytes, hex};
 
@@ -391,13 +391,7 @@ pub fn edit_table(
     format: ValueFormat,
 ) -> Result<TableOutcome, EditError> {
     let parsed = parse(text);
-    let p = Pointer::parse(pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
-    if p.kind() != Some(ElementKind::Table) {
-        return Err(EditError::InvalidArgument(format!(
-            "`{pointer}` is not a table pointer (tN)"
-        )));
-    }
-    let resolution = resolve(&parsed, &p, false).map_err(|e| EditError::Conflict(e.to_string()))?;
+    let resolution = resolve_table(&parsed, pointer)?;
     let el = &parsed.elements[resolution.index()];
     let eol = dominant_eol(text);
     let mut grid = Grid::parse(&text[el.range.clone()]);
@@ -407,136 +401,7 @@ pub fn edit_table(
             "this table has rows with extra cells and cannot be edited safely".into(),
         ));
     }
-    let esc = |v: &str| escape_cell(v, format);
-    match action {
-        TableAction::UpdateCells(updates) => {
-            if updates.is_empty() {
-                return Err(EditError::InvalidArgument(
-                    "`updates` must not be empty".into(),
-                ));
-            }
-            let mut planned: Vec<(usize, usize, String)> = Vec::new();
-            for (row, col, value) in updates {
-                let (r, c) = (row_index(&grid, row)?, column_index(&grid, col)?);
-                if planned.iter().any(|p| (p.0, p.1) == (r, c)) {
-                    return Err(EditError::InvalidArgument(format!(
-                        "two updates name the same cell (row {r}, column {c}); give each cell once"
-                    )));
-                }
-                planned.push((r, c, esc(value)?));
-            }
-            for (r, c, v) in planned {
-                let line = &mut grid.lines[r + 2];
-                line.resize(width, String::new());
-                line[c] = v;
-                grid.dirty[r + 2] = true;
-            }
-        }
-        TableAction::InsertRow {
-            at,
-            by_name,
-            in_order,
-        } => {
-            let mut cells = vec![String::new(); width];
-            if !by_name.is_empty() {
-                for (name, v) in by_name {
-                    let c = column_index(
-                        &grid,
-                        &ColumnSelector {
-                            name: Some(name.clone()),
-                            index: None,
-                        },
-                    )?;
-                    cells[c] = esc(v)?;
-                }
-            } else {
-                if in_order.len() > width {
-                    return Err(EditError::InvalidArgument(format!(
-                        "{} values for {width} columns",
-                        in_order.len()
-                    )));
-                }
-                for (i, v) in in_order.iter().enumerate() {
-                    cells[i] = esc(v)?;
-                }
-            }
-            let n_rows = grid.lines.len() - 2;
-            let at = at.unwrap_or(n_rows);
-            if at > n_rows {
-                return Err(EditError::InvalidArgument(format!(
-                    "row index {at} is out of range (0..={n_rows})"
-                )));
-            }
-            grid.lines.insert(at + 2, cells);
-            grid.dirty.insert(at + 2, true);
-            grid.original.insert(at + 2, String::new());
-        }
-        TableAction::DeleteRow(sel) => {
-            let r = row_index(&grid, sel)?;
-            grid.lines.remove(r + 2);
-            grid.dirty.remove(r + 2);
-            grid.original.remove(r + 2);
-        }
-        TableAction::InsertColumn {
-            name,
-            at,
-            alignment,
-            default,
-        } => {
-            let at = at.unwrap_or(width);
-            if at > width {
-                return Err(EditError::InvalidArgument(format!(
-                    "column index {at} is out of range (0..={width})"
-                )));
-            }
-            let name = escape_cell(name, ValueFormat::Text)?;
-            let default = esc(default)?;
-            for (i, line) in grid.lines.iter_mut().enumerate() {
-                line.resize(width, String::new());
-                let v = match i {
-                    0 => name.clone(),
-                    1 => delimiter(*alignment),
-                    _ => default.clone(),
-                };
-                line.insert(at, v);
-            }
-            grid.dirty.iter_mut().for_each(|d| *d = true);
-        }
-        TableAction::DeleteColumn(sel) => {
-            let c = column_index(&grid, sel)?;
-            if width == 1 {
-                return Err(EditError::InvalidArgument(
-                    "cannot delete the only column; delete the table with kb_patch".into(),
-                ));
-            }
-            for line in grid.lines.iter_mut() {
-                line.resize(width, String::new());
-                line.remove(c);
-            }
-            grid.dirty.iter_mut().for_each(|d| *d = true);
-        }
-        TableAction::RenameColumn(sel, new_name) => {
-            let c = column_index(&grid, sel)?;
-            let escaped = escape_cell(new_name, ValueFormat::Text)?;
-            if grid.lines[0]
-                .iter()
-                .enumerate()
-                .any(|(i, h)| i != c && h.trim() == escaped.trim())
-            {
-                return Err(EditError::InvalidArgument(format!(
-                    "another column is already named `{new_name}`; column names must stay unique"
-                )));
-            }
-            grid.lines[0][c] = escaped;
-            grid.dirty[0] = true;
-        }
-        TableAction::SetAlignment(sel, alignment) => {
-            let c = column_index(&grid, sel)?;
-            grid.lines[1].resize(width, "---".into());
-            grid.lines[1][c] = delimiter(*alignment);
-            grid.dirty[1] = true;
-        }
-    }
+    grid.apply(action, format)?;
     let rendered = grid.render(eol);
     let rendered = rendered
         .strip_prefix(grid.indent.as_str())
@@ -546,11 +411,34 @@ pub fn edit_table(
         range: el.range.clone(),
         new_text: rendered,
     };
+    let reanchored = matches!(resolution, Resolution::Reanchored(_));
+    edited_table(text, &parsed, edit, reanchored)
+}
+
+/// Parses `pointer`, which must name a table, and resolves it in `parsed`.
+fn resolve_table(parsed: &Parsed, pointer: &str) -> Result<Resolution, EditError> {
+    let p = Pointer::parse(pointer).map_err(|e| EditError::InvalidArgument(e.to_string()))?;
+    if p.kind() != Some(ElementKind::Table) {
+        return Err(EditError::InvalidArgument(format!(
+            "`{pointer}` is not a table pointer (tN)"
+        )));
+    }
+    resolve(parsed, &p, false).map_err(|e| EditError::Conflict(e.to_string()))
+}
+
+/// Applies `edit` (the rewritten table) to `text`, checks that only the table changed
+/// and that it is still one table, and reads it back.
+fn edited_table(
+    text: &str,
+    parsed: &Parsed,
+    edit: TextEdit,
+    reanchored: bool,
+) -> Result<TableOutcome, EditError> {
     let new_text = apply_edits(text, std::slice::from_ref(&edit))?;
     let new_parsed = parse(&new_text);
     verify(
         text,
-        &parsed,
+        parsed,
         &new_parsed,
         &new_text,
         std::slice::from_ref(&edit),
@@ -559,7 +447,7 @@ pub fn edit_table(
     let new_el = new_parsed
         .elements
         .iter()
-        .find(|e| e.kind == ElementKind::Table && e.range.start == el.range.start)
+        .find(|e| e.kind == ElementKind::Table && e.range.start == edit.range.start)
         .ok_or_else(|| {
             EditError::Conflict(
                 "the edited table no longer parses as a table; nothing was written".into(),
@@ -571,7 +459,198 @@ pub fn edit_table(
         source_hash: hex(hash_bytes(new_text.as_bytes())),
         text: new_text,
         edit,
-        reanchored: matches!(resolution, Resolution::Reanchored(_)),
+        reanchored,
         table,
     })
+}
+
+/// The table actions, on the grid of a table whose rows have no extra cells.
+impl Grid {
+    /// Applies one action; values are escaped as `format` says.
+    fn apply(&mut self, action: &TableAction, format: ValueFormat) -> Result<(), EditError> {
+        match action {
+            TableAction::UpdateCells(updates) => self.update_cells(updates, format),
+            TableAction::InsertRow {
+                at,
+                by_name,
+                in_order,
+            } => self.insert_row(*at, by_name, in_order, format),
+            TableAction::DeleteRow(sel) => self.delete_row(sel),
+            TableAction::InsertColumn {
+                name,
+                at,
+                alignment,
+                default,
+            } => self.insert_column(name, *at, *alignment, default, format),
+            TableAction::DeleteColumn(sel) => self.delete_column(sel),
+            TableAction::RenameColumn(sel, new_name) => self.rename_column(sel, new_name),
+            TableAction::SetAlignment(sel, alignment) => self.set_alignment(sel, *alignment),
+        }
+    }
+
+    /// Sets cells, all of them or none: every cell is found and escaped first, and named once.
+    fn update_cells(
+        &mut self,
+        updates: &[(RowSelector, ColumnSelector, String)],
+        format: ValueFormat,
+    ) -> Result<(), EditError> {
+        let width = self.width();
+        if updates.is_empty() {
+            return Err(EditError::InvalidArgument(
+                "`updates` must not be empty".into(),
+            ));
+        }
+        let mut planned: Vec<(usize, usize, String)> = Vec::new();
+        for (row, col, value) in updates {
+            let (r, c) = (row_index(self, row)?, column_index(self, col)?);
+            if planned.iter().any(|p| (p.0, p.1) == (r, c)) {
+                return Err(EditError::InvalidArgument(format!(
+                    "two updates name the same cell (row {r}, column {c}); give each cell once"
+                )));
+            }
+            planned.push((r, c, escape_cell(value, format)?));
+        }
+        for (r, c, v) in planned {
+            let line = &mut self.lines[r + 2];
+            line.resize(width, String::new());
+            line[c] = v;
+            self.dirty[r + 2] = true;
+        }
+        Ok(())
+    }
+
+    /// Inserts a row at data row `at` (default: at the end), its values by column name or
+    /// in column order.
+    fn insert_row(
+        &mut self,
+        at: Option<usize>,
+        by_name: &[(String, String)],
+        in_order: &[String],
+        format: ValueFormat,
+    ) -> Result<(), EditError> {
+        let width = self.width();
+        let mut cells = vec![String::new(); width];
+        if !by_name.is_empty() {
+            for (name, v) in by_name {
+                let c = column_index(
+                    self,
+                    &ColumnSelector {
+                        name: Some(name.clone()),
+                        index: None,
+                    },
+                )?;
+                cells[c] = escape_cell(v, format)?;
+            }
+        } else {
+            if in_order.len() > width {
+                return Err(EditError::InvalidArgument(format!(
+                    "{} values for {width} columns",
+                    in_order.len()
+                )));
+            }
+            for (i, v) in in_order.iter().enumerate() {
+                cells[i] = escape_cell(v, format)?;
+            }
+        }
+        let n_rows = self.lines.len() - 2;
+        let at = at.unwrap_or(n_rows);
+        if at > n_rows {
+            return Err(EditError::InvalidArgument(format!(
+                "row index {at} is out of range (0..={n_rows})"
+            )));
+        }
+        self.lines.insert(at + 2, cells);
+        self.dirty.insert(at + 2, true);
+        self.original.insert(at + 2, String::new());
+        Ok(())
+    }
+
+    /// Deletes the selected row.
+    fn delete_row(&mut self, sel: &RowSelector) -> Result<(), EditError> {
+        let r = row_index(self, sel)?;
+        self.lines.remove(r + 2);
+        self.dirty.remove(r + 2);
+        self.original.remove(r + 2);
+        Ok(())
+    }
+
+    /// Inserts a column at `at` (default: at the end) with `default` in every row.
+    fn insert_column(
+        &mut self,
+        name: &str,
+        at: Option<usize>,
+        alignment: Alignment,
+        default: &str,
+        format: ValueFormat,
+    ) -> Result<(), EditError> {
+        let width = self.width();
+        let at = at.unwrap_or(width);
+        if at > width {
+            return Err(EditError::InvalidArgument(format!(
+                "column index {at} is out of range (0..={width})"
+            )));
+        }
+        let name = escape_cell(name, ValueFormat::Text)?;
+        let default = escape_cell(default, format)?;
+        for (i, line) in self.lines.iter_mut().enumerate() {
+            line.resize(width, String::new());
+            let v = match i {
+                0 => name.clone(),
+                1 => delimiter(alignment),
+                _ => default.clone(),
+            };
+            line.insert(at, v);
+        }
+        self.dirty.iter_mut().for_each(|d| *d = true);
+        Ok(())
+    }
+
+    /// Deletes the selected column, unless it is the only one.
+    fn delete_column(&mut self, sel: &ColumnSelector) -> Result<(), EditError> {
+        let width = self.width();
+        let c = column_index(self, sel)?;
+        if width == 1 {
+            return Err(EditError::InvalidArgument(
+                "cannot delete the only column; delete the table with kb_patch".into(),
+            ));
+        }
+        for line in self.lines.iter_mut() {
+            line.resize(width, String::new());
+            line.remove(c);
+        }
+        self.dirty.iter_mut().for_each(|d| *d = true);
+        Ok(())
+    }
+
+    /// Renames the selected column; column names stay unique.
+    fn rename_column(&mut self, sel: &ColumnSelector, new_name: &str) -> Result<(), EditError> {
+        let c = column_index(self, sel)?;
+        let escaped = escape_cell(new_name, ValueFormat::Text)?;
+        if self.lines[0]
+            .iter()
+            .enumerate()
+            .any(|(i, h)| i != c && h.trim() == escaped.trim())
+        {
+            return Err(EditError::InvalidArgument(format!(
+                "another column is already named `{new_name}`; column names must stay unique"
+            )));
+        }
+        self.lines[0][c] = escaped;
+        self.dirty[0] = true;
+        Ok(())
+    }
+
+    /// Sets the selected column's alignment in the delimiter row.
+    fn set_alignment(
+        &mut self,
+        sel: &ColumnSelector,
+        alignment: Alignment,
+    ) -> Result<(), EditError> {
+        let width = self.width();
+        let c = column_index(self, sel)?;
+        self.lines[1].resize(width, "---".into());
+        self.lines[1][c] = delimiter(alignment);
+        self.dirty[1] = true;
+        Ok(())
+    }
 }

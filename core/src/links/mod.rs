@@ -677,103 +677,213 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     let Some(parsed) = ws.parsed(path) else {
         return Vec::new();
     };
-    let config = &ws.config().diagnostics;
-    let mut out = Vec::new();
-    let mut out_fixes: Vec<(Range<usize>, DiagnosticCode, Fix)> = Vec::new();
-    let mut push =
-        |code: DiagnosticCode, range: Range<usize>, message: String, target: Option<&str>| {
-            if config.is_silenced(code, target) {
-                return;
+    let mut checks = Checks {
+        ws,
+        path,
+        parsed: &parsed,
+        config: &ws.config().diagnostics,
+        out: Vec::new(),
+        fixes: Vec::new(),
+    };
+    let used = UsedLabels::of(&parsed);
+    checks.duplicate_definitions();
+    checks.unused_definitions(&used);
+    checks.undefined_references();
+    checks.link_targets();
+    checks.finish()
+}
+
+/// The labels and footnotes the links of a document use, once, so each definition is
+/// checked in constant time.
+struct UsedLabels<'a> {
+    /// Normalized labels of reference and wiki links, and wiki links' destinations.
+    labels: HashSet<String>,
+    /// Footnote labels.
+    footnotes: HashSet<&'a str>,
+}
+
+impl<'a> UsedLabels<'a> {
+    /// The labels `parsed`'s links use. Foam writes a definition for each wiki link so
+    /// other renderers can follow it: `[[daily]]` uses `[daily]: daily.md`.
+    fn of(parsed: &'a Parsed) -> UsedLabels<'a> {
+        let mut labels: HashSet<String> = HashSet::new();
+        let mut footnotes: HashSet<&str> = HashSet::new();
+        for l in &parsed.links {
+            match l.kind.syntax() {
+                LinkSyntax::Reference => labels.extend(l.label.clone()),
+                LinkSyntax::Wiki => {
+                    labels.extend(l.label.clone());
+                    labels.insert(crate::parse::normalize_label(&l.dest));
+                }
+                LinkSyntax::Footnote => footnotes.extend(l.label.as_deref()),
+                LinkSyntax::Path => {}
             }
-            out.push(Diagnostic {
-                code,
-                severity: code.severity(),
-                range,
-                message,
-                fix: None,
-            });
-        };
+        }
+        UsedLabels { labels, footnotes }
+    }
+}
 
-    // Labels the links use, once, so each definition is checked in constant time.
-    // Foam writes a definition for each wiki link so other renderers can follow it:
-    // `[[daily]]` uses `[daily]: daily.md`.
-    let mut used_labels: HashSet<String> = HashSet::new();
-    let mut used_footnotes: HashSet<&str> = HashSet::new();
-    for l in &parsed.links {
-        match l.kind.syntax() {
-            LinkSyntax::Reference => used_labels.extend(l.label.clone()),
-            LinkSyntax::Wiki => {
-                used_labels.extend(l.label.clone());
-                used_labels.insert(crate::parse::normalize_label(&l.dest));
+/// The diagnostics of one document as the checks find them: silenced ones are dropped,
+/// fixes wait apart until every diagnostic is in.
+struct Checks<'a> {
+    ws: &'a Workspace,
+    path: &'a str,
+    parsed: &'a Parsed,
+    config: &'a crate::config::DiagnosticsConfig,
+    out: Vec<Diagnostic>,
+    fixes: Vec<(Range<usize>, DiagnosticCode, Fix)>,
+}
+
+impl Checks<'_> {
+    /// Records a diagnostic unless the configuration silences its code or `target`.
+    fn push(
+        &mut self,
+        code: DiagnosticCode,
+        range: Range<usize>,
+        message: String,
+        target: Option<&str>,
+    ) {
+        if self.config.is_silenced(code, target) {
+            return;
+        }
+        self.out.push(Diagnostic {
+            code,
+            severity: code.severity(),
+            range,
+            message,
+            fix: None,
+        });
+    }
+
+    /// Offers `edit` as the fix of the `code` diagnostic at `range`.
+    fn offer_fix(
+        &mut self,
+        range: Range<usize>,
+        code: DiagnosticCode,
+        edit: crate::document::TextEdit,
+    ) {
+        self.fixes.push((
+            range,
+            code,
+            Fix {
+                title: format!("Change link to `{}`", edit.new_text),
+                edit,
+            },
+        ));
+    }
+
+    /// Each fix joins the diagnostic of the link it repairs (a silenced one has none);
+    /// the diagnostics in source order.
+    fn finish(mut self) -> Vec<Diagnostic> {
+        for (range, code, fix) in self.fixes {
+            if let Some(d) = self
+                .out
+                .iter_mut()
+                .find(|d| d.range == range && d.code == code)
+            {
+                d.fix = Some(fix);
             }
-            LinkSyntax::Footnote => used_footnotes.extend(l.label.as_deref()),
-            LinkSyntax::Path => {}
         }
+        self.out.sort_by_key(|d| (d.range.start, d.code));
+        self.out
     }
-    let defined: HashSet<&str> = parsed.definitions.iter().map(|d| d.key.as_str()).collect();
-    let defined_footnotes: HashSet<&str> = parsed
-        .footnote_definitions
-        .iter()
-        .map(|(l, _)| l.as_str())
-        .collect();
 
-    // Definitions: duplicates and unused ones. A comment (`[//]: # (note)`) is neither.
-    let mut seen: HashSet<&str> = HashSet::new();
-    for def in parsed.definitions.iter().filter(|d| !d.comment) {
-        if !seen.insert(def.key.as_str()) {
-            push(
-                DiagnosticCode::DuplicateDefinition,
-                def.label_range.clone(),
-                format!(
-                    "duplicate definition of `[{}]`; the first one is used (CommonMark 4.7)",
-                    def.label
-                ),
-                None,
-            );
-            continue;
-        }
-        if !used_labels.contains(&def.key) {
-            push(
-                DiagnosticCode::UnusedDefinition,
-                def.label_range.clone(),
-                format!("link reference definition `[{}]` is not used", def.label),
-                None,
-            );
-        }
-    }
-    for (label, range) in &parsed.footnote_definitions {
-        if !used_footnotes.contains(label.as_str()) {
-            push(
-                DiagnosticCode::UnusedDefinition,
-                range.clone(),
-                format!("footnote `[^{label}]` is not used"),
-                None,
-            );
+    /// `duplicate-definition`: a second definition of a label. A comment
+    /// (`[//]: # (note)`) is no definition.
+    fn duplicate_definitions(&mut self) {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for def in self.parsed.definitions.iter().filter(|d| !d.comment) {
+            if !seen.insert(def.key.as_str()) {
+                self.push(
+                    DiagnosticCode::DuplicateDefinition,
+                    def.label_range.clone(),
+                    format!(
+                        "duplicate definition of `[{}]`; the first one is used (CommonMark 4.7)",
+                        def.label
+                    ),
+                    None,
+                );
+            }
         }
     }
 
-    for link in &parsed.links {
-        if link.kind == LinkKind::UndefinedReference {
+    /// `unused-definition`: a definition (the first of its label; not a comment) or a
+    /// footnote no link uses.
+    fn unused_definitions(&mut self, used: &UsedLabels<'_>) {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for def in self.parsed.definitions.iter().filter(|d| !d.comment) {
+            if seen.insert(def.key.as_str()) && !used.labels.contains(&def.key) {
+                self.push(
+                    DiagnosticCode::UnusedDefinition,
+                    def.label_range.clone(),
+                    format!("link reference definition `[{}]` is not used", def.label),
+                    None,
+                );
+            }
+        }
+        for (label, range) in &self.parsed.footnote_definitions {
+            if !used.footnotes.contains(label.as_str()) {
+                self.push(
+                    DiagnosticCode::UnusedDefinition,
+                    range.clone(),
+                    format!("footnote `[^{label}]` is not used"),
+                    None,
+                );
+            }
+        }
+    }
+
+    /// `undefined-reference`: a reference link or footnote whose label has no definition.
+    fn undefined_references(&mut self) {
+        let parsed = self.parsed;
+        let defined: HashSet<&str> = parsed.definitions.iter().map(|d| d.key.as_str()).collect();
+        let defined_footnotes: HashSet<&str> = parsed
+            .footnote_definitions
+            .iter()
+            .map(|(l, _)| l.as_str())
+            .collect();
+        for link in parsed
+            .links
+            .iter()
+            .filter(|l| l.kind == LinkKind::UndefinedReference)
+        {
             let label = link.label.as_deref().unwrap_or("");
             let is_defined = match label.strip_prefix('^') {
                 Some(f) => defined_footnotes.contains(f),
                 None => defined.contains(label),
             };
             if !is_defined {
-                push(
+                self.push(
                     DiagnosticCode::UndefinedReference,
                     link.range.clone(),
                     format!("no definition for reference `[{label}]`"),
                     None,
                 );
             }
-            continue;
         }
+    }
+
+    /// Every link but an undefined reference, in source order: [`Checks::link_target`].
+    fn link_targets(&mut self) {
+        let parsed = self.parsed;
+        for link in parsed
+            .links
+            .iter()
+            .filter(|l| l.kind != LinkKind::UndefinedReference)
+        {
+            self.link_target(link);
+        }
+    }
+
+    /// Resolves `link` and runs the check of what it leads to; a link the document's
+    /// templates, table-of-contents marker or Hugo site explain is not checked.
+    fn link_target(&mut self, link: &Link) {
+        let ws = self.ws;
         let range = link.dest_range.clone().unwrap_or(link.range.clone());
         let wiki = link.kind.is_wiki();
-        match resolve_link(ws, path, link) {
+        match resolve_link(ws, self.path, link) {
             // markdown-it's and VitePress's table-of-contents marker, a paragraph of its own.
-            Target::Missing if wiki && is_toc_marker(&parsed, link) => {}
+            Target::Missing if wiki && is_toc_marker(self.parsed, link) => {}
             // A template's placeholder (`[[{{date}}]]`, Templater's `[[<% tp.date.now() %>]]`)
             // becomes a link only in the note made from the template.
             // So does a link whose destination is a template expression (Hugo's
@@ -784,148 +894,165 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             // the site is also an Obsidian vault.
             Target::Missing | Target::Ambiguous(_)
                 if wiki && ws.generator() == SiteGenerator::Hugo && !ws.is_vault() => {}
-            Target::Missing if wiki => push(
-                DiagnosticCode::MissingWikiTarget,
-                range,
-                format!("no document or file matches wiki link `[[{}]]`", link.dest),
-                Some(&link.dest),
-            ),
-            Target::Missing => {
-                let range = path_range(link, range);
-                let resolved = hugo_content_path(ws, path, &link.dest)
-                    .or_else(|| join_relative(path, &site_dest(&ws.config().links, &link.dest)))
-                    .unwrap_or_else(|| "a path outside the root".to_string());
-                push(
-                    DiagnosticCode::MissingFile,
-                    range,
-                    format!(
-                        "file `{}` does not exist (resolved to `{resolved}`)",
-                        link.dest
-                    ),
-                    Some(&resolved),
-                );
-            }
+            Target::Missing if wiki => self.missing_wiki_target(link, range),
+            Target::Missing => self.missing_file(link, range),
             Target::MissingFoundByName(found) => {
-                let range = path_range(link, range);
-                let resolved = join_relative(path, &site_dest(&ws.config().links, &link.dest))
-                    .unwrap_or_default();
-                push(
-                    DiagnosticCode::MissingFile,
-                    range.clone(),
-                    format!(
-                        "file `{}` does not exist (resolved to `{resolved}`); a file of that name is at `{found}`",
-                        link.dest
-                    ),
-                    Some(&resolved),
-                );
-                if let Some(edit) = rewrite::retarget(ws, path, link, &found) {
-                    out_fixes.push((
-                        range,
-                        DiagnosticCode::MissingFile,
-                        Fix {
-                            title: format!("Change link to `{}`", edit.new_text),
-                            edit,
-                        },
-                    ));
-                }
+                self.missing_file_found_by_name(link, range, &found)
             }
             Target::CaseMismatch {
                 path: actual,
                 fragment: _,
-            } => {
-                let range = path_range(link, range);
-                let edit = rewrite::retarget(ws, path, link, &actual);
-                let spelled = edit.as_ref().map_or(actual.clone(), |e| e.new_text.clone());
-                push(
-                    DiagnosticCode::CaseMismatch,
-                    range.clone(),
-                    format!(
-                        "`{}` exists as `{spelled}`, which differs only in letter case: the link works on Windows and macOS but breaks on Linux and GitHub",
-                        link.dest
-                    ),
-                    Some(&actual),
-                );
-                if let Some(edit) = edit {
-                    out_fixes.push((
-                        range,
-                        DiagnosticCode::CaseMismatch,
-                        Fix {
-                            title: format!("Change link to `{}`", edit.new_text),
-                            edit,
-                        },
-                    ));
-                }
-            }
-            Target::Ambiguous(paths) if !wiki => push(
-                DiagnosticCode::AmbiguousFile,
-                range,
-                format!(
-                    "`{}` matches {} files by name: {}",
-                    link.dest,
-                    paths.len(),
-                    paths.join(", ")
-                ),
-                Some(&link.dest),
-            ),
-            Target::Ambiguous(paths) => push(
-                DiagnosticCode::AmbiguousWikiTarget,
-                range,
-                format!(
-                    "wiki link `[[{}]]` matches {} documents: {}",
-                    link.dest,
-                    paths.len(),
-                    paths.join(", ")
-                ),
-                Some(&link.dest),
-            ),
+            } => self.case_mismatch(link, range, &actual),
+            Target::Ambiguous(paths) if !wiki => self.ambiguous_file(link, range, &paths),
+            Target::Ambiguous(paths) => self.ambiguous_wiki_target(link, range, &paths),
             Target::Document {
                 path: target_path,
                 fragment: Some(fragment),
-            } => {
-                let Some(target) = ws.parsed(&target_path) else {
-                    continue;
-                };
-                let found = fragment_matches(
-                    &target,
-                    &fragment,
-                    wiki,
-                    config.fragment_case_sensitive,
-                    ws.generator(),
-                    ws.definition_term_ids(),
-                ) || (!wiki
-                    && hugo::included_anchor(
-                        ws,
-                        &target_path,
-                        &fragment,
-                        config.fragment_case_sensitive,
-                    ));
-                if !found {
-                    let frag_range = link.fragment_range.clone().unwrap_or(range);
-                    let where_ = if target_path == path {
-                        "this document".to_string()
-                    } else {
-                        format!("`{target_path}`")
-                    };
-                    let target_desc = format!("{target_path}#{fragment}");
-                    push(
-                        DiagnosticCode::MissingHeading,
-                        frag_range,
-                        format!("no heading or anchor `#{fragment}` in {where_}"),
-                        Some(&target_desc),
-                    );
-                }
-            }
+            } => self.missing_heading(link, range, &target_path, &fragment),
             _ => {}
         }
     }
-    // Each fix belongs to the diagnostic of the link it repairs (a silenced one has none).
-    for (range, code, fix) in out_fixes {
-        if let Some(d) = out.iter_mut().find(|d| d.range == range && d.code == code) {
-            d.fix = Some(fix);
+
+    /// `missing-wiki-target`: no document or file matches a wiki link.
+    fn missing_wiki_target(&mut self, link: &Link, range: Range<usize>) {
+        self.push(
+            DiagnosticCode::MissingWikiTarget,
+            range,
+            format!("no document or file matches wiki link `[[{}]]`", link.dest),
+            Some(&link.dest),
+        );
+    }
+
+    /// `missing-file`: a Markdown link's path leads nowhere.
+    fn missing_file(&mut self, link: &Link, range: Range<usize>) {
+        let (ws, path) = (self.ws, self.path);
+        let range = path_range(link, range);
+        let resolved = hugo_content_path(ws, path, &link.dest)
+            .or_else(|| join_relative(path, &site_dest(&ws.config().links, &link.dest)))
+            .unwrap_or_else(|| "a path outside the root".to_string());
+        self.push(
+            DiagnosticCode::MissingFile,
+            range,
+            format!(
+                "file `{}` does not exist (resolved to `{resolved}`)",
+                link.dest
+            ),
+            Some(&resolved),
+        );
+    }
+
+    /// `missing-file` with a fix: the path leads nowhere, but one file of that name is at
+    /// `found`.
+    fn missing_file_found_by_name(&mut self, link: &Link, range: Range<usize>, found: &str) {
+        let (ws, path) = (self.ws, self.path);
+        let range = path_range(link, range);
+        let resolved =
+            join_relative(path, &site_dest(&ws.config().links, &link.dest)).unwrap_or_default();
+        self.push(
+            DiagnosticCode::MissingFile,
+            range.clone(),
+            format!(
+                "file `{}` does not exist (resolved to `{resolved}`); a file of that name is at `{found}`",
+                link.dest
+            ),
+            Some(&resolved),
+        );
+        if let Some(edit) = rewrite::retarget(ws, path, link, found) {
+            self.offer_fix(range, DiagnosticCode::MissingFile, edit);
         }
     }
-    out.sort_by_key(|d| (d.range.start, d.code));
-    out
+
+    /// `case-mismatch`, with a fix: the target exists as `actual`, spelled in other case.
+    fn case_mismatch(&mut self, link: &Link, range: Range<usize>, actual: &str) {
+        let range = path_range(link, range);
+        let edit = rewrite::retarget(self.ws, self.path, link, actual);
+        let spelled = edit
+            .as_ref()
+            .map_or(actual.to_string(), |e| e.new_text.clone());
+        self.push(
+            DiagnosticCode::CaseMismatch,
+            range.clone(),
+            format!(
+                "`{}` exists as `{spelled}`, which differs only in letter case: the link works on Windows and macOS but breaks on Linux and GitHub",
+                link.dest
+            ),
+            Some(actual),
+        );
+        if let Some(edit) = edit {
+            self.offer_fix(range, DiagnosticCode::CaseMismatch, edit);
+        }
+    }
+
+    /// `ambiguous-file`: a Markdown link's file name matches several files.
+    fn ambiguous_file(&mut self, link: &Link, range: Range<usize>, paths: &[String]) {
+        self.push(
+            DiagnosticCode::AmbiguousFile,
+            range,
+            format!(
+                "`{}` matches {} files by name: {}",
+                link.dest,
+                paths.len(),
+                paths.join(", ")
+            ),
+            Some(&link.dest),
+        );
+    }
+
+    /// `ambiguous-wiki-target`: a wiki link matches several documents.
+    fn ambiguous_wiki_target(&mut self, link: &Link, range: Range<usize>, paths: &[String]) {
+        self.push(
+            DiagnosticCode::AmbiguousWikiTarget,
+            range,
+            format!(
+                "wiki link `[[{}]]` matches {} documents: {}",
+                link.dest,
+                paths.len(),
+                paths.join(", ")
+            ),
+            Some(&link.dest),
+        );
+    }
+
+    /// `missing-heading`: the link's fragment names no heading, anchor or block id of the
+    /// document it leads to (`target_path`).
+    fn missing_heading(
+        &mut self,
+        link: &Link,
+        range: Range<usize>,
+        target_path: &str,
+        fragment: &str,
+    ) {
+        let (ws, path) = (self.ws, self.path);
+        let Some(target) = ws.parsed(target_path) else {
+            return;
+        };
+        let wiki = link.kind.is_wiki();
+        let case_sensitive = self.config.fragment_case_sensitive;
+        let found = fragment_matches(
+            &target,
+            fragment,
+            wiki,
+            case_sensitive,
+            ws.generator(),
+            ws.definition_term_ids(),
+        ) || (!wiki
+            && hugo::included_anchor(ws, target_path, fragment, case_sensitive));
+        if !found {
+            let frag_range = link.fragment_range.clone().unwrap_or(range);
+            let where_ = if target_path == path {
+                "this document".to_string()
+            } else {
+                format!("`{target_path}`")
+            };
+            let target_desc = format!("{target_path}#{fragment}");
+            self.push(
+                DiagnosticCode::MissingHeading,
+                frag_range,
+                format!("no heading or anchor `#{fragment}` in {where_}"),
+                Some(&target_desc),
+            );
+        }
+    }
 }
 
 /// The bytes of a link's path, without its fragment: a fragment is not what is missing.

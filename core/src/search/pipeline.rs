@@ -542,155 +542,267 @@ pub fn hybrid_search_with(
     vector_leg: Option<&dyn VectorLeg>,
     reranker: Option<&dyn Reranker>,
 ) -> Result<PipelineResults, PipelineError> {
-    options.validate().map_err(SearchError::InvalidArgument)?;
-    if options.rerank && reranker.is_none() {
-        return Err(PipelineError::NotConfigured(
-            "rerank needs a cross-encoder model and none is available; search without rerank"
-                .into(),
-        ));
-    }
-    let mut mode = match (options.mode, vector_leg) {
-        (SearchMode::Semantic, None) => {
-            return Err(PipelineError::NotConfigured(
-                "semantic search needs embeddings and none are available (no embedding provider, or the index has no vectors yet); use mode lexical".into(),
-            ));
-        }
-        (SearchMode::Hybrid, None) => SearchMode::Lexical,
-        (m, _) => m,
-    };
-    let limit = if query.limit == 0 {
-        DEFAULT_LIMIT
-    } else {
-        query.limit
-    };
-    // A single leg with nothing to re-rank needs no pool beyond `limit`.
-    let single_leg_plain = mode != SearchMode::Hybrid
-        && !options.mmr
-        && !options.rerank
-        && options.candidates.is_none();
-    let n_candidates = if single_leg_plain {
-        limit
-    } else {
-        options.candidates_for(limit)
-    };
-    let terms = query::parse_query(&query.text);
+    let mut plan = Plan::new(query, options, vector_leg, reranker)?;
 
     // 1. The legs.
-    let mut lexical_ids: Vec<i64> = Vec::new();
-    let mut lexical_scores: HashMap<i64, f64> = HashMap::new();
-    let mut lexical_low = true;
-    let filter_applied;
-    if mode != SearchMode::Semantic {
-        let leg_query = SearchQuery {
-            limit: n_candidates,
-            ..query.clone()
-        };
-        let ranking = store.lexical_ranking(&leg_query, options.synonyms)?;
-        lexical_ids = ranking.ranked.iter().map(|(id, _)| *id).collect();
-        lexical_scores = ranking.ranked.into_iter().collect();
-        lexical_low = ranking.low_confidence;
-        filter_applied = ranking.filter_applied;
-    } else {
-        filter_applied = build_filters(query)?.applied;
+    let lexical = lexical_leg(store, query, options, &plan)?;
+    let vector_leg = ready_vector_leg(vector_leg, &mut plan.mode)?;
+    let mut vector_hits: Vec<VectorHit> = Vec::new();
+    if let Some(leg) = vector_leg {
+        let filtering = !lexical.filter_applied.is_empty() || plan.terms.iter().any(|t| t.excluded);
+        vector_hits = vector_leg_hits(store, query, leg, plan.n_candidates, filtering)?;
     }
-    let mut vector_leg = vector_leg.filter(|_| mode != SearchMode::Lexical);
+
+    // 2. Fusion (or the single leg's order), then the document leg.
+    let (pool, nominal) = fuse_legs(query, options, plan.mode, &lexical, &vector_hits);
+    let (mut pool, rows) = candidate_pool(store, options, &plan, vector_leg, pool)?;
+
+    // 3. Rerank.
+    let mut reranked = false;
+    if let (true, Some(reranker)) = (options.rerank, reranker) {
+        rerank_pool(reranker, &mut pool, &rows, query, &plan.terms)?;
+        reranked = true;
+    }
+
+    // 4. MMR or the first `limit`.
+    let (selected, mmr_scores) = select_hits(options, &plan, vector_leg, &pool, &rows)?;
+
+    // 5. Confidence.
+    let (ratio, low_confidence) = ConfidenceRule {
+        options,
+        query,
+        mode: plan.mode,
+        reranked,
+        lexical_low: lexical.low,
+        nominal: nominal.as_ref(),
+    }
+    .judge(&selected);
+
+    // Hits; 6. Parent retrieval.
+    let mut hits = pipeline_hits(&selected, mmr_scores, &rows, &plan.terms);
+    if options.parent_retriever && hits.len() >= 2 {
+        hits = collapse_hits(store, hits, options.parent)?;
+    }
+
+    Ok(PipelineResults {
+        results: hits,
+        low_confidence,
+        confidence_ratio: ratio,
+        filter_applied: lexical.filter_applied,
+        mode: plan.mode,
+        candidates: plan.n_candidates,
+        reranked,
+    })
+}
+
+/// What one search runs: its mode, how many hits it keeps, each leg's pool size and the
+/// query's terms.
+struct Plan {
+    /// The mode that runs (`lexical` for a hybrid search without a vector leg).
+    mode: SearchMode,
+    /// Hits kept (`query.limit`, or [`DEFAULT_LIMIT`] for 0).
+    limit: usize,
+    /// Candidates fetched per leg.
+    n_candidates: usize,
+    /// The parsed query.
+    terms: Vec<query::QueryTerm>,
+}
+
+impl Plan {
+    /// Checks the options and that the stages asked for can run, and sizes the pool.
+    fn new(
+        query: &SearchQuery,
+        options: &PipelineOptions,
+        vector_leg: Option<&dyn VectorLeg>,
+        reranker: Option<&dyn Reranker>,
+    ) -> Result<Plan, PipelineError> {
+        options.validate().map_err(SearchError::InvalidArgument)?;
+        if options.rerank && reranker.is_none() {
+            return Err(PipelineError::NotConfigured(
+                "rerank needs a cross-encoder model and none is available; search without rerank"
+                    .into(),
+            ));
+        }
+        let mode = match (options.mode, vector_leg) {
+            (SearchMode::Semantic, None) => {
+                return Err(PipelineError::NotConfigured(
+                    "semantic search needs embeddings and none are available (no embedding provider, or the index has no vectors yet); use mode lexical".into(),
+                ));
+            }
+            (SearchMode::Hybrid, None) => SearchMode::Lexical,
+            (m, _) => m,
+        };
+        let limit = if query.limit == 0 {
+            DEFAULT_LIMIT
+        } else {
+            query.limit
+        };
+        // A single leg with nothing to re-rank needs no pool beyond `limit`.
+        let single_leg_plain = mode != SearchMode::Hybrid
+            && !options.mmr
+            && !options.rerank
+            && options.candidates.is_none();
+        let n_candidates = if single_leg_plain {
+            limit
+        } else {
+            options.candidates_for(limit)
+        };
+        let terms = query::parse_query(&query.text);
+        Ok(Plan {
+            mode,
+            limit,
+            n_candidates,
+            terms,
+        })
+    }
+}
+
+/// What the lexical leg found; in semantic mode, where it does not run, only the filters
+/// that applied.
+struct LexicalLeg {
+    /// Chunk ids, best first.
+    ids: Vec<i64>,
+    /// Each chunk's `-bm25`.
+    scores: HashMap<i64, f64>,
+    /// The leg's own low-confidence rule (true when it did not run).
+    low: bool,
+    /// The filters that applied (as [`SearchResults::filter_applied`]).
+    filter_applied: Vec<String>,
+}
+
+/// Runs the lexical leg for `plan.n_candidates` chunks, unless the mode is semantic.
+fn lexical_leg(
+    store: &Store,
+    query: &SearchQuery,
+    options: &PipelineOptions,
+    plan: &Plan,
+) -> Result<LexicalLeg, SearchError> {
+    if plan.mode == SearchMode::Semantic {
+        return Ok(LexicalLeg {
+            ids: Vec::new(),
+            scores: HashMap::new(),
+            low: true,
+            filter_applied: build_filters(query)?.applied,
+        });
+    }
+    let leg_query = SearchQuery {
+        limit: plan.n_candidates,
+        ..query.clone()
+    };
+    let ranking = store.lexical_ranking(&leg_query, options.synonyms)?;
+    Ok(LexicalLeg {
+        ids: ranking.ranked.iter().map(|(id, _)| *id).collect(),
+        scores: ranking.ranked.into_iter().collect(),
+        low: ranking.low_confidence,
+        filter_applied: ranking.filter_applied,
+    })
+}
+
+/// The vector leg if the mode uses one and it is ready; a hybrid search whose query could
+/// not be embedded falls back to `lexical` (and `mode` says so), a semantic one fails.
+fn ready_vector_leg<'a>(
+    vector_leg: Option<&'a dyn VectorLeg>,
+    mode: &mut SearchMode,
+) -> Result<Option<&'a dyn VectorLeg>, PipelineError> {
+    let vector_leg = vector_leg.filter(|_| *mode != SearchMode::Lexical);
     if let Some(Err(reason)) = vector_leg.map(|leg| leg.ready()) {
-        if mode == SearchMode::Semantic {
+        if *mode == SearchMode::Semantic {
             return Err(PipelineError::NotConfigured(format!(
                 "the query could not be embedded: {reason}"
             )));
         }
         tracing::warn!(%reason, "query embedding failed; searching lexically");
-        mode = SearchMode::Lexical;
-        vector_leg = None;
+        *mode = SearchMode::Lexical;
+        return Ok(None);
     }
-    let mut vector_hits: Vec<VectorHit> = Vec::new();
-    if let Some(leg) = vector_leg {
-        let filtering = !filter_applied.is_empty() || terms.iter().any(|t| t.excluded);
-        let k = if filtering {
-            n_candidates.saturating_mul(4)
-        } else {
-            n_candidates
-        };
-        let raw = leg.nearest(k)?;
-        let ids: Vec<i64> = raw.iter().map(|h| h.chunk_id).collect();
-        let keep = store.chunk_ids_passing(query, &ids)?;
-        let mut seen = HashSet::new();
-        vector_hits = raw
-            .into_iter()
-            .filter(|h| keep.contains(&h.chunk_id) && seen.insert(h.chunk_id))
-            .take(n_candidates)
-            .collect();
-    }
+    Ok(vector_leg)
+}
 
-    // 2. Fusion (or the single leg's order). The lexical leg counts less for a query whose
-    // words mostly miss (its own low-confidence rule) and for a mostly-CJK query.
-    let lexical_factor = if lexical_low {
+/// The vector leg's first `n_candidates` distinct chunks that pass the query's filters and
+/// exclusions (asking for 4× as many when `filtering`).
+fn vector_leg_hits(
+    store: &Store,
+    query: &SearchQuery,
+    leg: &dyn VectorLeg,
+    n_candidates: usize,
+    filtering: bool,
+) -> Result<Vec<VectorHit>, SearchError> {
+    let k = if filtering {
+        n_candidates.saturating_mul(4)
+    } else {
+        n_candidates
+    };
+    let raw = leg.nearest(k)?;
+    let ids: Vec<i64> = raw.iter().map(|h| h.chunk_id).collect();
+    let keep = store.chunk_ids_passing(query, &ids)?;
+    let mut seen = HashSet::new();
+    Ok(raw
+        .into_iter()
+        .filter(|h| keep.contains(&h.chunk_id) && seen.insert(h.chunk_id))
+        .take(n_candidates)
+        .collect())
+}
+
+/// The lexical leg's weight factor: it counts less for a query whose words mostly miss
+/// (its own low-confidence rule) and for a mostly-CJK query.
+fn lexical_factor(options: &PipelineOptions, lexical_low: bool, text: &str) -> f64 {
+    (if lexical_low {
         options.weak_lexical_factor
     } else {
         1.0
-    } * if query::mostly_cjk(&query.text) {
+    }) * if query::mostly_cjk(text) {
         options.cjk_lexical_factor
     } else {
         1.0
-    };
+    }
+}
+
+/// RRF of the two legs, the lexical one with weight `lexical_weight`.
+fn fuse(
+    options: &PipelineOptions,
+    lexical_ids: &[i64],
+    vector_ids: &[i64],
+    lexical_weight: f64,
+) -> Vec<fusion::Fused<i64>> {
+    fusion::rrf(
+        &[
+            fusion::RrfLeg {
+                weight: lexical_weight,
+                ranked: lexical_ids,
+            },
+            fusion::RrfLeg {
+                weight: options.vector_weight,
+                ranked: vector_ids,
+            },
+        ],
+        options.rrf_k,
+    )
+}
+
+/// The pool in the mode's order (the lexical leg's, the vector leg's, or their fusion),
+/// and in hybrid mode with the lexical leg weighted down, the RRF scores at the nominal
+/// weights, which the confidence rule reads.
+fn fuse_legs(
+    query: &SearchQuery,
+    options: &PipelineOptions,
+    mode: SearchMode,
+    lexical: &LexicalLeg,
+    vector_hits: &[VectorHit],
+) -> (Vec<Candidate>, Option<HashMap<i64, f64>>) {
+    let lexical_factor = lexical_factor(options, lexical.low, &query.text);
     let vector_ids: Vec<i64> = vector_hits.iter().map(|h| h.chunk_id).collect();
-    let similarity: HashMap<i64, f64> = vector_hits
-        .iter()
-        .map(|h| (h.chunk_id, h.similarity))
-        .collect();
-    // RRF of the two legs, the lexical one with weight `lexical_weight`.
-    let fuse = |lexical_weight: f64| {
-        fusion::rrf(
-            &[
-                fusion::RrfLeg {
-                    weight: lexical_weight,
-                    ranked: &lexical_ids,
-                },
-                fusion::RrfLeg {
-                    weight: options.vector_weight,
-                    ranked: &vector_ids,
-                },
-            ],
-            options.rrf_k,
-        )
-    };
-    let mut pool: Vec<Candidate> = match mode {
-        SearchMode::Lexical => lexical_ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| Candidate {
-                id: *id,
-                score: lexical_scores[id],
-                unboosted: None,
-                lexical_rank: Some(i + 1),
-                vector_rank: None,
-                similarity: None,
-            })
-            .collect(),
-        SearchMode::Semantic => vector_hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| Candidate {
-                id: h.chunk_id,
-                score: h.score,
-                unboosted: None,
-                lexical_rank: None,
-                vector_rank: Some(i + 1),
-                similarity: Some(h.similarity),
-            })
-            .collect(),
-        SearchMode::Hybrid => fuse(options.lexical_weight * lexical_factor)
-            .into_iter()
-            .map(|f| Candidate {
-                id: f.key,
-                score: f.score,
-                unboosted: None,
-                lexical_rank: f.ranks[0],
-                vector_rank: f.ranks[1],
-                similarity: similarity.get(&f.key).copied(),
-            })
-            .collect(),
+    let pool = match mode {
+        SearchMode::Lexical => lexical_pool(lexical),
+        SearchMode::Semantic => semantic_pool(vector_hits),
+        SearchMode::Hybrid => hybrid_pool(
+            fuse(
+                options,
+                &lexical.ids,
+                &vector_ids,
+                options.lexical_weight * lexical_factor,
+            ),
+            vector_hits,
+        ),
     };
     // The confidence rule reads the RRF scores of the nominal leg weights: with the lexical
     // leg weighted down, one leg's scores (1/61, 1/62, …) never stand 1.5× above their
@@ -698,63 +810,142 @@ pub fn hybrid_search_with(
     // agreed on a winner.
     let nominal: Option<HashMap<i64, f64>> = (mode == SearchMode::Hybrid && lexical_factor < 1.0)
         .then(|| {
-            fuse(options.lexical_weight)
+            fuse(options, &lexical.ids, &vector_ids, options.lexical_weight)
                 .into_iter()
                 .map(|f| (f.key, f.score))
                 .collect()
         });
-    // Read once for the document leg and every later stage.
+    (pool, nominal)
+}
+
+/// The lexical leg's hits as candidates, scored `-bm25`.
+fn lexical_pool(lexical: &LexicalLeg) -> Vec<Candidate> {
+    lexical
+        .ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| Candidate {
+            id: *id,
+            score: lexical.scores[id],
+            unboosted: None,
+            lexical_rank: Some(i + 1),
+            vector_rank: None,
+            similarity: None,
+        })
+        .collect()
+}
+
+/// The vector leg's hits as candidates, scored by the corrected cosine.
+fn semantic_pool(vector_hits: &[VectorHit]) -> Vec<Candidate> {
+    vector_hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| Candidate {
+            id: h.chunk_id,
+            score: h.score,
+            unboosted: None,
+            lexical_rank: None,
+            vector_rank: Some(i + 1),
+            similarity: Some(h.similarity),
+        })
+        .collect()
+}
+
+/// The fused hits as candidates, scored by RRF, with the vector leg's cosines.
+fn hybrid_pool(fused: Vec<fusion::Fused<i64>>, vector_hits: &[VectorHit]) -> Vec<Candidate> {
+    let similarity: HashMap<i64, f64> = vector_hits
+        .iter()
+        .map(|h| (h.chunk_id, h.similarity))
+        .collect();
+    fused
+        .into_iter()
+        .map(|f| Candidate {
+            id: f.key,
+            score: f.score,
+            unboosted: None,
+            lexical_rank: f.ranks[0],
+            vector_rank: f.ranks[1],
+            similarity: similarity.get(&f.key).copied(),
+        })
+        .collect()
+}
+
+/// Reads the pool's chunks (once, for the document leg and every later stage), adds the
+/// document leg in hybrid mode, and keeps the first `n_candidates` still in the index.
+fn candidate_pool(
+    store: &Store,
+    options: &PipelineOptions,
+    plan: &Plan,
+    vector_leg: Option<&dyn VectorLeg>,
+    mut pool: Vec<Candidate>,
+) -> Result<(Vec<Candidate>, HashMap<i64, ChunkRow>), SearchError> {
     let rows = store.load_chunk_rows(&pool.iter().map(|c| c.id).collect::<Vec<_>>())?;
-    if mode == SearchMode::Hybrid {
+    if plan.mode == SearchMode::Hybrid {
         pool = document_fusion(vector_leg, options, pool, &rows)?;
     }
-    pool.truncate(n_candidates);
+    pool.truncate(plan.n_candidates);
     pool.retain(|c| rows.contains_key(&c.id));
+    Ok((pool, rows))
+}
 
-    // 3. Rerank.
-    let mut reranked = false;
-    if let (true, Some(reranker)) = (options.rerank, reranker) {
-        let passages: Vec<String> = pool
-            .iter()
-            .map(|c| {
-                let row = &rows[&c.id];
-                crate::store::embedding_text(
-                    &row.heading_path.join(crate::store::HEADING_PATH_SEPARATOR),
-                    &row.text,
-                )
-            })
-            .collect();
-        let passages: Vec<&str> = passages.iter().map(String::as_str).collect();
-        let words = query::included_text(&terms);
-        let rerank_query = if words.trim().is_empty() {
-            query.text.as_str()
-        } else {
-            words.as_str()
-        };
-        let scores = reranker
-            .score(rerank_query, &passages)
-            .map_err(|why| PipelineError::Unavailable(format!("the reranker failed: {why}")))?;
-        if scores.len() != pool.len() {
-            return Err(PipelineError::Unavailable(format!(
-                "the reranker returned {} scores for {} passages",
-                scores.len(),
-                pool.len()
-            )));
-        }
-        for (c, s) in pool.iter_mut().zip(scores) {
-            c.score = s;
-        }
-        // Stable: equal reranker scores keep the fused order.
-        pool.sort_by(|a, b| b.score.total_cmp(&a.score));
-        reranked = true;
+/// Rescores the pool with the reranker (the query's included words against each chunk as
+/// embedded) and re-sorts it, stable.
+fn rerank_pool(
+    reranker: &dyn Reranker,
+    pool: &mut [Candidate],
+    rows: &HashMap<i64, ChunkRow>,
+    query: &SearchQuery,
+    terms: &[query::QueryTerm],
+) -> Result<(), PipelineError> {
+    let passages: Vec<String> = pool
+        .iter()
+        .map(|c| {
+            let row = &rows[&c.id];
+            crate::store::embedding_text(
+                &row.heading_path.join(crate::store::HEADING_PATH_SEPARATOR),
+                &row.text,
+            )
+        })
+        .collect();
+    let passages: Vec<&str> = passages.iter().map(String::as_str).collect();
+    let words = query::included_text(terms);
+    let rerank_query = if words.trim().is_empty() {
+        query.text.as_str()
+    } else {
+        words.as_str()
+    };
+    let scores = reranker
+        .score(rerank_query, &passages)
+        .map_err(|why| PipelineError::Unavailable(format!("the reranker failed: {why}")))?;
+    if scores.len() != pool.len() {
+        return Err(PipelineError::Unavailable(format!(
+            "the reranker returned {} scores for {} passages",
+            scores.len(),
+            pool.len()
+        )));
     }
+    for (c, s) in pool.iter_mut().zip(scores) {
+        c.score = s;
+    }
+    // Stable: equal reranker scores keep the fused order.
+    pool.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(())
+}
 
-    // 4. MMR or the first `limit`.
+/// The `limit` hits kept: MMR's picks with their MMR values when `mmr` is on, else the
+/// first `limit` of the pool (the values `None`).
+fn select_hits(
+    options: &PipelineOptions,
+    plan: &Plan,
+    vector_leg: Option<&dyn VectorLeg>,
+    pool: &[Candidate],
+    rows: &HashMap<i64, ChunkRow>,
+) -> Result<(Vec<Candidate>, Vec<Option<f64>>), SearchError> {
     let mut mmr_scores: Vec<Option<f64>> = Vec::new();
     let selected: Vec<Candidate> = if options.mmr && !pool.is_empty() {
         let ids: Vec<i64> = pool.iter().map(|c| c.id).collect();
         let vectors = match vector_leg {
-            Some(leg) if mode != SearchMode::Lexical => leg.vectors(&ids)?,
+            Some(leg) if plan.mode != SearchMode::Lexical => leg.vectors(&ids)?,
             _ => HashMap::new(),
         };
         let tokens: Vec<HashSet<String>> = pool
@@ -773,81 +964,115 @@ pub fn hybrid_search_with(
             .collect();
         let picks = mmr::select(
             &cands,
-            limit,
+            plan.limit,
             options.mmr_lambda,
             options.mmr_same_doc_penalty,
         );
         mmr_scores = picks.iter().map(|p| Some(p.mmr_score)).collect();
         picks.iter().map(|p| pool[p.index].clone()).collect()
     } else {
-        pool.iter().take(limit).cloned().collect()
+        pool.iter().take(plan.limit).cloned().collect()
     };
     mmr_scores.resize(selected.len(), None);
+    Ok((selected, mmr_scores))
+}
 
-    // 5. Confidence.
-    let scores: Vec<f64> = selected
-        .iter()
-        .map(|c| {
-            if reranked {
-                c.score
-            } else if let Some(nominal) = &nominal {
-                nominal.get(&c.id).copied().unwrap_or(0.0)
-            } else {
-                c.unboosted.unwrap_or(c.score)
-            }
-        })
-        .collect();
-    // Hybrid where the lexical leg matched nothing, too little to count (its best hit
-    // matches fewer than half of the query's terms), or matched character bigrams of a
-    // mostly-CJK query, which particles and endings match by accident: the vector leg
-    // alone must be near enough. It says what the legs found, so it holds after a rerank.
-    let best_similarity = selected
-        .iter()
-        .filter_map(|c| c.similarity)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let vaguely_near = mode == SearchMode::Hybrid
-        && (lexical_low || query::mostly_cjk(&query.text))
-        && best_similarity < options.semantic_only_floor;
-    let (ratio, low_confidence) = if selected.is_empty() {
-        (None, true)
-    } else if reranked {
-        // The reranker's scores replace the ratio's input (on a probability scale, so
-        // that logits work too); the legs' own floors stay: a rerank orders what the legs
-        // found, it does not make a weak match strong.
-        let ratio = confidence::ratio_higher_better(&confidence::rerank_probabilities(&scores));
-        let floor = (mode == SearchMode::Lexical && lexical_low) || vaguely_near;
-        (
-            ratio,
-            floor || confidence::is_low(ratio, options.min_confidence_ratio),
-        )
-    } else if mode == SearchMode::Semantic {
-        // On cosine distances (the ranking score is corrected for the collection; the
-        // ratio's threshold was set on cosines).
-        let distances: Vec<f64> = selected
+/// What the `low_confidence` rules read besides the kept hits.
+struct ConfidenceRule<'a> {
+    options: &'a PipelineOptions,
+    query: &'a SearchQuery,
+    mode: SearchMode,
+    reranked: bool,
+    lexical_low: bool,
+    /// The RRF scores at the nominal leg weights (see [`fuse_legs`]).
+    nominal: Option<&'a HashMap<i64, f64>>,
+}
+
+impl ConfidenceRule<'_> {
+    /// The confidence ratio and `low_confidence` of the kept hits (see [`confidence`]).
+    fn judge(&self, selected: &[Candidate]) -> (Option<f64>, bool) {
+        let options = self.options;
+        let scores = self.scores(selected);
+        let vaguely_near = self.vaguely_near(selected);
+        if selected.is_empty() {
+            (None, true)
+        } else if self.reranked {
+            // The reranker's scores replace the ratio's input (on a probability scale, so
+            // that logits work too); the legs' own floors stay: a rerank orders what the
+            // legs found, it does not make a weak match strong.
+            let ratio = confidence::ratio_higher_better(&confidence::rerank_probabilities(&scores));
+            let floor = (self.mode == SearchMode::Lexical && self.lexical_low) || vaguely_near;
+            (
+                ratio,
+                floor || confidence::is_low(ratio, options.min_confidence_ratio),
+            )
+        } else if self.mode == SearchMode::Semantic {
+            // On cosine distances (the ranking score is corrected for the collection; the
+            // ratio's threshold was set on cosines).
+            let distances: Vec<f64> = selected
+                .iter()
+                .map(|c| 1.0 - c.similarity.unwrap_or(c.score))
+                .collect();
+            let ratio = confidence::ratio_distances(&distances);
+            (
+                ratio,
+                confidence::is_low(ratio, options.min_confidence_ratio),
+            )
+        } else if self.mode == SearchMode::Lexical {
+            // BM25 scores of a few good hits sit close together, so their ratio says little
+            // (and depends on `limit`); lexical confidence is term coverage: the best hit
+            // matches at least half of the query's included terms.
+            (confidence::ratio_higher_better(&scores), self.lexical_low)
+        } else {
+            let ratio = confidence::ratio_higher_better(&scores);
+            (
+                ratio,
+                vaguely_near || confidence::is_low(ratio, options.min_confidence_ratio),
+            )
+        }
+    }
+
+    /// The scores the ratio reads: the reranker's, the nominal RRF scores, or the scores
+    /// before the document leg's boost.
+    fn scores(&self, selected: &[Candidate]) -> Vec<f64> {
+        selected
             .iter()
-            .map(|c| 1.0 - c.similarity.unwrap_or(c.score))
-            .collect();
-        let ratio = confidence::ratio_distances(&distances);
-        (
-            ratio,
-            confidence::is_low(ratio, options.min_confidence_ratio),
-        )
-    } else if mode == SearchMode::Lexical {
-        // BM25 scores of a few good hits sit close together, so their ratio says little
-        // (and depends on `limit`); lexical confidence is term coverage: the best hit
-        // matches at least half of the query's included terms.
-        (confidence::ratio_higher_better(&scores), lexical_low)
-    } else {
-        let ratio = confidence::ratio_higher_better(&scores);
-        (
-            ratio,
-            vaguely_near || confidence::is_low(ratio, options.min_confidence_ratio),
-        )
-    };
+            .map(|c| {
+                if self.reranked {
+                    c.score
+                } else if let Some(nominal) = self.nominal {
+                    nominal.get(&c.id).copied().unwrap_or(0.0)
+                } else {
+                    c.unboosted.unwrap_or(c.score)
+                }
+            })
+            .collect()
+    }
 
-    // Hits.
-    let needles = snippet::needles_for(&terms);
-    let mut hits: Vec<PipelineHit> = selected
+    /// Hybrid where the lexical leg matched nothing, too little to count (its best hit
+    /// matches fewer than half of the query's terms), or matched character bigrams of a
+    /// mostly-CJK query, which particles and endings match by accident: the vector leg
+    /// alone must be near enough. It says what the legs found, so it holds after a rerank.
+    fn vaguely_near(&self, selected: &[Candidate]) -> bool {
+        let best_similarity = selected
+            .iter()
+            .filter_map(|c| c.similarity)
+            .fold(f64::NEG_INFINITY, f64::max);
+        self.mode == SearchMode::Hybrid
+            && (self.lexical_low || query::mostly_cjk(&self.query.text))
+            && best_similarity < self.options.semantic_only_floor
+    }
+}
+
+/// The kept candidates as hits, with their chunks' locations, snippets and MMR values.
+fn pipeline_hits(
+    selected: &[Candidate],
+    mmr_scores: Vec<Option<f64>>,
+    rows: &HashMap<i64, ChunkRow>,
+    terms: &[query::QueryTerm],
+) -> Vec<PipelineHit> {
+    let needles = snippet::needles_for(terms);
+    selected
         .iter()
         .zip(mmr_scores)
         .map(|(c, mmr_score)| {
@@ -872,22 +1097,7 @@ pub fn hybrid_search_with(
                 expanded_chunk_ids: Vec::new(),
             }
         })
-        .collect();
-
-    // 6. Parent retrieval.
-    if options.parent_retriever && hits.len() >= 2 {
-        hits = collapse_hits(store, hits, options.parent)?;
-    }
-
-    Ok(PipelineResults {
-        results: hits,
-        low_confidence,
-        confidence_ratio: ratio,
-        filter_applied,
-        mode,
-        candidates: n_candidates,
-        reranked,
-    })
+        .collect()
 }
 
 /// The document and ensemble legs of hybrid search (see
