@@ -31,14 +31,12 @@ pub const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
 /// The longest header line read; a longer line is skipped.
 const MAX_HEADER_LINE: u64 = 8 * 1024;
 
-/// A JSON-RPC message as far as this layer checks it.
+/// The fields of a message this layer reads to answer one the server cannot: whether
+/// it is a request or notification, and its id.
 #[derive(Deserialize)]
 struct Shape {
-    jsonrpc: Option<String>,
     method: Option<serde::de::IgnoredAny>,
     id: Option<serde_json::Value>,
-    result: Option<serde::de::IgnoredAny>,
-    error: Option<serde::de::IgnoredAny>,
 }
 
 /// What to do with one frame's body.
@@ -158,17 +156,24 @@ pub fn decode(body: Vec<u8>) -> Decoded {
             };
         }
     };
-    let id_ok = shape
-        .id
-        .as_ref()
-        .is_none_or(|id| id.is_string() || id.is_number() || id.is_null());
-    let message = shape.method.is_some()
-        || (shape.id.is_some() && (shape.result.is_some() || shape.error.is_some()));
-    if shape.jsonrpc.as_deref() != Some("2.0") || !id_ok || !message {
-        let id = shape.id.filter(|id| id.is_string() || id.is_number());
-        return invalid_request(id, "not a JSON-RPC 2.0 request, notification or response");
+    if !text.trim_start().starts_with('{') {
+        // A batch or a bare value: LSP has neither.
+        return invalid_request(id(), "not a JSON-RPC message object");
     }
-    Decoded::Forward(text.into_bytes())
+    // What the server's transport reads (its `Request` or `Response`, whose parse covers
+    // the params too: numbers out of range, nesting past the parser's limit); anything
+    // else would end the session there.
+    use tower_lsp_server::jsonrpc::{Request, Response};
+    if text.parse::<Request>().is_ok() || text.parse::<Response>().is_ok() {
+        return Decoded::Forward(text.into_bytes());
+    }
+    if shape.method.is_none() {
+        // A broken answer to one of the server's requests: answering it would put an
+        // error under an id of the server's own.
+        return Decoded::Drop("an answer the server cannot read".to_owned());
+    }
+    let id = shape.id.filter(|id| id.is_string() || id.is_number());
+    invalid_request(id, "not a JSON-RPC 2.0 request, notification or response")
 }
 
 /// -32600 for a message with `id`, else a drop.
@@ -187,7 +192,9 @@ fn invalid_request(id: Option<serde_json::Value>, why: &str) -> Decoded {
 /// for a value that is not a length up to [`MAX_FRAME_BYTES`].
 fn content_length(line: &str) -> Option<Result<usize, String>> {
     let lower = line.to_ascii_lowercase();
-    let at = lower.find("content-length:")?;
+    // The last one: a body glued to the next header while resynchronising may hold the
+    // words itself.
+    let at = lower.rfind("content-length:")?;
     let value = line[at + "content-length:".len()..].trim();
     Some(match value.parse::<usize>() {
         Ok(n) if n <= MAX_FRAME_BYTES => Ok(n),
@@ -288,8 +295,10 @@ where
             if text.is_empty() {
                 break;
             }
-            if let Some(Ok(n)) = content_length(text) {
-                length = Some(n);
+            // The server's own frames are trusted: no cap on their length.
+            let lower = text.to_ascii_lowercase();
+            if let Some(value) = lower.strip_prefix("content-length:") {
+                length = value.trim().parse::<usize>().ok();
             }
         }
         let mut body = vec![0; length.unwrap_or(0)];
@@ -377,6 +386,26 @@ mod tests {
                     .into()
             )
         );
+        // A client's answer to a server request, `null` result included, goes through.
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":null}"#;
+        assert_eq!(decode(answer.into()), forward(answer));
+        // What the server's transport would refuse: a method that is not a string, an id
+        // out of range, a number past f64.
+        for (body, code) in [
+            (r#"{"jsonrpc":"2.0","id":1,"method":5}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"x","params":[1e400]}"#,
+                -32600,
+            ),
+        ] {
+            match decode(body.into()) {
+                Decoded::Reply(reply) => {
+                    assert!(reply.contains(&format!("\"code\":{code}")), "{reply}")
+                }
+                other => panic!("{body}: {other:?}"),
+            }
+        }
         assert!(matches!(decode(b"not json".to_vec()), Decoded::Drop(_)));
         assert!(matches!(decode(b"[1,2]".to_vec()), Decoded::Drop(_)));
         assert_eq!(content_length("Content-Length: 12"), Some(Ok(12)));
