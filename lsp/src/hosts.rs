@@ -83,12 +83,10 @@ impl Hosts {
         };
         let host = Arc::new(Host::open(options.clone())?.with_editor(Arc::new(editor)));
         host.start_watching();
-        if !no_embeddings && let Err(reason) = &options.embed {
+        let problem = options.embed.as_ref().err().filter(|_| !no_embeddings).map(|reason| {
             tracing::warn!(%reason, "embeddings are off");
-            shared.lock().config_problems.push(format!(
-                "folio: {reason}; embeddings are off, so folio/search matches words only until it is fixed"
-            ));
-        }
+            format!("folio: {reason}; embeddings are off, so folio/search matches words only until it is fixed")
+        });
         open.insert(
             folder.to_path_buf(),
             Opened {
@@ -97,6 +95,9 @@ impl Hosts {
                 host: Arc::clone(&host),
             },
         );
+        drop(open);
+        // The session's lock is taken only once the hosts' is released.
+        shared.lock().config_problems.extend(problem);
         Ok((host, true))
     }
 

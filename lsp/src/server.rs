@@ -209,7 +209,9 @@ impl Backend {
     /// both follow the session's roots.
     fn sync_endpoints(&self) {
         sync_endpoints(&self.shared, &self.endpoints);
-        self.hosts.retain(&self.shared.lock().root_folders());
+        // The folders first: the session's lock is not held while the hosts' is taken.
+        let folders = self.shared.lock().root_folders();
+        self.hosts.retain(&folders);
     }
 
     /// Like [`Backend::request`] for a handler that fills the session's caches (the

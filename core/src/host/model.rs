@@ -461,6 +461,10 @@ impl Model {
                 self.ws.add_other(path);
                 affected.extend(self.graph.affected_by(path));
             }
+            if crate::site::docfx::is_redirection_file(path) && self.ws.redirections_changed() {
+                // Which pages are redirected changed: any link may resolve differently.
+                affected.extend(self.ws.document_paths().map(str::to_owned));
+            }
             self.add_parent_folders(path);
         } else {
             // Deleted: a document, another file, or a folder with everything under it.

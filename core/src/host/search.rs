@@ -541,6 +541,7 @@ impl Host {
         let mut parsed: std::collections::HashMap<String, (Parsed, Vec<crate::chunk::Chunk>)> =
             std::collections::HashMap::new();
         let mut out = Vec::with_capacity(hits.len());
+        let mut shown = std::collections::HashSet::new();
         for mut hit in hits {
             let Some(buffer) = buffers.get(&hit.path) else {
                 out.push(hit);
@@ -561,6 +562,10 @@ impl Host {
             else {
                 continue;
             };
+            // Two indexed chunks the buffer merged into one are one hit (the better one).
+            if !shown.insert((hit.path.clone(), chunk.seq)) {
+                continue;
+            }
             hit.start_line = chunk.start_line;
             hit.end_line = chunk.end_line;
             hit.pointer = chunk.pointer.clone();

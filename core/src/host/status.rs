@@ -434,7 +434,8 @@ impl Host {
 
     /// Runs a pass on this thread, then any pass requested meanwhile: a full one asked
     /// for, else one over the changes the watcher reported.
-    pub(crate) fn run_reindex(&self, mut pass: Pass) {
+    pub(crate) fn run_reindex(&self, mut pass: Pass) -> Option<LastRun> {
+        let mut first: Option<LastRun> = None;
         loop {
             let state = Arc::clone(&self.reindex);
             let progress = move |done: usize, total: usize| {
@@ -503,9 +504,10 @@ impl Host {
                 Err(_) => failed(started, "the indexer panicked".into(), kind),
             };
             let Ok(mut s) = self.reindex.lock() else {
-                return;
+                return first.or(Some(last));
             };
             let ok = last.ok;
+            first.get_or_insert_with(|| last.clone());
             if let Some(changed) = changed.filter(|_| !ok) {
                 // Not indexed: tried again with the next pass.
                 s.pending.extend(changed);
@@ -535,7 +537,7 @@ impl Host {
             drop(s);
             self.reindex_stopped.notify_all();
             self.embedding.start(self.db_path.clone());
-            return;
+            return first;
         }
     }
 
@@ -593,6 +595,7 @@ impl Host {
                 s.running = false;
                 s.changes_pass = false;
             }
+            self.reindex_stopped.notify_all();
         }
     }
 
@@ -658,10 +661,8 @@ impl Host {
             s.force = force;
             s.started_at_ms = now_ms();
         }
-        self.run_reindex(Pass::Full { force });
-        let s = self.reindex.lock().map_err(HostError::internal)?;
-        s.last
-            .clone()
+        // Its own pass's result, not that of a pass over changes that followed it.
+        self.run_reindex(Pass::Full { force })
             .ok_or_else(|| HostError::internal("reindex left no result"))
     }
 

@@ -8,9 +8,10 @@
 //! `source_path` is relative to the folder of the file that names it,
 //! `source_path_from_root` starts with `/` and is relative to the repository root; docfx
 //! finds these files wherever they are (rule: docfx v3, `RedirectionProvider`), compares
-//! paths without letter case (the build runs on Windows) and looks a link's target up among
-//! the redirected paths before the files, without checking its fragment (the published link
-//! is the redirect's URL). [`Redirections`] holds them.
+//! paths without letter case (the build runs on Windows) and resolves a link to a
+//! redirected path to the redirect's URL, without checking its fragment. folio looks the
+//! files up first (a redirected file that still exists is a docfx warning of its own) and
+//! then the redirections. [`Redirections`] holds them.
 //!
 //! **Heading ids.** docfx gives headings Markdig's GitHub-style ids
 //! (`UseAutoIdentifiers(AutoIdentifierOptions.GitHub)`, [`markdig_ids`]): they equal
@@ -186,8 +187,8 @@ pub fn markdig_ids<'a>(headings: impl Iterator<Item = (&'a str, Option<&'a str>)
     let mut used = std::collections::HashSet::new();
     headings
         .map(|(text, id)| {
+            // An explicit id is kept and not reserved (Markdig adds only the ids it makes).
             if let Some(id) = id {
-                used.insert(id.to_owned());
                 return id.to_owned();
             }
             let mut base = markdig_slug(text);
@@ -237,9 +238,9 @@ mod tests {
                 "c",
             ]
         );
-        // An explicit id is kept and taken.
+        // An explicit id is kept, and not reserved: Markdig numbers only the ids it makes.
         let ids = markdig_ids([("A", Some("a")), ("A", None)].into_iter());
-        assert_eq!(ids, ["a", "a-1"]);
+        assert_eq!(ids, ["a", "a"]);
     }
 
     #[test]

@@ -656,6 +656,13 @@ impl Workspace {
         }
     }
 
+    /// Forgets the redirections read from a docfx site's redirection files, after one of
+    /// them changed; true on a docfx site (the caller then checks every document again).
+    pub fn redirections_changed(&mut self) -> bool {
+        self.redirections = std::sync::OnceLock::new();
+        self.site.generator == SiteGenerator::Docfx
+    }
+
     /// On a docfx site, the URL the page at KB-relative `path` redirects to, when one of
     /// the site's redirection files names it (letter case ignored;
     /// [`crate::site::docfx::Redirections`]). `None` elsewhere.
