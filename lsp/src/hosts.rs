@@ -139,6 +139,12 @@ impl EditorBuffers for SessionBuffers {
         self.endpoint.clone()
     }
 
+    fn open_buffer(&self, path: &str) -> Option<(i32, String)> {
+        let session = self.shared.lock();
+        let (_, version, text) = crate::bridge::open_buffer(&session, &self.folder, path).ok()?;
+        Some((version, text.text()))
+    }
+
     fn open_buffers(&self) -> HashMap<String, (i32, String)> {
         let session = self.shared.lock();
         crate::bridge::open_documents(&session, &self.folder)

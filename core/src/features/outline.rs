@@ -20,10 +20,6 @@ pub struct OutlineNode {
     pub heading: usize,
     /// Index of its element in [`Parsed::elements`].
     pub element: usize,
-    /// Level 1–6.
-    pub level: u8,
-    /// Bytes of the heading line(s).
-    pub range: Range<usize>,
     /// Bytes of its section: the heading and everything up to the next heading of the
     /// same or a lower level, blank lines at its end left out.
     pub section: Range<usize>,
@@ -38,15 +34,16 @@ pub fn outline(parsed: &Parsed) -> Vec<OutlineNode> {
     let mut stack: Vec<OutlineNode> = Vec::new();
     for (index, h) in parsed.section_headings() {
         let element = h.element.expect("section headings have an element");
-        while stack.last().is_some_and(|top| top.level >= h.level) {
+        while stack
+            .last()
+            .is_some_and(|top| parsed.headings[top.heading].level >= h.level)
+        {
             let done = stack.pop().expect("checked");
             attach(&mut stack, &mut roots, done);
         }
         stack.push(OutlineNode {
             heading: index,
             element,
-            level: h.level,
-            range: h.range.clone(),
             section: parsed.elements[element].subtree.clone(),
             children: Vec::new(),
         });
@@ -75,7 +72,7 @@ mod tests {
         let mut out = Vec::new();
         for n in nodes {
             out.push((
-                n.level,
+                parsed.headings[n.heading].level,
                 parsed.headings[n.heading].text.clone(),
                 n.children.len(),
             ));
@@ -106,7 +103,7 @@ mod tests {
             &text[a.section.clone()],
             "## A\n\n> ## Quoted\n\n- ## In a list\n\n### A.1"
         );
-        assert_eq!(&text[a.range.clone()], "## A");
+        assert_eq!(&text[parsed.headings[a.heading].range.clone()], "## A");
         // The contained headings still have anchors.
         let slugs: Vec<&str> = parsed.headings.iter().map(|h| h.slug.as_str()).collect();
         assert_eq!(

@@ -49,6 +49,8 @@ pub trait EditorBuffers: Send + Sync + std::fmt::Debug {
     /// Every document the editor has open under the host's root: KB-relative path →
     /// (version, the buffer's text, unsaved changes included).
     fn open_buffers(&self) -> std::collections::HashMap<String, (i32, String)>;
+    /// The document at KB-relative `path` when the editor has it open: (version, text).
+    fn open_buffer(&self, path: &str) -> Option<(i32, String)>;
 }
 
 /// Where a write landed.
@@ -78,6 +80,16 @@ impl Landed {
     }
 }
 
+/// A buffer of the editor a host runs inside: (version, text) with its name and endpoint.
+fn in_process_buffer(editor: &dyn EditorBuffers, (version, text): (i32, String)) -> Buffer {
+    Buffer {
+        endpoint: editor.endpoint(),
+        editor: editor.editor(),
+        version,
+        text,
+    }
+}
+
 fn unreachable_bridge(err: &BridgeError) -> HostError {
     HostError::new(
         ErrorCode::Busy,
@@ -100,19 +112,10 @@ impl Host {
         let Some(editor) = &self.editor else {
             return std::collections::HashMap::new();
         };
-        let (name, endpoint) = (editor.editor(), editor.endpoint());
         editor
             .open_buffers()
             .into_iter()
-            .map(|(path, (version, text))| {
-                let buffer = Buffer {
-                    endpoint: endpoint.clone(),
-                    editor: name.clone(),
-                    version,
-                    text,
-                };
-                (path, buffer)
-            })
+            .map(|(path, open)| (path, in_process_buffer(editor.as_ref(), open)))
             .collect()
     }
 
@@ -162,8 +165,10 @@ impl Host {
     /// Errors: an endpoint exists but does not answer within [`BRIDGE_TIMEOUT`] (`BUSY`):
     /// without its answer the disk copy may be stale.
     pub(crate) fn buffer(&self, path: &str) -> HostResult<Option<Buffer>> {
-        if let Some(buffer) = self.in_process_buffers().remove(path) {
-            return Ok(Some(buffer));
+        if let Some(editor) = &self.editor
+            && let Some(open) = editor.open_buffer(path)
+        {
+            return Ok(Some(in_process_buffer(editor.as_ref(), open)));
         }
         for endpoint in self.endpoints() {
             let Some(mut client) = self.discover(&endpoint)? else {

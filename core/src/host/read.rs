@@ -307,7 +307,7 @@ fn outline_headings(parsed: &Parsed, nodes: &[OutlineNode]) -> Vec<OutlineHeadin
             );
             OutlineHeading {
                 pointer: e.pointer().to_string(),
-                level: node.level,
+                level: h.level,
                 text: h.text.clone(),
                 slug: h.slug.clone(),
                 start_line: e.start_line,
