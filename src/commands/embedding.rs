@@ -1,21 +1,19 @@
-//! What a command does about embeddings: the settings (folio.toml, the user's config and
-//! the flag), the embedder they make, the embedding pass with its progress bar, and the
-//! embedder for a search or an eval.
+//! What a command does about embeddings, through its host: the embedder the settings
+//! make (or why there is none), the embedding pass with its progress bar, and the
+//! embedder of a search or an eval.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
-use folio_core::config::user::UserConfig;
 use folio_core::embed::Embedder;
-use folio_core::embed::pass::{EmbedProgress, EmbedSummary, embed_db, embed_db_after_clearing};
-use folio_core::embed::settings::{EmbedSettings, ProviderKind, make_embedder};
+use folio_core::embed::pass::{EmbedProgress, EmbedSummary};
+use folio_core::embed::runner::EmbedderLoad;
+use folio_core::embed::settings::ProviderKind;
+use folio_core::host::Host;
 use folio_core::search::pipeline::SearchMode;
-use folio_core::store::Store;
 
-use super::root::Resolved;
-use crate::cli::EmbedArgs;
+use super::root::host_error;
 
 /// What `folio index` does about embeddings.
 pub enum EmbedPlan {
@@ -30,37 +28,22 @@ pub enum EmbedPlan {
     Ready(Arc<dyn Embedder>),
 }
 
-/// The embedding settings of `r`: its folio.toml, the user's config and the flag.
-pub fn embed_settings(r: &Resolved, embed: EmbedArgs) -> Result<EmbedSettings> {
-    let user = UserConfig::load().map_err(anyhow::Error::msg)?;
-    folio_core::host::Options::resolve(&r.root, &r.config, Ok(&user), embed.allow_remote_embeddings)
-        .embed
-        .map_err(anyhow::Error::msg)
-}
-
-/// The embedder the settings of `r` make, or why there is none.
-pub fn plan_embedding(r: &Resolved, embed: EmbedArgs) -> Result<EmbedPlan> {
-    let settings = embed_settings(r, embed)?;
-    Ok(match make_embedder(&settings) {
-        Ok(Some(embedder)) => EmbedPlan::Ready(embedder),
-        Ok(None) => EmbedPlan::Off {
-            provider: settings.provider,
-            reason: format!(
-                "provider `none`, set by {}",
-                settings.provider_source.describe()
-            ),
-        },
-        Err(reason) => EmbedPlan::Off {
-            provider: settings.provider,
-            reason,
-        },
+/// The embedder of `host`, built now (a model may load), or why there is none.
+///
+/// Errors: the embedding settings were refused (a remote endpoint not allowed, the
+/// user's configuration unreadable).
+pub fn plan_embedding(host: &Host) -> Result<EmbedPlan> {
+    Ok(match host.load_embedder() {
+        EmbedderLoad::Refused(why) => bail!(why),
+        EmbedderLoad::Off { provider, reason } => EmbedPlan::Off { provider, reason },
+        EmbedderLoad::Ready(embedder) => EmbedPlan::Ready(embedder),
     })
 }
 
-/// Runs the embedding pass over `r`'s index (only what lacks a vector; with
-/// `clear_first`, every vector is deleted first, under the pass's lock:
-/// [`embed_db_after_clearing`]), with a progress bar on a terminal.
-pub fn run_embed(r: &Resolved, embedder: &dyn Embedder, clear_first: bool) -> Result<EmbedSummary> {
+/// Runs the embedding pass over `host`'s index (only what lacks a vector; with
+/// `clear_first`, every vector is deleted first, under the pass's lock), with a progress
+/// bar on a terminal. The embedder is the one [`plan_embedding`] built.
+pub fn run_embed(host: &Host, clear_first: bool) -> Result<EmbedSummary> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
@@ -83,13 +66,10 @@ pub fn run_embed(r: &Resolved, embedder: &dyn Embedder, clear_first: bool) -> Re
             );
         }
     });
-    let pass = if clear_first {
-        embed_db_after_clearing
-    } else {
-        embed_db
-    };
-    let summary = pass(&r.db, embedder, &progress, &AtomicBool::new(false))
-        .with_context(|| format!("embedding the chunks of `{}`", r.root.display()))?;
+    let summary = host
+        .embed_now(clear_first, &progress)
+        .map_err(host_error)
+        .with_context(|| format!("embedding the chunks of `{}`", host.root().display()))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -106,15 +86,15 @@ fn format_duration(ms: u64) -> String {
     }
 }
 
-/// The embedder for a search or an eval in `mode`, with the index's vectors brought
-/// up to date first (only chunks that lack one are embedded).
+/// The embedder for a search or an eval in `mode`, built and kept by `host` (so its
+/// searches use it), with the index's vectors brought up to date first when `refresh`
+/// (only chunks that lack one are embedded).
 ///
 /// `None` for `lexical`, and for `hybrid` when no embedder can be built or the index has
 /// no vectors of its model yet (a first embedding of a whole folder is `folio index`'s job,
 /// unless `embed_all`). Errors: `semantic` without an embedder.
 pub fn search_embedder(
-    r: &Resolved,
-    embed: EmbedArgs,
+    host: &Host,
     mode: SearchMode,
     refresh: bool,
     embed_all: bool,
@@ -122,7 +102,7 @@ pub fn search_embedder(
     if mode == SearchMode::Lexical {
         return Ok(None);
     }
-    let embedder = match plan_embedding(r, embed)? {
+    let embedder = match plan_embedding(host)? {
         EmbedPlan::Ready(embedder) => embedder,
         EmbedPlan::Off { reason, .. } => {
             if mode == SearchMode::Semantic {
@@ -134,15 +114,12 @@ pub fn search_embedder(
         }
         EmbedPlan::Skipped => return Ok(None),
     };
-    let store =
-        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    let has_vectors = store
-        .vector_status()?
-        .model
-        .is_some_and(|m| m.model_id == embedder.model_id());
-    drop(store);
+    let has_vectors = host
+        .has_vectors_of(embedder.as_ref())
+        .map_err(host_error)
+        .with_context(|| format!("opening the index `{}`", host.db_path().display()))?;
     if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
-        let summary = run_embed(r, embedder.as_ref(), false)?;
+        let summary = run_embed(host, false)?;
         if let Some(reason) = &summary.unavailable {
             eprintln!("folio: warning: embedding provider unavailable: {reason}");
         }

@@ -19,7 +19,7 @@ use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, Sea
 use super::embedding::search_embedder;
 use super::index::{report_skipped_briefly, run_index};
 use super::rerank::rerank_setup;
-use super::root::{open_index, resolve_root};
+use super::root::{open_host, open_index, resolve_root};
 use crate::cli::EvalArgs;
 
 /// The pipeline options of a run in `mode`: the mode's defaults, the numbers of the
@@ -64,12 +64,13 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         Err(PipelineError::NotConfigured(reason)) => bail!("not configured: {reason}"),
         Err(other) => return Err(other.into()),
     };
+    let host = open_host(&r, args.embed.allow_remote_embeddings, false)?;
     if !args.no_reindex || !r.db.exists() {
-        let summary = run_index(&r, false, true)?;
+        let summary = run_index(&host, false, true)?;
         report_skipped_briefly(&summary);
     }
     // An eval measures the mode asked for: it embeds whatever the index lacks first.
-    let embedder = search_embedder(&r, args.embed, asked, !args.no_reindex, true)?;
+    let embedder = search_embedder(&host, asked, !args.no_reindex, true)?;
     let mode = if args.mode.is_none() && embedder.is_none() {
         SearchMode::Lexical
     } else {

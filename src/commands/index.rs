@@ -7,21 +7,23 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use folio_core::embed::pass::probe;
 use folio_core::embed::settings::ProviderKind;
-use folio_core::index::{IndexSummary, index_root};
+use folio_core::host::Host;
+use folio_core::index::IndexSummary;
 
 use super::counted;
 use super::embedding::{EmbedPlan, plan_embedding, run_embed};
-use super::root::{Resolved, resolve_root};
+use super::root::{Resolved, host_error, open_host, resolve_root};
 use crate::cli::IndexArgs;
 
 /// Indexes the root `args` names, then embeds what changed.
 pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     let (force, json) = (args.force, args.json);
     let r = resolve_root(&args.root)?;
+    let host = open_host(&r, args.embed.allow_remote_embeddings, false)?;
     let plan = if args.no_embed {
         EmbedPlan::Skipped
     } else {
-        plan_embedding(&r, args.embed)?
+        plan_embedding(&host)?
     };
     if force && let EmbedPlan::Ready(embedder) = &plan {
         // A rebuild must not throw away vectors it cannot compute again.
@@ -33,13 +35,13 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         })?;
     }
     finish_interrupted_writes(&r);
-    let summary = run_index(&r, force, true)?;
+    let summary = run_index(&host, force, true)?;
     report_skipped(&summary);
     super::report_replaced(&summary.replaced);
     let embed_summary = match &plan {
         // `--force` deletes the vectors once it holds the embedding pass's lock, so that a
         // pass another process runs keeps its vectors until it is done.
-        EmbedPlan::Ready(embedder) => Some(run_embed(&r, embedder.as_ref(), force)?),
+        EmbedPlan::Ready(_) => Some(run_embed(&host, force)?),
         _ => None,
     };
     if let Some(es) = &embed_summary {
@@ -168,8 +170,8 @@ fn finish_interrupted_writes(r: &Resolved) {
     }
 }
 
-/// Indexes `r` (every file with `force`), with a progress bar on a terminal.
-pub fn run_index(r: &Resolved, force: bool, show_progress: bool) -> Result<IndexSummary> {
+/// Indexes `host`'s root (every file with `force`), with a progress bar on a terminal.
+pub fn run_index(host: &Host, force: bool, show_progress: bool) -> Result<IndexSummary> {
     let bar = (show_progress && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
@@ -187,8 +189,10 @@ pub fn run_index(r: &Resolved, force: bool, show_progress: bool) -> Result<Index
             bar.set_position(done as u64);
         }
     };
-    let summary = index_root(&r.root, &r.config, &r.db, force, Some(&progress))
-        .with_context(|| format!("indexing `{}`", r.root.display()))?;
+    let summary = host
+        .index_now(force, Some(&progress))
+        .map_err(host_error)
+        .with_context(|| format!("indexing `{}`", host.root().display()))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

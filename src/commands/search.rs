@@ -5,15 +5,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use folio_core::host::ErrorCode;
-use folio_core::host::search::{SearchRequest, SearchResponse, search_error};
-use folio_core::rerank::select;
-use folio_core::search::pipeline::{PipelineError, PipelineOptions, Reranker, SearchMode};
+use folio_core::host::search::SearchRequest;
+use folio_core::search::pipeline::SearchMode;
 
 use super::embedding::search_embedder;
 use super::index::{report_skipped_briefly, run_index};
-use super::rerank::rerank_setup;
-use super::root::{open_index, resolve_root};
+use super::root::{host_error, open_host, resolve_root};
 use crate::cli::SearchArgs;
 
 /// The search request the command line asks for.
@@ -39,52 +36,27 @@ fn request(args: &SearchArgs) -> SearchRequest {
 /// Searches the root `args` names and prints the hits.
 pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     let request = request(args);
-    let (embed, no_reindex, json) = (args.embed, args.no_reindex, args.json);
+    let (no_reindex, json) = (args.no_reindex, args.json);
     let r = resolve_root(&args.root)?;
-    // The tuning flags alone first, so that a bad one is named as an argument; then the
-    // workspace's `[search]` under them, whose error names `folio.toml`; what `plan` still
-    // refuses is one of the request's own flags.
+    // A bad `[search]` number in folio.toml is refused here (naming the file); a bad
+    // tuning flag, argument or reranker before the index is touched.
+    let host = open_host(&r, args.embed.allow_remote_embeddings, true)?;
     let flags = args.tuning.to_config();
-    let mode = args.mode.map_or(SearchMode::Hybrid, SearchMode::from);
-    PipelineOptions::tuned(mode, &flags).map_err(|m| anyhow::anyhow!("invalid argument: {m}"))?;
-    let tuning = r.config.search.overlaid(&flags);
-    PipelineOptions::for_root(mode, &r.root, &tuning)?;
-    let (search, options) = request
-        .plan(&tuning)
-        .map_err(|e| anyhow::anyhow!("invalid argument: {}", e.message))?;
-    let failure = |e: PipelineError| {
-        let e = search_error(e);
-        match e.code {
-            ErrorCode::NotConfigured => anyhow::anyhow!("not configured: {}", e.message),
-            ErrorCode::Unavailable => anyhow::anyhow!("unavailable: {}", e.message),
-            _ => anyhow::anyhow!(e.message),
-        }
-    };
-    let rerank_setup = rerank_setup(&r.root, &r.config)?;
-    let reranker = select(request.rerank, &rerank_setup).map_err(failure)?;
+    let mode = host.check_search(&request, &flags).map_err(host_error)?;
     if !no_reindex || !r.db.exists() {
-        let summary = run_index(&r, false, true)?;
+        let summary = run_index(&host, false, true)?;
         report_skipped_briefly(&summary);
     }
-    let embedder = search_embedder(&r, embed, options.mode, !no_reindex, false)?;
-    let store = open_index(&r)?;
-    let results = folio_core::search::semantic::search(
-        &store,
-        embedder.as_deref(),
-        reranker.map(|r| r as &dyn Reranker),
-        &search,
-        &options,
-    )
-    .map_err(failure)?;
-    let results = SearchResponse::from_pipeline(&r.root, results, false, false);
+    search_embedder(&host, mode, !no_reindex, false)?;
+    let results = host.search_tuned(&request, &flags).map_err(host_error)?;
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&results)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if results.results.is_empty() {
-        let shown: String = search.text.chars().take(80).collect();
-        let ellipsis = if shown.len() < search.text.len() {
+        let shown: String = request.query.chars().take(80).collect();
+        let ellipsis = if shown.len() < request.query.len() {
             "…"
         } else {
             ""
@@ -112,8 +84,8 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
             writeln!(out, "    (section: {} hits collapsed)", expanded_from.len())?;
         }
     }
-    if results.mode != options.mode.as_str() {
-        if folio_core::search::semantic::query_embedding_text(&search.text)
+    if results.mode != mode.as_str() {
+        if folio_core::search::semantic::query_embedding_text(&request.query)
             .trim()
             .is_empty()
         {
@@ -127,7 +99,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
             writeln!(
                 out,
                 "note: searched in {} mode ({} needs vectors; see `folio status`)",
-                results.mode, options.mode
+                results.mode, mode
             )?;
         }
     }

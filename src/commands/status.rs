@@ -11,7 +11,6 @@ use folio_core::search::pipeline::{PipelineOptions, SearchMode};
 use folio_core::store::Store;
 use folio_core::watch::WatchStatus;
 
-use super::embedding::embed_settings;
 use super::root::resolve_root;
 use crate::cli::StatusArgs;
 use crate::error::error_chain;
@@ -23,7 +22,14 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     // Never builds a model or calls an endpoint: it reports the settings, whether the built-in
     // models' files are in place (the second one's vocabulary and network are read to
     // check it), and what the index holds.
-    let settings = embed_settings(&r, embed);
+    let user = folio_core::config::user::UserConfig::load();
+    let options = folio_core::host::Options::resolve(
+        &r.root,
+        &r.config,
+        user.as_ref().map_err(String::as_str),
+        embed.allow_remote_embeddings,
+    );
+    let settings = options.embed.map_err(anyhow::Error::msg);
     // For the built-in model: are its files installed and intact (read and hashed, not loaded)?
     let model_error = settings
         .as_ref()
@@ -51,15 +57,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
         }),
         Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
     };
-    let user = folio_core::config::user::UserConfig::load();
-    let rerank_settings = folio_core::host::Options::resolve(
-        &r.root,
-        &r.config,
-        user.as_ref().map_err(String::as_str),
-        false,
-    )
-    .rerank;
-    let rerank = RerankStatus::of(&folio_core::rerank::setup_of(rerank_settings));
+    let rerank = RerankStatus::of(&folio_core::rerank::setup_of(options.rerank));
     let watch = folio_core::watch::probe(&r.root, &r.config);
     let interrupted: Vec<InterruptedWrite> = folio_core::write::Writer::new(&r.root)
         .interrupted()

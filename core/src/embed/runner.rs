@@ -16,9 +16,28 @@ use super::pass::{
 };
 use super::settings::EmbedSettings;
 
+/// What [`EmbeddingRunner::load_now`] found.
+pub enum EmbedderLoad {
+    /// The embedding settings were refused (a remote endpoint not allowed, the user's
+    /// configuration unreadable): why.
+    Refused(String),
+    /// No embedder: provider `none` (the reason names who set it), or the configured one
+    /// cannot be built (the built-in model is not installed, ...).
+    Off {
+        /// The configured provider.
+        provider: super::settings::ProviderKind,
+        /// Why there is no embedder.
+        reason: String,
+    },
+    /// The embedder, built.
+    Ready(Arc<dyn Embedder>),
+}
+
 /// See the module documentation.
 pub struct EmbeddingRunner {
     settings: Option<EmbedSettings>,
+    /// Why the settings were refused, when they were.
+    refused: Option<String>,
     slot: EmbedderSlot,
     progress: Arc<EmbedProgress>,
     cancel: Arc<AtomicBool>,
@@ -42,15 +61,16 @@ impl EmbeddingRunner {
     /// reason, and so does `Ok` of provider `none` once started.
     pub fn new(settings: Result<EmbedSettings, String>) -> EmbeddingRunner {
         let progress = Arc::new(EmbedProgress::new());
-        let settings = match settings {
-            Ok(settings) => Some(settings),
+        let (settings, refused) = match settings {
+            Ok(settings) => (Some(settings), None),
             Err(reason) => {
                 progress.set_off(&reason);
-                None
+                (None, Some(reason))
             }
         };
         EmbeddingRunner {
             settings,
+            refused,
             slot: Arc::new(std::sync::OnceLock::new()),
             progress,
             cancel: Arc::new(AtomicBool::new(false)),
@@ -188,6 +208,56 @@ impl EmbeddingRunner {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
+    }
+
+    /// Builds the embedder on the calling thread unless it is built already, and keeps
+    /// it for searches: for a one-shot front end (`folio index`, `folio search`), which
+    /// waits for the model instead of searching without it. Nothing else runs: the
+    /// embedding pass is [`EmbeddingRunner::embed_now`].
+    pub fn load_now(&self) -> EmbedderLoad {
+        if let Some(embedder) = self.embedder() {
+            return EmbedderLoad::Ready(embedder);
+        }
+        let Some(settings) = &self.settings else {
+            let reason = self.refused.clone().unwrap_or_default();
+            return EmbedderLoad::Refused(reason);
+        };
+        match super::settings::make_embedder(settings) {
+            Ok(Some(embedder)) => EmbedderLoad::Ready(self.slot.get_or_init(|| embedder).clone()),
+            Ok(None) => EmbedderLoad::Off {
+                provider: settings.provider,
+                reason: format!(
+                    "provider `none`, set by {}",
+                    settings.provider_source.describe()
+                ),
+            },
+            Err(reason) => EmbedderLoad::Off {
+                provider: settings.provider,
+                reason,
+            },
+        }
+    }
+
+    /// Runs one embedding pass over the index at `db_path` on the calling thread, with
+    /// the embedder [`EmbeddingRunner::load_now`] built, reporting to `progress` (whose
+    /// listener may drive a progress bar; this runner's own progress is not touched).
+    /// With `clear_first`, every stored vector is deleted first, once the pass holds the
+    /// embedding lock ([`super::pass::embed_db_after_clearing`]).
+    ///
+    /// Errors: `None` when no embedder is built; else the pass's database or lock error.
+    pub fn embed_now(
+        &self,
+        db_path: &std::path::Path,
+        clear_first: bool,
+        progress: &EmbedProgress,
+    ) -> Option<Result<super::pass::EmbedSummary, super::pass::EmbedPassError>> {
+        let embedder = self.embedder()?;
+        let pass = if clear_first {
+            super::pass::embed_db_after_clearing
+        } else {
+            super::pass::embed_db
+        };
+        Some(pass(db_path, embedder.as_ref(), progress, &self.cancel))
     }
 
     /// Whether a pass is running or scheduled.

@@ -11,6 +11,7 @@
 pub mod best_practice;
 pub mod book;
 pub mod edit;
+pub mod embedding;
 pub mod error;
 pub mod files;
 pub mod images;
@@ -177,6 +178,19 @@ impl Host {
     /// Errors: the root is missing or `folio.toml` is invalid (a `[search]` number out of
     /// its range included).
     pub fn open(options: Options) -> Result<Host, WorkspaceError> {
+        Host::open_checking(options, true)
+    }
+
+    /// [`Host::open`] without checking the numbers of `[search]`, which only a search
+    /// reads (its request is refused with the number's error then): for `folio index`,
+    /// which does not search, and `folio eval`, which checks them itself.
+    ///
+    /// Errors: the root is missing or `folio.toml` cannot be read.
+    pub fn open_for_indexing(options: Options) -> Result<Host, WorkspaceError> {
+        Host::open_checking(options, false)
+    }
+
+    fn open_checking(options: Options, check_search: bool) -> Result<Host, WorkspaceError> {
         let root = options
             .root
             .canonicalize()
@@ -185,11 +199,13 @@ impl Host {
             .ok_or_else(|| WorkspaceError::NoRoot(options.root.display().to_string()))?;
         let config = Config::load(&root)?;
         // A bad `[search]` number stops the server here rather than failing every search.
-        crate::search::pipeline::PipelineOptions::for_root(
-            crate::search::pipeline::SearchMode::Hybrid,
-            &root,
-            &config.search,
-        )?;
+        if check_search {
+            crate::search::pipeline::PipelineOptions::for_root(
+                crate::search::pipeline::SearchMode::Hybrid,
+                &root,
+                &config.search,
+            )?;
+        }
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
         let writer = crate::write::Writer::new(&root);
         if !options.fetch.is_empty() {

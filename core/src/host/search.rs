@@ -383,8 +383,59 @@ impl Host {
     /// search on an index with vectors waits for a model still loading, up to
     /// [`MODEL_LOAD_WAIT`].
     pub fn search(&self, args: &SearchRequest) -> HostResult<SearchResponse> {
-        let (query, options) = args.plan(&self.config.search)?;
+        self.search_tuned(args, &SearchConfig::default())
+    }
+
+    /// Checks a search before it runs (what [`Host::search_tuned`] refuses without
+    /// reading the index: the request's arguments, the flags, the reranker), and returns
+    /// the mode it asks for; a front end that indexes first calls it before that pass.
+    ///
+    /// Errors: `INVALID_ARGUMENT` (an argument or flag out of its range),
+    /// `NOT_CONFIGURED` (a reranker asked for and none configured, or its settings
+    /// refused).
+    pub fn check_search(
+        &self,
+        args: &SearchRequest,
+        flags: &SearchConfig,
+    ) -> HostResult<SearchMode> {
+        self.plan_search(args, flags)
+            .map(|(_, options, _)| options.mode)
+    }
+
+    /// The query, pipeline options and reranker of a search with `flags`.
+    fn plan_search(
+        &self,
+        args: &SearchRequest,
+        flags: &SearchConfig,
+    ) -> HostResult<(
+        SearchQuery,
+        PipelineOptions,
+        Option<&dyn crate::search::pipeline::Reranker>,
+    )> {
+        if *flags != SearchConfig::default() {
+            PipelineOptions::tuned(SearchMode::Hybrid, flags).map_err(HostError::invalid)?;
+        }
+        let (query, options) = args.plan(&self.config.search.overlaid(flags))?;
         let reranker = crate::rerank::select(args.rerank, &self.reranker).map_err(search_error)?;
+        Ok((
+            query,
+            options,
+            reranker.map(|r| r as &dyn crate::search::pipeline::Reranker),
+        ))
+    }
+
+    /// [`Host::search`] with `flags` over the workspace's `[search]` numbers: the
+    /// command line's tuning flags (`folio search --lexical-weight ...`), for trying a
+    /// setting before writing it into `folio.toml`.
+    ///
+    /// Errors: as [`Host::search`]; a flag out of its range is `INVALID_ARGUMENT` naming
+    /// the parameter (without the `[search]` of a `folio.toml` number).
+    pub fn search_tuned(
+        &self,
+        args: &SearchRequest,
+        flags: &SearchConfig,
+    ) -> HostResult<SearchResponse> {
+        let (query, options, reranker) = self.plan_search(args, flags)?;
         let index_progress = match self.await_first_index()? {
             Some(progress) => Some(progress),
             None => self.wait_for_changes(CATCH_UP_WAIT),
@@ -401,7 +452,7 @@ impl Host {
             crate::search::semantic::search_with_runner(
                 store,
                 Some(&self.embedding),
-                reranker.map(|r| r as &dyn crate::search::pipeline::Reranker),
+                reranker,
                 &query,
                 &options,
             )

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::index::{Changed, index_changes, index_root, records};
+use crate::index::{Changed, IndexSummary, index_changes, index_root, records};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -433,18 +433,23 @@ impl Host {
     }
 
     /// Runs a pass on this thread, then any pass requested meanwhile: a full one asked
-    /// for, else one over the changes the watcher reported.
-    pub(crate) fn run_reindex(&self, mut pass: Pass) -> Option<LastRun> {
-        let mut first: Option<LastRun> = None;
+    /// for, else one over the changes the watcher reported; then starts the background
+    /// embedding pass. Returns the first pass's outcome.
+    pub(crate) fn run_reindex(&self, pass: Pass) -> Option<LastRun> {
+        self.run_passes(pass, None, true).map(|(last, _)| last)
+    }
+
+    /// [`Host::run_reindex`] with `report` told each pass's progress (files done, files
+    /// in all), and the background embedding pass started at the end only when
+    /// `embed_after`. Returns the first pass's outcome and its summary (or error).
+    fn run_passes(
+        &self,
+        mut pass: Pass,
+        report: Option<crate::index::ProgressFn<'_>>,
+        embed_after: bool,
+    ) -> Option<(LastRun, Result<IndexSummary, String>)> {
+        let mut first: Option<(LastRun, Result<IndexSummary, String>)> = None;
         loop {
-            let state = Arc::clone(&self.reindex);
-            let progress = move |done: usize, total: usize| {
-                if let Ok(mut s) = state.lock() {
-                    s.done = done;
-                    s.total = total;
-                }
-            };
-            let started = std::time::Instant::now();
             let changed = match pass {
                 // A full pass reads every file: what was reported so far is in it.
                 Pass::Full { .. } => {
@@ -455,59 +460,13 @@ impl Host {
                 }
                 Pass::Changes => Some(self.take_settled_changes()),
             };
-            // A panic in the indexer must not leave the state "running" forever.
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (pass, &changed) {
-                    (Pass::Full { force }, _) => index_root(
-                        &self.root,
-                        &self.config,
-                        &self.db_path,
-                        force,
-                        Some(&progress),
-                    ),
-                    (Pass::Changes, changed) => index_changes(
-                        &self.root,
-                        &self.config,
-                        &self.db_path,
-                        changed.as_ref().expect("taken above"),
-                        Some(&progress),
-                    ),
-                }));
-            let kind = match pass {
-                Pass::Full { .. } => "full",
-                Pass::Changes => "changes",
-            };
-            let last = match result {
-                Ok(Ok(summary)) => {
-                    tracing::info!(
-                        kind,
-                        indexed = summary.indexed,
-                        unchanged = summary.unchanged,
-                        removed = summary.removed,
-                        ms = summary.elapsed_ms,
-                        "reindex finished"
-                    );
-                    LastRun {
-                        ok: true,
-                        finished_at_ms: now_ms(),
-                        elapsed_ms: summary.elapsed_ms,
-                        files: summary.files,
-                        indexed: summary.indexed,
-                        unchanged: summary.unchanged,
-                        removed: summary.removed,
-                        skipped: summary.skipped.len(),
-                        error: None,
-                        kind: kind.to_owned(),
-                    }
-                }
-                Ok(Err(err)) => failed(started, err.to_string(), kind),
-                Err(_) => failed(started, "the indexer panicked".into(), kind),
-            };
+            let (last, result) = self.run_pass(pass, changed.as_ref(), report);
             let Ok(mut s) = self.reindex.lock() else {
-                return first.or(Some(last));
+                return first.or(Some((last, result)));
             };
             let ok = last.ok;
-            first.get_or_insert_with(|| last.clone());
+            s.last = Some(last.clone());
+            first.get_or_insert((last, result));
             if let Some(changed) = changed.filter(|_| !ok) {
                 // Not indexed: tried again with the next pass.
                 s.pending.extend(changed);
@@ -518,7 +477,6 @@ impl Host {
             } else {
                 s.full_passes += 1;
             }
-            s.last = Some(last);
             s.started_at_ms = now_ms();
             if s.rerun {
                 s.rerun = false;
@@ -536,8 +494,86 @@ impl Host {
             s.changes_pass = false;
             drop(s);
             self.reindex_stopped.notify_all();
-            self.embedding.start(self.db_path.clone());
+            if embed_after {
+                self.embedding.start(self.db_path.clone());
+            }
             return first;
+        }
+    }
+
+    /// Runs one index pass on this thread (`changed`: the paths of a [`Pass::Changes`]),
+    /// keeping the state's progress and telling `report`; a panic in the indexer is a
+    /// failed pass, never a state left "running".
+    fn run_pass(
+        &self,
+        pass: Pass,
+        changed: Option<&Changed>,
+        report: Option<crate::index::ProgressFn<'_>>,
+    ) -> (LastRun, Result<IndexSummary, String>) {
+        let state = Arc::clone(&self.reindex);
+        let progress = move |done: usize, total: usize| {
+            if let Ok(mut s) = state.lock() {
+                s.done = done;
+                s.total = total;
+            }
+            if let Some(report) = report {
+                report(done, total);
+            }
+        };
+        let started = std::time::Instant::now();
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (pass, changed) {
+                (Pass::Full { force }, _) => index_root(
+                    &self.root,
+                    &self.config,
+                    &self.db_path,
+                    force,
+                    Some(&progress),
+                ),
+                (Pass::Changes, changed) => index_changes(
+                    &self.root,
+                    &self.config,
+                    &self.db_path,
+                    changed.unwrap_or(&Changed::default()),
+                    Some(&progress),
+                ),
+            }));
+        let kind = match pass {
+            Pass::Full { .. } => "full",
+            Pass::Changes => "changes",
+        };
+        match result {
+            Ok(Ok(summary)) => {
+                tracing::info!(
+                    kind,
+                    indexed = summary.indexed,
+                    unchanged = summary.unchanged,
+                    removed = summary.removed,
+                    ms = summary.elapsed_ms,
+                    "reindex finished"
+                );
+                let last = LastRun {
+                    ok: true,
+                    finished_at_ms: now_ms(),
+                    elapsed_ms: summary.elapsed_ms,
+                    files: summary.files,
+                    indexed: summary.indexed,
+                    unchanged: summary.unchanged,
+                    removed: summary.removed,
+                    skipped: summary.skipped.len(),
+                    error: None,
+                    kind: kind.to_owned(),
+                };
+                (last, Ok(summary))
+            }
+            Ok(Err(err)) => {
+                let error = err.to_string();
+                (failed(started, error.clone(), kind), Err(error))
+            }
+            Err(_) => {
+                let error = "the indexer panicked".to_owned();
+                (failed(started, error.clone(), kind), Err(error))
+            }
         }
     }
 
@@ -647,23 +683,50 @@ impl Host {
         guard.running.then(|| guard.progress())
     }
 
-    /// Runs a pass over the whole root and waits for it (`folio/reindex`, the CLI,
-    /// tests); a pass already running is waited for first, so the pass this runs reads
-    /// the files as they are once it starts.
+    /// Runs a pass over the whole root and waits for it (`folio/reindex`, tests); a pass
+    /// already running is waited for first, so the pass this runs reads the files as
+    /// they are once it starts. The background embedding pass starts after it.
     pub fn reindex_blocking(&self, force: bool) -> HostResult<LastRun> {
-        {
-            let guard = self.reindex.lock().map_err(HostError::internal)?;
-            let mut s = self
-                .reindex_stopped
-                .wait_while(guard, |s| s.running)
-                .map_err(HostError::internal)?;
-            s.running = true;
-            s.force = force;
-            s.started_at_ms = now_ms();
-        }
+        self.begin_blocking_pass(force)?;
         // Its own pass's result, not that of a pass over changes that followed it.
-        self.run_reindex(Pass::Full { force })
+        self.run_passes(Pass::Full { force }, None, true)
+            .map(|(last, _)| last)
             .ok_or_else(|| HostError::internal("reindex left no result"))
+    }
+
+    /// `folio index`: a pass over the whole root on this thread, as
+    /// [`Host::reindex_blocking`], with `report` told its progress (files done, files in
+    /// all) and its whole summary returned (the skipped files with their reasons
+    /// included). No embedding starts after it: a one-shot front end runs that pass
+    /// itself ([`Host::embed_now`]).
+    ///
+    /// Errors (`INTERNAL`): the pass failed (the index database cannot be written, it
+    /// is another folder's index, ...); the message is the indexer's.
+    pub fn index_now(
+        &self,
+        force: bool,
+        report: Option<crate::index::ProgressFn<'_>>,
+    ) -> HostResult<IndexSummary> {
+        self.require_root()?;
+        self.begin_blocking_pass(force)?;
+        match self.run_passes(Pass::Full { force }, report, false) {
+            Some((_, Ok(summary))) => Ok(summary),
+            Some((_, Err(error))) => Err(HostError::internal(error)),
+            None => Err(HostError::internal("reindex left no result")),
+        }
+    }
+
+    /// Waits for a running pass to stop, then marks a pass over the whole root as running.
+    fn begin_blocking_pass(&self, force: bool) -> HostResult<()> {
+        let guard = self.reindex.lock().map_err(HostError::internal)?;
+        let mut s = self
+            .reindex_stopped
+            .wait_while(guard, |s| s.running)
+            .map_err(HostError::internal)?;
+        s.running = true;
+        s.force = force;
+        s.started_at_ms = now_ms();
+        Ok(())
     }
 
     /// Writes the index rows of one document after an edit, under the root's write lock

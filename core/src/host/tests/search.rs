@@ -303,3 +303,92 @@ fn a_bad_search_table_stops_the_host_at_start_up() {
         )
     );
 }
+
+#[test]
+fn a_host_for_indexing_opens_with_a_bad_search_table_and_its_searches_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("folio.toml"),
+        "[search]\nsemantic_only_floor = 1.5\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("index.md"), "# Home\n\nwidget\n").unwrap();
+    let kb = Host::open_for_indexing(Options {
+        root: dir.path().to_path_buf(),
+        db: None,
+        allow_writes: false,
+        embed: Err("embeddings are off in this test".into()),
+        fetch: Default::default(),
+        rerank: Ok(None),
+    })
+    .unwrap();
+    assert_eq!(kb.index_now(false, None).unwrap().indexed, 1);
+    assert_eq!(
+        err(kb.search(&SearchRequest {
+            query: "widget".into(),
+            ..SearchRequest::default()
+        })),
+        json!({"code": "INVALID_ARGUMENT", "message": "[search] semantic_only_floor must be between 0 and 1, got 1.5"})
+    );
+    // A flag stands over the table's number: the search runs.
+    let flag = crate::config::SearchConfig {
+        semantic_only_floor: Some(0.5),
+        ..Default::default()
+    };
+    let hits = ok(kb.search_tuned(
+        &SearchRequest {
+            query: "widget".into(),
+            ..SearchRequest::default()
+        },
+        &flag,
+    ));
+    assert_eq!(hits["results"][0]["path"], "index.md");
+}
+
+#[test]
+fn tuning_flags_are_checked_before_a_search_and_override_the_search_table() {
+    let (_dir, kb) = setup(false);
+    let widget = SearchRequest {
+        query: "widget".into(),
+        mode: Some("lexical".into()),
+        ..SearchRequest::default()
+    };
+    let bad = crate::config::SearchConfig {
+        writing_system_centering: Some(3.0),
+        ..Default::default()
+    };
+    // A flag's error names the parameter, not a `[search]` table.
+    let expected = json!({"code": "INVALID_ARGUMENT", "message": "writing_system_centering must be between 0 and 1, got 3"});
+    assert_eq!(err(kb.check_search(&widget, &bad)), expected);
+    assert_eq!(err(kb.search_tuned(&widget, &bad)), expected);
+    let good = crate::config::SearchConfig {
+        lexical_weight: Some(2.0),
+        ..Default::default()
+    };
+    assert_eq!(
+        kb.check_search(&widget, &good).unwrap(),
+        crate::search::pipeline::SearchMode::Lexical
+    );
+    let paths = |v: serde_json::Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (tuned, plain) = (ok(kb.search_tuned(&widget, &good)), ok(kb.search(&widget)));
+    assert_eq!(paths(tuned), paths(plain.clone()));
+    assert_eq!(paths(plain), ["docs/guide.md", "docs/guide.md"]);
+    // An empty query is refused before any index pass a front end would run first.
+    assert_eq!(
+        err(kb.check_search(
+            &SearchRequest {
+                query: " ".into(),
+                ..SearchRequest::default()
+            },
+            &Default::default()
+        )),
+        json!({"code": "INVALID_ARGUMENT", "message": "`query` must not be empty"})
+    );
+}

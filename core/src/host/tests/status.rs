@@ -75,3 +75,55 @@ fn kb_reindex_starts_or_joins_and_reports_in_status() {
         (true, 3, 3, 0)
     );
 }
+
+#[test]
+fn index_now_reports_progress_counts_a_full_pass_and_starts_no_embedding() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.md", "b.md", "c.md"] {
+        std::fs::write(dir.path().join(name), format!("# {name}\n\ntext\n")).unwrap();
+    }
+    let kb = super::open_at(dir.path(), false);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = |done: usize, total: usize| seen.lock().unwrap().push((done, total));
+    let summary = kb.index_now(false, Some(&report)).unwrap();
+    assert_eq!(
+        (summary.files, summary.indexed, summary.unchanged),
+        (3, 3, 0)
+    );
+    assert_eq!(seen.lock().unwrap().last(), Some(&(3, 3)));
+    let v = ok(kb.status());
+    assert_eq!(v["indexing"]["state"], "idle");
+    assert_eq!(v["indexing"]["full_passes"], 1);
+    assert_eq!(v["indexing"]["last"]["indexed"], 3);
+    assert!(!kb.embedding.is_running());
+    let again = kb.index_now(false, None).unwrap();
+    assert_eq!((again.indexed, again.unchanged), (0, 3));
+    assert_eq!(ok(kb.status())["indexing"]["full_passes"], 2);
+}
+
+#[test]
+fn index_now_of_another_folders_index_fails_with_the_indexers_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, q) = (dir.path().join("p"), dir.path().join("q"));
+    for root in [&p, &q] {
+        std::fs::create_dir(root).unwrap();
+        std::fs::write(root.join("a.md"), "# A\n").unwrap();
+    }
+    let q_host = super::open_at(&q, false);
+    q_host.index_now(false, None).unwrap();
+    let mut options = crate::host::Options::resolve(
+        &p,
+        &crate::workspace::Config::default(),
+        Err("no user configuration in this test"),
+        false,
+    );
+    options.db = Some(q_host.db_path().to_path_buf());
+    let p_host = crate::host::Host::open(options).unwrap();
+    let e = p_host.index_now(false, None).unwrap_err();
+    assert_eq!(e.code, crate::host::ErrorCode::Internal);
+    assert!(e.message.contains("is the index of"), "{}", e.message);
+    // The failed pass is recorded, and no pass is left running.
+    let v = ok(p_host.status());
+    assert_eq!(v["indexing"]["state"], "idle");
+    assert_eq!(v["indexing"]["last"]["ok"], false);
+}
