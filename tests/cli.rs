@@ -272,11 +272,17 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
 
     let status: serde_json::Value =
         serde_json::from_slice(&folio(&["status", "--root", root, "--json"]).stdout).unwrap();
-    assert_eq!(status["documents"], 9);
-    assert_eq!(status["schema_version"], folio_core::store::SCHEMA_VERSION);
+    assert_eq!(status["index"]["documents"], 9);
+    assert_eq!(
+        status["index"]["schema_version"],
+        folio_core::store::SCHEMA_VERSION
+    );
     // The test suite installs the Japanese dictionary (scripts/test).
     assert_eq!(
-        (&status["lexical_analyser"], &status["japanese_fallback"]),
+        (
+            &status["index"]["lexical_analyser"],
+            &status["index"]["japanese_fallback"]
+        ),
         (
             &serde_json::json!(folio_core::store::lexical::WORDS_ID),
             &serde_json::Value::Null
@@ -522,7 +528,11 @@ fn status_reports_a_missing_or_damaged_built_in_model() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["embed"]["model_error"].clone()
+        // A model that is not usable is `unavailable`, with why.
+        match v["embedding"]["state"].as_str() {
+            Some("unavailable") => v["embedding"]["reason"].clone(),
+            _ => serde_json::Value::Null,
+        }
     };
     let file = models.path().join("e5-small-q4.bin");
     assert_eq!(

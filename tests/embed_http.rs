@@ -330,7 +330,7 @@ fn cli_index_embeds_with_the_key_from_the_environment() {
     );
 
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
-    let e = &status["embed"];
+    let e = &status["embedding"];
     assert_eq!(
         (
             e["provider"].as_str(),
@@ -341,7 +341,7 @@ fn cli_index_embeds_with_the_key_from_the_environment() {
         (Some("openai"), Some(4), Some(5), Some(8))
     );
     assert_eq!(
-        e["model_id"].as_str(),
+        e["model"].as_str(),
         Some(format!("openai:test-embed@{}", server.endpoint()).as_str())
     );
     assert_eq!(e["last_unavailable"], serde_json::Value::Null);
@@ -375,10 +375,10 @@ fn cli_index_embeds_with_the_key_from_the_environment() {
     );
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
     assert_eq!(
-        status["embed"]["last_unavailable"].as_str(),
+        status["embedding"]["last_unavailable"].as_str(),
         Some(unavailable.as_str())
     );
-    assert_eq!(status["embed"]["embedded_chunks"].as_u64(), Some(4));
+    assert_eq!(status["embedding"]["embedded_chunks"].as_u64(), Some(4));
 }
 
 #[test]
@@ -419,8 +419,8 @@ fn cli_unavailable_endpoint_keeps_the_lexical_index() {
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
     assert_eq!(
         (
-            status["documents"].as_u64(),
-            status["embed"]["embedded_chunks"].as_u64()
+            status["index"]["documents"].as_u64(),
+            status["embedding"]["embedded_chunks"].as_u64()
         ),
         (Some(3), Some(0))
     );
@@ -480,8 +480,8 @@ fn cli_force_probes_the_provider_before_changing_anything() {
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
     assert_eq!(
         (
-            status["chunks"].as_u64(),
-            status["embed"]["embedded_chunks"].as_u64()
+            status["index"]["chunks"].as_u64(),
+            status["embedding"]["embedded_chunks"].as_u64()
         ),
         (Some(5), Some(5))
     );
@@ -533,16 +533,16 @@ fn cli_remote_endpoint_needs_the_users_permission() {
         "refused before indexing"
     );
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
-    assert_eq!(status["embed"]["settings_error"].as_str(), Some(refusal));
+    assert_eq!(status["embedding"]["reason"].as_str(), Some(refusal));
     let status = json(&folio(
         &["status", "--root", r, "--json", "--allow-remote-embeddings"],
         &home,
         &[],
     ));
-    assert_eq!(status["embed"]["settings_error"].as_str(), Some(refusal));
+    assert_eq!(status["embedding"]["reason"].as_str(), Some(refusal));
     write(&home, "folio/config.toml", "[embed]\nallow_remote = true\n");
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
-    assert_eq!(status["embed"]["settings_error"].as_str(), Some(refusal));
+    assert_eq!(status["embedding"]["reason"].as_str(), Some(refusal));
 
     // The same endpoint in the user's own config: refused until the user allows it.
     std::fs::remove_file(root.join("folio.toml")).unwrap();
@@ -550,7 +550,7 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     write(&home, "folio/config.toml", &users);
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
     assert_eq!(
-        status["embed"]["settings_error"].as_str(),
+        status["embedding"]["reason"].as_str(),
         Some(
             format!(
                 "the embedding endpoint `https://embed.example.invalid` (from your config.toml) is not on this \
@@ -570,8 +570,8 @@ fn cli_remote_endpoint_needs_the_users_permission() {
     ));
     assert_eq!(
         (
-            status["embed"]["settings_error"].clone(),
-            status["embed"]["endpoint"].as_str()
+            status["embedding"]["reason"].clone(),
+            status["embedding"]["endpoint"].as_str()
         ),
         (
             serde_json::Value::Null,
@@ -585,7 +585,7 @@ fn cli_remote_endpoint_needs_the_users_permission() {
         &format!("{users}allow_remote = true\n"),
     );
     let status = json(&folio(&["status", "--root", r, "--json"], &home, &[]));
-    assert_eq!(status["embed"]["settings_error"], serde_json::Value::Null);
+    assert_eq!(status["embedding"]["reason"], serde_json::Value::Null);
     std::fs::remove_file(home.join("folio/config.toml")).unwrap();
 
     // The workspace cannot allow it itself.

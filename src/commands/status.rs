@@ -1,182 +1,118 @@
-//! `folio status`: the embedding settings and what the index holds, as text or JSON,
-//! without loading a model or calling an endpoint.
+//! `folio status`: the host's status (`kb_status`'s [`StatusOutput`]) of a root, as text
+//! or JSON, without loading a model or calling an endpoint.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use folio_core::embed::settings::{EmbedSettings, ProviderKind};
-use folio_core::host::status::{InterruptedWrite, RerankStatus};
-use folio_core::search::pipeline::{PipelineOptions, SearchMode};
-use folio_core::store::Store;
+use anyhow::Result;
+use folio_core::host::status::{EmbeddingStatus, InterruptedWrite, RerankStatus, StatusOutput};
 use folio_core::watch::WatchStatus;
 
-use super::root::resolve_root;
+use super::root::{host_error, open_host, resolve_root};
 use crate::cli::StatusArgs;
-use crate::error::error_chain;
 
 /// Prints the status of the root `args` names.
 pub fn run(args: &StatusArgs) -> Result<ExitCode> {
-    let (embed, json) = (args.embed, args.json);
     let r = resolve_root(&args.root)?;
-    // Never builds a model or calls an endpoint: it reports the settings, whether the built-in
-    // models' files are in place (the second one's vocabulary and network are read to
-    // check it), and what the index holds.
-    let user = folio_core::config::user::UserConfig::load();
-    let options = folio_core::host::Options::resolve(
-        &r.root,
-        &r.config,
-        user.as_ref().map_err(String::as_str),
-        embed.allow_remote_embeddings,
-    );
-    let settings = options.embed.map_err(anyhow::Error::msg);
-    // For the built-in model: are its files installed and intact (read and hashed, not loaded)?
-    let model_error = settings
-        .as_ref()
-        .ok()
-        .and_then(|s| folio_core::embed::settings::check_builtin(s).err());
-    // The built-in provider's second model (hybrid search's ensemble leg), when the first is
-    // usable: `Some(Ok(model id))` or `Some(Err(why not))`.
-    let ensemble = match &settings {
-        Ok(s) if s.provider == ProviderKind::Builtin && model_error.is_none() => Some(
-            folio_core::embed::settings::load_ensemble()
-                .map(|_| folio_core::embed::use_m3::USE_MODEL_ID.to_owned()),
-        ),
-        _ => None,
-    };
-    let (ensemble_model, ensemble_missing) = match &ensemble {
-        Some(Ok(id)) => (Some(id.as_str()), None),
-        Some(Err(why)) => (None, Some(why.as_str())),
-        None => (None, None),
-    };
-    let settings_json = match &settings {
-        Ok(s) => serde_json::json!({
-            "provider": s.provider, "model": s.model, "endpoint": s.endpoint, "settings_error": null,
-            "model_error": model_error,
-            "ensemble_model": ensemble_model, "ensemble_missing": ensemble_missing,
-        }),
-        Err(err) => serde_json::json!({"settings_error": error_chain(err)}),
-    };
-    let rerank = RerankStatus::of(&folio_core::rerank::setup_of(options.rerank));
-    let watch = folio_core::watch::probe(&r.root, &r.config);
-    let interrupted: Vec<InterruptedWrite> = folio_core::write::Writer::new(&r.root)
-        .interrupted()
-        .into_iter()
-        .map(InterruptedWrite::of)
-        .collect();
+    // A bad `[search]` number is reported, not refused: status is where to read it.
+    let host = open_host(&r, args.embed.allow_remote_embeddings, false)?;
+    // Never builds a model or calls an endpoint: it reports the settings, whether the
+    // built-in models' files are in place (read and hashed, not loaded), and what the
+    // index holds; it never creates the index.
+    let status = host.status_checked().map_err(host_error)?;
     let mut out = std::io::stdout().lock();
-    if !r.db.exists() {
-        if json {
-            writeln!(
-                out,
-                "{}",
-                serde_json::json!({"root": r.root, "db_path": r.db, "indexed": false, "embed": settings_json, "rerank": rerank,
-                    "watch": watch, "interrupted_writes": interrupted})
-            )?;
-        } else {
-            writeln!(
-                out,
-                "root: {}\nindex: none yet (run `folio index`)",
-                r.root.display()
-            )?;
-            write_embed_settings(&mut out, &settings)?;
-            if let Some(err) = &model_error {
-                writeln!(out, "built-in model: not usable: {err}")?;
-            }
-            write_ensemble(&mut out, &ensemble)?;
-            write_rerank(&mut out, &rerank)?;
-            write_watch(&mut out, &watch, &interrupted)?;
-        }
-        return Ok(ExitCode::SUCCESS);
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
+    } else {
+        write_text(&mut out, &status)?;
     }
-    let store =
-        Store::open(&r.db).with_context(|| format!("opening the index `{}`", r.db.display()))?;
-    // Read the Japanese dictionary if words are in use, so damage inside it shows here
-    // (before the counts, which then report the analyser that matches).
-    let japanese_fallback = store.lexical().bigrams_reason_checked();
-    let st = store.status()?;
-    let vs = store.vector_status()?;
-    // An index of another folder (`--db`), which index and search refuse.
-    let other_root =
-        folio_core::index::foreign_index(&r.root, &r.db, store.meta("root")?.as_deref())
-            .map(|e| e.to_string());
-    // The `[search]` numbers only matter to search, so a bad one fails `folio mcp` and
-    // `folio search` but not `folio index`: say so here.
-    let search_error = PipelineOptions::for_root(SearchMode::Hybrid, &r.root, &r.config.search)
-        .err()
-        .map(|e| e.to_string());
-    if json {
-        let mut embed_json = settings_json;
-        embed_json["model_id"] = serde_json::json!(vs.model.as_ref().map(|m| &m.model_id));
-        embed_json["dims"] = serde_json::json!(vs.model.as_ref().map(|m| m.dims));
-        embed_json["embedded_chunks"] = serde_json::json!(vs.embedded_chunks);
-        embed_json["total_chunks"] = serde_json::json!(vs.total_chunks);
-        embed_json["vectors"] = serde_json::json!(vs.vectors);
-        embed_json["last_unavailable"] = serde_json::json!(vs.last_unavailable);
-        writeln!(
-            out,
-            "{}",
-            serde_json::json!({
-                "root": r.root, "db_path": r.db, "indexed": true, "documents": st.n_documents,
-                "chunks": st.n_chunks, "db_size_bytes": st.db_size_bytes, "schema_version": st.schema_version,
-                "lexical_analyser": st.lexical_analyser, "japanese_fallback": japanese_fallback,
-                "synonyms_missing": st.synonyms_missing,
-                "search_settings_error": search_error, "other_root_error": other_root,
-                "embed": embed_json,
-                "rerank": rerank,
-                "watch": watch,
-                "interrupted_writes": interrupted,
-            })
-        )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The text report of `s`.
+fn write_text(out: &mut impl Write, s: &StatusOutput) -> Result<()> {
+    writeln!(out, "root: {}", s.root)?;
+    let index = &s.index;
+    if !index.exists {
+        writeln!(out, "index: none yet (run `folio index`)")?;
     } else {
         writeln!(
             out,
-            "root: {}\nindex: {}\ndocuments: {}\nchunks: {}\nsize: {} bytes\nschema version: {}",
-            r.root.display(),
-            r.db.display(),
-            st.n_documents,
-            st.n_chunks,
-            st.db_size_bytes,
-            st.schema_version
+            "index: {}\ndocuments: {}\nchunks: {}\nsize: {} bytes\nschema version: {}",
+            s.db_path, index.documents, index.chunks, index.db_size_bytes, index.schema_version
         )?;
-        if let Some(err) = &other_root {
+        if let Some(err) = &index.other_root_error {
             writeln!(out, "index: error: {err}")?;
         }
-        if let Some(err) = &search_error {
+        if let Some(err) = &s.search_settings_error {
             writeln!(out, "search settings: error: {err}")?;
         }
-        match &japanese_fallback {
-            None => writeln!(out, "lexical analyser: {}", st.lexical_analyser)?,
+        match &index.japanese_fallback {
+            None => writeln!(out, "lexical analyser: {}", index.lexical_analyser)?,
             Some(why) => writeln!(
                 out,
                 "lexical analyser: {} (Japanese text is matched on character bigrams: {why})",
-                st.lexical_analyser
+                index.lexical_analyser
             )?,
         }
-        match &st.synonyms_missing {
+        match &index.synonyms_missing {
             None => writeln!(out, "synonyms: in use (lexical queries are widened)")?,
             Some(why) => writeln!(out, "synonyms: not in use: {why}")?,
         }
-        write_embed_settings(&mut out, &settings)?;
-        if let Some(err) = &model_error {
-            writeln!(out, "built-in model: not usable: {err} (search is lexical)")?;
+    }
+    write_embedding(out, &s.embedding, index.exists)?;
+    write_rerank(out, &s.rerank)?;
+    write_watch(out, &s.watch, &s.interrupted_writes)?;
+    Ok(())
+}
+
+/// The embedding lines: the settings (or why they were refused), a built-in model that
+/// is not usable, what the index holds of vectors (`indexed`: whether there is an index),
+/// and the second built-in model.
+fn write_embedding(out: &mut impl Write, e: &EmbeddingStatus, indexed: bool) -> Result<()> {
+    match &e.provider {
+        Some(provider) => {
+            let mut line = format!("embedding provider: {provider}");
+            if let Some(model) = &e.model_name {
+                line.push_str(&format!(", model {model}"));
+            }
+            if let Some(endpoint) = &e.endpoint {
+                line.push_str(&format!(" at {endpoint}"));
+            }
+            writeln!(out, "{line}")?;
         }
-        match &vs.model {
-            Some(m) => writeln!(
+        None => writeln!(
+            out,
+            "embedding settings: error: {}",
+            e.reason.as_deref().unwrap_or("refused")
+        )?,
+    }
+    if e.provider.is_some()
+        && e.state == "unavailable"
+        && let Some(err) = &e.reason
+    {
+        let lexical = if indexed { " (search is lexical)" } else { "" };
+        writeln!(out, "built-in model: not usable: {err}{lexical}")?;
+    }
+    if indexed {
+        match (&e.model, e.dims) {
+            (Some(model), Some(dims)) => writeln!(
                 out,
-                "embedded: {} of {} chunks ({} vectors, model {}, {} dimensions)",
-                vs.embedded_chunks, vs.total_chunks, vs.vectors, m.model_id, m.dims
+                "embedded: {} of {} chunks ({} vectors, model {model}, {dims} dimensions)",
+                e.embedded_chunks, e.total_chunks, e.vectors
             )?,
-            None => writeln!(out, "embedded: none yet")?,
+            _ => writeln!(out, "embedded: none yet")?,
         }
-        if let Some(reason) = &vs.last_unavailable {
+        if let Some(reason) = &e.last_unavailable {
             writeln!(out, "last embedding pass stopped early: {reason}")?;
         }
-        write_ensemble(&mut out, &ensemble)?;
-        write_rerank(&mut out, &rerank)?;
-        write_watch(&mut out, &watch, &interrupted)?;
     }
-    Ok(ExitCode::SUCCESS)
+    match (&e.ensemble_model, &e.ensemble_missing) {
+        (Some(id), _) => writeln!(out, "ensemble leg: on (second model {id})")?,
+        (None, Some(why)) => writeln!(out, "ensemble leg: off: {why}")?,
+        (None, None) => {}
+    }
+    Ok(())
 }
 
 /// The lines on how a server follows outside changes, and on writes a killed folio
@@ -208,17 +144,6 @@ fn write_watch(
     Ok(())
 }
 
-/// The line about the built-in provider's second model (`ensemble`: its model id or why it
-/// cannot be used; `None` for another provider, or when the first model is not usable).
-fn write_ensemble(out: &mut impl Write, ensemble: &Option<Result<String, String>>) -> Result<()> {
-    match ensemble {
-        Some(Ok(id)) => writeln!(out, "ensemble leg: on (second model {id})")?,
-        Some(Err(why)) => writeln!(out, "ensemble leg: off: {why}")?,
-        None => {}
-    }
-    Ok(())
-}
-
 /// The reranker line of the text status.
 fn write_rerank(out: &mut impl Write, rerank: &RerankStatus) -> Result<()> {
     match (&rerank.url, &rerank.reason) {
@@ -231,24 +156,6 @@ fn write_rerank(out: &mut impl Write, rerank: &RerankStatus) -> Result<()> {
         }
         (None, Some(why)) => writeln!(out, "rerank settings: error: {why}")?,
         (None, None) => writeln!(out, "reranker: none")?,
-    }
-    Ok(())
-}
-
-/// The embedding settings line of the text status, or the settings error.
-fn write_embed_settings(out: &mut impl Write, settings: &Result<EmbedSettings>) -> Result<()> {
-    match settings {
-        Ok(s) => {
-            let mut line = format!("embedding provider: {}", s.provider.as_str());
-            if let Some(model) = &s.model {
-                line.push_str(&format!(", model {model}"));
-            }
-            if let Some(endpoint) = &s.endpoint {
-                line.push_str(&format!(" at {endpoint}"));
-            }
-            writeln!(out, "{line}")?;
-        }
-        Err(err) => writeln!(out, "embedding settings: error: {}", error_chain(err))?,
     }
     Ok(())
 }

@@ -111,6 +111,9 @@ impl Options {
 pub struct Host {
     root: PathBuf,
     config: Config,
+    /// Why the `[search]` numbers are refused, for a host opened without checking them
+    /// ([`Host::open_for_indexing`]).
+    search_error: Option<String>,
     db_path: PathBuf,
     allow_writes: bool,
     reindex: Arc<Mutex<status::ReindexState>>,
@@ -199,13 +202,16 @@ impl Host {
             .ok_or_else(|| WorkspaceError::NoRoot(options.root.display().to_string()))?;
         let config = Config::load(&root)?;
         // A bad `[search]` number stops the server here rather than failing every search.
-        if check_search {
-            crate::search::pipeline::PipelineOptions::for_root(
-                crate::search::pipeline::SearchMode::Hybrid,
-                &root,
-                &config.search,
-            )?;
-        }
+        let search_check = crate::search::pipeline::PipelineOptions::for_root(
+            crate::search::pipeline::SearchMode::Hybrid,
+            &root,
+            &config.search,
+        );
+        let search_error = match search_check {
+            Err(e) if check_search => return Err(e.into()),
+            Err(e) => Some(e.to_string()),
+            Ok(_) => None,
+        };
         let db_path = options.db.clone().unwrap_or_else(|| default_db_path(&root));
         let writer = crate::write::Writer::new(&root);
         if !options.fetch.is_empty() {
@@ -230,6 +236,7 @@ impl Host {
             network: registry::KnowledgeNetwork::None,
             root,
             config,
+            search_error,
             db_path,
             allow_writes: options.allow_writes,
             reindex: Arc::new(Mutex::new(status::ReindexState::default())),

@@ -110,6 +110,13 @@ pub struct IndexCounts {
     pub db_size_bytes: u64,
     /// Schema version of the database.
     pub schema_version: u32,
+    /// Whether the index database exists; until a first pass builds it, the counts are
+    /// 0 and `lexical_analyser` is empty.
+    pub exists: bool,
+    /// Present when the database records another folder as its root (`--db`): the
+    /// error searches and index passes give (core `index::foreign_index`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_root_error: Option<String>,
     /// How the full-text index analyses Japanese, Chinese and Korean text:
     /// `ipadic-words-3` (Japanese words from the IPADIC dictionary, bigrams for the rest)
     /// or `bigrams-2` (character bigrams for all of it).
@@ -137,6 +144,22 @@ pub struct EmbeddingStatus {
     /// Model id of the loaded embedder or of the stored vectors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The model name the settings give (`[embed] model`), when they give one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    /// The endpoint of an HTTP provider (`ollama`, `openai`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// Dimensions of the stored vectors, once any are stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dims: Option<usize>,
+    /// Stored vectors: one per distinct chunk text (a vector whose text no chunk has any
+    /// more stays until the next embedding pass removes it).
+    pub vectors: u64,
+    /// Why the last embedding pass, in any folio process, stopped early because the
+    /// provider was unavailable; absent once a pass completes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_unavailable: Option<String>,
     /// Model id of the second model whose whole-document vectors make hybrid search's
     /// ensemble leg (docs/search.md, "Ensemble leg"), when the loaded embedder carries
     /// one.
@@ -216,11 +239,19 @@ impl RerankStatus {
     }
 }
 
-/// `kb_status` output.
+/// `kb_status` output; also the language server's `folio/status` and
+/// `folio status --json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StatusOutput {
     /// Absolute path of the knowledge base root.
     pub root: String,
+    /// Absolute path of the index database.
+    pub db_path: String,
+    /// Present when the `[search]` numbers of `folio.toml` are refused (a process that
+    /// does not search, such as `folio status`, still starts): the error every search
+    /// gives until they are fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_settings_error: Option<String>,
     /// Whether writing tools are enabled.
     pub allow_writes: bool,
     /// Search modes available now: `lexical`, plus `semantic` and `hybrid` once the index holds vectors of the loaded model.
@@ -321,71 +352,98 @@ impl ReindexState {
 }
 
 impl Host {
-    /// `kb_status`.
+    /// `kb_status`. Reads the index (never creates it) and what this host has loaded.
     pub fn status(&self) -> HostResult<StatusOutput> {
+        self.status_with(false)
+    }
+
+    /// [`Host::status`] for a process that has not loaded the embedder (`folio
+    /// status`), with what can be checked without loading it: whether the built-in
+    /// model's files are in place and intact (read and hashed: `state` `unavailable`
+    /// with the reason when not), whether its second model loads (`ensemble_model` or
+    /// `ensemble_missing`), whether the Japanese dictionary the index uses reads, and,
+    /// when this host does not watch the root, how a server would watch it (the watch
+    /// is set up and let go: [`crate::watch::probe`]).
+    pub fn status_checked(&self) -> HostResult<StatusOutput> {
+        self.status_with(true)
+    }
+
+    fn status_with(&self, checked: bool) -> HostResult<StatusOutput> {
+        self.require_root()?;
         let embedder = self.embedding.embedder();
         // The pass's state before the counts: a pass that ends in between then reads as
         // running (the caller asks again), never as finished beside counts from before it
         // (the counts can take a while: the first status reads the synonym dictionary).
         let indexing = self.reindex.lock().map_err(HostError::internal)?.view();
-        let (s, vectors, unavailable) = self.with_store(|store| {
-            Ok((
-                store.status().map_err(HostError::internal)?,
-                store.vector_status().map_err(HostError::internal)?,
-                crate::search::semantic::vectors_unavailable(store, embedder.as_deref())
-                    .map_err(HostError::internal)?,
-            ))
-        })?;
-        let progress = self.embedding.snapshot();
+        let exists = self.db_path.exists();
+        let read = exists.then(|| {
+            self.with_store(|store| {
+                let japanese_fallback = checked
+                    .then(|| store.lexical().bigrams_reason_checked())
+                    .flatten();
+                let recorded = store.meta("root").map_err(HostError::internal)?;
+                Ok((
+                    store.status().map_err(HostError::internal)?,
+                    japanese_fallback,
+                    store.vector_status().map_err(HostError::internal)?,
+                    crate::search::semantic::vectors_unavailable(store, embedder.as_deref())
+                        .map_err(HostError::internal)?,
+                    crate::index::foreign_index(&self.root, &self.db_path, recorded.as_deref())
+                        .map(|e| e.to_string()),
+                ))
+            })
+        });
+        let (index, vectors, unavailable) = match read.transpose()? {
+            Some((s, checked_fallback, vectors, unavailable, other_root_error)) => (
+                IndexCounts {
+                    documents: s.n_documents,
+                    chunks: s.n_chunks,
+                    db_size_bytes: s.db_size_bytes,
+                    schema_version: s.schema_version,
+                    exists: true,
+                    other_root_error,
+                    lexical_analyser: s.lexical_analyser.to_owned(),
+                    japanese_fallback: checked_fallback.or(s.japanese_fallback),
+                    synonyms_missing: s.synonyms_missing,
+                },
+                vectors,
+                unavailable,
+            ),
+            None => (
+                IndexCounts {
+                    documents: 0,
+                    chunks: 0,
+                    db_size_bytes: 0,
+                    schema_version: crate::store::SCHEMA_VERSION,
+                    exists: false,
+                    other_root_error: None,
+                    lexical_analyser: String::new(),
+                    japanese_fallback: None,
+                    synonyms_missing: None,
+                },
+                crate::store::VectorStatus::default(),
+                Some(String::new()),
+            ),
+        };
         let mut search_modes = vec!["lexical".to_owned()];
         if unavailable.is_none() {
             search_modes.extend(["semantic".to_owned(), "hybrid".to_owned()]);
         }
-        let embedding = EmbeddingStatus {
-            provider: self
-                .embedding
-                .settings()
-                .map(|s| s.provider.as_str().to_owned()),
-            state: serde_json::to_value(progress.state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
-            model: progress
-                .model_id
-                .or_else(|| vectors.model.map(|m| m.model_id)),
-            ensemble_model: embedder
-                .as_deref()
-                .and_then(|e| e.ensemble())
-                .map(|e| e.model_id().to_owned()),
-            ensemble_missing: embedder
-                .as_deref()
-                .and_then(|e| e.ensemble_missing())
-                .map(str::to_owned),
-            done: progress.done,
-            total: progress.total,
-            embedded_chunks: vectors.embedded_chunks,
-            total_chunks: vectors.total_chunks,
-            skipped_files: progress.skipped_files,
-            reason: progress.reason,
-            eta_ms: progress.eta_ms,
-        };
         Ok(StatusOutput {
             root: self.root.display().to_string(),
+            db_path: self.db_path.display().to_string(),
+            search_settings_error: self.search_error.clone(),
             allow_writes: self.allow_writes,
             search_modes,
-            embedding,
+            embedding: self.embedding_status(embedder.as_deref(), vectors, checked),
             rerank: RerankStatus::of(&self.reranker),
-            index: IndexCounts {
-                documents: s.n_documents,
-                chunks: s.n_chunks,
-                db_size_bytes: s.db_size_bytes,
-                schema_version: s.schema_version,
-                lexical_analyser: s.lexical_analyser.to_owned(),
-                japanese_fallback: s.japanese_fallback,
-                synonyms_missing: s.synonyms_missing,
-            },
+            index,
             indexing,
-            watch: self.watch_status(),
+            watch: if checked && !self.is_watching() {
+                crate::watch::probe(&self.root, &self.config)
+            } else {
+                self.watch_status()
+            },
             interrupted_writes: self
                 .writer
                 .interrupted()
@@ -393,6 +451,69 @@ impl Host {
                 .map(InterruptedWrite::of)
                 .collect(),
         })
+    }
+
+    /// The embedding part of a status: the settings, the loaded embedder (or, when
+    /// `checked` and none is loaded, what its files say), the pass's progress and the
+    /// stored vectors.
+    fn embedding_status(
+        &self,
+        embedder: Option<&dyn crate::embed::Embedder>,
+        vectors: crate::store::VectorStatus,
+        checked: bool,
+    ) -> EmbeddingStatus {
+        let progress = self.embedding.snapshot();
+        let settings = self.embedding.settings();
+        let mut state = serde_json::to_value(progress.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let mut reason = progress.reason;
+        let (mut ensemble_model, mut ensemble_missing) = (
+            embedder
+                .and_then(|e| e.ensemble())
+                .map(|e| e.model_id().to_owned()),
+            embedder
+                .and_then(|e| e.ensemble_missing())
+                .map(str::to_owned),
+        );
+        if checked
+            && embedder.is_none()
+            && let Some(settings) = settings
+            && settings.provider == crate::embed::settings::ProviderKind::Builtin
+        {
+            match crate::embed::settings::check_builtin(settings) {
+                Err(why) => {
+                    state = "unavailable".to_owned();
+                    reason = Some(why);
+                }
+                Ok(()) => match crate::embed::settings::load_ensemble() {
+                    Ok(_) => ensemble_model = Some(crate::embed::use_m3::USE_MODEL_ID.to_owned()),
+                    Err(why) => ensemble_missing = Some(why),
+                },
+            }
+        }
+        EmbeddingStatus {
+            provider: settings.map(|s| s.provider.as_str().to_owned()),
+            state,
+            model: progress
+                .model_id
+                .or_else(|| vectors.model.as_ref().map(|m| m.model_id.clone())),
+            model_name: settings.and_then(|s| s.model.clone()),
+            endpoint: settings.and_then(|s| s.endpoint.clone()),
+            dims: vectors.model.as_ref().map(|m| m.dims),
+            vectors: vectors.vectors,
+            last_unavailable: vectors.last_unavailable,
+            ensemble_model,
+            ensemble_missing,
+            done: progress.done,
+            total: progress.total,
+            embedded_chunks: vectors.embedded_chunks,
+            total_chunks: vectors.total_chunks,
+            skipped_files: progress.skipped_files,
+            reason,
+            eta_ms: progress.eta_ms,
+        }
     }
 
     /// `kb_reindex`: starts a background pass, or joins the running one; returns at once.

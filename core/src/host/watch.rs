@@ -102,6 +102,14 @@ impl Host {
         });
     }
 
+    /// Whether [`Host::start_watching`] set up a watch of the root.
+    pub(crate) fn is_watching(&self) -> bool {
+        self.watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
     /// How changes made by other programs reach the index: what runs and why, and the
     /// last change seen. `starting` until the watch is set up; `off` when
     /// [`Host::start_watching`] was not called (a one-shot command).

@@ -14,19 +14,22 @@ fn kb_status_reports_counts_and_the_last_reindex() {
         v["indexing"]["last"][volatile] = json!(0);
     }
     v["root"] = json!("ROOT");
+    assert_eq!(v["db_path"], json!(kb.db_path().display().to_string()));
+    v["db_path"] = json!("DB");
     assert_eq!(
         v,
         json!({
             "root": "ROOT",
+            "db_path": "DB",
             "allow_writes": false,
             "search_modes": ["lexical"],
             "embedding": {
-                "state": "off", "done": 0, "total": 0, "embedded_chunks": 0, "total_chunks": 5,
+                "state": "off", "done": 0, "total": 0, "embedded_chunks": 0, "total_chunks": 5, "vectors": 0,
                 "skipped_files": 0, "reason": "embeddings are off in this test"
             },
             "rerank": {"state": "off"},
             "index": {
-                "documents": 3, "chunks": 5, "db_size_bytes": 0, "schema_version": crate::store::SCHEMA_VERSION,
+                "documents": 3, "chunks": 5, "db_size_bytes": 0, "schema_version": crate::store::SCHEMA_VERSION, "exists": true,
                 "lexical_analyser": crate::store::lexical::WORDS_ID
             },
             "indexing": {
@@ -126,4 +129,25 @@ fn index_now_of_another_folders_index_fails_with_the_indexers_message() {
     let v = ok(p_host.status());
     assert_eq!(v["indexing"]["state"], "idle");
     assert_eq!(v["indexing"]["last"]["ok"], false);
+}
+
+#[test]
+fn status_of_a_root_never_indexed_creates_no_index() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.md"), "# A\n").unwrap();
+    let kb = super::open_at(dir.path(), false);
+    let v = ok(kb.status_checked());
+    assert_eq!(
+        (
+            &v["index"]["exists"],
+            &v["index"]["documents"],
+            &v["search_modes"]
+        ),
+        (&json!(false), &json!(0), &json!(["lexical"]))
+    );
+    assert!(!kb.db_path().exists());
+    // A host that does not watch says how a server would (Linux: inotify), where
+    // `kb_status` of the same host says it does not watch.
+    assert_eq!(v["watch"]["mode"], "native");
+    assert_eq!(ok(kb.status())["watch"]["mode"], "off");
 }

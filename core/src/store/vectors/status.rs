@@ -6,7 +6,7 @@ use crate::store::{Store, StoreError};
 use crate::store::{meta_in, set_meta_in};
 
 /// Counts for `folio status` and `kb_status`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct VectorStatus {
     /// The model of the stored vectors, if any were ever stored.
     pub model: Option<VectorModel>,
