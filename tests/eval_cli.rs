@@ -79,7 +79,11 @@ fn metric(v: &serde_json::Value, group: &str, name: &str) -> f64 {
 /// them from 0.72 / 0.845 to 0.84 / 0.913. Japanese words instead of bigrams
 /// (store::lexical, the installed dictionary) raised multi-answer recall@5 from 0.7 to
 /// 0.8 and lowered its nDCG@10 from 0.869 to 0.845 (the bigram figures are pinned by
-/// `eval_lexical_figures_without_the_japanese_dictionary_are_the_bigram_ones`).
+/// `eval_lexical_figures_without_the_japanese_dictionary_are_the_bigram_ones`). The file
+/// name as a title term (in the `document` column) raised single-answer recall@1 / MRR
+/// from 0.84 / 0.913 to 0.88 / 0.94 (`en-postmortem` 3rd → 1st) and lowered multi-answer
+/// recall@5 from 0.8 to 0.7 (`multi-en-incident-record` 4th → 6th for its second page,
+/// `multi-en-credential-expiry` 1st → 2nd).
 #[test]
 fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert_japanese_dictionary();
@@ -98,17 +102,17 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     );
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     for (group, name, want) in [
-        ("single", "recall@1", 0.84),
+        ("single", "recall@1", 0.88),
         ("single", "recall@5", 1.0),
         ("single", "recall@10", 1.0),
-        ("single", "mrr", 0.9133333333333334),
-        ("single", "ndcg@10", 0.9357115704285749),
-        ("multi", "recall@1", 0.5),
-        ("multi", "recall@5", 0.8),
+        ("single", "mrr", 0.94),
+        ("single", "ndcg@10", 0.9557115704285749),
+        ("multi", "recall@1", 0.4),
+        ("multi", "recall@5", 0.7),
         ("multi", "recall@10", 1.0),
-        ("multi", "mrr", 1.0),
-        ("multi", "ndcg@10", 0.8453978692690252),
-        ("all", "mrr", 0.9277777777777778),
+        ("multi", "mrr", 0.9),
+        ("multi", "ndcg@10", 0.7963809369726154),
+        ("all", "mrr", 0.9333333333333333),
     ] {
         let got = metric(&v, group, name);
         assert!(close(got, want), "{group} {name}: {got} (pinned {want})");
@@ -119,7 +123,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
     assert_eq!(by_id("en-restore-pitr")["ranks"], serde_json::json!([1]));
     assert_eq!(
         by_id("multi-en-database-recovery")["ranks"],
-        serde_json::json!([5, 1])
+        serde_json::json!([4, 1])
     );
     assert_eq!(by_id("ja-rollback")["ranks"], serde_json::json!([1]));
     assert_eq!(
@@ -146,7 +150,7 @@ fn eval_lexical_figures_on_kb_eval_are_pinned() {
 
     // A doctored baseline: deltas and rank changes against it.
     let mut base = v.clone();
-    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.9);
+    base["report"]["single"]["metrics"]["recall@1"] = serde_json::json!(0.94);
     let qs = base["report"]["queries"].as_array_mut().unwrap();
     let i = qs
         .iter()
@@ -218,11 +222,11 @@ fn eval_lexical_figures_without_the_japanese_dictionary_are_the_bigram_ones() {
     );
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     for (group, name, want) in [
-        ("single", "recall@1", 0.84),
-        ("single", "mrr", 0.9133333333333334),
+        ("single", "recall@1", 0.88),
+        ("single", "mrr", 0.94),
         ("multi", "recall@5", 0.7),
-        ("multi", "ndcg@10", 0.8693796341776048),
-        ("all", "mrr", 0.9277777777777778),
+        ("multi", "ndcg@10", 0.8640055522169459),
+        ("all", "mrr", 0.95),
     ] {
         let got = metric(&v, group, name);
         assert!(close(got, want), "{group} {name}: {got} (pinned {want})");

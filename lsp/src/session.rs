@@ -90,6 +90,8 @@ pub struct ReadRoot {
     config: Config,
     /// The walk and the Markdown texts (shared with the start-up outlines).
     pub texts: Arc<Preread>,
+    /// Whether the folder is an Obsidian vault ([`folio_core::workspace::is_vault`]).
+    pub vault: bool,
     /// When reading began (for the log).
     started: std::time::Instant,
     /// What is wrong with its `folio.toml`, to show the user ([`config_problem`]).
@@ -308,6 +310,7 @@ impl Session {
         let texts = Preread::read(&folder, &config)
             .with_context(|| format!("cannot load {}", folder.display()))?;
         Ok(Ok(ReadRoot {
+            vault: folio_core::workspace::is_vault(&folder, &config),
             folder,
             file_config,
             config,
@@ -327,6 +330,7 @@ impl Session {
             texts,
             started,
             config_problem,
+            vault: _,
         } = read;
         if let Some(i) = self.workspace_root(&folder) {
             return Ok(i);

@@ -49,6 +49,8 @@ pub struct OutlinedRoot {
     pub texts: Arc<Preread>,
     /// Per document read: its index in `texts.scan.markdown` and its outline.
     pub documents: Vec<(usize, Outline)>,
+    /// Whether the folder is an Obsidian vault (its notes are titled by file name).
+    pub vault: bool,
 }
 
 impl OutlinedRoot {
@@ -76,6 +78,7 @@ impl Outlines {
                     folder: read.folder.clone(),
                     texts: Arc::clone(&read.texts),
                     documents,
+                    vault: read.vault,
                 }
             })
             .collect();

@@ -267,6 +267,11 @@ impl Host {
         &self.db_path
     }
 
+    /// Whether the root is an Obsidian vault ([`crate::workspace::is_vault`]).
+    pub(crate) fn is_vault(&self) -> bool {
+        crate::workspace::is_vault(&self.root, &self.config)
+    }
+
     /// Whether writes are allowed.
     pub fn allow_writes(&self) -> bool {
         self.allow_writes

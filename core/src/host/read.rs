@@ -290,7 +290,7 @@ impl Host {
             path: args.path.clone(),
             read_only,
             source_hash: hex(hash_bytes(text.as_bytes())),
-            title: parsed.title(),
+            title: Some(parsed.title_for(&args.path, self.is_vault())),
             headings,
         })
     }

@@ -870,6 +870,7 @@ impl Host {
                         text.len() as u64,
                         now_ms() as i64,
                         self.config.index.chunk_budget(),
+                        self.is_vault(),
                     );
                     batch.upsert_document(&doc, &chunks)?;
                 }

@@ -130,13 +130,15 @@ fn frontmatter_str(fm: Option<&serde_json::Value>, key: &str) -> Option<String> 
     })
 }
 
-/// Builds the store records of one document.
+/// Builds the store records of one document (`vault`: the root is an Obsidian vault,
+/// whose notes are titled by their file names: [`crate::parse::Parsed::title_for`]).
 pub fn records(
     path: &str,
     text: &str,
     size: u64,
     mtime_ms: i64,
     chunk_bytes: usize,
+    vault: bool,
 ) -> (DocRecord, Vec<ChunkRecord>) {
     let parsed = parse(text);
     let fm = parsed.frontmatter.as_ref();
@@ -153,14 +155,7 @@ pub fn records(
     let date = frontmatter_str(fm, "date")
         .map(|d| d.chars().take(10).collect::<String>())
         .filter(|d| crate::search::filter::validate_date("date", d).is_ok());
-    let title = parsed.title().or_else(|| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        Some(
-            name.rsplit_once('.')
-                .map_or(name, |(stem, _)| stem)
-                .to_string(),
-        )
-    });
+    let title = Some(parsed.title_for(path, vault));
     let doc = DocRecord {
         path: path.to_string(),
         source_hash: hex(hash_bytes(text.as_bytes())),
@@ -378,6 +373,7 @@ fn index_pass(
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
     let chunk_bytes = config.index.chunk_budget();
+    let vault = crate::workspace::is_vault(root, config);
     let mut outcomes: Vec<Outcome> = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
         let unread = !force
@@ -412,6 +408,7 @@ fn index_pass(
                             text.len() as u64,
                             mtime_ms,
                             chunk_bytes,
+                            vault,
                         )))
                     };
                     (outcome, invalid_at)

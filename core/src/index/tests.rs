@@ -143,6 +143,7 @@ fn metadata_categories_tags_and_dates() {
         10,
         0,
         1500,
+        false,
     );
     assert_eq!(doc.title.as_deref(), Some("Deploying"));
     assert_eq!(doc.category.as_deref(), Some("ops"));
@@ -152,7 +153,7 @@ fn metadata_categories_tags_and_dates() {
     assert_eq!(chunks.len(), 1);
     assert_eq!(chunks[0].text, "# Deploy\n\nShip.");
     assert_eq!((chunks[0].start_line, chunks[0].end_line), (6, 8));
-    let (plain, _) = records("top.md", "no heading\n", 11, 0, 1500);
+    let (plain, _) = records("top.md", "no heading\n", 11, 0, 1500, false);
     assert_eq!(
         (plain.title.as_deref(), plain.category, plain.topic),
         (Some("top"), None, None)
@@ -163,6 +164,7 @@ fn metadata_categories_tags_and_dates() {
         1,
         0,
         1500,
+        false,
     );
     assert_eq!(
         (bad_date.date, bad_date.category.as_deref(), bad_date.topic),
@@ -682,4 +684,111 @@ fn a_pass_over_reported_changes_reads_only_those_and_still_finds_new_and_gone_fi
     };
     let summary = index_changes(root, &config, &db, &all, None).unwrap();
     assert_eq!((summary.indexed, summary.unchanged), (1, 3));
+}
+
+#[test]
+fn a_note_is_titled_by_its_owner_never_by_a_section_heading() {
+    let title = |path: &str, text: &str, vault: bool| {
+        records(path, text, text.len() as u64, 0, 1500, vault)
+            .0
+            .title
+    };
+    let sections = "Some text.\n\n## Action items\n\n- call\n";
+    assert_eq!(
+        title("notes/Meeting notes.md", sections, false).as_deref(),
+        Some("Meeting notes")
+    );
+    assert_eq!(
+        title("Garden.md", "# Plants I keep\n", false).as_deref(),
+        Some("Plants I keep")
+    );
+    // A vault titles its notes by file name, unless the frontmatter says otherwise.
+    assert_eq!(
+        title("Garden.md", "# Plants I keep\n", true).as_deref(),
+        Some("Garden")
+    );
+    assert_eq!(
+        title("Garden.md", "---\ntitle: Greenhouse\n---\n# Plants\n", true).as_deref(),
+        Some("Greenhouse")
+    );
+}
+
+/// A version 7 index (notes titled by their first heading of any level, no file name in
+/// the full-text index) is migrated in place: the next pass records every document
+/// again, so a note without an H1 gets its file name as title and is found by it, and
+/// only that note's whole-document vector is embedded again (its title is part of what
+/// was embedded); no chunk vector is.
+#[test]
+fn a_version_7_index_is_migrated_to_file_name_titles_keeping_its_chunk_vectors() {
+    use crate::embed::pass::{EmbedProgress, embed_pending};
+    use crate::embed::testing::VocabEmbedder;
+    use std::sync::atomic::AtomicBool;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(
+        &root,
+        "Garden.md",
+        b"Roses need sun.\n\n## Watering\n\nEvery day.\n",
+    );
+    write(&root, "b.md", b"# B\n\nalpha roses\n");
+    let db = root.join(".folio/index.db");
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    let e = VocabEmbedder::new("test:vocab", &["roses", "alpha", "garden", "watering"]);
+    let embed = |store: &mut Store| {
+        embed_pending(store, &e, &EmbedProgress::new(), &AtomicBool::new(false)).unwrap()
+    };
+    let titles = |store: &Store| -> Vec<Option<String>> {
+        store
+            .catalog()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.title)
+            .collect()
+    };
+    {
+        let mut store = Store::open(&db).unwrap();
+        let first = embed(&mut store);
+        assert_eq!(
+            (first.embedded, first.documents_embedded),
+            (3, 2),
+            "{first:?}"
+        );
+        assert_eq!(
+            titles(&store),
+            [Some("Garden".to_owned()), Some("B".to_owned())]
+        );
+        // As version 7 recorded it: titled by its section heading.
+        store
+            .conn()
+            .execute_batch(
+                "UPDATE documents SET title = 'Watering' WHERE path = 'Garden.md';
+                 UPDATE meta SET value = '7' WHERE key = 'schema_version';",
+            )
+            .unwrap();
+    }
+    let store = Store::open(&db).unwrap();
+    assert!(!store.was_rebuilt());
+    assert_eq!(store.meta("record_again").unwrap().as_deref(), Some("8"));
+    drop(store);
+    let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((summary.indexed, summary.unchanged), (2, 0));
+    let mut store = Store::open(&db).unwrap();
+    assert_eq!(
+        titles(&store),
+        [Some("Garden".to_owned()), Some("B".to_owned())]
+    );
+    let found: Vec<String> = store
+        .search_lexical(&SearchQuery::new("garden"))
+        .unwrap()
+        .results
+        .into_iter()
+        .map(|h| h.path)
+        .collect();
+    assert_eq!(found, ["Garden.md"]);
+    let again = embed(&mut store);
+    assert_eq!(
+        (again.embedded, again.documents_embedded, again.removed),
+        (0, 1, 0),
+        "{again:?}"
+    );
 }

@@ -31,8 +31,11 @@ pub struct OutlineHeading {
 /// The headings and title of a document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outline {
-    /// The frontmatter `title`, else the first level-1 heading, else the first heading.
+    /// The frontmatter `title`, else the first level-1 heading (as
+    /// [`Parsed::title`](super::Parsed::title)).
     pub title: Option<String>,
+    /// Whether `title` is the frontmatter's.
+    pub frontmatter_title: bool,
     /// Headings in document order.
     pub headings: Vec<OutlineHeading>,
 }
@@ -207,7 +210,9 @@ pub fn outline(text: &str) -> Outline {
         out.title = meta
             .ok()
             .flatten()
-            .and_then(|m| m.get("title")?.as_str().map(str::to_string));
+            .and_then(|m| m.get("title")?.as_str().map(str::to_string))
+            .filter(|t| !t.trim().is_empty());
+        out.frontmatter_title = out.title.is_some();
         skip_to = end;
     }
     let mut fence: Option<(u8, usize)> = None;
@@ -299,10 +304,20 @@ pub fn outline(text: &str) -> Outline {
             .headings
             .iter()
             .find(|h| h.level == 1)
-            .or_else(|| out.headings.first())
             .map(|h| h.text.clone());
     }
     out
+}
+
+impl Outline {
+    /// The title of the document at `path` by the rule of
+    /// [`Parsed::title_for`](super::Parsed::title_for) (`vault`: file names title notes).
+    pub fn title_for(&self, path: &str, vault: bool) -> String {
+        match &self.title {
+            Some(t) if self.frontmatter_title || !vault => t.clone(),
+            _ => super::file_title(path),
+        }
+    }
 }
 
 /// A heading's raw text as plain text (see the module docs), with a trailing attribute
@@ -565,10 +580,34 @@ mod tests {
     }
 
     #[test]
-    fn title_is_the_first_level_one_heading_else_the_first() {
+    fn title_is_the_frontmatter_title_else_the_first_level_one_heading_else_the_file_name() {
         assert_eq!(outline("## Two\n\n# One\n").title.as_deref(), Some("One"));
-        assert_eq!(outline("## Two\n").title.as_deref(), Some("Two"));
+        // A section heading never titles the note: the file name does.
+        assert_eq!(outline("## Two\n").title, None);
+        assert_eq!(
+            outline("## Two\n").title_for("a/Meeting notes.md", false),
+            "Meeting notes"
+        );
         assert_eq!(outline("no headings\n").title, None);
+        // In a vault the file name comes before an H1, not before the frontmatter.
+        assert_eq!(outline("# One\n").title_for("Garden.md", true), "Garden");
+        assert_eq!(outline("# One\n").title_for("Garden.md", false), "One");
+        let titled = "---\ntitle: Plants\n---\n# One\n";
+        assert_eq!(outline(titled).title_for("Garden.md", true), "Plants");
+        // The full parse by the same rule.
+        for (text, path, vault) in [
+            ("## Two\n", "a/Meeting notes.md", false),
+            ("# One\n", "Garden.md", true),
+            ("# One\n", "Garden.md", false),
+            (titled, "Garden.md", true),
+            ("---\ntitle: ''\n---\n## Two\n", "x.markdown", false),
+        ] {
+            assert_eq!(
+                crate::parse::parse(text).title_for(path, vault),
+                outline(text).title_for(path, vault),
+                "{text:?}"
+            );
+        }
         // A `---` after a paragraph is a setext underline, not frontmatter.
         assert_eq!(heads("text\n---\n"), vec![(2, "text".into(), 0..8)]);
     }

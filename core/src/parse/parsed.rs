@@ -499,21 +499,44 @@ impl Parsed {
             && self.problems == other.problems
     }
 
-    /// The document title: frontmatter `title`, else the first level-1 heading, else the first heading.
+    /// The title the document gives itself: frontmatter `title`, else its first level-1
+    /// heading; `None` when it has neither (a lower-level heading names a section, never
+    /// the note). [`Parsed::title_for`] adds the file name.
     pub fn title(&self) -> Option<String> {
         if let Some(t) = self
             .frontmatter
             .as_ref()
             .and_then(|f| f.get("title"))
             .and_then(|v| v.as_str())
+            .filter(|t| !t.trim().is_empty())
         {
             return Some(t.to_string());
         }
         self.headings
             .iter()
             .find(|h| h.level == 1)
-            .or_else(|| self.headings.first())
             .map(|h| h.text.clone())
+    }
+
+    /// The title of the document at `path` (KB-relative) as its owner titles it: the
+    /// frontmatter `title`; then, in an Obsidian vault (`vault`), the file name, which is
+    /// what a vault shows and links by; else the first level-1 heading, else the file
+    /// name ([`file_title`]). The one title rule of the index (`kb_list_files`, the
+    /// whole-document vector), `kb_outline` and workspace symbols.
+    pub fn title_for(&self, path: &str, vault: bool) -> String {
+        let frontmatter = self
+            .frontmatter
+            .as_ref()
+            .and_then(|f| f.get("title"))
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.trim().is_empty());
+        if let Some(t) = frontmatter {
+            return t.to_string();
+        }
+        if vault {
+            return file_title(path);
+        }
+        self.title().unwrap_or_else(|| file_title(path))
     }
 
     /// The headings that start a section, with their index in [`Parsed::headings`], in
@@ -629,5 +652,15 @@ impl Parsed {
         self.lines
             .as_ref()
             .map_or(1, |l| l.line_of(offset) as u32 + 1)
+    }
+}
+
+/// The file name of `path` without its extension (`notes/Meeting notes.md` → `Meeting
+/// notes`; a name that is all extension, `.md`, stays whole).
+pub fn file_title(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => name.to_owned(),
     }
 }

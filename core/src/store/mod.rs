@@ -524,14 +524,15 @@ pub struct Batch<'a> {
 }
 
 /// The words of a document that describe it as a whole and are not part of any
-/// chunk's text: the frontmatter `title`, `aliases` (or `alias`) and `tags` (strings or
-/// numbers), one per line, from the document's `frontmatter_json` and `tags`. They go
-/// into the FTS `document` column of the document's first chunk only, so a note is found
-/// by its title, alias or tag (landing on its beginning) even when no heading or
-/// paragraph repeats them, without every chunk of a long note matching. Empty without
-/// frontmatter.
-fn document_terms(frontmatter_json: Option<&str>, tags: &[String]) -> String {
-    let mut terms: Vec<String> = Vec::new();
+/// chunk's text: its file name without the extension (`-` and `_` read as spaces, so
+/// `release-notes.md` gives `release notes`), then the frontmatter `title`, `aliases` (or
+/// `alias`) and `tags` (strings or numbers), one per line, from the document's path,
+/// `frontmatter_json` and `tags`. They go into the FTS `document` column of the
+/// document's first chunk only, so a note is found by its file name, title, alias or tag
+/// (landing on its beginning) even when no heading or paragraph repeats them, without
+/// every chunk of a long note matching.
+fn document_terms(path: &str, frontmatter_json: Option<&str>, tags: &[String]) -> String {
+    let mut terms: Vec<String> = vec![crate::parse::file_title(path).replace(['-', '_'], " ")];
     let scalar = |v: &serde_json::Value| match v {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Number(n) => Some(n.to_string()),
@@ -561,7 +562,7 @@ fn document_terms(frontmatter_json: Option<&str>, tags: &[String]) -> String {
 /// (`fts_analyser`). Returns the rows written.
 pub(crate) fn fill_fts(conn: &Connection, lexical: &Lexical) -> rusqlite::Result<usize> {
     let mut select = conn.prepare(
-        "SELECT c.id, c.seq, c.heading_path, c.text, d.frontmatter_json, d.tags_json
+        "SELECT c.id, c.seq, c.heading_path, c.text, d.frontmatter_json, d.tags_json, d.path
          FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.doc_id, c.seq",
     )?;
     let mut insert = conn.prepare(INSERT_FTS)?;
@@ -575,7 +576,8 @@ pub(crate) fn fill_fts(conn: &Connection, lexical: &Lexical) -> rusqlite::Result
                 .get::<_, Option<String>>(5)?
                 .and_then(|j| serde_json::from_str(&j).ok())
                 .unwrap_or_default();
-            document_terms(frontmatter.as_deref(), &tags)
+            let path: String = row.get(6)?;
+            document_terms(&path, frontmatter.as_deref(), &tags)
         } else {
             String::new()
         };
@@ -643,6 +645,7 @@ impl Batch<'_> {
         })?;
         let tags_json = serde_json::to_string(&doc.tags)
             .map_err(|err| StoreError::InvalidRecord(format!("tags of {}: {err}", doc.path)))?;
+        self.forget_vectors_of_a_new_title(doc)?;
         let doc_id: i64 = self.tx.prepare_cached(
             "INSERT INTO documents
                  (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json, quality)
@@ -679,7 +682,7 @@ impl Batch<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
         let mut insert_fts = self.tx.prepare_cached(INSERT_FTS)?;
-        let doc_terms = document_terms(doc.frontmatter_json.as_deref(), &doc.tags);
+        let doc_terms = document_terms(&doc.path, doc.frontmatter_json.as_deref(), &doc.tags);
         for chunk in chunks {
             let heading_path = chunk.heading_path.join(HEADING_PATH_SEPARATOR);
             let content_hash = chunk_content_hash(&heading_path, &chunk.text);
@@ -704,6 +707,51 @@ impl Batch<'_> {
                 &doc_terms,
             )?;
         }
+        Ok(())
+    }
+
+    /// Deletes the whole-document vectors (every model's, the ensemble's too) of the
+    /// document at `doc.path` when its text is unchanged but its title is not (a file
+    /// renamed, a vault whose notes are now titled by file name): they are keyed by the
+    /// text's hash, but the title is part of what was embedded, so the next embedding
+    /// pass computes them again. A changed text needs nothing: its old vectors are
+    /// orphans the pass removes.
+    fn forget_vectors_of_a_new_title(&mut self, doc: &DocRecord) -> Result<(), StoreError> {
+        let old: Option<(String, Option<String>)> = self
+            .tx
+            .prepare_cached("SELECT source_hash, title FROM documents WHERE path = ?1")?
+            .query_row([&doc.path], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let Some((source_hash, title)) = old else {
+            return Ok(());
+        };
+        if source_hash != doc.source_hash || title == doc.title {
+            return Ok(());
+        }
+        let has_table = |name: &str| -> rusqlite::Result<bool> {
+            self.tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)",
+                [name],
+                |row| row.get(0),
+            )
+        };
+        if has_table(vectors::DOC_VEC_TABLE)? {
+            self.tx.execute(
+                &format!(
+                    "DELETE FROM {} WHERE rowid IN (SELECT id FROM doc_vector_keys WHERE source_hash = ?1)",
+                    vectors::DOC_VEC_TABLE
+                ),
+                [&source_hash],
+            )?;
+        }
+        self.tx.execute(
+            "DELETE FROM doc_vector_keys WHERE source_hash = ?1",
+            [&source_hash],
+        )?;
+        self.tx.execute(
+            "DELETE FROM ensemble_doc_vectors WHERE source_hash = ?1",
+            [&source_hash],
+        )?;
         Ok(())
     }
 

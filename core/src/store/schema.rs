@@ -23,12 +23,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// keeping its vectors.
 ///
 /// Version 6: `documents.tags_json` holds inline `#tag`s as well as frontmatter tags. A
-/// version 4 or 5 index is migrated in place (`MIGRATE_5_TO_6`), keeping its vectors.
+/// version 4 or 5 index is migrated in place (`RECORD_EVERY_DOCUMENT`), keeping its vectors.
 ///
 /// Version 7: `ensemble_doc_vectors` holds the ensemble model's whole-document vectors
 /// (`store::vectors::ensemble`). A version 4, 5 or 6 index is migrated in place
 /// (`MIGRATE_6_TO_7`), keeping its vectors.
-pub const SCHEMA_VERSION: u32 = 7;
+///
+/// Version 8: a note without a frontmatter title or an H1 is titled by its file name,
+/// not by a section heading (a vault's notes always are), and the FTS `document` column
+/// holds the file name. A version 4 to 7 index is migrated in place: the next index pass
+/// records every document again ([`RECORD_AGAIN`]); chunk vectors are kept, and the
+/// whole-document vectors of documents whose title changed are computed again.
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The full-text table: per chunk, its heading path, its text, and the words describing
 /// its whole document (see `Batch::upsert_document`), each CJK run replaced by the tokens
@@ -56,10 +62,12 @@ const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!
 /// if each had changed (`index::index_root` reads it and deletes it when it commits).
 pub(crate) const RECORD_AGAIN: &str = "record_again";
 
-/// From version 5 to 6: the next index pass records every document again, so that its
-/// tags include the inline ones ([`RECORD_AGAIN`], bound as `?1`). Source hashes stay, and
-/// with them the vectors keyed by them; chunks whose text is unchanged keep their vectors.
-const MIGRATE_5_TO_6: &str = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '6')";
+/// From any version before 8: the next index pass records every document again
+/// ([`RECORD_AGAIN`], bound as `?1`), so that its tags include the inline ones (version
+/// 6), its title follows the title rule and the full-text index holds its file name
+/// (version 8). Source hashes stay, and with them the vectors keyed by them; chunks whose
+/// text is unchanged keep their vectors.
+const RECORD_EVERY_DOCUMENT: &str = "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '8')";
 
 /// The ensemble model's whole-document vectors: `vector` is the `f32` values,
 /// little-endian (`store::vectors::ensemble`).
@@ -249,7 +257,7 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let outcome = match read_version(&tx)? {
             Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
-            Some(Some(from @ (4..=6))) => {
+            Some(Some(from @ (4..=7))) => {
                 let migrated = (|| {
                     tx.execute_batch("SAVEPOINT migrate")?;
                     let rows = if from == 4 {
@@ -261,9 +269,9 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     } else {
                         0
                     };
-                    if from <= 5 {
-                        tx.execute(MIGRATE_5_TO_6, [RECORD_AGAIN])?;
-                    }
+                    // Every version before 8 records every document again (tags before 6,
+                    // titles and file names before 8).
+                    tx.execute(RECORD_EVERY_DOCUMENT, [RECORD_AGAIN])?;
                     tx.execute_batch(MIGRATE_6_TO_7)?;
                     tx.execute(
                         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
@@ -275,11 +283,11 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                 match migrated {
                     Ok(rows) => {
                         tx.commit()?;
-                        tracing::info!(from, rows, "index migrated to schema 7; vectors kept");
+                        tracing::info!(from, rows, "index migrated to schema 8; vectors kept");
                         return Ok(SchemaOutcome::Migrated);
                     }
                     Err(err) => {
-                        // A damaged version 4, 5 or 6 file (a table missing, say): rebuilt like
+                        // A damaged version 4 to 7 file (a table missing, say): rebuilt like
                         // any other unreadable schema.
                         tracing::warn!(from, %err, "migrating the index failed; rebuilding it");
                         tx.execute_batch("ROLLBACK TO migrate; RELEASE migrate")?;

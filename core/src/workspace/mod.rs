@@ -635,7 +635,7 @@ pub struct Workspace {
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
-        let vault = vault_setting(&root, &config);
+        let vault = is_vault(&root, &config);
         let site = site::Site::of(&root, &config);
         Workspace {
             root,
@@ -1055,7 +1055,7 @@ impl Workspace {
     pub fn set_config(&mut self, config: Config) {
         self.reset_site_indexes();
         self.redirections = std::sync::OnceLock::new();
-        self.vault = vault_setting(&self.root, &config);
+        self.vault = is_vault(&self.root, &config);
         self.site = site::Site::of(&self.root, &config);
         self.config = config;
     }
@@ -1269,7 +1269,7 @@ impl Workspace {
             found = self
                 .docs
                 .iter()
-                .filter(|(_, e)| e.parsed.title().is_some_and(|t| t.to_lowercase() == lower))
+                .filter(|(p, e)| e.parsed.title_for(p, self.vault).to_lowercase() == lower)
                 .map(|(p, _)| p.clone())
                 .collect();
         }
@@ -1278,8 +1278,10 @@ impl Workspace {
     }
 }
 
-/// Whether `root`'s links resolve as in an Obsidian vault.
-fn vault_setting(root: &Path, config: &Config) -> bool {
+/// Whether `root` is an Obsidian vault: `[links].obsidian`, else an `.obsidian/` folder at
+/// the root. Its links then resolve as in a vault, and its notes are titled by their
+/// file names ([`crate::parse::Parsed::title_for`]).
+pub fn is_vault(root: &Path, config: &Config) -> bool {
     config
         .links
         .obsidian

@@ -98,8 +98,7 @@ impl Ranker {
     }
 
     /// The document itself: its title (else its path), matched with its path.
-    fn file(&mut self, root: usize, path: &str, title: Option<String>) {
-        let title = title.unwrap_or_else(|| path.to_string());
+    fn file(&mut self, root: usize, path: &str, title: String) {
         let haystack = format!("{title} {path}");
         if let Some(score) = self
             .pattern
@@ -176,7 +175,7 @@ pub fn workspace_symbol(
             let Some(parsed) = root.ws().parsed(path) else {
                 continue;
             };
-            ranker.file(root_idx, path, parsed.title());
+            ranker.file(root_idx, path, parsed.title_for(path, root.ws().is_vault()));
             // Each tag once per document, at its first place: `#project/alpha`.
             let mut seen = std::collections::HashSet::new();
             for tag in parsed.tags.iter().filter(|t| seen.insert(t.name.as_str())) {
@@ -211,7 +210,7 @@ pub fn workspace_symbol_from_outlines(
     for (root_idx, root) in outlines.roots.iter().enumerate() {
         for (i, (_, outline)) in root.documents.iter().enumerate() {
             let path = root.path(i);
-            ranker.file(root_idx, path, outline.title.clone());
+            ranker.file(root_idx, path, outline.title_for(path, root.vault));
             for h in &outline.headings {
                 ranker.symbol(root_idx, path, &h.text, SymbolKind::STRING, &h.range);
             }
