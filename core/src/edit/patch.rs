@@ -512,7 +512,12 @@ const DOCUMENT_OPS: &str = "the `document` pointer only takes insert_before (sta
 
 /// Is the line before the one starting at `line_start` blank (or is there none)?
 fn previous_line_blank(text: &str, line_start: usize) -> bool {
-    let before = text[..line_start].trim_end_matches(['\n', '\r']);
+    // One line break ends the previous line; more would be blank lines, which count.
+    let before = &text[..line_start];
+    let before = before
+        .strip_suffix("\r\n")
+        .or_else(|| before.strip_suffix(['\n', '\r']))
+        .unwrap_or(before);
     let prev = before
         .rfind(['\n', '\r'])
         .map_or(before, |i| &before[i + 1..]);

@@ -617,3 +617,51 @@ fn an_edit_that_nests_too_deeply_is_refused_for_that() {
         "the edit would make the document too deeply nested or crowded to parse safely (line 5 opens more than 100 nested block quotes or lists); nothing was written"
     );
 }
+
+/// A blank line is added only next to a text line: before a block that already has a
+/// blank line above it, the inserted block takes that one and adds one below itself.
+#[test]
+fn insert_before_adds_no_blank_line_where_there_is_one() {
+    for (text, expected) in [
+        (
+            "first para\n\nsecond para\n",
+            "first para\n\nbetween\n\nsecond para\n",
+        ),
+        (
+            "# T\n\nfirst para\n\nsecond para\n",
+            "# T\n\nfirst para\n\nbetween\n\nsecond para\n",
+        ),
+        (
+            "# T\r\n\r\nfirst para\r\n\r\nsecond para\r\n",
+            "# T\r\n\r\nfirst para\r\n\r\nbetween\r\n\r\nsecond para\r\n",
+        ),
+        // Two blank lines above stay two: nothing is added or taken.
+        (
+            "first para\n\n\nsecond para\n",
+            "first para\n\n\nbetween\n\nsecond para\n",
+        ),
+        // A text line right above (no blank line): one is added, LF and CRLF.
+        (
+            "[a]: https://a.example\n[b]: https://b.example\n",
+            "[a]: https://a.example\n\nbetween\n\n[b]: https://b.example\n",
+        ),
+        (
+            "[a]: https://a.example\r\n[b]: https://b.example\r\n",
+            "[a]: https://a.example\r\n\r\nbetween\r\n\r\n[b]: https://b.example\r\n",
+        ),
+    ] {
+        let parsed = parse(text);
+        let last = parsed.elements.last().unwrap().pointer().to_string();
+        let out =
+            apply_patch(text, &[op(PatchKind::InsertBefore, &last, Some("between"))]).unwrap();
+        assert_eq!(out.text, expected, "{text:?}");
+        let inserted = parse(&out.text)
+            .elements
+            .iter()
+            .find(|e| out.text[e.range.clone()] == *"between")
+            .unwrap()
+            .pointer()
+            .to_string();
+        assert_eq!(out.new_pointers, vec![Some(inserted)]);
+    }
+}
