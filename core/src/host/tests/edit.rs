@@ -700,9 +700,25 @@ fn kb_patch_sets_and_deletes_frontmatter_fields() {
     let op = &schema["$defs"]["PatchOperation"];
     assert_eq!(op["required"], json!(["kind"]));
     assert_eq!(op["properties"]["key"]["type"], json!("string"));
-    let kinds = serde_json::to_string(&schema["$defs"]["PatchKindArg"]).unwrap();
-    assert!(
-        kinds.contains("\"set_field\"") && kinds.contains("\"delete_field\""),
-        "{kinds}"
+    let kinds: Vec<&serde_json::Value> = schema["$defs"]["PatchKindArg"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["const"])
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "replace_element",
+            "replace",
+            "replace_section",
+            "delete_section",
+            "replace_subtree",
+            "insert_before",
+            "insert_after",
+            "delete",
+            "set_field",
+            "delete_field"
+        ]
     );
 }
