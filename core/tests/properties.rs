@@ -234,6 +234,8 @@ proptest! {
                     parsed.elements[which.index(parsed.elements.len())].pointer().to_string()
                 },
                 markdown: Some(markdown),
+                key: None,
+                value: None,
             })
             .collect();
         let Ok(outcome) = apply_patch(&text, &ops) else {

@@ -260,7 +260,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.graph(&args)).await
     }
 
-    /// Structural edit of one Markdown file by element pointers (from kb_read / kb_outline / kb_search): replace_element (alias replace), replace_section, delete_section, replace_subtree, insert_before, insert_after, delete; pointer `document` inserts at the file's start or end. Pointers are checked by selfHash (and subtreeHash for section/subtree operations) and re-anchored if the element moved. All operations apply together or not at all; the result must keep every untouched element, list and heading level. Unchanged bytes stay as they were. Needs allow_writes.
+    /// Structural edit of one Markdown file by element pointers (from kb_read / kb_outline / kb_search): replace_element (alias replace), replace_section, delete_section, replace_subtree, insert_before, insert_after, delete; pointer `document` inserts at the file's start or end. set_field {key, value} / delete_field {key} edit one top-level key of the YAML frontmatter (pointer `document` or none): only that key's lines change, a missing key goes at the end of the block, a file without frontmatter gets one. Pointers are checked by selfHash (and subtreeHash for section/subtree operations) and re-anchored if the element moved. All operations apply together or not at all; the result must keep every untouched element, list and heading level. Unchanged bytes stay as they were. Needs allow_writes.
     #[tool(
         name = "kb_patch",
         annotations(read_only_hint = false, destructive_hint = true)

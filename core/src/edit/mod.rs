@@ -1,5 +1,6 @@
-//! Structural edits of Markdown source: patch operations on elements, table edits and
-//! the table of contents (`toc`). Nothing here touches the disk.
+//! Structural edits of Markdown source: patch operations on elements and on the YAML
+//! frontmatter's keys (`field`), table edits and the table of contents (`toc`). Nothing
+//! here touches the disk.
 //!
 //! Every edit is data: a list of sorted, disjoint [`TextEdit`]s against the unchanged
 //! text, so the same edit can be written to disk (through [`crate::write`]) or sent to an
@@ -10,6 +11,8 @@
 //! every element outside the edited ranges must still be there with the same kind and
 //! bytes, list items must keep their list and their parent item, and each operation
 //! must produce the kind of element it promised. Otherwise the whole request fails.
+
+mod field;
 
 pub mod patch;
 

@@ -1,15 +1,16 @@
 //! Patch operations on elements addressed by hashed pointers.
 //!
-//! Each operation becomes one byte-range [`TextEdit`] against the original text; all
-//! operations of a request are checked, applied and verified together, so a request
-//! either applies completely or not at all.
+//! Each operation becomes one byte-range [`TextEdit`] against the original text (the
+//! frontmatter field operations of a request, `set_field` and `delete_field`, become one
+//! together: see `edit::field`); all operations of a request are checked, applied and
+//! verified together, so a request either applies completely or not at all.
 
 use crate::document::TextEdit;
 use crate::parse::{Element, ElementKind, Parsed, parse};
 use crate::parse::{Resolution, resolve_pointer as resolve};
 use crate::pointer::{Pointer, hash_bytes, hex};
 
-use super::{EditError, Expect, apply_edits, content_start, dominant_eol, verify};
+use super::{EditError, Expect, apply_edits, content_start, dominant_eol, field, verify};
 
 /// What a patch operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -30,6 +31,10 @@ pub enum PatchKind {
     InsertAfter,
     /// Delete one element (a heading: only the heading line; a list item: with its nested items).
     Delete,
+    /// Set one top-level key of the YAML frontmatter to a value (`document` pointer).
+    SetField,
+    /// Delete one top-level key of the YAML frontmatter (`document` pointer).
+    DeleteField,
 }
 
 impl PatchKind {
@@ -43,6 +48,8 @@ impl PatchKind {
             PatchKind::InsertBefore => "insert_before",
             PatchKind::InsertAfter => "insert_after",
             PatchKind::Delete => "delete",
+            PatchKind::SetField => "set_field",
+            PatchKind::DeleteField => "delete_field",
         }
     }
 }
@@ -52,10 +59,14 @@ impl PatchKind {
 pub struct PatchOp {
     /// What to do.
     pub kind: PatchKind,
-    /// `logical~selfHash~subtreeHash`, or `document` (insertions only).
+    /// `logical~selfHash~subtreeHash`, or `document` (insertions and field operations).
     pub pointer: String,
     /// The new Markdown (replace and insert operations).
     pub markdown: Option<String>,
+    /// The frontmatter key (field operations).
+    pub key: Option<String>,
+    /// The key's new value (`set_field`; JSON `null` is a value).
+    pub value: Option<serde_json::Value>,
 }
 
 /// The result of a successful patch (not yet written anywhere).
@@ -82,6 +93,8 @@ struct Planned {
     /// Offset in `edit.new_text` where the operation's own content starts.
     content_offset: usize,
     produces: bool,
+    /// Goes before the other insertions at the same point (a new frontmatter block).
+    leads: bool,
 }
 
 /// Applies `ops` to `text` atomically.
@@ -101,7 +114,16 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
     let eol = dominant_eol(text);
     let mut planned = Vec::new();
     let mut reanchored = Vec::new();
+    let mut fields = Vec::new();
     for (op_index, op) in ops.iter().enumerate() {
+        let field = field_op(op).map_err(|m| {
+            EditError::InvalidArgument(format!("operation {op_index} ({}): {m}", op.kind.as_str()))
+        })?;
+        if let Some(field) = field {
+            fields.push((op_index, field));
+            reanchored.push(false);
+            continue;
+        }
         let (plan, moved) = plan_op(text, &parsed, eol, op).map_err(|e| match e {
             EditError::InvalidArgument(m) => EditError::InvalidArgument(format!(
                 "operation {op_index} ({}): {m}",
@@ -114,8 +136,24 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
         planned.push(Planned { op_index, ..plan });
         reanchored.push(moved);
     }
-    // Sorted by start; insertions at one point keep request order.
-    planned.sort_by_key(|p| (p.edit.range.start, p.edit.range.end, p.op_index));
+    // The field operations edit the frontmatter together, in request order.
+    if let Some(&(first, _)) = fields.first()
+        && let Some(edit) = field::plan_fields(text, &parsed, eol, &fields)?
+    {
+        // A new block stays first whatever is inserted at the start of the file.
+        let creates = !parsed
+            .elements
+            .iter()
+            .any(|e| e.kind == ElementKind::Frontmatter);
+        planned.push(Planned {
+            op_index: first,
+            leads: creates,
+            ..Planned::new(edit, Expect::Any, 0, false)
+        });
+    }
+    // Sorted by start; insertions at one point keep request order (a new frontmatter
+    // block first).
+    planned.sort_by_key(|p| (p.edit.range.start, p.edit.range.end, !p.leads, p.op_index));
     for w in planned.windows(2) {
         let (a, b) = (&w[0].edit.range, &w[1].edit.range);
         let overlap = a.end > b.start || (a.start == b.start && !a.is_empty() && !b.is_empty());
@@ -156,6 +194,57 @@ pub fn apply_patch(text: &str, ops: &[PatchOp]) -> Result<PatchOutcome, EditErro
         new_pointers,
         reanchored,
     })
+}
+
+/// The field operation `op` is (`None` for the other kinds), its arguments checked: a
+/// field operation takes the `document` pointer (or an empty one), a `key` and, for
+/// `set_field`, a `value`, and no `markdown`; the other kinds take no `key` or `value`.
+fn field_op(op: &PatchOp) -> Result<Option<field::FieldOp<'_>>, String> {
+    if !matches!(op.kind, PatchKind::SetField | PatchKind::DeleteField) {
+        if op.key.is_some() || op.value.is_some() {
+            return Err(
+                "`key` and `value` belong to set_field and delete_field; this operation takes `markdown`"
+                    .into(),
+            );
+        }
+        if op.pointer.is_empty() {
+            return Err("`pointer` is required".into());
+        }
+        return Ok(None);
+    }
+    if !(op.pointer.is_empty() || op.pointer == "document") {
+        return Err(
+            "set_field and delete_field edit the document's frontmatter: give the pointer `document` or none"
+                .into(),
+        );
+    }
+    if op.markdown.is_some() {
+        return Err(format!(
+            "{} takes `key`{}, not `markdown`",
+            op.kind.as_str(),
+            if op.kind == PatchKind::SetField {
+                " and `value`"
+            } else {
+                ""
+            }
+        ));
+    }
+    let key = op.key.as_deref().ok_or("`key` is required")?;
+    field::check_key(key)?;
+    Ok(Some(match op.kind {
+        PatchKind::SetField => field::FieldOp::Set(
+            key,
+            op.value
+                .as_ref()
+                .ok_or("`value` is required (JSON null is a value)")?,
+        ),
+        _ => {
+            if op.value.is_some() {
+                return Err("delete_field takes `key` only, not `value`".into());
+            }
+            field::FieldOp::Delete(key)
+        }
+    }))
 }
 
 /// Plans one operation: its edit and what the edited region must hold, and whether its
@@ -211,6 +300,12 @@ fn plan_op(
         }
         PatchKind::InsertBefore => target.insert_before(target.markdown(op)?),
         PatchKind::InsertAfter => target.insert_after(target.markdown(op)?),
+        // Planned together by `apply_patch`; an element pointer is refused before.
+        PatchKind::SetField | PatchKind::DeleteField => {
+            return Err(EditError::InvalidArgument(
+                "set_field and delete_field take the `document` pointer".into(),
+            ));
+        }
     };
     Ok((plan, target.moved))
 }
@@ -224,6 +319,7 @@ impl Planned {
             expect,
             content_offset,
             produces,
+            leads: false,
         }
     }
 }
@@ -431,6 +527,7 @@ fn plan_document(
         expect: Expect::Any,
         content_offset,
         produces: true,
+        leads: false,
     };
     match op.kind {
         PatchKind::InsertBefore => {
@@ -508,11 +605,16 @@ fn plan_document(
 }
 
 /// Why an operation other than an insert names the `document` pointer.
-const DOCUMENT_OPS: &str = "the `document` pointer only takes insert_before (start of file) and insert_after (end of file)";
+const DOCUMENT_OPS: &str = "the `document` pointer only takes insert_before (start of file), insert_after (end of file), set_field and delete_field (frontmatter)";
 
 /// Is the line before the one starting at `line_start` blank (or is there none)?
 fn previous_line_blank(text: &str, line_start: usize) -> bool {
-    let before = text[..line_start].trim_end_matches(['\n', '\r']);
+    // One line break ends the previous line; more would be blank lines, which count.
+    let before = &text[..line_start];
+    let before = before
+        .strip_suffix("\r\n")
+        .or_else(|| before.strip_suffix(['\n', '\r']))
+        .unwrap_or(before);
     let prev = before
         .rfind(['\n', '\r'])
         .map_or(before, |i| &before[i + 1..]);

@@ -21,6 +21,8 @@ fn op(kind: PatchKind, pointer: &str, markdown: Option<&str>) -> PatchOp {
         kind,
         pointer: pointer.to_string(),
         markdown: markdown.map(str::to_string),
+        key: None,
+        value: None,
     }
 }
 
@@ -303,7 +305,7 @@ fn document_pointer_inserts_at_start_and_end() {
             patch("a\n", &[op(PatchKind::Delete, "document", markdown)])
                 .unwrap_err()
                 .to_string(),
-            "operation 0 (delete): the `document` pointer only takes insert_before (start of file) and insert_after (end of file)"
+            "operation 0 (delete): the `document` pointer only takes insert_before (start of file), insert_after (end of file), set_field and delete_field (frontmatter)"
         );
     }
 }
@@ -615,5 +617,301 @@ fn an_edit_that_nests_too_deeply_is_refused_for_that() {
     assert_eq!(
         err.to_string(),
         "the edit would make the document too deeply nested or crowded to parse safely (line 5 opens more than 100 nested block quotes or lists); nothing was written"
+    );
+}
+
+/// A blank line is added only next to a text line: before a block that already has a
+/// blank line above it, the inserted block takes that one and adds one below itself.
+#[test]
+fn insert_before_adds_no_blank_line_where_there_is_one() {
+    for (text, expected) in [
+        (
+            "first para\n\nsecond para\n",
+            "first para\n\nbetween\n\nsecond para\n",
+        ),
+        (
+            "# T\n\nfirst para\n\nsecond para\n",
+            "# T\n\nfirst para\n\nbetween\n\nsecond para\n",
+        ),
+        (
+            "# T\r\n\r\nfirst para\r\n\r\nsecond para\r\n",
+            "# T\r\n\r\nfirst para\r\n\r\nbetween\r\n\r\nsecond para\r\n",
+        ),
+        // Two blank lines above stay two: nothing is added or taken.
+        (
+            "first para\n\n\nsecond para\n",
+            "first para\n\n\nbetween\n\nsecond para\n",
+        ),
+        // A text line right above (no blank line): one is added, LF and CRLF.
+        (
+            "[a]: https://a.example\n[b]: https://b.example\n",
+            "[a]: https://a.example\n\nbetween\n\n[b]: https://b.example\n",
+        ),
+        (
+            "[a]: https://a.example\r\n[b]: https://b.example\r\n",
+            "[a]: https://a.example\r\n\r\nbetween\r\n\r\n[b]: https://b.example\r\n",
+        ),
+    ] {
+        let parsed = parse(text);
+        let last = parsed.elements.last().unwrap().pointer().to_string();
+        let out =
+            apply_patch(text, &[op(PatchKind::InsertBefore, &last, Some("between"))]).unwrap();
+        assert_eq!(out.text, expected, "{text:?}");
+        let inserted = parse(&out.text)
+            .elements
+            .iter()
+            .find(|e| out.text[e.range.clone()] == *"between")
+            .unwrap()
+            .pointer()
+            .to_string();
+        assert_eq!(out.new_pointers, vec![Some(inserted)]);
+    }
+}
+
+fn set(key: &str, value: serde_json::Value) -> PatchOp {
+    PatchOp {
+        kind: PatchKind::SetField,
+        pointer: "document".to_string(),
+        markdown: None,
+        key: Some(key.to_string()),
+        value: Some(value),
+    }
+}
+
+fn unset(key: &str) -> PatchOp {
+    PatchOp {
+        kind: PatchKind::DeleteField,
+        pointer: String::new(),
+        markdown: None,
+        key: Some(key.to_string()),
+        value: None,
+    }
+}
+
+/// set_field changes the key's lines only: comments, quoting, order and the comment on
+/// the key's own line stay.
+#[test]
+fn set_field_keeps_every_other_byte_of_the_frontmatter() {
+    let text = "---\n# The page's state\ntitle: \"Hello: world\"   # quoted\n'status': draft # todo\ntags: ['a', \"b # c\"] # two\n---\n# T\n";
+    let out = apply_patch(text, &[set("status", serde_json::json!("done"))]).unwrap();
+    assert_eq!(
+        out.text,
+        "---\n# The page's state\ntitle: \"Hello: world\"   # quoted\n'status': done # todo\ntags: ['a', \"b # c\"] # two\n---\n# T\n"
+    );
+    // One edit: the key's line.
+    let line = text.find("'status'").unwrap();
+    assert_eq!(line, 56);
+    assert_eq!(
+        out.edits,
+        vec![TextEdit {
+            range: 56..79,
+            new_text: "'status': done # todo\n".to_string()
+        }]
+    );
+    assert_eq!(out.new_pointers, vec![None]);
+    // A value with a comment sign inside quotes keeps the comment after it.
+    assert_eq!(
+        patch(
+            text,
+            &[
+                set("tags", serde_json::json!(["x"])),
+                set("title", serde_json::json!("yes: no"))
+            ]
+        )
+        .unwrap(),
+        "---\n# The page's state\ntitle: 'yes: no' # quoted\n'status': draft # todo\ntags: # two\n  - x\n---\n# T\n"
+    );
+}
+
+#[test]
+fn set_field_on_a_crlf_file_writes_crlf() {
+    let text = "---\r\ntitle: T\r\nstatus: draft\r\n---\r\n\r\nbody\r\n";
+    assert_eq!(
+        patch(
+            text,
+            &[
+                set(
+                    "status",
+                    serde_json::json!({"phase": 2, "by": ["ann", "bo"]})
+                ),
+                set("owner", serde_json::json!("me")),
+            ]
+        )
+        .unwrap(),
+        "---\r\ntitle: T\r\nstatus:\r\n  by:\r\n  - ann\r\n  - bo\r\n  phase: 2\r\nowner: me\r\n---\r\n\r\nbody\r\n"
+    );
+    assert_eq!(
+        patch(text, &[unset("title")]).unwrap(),
+        "---\r\nstatus: draft\r\n---\r\n\r\nbody\r\n"
+    );
+}
+
+/// The whole value of the key goes: a block scalar, a list at the key's column, an
+/// indented map; blank and comment lines after it stay.
+#[test]
+fn set_field_replaces_a_multi_line_value_whole() {
+    let text = "---\nsummary: |\n  line one\n\n  line two\n\ntags:\n- a\n# between\n- b\n# about x\nx: 1\nmeta:\n  a: 1\n  b: >\n    folded\n    text\nlast: true\n---\n";
+    assert_eq!(
+        patch(text, &[set("summary", serde_json::json!("short"))]).unwrap(),
+        "---\nsummary: short\n\ntags:\n- a\n# between\n- b\n# about x\nx: 1\nmeta:\n  a: 1\n  b: >\n    folded\n    text\nlast: true\n---\n"
+    );
+    assert_eq!(
+        patch(text, &[set("tags", serde_json::json!(["c"]))]).unwrap(),
+        "---\nsummary: |\n  line one\n\n  line two\n\ntags:\n  - c\n# about x\nx: 1\nmeta:\n  a: 1\n  b: >\n    folded\n    text\nlast: true\n---\n"
+    );
+    assert_eq!(
+        patch(text, &[set("meta", serde_json::json!("two\nlines"))]).unwrap(),
+        "---\nsummary: |\n  line one\n\n  line two\n\ntags:\n- a\n# between\n- b\n# about x\nx: 1\nmeta: |-\n  two\n  lines\nlast: true\n---\n"
+    );
+    assert_eq!(
+        patch(text, &[unset("tags"), unset("meta")]).unwrap(),
+        "---\nsummary: |\n  line one\n\n  line two\n\n# about x\nx: 1\nlast: true\n---\n"
+    );
+    assert_eq!(
+        patch(
+            text,
+            &[
+                set("x", serde_json::Value::Null),
+                set("last", serde_json::json!([]))
+            ]
+        )
+        .unwrap(),
+        "---\nsummary: |\n  line one\n\n  line two\n\ntags:\n- a\n# between\n- b\n# about x\nx: null\nmeta:\n  a: 1\n  b: >\n    folded\n    text\nlast: []\n---\n"
+    );
+}
+
+#[test]
+fn set_field_adds_a_missing_key_or_the_frontmatter() {
+    assert_eq!(
+        patch(
+            "---\ntitle: T\n---\n# T\n",
+            &[set("status", serde_json::json!("draft"))]
+        )
+        .unwrap(),
+        "---\ntitle: T\nstatus: draft\n---\n# T\n"
+    );
+    assert_eq!(
+        patch("---\n---\n# T\n", &[set("n", serde_json::json!(3))]).unwrap(),
+        "---\nn: 3\n---\n# T\n"
+    );
+    assert_eq!(
+        patch(
+            "# T\n\nbody\n",
+            &[set("status", serde_json::json!("draft"))]
+        )
+        .unwrap(),
+        "---\nstatus: draft\n---\n# T\n\nbody\n"
+    );
+    // After a BOM; two keys in one new block; a key YAML must quote.
+    assert_eq!(
+        patch(
+            "\u{feff}# T\r\n",
+            &[
+                set("status", serde_json::json!("draft")),
+                set("a: b", serde_json::json!(true))
+            ]
+        )
+        .unwrap(),
+        "\u{feff}---\r\nstatus: draft\r\n'a: b': true\r\n---\r\n# T\r\n"
+    );
+    assert_eq!(
+        patch("", &[set("status", serde_json::json!("draft"))]).unwrap(),
+        "---\nstatus: draft\n---\n"
+    );
+    // A new block stays first, before what insert_before puts at the start of the file.
+    assert_eq!(
+        patch(
+            "# T\n",
+            &[
+                op(PatchKind::InsertBefore, "document", Some("Lead.")),
+                set("status", serde_json::json!("draft"))
+            ]
+        )
+        .unwrap(),
+        "---\nstatus: draft\n---\nLead.\n\n# T\n"
+    );
+    // With another operation of the same request.
+    assert_eq!(
+        patch(
+            "---\na: 1\n---\n# T\n",
+            &[
+                op(PatchKind::InsertAfter, "document", Some("End.")),
+                set("a", serde_json::json!(2))
+            ]
+        )
+        .unwrap(),
+        "---\na: 2\n---\n# T\n\nEnd.\n"
+    );
+}
+
+#[test]
+fn field_operations_refuse_what_they_cannot_do() {
+    let text = "---\ntitle: T\ndup: 1\ndup: 2\n---\n# T\n";
+    let err = |ops: &[PatchOp]| apply_patch(text, ops).unwrap_err();
+    assert_eq!(
+        err(&[set("", serde_json::json!(1))]),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): `key` must be a frontmatter key on one line, not blank and without control characters (got \"\")".into()
+        )
+    );
+    assert_eq!(
+        err(&[unset("a\nb: 2")]),
+        EditError::InvalidArgument(
+            "operation 0 (delete_field): `key` must be a frontmatter key on one line, not blank and without control characters (got \"a\\nb: 2\")".into()
+        )
+    );
+    assert_eq!(
+        err(&[unset("status")]),
+        EditError::InvalidArgument(
+            "operation 0 (delete_field): the frontmatter has no key `status`; nothing was written"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(&[set("dup", serde_json::json!(3))]),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): the frontmatter has key `dup` 2 times; delete_field removes them all, then set_field it once".into()
+        )
+    );
+    // delete_field removes every entry of a repeated key.
+    assert_eq!(
+        patch(text, &[unset("dup")]).unwrap(),
+        "---\ntitle: T\n---\n# T\n"
+    );
+    let mut no_value = set("title", serde_json::Value::Null);
+    no_value.value = None;
+    assert_eq!(
+        err(&[no_value]),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): `value` is required (JSON null is a value)".into()
+        )
+    );
+    let mut on_element = set("title", serde_json::json!("U"));
+    on_element.pointer = ptr(text, "1");
+    assert_eq!(
+        err(&[on_element]),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): set_field and delete_field edit the document's frontmatter: give the pointer `document` or none".into()
+        )
+    );
+    assert_eq!(
+        apply_patch("+++\na = 1\n+++\n", &[set("a", serde_json::json!(2))]).unwrap_err(),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): the frontmatter is TOML (`+++`); set_field and delete_field edit YAML frontmatter (`---`)".into()
+        )
+    );
+    assert_eq!(
+        apply_patch("---\na: [\n---\n", &[set("a", serde_json::json!(2))]).unwrap_err(),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): the frontmatter is not valid YAML (did not find expected node content at line 2 column 1, while parsing a flow node); fix it first".into()
+        )
+    );
+    let mut with_key = op(PatchKind::Delete, &ptr(text, "1"), None);
+    with_key.key = Some("title".into());
+    assert_eq!(
+        err(&[with_key]),
+        EditError::InvalidArgument(
+            "operation 0 (delete): `key` and `value` belong to set_field and delete_field; this operation takes `markdown`".into()
+        )
     );
 }

@@ -7,8 +7,8 @@ use std::ops::Range;
 
 use crate::links::navigate::{WorkspaceEdits, definition_at, destination, heading_at, link_at};
 use crate::links::rewrite::{
-    LinkedFile, heading_rename_conflict, linked_file_at, move_plan, reference_label_range,
-    rename_definition, rename_heading, renamed_link_target, unnameable_message,
+    HeadingRenameError, LinkedFile, fragment_parts, linked_file_at, move_plan, plan_heading_rename,
+    reference_label_range, rename_definition, renamed_link_target, unnameable_message,
 };
 use crate::parse::{Link, LinkKind, Parsed};
 use crate::tags::{name_range, rename_tag, tag_at};
@@ -136,7 +136,8 @@ pub fn renamable_at(
 }
 
 /// The heading `link` of document `from` names by its fragment, when `offset` lies on
-/// the fragment.
+/// the fragment: in a wiki heading path (`[[Setup#Install#Linux]]`), the heading the
+/// segment under the cursor names, shown at that segment.
 fn heading_of_fragment(
     ws: &Workspace,
     from: &str,
@@ -149,15 +150,31 @@ fn heading_of_fragment(
         .filter(|f| f.start <= offset && offset <= f.end)?;
     let dest = destination(ws, from, link)?;
     let target = ws.parsed(&dest.path)?;
-    let index = target
-        .headings
+    let resolved = dest.range?;
+    let text = ws.get(from)?.doc.text();
+    let parts = fragment_parts(
+        &target,
+        &text,
+        link.fragment.as_deref()?,
+        &fragment,
+        &resolved,
+        link.kind.is_wiki(),
+        ws.config().diagnostics.fragment_case_sensitive,
+    );
+    let part = parts
         .iter()
-        .position(|h| Some(&h.range) == dest.range.as_ref())?;
+        .find(|p| p.range.start <= offset && offset <= p.range.end)
+        .or(parts.last())?;
+    let range = if parts.len() == 1 {
+        fragment
+    } else {
+        part.range.clone()
+    };
     Some(Renamable::Heading {
         path: dest.path,
-        index,
-        range: fragment,
-        placeholder: target.headings[index].text.clone(),
+        index: part.heading,
+        range,
+        placeholder: target.headings[part.heading].text.clone(),
     })
 }
 
@@ -184,8 +201,8 @@ pub enum RenamePlan {
 /// in it, or a file and the links to it (its new path read from `new_name` as the link
 /// writes its target, [`renamed_link_target`]).
 ///
-/// Errors, as a sentence for the user: a heading rename that would change another
-/// heading's anchor, a name the tag or file rules refuse, a new file name some wiki links
+/// Errors, as a sentence for the user: a heading rename whose links no edit can keep
+/// ([`plan_heading_rename`]), a name the tag or file rules refuse, a new file name some wiki links
 /// could not name, or `` `new_name` is not a valid new name here `` (an empty heading or
 /// a label with brackets or a line break).
 pub fn plan_rename(
@@ -196,10 +213,11 @@ pub fn plan_rename(
 ) -> Result<RenamePlan, String> {
     let edits = match renamable {
         Renamable::Heading { path, index, .. } => {
-            if let Some(conflict) = heading_rename_conflict(ws, &path, index, new_name) {
-                return Err(conflict);
+            match plan_heading_rename(ws, &path, index, new_name) {
+                Ok(edits) => Some(edits),
+                Err(HeadingRenameError::Conflict(conflict)) => return Err(conflict),
+                Err(HeadingRenameError::InvalidName) => None,
             }
-            rename_heading(ws, &path, index, new_name)
         }
         Renamable::Definition { index, .. } => rename_definition(ws, path, index, new_name)
             .map(|list| WorkspaceEdits::from([(path.to_owned(), list)])),
@@ -346,11 +364,21 @@ Back to [a](a.md#set-up).
                 ),
             ])))
         );
-        // `# Alpha` renamed to "Set Up" would move the later heading's anchor.
+        // `# Alpha` renamed to "Set Up" moves the later heading's anchor to #set-up-1: the
+        // link to it follows.
         let title = at(&ws, "# Alpha", 2).unwrap();
         assert_eq!(
             plan_rename(&ws, "a.md", title, "Set Up"),
-            Err("renaming to `Set Up` would change the anchor of heading `Set Up` from #set-up to #set-up-1; choose a name no other heading has".to_owned())
+            Ok(RenamePlan::Edits(WorkspaceEdits::from([
+                (
+                    "a.md".to_owned(),
+                    vec![edit(find(&ws, "a.md", "Alpha"), "Set Up")]
+                ),
+                (
+                    "b.md".to_owned(),
+                    vec![edit(find(&ws, "b.md", "set-up"), "set-up-1")]
+                ),
+            ])))
         );
         let label = at(&ws, "[r][lbl]", 5).unwrap();
         assert_eq!(
@@ -427,5 +455,257 @@ Back to [a](a.md#set-up).
             file_moves(&ws, "notes", "archive", false),
             [("notes".to_owned(), "archive".to_owned())]
         );
+    }
+
+    /// The text of document `path` with `edits` applied.
+    fn applied(ws: &Workspace, path: &str, edits: &[TextEdit]) -> String {
+        let mut text = ws.get(path).unwrap().doc.text();
+        for e in edits.iter().rev() {
+            text.replace_range(e.range.clone(), &e.new_text);
+        }
+        text
+    }
+
+    /// The texts of every edited document after `plan`.
+    fn texts_after(ws: &Workspace, plan: Result<RenamePlan, String>) -> Vec<(String, String)> {
+        let Ok(RenamePlan::Edits(edits)) = plan else {
+            panic!("not an edit: {plan:?}");
+        };
+        edits
+            .iter()
+            .map(|(path, list)| (path.clone(), applied(ws, path, list)))
+            .collect()
+    }
+
+    const SETUP: &str = "\
+//- /Setup.md
+# Setup
+
+## Install
+
+### Linux
+
+See [[#Install#Linux]].
+//- /notes.md
+[[Setup#Install]] [[Setup#Install#Linux]] [[Setup#install]] [a](Setup.md#install) [[Setup#Setup#Install#Linux]] [[Setup#Linux]]
+";
+
+    /// What `Install` renamed to `Installation` gives in `SETUP`.
+    fn setup_renamed() -> Vec<(String, String)> {
+        vec![
+            (
+                "Setup.md".to_owned(),
+                "# Setup\n\n## Installation\n\n### Linux\n\nSee [[#Installation#Linux]].\n"
+                    .to_owned(),
+            ),
+            (
+                "notes.md".to_owned(),
+                "[[Setup#Installation]] [[Setup#Installation#Linux]] [[Setup#installation]] [a](Setup.md#installation) [[Setup#Setup#Installation#Linux]] [[Setup#Linux]]\n"
+                    .to_owned(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_heading_rename_rewrites_its_segment_of_every_heading_path() {
+        let ws = workspace(SETUP);
+        let parsed = ws.get("Setup.md").unwrap().full_parsed();
+        let offset = find(&ws, "Setup.md", "## Install").start;
+        let heading = renamable_at(&ws, "Setup.md", &parsed, offset).unwrap();
+        assert_eq!(
+            heading,
+            Renamable::Heading {
+                path: "Setup.md".to_owned(),
+                index: 1,
+                range: find(&ws, "Setup.md", "Install"),
+                placeholder: "Install".to_owned(),
+            }
+        );
+        // Exact edits: the heading, then one segment per link; the slug-style wiki link
+        // and the Markdown link get the slug, the others the text.
+        let notes = ws.get("notes.md").unwrap().doc.text();
+        let at = |needle: &str, skip: usize| {
+            let start = notes.find(needle).unwrap() + skip;
+            start..start + "Install".len()
+        };
+        let see = find(&ws, "Setup.md", "[[#Install").start + 3;
+        assert_eq!(
+            plan_rename(&ws, "Setup.md", heading.clone(), "Installation"),
+            Ok(RenamePlan::Edits(WorkspaceEdits::from([
+                (
+                    "Setup.md".to_owned(),
+                    vec![
+                        edit(find(&ws, "Setup.md", "Install"), "Installation"),
+                        edit(see..see + 7, "Installation"),
+                    ]
+                ),
+                (
+                    "notes.md".to_owned(),
+                    vec![
+                        edit(at("[[Setup#Install]]", 8), "Installation"),
+                        edit(at("[[Setup#Install#Linux]]", 8), "Installation"),
+                        edit(at("[[Setup#install]]", 8), "installation"),
+                        edit(at("(Setup.md#install)", 10), "installation"),
+                        edit(at("[[Setup#Setup#Install#", 14), "Installation"),
+                    ]
+                ),
+            ])))
+        );
+        assert_eq!(
+            texts_after(&ws, plan_rename(&ws, "Setup.md", heading, "Installation")),
+            setup_renamed()
+        );
+    }
+
+    #[test]
+    fn a_heading_renamed_from_a_link_fragment_or_a_heading_path_segment() {
+        let ws = workspace(SETUP);
+        let parsed = ws.get("notes.md").unwrap().full_parsed();
+        let notes = ws.get("notes.md").unwrap().doc.text();
+        // On `Install` of `[[Setup#Install#Linux]]`: the `## Install` heading, shown at
+        // that segment (not `Linux`, which the whole path names).
+        let segment = notes.find("[[Setup#Install#Linux]]").unwrap() + 8;
+        let from_path = renamable_at(&ws, "notes.md", &parsed, segment + 2).unwrap();
+        assert_eq!(
+            from_path,
+            Renamable::Heading {
+                path: "Setup.md".to_owned(),
+                index: 1,
+                range: segment..segment + 7,
+                placeholder: "Install".to_owned(),
+            }
+        );
+        assert_eq!(
+            texts_after(&ws, plan_rename(&ws, "notes.md", from_path, "Installation")),
+            setup_renamed()
+        );
+        // On `Linux` of the same link: `### Linux`.
+        let linux = segment + "Install#".len();
+        let last = renamable_at(&ws, "notes.md", &parsed, linux + 1).unwrap();
+        assert_eq!(
+            last,
+            Renamable::Heading {
+                path: "Setup.md".to_owned(),
+                index: 2,
+                range: linux..linux + 5,
+                placeholder: "Linux".to_owned(),
+            }
+        );
+        // On the fragment of `[a](Setup.md#install)`: the heading, the whole fragment shown.
+        let fragment = notes.find("#install)").unwrap() + 1;
+        let from_link = renamable_at(&ws, "notes.md", &parsed, fragment + 3).unwrap();
+        assert_eq!(from_link.range(), &(fragment..fragment + 7));
+        assert_eq!(
+            texts_after(&ws, plan_rename(&ws, "notes.md", from_link, "Installation")),
+            setup_renamed()
+        );
+    }
+
+    const USAGE: &str = "\
+//- /tool.md
+# Tool
+
+## Usage
+
+[a](#usage) [b](#usage-1) [c](#usage-2)
+
+## Usage
+
+## Usage
+//- /other.md
+[a](tool.md#usage) [b](tool.md#usage-1) [c](tool.md#usage-2) [[tool#usage-2]] [[tool#Usage]]
+";
+
+    /// The exact edits of renaming the first `## Usage` of `USAGE` to `Options`.
+    fn usage_renamed(ws: &Workspace) -> RenamePlan {
+        let tool = ws.get("tool.md").unwrap().doc.text();
+        let other = ws.get("other.md").unwrap().doc.text();
+        let in_tool = |needle: &str, skip: usize, len: usize| {
+            let start = tool.find(needle).unwrap() + skip;
+            start..start + len
+        };
+        let in_other = |needle: &str, skip: usize, len: usize| {
+            let start = other.find(needle).unwrap() + skip;
+            start..start + len
+        };
+        RenamePlan::Edits(WorkspaceEdits::from([
+            (
+                "tool.md".to_owned(),
+                vec![
+                    edit(in_tool("## Usage", 3, 5), "Options"),
+                    edit(in_tool("(#usage)", 2, 5), "options"),
+                    edit(in_tool("(#usage-1)", 2, 7), "usage"),
+                    edit(in_tool("(#usage-2)", 2, 7), "usage-1"),
+                ],
+            ),
+            (
+                "other.md".to_owned(),
+                vec![
+                    edit(in_other("#usage)", 1, 5), "options"),
+                    edit(in_other("#usage-1)", 1, 7), "usage"),
+                    edit(in_other("#usage-2)", 1, 7), "usage-1"),
+                    edit(in_other("#usage-2]]", 1, 7), "usage-1"),
+                    edit(in_other("#Usage]]", 1, 5), "Options"),
+                ],
+            ),
+        ]))
+    }
+
+    #[test]
+    fn renaming_one_of_repeated_headings_renumbers_the_links_to_the_others() {
+        let ws = workspace(USAGE);
+        let parsed = ws.get("tool.md").unwrap().full_parsed();
+        let heading = find(&ws, "tool.md", "## Usage").start + 4;
+        let from_heading = renamable_at(&ws, "tool.md", &parsed, heading).unwrap();
+        assert_eq!(
+            plan_rename(&ws, "tool.md", from_heading, "Options"),
+            Ok(usage_renamed(&ws))
+        );
+        let link = find(&ws, "tool.md", "[a](#usage)").start + 6;
+        let from_link = renamable_at(&ws, "tool.md", &parsed, link).unwrap();
+        assert_eq!(
+            from_link,
+            Renamable::Heading {
+                path: "tool.md".to_owned(),
+                index: 1,
+                range: link - 1..link + 4,
+                placeholder: "Usage".to_owned(),
+            }
+        );
+        assert_eq!(
+            plan_rename(&ws, "tool.md", from_link, "Options"),
+            Ok(usage_renamed(&ws))
+        );
+        assert_eq!(
+            texts_after(&ws, Ok(usage_renamed(&ws))),
+            [
+                (
+                    "other.md".to_owned(),
+                    "[a](tool.md#options) [b](tool.md#usage) [c](tool.md#usage-1) [[tool#usage-1]] [[tool#Options]]\n"
+                        .to_owned()
+                ),
+                (
+                    "tool.md".to_owned(),
+                    "# Tool\n\n## Options\n\n[a](#options) [b](#usage) [c](#usage-1)\n\n## Usage\n\n## Usage\n"
+                        .to_owned()
+                ),
+            ]
+        );
+        // The last one renamed: no other anchor moves.
+        let last = tool_heading(&ws, 3);
+        let Ok(RenamePlan::Edits(edits)) = plan_rename(&ws, "tool.md", last, "Examples") else {
+            panic!("refused");
+        };
+        assert_eq!(
+            applied(&ws, "other.md", &edits["other.md"]),
+            "[a](tool.md#usage) [b](tool.md#usage-1) [c](tool.md#examples) [[tool#examples]] [[tool#Usage]]\n"
+        );
+    }
+
+    /// Heading `index` of `tool.md`, as the cursor on its line renames it.
+    fn tool_heading(ws: &Workspace, index: usize) -> Renamable {
+        let parsed = ws.get("tool.md").unwrap().full_parsed();
+        let offset = parsed.headings[index].text_range.start;
+        renamable_at(ws, "tool.md", &parsed, offset).unwrap()
     }
 }

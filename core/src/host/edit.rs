@@ -24,13 +24,29 @@ use super::{ErrorCode, Host, HostError, HostResult};
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchOperation {
-    /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items).
+    /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items). set_field / delete_field: one top-level key of the YAML frontmatter (`key`, and `value` for set_field), pointer `document` or none; only that key's lines change, a missing key is added at the end of the block, a file without frontmatter gets one. Also accepted as `op`.
+    #[serde(alias = "op")]
     pub kind: PatchKindArg,
-    /// Concrete pointer `logical~selfHash~subtreeHash` from kb_read, kb_outline or kb_search; or `document` with insert_before (start of file, after frontmatter) / insert_after (end of file).
+    /// Concrete pointer `logical~selfHash~subtreeHash` from kb_read, kb_outline or kb_search; or `document` with insert_before (start of file, after frontmatter) / insert_after (end of file) / set_field / delete_field. Required except for set_field and delete_field.
+    #[serde(default)]
     pub pointer: String,
     /// The new Markdown (replace and insert operations). A replacement must parse as the same kind of element (a heading: same level); list items must match the target's marker style.
     #[serde(default)]
     pub markdown: Option<String>,
+    /// set_field / delete_field: the top-level frontmatter key, on one line.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// set_field: the key's new value, any JSON (null included). Written as YAML: a scalar on the key's line, a multi-line string as a `|-` block, a non-empty list or map in block style indented two spaces under the key (a map's keys sorted).
+    #[serde(default, deserialize_with = "present")]
+    pub value: Option<serde_json::Value>,
+}
+
+/// A field that is present, null included (`"value": null` is `Some(Null)`; an absent
+/// field is `None` through `#[serde(default)]`).
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
 }
 
 /// `kb_patch` arguments.
@@ -49,7 +65,7 @@ pub struct PatchArgs {
 pub struct PatchOpResult {
     /// The operation kind.
     pub kind: String,
-    /// Pointer of the element it produced or replaced; null for deletions.
+    /// Pointer of the element it produced or replaced; null for deletions and for set_field / delete_field.
     pub pointer: Option<String>,
     /// True when the given pointer had moved and was re-anchored by kind + selfHash.
     pub reanchored: bool,
@@ -416,6 +432,8 @@ impl Host {
                 kind: o.kind.into(),
                 pointer: o.pointer.clone(),
                 markdown: o.markdown.clone(),
+                key: o.key.clone(),
+                value: o.value.clone(),
             })
             .collect();
         let guard = self.writer.lock()?;
@@ -795,6 +813,10 @@ pub enum PatchKindArg {
     InsertAfter,
     /// Delete one element.
     Delete,
+    /// Set one top-level frontmatter key.
+    SetField,
+    /// Delete one top-level frontmatter key.
+    DeleteField,
 }
 
 impl From<PatchKindArg> for PatchKind {
@@ -807,6 +829,8 @@ impl From<PatchKindArg> for PatchKind {
             PatchKindArg::InsertBefore => PatchKind::InsertBefore,
             PatchKindArg::InsertAfter => PatchKind::InsertAfter,
             PatchKindArg::Delete => PatchKind::Delete,
+            PatchKindArg::SetField => PatchKind::SetField,
+            PatchKindArg::DeleteField => PatchKind::DeleteField,
         }
     }
 }

@@ -514,6 +514,8 @@ mod tests {
                 kind: PatchKindArg::ReplaceElement,
                 pointer: para.pointer().to_string(),
                 markdown: Some("Patched.".into()),
+                key: None,
+                value: None,
             }],
         })
     }

@@ -117,20 +117,33 @@ pub fn fragment_range(
 /// nested (at any depth) under a heading `Setup`; every segment but the last names an
 /// ancestor, outermost first. `None` when `fragment` has no `#` or nothing matches.
 pub fn heading_path(target: &Parsed, fragment: &str, case_sensitive: bool) -> Option<usize> {
+    heading_path_chain(target, fragment, case_sensitive).and_then(|chain| chain.last().copied())
+}
+
+/// The headings an Obsidian heading path names, one per `#`-separated segment of
+/// `fragment` in the same order (outermost first): indices into `target`'s
+/// [`Parsed::headings`], the last being [`heading_path`]'s answer. `None` when `fragment`
+/// has no `#` or nothing matches.
+pub fn heading_path_chain(
+    target: &Parsed,
+    fragment: &str,
+    case_sensitive: bool,
+) -> Option<Vec<usize>> {
     let segments: Vec<&str> = fragment.split('#').map(str::trim).collect();
     let (last, ancestors) = segments.split_last()?;
     if ancestors.is_empty() {
         return None;
     }
     let headings = &target.headings;
-    (0..headings.len()).find(|&i| {
+    (0..headings.len()).find_map(|i| {
         if !heading_matches(&headings[i], last, true, case_sensitive) {
-            return false;
+            return None;
         }
         // The ancestor chain of heading `i`, innermost first.
         let mut level = headings[i].level;
+        let mut chain = vec![i];
         let mut wanted = ancestors.iter().rev().peekable();
-        for h in headings[..i].iter().rev() {
+        for (j, h) in headings[..i].iter().enumerate().rev() {
             if h.level < level {
                 level = h.level;
                 if wanted
@@ -138,10 +151,14 @@ pub fn heading_path(target: &Parsed, fragment: &str, case_sensitive: bool) -> Op
                     .is_some_and(|w| heading_matches(h, w, true, case_sensitive))
                 {
                     wanted.next();
+                    chain.push(j);
                 }
             }
         }
-        wanted.peek().is_none()
+        wanted.peek().is_none().then(|| {
+            chain.reverse();
+            chain
+        })
     })
 }
 

@@ -23,7 +23,7 @@
 use std::ops::Range;
 
 use crate::document::TextEdit;
-use crate::links::references::references_to_heading;
+use crate::links::navigate::{fragment_range, heading_matches, heading_path_chain};
 use crate::links::{Target, join_relative, resolve_link};
 use crate::parse::{Heading, Link, LinkKind, heading_anchors, parse, percent_decode, slug};
 use crate::workspace::path_policy::check_syntax;
@@ -508,153 +508,371 @@ fn list_id(parsed: &crate::parse::Parsed, h: &Heading) -> Option<String> {
         .then_some(id)
 }
 
-/// Why renaming heading `heading_idx` of `path` to `new_text` would break other links:
-/// another heading of the document would change its anchor (GitHub numbers repeated
-/// slugs in document order, so a duplicate name shifts `-1` suffixes). `None` when the
-/// rename is safe.
+/// Why [`plan_heading_rename`] plans no edits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadingRenameError {
+    /// No such heading, or the new text is empty, holds a line break, or would not be one
+    /// heading's text.
+    InvalidName,
+    /// Some link could not be kept on what it names: the reason, as a sentence for the
+    /// user that ends with what to do instead.
+    Conflict(String),
+}
+
+/// Why renaming heading `heading_idx` of `path` to `new_text` would break links that
+/// no edit can keep ([`plan_heading_rename`]'s [`HeadingRenameError::Conflict`]), as a
+/// sentence for the user. `None` when the rename can be planned, or when the new text is
+/// no valid heading text.
 pub fn heading_rename_conflict(
     ws: &Workspace,
     path: &str,
     heading_idx: usize,
     new_text: &str,
 ) -> Option<String> {
-    let entry = ws.get(path)?;
-    let heading = entry.parsed.headings.get(heading_idx)?;
-    let edited = parse_after_rename(&entry.doc.text(), heading, new_text.trim());
-    let after = &edited.headings;
-    // The id an attribute list gives it must not be another heading's anchor.
-    if let Some(renamed) = after.get(heading_idx)
-        && let Some(id) = list_id(&edited, renamed)
-        && let Some(other) = after.iter().enumerate().find_map(|(i, h)| {
-            let taken = h.slug.eq_ignore_ascii_case(&id)
-                || list_id(&edited, h).is_some_and(|other| other.eq_ignore_ascii_case(&id));
-            (i != heading_idx && taken).then_some(h)
-        })
-    {
-        return Some(format!(
-            "renaming to `{}` would give this heading the id #{id} of its attribute list, which names heading `{}` already; choose a name no other heading has",
-            new_text.trim(),
-            other.text
-        ));
+    match plan_heading_rename(ws, path, heading_idx, new_text) {
+        Err(HeadingRenameError::Conflict(message)) => Some(message),
+        _ => None,
     }
-    entry.parsed.headings.iter().zip(after).enumerate().find_map(|(i, (before, now))| {
-        (i != heading_idx && before.slug != now.slug).then(|| {
-            format!(
-                "renaming to `{}` would change the anchor of heading `{}` from #{} to #{}; choose a name no other heading has",
-                new_text.trim(),
-                before.text,
-                before.slug,
-                now.slug
-            )
-        })
-    })
 }
 
-/// The edits that rename heading `heading_idx` of document `path` to `new_text` and
-/// update every link to its anchor across the workspace.
-///
-/// A Markdown link's fragment becomes the new slug; a wiki link's fragment becomes the
-/// new text when it was written as the heading text, else the new slug. `None` when
-/// there is no such heading, the new text is empty, or [`heading_rename_conflict`]
-/// finds that another heading's anchor would change.
+/// [`plan_heading_rename`]'s edits, `None` when it plans none.
 pub fn rename_heading(
     ws: &Workspace,
     path: &str,
     heading_idx: usize,
     new_text: &str,
 ) -> Option<WorkspaceEdits> {
+    plan_heading_rename(ws, path, heading_idx, new_text).ok()
+}
+
+/// One name in a link's fragment that names a heading: the whole fragment, or one
+/// segment of a wiki link's heading path (`[[guide#Setup#On Linux]]`).
+pub(crate) struct FragmentPart {
+    /// Bytes of the name in the linking document.
+    pub(crate) range: Range<usize>,
+    /// The name (percent-decoded in a Markdown link).
+    pub(crate) written: String,
+    /// The heading it names: an index into the target's headings.
+    pub(crate) heading: usize,
+}
+
+/// The names in `link`'s fragment (`fragment`, the resolver's, at bytes `fragment_range`
+/// of `text`) that name headings of `target`, where the whole fragment resolves to bytes
+/// `resolved`: one part for a fragment naming a heading, one per segment of a wiki heading
+/// path; none when it names no heading (an HTML anchor, a block id, a footnote).
+pub(crate) fn fragment_parts(
+    target: &crate::parse::Parsed,
+    text: &str,
+    fragment: &str,
+    fragment_range: &Range<usize>,
+    resolved: &Range<usize>,
+    wiki: bool,
+    case_sensitive: bool,
+) -> Vec<FragmentPart> {
+    let Some(heading) = target.headings.iter().position(|h| h.range == *resolved) else {
+        return Vec::new();
+    };
+    let whole = || {
+        vec![FragmentPart {
+            range: fragment_range.clone(),
+            written: fragment.to_string(),
+            heading,
+        }]
+    };
+    let first_match = target
+        .headings
+        .iter()
+        .position(|h| heading_matches(h, fragment, wiki, case_sensitive));
+    let Some(source) = text.get(fragment_range.clone()) else {
+        return whole();
+    };
+    if !wiki || first_match == Some(heading) {
+        return whole();
+    }
+    let Some(chain) = heading_path_chain(target, source, case_sensitive)
+        .filter(|chain| chain.last() == Some(&heading))
+    else {
+        return whole();
+    };
+    let mut parts = Vec::with_capacity(chain.len());
+    let mut offset = fragment_range.start;
+    for (segment, heading) in source.split('#').zip(chain) {
+        let lead = segment.len() - segment.trim_start().len();
+        let name = segment.trim();
+        let start = offset + lead;
+        parts.push(FragmentPart {
+            range: start..start + name.len(),
+            written: name.to_string(),
+            heading,
+        });
+        offset += segment.len() + 1;
+    }
+    parts
+}
+
+/// The edits that rename heading `heading_idx` of document `path` to `new_text` (trimmed)
+/// and keep every link into the document on what it names, across the workspace: edits
+/// keyed by KB-relative path, each list sorted and disjoint, against the current texts.
+///
+/// - A link to the renamed heading gets its new name in the link's style: a Markdown
+///   link's fragment becomes the new slug (or, written with the site generator's id or
+///   with an attribute list's id, the new one of those); a wiki link's becomes the new
+///   heading text when it was written as the heading text (or as anything but the slug),
+///   and the new slug when it was written as the slug or the new text holds one of
+///   [`WIKI_TARGET_BREAKERS`]. An id written in the heading's attribute list stays, and so
+///   do links written with it.
+/// - In a wiki heading path (`[[Setup#Install#Linux]]`) each segment that names the
+///   renamed heading changes, and only that segment.
+/// - GitHub numbers repeated slugs in document order (`#usage`, `#usage-1`, `#usage-2`):
+///   when the rename adds or removes a duplicate, the other headings' anchors shift, and
+///   links written with an anchor that shifts get the new one (likewise the site
+///   generator's ids).
+/// - Every link into the document is then resolved against the renamed text; one that
+///   would no longer reach what it reaches now gets, as its whole fragment, the new
+///   anchor of its heading (a wiki link written as text whose text now names an earlier
+///   heading: `[[a#Set Up]]` → `[[a#set-up-1]]`).
+///
+/// Errors: [`HeadingRenameError::InvalidName`] (no such heading, an empty new text, a
+/// line break, or a text that is no longer one heading); [`HeadingRenameError::Conflict`]
+/// when the heading's attribute list would give it an id another heading has, or when a
+/// link could not be kept on its target by any fragment (it names an HTML anchor, block
+/// or footnote the new name takes over).
+pub fn plan_heading_rename(
+    ws: &Workspace,
+    path: &str,
+    heading_idx: usize,
+    new_text: &str,
+) -> Result<WorkspaceEdits, HeadingRenameError> {
+    use HeadingRenameError::{Conflict, InvalidName};
     let new_text = new_text.trim();
     if new_text.is_empty() || new_text.contains(['\n', '\r']) {
-        return None;
+        return Err(InvalidName);
     }
-    let entry = ws.get(path)?;
-    let heading = entry.parsed.headings.get(heading_idx)?.clone();
-    if heading_rename_conflict(ws, path, heading_idx, new_text).is_some() {
-        return None;
+    let entry = ws.get(path).ok_or(InvalidName)?;
+    let before = entry.full_parsed();
+    let text = entry.doc.text();
+    let heading = before.headings.get(heading_idx).ok_or(InvalidName)?.clone();
+    let after = parse_after_rename(&text, &heading, new_text);
+    if after.headings.len() != before.headings.len() {
+        return Err(InvalidName);
     }
-    let after = parse_after_rename(&entry.doc.text(), &heading, new_text).headings;
-    let new_slug = after.get(heading_idx)?.slug.clone();
-    let new_list_id = slug::slug(&after.get(heading_idx)?.text);
+    // The id an attribute list gives it must not be another heading's anchor.
+    if let Some(id) = list_id(&after, &after.headings[heading_idx])
+        && let Some(other) = after.headings.iter().enumerate().find_map(|(i, h)| {
+            let taken = h.slug.eq_ignore_ascii_case(&id)
+                || list_id(&after, h).is_some_and(|other| other.eq_ignore_ascii_case(&id));
+            (i != heading_idx && taken).then_some(h)
+        })
+    {
+        return Err(Conflict(format!(
+            "renaming to `{new_text}` would give this heading the id #{id} of its attribute list, which names heading `{}` already; choose a name no other heading has",
+            other.text
+        )));
+    }
+    let generator = ws.generator();
+    let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
     // A published site's links may use its generator's ids ([`heading_anchors`]).
-    let (old_toc_id, new_toc_id) = if !ws.generator().uses_github_slugs() {
-        (
-            heading_anchors(&entry.parsed.headings, ws.generator())
-                .get(heading_idx)
-                .cloned(),
-            heading_anchors(&after, ws.generator())
-                .get(heading_idx)
-                .cloned(),
-        )
-    } else {
+    let (old_site, new_site) = if generator.uses_github_slugs() {
         (None, None)
+    } else {
+        (
+            Some(heading_anchors(&before.headings, generator)),
+            Some(heading_anchors(&after.headings, generator)),
+        )
+    };
+    let old_list_id = list_id(&before, &heading);
+    let new_list_id = slug::slug(&after.headings[heading_idx].text);
+    // Bytes of the document before the rename, in the renamed text.
+    let end = heading.text_range.end;
+    let shift = |r: &Range<usize>| {
+        let at = |x: usize| {
+            if x >= end {
+                x - end + heading.text_range.start + new_text.len()
+            } else {
+                x
+            }
+        };
+        at(r.start)..at(r.end)
+    };
+    let same = |a: &str, b: &str| a.to_lowercase() == b.to_lowercase();
+    fn site_id(ids: &Option<Vec<String>>, h: usize) -> Option<&str> {
+        ids.as_ref().and_then(|ids| ids.get(h)).map(String::as_str)
+    }
+    // The new name of one part of a fragment, `None` when it stays.
+    let renamed = |part: &FragmentPart, wiki: bool| -> Option<String> {
+        let old = &before.headings[part.heading];
+        let new_slug = &after.headings[part.heading].slug;
+        let w = part.written.as_str();
+        if old.custom_id.as_deref().is_some_and(|id| same(id, w)) {
+            // The attribute list's id stays as written, and so do links to it.
+            return None;
+        }
+        if part.heading == heading_idx {
+            let name = if wiki {
+                let as_text = w == old.text.trim() || !same(w, &old.slug);
+                if as_text && !new_text.contains(WIKI_TARGET_BREAKERS) {
+                    new_text
+                } else {
+                    new_slug
+                }
+            } else if same(w, &old.slug) {
+                new_slug
+            } else if site_id(&old_site, part.heading).is_some_and(|id| same(w, id)) {
+                site_id(&new_site, part.heading).unwrap_or(new_slug)
+            } else if old_list_id.as_deref().is_some_and(|id| same(w, id)) {
+                // Written with the id an attribute list without one gives (`## A {.x}` → `#a`).
+                &new_list_id
+            } else {
+                new_slug
+            };
+            return Some(name.to_string());
+        }
+        if same(w, &old.slug) && old.slug != *new_slug {
+            return Some(new_slug.clone());
+        }
+        match (
+            site_id(&old_site, part.heading),
+            site_id(&new_site, part.heading),
+        ) {
+            (Some(old_id), Some(new_id)) if !wiki && same(w, old_id) && old_id != new_id => {
+                Some(new_id.to_string())
+            }
+            _ => None,
+        }
     };
     let mut edits = WorkspaceEdits::new();
     edits.entry(path.to_string()).or_default().push(TextEdit {
         range: heading.text_range.clone(),
         new_text: new_text.to_string(),
     });
-    for reference in references_to_heading(ws, path, heading_idx) {
-        let Some(parsed) = ws.parsed(&reference.path) else {
+    for from in ws.document_paths() {
+        let Some(from_entry) = ws.get(from) else {
             continue;
         };
-        let Some(link) = parsed.links.iter().find(|l| l.range == reference.range) else {
-            continue;
-        };
-        let Some(mut fragment_range) = link.fragment_range.clone() else {
-            continue;
-        };
-        let mut written = link.fragment.as_deref().unwrap_or("");
-        let wiki = link.kind.is_wiki();
-        // A heading path (`[[guide#Setup#On Linux]]`): only its last segment names the heading.
-        if wiki && let Some(i) = written.rfind('#') {
-            written = written[i + 1..].trim();
-            let source = ws.get(&reference.path).map(|e| e.doc.text());
-            let Some(last) = source
-                .as_deref()
-                .and_then(|t| t.get(fragment_range.clone()))
-                .and_then(|f| f.rfind('#'))
+        let from_text = from_entry.doc.text();
+        for link in &from_entry.parsed.links {
+            if link.external
+                || matches!(link.kind, LinkKind::UndefinedReference | LinkKind::Footnote)
+            {
+                continue;
+            }
+            let Some(fragment_bytes) = link.fragment_range.clone() else {
+                continue;
+            };
+            // A link in the renamed text goes with it.
+            if from == path
+                && fragment_bytes.start < heading.text_range.end
+                && heading.text_range.start < fragment_bytes.end
+            {
+                continue;
+            }
+            let Target::Document {
+                path: to,
+                fragment: Some(fragment),
+            } = resolve_link(ws, from, link)
             else {
                 continue;
             };
-            fragment_range.start += last + 1;
+            let wiki = link.kind.is_wiki();
+            if to != path || fragment.is_empty() {
+                continue;
+            }
+            let Some(resolved) =
+                fragment_range(&before, &fragment, wiki, case_sensitive, generator)
+            else {
+                continue;
+            };
+            let parts = fragment_parts(
+                &before,
+                &from_text,
+                &fragment,
+                &fragment_bytes,
+                &resolved,
+                wiki,
+                case_sensitive,
+            );
+            let changes: Vec<(&FragmentPart, String)> = parts
+                .iter()
+                .filter_map(|part| renamed(part, wiki).map(|name| (part, name)))
+                .filter(|(part, name)| *name != part.written)
+                .collect();
+            // One edit from the first changed part to the last.
+            let mut edit = match (changes.first(), changes.last()) {
+                (Some((first, _)), Some((last, _))) => {
+                    let mut new_text = String::new();
+                    let mut at = first.range.start;
+                    for (part, name) in &changes {
+                        new_text.push_str(&from_text[at..part.range.start]);
+                        new_text.push_str(name);
+                        at = part.range.end;
+                    }
+                    Some(TextEdit {
+                        range: first.range.start..last.range.end,
+                        new_text,
+                    })
+                }
+                _ => None,
+            };
+            // The fragment as the resolver will read it after the edit.
+            let new_fragment = match &edit {
+                Some(e) if !wiki => e.new_text.clone(),
+                Some(e) => format!(
+                    "{}{}{}",
+                    &from_text[fragment_bytes.start..e.range.start],
+                    e.new_text,
+                    &from_text[e.range.end..fragment_bytes.end]
+                ),
+                None => fragment.clone(),
+            };
+            let target_after = shift(&resolved);
+            let reaches = |f: &str| {
+                fragment_range(&after, f, wiki, case_sensitive, generator).as_ref()
+                    == Some(&target_after)
+            };
+            if !reaches(new_fragment.trim()) {
+                // Named by its heading's new anchor instead.
+                let anchor = parts.last().map(|p| {
+                    let new_slug = after.headings[p.heading].slug.as_str();
+                    if wiki {
+                        new_slug
+                    } else {
+                        site_id(&new_site, p.heading).unwrap_or(new_slug)
+                    }
+                });
+                match anchor {
+                    Some(anchor) if reaches(anchor) => {
+                        edit = Some(TextEdit {
+                            range: fragment_bytes.clone(),
+                            new_text: anchor.to_string(),
+                        });
+                    }
+                    _ => {
+                        return Err(Conflict(format!(
+                            "renaming to `{new_text}` would make the link `{}` in `{from}` lead elsewhere, and no fragment would keep it on what it names now; choose another name",
+                            &from_text[link.range.clone()]
+                        )));
+                    }
+                }
+            }
+            let Some(edit) = edit else {
+                continue;
+            };
+            // Only a wiki link can be a frontmatter property's value.
+            let edit = if wiki {
+                yaml_safe(&from_text, link, edit)
+            } else {
+                Some(edit)
+            };
+            if let Some(edit) = edit {
+                edits.entry(from.to_string()).or_default().push(edit);
+            }
         }
-        let same =
-            |id: Option<&str>| id.is_some_and(|id| id.to_lowercase() == written.to_lowercase());
-        if same(heading.custom_id.as_deref()) {
-            // The attribute list's id stays as written, and so do links to it.
-            continue;
-        }
-        let replacement = if wiki && written.to_lowercase() != heading.slug.to_lowercase() {
-            new_text
-        } else if !wiki && !same(Some(&heading.slug)) && same(old_toc_id.as_deref()) {
-            new_toc_id.as_deref().unwrap_or(&new_slug)
-        } else if !wiki
-            && !same(Some(&heading.slug))
-            && same(list_id(&entry.parsed, &heading).as_deref())
-        {
-            // Written with the id an attribute list without one gives (`## A {.x}` → `#a`).
-            &new_list_id
-        } else {
-            &new_slug
-        };
-        let edit = TextEdit {
-            range: fragment_range,
-            new_text: replacement.to_string(),
-        };
-        // Only a wiki link can be a frontmatter property's value.
-        let Some(edit) = (match ws.get(&reference.path) {
-            Some(entry) if wiki => yaml_safe(&entry.doc.text(), link, edit),
-            _ => Some(edit),
-        }) else {
-            continue;
-        };
-        edits.entry(reference.path.clone()).or_default().push(edit);
     }
     for list in edits.values_mut() {
         list.sort_by_key(|e| e.range.start);
         list.dedup_by(|a, b| a.range == b.range);
     }
-    Some(edits)
+    Ok(edits)
 }
 
 /// The edits that rename link reference definition `def_idx` of document `path` to

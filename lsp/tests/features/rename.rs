@@ -50,15 +50,20 @@ async fn rename_heading(enc: Enc) {
             b.clone(): [{"range": range(4, 17, 4, 23), "newText": "getting-started"}],
         }})
     );
-    // Renaming `# Alpha` to "Set Up" would turn the later `## Set Up` (#set-up, which links
-    // use) into #set-up-1: refused with the reason.
+    // Renaming `# Alpha` to "Set Up" turns the later `## Set Up` (#set-up, which links
+    // use) into #set-up-1: the links to it follow in the same edit.
     let mut params = at(&c, "a.md", 0, 3);
     params["newName"] = json!("Set Up");
-    let r = c.request("textDocument/rename", params).await;
+    let r = c.call("textDocument/rename", params).await;
     assert_eq!(
-        r["error"]["message"],
-        "textDocument/rename: renaming to `Set Up` would change the anchor of heading `Set Up` from #set-up to #set-up-1; choose a name no other heading has",
-        "{r}"
+        r,
+        json!({"changes": {
+            a.clone(): [
+                {"range": range(0, 2, 0, 7), "newText": "Set Up"},
+                {"range": range(4, enc.col(45, 47), 4, enc.col(51, 53)), "newText": "set-up-1"},
+            ],
+            b.clone(): [{"range": range(4, 17, 4, 23), "newText": "set-up-1"}],
+        }})
     );
     // Renaming the later heading to an earlier one's name is safe: it becomes #alpha-1.
     let mut params = at(&c, "a.md", 2, 5);

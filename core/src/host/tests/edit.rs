@@ -20,6 +20,8 @@ fn writes_are_refused_when_read_only_without_touching_disk() {
             kind: PatchKindArg::Delete,
             pointer: p,
             markdown: None,
+            key: None,
+            value: None,
         }],
     };
     let denied = json!({"code": "PERMISSION_DENIED", "message": format!("this server is read-only; start it with `folio mcp --allow-writes` or set `[mcp] allow_writes = true` in {}", crate::config::user::UserConfig::location())});
@@ -60,6 +62,8 @@ fn kb_patch_replaces_and_reports_new_pointers() {
             kind: PatchKindArg::Replace,
             pointer: p,
             markdown: Some("Install the widget *second*.".into()),
+            key: None,
+            value: None,
         }],
     }));
     let new_text = GUIDE.replace("Install the widget first.", "Install the widget *second*.");
@@ -101,6 +105,8 @@ fn kb_patch_conflict_when_the_element_changed_leaves_the_file() {
             kind: PatchKindArg::ReplaceElement,
             pointer: p.clone(),
             markdown: Some("x".into()),
+            key: None,
+            value: None,
         }],
     }));
     assert_eq!(e["code"], "CONFLICT");
@@ -126,6 +132,8 @@ fn kb_patch_reanchors_after_an_insertion_above() {
             kind: PatchKindArg::Delete,
             pointer: p,
             markdown: None,
+            key: None,
+            value: None,
         }],
     }));
     assert_eq!(
@@ -150,12 +158,16 @@ fn kb_patch_multi_op_request_fails_atomically() {
             kind: PatchKindArg::ReplaceElement,
             pointer: ptr_of(&kb, "docs/guide.md", "1.p1"),
             markdown: Some("Fine.".into()),
+            key: None,
+            value: None,
         },
         // A level-3 heading where a level-2 heading was: refused, so nothing is written.
         PatchOperation {
             kind: PatchKindArg::ReplaceElement,
             pointer: ptr_of(&kb, "docs/guide.md", "1.1"),
             markdown: Some("### Steps".into()),
+            key: None,
+            value: None,
         },
     ];
     let e = err(kb.patch(&PatchArgs {
@@ -182,11 +194,15 @@ fn kb_patch_section_replace_keeps_nested_headings_and_list_item_keeps_children()
                 kind: PatchKindArg::ReplaceElement,
                 pointer: one,
                 markdown: Some("- ONE".into()),
+                key: None,
+                value: None,
             },
             PatchOperation {
                 kind: PatchKindArg::InsertAfter,
                 pointer: ptr_of(&kb, "docs/guide.md", "1.2.t1"),
                 markdown: Some("Prices change.".into()),
+                key: None,
+                value: None,
             },
         ],
     }));
@@ -208,6 +224,8 @@ fn kb_patch_section_replace_keeps_nested_headings_and_list_item_keeps_children()
             kind: PatchKindArg::ReplaceSection,
             pointer: steps,
             markdown: Some("## Steps".into()),
+            key: None,
+            value: None,
         }],
     }));
     assert_eq!(e["code"], "CONFLICT");
@@ -218,6 +236,8 @@ fn kb_patch_section_replace_keeps_nested_headings_and_list_item_keeps_children()
             kind: PatchKindArg::ReplaceSection,
             pointer: steps,
             markdown: Some("## Steps\n\nJust one.\n\n### Detail\n\nNested.".into()),
+            key: None,
+            value: None,
         }],
     }));
     let text = std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap();
@@ -461,6 +481,8 @@ fn a_note_that_is_not_utf8_is_read_indexed_and_never_written() {
                 kind: PatchKindArg::InsertAfter,
                 pointer: "document".into(),
                 markdown: Some("More.".into()),
+                key: None,
+                value: None,
             }],
         })),
         refused
@@ -496,6 +518,8 @@ fn writes_that_folio_could_not_read_back_are_refused() {
             kind: PatchKindArg::InsertAfter,
             pointer: "document".into(),
             markdown: Some(markdown),
+            key: None,
+            value: None,
         }],
     };
     assert_eq!(
@@ -610,5 +634,91 @@ fn kb_move_refuses_a_name_no_wiki_link_can_hold() {
     assert_eq!(
         std::fs::read_to_string(root.join("a.md")).unwrap(),
         "[[Task]] and [[Task|the task]]\n"
+    );
+}
+
+/// set_field and delete_field from an agent's JSON: `op` as `kind`'s alias, no pointer,
+/// `null` as a value.
+#[test]
+fn kb_patch_sets_and_deletes_frontmatter_fields() {
+    let (dir, kb) = setup(true);
+    let args: PatchArgs = serde_json::from_value(json!({
+        "path": "docs/guide.md",
+        "operations": [
+            {"op": "set_field", "key": "status", "value": "draft"},
+            {"kind": "set_field", "pointer": "document", "key": "tags", "value": ["setup", "howto"]},
+            {"kind": "delete_field", "key": "date"},
+            {"op": "set_field", "key": "title", "value": null}
+        ]
+    }))
+    .unwrap();
+    let v = ok(kb.patch(&args));
+    let new_text = GUIDE.replace(
+        "---\ntitle: Guide\ntags: [setup]\ndate: 2026-01-15\n---\n",
+        "---\ntitle: null\ntags:\n  - setup\n  - howto\nstatus: draft\n---\n",
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docs/guide.md")).unwrap(),
+        new_text
+    );
+    assert_eq!(
+        v,
+        json!({
+            "path": "docs/guide.md",
+            "sourceHash": h(&new_text),
+            "operations": [
+                {"kind": "set_field", "pointer": null, "reanchored": false},
+                {"kind": "set_field", "pointer": null, "reanchored": false},
+                {"kind": "delete_field", "pointer": null, "reanchored": false},
+                {"kind": "set_field", "pointer": null, "reanchored": false},
+            ],
+            "indexSynchronized": true,
+            "appliedTo": "disk"
+        })
+    );
+    // A missing key, and a pointer other operations still need.
+    let args: PatchArgs = serde_json::from_value(json!({
+        "path": "docs/guide.md",
+        "operations": [{"op": "delete_field", "key": "date"}]
+    }))
+    .unwrap();
+    assert_eq!(
+        err(kb.patch(&args)),
+        json!({"code": "INVALID_ARGUMENT", "message": "operation 0 (delete_field): the frontmatter has no key `date`; nothing was written"})
+    );
+    let args: PatchArgs = serde_json::from_value(json!({
+        "path": "docs/guide.md",
+        "operations": [{"kind": "delete"}]
+    }))
+    .unwrap();
+    assert_eq!(
+        err(kb.patch(&args)),
+        json!({"code": "INVALID_ARGUMENT", "message": "operation 0 (delete): `pointer` is required"})
+    );
+    // The published schema lists the operations and their fields.
+    let schema = serde_json::to_value(schemars::schema_for!(PatchArgs)).unwrap();
+    let op = &schema["$defs"]["PatchOperation"];
+    assert_eq!(op["required"], json!(["kind"]));
+    assert_eq!(op["properties"]["key"]["type"], json!("string"));
+    let kinds: Vec<&serde_json::Value> = schema["$defs"]["PatchKindArg"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["const"])
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "replace_element",
+            "replace",
+            "replace_section",
+            "delete_section",
+            "replace_subtree",
+            "insert_before",
+            "insert_after",
+            "delete",
+            "set_field",
+            "delete_field"
+        ]
     );
 }

@@ -73,6 +73,8 @@ fn every_path_policy_rejection_is_invalid_path_or_not_found_and_touches_nothing(
                     kind: PatchKindArg::Delete,
                     pointer,
                     markdown: None,
+                    key: None,
+                    value: None,
                 }],
             })),
             err(kb.delete(&DeleteArgs {

@@ -218,15 +218,113 @@ fn a_folder_move_computes_links_between_moved_files_from_both_new_places() {
 }
 
 #[test]
-fn a_heading_path_gets_only_its_last_segment_renamed() {
+fn a_heading_path_gets_only_the_segment_of_the_renamed_heading_renamed() {
     let ws = workspace(
-        "//- /guide.md\n# Guide\n## Setup\n### On Linux\n//- /n.md\n[[guide#Setup#On Linux]] [[guide#On Linux]]\n",
+        "//- /guide.md\n# Guide\n## Setup\n### On Linux\n//- /n.md\n[[guide#Setup#On Linux]] [[guide#On Linux]] [[guide#Guide#setup#On Linux|x]]\n",
     );
-    let edits = rename_heading(&ws, "guide.md", 2, "On Debian").unwrap();
     let n = ws.get("n.md").unwrap().doc.text();
+    let edits = rename_heading(&ws, "guide.md", 2, "On Debian").unwrap();
     assert_eq!(
         apply(&n, &edits["n.md"]),
-        "[[guide#Setup#On Debian]] [[guide#On Debian]]\n"
+        "[[guide#Setup#On Debian]] [[guide#On Debian]] [[guide#Guide#setup#On Debian|x]]\n"
+    );
+    // An ancestor renamed: its segment, in the style it was written (text or slug).
+    let edits = rename_heading(&ws, "guide.md", 1, "Getting Started").unwrap();
+    assert_eq!(
+        apply(&n, &edits["n.md"]),
+        "[[guide#Getting Started#On Linux]] [[guide#On Linux]] [[guide#Guide#getting-started#On Linux|x]]\n"
+    );
+    assert_eq!(
+        edits["n.md"],
+        vec![
+            TextEdit {
+                range: 8..13,
+                new_text: "Getting Started".to_string()
+            },
+            TextEdit {
+                range: 58..63,
+                new_text: "getting-started".to_string()
+            },
+        ]
+    );
+    // A new text a wiki link's fragment cannot hold (`#` splits a heading path): the slug.
+    let edits = rename_heading(&ws, "guide.md", 1, "C# Setup").unwrap();
+    assert_eq!(
+        apply(&n, &edits["n.md"]),
+        "[[guide#c-setup#On Linux]] [[guide#On Linux]] [[guide#Guide#c-setup#On Linux|x]]\n"
+    );
+}
+
+/// A one-word heading: a wiki link written with its text gets the new text, one written
+/// as its slug the new slug; a Markdown link always the slug.
+#[test]
+fn a_wiki_link_keeps_its_style_when_text_and_slug_differ_only_in_case() {
+    let ws = workspace(
+        "//- /Setup.md\n## Install\n//- /n.md\n[[Setup#Install]] [[Setup#install]] [a](Setup.md#install) [b](Setup.md#Install)\n",
+    );
+    let n = ws.get("n.md").unwrap().doc.text();
+    let edits = rename_heading(&ws, "Setup.md", 0, "Installation").unwrap();
+    assert_eq!(
+        apply(&n, &edits["n.md"]),
+        "[[Setup#Installation]] [[Setup#installation]] [a](Setup.md#installation) [b](Setup.md#installation)\n"
+    );
+}
+
+/// A rename that makes a heading's name repeat an earlier one: the later heading's anchor
+/// gets `-1`, and a wiki link written with its text, which would name the renamed heading
+/// now, names it by its new anchor.
+#[test]
+fn a_rename_onto_a_later_headings_name_keeps_links_on_the_later_heading() {
+    let ws = workspace(
+        "//- /a.md\n# Alpha\n## Set Up\n//- /b.md\n[a](a.md#set-up) [[a#Set Up]] [[a#Alpha]] [[a#set-up]]\n",
+    );
+    let b = ws.get("b.md").unwrap().doc.text();
+    let edits = rename_heading(&ws, "a.md", 0, "Set Up").unwrap();
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[a](a.md#set-up-1) [[a#set-up-1]] [[a#Set Up]] [[a#set-up-1]]\n"
+    );
+    assert_eq!(heading_rename_conflict(&ws, "a.md", 0, "Set Up"), None);
+}
+
+/// A link to an HTML anchor that the new name would take over (headings come first) can
+/// be kept by no fragment: refused, with what to do.
+#[test]
+fn a_rename_that_would_capture_a_link_to_an_html_anchor_is_refused() {
+    let ws = workspace(
+        "//- /a.md\n# Intro\n\n<a id=\"faq\"></a>\n\n## Questions\n//- /b.md\n[f](a.md#faq) [q](a.md#questions)\n",
+    );
+    assert_eq!(
+        heading_rename_conflict(&ws, "a.md", 1, "FAQ"),
+        Some("renaming to `FAQ` would make the link `[f](a.md#faq)` in `b.md` lead elsewhere, and no fragment would keep it on what it names now; choose another name".to_string())
+    );
+    assert_eq!(rename_heading(&ws, "a.md", 1, "FAQ"), None);
+    assert_eq!(
+        plan_heading_rename(&ws, "a.md", 1, " "),
+        Err(HeadingRenameError::InvalidName)
+    );
+    let edits = rename_heading(&ws, "a.md", 1, "Answers").unwrap();
+    let b = ws.get("b.md").unwrap().doc.text();
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[f](a.md#faq) [q](a.md#answers)\n"
+    );
+}
+
+/// In an MkDocs project a link written with Python-Markdown's id of a repeated heading
+/// follows when the ids renumber (`_1` suffixes).
+#[test]
+fn repeated_headings_renumber_site_ids_too() {
+    let config = crate::workspace::Config::from_toml("[links]\ngenerator = \"mkdocs\"\n").unwrap();
+    let ws = crate::fixture::workspace_with(
+        "//- /a.md\n## Usage\n## Usage\n//- /b.md\n[a](a.md#usage) [b](a.md#usage_1) [c](a.md#usage-1)\n",
+        config,
+    );
+    let b = ws.get("b.md").unwrap().doc.text();
+    let edits = rename_heading(&ws, "a.md", 0, "Options").unwrap();
+    assert_eq!(
+        apply(&b, &edits["b.md"]),
+        "[a](a.md#options) [b](a.md#usage) [c](a.md#usage)\n"
     );
 }
 
