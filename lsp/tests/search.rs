@@ -32,7 +32,7 @@ async fn search_returns_kb_search_hits_with_file_uris() {
                 "path": "notes/a.md", "uri": "kb://doc/notes/a.md", "file_uri": file_uri,
                 "pointer": "1.1~d1f758122ce4e00e~daac4f6f01046a4d",
                 "heading_path": ["Gardening", "Watering"], "start_line": 5, "end_line": 7,
-                "score": 0.8268164332402407, "lexical_rank": 1,
+                "score": 0.8436164521307193, "lexical_rank": 1,
                 "snippet": "## Watering Water the tomatoes every morning.",
                 "indexedSourceHash": source_hash
             },
@@ -40,7 +40,7 @@ async fn search_returns_kb_search_hits_with_file_uris() {
                 "path": "notes/a.md", "uri": "kb://doc/notes/a.md", "file_uri": file_uri,
                 "pointer": "1~7ad737fc1d069d3f~a60cdd47679f3e94",
                 "heading_path": ["Gardening"], "start_line": 1, "end_line": 3,
-                "score": 1.094240837696335e-6, "lexical_rank": 2,
+                "score": 1.0620689655172414e-6, "lexical_rank": 2,
                 "snippet": "# Gardening Tomatoes need sun.",
                 "indexedSourceHash": source_hash
             }

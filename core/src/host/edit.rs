@@ -24,8 +24,7 @@ use super::{ErrorCode, Host, HostError, HostResult};
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchOperation {
-    /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items). set_field / delete_field: one top-level key of the YAML frontmatter (`key`, and `value` for set_field), pointer `document` or none; only that key's lines change, a missing key is added at the end of the block, a file without frontmatter gets one. Also accepted as `op`.
-    #[serde(alias = "op")]
+    /// replace_element (alias replace): one element; a heading keeps its body, a list item its nested items. replace_section / delete_section: a heading with its whole section (checks subtreeHash). replace_subtree: a list item with its nested items (checks subtreeHash). insert_before / insert_after: new blocks next to an element (after a list item's nested items). delete: one element (a heading line only; a list item with its nested items). set_field / delete_field: one top-level key of the YAML frontmatter (`key`, and `value` for set_field), pointer `document` or none; only that key's lines change, a missing key is added at the end of the block, a file without frontmatter gets one.
     pub kind: PatchKindArg,
     /// Concrete pointer `logical~selfHash~subtreeHash` from kb_read, kb_outline or kb_search; or `document` with insert_before (start of file, after frontmatter) / insert_after (end of file) / set_field / delete_field. Required except for set_field and delete_field.
     #[serde(default)]

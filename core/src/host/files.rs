@@ -37,6 +37,11 @@ pub struct FileEntry {
     pub kind: String,
     /// Size in bytes.
     pub bytes: u64,
+    /// A Markdown file's title as indexed (`Parsed::title_for`: the frontmatter `title`,
+    /// else the first level-1 heading, else the file name; in an Obsidian vault the file
+    /// name before an H1); absent for assets and for files the index does not hold yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 /// `kb_list_files` output.
@@ -213,11 +218,20 @@ impl Host {
                 path: path.clone(),
                 kind: if markdown { "markdown" } else { "asset" }.into(),
                 bytes: meta.len(),
+                title: None,
             });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let truncated = files.len() > limit;
         files.truncate(limit);
+        if files.iter().any(|f| f.kind == "markdown") && self.db_path.exists() {
+            let catalog = self.with_store(|store| store.catalog().map_err(HostError::internal))?;
+            let titles: std::collections::HashMap<String, Option<String>> =
+                catalog.into_iter().map(|c| (c.path, c.title)).collect();
+            for f in files.iter_mut().filter(|f| f.kind == "markdown") {
+                f.title = titles.get(&f.path).cloned().flatten();
+            }
+        }
         Ok(ListFilesOutput { files, truncated })
     }
 

@@ -194,10 +194,11 @@ async fn workspace_symbol_during_the_load_is_complete() {
         .await;
     let guide = c.uri("guide.md");
     let b = c.uri("notes/b.md");
+    // notes/b.md is titled `b` (its file name: a quoted level-2 heading never titles a
+    // note), so only its heading matches.
     let expected = json!([
         {"name": "Install Guide", "kind": 1, "location": {"uri": guide, "range": range(0, 0, 0, 0)}, "containerName": "guide.md"},
         {"name": "Installing folio", "kind": 15, "location": {"uri": guide, "range": range(3, 0, 3, 20)}, "containerName": "guide.md"},
-        {"name": "Quoted install notes", "kind": 1, "location": {"uri": b, "range": range(0, 0, 0, 0)}, "containerName": "notes/b.md"},
         {"name": "Quoted install notes", "kind": 15, "location": {"uri": b, "range": range(0, 2, 0, 25)}, "containerName": "notes/b.md"}
     ]);
     assert_eq!(early, expected);

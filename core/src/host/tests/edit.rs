@@ -637,7 +637,7 @@ fn kb_move_refuses_a_name_no_wiki_link_can_hold() {
     );
 }
 
-/// set_field and delete_field from an agent's JSON: `op` as `kind`'s alias, no pointer,
+/// set_field and delete_field from an agent's JSON: no pointer (or `document`),
 /// `null` as a value.
 #[test]
 fn kb_patch_sets_and_deletes_frontmatter_fields() {
@@ -645,10 +645,10 @@ fn kb_patch_sets_and_deletes_frontmatter_fields() {
     let args: PatchArgs = serde_json::from_value(json!({
         "path": "docs/guide.md",
         "operations": [
-            {"op": "set_field", "key": "status", "value": "draft"},
+            {"kind": "set_field", "key": "status", "value": "draft"},
             {"kind": "set_field", "pointer": "document", "key": "tags", "value": ["setup", "howto"]},
             {"kind": "delete_field", "key": "date"},
-            {"op": "set_field", "key": "title", "value": null}
+            {"kind": "set_field", "key": "title", "value": null}
         ]
     }))
     .unwrap();
@@ -679,7 +679,7 @@ fn kb_patch_sets_and_deletes_frontmatter_fields() {
     // A missing key, and a pointer other operations still need.
     let args: PatchArgs = serde_json::from_value(json!({
         "path": "docs/guide.md",
-        "operations": [{"op": "delete_field", "key": "date"}]
+        "operations": [{"kind": "delete_field", "key": "date"}]
     }))
     .unwrap();
     assert_eq!(

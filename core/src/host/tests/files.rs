@@ -9,6 +9,26 @@ use crate::host::read::ReadArgs;
 #[test]
 fn kb_list_files_prefix_is_a_folder_or_one_file() {
     let (_dir, kb) = setup(false);
+    let titles = ok(kb.list_files(&ListFilesArgs {
+        path_prefix: None,
+        include_glob: None,
+        limit: None,
+    }));
+    let titles: Vec<(&str, &serde_json::Value)> = titles["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), &f["title"]))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("docs/guide.md", &json!("Guide")),
+            ("docs/logo.png", &serde_json::Value::Null),
+            ("docs/more/other.md", &json!("Other")),
+            ("index.md", &json!("Home"))
+        ]
+    );
     let list = |prefix: Option<&str>, glob: Option<&str>| {
         let v = ok(kb.list_files(&ListFilesArgs {
             path_prefix: prefix.map(String::from),
@@ -63,7 +83,7 @@ fn kb_list_files_prefix_is_a_folder_or_one_file() {
     }));
     assert_eq!(
         v,
-        json!({"files": [{"path": "docs/guide.md", "kind": "markdown", "bytes": GUIDE.len()}], "truncated": false})
+        json!({"files": [{"path": "docs/guide.md", "kind": "markdown", "bytes": GUIDE.len(), "title": "Guide"}], "truncated": false})
     );
     // `/` alone is an absolute path too, not the root.
     for prefix in ["../", "/", "//"] {
