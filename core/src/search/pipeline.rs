@@ -182,7 +182,8 @@ pub struct PipelineOptions {
     /// cosine corrected for the collection, [`VectorLeg::document_similarity`]), and every candidate chunk gains
     /// `document_weight / (rrf_k + rank of its document)` on top of its chunk-level RRF
     /// score. It lifts a document that answers the query as a whole when no single
-    /// chunk of it ranks high.
+    /// chunk of it ranks high. A chunk both chunk legs rank first keeps the first place
+    /// whatever this and the ensemble leg add to others (`unanimous_first`).
     pub document_weight: f64,
     /// Weight of the ensemble leg in hybrid mode (default [`DEFAULT_ENSEMBLE_WEIGHT`]; 0
     /// turns it off): a second model (the embedder's [`crate::embed::Embedder::ensemble`],
@@ -555,7 +556,8 @@ pub fn hybrid_search_with(
 
     // 2. Fusion (or the single leg's order), then the document leg.
     let (pool, nominal) = fuse_legs(query, options, plan.mode, &lexical, &vector_hits);
-    let (mut pool, rows) = candidate_pool(store, options, &plan, vector_leg, pool)?;
+    let unanimous = unanimous_first(query, options, plan.mode, &lexical, &vector_hits);
+    let (mut pool, rows) = candidate_pool(store, options, &plan, vector_leg, pool, unanimous)?;
 
     // 3. Rerank.
     let mut reranked = false;
@@ -818,6 +820,24 @@ fn fuse_legs(
     (pool, nominal)
 }
 
+/// The chunk both legs rank first in hybrid mode, when the lexical leg counts (its
+/// weight factor is not 0: see [`lexical_factor`]): two independent rankings agree on
+/// it, so the document legs, which rank whole documents, do not push it down
+/// ([`document_fusion`]).
+fn unanimous_first(
+    query: &SearchQuery,
+    options: &PipelineOptions,
+    mode: SearchMode,
+    lexical: &LexicalLeg,
+    vector_hits: &[VectorHit],
+) -> Option<i64> {
+    let first = *lexical.ids.first()?;
+    (mode == SearchMode::Hybrid
+        && lexical_factor(options, lexical.low, &query.text) > 0.0
+        && vector_hits.first().map(|h| h.chunk_id) == Some(first))
+    .then_some(first)
+}
+
 /// The lexical leg's hits as candidates, scored `-bm25`.
 fn lexical_pool(lexical: &LexicalLeg) -> Vec<Candidate> {
     lexical
@@ -871,17 +891,22 @@ fn hybrid_pool(fused: Vec<fusion::Fused<i64>>, vector_hits: &[VectorHit]) -> Vec
 }
 
 /// Reads the pool's chunks (once, for the document leg and every later stage), adds the
-/// document leg in hybrid mode, and keeps the first `n_candidates` still in the index.
+/// document leg in hybrid mode (keeping the `unanimous` chunk first: [`unanimous_first`]),
+/// and keeps the first `n_candidates` still in the index.
 fn candidate_pool(
     store: &Store,
     options: &PipelineOptions,
     plan: &Plan,
     vector_leg: Option<&dyn VectorLeg>,
     mut pool: Vec<Candidate>,
+    unanimous: Option<i64>,
 ) -> Result<(Vec<Candidate>, HashMap<i64, ChunkRow>), SearchError> {
     let rows = store.load_chunk_rows(&pool.iter().map(|c| c.id).collect::<Vec<_>>())?;
     if plan.mode == SearchMode::Hybrid {
         pool = document_fusion(vector_leg, options, pool, &rows)?;
+        if let Some(id) = unanimous {
+            keep_first(&mut pool, id);
+        }
     }
     pool.truncate(plan.n_candidates);
     pool.retain(|c| rows.contains_key(&c.id));
@@ -1155,6 +1180,19 @@ fn document_fusion(
         .collect();
     pool.sort_by(|a, b| b.score.total_cmp(&a.score));
     Ok(pool)
+}
+
+/// Puts chunk `id` first in the pool, its score raised just above the best one (so every
+/// later stage that orders by score keeps it there); nothing when it is first already
+/// or not in the pool.
+fn keep_first(pool: &mut Vec<Candidate>, id: i64) {
+    let Some(at) = pool.iter().position(|c| c.id == id).filter(|at| *at > 0) else {
+        return;
+    };
+    let best = pool[0].score;
+    let mut first = pool.remove(at);
+    first.score = best + best.abs().max(1e-9) * 1e-9;
+    pool.insert(0, first);
 }
 
 /// The document leg's rank of each candidate document (`in_chunk_order`: the candidates'

@@ -864,3 +864,80 @@ fn reranker_with(favourite: &'static str) -> RecordingReranker {
         seen: Default::default(),
     }
 }
+
+/// A vector leg with fixed chunk hits and whole-document similarities.
+struct DocumentLeg {
+    hits: Vec<VectorHit>,
+    documents: HashMap<String, f64>,
+}
+
+impl VectorLeg for DocumentLeg {
+    fn nearest(&self, _k: usize) -> Result<Vec<VectorHit>, SearchError> {
+        Ok(self.hits.clone())
+    }
+    fn document_similarity(&self, _paths: &[String]) -> Result<HashMap<String, f64>, SearchError> {
+        Ok(self.documents.clone())
+    }
+}
+
+/// The failure shape of a fusion whose document leg outweighs the chunk legs: a chunk
+/// that both the lexical and the vector leg rank first, in a document the document leg
+/// ranks second, fell behind a chunk both legs rank second in the document leg's first
+/// document. It stays first; when the chunk legs disagree, the document leg still decides.
+#[test]
+fn a_chunk_both_legs_rank_first_stays_first_whatever_the_document_leg_says() {
+    let mut store = Store::open_in_memory().unwrap();
+    index(
+        &mut store,
+        &[
+            ("a.md", &["Roll back a deploy to the previous release."]),
+            ("b.md", &["Ship a canary deploy to a few users."]),
+        ],
+    );
+    let ids = chunk_ids(&store);
+    let (a, b) = (ids["a.md"][0], ids["b.md"][0]);
+    let query = SearchQuery::new("roll back deploy");
+    let lexical = store.search_lexical(&query).unwrap();
+    let lexical_paths: Vec<&str> = lexical.results.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(lexical_paths, ["a.md", "b.md"]);
+    let hit = |chunk_id, similarity| VectorHit {
+        chunk_id,
+        score: similarity,
+        similarity,
+    };
+    let documents: HashMap<String, f64> =
+        [("b.md".to_owned(), 0.9), ("a.md".to_owned(), 0.1)].into();
+    let agreeing = DocumentLeg {
+        hits: vec![hit(a, 0.89), hit(b, 0.5)],
+        documents: documents.clone(),
+    };
+    let res = hybrid_search(&store, &query, &PipelineOptions::default(), Some(&agreeing)).unwrap();
+    assert_eq!(paths(&res), ["a.md", "b.md"]);
+    // Without the rule b would lead: its document leg's 5/61 against a's 5/62 outweighs
+    // the chunk legs' 2/61 against 2/62.
+    let b_score = 2.0 / 62.0 + 5.0 / 61.0;
+    assert_eq!(res.results[1].hit.score, b_score);
+    assert!(2.0 / 61.0 + 5.0 / 62.0 < b_score);
+    assert!(res.results[0].hit.score > b_score);
+    assert_eq!(
+        (res.results[0].lexical_rank, res.results[0].vector_rank),
+        (Some(1), Some(1))
+    );
+    // The legs disagree on the first chunk: the document leg decides, as before.
+    let disagreeing = DocumentLeg {
+        hits: vec![hit(b, 0.89), hit(a, 0.5)],
+        documents,
+    };
+    let res = hybrid_search(
+        &store,
+        &query,
+        &PipelineOptions::default(),
+        Some(&disagreeing),
+    )
+    .unwrap();
+    assert_eq!(paths(&res), ["b.md", "a.md"]);
+    assert_eq!(
+        res.results[0].hit.score,
+        1.0 / 62.0 + 1.0 / 61.0 + 5.0 / 61.0
+    );
+}
