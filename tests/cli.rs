@@ -162,6 +162,38 @@ fn check_text_and_github_formats() {
     );
 }
 
+/// `<!-- folio-ignore … -->` comments silence diagnostics in `folio check`, in every
+/// format, as in the editor.
+#[test]
+fn check_obeys_the_documents_own_silencing_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.md"),
+        "# A\n\n[x](x.md) <!-- folio-ignore missing-file -->\n[y](y.md)\n\n<!-- folio-ignore-next-line -->\n[z](#nope)\n[w](#gone)\n",
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = folio(&["check", "--root", root]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let reported: Vec<&str> = text.lines().filter(|l| l.starts_with("a.md:")).collect();
+    assert_eq!(
+        reported,
+        [
+            "a.md:4:5: missing-file: file `y.md` does not exist (resolved to `y.md`)",
+            "a.md:8:6: missing-heading: no heading or anchor `#gone` in this document"
+        ],
+        "{text}"
+    );
+    let out = folio(&["check", "--root", root, "--format", "github"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("::error")).count(),
+        2,
+        "{text}"
+    );
+}
+
 #[test]
 fn index_search_outline_and_status_on_a_corpus_slice() {
     let dir = copy_fixture("rust-book");

@@ -8,6 +8,7 @@ mod hugo;
 pub mod navigate;
 pub mod references;
 pub mod rewrite;
+mod silence;
 mod site_move;
 
 use std::collections::HashSet;
@@ -672,7 +673,9 @@ pub fn fragment_matches(
                     && navigate::heading_path(target, fragment, case_sensitive).is_some())))
 }
 
-/// All link diagnostics of document `path`, in source order, after silencing rules.
+/// All link diagnostics of document `path`, in source order, after silencing rules
+/// (`[diagnostics]` settings) and the document's own `<!-- folio-ignore … -->` comments
+/// (`silence`).
 pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     let Some(parsed) = ws.parsed(path) else {
         return Vec::new();
@@ -690,7 +693,25 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     checks.unused_definitions(&used);
     checks.undefined_references();
     checks.link_targets();
-    checks.finish()
+    let mut out = checks.finish();
+    if out.is_empty() {
+        return out;
+    }
+    // What the document silences itself (`<!-- folio-ignore … -->`).
+    let Some(entry) = ws.get(path) else {
+        return out;
+    };
+    let silences = silence::Silences::of(&entry.doc.text());
+    if !silences.is_empty() {
+        out.retain(|d| {
+            let line = entry
+                .doc
+                .offset_to_line_col(d.range.start, crate::document::Encoding::Utf8)
+                .line;
+            !silences.covers(line as usize, d.code)
+        });
+    }
+    out
 }
 
 /// The labels and footnotes the links of a document use, once, so each definition is

@@ -53,6 +53,25 @@ async fn diagnostics_are_pushed_with_every_code_range(enc: Enc) {
         )
     );
     assert_eq!(d.as_array().unwrap().len(), 3);
+    // The document silences that code on that line: the diagnostic goes.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [
+            {"range": range(4, 0, 4, 0), "text": "<!-- folio-ignore missing-heading --> "}
+        ]}),
+    )
+    .await;
+    let d = c.diagnostics("a.md").await;
+    assert_eq!(
+        summarize(&d)
+            .into_iter()
+            .map(|s| (s.0, s.1["start"]["line"].clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            ("missing-file".to_string(), json!(5)),
+            ("missing-heading".to_string(), json!(5)),
+        ]
+    );
 }
 
 /// A closed document with a broken link after non-ASCII text: `é` is one UTF-16 unit and
