@@ -213,7 +213,7 @@ fn wiki_headings(ws: &Workspace, from: &str, target: &str) -> Option<Vec<Item>> 
 }
 
 /// Every document as a wiki target: its file stem, or its path without extension when
-/// stems repeat; the path as detail.
+/// stems repeat, and each of its frontmatter aliases; the path as detail.
 fn wiki_targets(ws: &Workspace) -> Vec<Item> {
     let mut by_stem: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for path in ws.document_paths() {
@@ -235,6 +235,17 @@ fn wiki_targets(ws: &Workspace) -> Vec<Item> {
                 let no_ext = path.rsplit_once('.').map_or(path, |(a, _)| a);
                 let detail = Some(path.to_string());
                 items.push(Item::new(no_ext.to_string(), CompletionKind::File, detail));
+            }
+        }
+    }
+    for path in ws.document_paths() {
+        if let Some(parsed) = ws.parsed(path) {
+            for alias in parsed.aliases() {
+                items.push(Item::new(
+                    alias,
+                    CompletionKind::File,
+                    Some(path.to_string()),
+                ));
             }
         }
     }
@@ -471,6 +482,23 @@ Tags #pro
         assert_eq!(headings.items[1].edit.range, offset - 2..offset);
         // Nothing inside an alias.
         assert_eq!(complete(&ws, "a.md", "[[b|ali").0, None);
+    }
+
+    #[test]
+    fn wiki_targets_include_frontmatter_aliases() {
+        let ws =
+            workspace("//- /task.md\n---\naliases: [Chore, Job]\n---\n# Task\n//- /a.md\n[[\n");
+        let (found, offset) = complete(&ws, "a.md", "[[");
+        assert_eq!(
+            shown(&found.unwrap()),
+            [
+                ("Chore", CompletionKind::File, Some("task.md")),
+                ("Job", CompletionKind::File, Some("task.md")),
+                ("a", CompletionKind::File, Some("a.md")),
+                ("task", CompletionKind::File, Some("task.md")),
+            ]
+        );
+        assert_eq!(offset, 2);
     }
 
     #[test]

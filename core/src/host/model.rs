@@ -37,13 +37,14 @@ type ReadFile = (
 );
 
 /// What links into a document can name: headings (slug, text, custom id), anchor ids,
-/// block ids and the title.
+/// block ids, the title and the frontmatter aliases.
 #[derive(PartialEq, Eq)]
 struct Surface(
     Vec<(String, String, Option<String>)>,
     Vec<String>,
     Vec<String>,
     Option<String>,
+    Vec<String>,
 );
 
 fn surface(parsed: &Parsed) -> Surface {
@@ -56,6 +57,7 @@ fn surface(parsed: &Parsed) -> Surface {
         parsed.anchors.iter().map(|a| a.id.clone()).collect(),
         parsed.block_ids.iter().map(|(id, _)| id.clone()).collect(),
         parsed.title(),
+        parsed.aliases(),
     )
 }
 
@@ -232,10 +234,17 @@ impl Model {
         if old_surface.as_ref() != Some(&new_surface) {
             affected.extend(self.graph.affected_by(path));
             // With the `title` wiki style, `[[Old Title]]` and `[[New Title]]` links depend on the title too.
-            let old_title = old_surface.and_then(|s| s.3);
+            let (old_title, old_aliases) = old_surface.map_or((None, Vec::new()), |s| (s.3, s.4));
             if self.ws.config().wiki.style == WikiStyle::Title && old_title != new_surface.3 {
                 for title in old_title.iter().chain(new_surface.3.iter()) {
                     let key = TargetKey::Wiki(wiki_key(title));
+                    affected.extend(self.graph.dependents(&key).map(str::to_string));
+                }
+            }
+            // `[[alias]]` links depend on the aliases.
+            if old_aliases != new_surface.4 {
+                for alias in old_aliases.iter().chain(new_surface.4.iter()) {
+                    let key = TargetKey::Wiki(wiki_key(alias));
                     affected.extend(self.graph.dependents(&key).map(str::to_string));
                 }
             }
@@ -245,11 +254,21 @@ impl Model {
 
     /// Removes a document (gone from disk); returns the documents that linked to it.
     pub fn remove_document(&mut self, path: &str) -> BTreeSet<String> {
+        let aliases = self
+            .ws
+            .parsed(path)
+            .map(|p| p.aliases())
+            .unwrap_or_default();
         self.ws.remove(path);
         self.graph.remove(path);
         self.parsers.remove(path);
         self.stamps.remove(path);
-        self.graph.affected_by(path)
+        let mut affected = self.graph.affected_by(path);
+        for alias in &aliases {
+            let key = TargetKey::Wiki(wiki_key(alias));
+            affected.extend(self.graph.dependents(&key).map(str::to_string));
+        }
+        affected
     }
 
     /// A document opened in an editor: its buffer (`text` at `version`) overrides the
@@ -724,6 +743,40 @@ mod tests {
             ["a.md", "b.md", "c.md", "e.md"]
         );
         assert!(batched.workspace().contains_other_path("sub/pic.png"));
+    }
+
+    /// Adding, changing or removing a note's aliases re-checks the notes that link by
+    /// them, as a fresh load would.
+    #[test]
+    fn alias_changes_reach_the_notes_that_link_by_alias() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "task.md", "# Task\n");
+        write(root, "a.md", "[[Chore]]\n");
+        let (mut model, _) = Model::load(root, Config::default()).unwrap();
+        let codes = |model: &Model| -> Vec<String> {
+            crate::links::diagnostics(model.workspace(), "a.md")
+                .iter()
+                .map(|d| d.code.to_string())
+                .collect()
+        };
+        assert_eq!(codes(&model), ["missing-wiki-target"]);
+        let affected = model.set_document(
+            "task.md",
+            Document::new("---\naliases: [chore]\n---\n# Task\n", 0),
+            Origin::Disk,
+        );
+        assert_eq!(
+            affected.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["a.md", "task.md"]
+        );
+        assert!(codes(&model).is_empty());
+        let affected = model.remove_document("task.md");
+        assert_eq!(
+            affected.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["a.md"]
+        );
+        assert_eq!(codes(&model), ["missing-wiki-target"]);
     }
 
     /// A heading renamed and the links to it rewritten on disk, as a rename's workspace

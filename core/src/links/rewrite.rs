@@ -324,6 +324,10 @@ pub fn move_plan(ws: &Workspace, moves: &[(String, String)]) -> MovePlan {
                 continue;
             };
             let written = &text[range.clone()];
+            if wiki && ws.is_alias_of(&target, written) {
+                // `[[alias]]` names the note by its frontmatter, which moves with it.
+                continue;
+            }
             let target_after = new_target.unwrap_or(&target);
             let replacement = if wiki {
                 match wiki_target(written, target_after) {

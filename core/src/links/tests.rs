@@ -1422,3 +1422,15 @@ fn a_docfx_site_follows_its_redirection_files_and_markdig_heading_ids() {
     let (plain, _) = Workspace::load(dir.path(), config).unwrap();
     assert_eq!(render(&plain).lines().count(), 6, "{}", render(&plain));
 }
+
+/// `[[alias]]` names a note by an alias of its frontmatter (`aliases` list or `alias`),
+/// in any letter case, with a heading; an alias no note gives is still missing.
+#[test]
+fn wiki_links_resolve_frontmatter_aliases() {
+    check(
+        "//- /Meeting notes.md\n---\naliases: [Standup, \"Daily sync\"]\n---\n## Actions\n\
+         //- /b.md\n---\nalias: Bee\n---\n# B\n\
+         //- /a.md\n[[standup]] [[Daily sync#Actions]] [[bee]] [[Retro]]\n",
+        "a.md:1:46: missing-wiki-target: no document or file matches wiki link `[[Retro]]`\n",
+    );
+}

@@ -518,6 +518,32 @@ impl Parsed {
             .map(|h| h.text.clone())
     }
 
+    /// The other names the frontmatter gives the note (`aliases`, or `alias`: a string or a
+    /// list of strings or numbers), as written, blanks left out. A wiki link may name the
+    /// note by any of them, as Obsidian resolves `[[alias]]`.
+    pub fn aliases(&self) -> Vec<String> {
+        let Some(fm) = self.frontmatter.as_ref() else {
+            return Vec::new();
+        };
+        let scalar = |v: &serde_json::Value| match v {
+            serde_json::Value::String(s) => Some(s.trim().to_owned()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for key in ["aliases", "alias"] {
+            match fm.get(key) {
+                Some(serde_json::Value::Array(items)) => {
+                    out.extend(items.iter().filter_map(scalar))
+                }
+                Some(v) => out.extend(scalar(v)),
+                None => {}
+            }
+        }
+        out.retain(|a| !a.is_empty());
+        out
+    }
+
     /// The title of the document at `path` (KB-relative) as its owner titles it: the
     /// frontmatter `title`; then, in an Obsidian vault (`vault`), the file name, which is
     /// what a vault shows and links by; else the first level-1 heading, else the file

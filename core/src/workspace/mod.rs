@@ -607,6 +607,9 @@ pub struct Workspace {
     by_stem: HashMap<String, Vec<String>>,
     /// Lowercased file name → other file paths.
     by_name: HashMap<String, Vec<String>>,
+    /// Folded frontmatter alias ([`Parsed::aliases`], [`path_policy::folded`]) →
+    /// documents that give it.
+    by_alias: HashMap<String, Vec<String>>,
     /// Folded path ([`path_policy::folded`]: NFC, lowercased) → documents and other paths
     /// spelled that way, for links that differ in letter case or Unicode normalisation.
     by_folded: HashMap<String, Vec<String>>,
@@ -644,6 +647,7 @@ impl Workspace {
             other: HashSet::new(),
             by_stem: HashMap::new(),
             by_name: HashMap::new(),
+            by_alias: HashMap::new(),
             by_folded: HashMap::new(),
             extensions: HashMap::new(),
             folder_extensions: HashMap::new(),
@@ -1073,7 +1077,35 @@ impl Workspace {
         if self.other.remove(&path) {
             self.unindex_other_name(&path);
         }
-        self.docs.insert(path, entry);
+        let aliases = entry.parsed.aliases();
+        if let Some(old) = self.docs.insert(path.clone(), entry) {
+            self.unindex_aliases(&path, &old.parsed.aliases());
+        }
+        for alias in aliases {
+            let list = self
+                .by_alias
+                .entry(path_policy::folded(&alias))
+                .or_default();
+            if !list.contains(&path) {
+                list.push(path.clone());
+            }
+        }
+    }
+
+    fn unindex_aliases(&mut self, path: &str, aliases: &[String]) {
+        for alias in aliases {
+            if let Some(list) = self.by_alias.get_mut(&path_policy::folded(alias)) {
+                list.retain(|p| p != path);
+            }
+        }
+    }
+
+    /// Whether `name` (a wiki link's written target) is one of the frontmatter aliases of
+    /// document `path` ([`Parsed::aliases`]; letter case and Unicode normalisation aside).
+    pub fn is_alias_of(&self, path: &str, name: &str) -> bool {
+        self.by_alias
+            .get(&path_policy::folded(name))
+            .is_some_and(|paths| paths.iter().any(|p| p == path))
     }
 
     /// Removes a document; returns it if it was there.
@@ -1083,6 +1115,7 @@ impl Workspace {
         if let Some(list) = self.by_stem.get_mut(&stem_key(path)) {
             list.retain(|p| p != path);
         }
+        self.unindex_aliases(path, &entry.parsed.aliases());
         self.unindex_spelling(path);
         Some(entry)
     }
@@ -1207,7 +1240,8 @@ impl Workspace {
     /// In order: a KB-relative path (with or without `.md`), a path relative to the linking
     /// document's folder, then every document whose file stem matches the target's last
     /// segment case-insensitively (and whose path ends with the target's folders, if it has
-    /// any), then other files by name (embeds of images), then (wiki style `title`) titles.
+    /// any), then other files by name (embeds of images), then documents whose frontmatter
+    /// gives the target as an alias, then (wiki style `title`) titles.
     pub fn wiki_candidates(&self, from: &str, target: &str) -> Vec<String> {
         let target = target.trim_start_matches('/');
         let from_dir = from.rsplit_once('/').map_or("", |(d, _)| d);
@@ -1264,6 +1298,12 @@ impl Workspace {
                     found.extend(paths.iter().cloned());
                 }
             }
+        }
+        if found.is_empty()
+            && let Some(paths) = self.by_alias.get(&lower)
+        {
+            // A frontmatter alias, as Obsidian resolves `[[alias]]`.
+            found.extend(paths.iter().cloned());
         }
         if found.is_empty() && self.config.wiki.style == crate::config::WikiStyle::Title {
             found = self

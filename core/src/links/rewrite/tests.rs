@@ -593,3 +593,18 @@ fn docusaurus_page_urls_follow_a_move() {
         "[a](/docs/ref/plain) [b](/docs/ref/plain#x) [c](/docs/ref/custom/) [d](../ref/03-plain.md)\n"
     );
 }
+
+/// A moved note's `[[alias]]` links stay as written (the alias moves with the note);
+/// links by its file name follow it.
+#[test]
+fn a_move_keeps_links_by_alias_and_rewrites_links_by_name() {
+    let ws = workspace(
+        "//- /Task.md\n---\naliases: [Chore]\n---\n# Task\n//- /a.md\n[[Chore]] [[chore#Task]] [[Task]]\n",
+    );
+    let plan = move_plan(&ws, &[("Task.md".into(), "Job.md".into())]);
+    let a = ws.get("a.md").unwrap().doc.text();
+    assert_eq!(
+        apply(&a, &plan.edits["a.md"]),
+        "[[Chore]] [[chore#Task]] [[Job]]\n"
+    );
+}
