@@ -673,11 +673,23 @@ mod tests {
         let big = section.repeat(2 * super::super::segmented::SEGMENT_BYTES / section.len());
         let (mut parser, small) = IncrementalParser::new("# A\n");
         let parsed = parser.update("# A\n", &big, &small);
-        assert_eq!(parser.stats, Stats { partial: 0, full: 1 });
+        assert_eq!(
+            parser.stats,
+            Stats {
+                partial: 0,
+                full: 1
+            }
+        );
         assert!(parsed.same_content(&parse(&big)));
         let edited = big.replacen("Words", "Wards", 1);
         let again = parser.update(&big, &edited, &parsed);
-        assert_eq!(parser.stats, Stats { partial: 1, full: 1 });
+        assert_eq!(
+            parser.stats,
+            Stats {
+                partial: 1,
+                full: 1
+            }
+        );
         assert!(again.same_content(&parse(&edited)));
     }
 
