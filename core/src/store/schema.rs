@@ -32,7 +32,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// Version 8: a note without a frontmatter title or an H1 is titled by its file name,
 /// not by a section heading (a vault's notes always are), and the FTS `document` column
 /// holds the file name. A version 4 to 7 index is migrated in place: the next index pass
-/// records every document again ([`RECORD_AGAIN`]); chunk vectors are kept, and the
+/// records every document again (the `record_again` meta key); chunk vectors are kept, and the
 /// whole-document vectors of documents whose title changed are computed again.
 pub const SCHEMA_VERSION: u32 = 8;
 
