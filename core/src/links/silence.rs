@@ -11,12 +11,14 @@
 //! Without a code a comment silences every code. Codes are the stable names of
 //! [`DiagnosticCode`], separated by spaces or commas; a word that is not one makes the
 //! comment silence nothing, so that a misspelt code does not widen it to every code.
-//! Comments inside fenced code blocks are text, not directives.
+//! Only HTML comments as CommonMark reads them count ([`html_comments`]): a `<!--` in
+//! code, math, a link title, the frontmatter or escaped is text, not a directive.
 
 use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::codes::DiagnosticCode;
+use crate::parse::html_comments::html_comments;
 
 /// What a comment silences: the codes (`None`: every code).
 type Codes = Option<HashSet<DiagnosticCode>>;
@@ -28,44 +30,42 @@ pub(crate) struct Silences {
 }
 
 impl Silences {
-    /// The directives of `text`. Cheap when it has none (one substring search).
+    /// The directives of `text`. Cheap when it has none (one substring search); else the
+    /// text's HTML comments are read from a parse ([`html_comments`]).
     pub(crate) fn of(text: &str) -> Silences {
         let mut spans = Vec::new();
         if !text.contains("folio-ignore") {
             return Silences { spans };
         }
         let lines: Vec<&str> = text.split('\n').collect();
-        let mut fence: Option<(char, usize)> = None;
-        for (i, line) in lines.iter().enumerate() {
-            let trimmed = line.trim_start();
-            if let Some(open) = fence_of(trimmed) {
-                match fence {
-                    None => fence = Some(open),
-                    Some((c, n))
-                        if open.0 == c
-                            && open.1 >= n
-                            && trimmed.trim_end().chars().all(|x| x == c) =>
-                    {
-                        fence = None
-                    }
-                    Some(_) => {}
-                }
+        let mut starts = Vec::with_capacity(lines.len());
+        let mut at = 0;
+        for line in &lines {
+            starts.push(at);
+            at += line.len() + 1;
+        }
+        let line_of = |offset: usize| starts.partition_point(|s| *s <= offset).saturating_sub(1);
+        for comment in html_comments(text) {
+            let Some(source) = text.get(comment.range.clone()) else {
+                continue;
+            };
+            if !source.contains("folio-ignore") {
                 continue;
             }
-            if fence.is_some() || !line.contains("folio-ignore") {
-                continue;
-            }
-            for (directive, codes, alone) in directives(line) {
+            let last_line = line_of(comment.range.end.saturating_sub(1));
+            for (offset, directive, codes) in directives(source) {
+                let line = line_of(comment.range.start + offset);
                 let span = match directive {
                     Directive::File => 0..lines.len(),
-                    Directive::NextLine => i + 1..i + 2,
-                    Directive::Here if !alone => i..i + 1,
+                    Directive::NextLine => line + 1..line + 2,
+                    Directive::Here if !comment.block => line..line + 1,
                     Directive::Here => {
-                        let end = lines[i + 1..]
-                            .iter()
-                            .position(|l| l.trim().is_empty())
-                            .map_or(lines.len(), |n| i + 1 + n);
-                        i + 1..end
+                        let first = last_line + 1;
+                        let end = lines
+                            .get(first..)
+                            .and_then(|rest| rest.iter().position(|l| l.trim().is_empty()))
+                            .map_or(lines.len(), |n| first + n);
+                        first..end
                     }
                 };
                 spans.push((span, codes));
@@ -95,30 +95,18 @@ enum Directive {
     File,
 }
 
-/// A fence opening or closing line: its character and length (CommonMark 4.5: three or
-/// more backticks or tildes).
-fn fence_of(trimmed: &str) -> Option<(char, usize)> {
-    let c = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let n = trimmed.chars().take_while(|x| *x == c).count();
-    (n >= 3).then_some((c, n))
-}
-
-/// The directives in the comments of `line`, each with its codes and whether the comment
-/// is alone on the line (nothing but spaces around it). A comment whose codes do not all
+/// The directives among the comments of `source` (an HTML node's text), each with the
+/// byte offset of its `<!--` in `source` and its codes. A comment whose codes do not all
 /// parse silences nothing and is left out.
-fn directives(line: &str) -> Vec<(Directive, Codes, bool)> {
+fn directives(source: &str) -> Vec<(usize, Directive, Codes)> {
     let mut out = Vec::new();
-    let mut rest = line;
-    let mut outside = String::new();
-    while let Some(start) = rest.find("<!--") {
-        outside.push_str(&rest[..start]);
-        let Some(len) = rest[start + 4..].find("-->") else {
-            outside.push_str(&rest[start..]);
-            rest = "";
+    let mut from = 0;
+    while let Some(start) = source[from..].find("<!--").map(|s| from + s) {
+        let Some(len) = source[start + 4..].find("-->") else {
             break;
         };
-        let body = rest[start + 4..start + 4 + len].trim();
-        rest = &rest[start + 4 + len + 3..];
+        let body = source[start + 4..start + 4 + len].trim();
+        from = start + 4 + len + 3;
         let (directive, args) = if let Some(a) = body.strip_prefix("folio-ignore-next-line") {
             (Directive::NextLine, a)
         } else if let Some(a) = body.strip_prefix("folio-ignore-file") {
@@ -128,23 +116,18 @@ fn directives(line: &str) -> Vec<(Directive, Codes, bool)> {
         } else {
             continue;
         };
-        if !args.is_empty() && !args.starts_with([' ', ',', '\t']) {
+        if !args.is_empty() && !args.starts_with([' ', ',', '\t', '\n', '\r']) {
             continue;
         }
-        let words: Vec<&str> = args
-            .split([' ', ',', '\t'])
+        let codes: Result<HashSet<DiagnosticCode>, _> = args
+            .split([' ', ',', '\t', '\n', '\r'])
             .filter(|w| !w.is_empty())
+            .map(str::parse)
             .collect();
-        let codes: Result<HashSet<DiagnosticCode>, _> = words.iter().map(|w| w.parse()).collect();
         let Ok(codes) = codes else {
             continue;
         };
-        out.push((directive, (!codes.is_empty()).then_some(codes), false));
-    }
-    outside.push_str(rest);
-    let alone = outside.trim().is_empty();
-    for d in &mut out {
-        d.2 = alone;
+        out.push((start, directive, (!codes.is_empty()).then_some(codes)));
     }
     out
 }
@@ -180,12 +163,18 @@ mod tests {
     }
 
     #[test]
-    fn a_misspelt_code_a_longer_word_or_a_comment_in_code_silences_nothing() {
+    fn a_misspelt_code_a_longer_word_or_a_comment_markdown_reads_as_text_silences_nothing() {
         for text in [
             "[a](x.md) <!-- folio-ignore missing-fil -->\n",
             "[a](x.md) <!-- folio-ignored -->\n",
             "```\n<!-- folio-ignore-file -->\n```\n[a](x.md)\n",
             "~~~~\n```\n<!-- folio-ignore-file -->\n~~~~\n[a](x.md)\n",
+            "To silence a file, write `<!-- folio-ignore-file -->` at the top. [a](x.md)\n",
+            "[a](x.md \"<!-- folio-ignore missing-file -->\")\n",
+            "Text.\n\n    <!-- folio-ignore-file missing-file -->\n\n[a](x.md)\n",
+            "$$\n<!-- folio-ignore-file missing-file -->\n$$\n\n[a](x.md)\n",
+            "[a](x.md) \\<!-- folio-ignore missing-file -->\n",
+            "---\nx: \"<!-- folio-ignore-file missing-file -->\"\n---\n[a](x.md)\n",
         ] {
             let s = Silences::of(text);
             assert!((0..6).all(|l| !s.covers(l, MissingFile)), "{text:?}: {s:?}");

@@ -33,6 +33,7 @@ pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag
 mod admonitions;
 mod attribute_list;
 pub mod frontmatter;
+pub mod html_comments;
 mod html_links;
 mod inline;
 mod link_text;
