@@ -35,7 +35,13 @@ pub fn resolve_root(args: &RootArgs) -> Result<Resolved> {
         None => find_root(&std::env::current_dir().context("cannot read the current folder")?),
     };
     let config = Config::load(&root)?;
-    let db = args.db.clone().unwrap_or_else(|| default_db_path(&root));
+    let db = match &args.db {
+        // Absolute, as the root is: status and errors name it so.
+        Some(db) => {
+            std::path::absolute(db).with_context(|| format!("cannot resolve `{}`", db.display()))?
+        }
+        None => default_db_path(&root),
+    };
     Ok(Resolved { root, config, db })
 }
 

@@ -771,6 +771,15 @@ pub fn spawn_embed_pass(
 /// search can embed queries as soon as the model is ready (before the pass ends).
 pub type EmbedderSlot = Arc<std::sync::OnceLock<Arc<dyn Embedder>>>;
 
+/// Why embeddings are off with provider `none`, naming who set it: what `kb_status` and
+/// `folio status` say.
+pub fn provider_none_reason(settings: &super::settings::EmbedSettings) -> String {
+    format!(
+        "embedding provider `none` (from {}): search is lexical",
+        settings.provider_source.describe()
+    )
+}
+
 /// For servers: on one new thread named `folio-embed`, builds the embedder
 /// that `settings` describe ([`super::settings::make_embedder`], which may load
 /// a model — never on the thread answering `initialize`), puts it in `slot`,
@@ -798,10 +807,7 @@ pub fn spawn_load_and_embed(
                 None => match super::settings::make_embedder(&settings) {
                     Ok(Some(embedder)) => slot.get_or_init(|| embedder).clone(),
                     Ok(None) => {
-                        progress.set_off(&format!(
-                            "embedding provider `none` (from {}): search is lexical",
-                            settings.provider_source.describe()
-                        ));
+                        progress.set_off(&provider_none_reason(&settings));
                         return None;
                     }
                     Err(reason) => {

@@ -469,6 +469,14 @@ impl Host {
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
         let mut reason = progress.reason;
+        // Provider `none` is off from the start, not only once a pass has looked.
+        if let Some(settings) = settings
+            && settings.provider == crate::embed::settings::ProviderKind::None
+            && state == "idle"
+        {
+            state = "off".to_owned();
+            reason = Some(crate::embed::pass::provider_none_reason(settings));
+        }
         let (mut ensemble_model, mut ensemble_missing) = (
             embedder
                 .and_then(|e| e.ensemble())

@@ -367,13 +367,17 @@ fn index_pass(
         return Err(err);
     }
     let indexed = store.documents()?;
-    // After a schema migration that changed what a document's records hold.
-    let record_again = store.meta(crate::store::schema::RECORD_AGAIN)?.is_some();
+    // After a schema migration that changed what a document's records hold, or when the
+    // root became an Obsidian vault or stopped being one (the titles change).
+    let vault = crate::workspace::is_vault(root, config);
+    let title_rule = if vault { "vault" } else { "notes" };
+    let recorded_rule = store.meta(crate::store::schema::TITLE_RULE)?;
+    let record_again = store.meta(crate::store::schema::RECORD_AGAIN)?.is_some()
+        || recorded_rule.as_deref().is_some_and(|r| r != title_rule);
     let total = scan.markdown.len();
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
     let chunk_bytes = config.index.chunk_budget();
-    let vault = crate::workspace::is_vault(root, config);
     let mut outcomes: Vec<Outcome> = parallel_map(&scan.markdown, |path| {
         let abs = root.join(path);
         let unread = !force
@@ -465,6 +469,9 @@ fn index_pass(
         }
         if record_again {
             batch.delete_meta(crate::store::schema::RECORD_AGAIN)?;
+        }
+        if recorded_rule.as_deref() != Some(title_rule) {
+            batch.set_meta(crate::store::schema::TITLE_RULE, title_rule)?;
         }
         for (outcome, _) in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {

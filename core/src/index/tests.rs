@@ -792,3 +792,45 @@ fn a_version_7_index_is_migrated_to_file_name_titles_keeping_its_chunk_vectors()
         "{again:?}"
     );
 }
+
+/// A root that becomes an Obsidian vault (an `.obsidian/` folder made) titles its notes by
+/// file name: the next pass records every document again though no file changed, and
+/// the pass after it reads nothing; removing the folder does the same the other way.
+#[test]
+fn a_root_that_becomes_a_vault_is_recorded_again_with_file_name_titles() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(&root, "kitchen-notes.md", b"# Real Title\n\nbody\n");
+    write(&root, "b.md", b"# B\n");
+    let db = root.join(".folio/index.db");
+    let pass = || index_root(&root, &Config::default(), &db, false, None).unwrap();
+    let titles = || -> Vec<Option<String>> {
+        Store::open(&db)
+            .unwrap()
+            .catalog()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.title)
+            .collect()
+    };
+    assert_eq!(pass().indexed, 2);
+    assert_eq!(
+        titles(),
+        [Some("B".to_owned()), Some("Real Title".to_owned())]
+    );
+    std::fs::create_dir(root.join(".obsidian")).unwrap();
+    let again = pass();
+    assert_eq!((again.indexed, again.unchanged), (2, 0));
+    assert_eq!(
+        titles(),
+        [Some("b".to_owned()), Some("kitchen-notes".to_owned())]
+    );
+    let third = pass();
+    assert_eq!((third.indexed, third.unchanged), (0, 2));
+    std::fs::remove_dir(root.join(".obsidian")).unwrap();
+    assert_eq!(pass().indexed, 2);
+    assert_eq!(
+        titles(),
+        [Some("B".to_owned()), Some("Real Title".to_owned())]
+    );
+}

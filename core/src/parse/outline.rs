@@ -304,7 +304,8 @@ pub fn outline(text: &str) -> Outline {
             .headings
             .iter()
             .find(|h| h.level == 1)
-            .map(|h| h.text.clone());
+            .map(|h| h.text.clone())
+            .filter(|t| !t.trim().is_empty());
     }
     out
 }
@@ -601,6 +602,7 @@ mod tests {
             ("# One\n", "Garden.md", false),
             (titled, "Garden.md", true),
             ("---\ntitle: ''\n---\n## Two\n", "x.markdown", false),
+            ("# \n\nempty heading\n", "Empty.md", false),
         ] {
             assert_eq!(
                 crate::parse::parse(text).title_for(path, vault),

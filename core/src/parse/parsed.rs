@@ -516,6 +516,7 @@ impl Parsed {
             .iter()
             .find(|h| h.level == 1)
             .map(|h| h.text.clone())
+            .filter(|t| !t.trim().is_empty())
     }
 
     /// The other names the frontmatter gives the note (`aliases`, or `alias`: a string or a

@@ -62,6 +62,12 @@ const MIGRATE_4_TO_5: &str = concat!("DROP TABLE chunks_fts;\n", chunks_fts_ddl!
 /// if each had changed (`index::index_root` reads it and deletes it when it commits).
 pub(crate) const RECORD_AGAIN: &str = "record_again";
 
+/// The `meta` key of the title rule the documents were recorded under: `vault` (an
+/// Obsidian vault titles notes by file name) or `notes` (`crate::parse::Parsed::title_for`).
+/// A pass under the other rule records every document again, as the titles change
+/// while no file does (an `.obsidian/` folder made or removed, `[links] obsidian` set).
+pub(crate) const TITLE_RULE: &str = "title_rule";
+
 /// From any version before 8: the next index pass records every document again
 /// ([`RECORD_AGAIN`], bound as `?1`), so that its tags include the inline ones (version
 /// 6), its title follows the title rule and the full-text index holds its file name

@@ -151,3 +151,39 @@ fn status_of_a_root_never_indexed_creates_no_index() {
     assert_eq!(v["watch"]["mode"], "native");
     assert_eq!(ok(kb.status())["watch"]["mode"], "off");
 }
+
+#[test]
+fn provider_none_is_off_with_its_reason_before_any_pass() {
+    use crate::config::EmbedConfig;
+    use crate::embed::settings::{EmbedSettings, ProviderKind};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.md"), "# A\n").unwrap();
+    let settings = EmbedSettings::resolve(
+        &EmbedConfig {
+            provider: Some(ProviderKind::None),
+            ..EmbedConfig::default()
+        },
+        &Default::default(),
+        false,
+    )
+    .unwrap();
+    let kb = crate::host::Host::open(crate::host::Options {
+        root: dir.path().to_path_buf(),
+        db: None,
+        allow_writes: false,
+        embed: Ok(settings),
+        fetch: Default::default(),
+        rerank: Ok(None),
+    })
+    .unwrap();
+    let v = ok(kb.status_checked());
+    assert_eq!(
+        (&v["embedding"]["state"], &v["embedding"]["reason"]),
+        (
+            &json!("off"),
+            &json!(
+                "embedding provider `none` (from the workspace's folio.toml): search is lexical"
+            )
+        )
+    );
+}
