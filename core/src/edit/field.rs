@@ -79,6 +79,22 @@ pub(super) fn plan_fields(
         }
         None => {
             let at = if text.starts_with('\u{feff}') { 3 } else { 0 };
+            let mut lines = text[at..].lines();
+            let first_line = lines.next().unwrap_or("").trim_end();
+            let second_line = lines.next().unwrap_or("");
+            // (`---` then a blank line is a thematic break, not a block.)
+            if matches!(first_line, "---" | "+++") && !second_line.trim().is_empty() {
+                // A block folio does not read as frontmatter (closed by `...`, or not
+                // closed): a new block above it would leave two.
+                let (i, op) = &ops[0];
+                return Err(failed(
+                    *i,
+                    op,
+                    &format!(
+                        "the file starts with `{first_line}` but has no frontmatter folio reads (a block closed by `{first_line}` on a line of its own); nothing was written"
+                    ),
+                ));
+            }
             (at..at, eol)
         }
     };

@@ -873,6 +873,22 @@ fn field_operations_refuse_what_they_cannot_do() {
             "operation 0 (set_field): the frontmatter has key `dup` 2 times; delete_field removes them all, then set_field it once".into()
         )
     );
+    // A block folio does not read as frontmatter (closed by `...`, or never closed) gets
+    // no second block above it.
+    for unread in ["---\ntitle: x\n...\n# Body\n", "---\ntitle: x\n# Body\n"] {
+        assert_eq!(
+            apply_patch(unread, &[set("k", serde_json::json!(1))]).unwrap_err(),
+            EditError::InvalidArgument(
+                "operation 0 (set_field): the file starts with `---` but has no frontmatter folio reads (a block closed by `---` on a line of its own); nothing was written".into()
+            ),
+            "{unread:?}"
+        );
+    }
+    // A thematic break first is no block: the frontmatter goes above it.
+    assert_eq!(
+        patch("---\n\nText.\n", &[set("k", serde_json::json!(1))]).unwrap(),
+        "---\nk: 1\n---\n---\n\nText.\n"
+    );
     // delete_field removes every entry of a repeated key.
     assert_eq!(
         patch(text, &[unset("dup")]).unwrap(),
