@@ -380,10 +380,38 @@ fn line_comment(rest: &str) -> Option<String> {
     None
 }
 
-/// A new key as YAML writes it (quoted when it must be).
+/// A new key as YAML writes it (quoted when it must be, and when a YAML 1.1 reader would
+/// read it as something else: [`yaml11_reads_otherwise`], or the merge key `<<`).
 fn key_text(key: &str) -> Result<String, String> {
     let yaml = serde_norway::to_string(key).map_err(|e| format!("cannot write key: {e}"))?;
-    Ok(yaml.trim_end_matches('\n').to_string())
+    let yaml = yaml.trim_end_matches('\n');
+    if !yaml.starts_with(['\'', '"']) && (key == "<<" || yaml11_reads_otherwise(key)) {
+        return Ok(format!("'{}'", key.replace('\'', "''")));
+    }
+    Ok(yaml.to_string())
+}
+
+/// Whether a YAML 1.1 reader (PyYAML, Ruby's Psych: Jekyll, many static site
+/// generators) would read the plain scalar `s` as a boolean, a null, a number or a
+/// date, where YAML 1.2 (what folio and serde read) reads a string: `yes`, `no`, `on`,
+/// `off`, `y`, `n` in any of their case forms, `2024-01-01`, `1_000`, `0b101`, `017`,
+/// `1:30` (YAML 1.1 types, yaml.org/type). Such a string is written quoted.
+pub(crate) fn yaml11_reads_otherwise(s: &str) -> bool {
+    static AMBIGUOUS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = AMBIGUOUS.get_or_init(|| {
+        regex::Regex::new(concat!(
+            r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF",
+            r"|true|True|TRUE|false|False|FALSE|null|Null|NULL|~",
+            r"|[-+]?0b[01_]+|[-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+",
+            r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?",
+            r"|[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*",
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+            r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?",
+            r")$"
+        ))
+        .expect("a valid pattern")
+    });
+    re.is_match(s)
 }
 
 /// The entry `key: value` (its lines joined by `eol`, no final break), with `comment`
@@ -396,6 +424,14 @@ fn entry_text(
 ) -> Result<String, String> {
     let yaml =
         serde_norway::to_string(value).map_err(|e| format!("cannot write the value: {e}"))?;
+    let yaml = match value {
+        Value::String(s)
+            if !yaml.starts_with(['\'', '"', '|', '>']) && yaml11_reads_otherwise(s) =>
+        {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        _ => yaml,
+    };
     let yaml = yaml.trim_end_matches('\n');
     let comment = comment.map(|c| format!(" {c}")).unwrap_or_default();
     let nested = match value {

@@ -931,3 +931,35 @@ fn field_operations_refuse_what_they_cannot_do() {
         )
     );
 }
+
+/// A string a YAML 1.1 reader (PyYAML, Jekyll) would read as a boolean, a date or a
+/// number is written quoted; other strings stay plain.
+#[test]
+fn set_field_quotes_strings_yaml_1_1_reads_otherwise() {
+    let text = "---\ntitle: T\n---\n";
+    for (value, written) in [
+        ("yes", "'yes'"),
+        ("off", "'off'"),
+        ("N", "'N'"),
+        ("2024-01-01", "'2024-01-01'"),
+        ("1_000", "'1_000'"),
+        ("1:30", "'1:30'"),
+        ("hello", "hello"),
+        ("yes please", "yes please"),
+        ("it's", "it's"),
+    ] {
+        assert_eq!(
+            patch(text, &[set("k", serde_json::json!(value))]).unwrap(),
+            format!("---\ntitle: T\nk: {written}\n---\n"),
+            "{value:?}"
+        );
+    }
+    assert_eq!(
+        patch(text, &[set("<<", serde_json::json!(1))]).unwrap(),
+        "---\ntitle: T\n'<<': 1\n---\n"
+    );
+    assert_eq!(
+        patch(text, &[set("on", serde_json::json!("x"))]).unwrap(),
+        "---\ntitle: T\n'on': x\n---\n"
+    );
+}
