@@ -394,13 +394,14 @@ fn key_text(key: &str) -> Result<String, String> {
 /// Whether a YAML 1.1 reader (PyYAML, Ruby's Psych: Jekyll, many static site
 /// generators) would read the plain scalar `s` as a boolean, a null, a number or a
 /// date, where YAML 1.2 (what folio and serde read) reads a string: `yes`, `no`, `on`,
-/// `off`, `y`, `n` in any of their case forms, `2024-01-01`, `1_000`, `0b101`, `017`,
-/// `1:30` (YAML 1.1 types, yaml.org/type). Such a string is written quoted.
+/// `off` in their three case forms, `2024-01-01`, `1_000`, `0b101`, `017`, `1:30`
+/// (YAML 1.1 types, yaml.org/type; `y` and `n`, which those readers leave as strings, stay
+/// plain). Such a string is written quoted.
 pub(crate) fn yaml11_reads_otherwise(s: &str) -> bool {
     static AMBIGUOUS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = AMBIGUOUS.get_or_init(|| {
         regex::Regex::new(concat!(
-            r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF",
+            r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF",
             r"|true|True|TRUE|false|False|FALSE|null|Null|NULL|~",
             r"|[-+]?0b[01_]+|[-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+",
             r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?",

@@ -940,7 +940,7 @@ fn set_field_quotes_strings_yaml_1_1_reads_otherwise() {
     for (value, written) in [
         ("yes", "'yes'"),
         ("off", "'off'"),
-        ("N", "'N'"),
+        ("N", "N"),
         ("2024-01-01", "'2024-01-01'"),
         ("1_000", "'1_000'"),
         ("1:30", "'1:30'"),

@@ -53,12 +53,15 @@ impl Silences {
                 continue;
             }
             let last_line = line_of(comment.range.end.saturating_sub(1));
+            // An HTML block that is only comments stands before the block it silences;
+            // one with text after its comment (raw HTML to Markdown) acts on its lines.
+            let alone = comment.block && without_comments(source).trim().is_empty();
             for (offset, directive, codes) in directives(source) {
                 let line = line_of(comment.range.start + offset);
                 let span = match directive {
                     Directive::File => 0..lines.len(),
                     Directive::NextLine => line + 1..line + 2,
-                    Directive::Here if !comment.block => line..line + 1,
+                    Directive::Here if !alone => line..last_line + 1,
                     Directive::Here => {
                         let first = last_line + 1;
                         let end = lines
@@ -85,6 +88,21 @@ impl Silences {
     pub(crate) fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
+}
+
+/// `source` with every `<!-- … -->` taken out.
+fn without_comments(source: &str) -> String {
+    let mut out = String::new();
+    let mut rest = source;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start + 4..].find("-->") {
+            Some(len) => rest = &rest[start + 4 + len + 3..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The three forms of a directive.
@@ -149,6 +167,10 @@ mod tests {
         assert_eq!(silenced(text, MissingFile, 9), [0, 4, 5]);
         // Without codes: every code.
         assert_eq!(silenced(text, MissingHeading, 9), [4, 5]);
+        // At the start of a line with text after it, the comment opens an HTML block (its
+        // line is raw HTML to Markdown): it acts on that line, not on the lines below.
+        let text = "<!-- folio-ignore --> [a](x.md)\n[b](y.md)\n";
+        assert_eq!(silenced(text, MissingFile, 3), [0]);
     }
 
     #[test]
