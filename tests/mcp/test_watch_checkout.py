@@ -82,13 +82,14 @@ async def status(client: Client) -> dict:
 
 async def settled(client: Client, quiet: float = 1.5, seen_more_than: int = -1) -> dict:
     """kb_status once the watcher has seen more than `seen_more_than` changed paths,
-    indexing is idle, nothing waits, and no change was seen for `quiet` seconds (the
+    the first pass over the whole root has run, indexing is idle, nothing waits, and no change was seen for `quiet` seconds (the
     checkout is over and every batch was taken)."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         s = await status(client)
         last = s["watch"].get("last_change_ms") or 0
         if (s["watch"]["changes_seen"] > seen_more_than
+                and s["indexing"]["full_passes"] >= 1
                 and s["indexing"]["state"] == "idle" and s["indexing"]["pending_changes"] == 0
                 and time.time() * 1000 - last > quiet * 1000):
             return s
@@ -109,7 +110,7 @@ async def test_a_git_checkout_under_a_running_server_ends_as_a_fresh_index(tmp_p
     make_repo(root)
     async with Client(server(root), mode="auto") as client:
         before = await settled(client, quiet=0)
-        assert before["index"]["documents"] == NOTES
+        assert before["index"]["documents"] == NOTES, before
         assert before["watch"]["mode"] == "native", before["watch"]
         passes_before = before["indexing"]["changes_passes"]
         started = time.monotonic()
