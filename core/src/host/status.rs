@@ -671,7 +671,7 @@ impl Host {
             Pass::Full { .. } => "full",
             Pass::Changes => "changes",
         };
-        match result {
+        let result = match result {
             Ok(Ok(summary)) => {
                 tracing::info!(
                     kind,
@@ -681,29 +681,27 @@ impl Host {
                     ms = summary.elapsed_ms,
                     "reindex finished"
                 );
-                let last = LastRun {
-                    ok: true,
-                    finished_at_ms: now_ms(),
-                    elapsed_ms: summary.elapsed_ms,
-                    files: summary.files,
-                    indexed: summary.indexed,
-                    unchanged: summary.unchanged,
-                    removed: summary.removed,
-                    skipped: summary.skipped.len(),
-                    error: None,
-                    kind: kind.to_owned(),
-                };
-                (last, Ok(summary))
+                Ok(summary)
             }
-            Ok(Err(err)) => {
-                let error = err.to_string();
-                (failed(started, error.clone(), kind), Err(error))
-            }
-            Err(_) => {
-                let error = "the indexer panicked".to_owned();
-                (failed(started, error.clone(), kind), Err(error))
-            }
-        }
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err("the indexer panicked".to_owned()),
+        };
+        let last = match &result {
+            Ok(summary) => LastRun {
+                ok: true,
+                finished_at_ms: now_ms(),
+                elapsed_ms: summary.elapsed_ms,
+                files: summary.files,
+                indexed: summary.indexed,
+                unchanged: summary.unchanged,
+                removed: summary.removed,
+                skipped: summary.skipped.len(),
+                error: None,
+                kind: kind.to_owned(),
+            },
+            Err(error) => failed(started, error.clone(), kind),
+        };
+        (last, result)
     }
 
     /// Waits until the watcher's reports stop growing (for [`SETTLE`], at most

@@ -25,7 +25,8 @@ pub use nesting::{
 };
 pub use parsed::{
     Anchor, Definition, Element, FragmentNames, Heading, Link, LinkKind, LinkSyntax, Logical,
-    Parsed, Problem, Tag, definition_term_ids, file_title, footnote_ids, heading_anchors,
+    Parsed, Problem, Tag, definition_term_ids, file_title, footnote_ids, frontmatter_strings,
+    heading_anchors,
 };
 pub use resolve::{Resolution, ResolveError, resolve_pointer};
 pub use tag_syntax::{clean as clean_tag, is_tag_char, is_tag_name, within as tag_within};

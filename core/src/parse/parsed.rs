@@ -503,13 +503,7 @@ impl Parsed {
     /// heading; `None` when it has neither (a lower-level heading names a section, never
     /// the note). [`Parsed::title_for`] adds the file name.
     pub fn title(&self) -> Option<String> {
-        if let Some(t) = self
-            .frontmatter
-            .as_ref()
-            .and_then(|f| f.get("title"))
-            .and_then(|v| v.as_str())
-            .filter(|t| !t.trim().is_empty())
-        {
+        if let Some(t) = self.frontmatter_title() {
             return Some(t.to_string());
         }
         self.headings
@@ -523,26 +517,19 @@ impl Parsed {
     /// list of strings or numbers), as written, blanks left out. A wiki link may name the
     /// note by any of them, as Obsidian resolves `[[alias]]`.
     pub fn aliases(&self) -> Vec<String> {
-        let Some(fm) = self.frontmatter.as_ref() else {
-            return Vec::new();
-        };
-        let scalar = |v: &serde_json::Value| match v {
-            serde_json::Value::String(s) => Some(s.trim().to_owned()),
-            serde_json::Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        };
-        let mut out = Vec::new();
-        for key in ["aliases", "alias"] {
-            match fm.get(key) {
-                Some(serde_json::Value::Array(items)) => {
-                    out.extend(items.iter().filter_map(scalar))
-                }
-                Some(v) => out.extend(scalar(v)),
-                None => {}
-            }
-        }
-        out.retain(|a| !a.is_empty());
-        out
+        self.frontmatter
+            .as_ref()
+            .map(|fm| frontmatter_strings(fm, &["aliases", "alias"]))
+            .unwrap_or_default()
+    }
+
+    /// The frontmatter `title`, when it is a string that is not blank.
+    fn frontmatter_title(&self) -> Option<&str> {
+        self.frontmatter
+            .as_ref()
+            .and_then(|f| f.get("title"))
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.trim().is_empty())
     }
 
     /// The title of the document at `path` (KB-relative) as its owner titles it: the
@@ -551,13 +538,7 @@ impl Parsed {
     /// name ([`file_title`]). The one title rule of the index (`kb_list_files`, the
     /// whole-document vector), `kb_outline` and workspace symbols.
     pub fn title_for(&self, path: &str, vault: bool) -> String {
-        let frontmatter = self
-            .frontmatter
-            .as_ref()
-            .and_then(|f| f.get("title"))
-            .and_then(|v| v.as_str())
-            .filter(|t| !t.trim().is_empty());
-        if let Some(t) = frontmatter {
+        if let Some(t) = self.frontmatter_title() {
             return t.to_string();
         }
         if vault {
@@ -690,4 +671,25 @@ pub fn file_title(path: &str) -> String {
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
     }
+}
+
+/// The strings a frontmatter (as JSON) gives under `keys`, in that order: each value a
+/// string or a number, or a list of them; trimmed, blanks left out. [`Parsed::aliases`]
+/// reads `aliases` and `alias` with it, the index's document terms `title` too.
+pub fn frontmatter_strings(frontmatter: &serde_json::Value, keys: &[&str]) -> Vec<String> {
+    let scalar = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.trim().to_owned()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for key in keys {
+        match frontmatter.get(*key) {
+            Some(serde_json::Value::Array(items)) => out.extend(items.iter().filter_map(scalar)),
+            Some(v) => out.extend(scalar(v)),
+            None => {}
+        }
+    }
+    out.retain(|a| !a.is_empty());
+    out
 }

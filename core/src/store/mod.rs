@@ -533,23 +533,13 @@ pub struct Batch<'a> {
 /// every chunk of a long note matching.
 fn document_terms(path: &str, frontmatter_json: Option<&str>, tags: &[String]) -> String {
     let mut terms: Vec<String> = vec![crate::parse::file_title(path).replace(['-', '_'], " ")];
-    let scalar = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    };
     if let Some(fm) =
         frontmatter_json.and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
     {
-        for key in ["title", "aliases", "alias"] {
-            match fm.get(key) {
-                Some(serde_json::Value::Array(items)) => {
-                    terms.extend(items.iter().filter_map(scalar))
-                }
-                Some(v) => terms.extend(scalar(v)),
-                None => {}
-            }
-        }
+        terms.extend(crate::parse::frontmatter_strings(
+            &fm,
+            &["title", "aliases", "alias"],
+        ));
     }
     terms.extend(tags.iter().cloned());
     terms.retain(|t| !t.trim().is_empty());
@@ -728,14 +718,7 @@ impl Batch<'_> {
         if source_hash != doc.source_hash || title == doc.title {
             return Ok(());
         }
-        let has_table = |name: &str| -> rusqlite::Result<bool> {
-            self.tx.query_row(
-                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)",
-                [name],
-                |row| row.get(0),
-            )
-        };
-        if has_table(vectors::DOC_VEC_TABLE)? {
+        if vectors::has_table(&self.tx, vectors::DOC_VEC_TABLE)? {
             self.tx.execute(
                 &format!(
                     "DELETE FROM {} WHERE rowid IN (SELECT id FROM doc_vector_keys WHERE source_hash = ?1)",

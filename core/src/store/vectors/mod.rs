@@ -65,7 +65,7 @@ pub(crate) const VEC_TABLE: &str = "chunk_vectors";
 pub(crate) const DOC_VEC_TABLE: &str = "doc_vectors";
 
 /// Whether the database has a table called `name`.
-fn has_table(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {
+pub(crate) fn has_table(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)",
         [name],
