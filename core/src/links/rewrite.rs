@@ -647,107 +647,11 @@ pub fn plan_heading_rename(
     heading_idx: usize,
     new_text: &str,
 ) -> Result<WorkspaceEdits, HeadingRenameError> {
-    use HeadingRenameError::{Conflict, InvalidName};
-    let new_text = new_text.trim();
-    if new_text.is_empty() || new_text.contains(['\n', '\r']) {
-        return Err(InvalidName);
-    }
-    let entry = ws.get(path).ok_or(InvalidName)?;
-    let before = entry.full_parsed();
-    let text = entry.doc.text();
-    let heading = before.headings.get(heading_idx).ok_or(InvalidName)?.clone();
-    let after = parse_after_rename(&text, &heading, new_text);
-    if after.headings.len() != before.headings.len() {
-        return Err(InvalidName);
-    }
-    // The id an attribute list gives it must not be another heading's anchor.
-    if let Some(id) = list_id(&after, &after.headings[heading_idx])
-        && let Some(other) = after.headings.iter().enumerate().find_map(|(i, h)| {
-            let taken = h.slug.eq_ignore_ascii_case(&id)
-                || list_id(&after, h).is_some_and(|other| other.eq_ignore_ascii_case(&id));
-            (i != heading_idx && taken).then_some(h)
-        })
-    {
-        return Err(Conflict(format!(
-            "renaming to `{new_text}` would give this heading the id #{id} of its attribute list, which names heading `{}` already; choose a name no other heading has",
-            other.text
-        )));
-    }
-    let generator = ws.generator();
-    let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
-    // A published site's links may use its generator's ids ([`heading_anchors`]).
-    let (old_site, new_site) = if generator.uses_github_slugs() {
-        (None, None)
-    } else {
-        (
-            Some(heading_anchors(&before.headings, generator)),
-            Some(heading_anchors(&after.headings, generator)),
-        )
-    };
-    let old_list_id = list_id(&before, &heading);
-    let new_list_id = slug::slug(&after.headings[heading_idx].text);
-    // Bytes of the document before the rename, in the renamed text.
-    let end = heading.text_range.end;
-    let shift = |r: &Range<usize>| {
-        let at = |x: usize| {
-            if x >= end {
-                x - end + heading.text_range.start + new_text.len()
-            } else {
-                x
-            }
-        };
-        at(r.start)..at(r.end)
-    };
-    let same = |a: &str, b: &str| a.to_lowercase() == b.to_lowercase();
-    fn site_id(ids: &Option<Vec<String>>, h: usize) -> Option<&str> {
-        ids.as_ref().and_then(|ids| ids.get(h)).map(String::as_str)
-    }
-    // The new name of one part of a fragment, `None` when it stays.
-    let renamed = |part: &FragmentPart, wiki: bool| -> Option<String> {
-        let old = &before.headings[part.heading];
-        let new_slug = &after.headings[part.heading].slug;
-        let w = part.written.as_str();
-        if old.custom_id.as_deref().is_some_and(|id| same(id, w)) {
-            // The attribute list's id stays as written, and so do links to it.
-            return None;
-        }
-        if part.heading == heading_idx {
-            let name = if wiki {
-                let as_text = w == old.text.trim() || !same(w, &old.slug);
-                if as_text && !new_text.contains(WIKI_TARGET_BREAKERS) {
-                    new_text
-                } else {
-                    new_slug
-                }
-            } else if same(w, &old.slug) {
-                new_slug
-            } else if site_id(&old_site, part.heading).is_some_and(|id| same(w, id)) {
-                site_id(&new_site, part.heading).unwrap_or(new_slug)
-            } else if old_list_id.as_deref().is_some_and(|id| same(w, id)) {
-                // Written with the id an attribute list without one gives (`## A {.x}` → `#a`).
-                &new_list_id
-            } else {
-                new_slug
-            };
-            return Some(name.to_string());
-        }
-        if same(w, &old.slug) && old.slug != *new_slug {
-            return Some(new_slug.clone());
-        }
-        match (
-            site_id(&old_site, part.heading),
-            site_id(&new_site, part.heading),
-        ) {
-            (Some(old_id), Some(new_id)) if !wiki && same(w, old_id) && old_id != new_id => {
-                Some(new_id.to_string())
-            }
-            _ => None,
-        }
-    };
+    let rename = HeadingRename::new(ws, path, heading_idx, new_text)?;
     let mut edits = WorkspaceEdits::new();
     edits.entry(path.to_string()).or_default().push(TextEdit {
-        range: heading.text_range.clone(),
-        new_text: new_text.to_string(),
+        range: rename.heading.text_range.clone(),
+        new_text: rename.new_text.to_string(),
     });
     for from in ws.document_paths() {
         let Some(from_entry) = ws.get(from) else {
@@ -755,119 +659,7 @@ pub fn plan_heading_rename(
         };
         let from_text = from_entry.doc.text();
         for link in &from_entry.parsed.links {
-            if link.external
-                || matches!(link.kind, LinkKind::UndefinedReference | LinkKind::Footnote)
-            {
-                continue;
-            }
-            let Some(fragment_bytes) = link.fragment_range.clone() else {
-                continue;
-            };
-            // A link in the renamed text goes with it.
-            if from == path
-                && fragment_bytes.start < heading.text_range.end
-                && heading.text_range.start < fragment_bytes.end
-            {
-                continue;
-            }
-            let Target::Document {
-                path: to,
-                fragment: Some(fragment),
-            } = resolve_link(ws, from, link)
-            else {
-                continue;
-            };
-            let wiki = link.kind.is_wiki();
-            if to != path || fragment.is_empty() {
-                continue;
-            }
-            let Some(resolved) =
-                fragment_range(&before, &fragment, wiki, case_sensitive, generator)
-            else {
-                continue;
-            };
-            let parts = fragment_parts(
-                &before,
-                &from_text,
-                &fragment,
-                &fragment_bytes,
-                &resolved,
-                wiki,
-                case_sensitive,
-            );
-            let changes: Vec<(&FragmentPart, String)> = parts
-                .iter()
-                .filter_map(|part| renamed(part, wiki).map(|name| (part, name)))
-                .filter(|(part, name)| *name != part.written)
-                .collect();
-            // One edit from the first changed part to the last.
-            let mut edit = match (changes.first(), changes.last()) {
-                (Some((first, _)), Some((last, _))) => {
-                    let mut new_text = String::new();
-                    let mut at = first.range.start;
-                    for (part, name) in &changes {
-                        new_text.push_str(&from_text[at..part.range.start]);
-                        new_text.push_str(name);
-                        at = part.range.end;
-                    }
-                    Some(TextEdit {
-                        range: first.range.start..last.range.end,
-                        new_text,
-                    })
-                }
-                _ => None,
-            };
-            // The fragment as the resolver will read it after the edit.
-            let new_fragment = match &edit {
-                Some(e) if !wiki => e.new_text.clone(),
-                Some(e) => format!(
-                    "{}{}{}",
-                    &from_text[fragment_bytes.start..e.range.start],
-                    e.new_text,
-                    &from_text[e.range.end..fragment_bytes.end]
-                ),
-                None => fragment.clone(),
-            };
-            let target_after = shift(&resolved);
-            let reaches = |f: &str| {
-                fragment_range(&after, f, wiki, case_sensitive, generator).as_ref()
-                    == Some(&target_after)
-            };
-            if !reaches(new_fragment.trim()) {
-                // Named by its heading's new anchor instead.
-                let anchor = parts.last().map(|p| {
-                    let new_slug = after.headings[p.heading].slug.as_str();
-                    if wiki {
-                        new_slug
-                    } else {
-                        site_id(&new_site, p.heading).unwrap_or(new_slug)
-                    }
-                });
-                match anchor {
-                    Some(anchor) if reaches(anchor) => {
-                        edit = Some(TextEdit {
-                            range: fragment_bytes.clone(),
-                            new_text: anchor.to_string(),
-                        });
-                    }
-                    _ => {
-                        return Err(Conflict(format!(
-                            "renaming to `{new_text}` would make the link `{}` in `{from}` lead elsewhere, and no fragment would keep it on what it names now; choose another name",
-                            &from_text[link.range.clone()]
-                        )));
-                    }
-                }
-            }
-            let Some(edit) = edit else {
-                continue;
-            };
-            // Only a wiki link can be a frontmatter property's value.
-            let edit = if wiki {
-                yaml_safe(&from_text, link, edit)
-            } else {
-                Some(edit)
-            };
-            if let Some(edit) = edit {
+            if let Some(edit) = rename.link_edit(ws, from, &from_text, link)? {
                 edits.entry(from.to_string()).or_default().push(edit);
             }
         }
@@ -877,6 +669,279 @@ pub fn plan_heading_rename(
         list.dedup_by(|a, b| a.range == b.range);
     }
     Ok(edits)
+}
+
+/// One heading rename, planned: the document's parse before and after it, and the ids
+/// each heading had and will have ([`plan_heading_rename`]).
+struct HeadingRename<'a> {
+    path: &'a str,
+    heading_idx: usize,
+    heading: Heading,
+    new_text: &'a str,
+    before: std::sync::Arc<crate::parse::Parsed>,
+    after: crate::parse::Parsed,
+    generator: crate::config::SiteGenerator,
+    case_sensitive: bool,
+    /// A published site's ids before and after ([`heading_anchors`]), when its
+    /// generator's ids are not GitHub's slugs.
+    old_site: Option<Vec<String>>,
+    new_site: Option<Vec<String>>,
+    /// The id an attribute list without one gives the heading, before and after.
+    old_list_id: Option<String>,
+    new_list_id: String,
+}
+
+/// Letter case aside, `a` equals `b`.
+fn same(a: &str, b: &str) -> bool {
+    a.to_lowercase() == b.to_lowercase()
+}
+
+/// Heading `h`'s id in `ids` (a site generator's), when there are any.
+fn site_id(ids: &Option<Vec<String>>, h: usize) -> Option<&str> {
+    ids.as_ref().and_then(|ids| ids.get(h)).map(String::as_str)
+}
+
+impl<'a> HeadingRename<'a> {
+    /// Checks the rename and parses the document as it will be (see
+    /// [`plan_heading_rename`] for the errors).
+    fn new(
+        ws: &'a Workspace,
+        path: &'a str,
+        heading_idx: usize,
+        new_text: &'a str,
+    ) -> Result<HeadingRename<'a>, HeadingRenameError> {
+        use HeadingRenameError::{Conflict, InvalidName};
+        let new_text = new_text.trim();
+        if new_text.is_empty() || new_text.contains(['\n', '\r']) {
+            return Err(InvalidName);
+        }
+        let entry = ws.get(path).ok_or(InvalidName)?;
+        let before = entry.full_parsed();
+        let text = entry.doc.text();
+        let heading = before.headings.get(heading_idx).ok_or(InvalidName)?.clone();
+        let after = parse_after_rename(&text, &heading, new_text);
+        if after.headings.len() != before.headings.len() {
+            return Err(InvalidName);
+        }
+        // The id an attribute list gives it must not be another heading's anchor.
+        if let Some(id) = list_id(&after, &after.headings[heading_idx])
+            && let Some(other) = after.headings.iter().enumerate().find_map(|(i, h)| {
+                let taken = h.slug.eq_ignore_ascii_case(&id)
+                    || list_id(&after, h).is_some_and(|other| other.eq_ignore_ascii_case(&id));
+                (i != heading_idx && taken).then_some(h)
+            })
+        {
+            return Err(Conflict(format!(
+                "renaming to `{new_text}` would give this heading the id #{id} of its attribute list, which names heading `{}` already; choose a name no other heading has",
+                other.text
+            )));
+        }
+        let generator = ws.generator();
+        let (old_site, new_site) = if generator.uses_github_slugs() {
+            (None, None)
+        } else {
+            (
+                Some(heading_anchors(&before.headings, generator)),
+                Some(heading_anchors(&after.headings, generator)),
+            )
+        };
+        Ok(HeadingRename {
+            path,
+            heading_idx,
+            old_list_id: list_id(&before, &heading),
+            new_list_id: slug::slug(&after.headings[heading_idx].text),
+            heading,
+            new_text,
+            before,
+            after,
+            generator,
+            case_sensitive: ws.config().diagnostics.fragment_case_sensitive,
+            old_site,
+            new_site,
+        })
+    }
+
+    /// Bytes `r` of the document before the rename, in the renamed text.
+    fn shift(&self, r: &Range<usize>) -> Range<usize> {
+        let end = self.heading.text_range.end;
+        let at = |x: usize| {
+            if x >= end {
+                x - end + self.heading.text_range.start + self.new_text.len()
+            } else {
+                x
+            }
+        };
+        at(r.start)..at(r.end)
+    }
+
+    /// The new name of one part of a fragment, `None` when it stays.
+    fn renamed(&self, part: &FragmentPart, wiki: bool) -> Option<String> {
+        let old = &self.before.headings[part.heading];
+        let new_slug = &self.after.headings[part.heading].slug;
+        let w = part.written.as_str();
+        if old.custom_id.as_deref().is_some_and(|id| same(id, w)) {
+            // The attribute list's id stays as written, and so do links to it.
+            return None;
+        }
+        if part.heading == self.heading_idx {
+            let name = if wiki {
+                let as_text = w == old.text.trim() || !same(w, &old.slug);
+                if as_text && !self.new_text.contains(WIKI_TARGET_BREAKERS) {
+                    self.new_text
+                } else {
+                    new_slug
+                }
+            } else if same(w, &old.slug) {
+                new_slug
+            } else if site_id(&self.old_site, part.heading).is_some_and(|id| same(w, id)) {
+                site_id(&self.new_site, part.heading).unwrap_or(new_slug)
+            } else if self.old_list_id.as_deref().is_some_and(|id| same(w, id)) {
+                // Written with the id an attribute list without one gives (`## A {.x}` → `#a`).
+                &self.new_list_id
+            } else {
+                new_slug
+            };
+            return Some(name.to_string());
+        }
+        if same(w, &old.slug) && old.slug != *new_slug {
+            return Some(new_slug.clone());
+        }
+        match (
+            site_id(&self.old_site, part.heading),
+            site_id(&self.new_site, part.heading),
+        ) {
+            (Some(old_id), Some(new_id)) if !wiki && same(w, old_id) && old_id != new_id => {
+                Some(new_id.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    /// The edit of `link` (in document `from`, whose text is `from_text`) that keeps it on
+    /// what it names now, `None` when it needs none.
+    ///
+    /// Errors: [`HeadingRenameError::Conflict`] when no fragment would keep it there.
+    fn link_edit(
+        &self,
+        ws: &Workspace,
+        from: &str,
+        from_text: &str,
+        link: &Link,
+    ) -> Result<Option<TextEdit>, HeadingRenameError> {
+        if link.external || matches!(link.kind, LinkKind::UndefinedReference | LinkKind::Footnote) {
+            return Ok(None);
+        }
+        let Some(fragment_bytes) = link.fragment_range.clone() else {
+            return Ok(None);
+        };
+        // A link in the renamed text goes with it.
+        let heading_range = &self.heading.text_range;
+        if from == self.path
+            && fragment_bytes.start < heading_range.end
+            && heading_range.start < fragment_bytes.end
+        {
+            return Ok(None);
+        }
+        let Target::Document {
+            path: to,
+            fragment: Some(fragment),
+        } = resolve_link(ws, from, link)
+        else {
+            return Ok(None);
+        };
+        let wiki = link.kind.is_wiki();
+        if to != self.path || fragment.is_empty() {
+            return Ok(None);
+        }
+        let Some(resolved) = fragment_range(
+            &self.before,
+            &fragment,
+            wiki,
+            self.case_sensitive,
+            self.generator,
+        ) else {
+            return Ok(None);
+        };
+        let parts = fragment_parts(
+            &self.before,
+            from_text,
+            &fragment,
+            &fragment_bytes,
+            &resolved,
+            wiki,
+            self.case_sensitive,
+        );
+        let mut edit = self.parts_edit(&parts, from_text, wiki);
+        // The fragment as the resolver will read it after the edit.
+        let new_fragment = match &edit {
+            Some(e) if !wiki => e.new_text.clone(),
+            Some(e) => format!(
+                "{}{}{}",
+                &from_text[fragment_bytes.start..e.range.start],
+                e.new_text,
+                &from_text[e.range.end..fragment_bytes.end]
+            ),
+            None => fragment.clone(),
+        };
+        let target_after = self.shift(&resolved);
+        let reaches = |f: &str| {
+            fragment_range(&self.after, f, wiki, self.case_sensitive, self.generator).as_ref()
+                == Some(&target_after)
+        };
+        if !reaches(new_fragment.trim()) {
+            // Named by its heading's new anchor instead.
+            let anchor = parts.last().map(|p| {
+                let new_slug = self.after.headings[p.heading].slug.as_str();
+                if wiki {
+                    new_slug
+                } else {
+                    site_id(&self.new_site, p.heading).unwrap_or(new_slug)
+                }
+            });
+            match anchor {
+                Some(anchor) if reaches(anchor) => {
+                    edit = Some(TextEdit {
+                        range: fragment_bytes.clone(),
+                        new_text: anchor.to_string(),
+                    });
+                }
+                _ => {
+                    return Err(HeadingRenameError::Conflict(format!(
+                        "renaming to `{}` would make the link `{}` in `{from}` lead elsewhere, and no fragment would keep it on what it names now; choose another name",
+                        self.new_text,
+                        &from_text[link.range.clone()]
+                    )));
+                }
+            }
+        }
+        // Only a wiki link can be a frontmatter property's value.
+        Ok(match edit {
+            Some(edit) if wiki => yaml_safe(from_text, link, edit),
+            edit => edit,
+        })
+    }
+
+    /// One edit from the first renamed part of a fragment to the last, `None` when no
+    /// part changes.
+    fn parts_edit(&self, parts: &[FragmentPart], from_text: &str, wiki: bool) -> Option<TextEdit> {
+        let changes: Vec<(&FragmentPart, String)> = parts
+            .iter()
+            .filter_map(|part| self.renamed(part, wiki).map(|name| (part, name)))
+            .filter(|(part, name)| *name != part.written)
+            .collect();
+        let (first, last) = (changes.first()?.0, changes.last()?.0);
+        let mut new_text = String::new();
+        let mut at = first.range.start;
+        for (part, name) in &changes {
+            new_text.push_str(&from_text[at..part.range.start]);
+            new_text.push_str(name);
+            at = part.range.end;
+        }
+        Some(TextEdit {
+            range: first.range.start..last.range.end,
+            new_text,
+        })
+    }
 }
 
 /// The edits that rename link reference definition `def_idx` of document `path` to
