@@ -25,6 +25,7 @@ pub mod endpoint;
 pub mod eval;
 pub mod features;
 pub mod fetch;
+pub mod formats;
 pub mod heap;
 pub mod host;
 pub mod index;

@@ -59,6 +59,9 @@ fn decode(s: &str) -> HostResult<String> {
 pub enum Contents {
     /// Markdown text (`kb://doc/…`, `kb://topic/…`).
     Markdown(String),
+    /// The extracted text of a document other than Markdown (`kb://doc/…` of a PDF, an
+    /// Office file, a spreadsheet, a text or source file): `text/plain`.
+    Text(String),
     /// A file's bytes and MIME type (`kb://file/…`, the URI of `kb_download_file`'s
     /// embedded resource).
     Blob(Vec<u8>, String),
@@ -72,30 +75,50 @@ pub fn read(kb: &Host, uri: &str) -> HostResult<Contents> {
         let d = kb.download(&folio_core::host::files::DownloadArgs { path })?;
         return Ok(Contents::Blob(d.data, d.meta.mime_type));
     }
+    if let Some(rest) = uri.strip_prefix("kb://doc/") {
+        let path = decode(rest)?;
+        if let Some(format) = kb.extracted_format(&path) {
+            check_indexed(kb, &path)?;
+            let text = kb.read_extracted(&path, format)?.extracted.text;
+            return within_resource_size(&path, text).map(Contents::Text);
+        }
+    }
     read_markdown(kb, uri).map(Contents::Markdown)
+}
+
+/// Refuses (`NOT_FOUND`) a path the index does not hold.
+fn check_indexed(kb: &Host, path: &str) -> HostResult<()> {
+    folio_core::workspace::path_policy::check_syntax(path)?;
+    let store = folio_core::store::Store::open(&kb_db(kb)).map_err(HostError::internal)?;
+    let indexed = store.documents().map_err(HostError::internal)?;
+    if !indexed.contains_key(path) {
+        return Err(HostError::new(
+            ErrorCode::NotFound,
+            format!("`{path}` is not an indexed document"),
+        ));
+    }
+    Ok(())
+}
+
+/// `text`, unless it is over [`MAX_RESOURCE_BYTES`] (`INVALID_ARGUMENT`: page through it
+/// with kb_read).
+fn within_resource_size(path: &str, text: String) -> HostResult<String> {
+    if text.len() > MAX_RESOURCE_BYTES {
+        return Err(HostError::invalid(format!(
+            "`{path}` is {} bytes; resources return at most 4 MiB, page through it with kb_read",
+            text.len()
+        )));
+    }
+    Ok(text)
 }
 
 /// Reads a `kb://doc/` or `kb://topic/` resource as Markdown text.
 fn read_markdown(kb: &Host, uri: &str) -> HostResult<String> {
     if let Some(rest) = uri.strip_prefix("kb://doc/") {
         let path = decode(rest)?;
-        folio_core::workspace::path_policy::check_syntax(&path)?;
-        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(HostError::internal)?;
-        let indexed = store.documents().map_err(HostError::internal)?;
-        if !indexed.contains_key(&path) {
-            return Err(HostError::new(
-                ErrorCode::NotFound,
-                format!("`{path}` is not an indexed document"),
-            ));
-        }
+        check_indexed(kb, &path)?;
         let (_, text) = kb.read_document(&path)?;
-        if text.len() > MAX_RESOURCE_BYTES {
-            return Err(HostError::invalid(format!(
-                "`{path}` is {} bytes; resources return at most 4 MiB, page through it with kb_read",
-                text.len()
-            )));
-        }
-        return Ok(text);
+        return within_resource_size(&path, text);
     }
     if let Some(rest) = uri
         .strip_prefix("kb://topic/")

@@ -707,6 +707,9 @@ impl ServerHandler for FolioServer {
             crate::resources::Contents::Markdown(text) => {
                 ResourceContents::text(text, request.uri).with_mime_type("text/markdown")
             }
+            crate::resources::Contents::Text(text) => {
+                ResourceContents::text(text, request.uri).with_mime_type("text/plain")
+            }
             crate::resources::Contents::Blob(data, mime_type) => {
                 use base64::Engine;
                 let blob = base64::engine::general_purpose::STANDARD.encode(&data);

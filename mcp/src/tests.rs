@@ -10,7 +10,7 @@ use crate::resources::Contents;
 fn markdown(kb: &Host, uri: &str) -> String {
     match crate::resources::read(kb, uri).unwrap() {
         Contents::Markdown(text) => text,
-        Contents::Blob(..) => panic!("{uri} is not Markdown"),
+        Contents::Blob(..) | Contents::Text(_) => panic!("{uri} is not Markdown"),
     }
 }
 
@@ -77,7 +77,7 @@ fn resources_serve_indexed_documents_and_topic_groups() {
             assert_eq!(data, b"\x89PNG\r\n\x1a\nrest");
             assert_eq!(mime_type, "image/png");
         }
-        Contents::Markdown(_) => panic!("a PNG read as Markdown"),
+        Contents::Markdown(_) | Contents::Text(_) => panic!("a PNG read as text"),
     }
     assert_eq!(
         serde_json::to_value(crate::resources::read(&kb, "kb://file/..%2Fx.png").unwrap_err())

@@ -1,7 +1,7 @@
 //! Configuration as plain data: `folio.toml`, the optional per-workspace file (here),
 //! and the user's own `config.toml` ([`user`]), with the values they name.
 //!
-//! A leaf layer: it names only [`crate::codes`]. What the values mean at run time lives
+//! A leaf layer: it names only [`crate::codes`] and the registry of [`crate::formats`]. What the values mean at run time lives
 //! with the modules that use them (`embed::settings` resolves the embedding provider).
 //!
 //! Every field has a default, so an empty or missing file is a valid configuration.
@@ -123,6 +123,57 @@ pub struct Config {
     pub links: LinksConfig,
     /// `[search]`: the ranking's numbers for this collection.
     pub search: SearchConfig,
+    /// `[parsers]`: which files besides Markdown are read, and their time budget.
+    pub parsers: ParsersConfig,
+}
+
+/// `[parsers]`: the documents besides Markdown that are indexed and read
+/// ([`crate::formats`]). Markdown is always read.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ParsersConfig {
+    /// File extensions (without the dot, any case) whose parser is on: any of
+    /// [`crate::formats::REGISTERED`]; default [`crate::formats::DEFAULT_ENABLED`] (the
+    /// document formats; source code only when listed). `[]` reads Markdown alone.
+    pub enabled: Vec<String>,
+    /// Milliseconds one document's extraction may take before it is skipped
+    /// (100–600,000, default 30,000).
+    pub time_budget_ms: u64,
+}
+
+impl Default for ParsersConfig {
+    fn default() -> Self {
+        ParsersConfig {
+            enabled: crate::formats::DEFAULT_ENABLED
+                .iter()
+                .map(|e| e.to_string())
+                .collect(),
+            time_budget_ms: crate::formats::DEFAULT_TIME_BUDGET.as_millis() as u64,
+        }
+    }
+}
+
+impl ParsersConfig {
+    /// The format of a KB-relative path when its extension's parser is on.
+    pub fn format_of(&self, path: &str) -> Option<crate::formats::Format> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let (_, ext) = name.rsplit_once('.')?;
+        self.enabled
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case(ext))
+            .then(|| crate::formats::Format::of_path(path))
+            .flatten()
+    }
+
+    /// The budgets of one extraction under these settings and `index`'s size caps.
+    pub fn limits(&self, index: &IndexConfig) -> crate::formats::Limits {
+        crate::formats::Limits {
+            max_text_size: index.max_file_size,
+            max_binary_size: index.max_binary_file_size,
+            max_decompressed_size: index.max_decompressed_size,
+            time_budget: std::time::Duration::from_millis(self.time_budget_ms),
+        }
+    }
 }
 
 /// `[search]` settings: the numbers of the ranking pipeline a collection may need
@@ -344,8 +395,15 @@ pub struct RerankConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IndexConfig {
-    /// Files larger than this many bytes are skipped (default 16 MiB).
+    /// Text files (Markdown, plain text, CSV, source code) larger than this many bytes are
+    /// skipped, and so are documents whose extracted text is larger (default 16 MiB).
     pub max_file_size: u64,
+    /// Binary documents (PDF, Office files, workbooks) larger than this many bytes are
+    /// skipped (default 50 MiB).
+    pub max_binary_file_size: u64,
+    /// Bytes the parts of a ZIP container (DOCX, PPTX, XLSX, ODS) may inflate to; a file
+    /// declaring more is skipped before anything is inflated (default 50 MiB).
+    pub max_decompressed_size: u64,
     /// Extra glob patterns (relative to the root) to leave out, on top of `.gitignore` and `.folioignore`.
     pub exclude: Vec<String>,
     /// Byte budget of one search chunk (default 1500 bytes); code blocks are never split.
@@ -399,6 +457,8 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            max_binary_file_size: crate::formats::DEFAULT_BINARY_BUDGET,
+            max_decompressed_size: crate::formats::DEFAULT_BINARY_BUDGET,
             exclude: Vec::new(),
             chunk_bytes: 1500,
             watch: WatchMode::Auto,
@@ -547,6 +607,21 @@ impl Config {
         for glob in &config.index.exclude {
             Glob::new(glob)
                 .map_err(|e| format!("invalid glob `{glob}` in [index].exclude: {e}"))?;
+        }
+        for ext in &config.parsers.enabled {
+            if crate::formats::Format::of_extension(ext).is_none() {
+                let known: Vec<&str> = crate::formats::REGISTERED.iter().map(|(e, _)| *e).collect();
+                return Err(format!(
+                    "[parsers].enabled: no parser reads `{ext}` files; folio reads Markdown and {}",
+                    known.join(", ")
+                ));
+            }
+        }
+        if !(100..=600_000).contains(&config.parsers.time_budget_ms) {
+            return Err(format!(
+                "[parsers].time_budget_ms must be between 100 and 600000 (milliseconds), not {}",
+                config.parsers.time_budget_ms
+            ));
         }
         if !(200..=3_600_000).contains(&config.index.poll_interval_ms) {
             return Err(format!(

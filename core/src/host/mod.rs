@@ -13,6 +13,7 @@ pub mod book;
 pub mod edit;
 pub mod embedding;
 pub mod error;
+pub mod extracted;
 pub mod files;
 pub mod images;
 pub mod knowledge;
@@ -423,7 +424,7 @@ impl Host {
 }
 
 /// The error for a file that cannot be read as a note.
-fn skip_error(path: &str, reason: SkipReason) -> HostError {
+pub(crate) fn skip_error(path: &str, reason: SkipReason) -> HostError {
     match reason {
         SkipReason::TooLarge { .. } => HostError::invalid(format!("`{path}`: {reason}")),
         SkipReason::Unreadable { .. } => HostError::internal(format!("`{path}`: {reason}")),

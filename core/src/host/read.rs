@@ -18,9 +18,9 @@ pub const DEFAULT_MAX_BYTES: usize = 20_000;
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
-    /// KB-relative path of a Markdown document, `/`-separated, exactly as search returns it.
+    /// KB-relative path of a document, `/`-separated, exactly as search returns it: a Markdown document, or a PDF, Office file, spreadsheet, text or source file folio indexes (its extracted text).
     pub path: String,
-    /// Concrete pointer `logical~selfHash~subtreeHash` from kb_search, kb_read or kb_outline; reads what the element owns (a heading: its whole section). Omit to read the whole document.
+    /// Concrete pointer `logical~selfHash~subtreeHash` from kb_search, kb_read or kb_outline; reads what the element owns (a heading: its whole section). A hit in another format has a pointer `L<start>-<end>~hash~hash`: its lines. Omit to read the whole document.
     #[serde(default)]
     pub pointer: Option<String>,
     /// Byte offset into the selected text to start from (use `next_offset` of the previous page). Default 0.
@@ -139,6 +139,10 @@ pub struct ReadOutput {
     /// Columns and rows when the pointer names a table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table: Option<TableInfo>,
+    /// For a document other than Markdown: its format (`pdf`, `docx`, `code:rust`, ...);
+    /// the text is then its extracted text (`text/plain`), whose lines search hits cite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
 }
 
 /// `kb_outline` arguments.
@@ -206,8 +210,12 @@ pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> HostResult<(usi
 }
 
 impl Host {
-    /// `kb_read`.
+    /// `kb_read`: a Markdown document, or the extracted text of a document of a format
+    /// `[parsers].enabled` turns on ([`Host::read_extracted_page`]).
     pub fn read(&self, args: &ReadArgs) -> HostResult<ReadOutput> {
+        if let Some(format) = self.extracted_format(&args.path) {
+            return self.read_extracted_page(args, format);
+        }
         let (_, text, read_only) = self.read_document_noted(&args.path)?;
         let parsed = parse(&text);
         let (range, pointer, reanchored, table) =
@@ -227,24 +235,7 @@ impl Host {
                 }
             };
         let selected = &text[range.clone()];
-        let max = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
-        if max == 0 {
-            return Err(HostError::invalid("`max_bytes` must be at least 1"));
-        }
-        let max = max.min(200_000);
-        let offset = args.offset.unwrap_or(0);
-        if offset > selected.len() {
-            return Err(HostError::invalid(format!(
-                "offset {offset} is past the end ({} bytes)",
-                selected.len()
-            )));
-        }
-        if !selected.is_char_boundary(offset) {
-            return Err(HostError::invalid(format!(
-                "offset {offset} is inside a character; pass the `next_offset` of the previous page"
-            )));
-        }
-        let end = page_end(selected, offset, max);
+        let (offset, end) = page_of(selected, args)?;
         let page_start = range.start + offset;
         let page_end = range.start + end;
         let elements = parsed
@@ -278,6 +269,7 @@ impl Host {
             total_bytes: selected.len(),
             elements,
             table,
+            format: None,
         })
     }
 
@@ -323,6 +315,33 @@ fn outline_headings(parsed: &Parsed, nodes: &[OutlineNode]) -> Vec<OutlineHeadin
 /// boundary) ends, in bytes: after the last line break in it when there is one, else at
 /// the last character boundary, and never before the end of the first character (so a
 /// `max` smaller than one character still moves on).
+/// The page of `selected` that `args` asks for, as byte offsets `(start, end)`: from
+/// `offset` (default 0), at most `max_bytes` (default [`DEFAULT_MAX_BYTES`], at most
+/// 200,000), ending at a line break.
+///
+/// Errors: `INVALID_ARGUMENT` for `max_bytes` 0, an offset past the end or inside a
+/// character.
+pub(crate) fn page_of(selected: &str, args: &ReadArgs) -> HostResult<(usize, usize)> {
+    let max = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
+    if max == 0 {
+        return Err(HostError::invalid("`max_bytes` must be at least 1"));
+    }
+    let max = max.min(200_000);
+    let offset = args.offset.unwrap_or(0);
+    if offset > selected.len() {
+        return Err(HostError::invalid(format!(
+            "offset {offset} is past the end ({} bytes)",
+            selected.len()
+        )));
+    }
+    if !selected.is_char_boundary(offset) {
+        return Err(HostError::invalid(format!(
+            "offset {offset} is inside a character; pass the `next_offset` of the previous page"
+        )));
+    }
+    Ok((offset, page_end(selected, offset, max)))
+}
+
 fn page_end(text: &str, offset: usize, max: usize) -> usize {
     let mut end = offset.saturating_add(max).min(text.len());
     if end == text.len() {

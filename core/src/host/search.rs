@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::parse::{Parsed, parse};
+use crate::workspace::is_markdown;
 
 use super::read::resolve_pointer;
 use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
@@ -117,6 +118,10 @@ pub struct SearchHit {
     /// Source hash of the document when indexed; compare with kb_read's sourceHash.
     #[serde(rename = "indexedSourceHash")]
     pub indexed_source_hash: String,
+    /// Where the chunk is in a document other than Markdown: `page` (PDF, 1-based),
+    /// `symbol_kind` and `symbol` (source code: the definition the chunk holds). Absent for Markdown.
+    #[serde(flatten)]
+    pub citation: crate::store::Citation,
     /// `kb://doc/<path>` resource of the document.
     pub uri: String,
     /// `file:` URI of the document on this machine (what an editor opens).
@@ -329,6 +334,7 @@ impl SearchResponse {
                     expanded_from: (!p.expanded_from.is_empty()).then_some(p.expanded_from),
                     snippet: h.snippet,
                     indexed_source_hash: h.indexed_source_hash,
+                    citation: h.citation,
                     editor: None,
                 }
             })
@@ -530,6 +536,13 @@ impl Host {
                 continue;
             }
             let now = files.entry(hit.path.clone()).or_insert_with(|| {
+                if self.config.parsers.format_of(&hit.path).is_some() && !is_markdown(&hit.path) {
+                    // Another format: its hits hold while its bytes are the indexed ones.
+                    return match self.extracted_unchanged(&hit.path, &hit.indexed_source_hash) {
+                        Some(true) => Now::Unchanged,
+                        _ => Now::Gone,
+                    };
+                }
                 let cap = self.config.index.max_file_size;
                 match crate::workspace::read_markdown_lossy_in(&self.root, &hit.path, cap) {
                     Err(_) => Now::Gone,

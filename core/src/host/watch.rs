@@ -138,7 +138,7 @@ impl Host {
 }
 
 /// The paths of `batch` that can change what the index holds, KB-relative: Markdown
-/// files; folders, and every path gone (a gone path's kind cannot be told, and a folder
+/// files and files of a registered format ([`crate::formats`]); folders, and every path gone (a gone path's kind cannot be told, and a folder
 /// renamed or deleted with its notes is reported as the folder alone); the whole root
 /// for an ignore file or a rescan. Other files that exist (pictures, editors' swap
 /// files) change nothing the index holds and are left out.
@@ -152,7 +152,7 @@ fn changed_of(root: &Path, batch: &Batch) -> Changed {
             continue;
         };
         let name = rel.rsplit('/').next().unwrap_or(&rel);
-        if is_markdown(&rel) {
+        if is_markdown(&rel) || crate::formats::Format::of_path(&rel).is_some() {
             changed.files.insert(rel);
         } else if IGNORE_FILES.contains(&name) {
             changed.folders.insert(String::new());
@@ -182,6 +182,7 @@ mod tests {
                 (root.join("new"), true),
                 (root.join("old"), false),
                 (root.join("pic.png"), true),
+                (root.join("report.pdf"), true),
                 (root.join("gone.png"), false),
                 (root.join("v1.0"), false),
                 (PathBuf::from("/elsewhere/c.md"), true),
@@ -191,7 +192,7 @@ mod tests {
         let changed = changed_of(root, &batch);
         assert_eq!(
             changed.files.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["a.md", "b.md"]
+            ["a.md", "b.md", "report.pdf"]
         );
         assert_eq!(
             changed

@@ -10,12 +10,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::chunk::chunks;
+use crate::formats::Format;
 use crate::parse::parse;
 use crate::pointer::{hash_bytes, hex};
 use crate::store::{ChunkRecord, DocRecord, Store, StoreError};
 use crate::workspace::{
     Config, Skipped, WorkspaceError, parallel_map, read_markdown_lossy_in, scan,
 };
+
+pub mod extracted;
 
 /// Errors that stop indexing (a single bad file never does).
 #[derive(Debug, thiserror::Error)]
@@ -78,7 +81,8 @@ pub fn foreign_index(root: &Path, db_path: &Path, recorded: Option<&str>) -> Opt
 /// What an index run did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct IndexSummary {
-    /// Markdown files found by the walk.
+    /// Documents found by the walk: Markdown files, and files of the formats
+    /// `[parsers].enabled` turns on.
     pub files: usize,
     /// Documents parsed and written.
     pub indexed: usize,
@@ -168,6 +172,7 @@ pub fn records(
         date,
         frontmatter_json: fm.map(|f| f.to_string()),
         quality: quality_score(text, &parsed),
+        format: None,
     };
     let chunk_records = chunks(text, &parsed, chunk_bytes)
         .into_iter()
@@ -178,6 +183,7 @@ pub fn records(
             start_line: c.start_line,
             end_line: c.end_line,
             text: c.text,
+            citation: Default::default(),
         })
         .collect();
     (doc, chunk_records)
@@ -259,11 +265,11 @@ enum FileOutcome {
 type Outcome = (FileOutcome, Option<usize>);
 
 /// The paths a file watcher reported changed, for an incremental pass
-/// ([`index_changes`]): KB-relative Markdown paths, and folders (or paths of unknown kind)
+/// ([`index_changes`]): KB-relative paths of documents, and folders (or paths of unknown kind)
 /// under which every file counts as changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changed {
-    /// KB-relative Markdown files.
+    /// KB-relative documents: Markdown files, files of a registered format.
     pub files: std::collections::BTreeSet<String>,
     /// KB-relative folders (`""` is the whole root).
     pub folders: std::collections::BTreeSet<String>,
@@ -374,11 +380,12 @@ fn index_pass(
     let recorded_rule = store.meta(crate::store::schema::TITLE_RULE)?;
     let record_again = store.meta(crate::store::schema::RECORD_AGAIN)?.is_some()
         || recorded_rule.as_deref().is_some_and(|r| r != title_rule);
-    let total = scan.markdown.len();
+    let candidates = documents_of(root, &scan, config);
+    let total = candidates.len();
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
     let chunk_bytes = config.index.chunk_budget();
-    let mut outcomes: Vec<Outcome> = parallel_map(&scan.markdown, |path| {
+    let mut outcomes: Vec<Outcome> = parallel_map(&candidates, |(path, format)| {
         let abs = root.join(path);
         let unread = !force
             && !record_again
@@ -387,6 +394,18 @@ fn index_pass(
         // Not reported changed and indexed: its recorded outcome stands, unread.
         let outcome = if unread {
             (FileOutcome::Unchanged, None)
+        } else if let Some(format) = *format {
+            let again = force || record_again;
+            (
+                read_other(
+                    root,
+                    path,
+                    format,
+                    config,
+                    indexed.get(path).filter(|_| !again),
+                ),
+                None,
+            )
         } else {
             match read_markdown_lossy_in(root, path, cap) {
                 Err(reason) => (
@@ -401,16 +420,11 @@ fn index_pass(
                     let outcome = if !force && !record_again && indexed.get(path) == Some(&hash) {
                         FileOutcome::Unchanged
                     } else {
-                        let mtime_ms = std::fs::metadata(&abs)
-                            .and_then(|m| m.modified())
-                            .ok()
-                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                            .map_or(0, |d| d.as_millis() as i64);
                         FileOutcome::Changed(Box::new(records(
                             path,
                             &text,
                             text.len() as u64,
-                            mtime_ms,
+                            mtime_ms(&abs),
                             chunk_bytes,
                             vault,
                         )))
@@ -435,12 +449,11 @@ fn index_pass(
         db_path: db_path.to_path_buf(),
         ..IndexSummary::default()
     };
-    let seen: std::collections::HashSet<&str> = scan
-        .markdown
+    let seen: std::collections::HashSet<&str> = candidates
         .iter()
         .zip(&outcomes)
         .filter(|(_, (o, _))| !matches!(o, FileOutcome::Skipped(_)))
-        .map(|(p, _)| p.as_str())
+        .map(|((p, _), _)| p.as_str())
         .collect();
     let vanished: Vec<&String> = indexed
         .keys()
@@ -475,10 +488,15 @@ fn index_pass(
         }
         for (outcome, _) in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {
+                let other = records.0.format.is_some();
                 let now = crate::workspace::beneath::read(root, &records.0.path, u64::MAX)
                     .ok()
-                    // As read for indexing: a file that is not UTF-8 with U+FFFD replacements.
-                    .map(|bytes| hex(hash_bytes(String::from_utf8_lossy(&bytes).as_bytes())));
+                    // As read for indexing: a document of another format by its bytes, a
+                    // note that is not UTF-8 with U+FFFD replacements.
+                    .map(|bytes| match other {
+                        true => extracted::source_hash(&bytes),
+                        false => hex(hash_bytes(String::from_utf8_lossy(&bytes).as_bytes())),
+                    });
                 if now.as_deref() != Some(records.0.source_hash.as_str()) {
                     tracing::info!(path = %records.0.path, "changed while indexed; left to its writer or the next pass");
                     *outcome = FileOutcome::Unchanged;
@@ -494,7 +512,7 @@ fn index_pass(
         }
         batch.commit()?;
     }
-    for (path, (outcome, invalid_at)) in scan.markdown.iter().zip(outcomes) {
+    for ((path, _), (outcome, invalid_at)) in candidates.iter().zip(outcomes) {
         if let Some(at) = invalid_at {
             summary.replaced.push((path.clone(), at));
         }
@@ -512,6 +530,62 @@ fn index_pass(
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     drop(lock);
     Ok(summary)
+}
+
+/// The documents of a pass: the scan's Markdown files, and its other files whose format
+/// `[parsers].enabled` turns on (regular files only), sorted by path.
+fn documents_of(
+    root: &Path,
+    scan: &crate::workspace::Scan,
+    config: &Config,
+) -> Vec<(String, Option<Format>)> {
+    let mut documents: Vec<(String, Option<Format>)> =
+        scan.markdown.iter().map(|p| (p.clone(), None)).collect();
+    documents.extend(scan.other.iter().filter_map(|path| {
+        let format = config.parsers.format_of(path)?;
+        std::fs::symlink_metadata(root.join(path))
+            .is_ok_and(|m| m.is_file())
+            .then(|| (path.clone(), Some(format)))
+    }));
+    documents.sort_by(|a, b| a.0.cmp(&b.0));
+    documents
+}
+
+/// The outcome of a document of `format` at `path`: unchanged when its bytes hash to
+/// `indexed`, else its records, or why it was skipped.
+fn read_other(
+    root: &Path,
+    path: &str,
+    format: Format,
+    config: &Config,
+    indexed: Option<&String>,
+) -> FileOutcome {
+    let skipped = |reason| {
+        FileOutcome::Skipped(Skipped {
+            path: path.to_string(),
+            reason,
+        })
+    };
+    let bytes = match extracted::read_bytes(root, path, format, config) {
+        Ok(bytes) => bytes,
+        Err(reason) => return skipped(reason),
+    };
+    if indexed == Some(&extracted::source_hash(&bytes)) {
+        return FileOutcome::Unchanged;
+    }
+    match extracted::records(path, format, bytes, mtime_ms(&root.join(path)), config) {
+        Ok(records) => FileOutcome::Changed(Box::new(records)),
+        Err(reason) => skipped(reason),
+    }
+}
+
+/// A file's modification time in milliseconds since the Unix epoch (0 when unknown).
+fn mtime_ms(abs: &Path) -> i64 {
+    std::fs::metadata(abs)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 #[cfg(test)]

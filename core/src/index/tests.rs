@@ -834,3 +834,98 @@ fn a_root_that_becomes_a_vault_is_recorded_again_with_file_name_titles() {
         [Some("B".to_owned()), Some("Real Title".to_owned())]
     );
 }
+
+/// The paths the index holds, with each one's format.
+fn formats(db: &Path) -> Vec<(String, Option<String>)> {
+    let store = Store::open(db).unwrap();
+    let mut rows: Vec<(String, Option<String>)> = store
+        .conn()
+        .prepare("SELECT path, format FROM documents ORDER BY path")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn enabled_parsers_decide_which_other_documents_are_indexed_and_a_narrower_list_removes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(&root, "a.md", b"# A\n\nA note.\n");
+    write(&root, "notes.txt", b"Plain words about heliotrope.\n");
+    write(&root, "data.csv", b"name,qty\nnarwhal lamp,4\n");
+    write(
+        &root,
+        "src/lib.rs",
+        b"/// Counts.\npub fn count() -> u32 {\n    1\n}\n",
+    );
+    // A folder with a registered extension is no document.
+    std::fs::create_dir_all(root.join("v1.txt")).unwrap();
+    let db = root.join(".folio/index.db");
+    let mut config = Config::default();
+
+    let first = index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!((first.files, first.indexed, first.skipped.len()), (3, 3, 0));
+    assert_eq!(
+        formats(&db),
+        vec![
+            ("a.md".to_string(), None),
+            ("data.csv".to_string(), Some("csv".to_string())),
+            ("notes.txt".to_string(), Some("text".to_string())),
+        ]
+    );
+
+    config.parsers.enabled.push("rs".into());
+    let second = index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!(
+        (second.indexed, second.unchanged, second.removed),
+        (1, 3, 0)
+    );
+    let code = Store::open(&db).unwrap().chunks_of("src/lib.rs").unwrap();
+    assert_eq!(
+        code.iter()
+            .map(|c| (c.start_line, c.end_line, c.citation.clone()))
+            .collect::<Vec<_>>(),
+        vec![(
+            1,
+            4,
+            crate::store::Citation {
+                page: None,
+                symbol_kind: Some("function_item".into()),
+                symbol: Some("count".into()),
+            }
+        )]
+    );
+
+    config.parsers.enabled = vec!["csv".into()];
+    let third = index_root(&root, &config, &db, false, None).unwrap();
+    assert_eq!((third.files, third.removed), (2, 2));
+    assert_eq!(
+        formats(&db),
+        vec![
+            ("a.md".to_string(), None),
+            ("data.csv".to_string(), Some("csv".to_string())),
+        ]
+    );
+}
+
+#[test]
+fn a_document_whose_text_cannot_be_extracted_is_skipped_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    write(&root, "a.md", b"# A\n\nA note.\n");
+    write(&root, "broken.pdf", b"%PDF-1.7\nnot really a pdf");
+    let db = root.join(".folio/index.db");
+    let summary = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!(summary.indexed, 1);
+    assert_eq!(summary.skipped.len(), 1);
+    assert_eq!(summary.skipped[0].path, "broken.pdf");
+    assert!(
+        matches!(&summary.skipped[0].reason, crate::workspace::SkipReason::NotExtracted { message } if message.starts_with("not a readable pdf file")),
+        "{:?}",
+        summary.skipped[0].reason
+    );
+}

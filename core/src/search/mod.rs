@@ -111,6 +111,8 @@ pub struct SearchHit {
     pub snippet: String,
     /// The source hash of the document when it was indexed.
     pub indexed_source_hash: String,
+    /// The chunk's page and definition in a document other than Markdown.
+    pub citation: crate::store::Citation,
 }
 
 /// The answer to a [`SearchQuery`].
@@ -262,6 +264,7 @@ impl Store {
                     end_line: row.end_line,
                     score: *score,
                     indexed_source_hash: row.source_hash,
+                    citation: row.citation,
                 })
             })
             .collect())

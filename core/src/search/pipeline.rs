@@ -510,6 +510,7 @@ pub(crate) struct ChunkRow {
     pub(crate) end_line: u32,
     pub(crate) text: String,
     pub(crate) source_hash: String,
+    pub(crate) citation: crate::store::Citation,
 }
 
 /// A candidate in the pool.
@@ -1112,6 +1113,7 @@ fn pipeline_hits(
                     score: c.score,
                     snippet: snippet::make_snippet(&row.text, &needles),
                     indexed_source_hash: row.source_hash.clone(),
+                    citation: row.citation.clone(),
                 },
                 chunk_id: c.id,
                 lexical_rank: c.lexical_rank,
@@ -1343,7 +1345,8 @@ impl Store {
             serde_json::to_string(ids).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
-            "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash
+            "SELECT c.id, d.path, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, d.source_hash,
+                    c.page, c.symbol_kind, c.symbol
              FROM chunks c JOIN documents d ON d.id = c.doc_id
              WHERE c.id IN (SELECT value FROM json_each(?1))",
         )?;
@@ -1359,6 +1362,11 @@ impl Store {
                     end_line: row.get(5)?,
                     text: row.get(6)?,
                     source_hash: row.get(7)?,
+                    citation: crate::store::Citation {
+                        page: row.get(8)?,
+                        symbol_kind: row.get(9)?,
+                        symbol: row.get(10)?,
+                    },
                 },
             ))
         })?;

@@ -141,6 +141,8 @@ pub struct DocRecord {
     pub frontmatter_json: Option<String>,
     /// Quality score in `[0, 1]` (see `index::quality_score`); stubs score low.
     pub quality: f64,
+    /// The document's format when it is not Markdown ([`crate::formats::Format::name`]).
+    pub format: Option<String>,
 }
 
 /// One search unit of a document.
@@ -156,12 +158,30 @@ pub struct ChunkRecord {
     pub start_line: u32,
     /// Last line, 1-based, inclusive.
     pub end_line: u32,
-    /// The chunk's original Markdown text.
+    /// The chunk's original Markdown text (another format's: its extracted text).
     pub text: String,
+    /// Where the chunk is in a document other than Markdown (empty for Markdown).
+    pub citation: Citation,
 }
 
-/// A [`ChunkRecord`] from a row whose first six columns are `seq, pointer,
-/// heading_path, start_line, end_line, text`.
+/// What cites a chunk of a document other than Markdown beyond its lines
+/// ([`crate::formats`]): its PDF page, its source-code definition. All absent for
+/// Markdown, and serialized only when present.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Citation {
+    /// The PDF page the chunk is on, 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// The kind of source-code definition the chunk holds, as the language's tree-sitter grammar names it (`function_item`, `class_definition`, `method_declaration`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol_kind: Option<String>,
+    /// The name of that definition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+}
+
+/// A [`ChunkRecord`] from a row whose first nine columns are `seq, pointer,
+/// heading_path, start_line, end_line, text, page, symbol_kind, symbol`.
 pub(crate) fn chunk_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRecord> {
     let heading: String = row.get(2)?;
     Ok(ChunkRecord {
@@ -178,6 +198,11 @@ pub(crate) fn chunk_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRec
         start_line: row.get(3)?,
         end_line: row.get(4)?,
         text: row.get(5)?,
+        citation: Citation {
+            page: row.get(6)?,
+            symbol_kind: row.get(7)?,
+            symbol: row.get(8)?,
+        },
     })
 }
 
@@ -441,7 +466,8 @@ impl Store {
     /// The indexed chunks of `path` in order, as [`ChunkRecord`]s; empty when the path is not indexed.
     pub fn chunks_of(&self, path: &str) -> Result<Vec<ChunkRecord>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text \
+            "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, \
+             c.page, c.symbol_kind, c.symbol \
              FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = ?1 ORDER BY c.seq",
         )?;
         let rows = stmt.query_map([path], chunk_record)?;
@@ -638,13 +664,14 @@ impl Batch<'_> {
         self.forget_vectors_of_a_new_title(doc)?;
         let doc_id: i64 = self.tx.prepare_cached(
             "INSERT INTO documents
-                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json, quality)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json, quality, format)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (path) DO UPDATE SET
                  source_hash = excluded.source_hash, size = excluded.size, mtime_ms = excluded.mtime_ms,
                  title = excluded.title, category = excluded.category, topic = excluded.topic,
                  tags_json = excluded.tags_json, date = excluded.date,
-                 frontmatter_json = excluded.frontmatter_json, quality = excluded.quality
+                 frontmatter_json = excluded.frontmatter_json, quality = excluded.quality,
+                 format = excluded.format
              RETURNING id",
         )?
         .query_row(
@@ -660,6 +687,7 @@ impl Batch<'_> {
                 doc.date,
                 doc.frontmatter_json,
                 doc.quality,
+                doc.format,
             ],
             |row| row.get(0),
         )?;
@@ -668,8 +696,8 @@ impl Batch<'_> {
             .prepare_cached("DELETE FROM chunks WHERE doc_id = ?1")?
             .execute([doc_id])?;
         let mut insert_chunk = self.tx.prepare_cached(
-            "INSERT INTO chunks (doc_id, seq, pointer, heading_path, start_line, end_line, text, content_hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO chunks (doc_id, seq, pointer, heading_path, start_line, end_line, text, content_hash, page, symbol_kind, symbol)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
         let mut insert_fts = self.tx.prepare_cached(INSERT_FTS)?;
         let doc_terms = document_terms(&doc.path, doc.frontmatter_json.as_deref(), &doc.tags);
@@ -685,6 +713,9 @@ impl Batch<'_> {
                 chunk.end_line,
                 chunk.text,
                 content_hash,
+                chunk.citation.page,
+                chunk.citation.symbol_kind,
+                chunk.citation.symbol,
             ])?;
             let chunk_id = self.tx.last_insert_rowid();
             write_fts_row(

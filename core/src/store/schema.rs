@@ -34,8 +34,38 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// holds the file name. A version 4 to 7 index is migrated in place: the next index pass
 /// records every document again (the `record_again` meta key); chunk vectors are kept, and the
 /// whole-document vectors of documents whose title changed are computed again.
-pub const SCHEMA_VERSION: u32 = 8;
+///
+/// Version 9: documents other than Markdown (`crate::formats`): `documents.format` names
+/// a document's format (NULL for Markdown), and `chunks.page`, `chunks.symbol_kind` and
+/// `chunks.symbol` cite a chunk's PDF page and source-code definition. A version 4 to 8
+/// index is migrated in place (`MIGRATE_8_TO_9`: the columns added, empty), keeping its
+/// vectors; its Markdown documents are unchanged, and the next pass finds the other
+/// documents as new files.
+pub const SCHEMA_VERSION: u32 = 9;
 
+/// From version 8 (or a version 4 to 7 index migrated to 8's tables) to 9: the format and
+/// citation columns, NULL in every existing row; each added only where it is missing.
+const MIGRATE_8_TO_9: &[(&str, &str, &str)] = &[
+    ("documents", "format", "TEXT"),
+    ("chunks", "page", "INTEGER"),
+    ("chunks", "symbol_kind", "TEXT"),
+    ("chunks", "symbol", "TEXT"),
+];
+
+/// Adds each `(table, column, type)` of `columns` that `table` does not have yet.
+fn add_missing_columns(conn: &Connection, columns: &[(&str, &str, &str)]) -> rusqlite::Result<()> {
+    for (table, column, kind) in columns {
+        let exists: bool = conn.query_row(
+            &format!("SELECT count(*) > 0 FROM pragma_table_info('{table}') WHERE name = ?1"),
+            [column],
+            |row| row.get(0),
+        )?;
+        if !exists {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+        }
+    }
+    Ok(())
+}
 /// The full-text table: per chunk, its heading path, its text, and the words describing
 /// its whole document (see `Batch::upsert_document`), each CJK run replaced by the tokens
 /// of the index's analyser (`store::lexical`: Japanese words or bigrams).
@@ -156,7 +186,8 @@ CREATE TABLE documents (
     tags_json TEXT NOT NULL DEFAULT '[]',
     date TEXT,
     frontmatter_json TEXT,
-    quality REAL NOT NULL DEFAULT 1.0
+    quality REAL NOT NULL DEFAULT 1.0,
+    format TEXT
 );
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,
@@ -167,7 +198,10 @@ CREATE TABLE chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     text TEXT NOT NULL,
-    content_hash TEXT NOT NULL
+    content_hash TEXT NOT NULL,
+    page INTEGER,
+    symbol_kind TEXT,
+    symbol TEXT
 );
 CREATE INDEX chunks_doc_id ON chunks(doc_id, seq);
 CREATE INDEX chunks_content_hash ON chunks(content_hash);
@@ -263,7 +297,7 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let outcome = match read_version(&tx)? {
             Some(Some(version)) if version == SCHEMA_VERSION => return Ok(SchemaOutcome::Current),
-            Some(Some(from @ (4..=7))) => {
+            Some(Some(from @ (4..=8))) => {
                 let migrated = (|| {
                     tx.execute_batch("SAVEPOINT migrate")?;
                     let rows = if from == 4 {
@@ -275,10 +309,13 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     } else {
                         0
                     };
-                    // Every version before 8 records every document again (tags before 6,
-                    // titles and file names before 8).
-                    tx.execute(RECORD_EVERY_DOCUMENT, [RECORD_AGAIN])?;
-                    tx.execute_batch(MIGRATE_6_TO_7)?;
+                    if from < 8 {
+                        // Every version before 8 records every document again (tags
+                        // before 6, titles and file names before 8).
+                        tx.execute(RECORD_EVERY_DOCUMENT, [RECORD_AGAIN])?;
+                        tx.execute_batch(MIGRATE_6_TO_7)?;
+                    }
+                    add_missing_columns(&tx, MIGRATE_8_TO_9)?;
                     tx.execute(
                         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                         [SCHEMA_VERSION.to_string()],
@@ -289,11 +326,11 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                 match migrated {
                     Ok(rows) => {
                         tx.commit()?;
-                        tracing::info!(from, rows, "index migrated to schema 8; vectors kept");
+                        tracing::info!(from, rows, "index migrated to schema 9; vectors kept");
                         return Ok(SchemaOutcome::Migrated);
                     }
                     Err(err) => {
-                        // A damaged version 4 to 7 file (a table missing, say): rebuilt like
+                        // A damaged version 4 to 8 file (a table missing, say): rebuilt like
                         // any other unreadable schema.
                         tracing::warn!(from, %err, "migrating the index failed; rebuilding it");
                         tx.execute_batch("ROLLBACK TO migrate; RELEASE migrate")?;

@@ -23,6 +23,7 @@ pub(crate) fn doc(path: &str, texts: &[&str]) -> DocRecord {
         date: None,
         frontmatter_json: None,
         quality: 1.0,
+        format: None,
     }
 }
 
@@ -36,6 +37,7 @@ pub(crate) fn chunk(seq: u32, headings: &[&str], text: &str) -> ChunkRecord {
         start_line: 10 * seq + 1,
         end_line: 10 * seq + 3,
         text: text.to_owned(),
+        citation: Default::default(),
     }
 }
 
@@ -364,4 +366,32 @@ fn reopen_and_empty_batch_write_nothing() {
         store.batch().expect("batch").commit().expect("commit");
     }
     assert_eq!(std::fs::read(&db_path).expect("read"), bytes_after_write);
+}
+
+#[test]
+fn a_version_8_index_gains_the_citation_columns_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("index.db");
+    let mut store = Store::open(&db).unwrap();
+    index(&mut store, &[("a.md", &["kept words"])]);
+    // As version 8 wrote it: no format or citation columns.
+    store
+        .conn()
+        .execute_batch(
+            "ALTER TABLE documents DROP COLUMN format;
+             ALTER TABLE chunks DROP COLUMN page;
+             ALTER TABLE chunks DROP COLUMN symbol_kind;
+             ALTER TABLE chunks DROP COLUMN symbol;
+             UPDATE meta SET value = '8' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    drop(store);
+    let store = Store::open(&db).unwrap();
+    assert!(!store.was_rebuilt());
+    assert_eq!(store.status().unwrap().schema_version, SCHEMA_VERSION);
+    assert_eq!(search_paths(&store, "kept"), vec!["a.md"]);
+    let chunks = store.chunks_of("a.md").unwrap();
+    assert_eq!(chunks[0].citation, Citation::default());
+    // A version 8 index needs no document recorded again.
+    assert_eq!(store.meta(schema::RECORD_AGAIN).unwrap(), None);
 }

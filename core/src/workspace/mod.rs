@@ -23,7 +23,7 @@ use crate::document::{Document, LineIndex};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 
-/// Why a Markdown file was not loaded.
+/// Why a file was not loaded (a Markdown file, or another document [`crate::formats`] reads).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum SkipReason {
@@ -53,6 +53,13 @@ pub enum SkipReason {
         /// The operating system's message.
         message: String,
     },
+    /// A document other than Markdown whose text could not be extracted: too large,
+    /// over the decompression or time budget, encrypted, malformed
+    /// ([`crate::formats::ExtractError`]).
+    NotExtracted {
+        /// Why, as [`crate::formats::ExtractError`] says it.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for SkipReason {
@@ -70,6 +77,7 @@ impl std::fmt::Display for SkipReason {
                 write!(f, "too complex to parse safely: {detail}")
             }
             SkipReason::Unreadable { message } => write!(f, "unreadable: {message}"),
+            SkipReason::NotExtracted { message } => write!(f, "text not extracted: {message}"),
         }
     }
 }

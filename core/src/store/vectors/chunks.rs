@@ -147,7 +147,8 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text, v.embedding
+            "SELECT c.seq, c.pointer, c.heading_path, c.start_line, c.end_line, c.text,
+                    c.page, c.symbol_kind, c.symbol, v.embedding
              FROM chunks c
              JOIN documents d ON d.id = c.doc_id
              JOIN vector_keys vk ON vk.model_id = ?2 AND vk.content_hash = c.content_hash
@@ -156,7 +157,7 @@ impl Store {
              ORDER BY c.seq"
         ))?;
         let rows = stmt.query_map(params![path, model.model_id], |row| {
-            let blob: Vec<u8> = row.get(6)?;
+            let blob: Vec<u8> = row.get(9)?;
             Ok((chunk_record(row)?, from_blob(&blob)))
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
