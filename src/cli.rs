@@ -78,6 +78,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Show what the index holds.
     Status(StatusArgs),
+    /// Bring the index up to date and report what it leaves out: files not indexed and why, files
+    /// whose parser `[parsers].enabled` leaves off, notes whose frontmatter does not parse.
+    Doctor(DoctorArgs),
     /// Serve the knowledge base to AI agents over MCP (stdio, or streamable HTTP with `--http`): search, read,
     /// structural edits, links, prompts, resources.
     Mcp(McpArgs),
@@ -326,6 +329,15 @@ pub struct StatusArgs {
     pub root: RootArgs,
     #[command(flatten)]
     pub embed: EmbedArgs,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
     /// Print as JSON.
     #[arg(long)]
     pub json: bool,

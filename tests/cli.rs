@@ -1003,3 +1003,81 @@ fn search_refuses_an_index_of_another_folder() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn notes_whose_frontmatter_does_not_parse_are_named_and_fail_the_index_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("good.md"), "---\ntags: [a]\n---\n# Good\n").unwrap();
+    std::fs::write(root.join("bad.md"), "---\ntags: [a\n---\n# Bad\n").unwrap();
+    let root_arg = root.to_str().unwrap();
+    let out = folio(&["index", "--root", root_arg]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("folio: note: bad.md: frontmatter is not valid YAML: ")
+            && stderr.contains("its title, tags, aliases and date are not read"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("good.md"), "{stderr}");
+
+    // With the setting, the same notes (unchanged, not read again) fail the run; the index
+    // is written either way.
+    std::fs::write(
+        root.join("folio.toml"),
+        "[index]\nfail_on_frontmatter_error = true\n",
+    )
+    .unwrap();
+    let out = folio(&["index", "--root", root_arg, "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "folio: error: the frontmatter of 1 note did not parse ([index].fail_on_frontmatter_error), the first `bad.md`: "
+        ),
+        "{stderr}"
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["frontmatter_unparsed"][0][0], "bad.md");
+    assert_eq!(summary["unchanged"], 2);
+}
+
+#[test]
+fn doctor_names_what_the_index_leaves_out_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let bad = fixture("formats/bad");
+    std::fs::copy(bad.join("locked.pdf"), root.join("locked.pdf")).unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
+    std::fs::write(root.join("src/b.py"), "y = 2\n").unwrap();
+    std::fs::write(root.join("notes.txt"), "Plain words.\n").unwrap();
+    std::fs::write(root.join("bad.md"), "---\ntags: [a\n---\n# Bad\n").unwrap();
+    std::fs::write(root.join("ok.md"), "# Ok\n").unwrap();
+    let out = folio(&["doctor", "--root", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "not indexed (1):\n  locked.pdf: text not extracted: encrypted: folio reads no password-protected document\n\
+         not read: their parser is off (add the extension to [parsers].enabled in folio.toml):\n  .py (2 files): src/a.py, src/b.py\n\
+         frontmatter that does not parse (title, tags, aliases and date not read):\n  bad.md: frontmatter is not valid YAML: \
+         did not find expected ',' or ']' at line 2 column 1, while parsing a flow sequence at line 1 column 7 \
+         (lines counted from the one after the opening `---`)\n"
+    );
+
+    std::fs::remove_file(root.join("locked.pdf")).unwrap();
+    std::fs::write(root.join("bad.md"), "---\ntags: [a]\n---\n# Bad\n").unwrap();
+    std::fs::write(
+        root.join("folio.toml"),
+        "[parsers]\nenabled = [\"txt\", \"py\"]\n",
+    )
+    .unwrap();
+    let out = folio(&["doctor", "--root", root.to_str().unwrap()]);
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "nothing left out: every document is indexed\n")
+    );
+}

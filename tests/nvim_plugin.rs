@@ -29,7 +29,7 @@ fn run_in(
     std::fs::create_dir_all(root.join(".git")).unwrap();
     match fixture_name {
         Some(name) => copy_dir(&fixture(name), &root),
-        None => std::fs::write(root.join("data.csv"), "a,b\n").unwrap(),
+        None => std::fs::write(root.join("data.json"), "{\"a\": 1}\n").unwrap(),
     }
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
@@ -186,7 +186,7 @@ fn neovim_plugin_warns_once_about_a_server_older_than_it_needs() {
 
 #[test]
 fn neovim_plugin_in_a_workspace_without_markdown_says_so_once() {
-    // A new buffer (not on disk yet) in a folder whose only file is a CSV.
+    // A new buffer (not on disk yet) in a folder whose only file is JSON (no document).
     let (r, root) = run_in(
         Path::new(env!("CARGO_BIN_EXE_folio")),
         None,

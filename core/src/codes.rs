@@ -43,11 +43,13 @@ pub enum DiagnosticCode {
     CaseMismatch,
     /// In an Obsidian vault, a Markdown link whose file name matches several files.
     AmbiguousFile,
+    /// A frontmatter block that is not valid YAML (or TOML): its metadata is not read.
+    InvalidFrontmatter,
 }
 
 impl DiagnosticCode {
     /// All codes, in a stable order.
-    pub const ALL: [DiagnosticCode; 9] = [
+    pub const ALL: [DiagnosticCode; 10] = [
         DiagnosticCode::MissingFile,
         DiagnosticCode::MissingHeading,
         DiagnosticCode::UndefinedReference,
@@ -57,6 +59,7 @@ impl DiagnosticCode {
         DiagnosticCode::AmbiguousWikiTarget,
         DiagnosticCode::CaseMismatch,
         DiagnosticCode::AmbiguousFile,
+        DiagnosticCode::InvalidFrontmatter,
     ];
 
     /// The code's name, e.g. `missing-file`.
@@ -71,6 +74,7 @@ impl DiagnosticCode {
             DiagnosticCode::AmbiguousWikiTarget => "ambiguous-wiki-target",
             DiagnosticCode::CaseMismatch => "case-mismatch",
             DiagnosticCode::AmbiguousFile => "ambiguous-file",
+            DiagnosticCode::InvalidFrontmatter => "invalid-frontmatter",
         }
     }
 
@@ -104,6 +108,9 @@ impl DiagnosticCode {
             DiagnosticCode::AmbiguousFile => {
                 "In an Obsidian vault, a Markdown link whose file name matches several files."
             }
+            DiagnosticCode::InvalidFrontmatter => {
+                "Frontmatter that is not valid YAML (or TOML): its title, tags, aliases and dates are not read, so filters miss the note."
+            }
         }
     }
 
@@ -118,7 +125,8 @@ impl DiagnosticCode {
             | DiagnosticCode::DuplicateDefinition
             | DiagnosticCode::AmbiguousWikiTarget
             | DiagnosticCode::CaseMismatch
-            | DiagnosticCode::AmbiguousFile => Severity::Warning,
+            | DiagnosticCode::AmbiguousFile
+            | DiagnosticCode::InvalidFrontmatter => Severity::Warning,
         }
     }
 }

@@ -144,6 +144,10 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
         || embed_summary
             .as_ref()
             .is_some_and(|es| !es.skipped_files.is_empty());
+    if let Some(failure) = host.frontmatter_failure(&summary) {
+        eprintln!("folio: error: {failure}");
+        return Ok(ExitCode::from(1));
+    }
     Ok(if any_skipped {
         ExitCode::from(3)
     } else {
@@ -199,10 +203,14 @@ pub fn run_index(host: &Host, force: bool, show_progress: bool) -> Result<IndexS
     Ok(summary)
 }
 
-/// Lists the skipped files on stderr, and warns when the root has no Markdown at all.
+/// Lists the skipped files and the notes whose frontmatter did not parse on stderr, and
+/// warns when the root has no Markdown at all.
 pub fn report_skipped(summary: &IndexSummary) {
     for s in &summary.skipped {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
+    }
+    for (path, why) in &summary.frontmatter_unparsed {
+        eprintln!("folio: note: {path}: {why}; its title, tags, aliases and date are not read");
     }
     warn_if_empty(summary);
 }

@@ -6,6 +6,7 @@
 mod bench;
 mod bench_lsp;
 mod check;
+mod doctor;
 mod embedding;
 mod eval;
 mod index;
@@ -34,6 +35,7 @@ pub fn run(command: Command) -> Result<ExitCode> {
         Command::Outline(args) => outline::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Status(args) => status::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
         Command::Bench(args) => bench::run(
             &args.roots,
             usize::from(args.repeat),

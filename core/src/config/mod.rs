@@ -414,6 +414,10 @@ pub struct IndexConfig {
     /// Milliseconds between two scans of the root when it is polled (`watch = "poll"`,
     /// or `auto` where the system cannot watch it): 200–3,600,000, default 5,000.
     pub poll_interval_ms: u64,
+    /// When true, a note whose frontmatter does not parse makes `folio index` exit 1 and
+    /// gives the pass's result (`kb_status` `indexing.last.error`) an error; the notes are
+    /// indexed either way (default false).
+    pub fail_on_frontmatter_error: bool,
 }
 
 /// `[index].watch`: how a running server learns of files changed by other programs.
@@ -463,6 +467,7 @@ impl Default for IndexConfig {
             chunk_bytes: 1500,
             watch: WatchMode::Auto,
             poll_interval_ms: DEFAULT_POLL_INTERVAL_MS,
+            fail_on_frontmatter_error: false,
         }
     }
 }

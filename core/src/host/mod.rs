@@ -10,6 +10,7 @@
 
 pub mod best_practice;
 pub mod book;
+pub mod doctor;
 pub mod edit;
 pub mod embedding;
 pub mod error;

@@ -78,6 +78,9 @@ pub struct SearchRequest {
     /// Only documents whose quality score is at least this (0–1). The score grows with the words of the body (1.0 at 100 words); a short body holding TODO/TBD/WIP is a stub (≤ 0.1); a frontmatter `quality` number wins.
     #[serde(default)]
     pub min_quality: Option<f64>,
+    /// True: no quality floor at all, stubs included (`min_quality` is then ignored). folio has no floor unless `min_quality` sets one, so false (the default) changes nothing.
+    #[serde(default)]
+    pub include_low_quality: bool,
 }
 
 /// One hit, as every front end returns it.
@@ -286,7 +289,7 @@ impl SearchRequest {
             date_to: self.date_to.clone(),
             fields: self.fields.clone().into_iter().collect(),
             fields_not: self.fields_not.clone().into_iter().collect(),
-            min_quality: self.min_quality,
+            min_quality: self.min_quality.filter(|_| !self.include_low_quality),
         };
         Ok((query, options))
     }

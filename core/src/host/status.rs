@@ -63,9 +63,12 @@ pub struct LastRun {
     pub unchanged: usize,
     /// Documents removed from the index.
     pub removed: usize,
-    /// Files skipped (too large, not UTF-8, binary, symbolic links).
+    /// Files skipped (too large, binary, symbolic links, text not extracted).
     pub skipped: usize,
-    /// The error, when the run failed.
+    /// Indexed notes whose frontmatter did not parse (`folio index` names them).
+    pub frontmatter_unparsed: usize,
+    /// The error, when the run failed; or, with `[index].fail_on_frontmatter_error`, that
+    /// notes' frontmatter did not parse (the pass completed: `ok` stays true).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// `full` (the whole root: at start, kb_reindex, `folio index`) or `changes` (only
@@ -696,7 +699,8 @@ impl Host {
                 unchanged: summary.unchanged,
                 removed: summary.removed,
                 skipped: summary.skipped.len(),
-                error: None,
+                frontmatter_unparsed: summary.frontmatter_unparsed.len(),
+                error: frontmatter_failure(summary, &self.config),
                 kind: kind.to_owned(),
             },
             Err(error) => failed(started, error.clone(), kind),
@@ -910,7 +914,32 @@ fn failed(started: std::time::Instant, error: String, kind: &str) -> LastRun {
         unchanged: 0,
         removed: 0,
         skipped: 0,
+        frontmatter_unparsed: 0,
         error: Some(error),
         kind: kind.to_owned(),
     }
+}
+
+impl Host {
+    /// The error of a completed pass under `[index].fail_on_frontmatter_error`
+    /// ([`frontmatter_failure`]).
+    pub fn frontmatter_failure(&self, summary: &IndexSummary) -> Option<String> {
+        frontmatter_failure(summary, &self.config)
+    }
+}
+
+/// The error of a completed pass under `[index].fail_on_frontmatter_error`: how many
+/// notes' frontmatter did not parse, the first of them named; `None` when none, or when
+/// the setting is off.
+fn frontmatter_failure(summary: &IndexSummary, config: &crate::config::Config) -> Option<String> {
+    let (first, why) = summary.frontmatter_unparsed.first()?;
+    config.index.fail_on_frontmatter_error.then(|| {
+        format!(
+            "the frontmatter of {} did not parse ([index].fail_on_frontmatter_error), the first `{first}`: {why}",
+            match summary.frontmatter_unparsed.len() {
+                1 => "1 note".to_string(),
+                n => format!("{n} notes"),
+            }
+        )
+    })
 }

@@ -75,6 +75,7 @@ pub fn records(
         frontmatter_json: None,
         quality: 1.0,
         format: Some(format.name()),
+        frontmatter_error: None,
     };
     let chunks = chunk_sections(&extracted, config.index.chunk_budget())
         .into_iter()

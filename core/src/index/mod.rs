@@ -98,6 +98,10 @@ pub struct IndexSummary {
     pub replaced: Vec<(String, usize)>,
     /// Chunks written.
     pub chunks: usize,
+    /// Every indexed note whose frontmatter did not parse, as `(path, why)`, sorted by
+    /// path (changed in this pass or not): its title, tags, aliases and date are not read,
+    /// so filters miss it.
+    pub frontmatter_unparsed: Vec<(String, String)>,
     /// True when the database had an incompatible schema and was rebuilt.
     pub rebuilt: bool,
     /// Wall-clock time in milliseconds.
@@ -173,6 +177,7 @@ pub fn records(
         frontmatter_json: fm.map(|f| f.to_string()),
         quality: quality_score(text, &parsed),
         format: None,
+        frontmatter_error: parsed.frontmatter_problem().map(|p| p.message.clone()),
     };
     let chunk_records = chunks(text, &parsed, chunk_bytes)
         .into_iter()
@@ -527,6 +532,7 @@ fn index_pass(
     }
     summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     summary.replaced.sort();
+    summary.frontmatter_unparsed = store.frontmatter_errors()?;
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     drop(lock);
     Ok(summary)

@@ -693,6 +693,7 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     checks.unused_definitions(&used);
     checks.undefined_references();
     checks.link_targets();
+    checks.frontmatter();
     let mut out = checks.finish();
     if out.is_empty() {
         return out;
@@ -774,6 +775,20 @@ impl Checks<'_> {
             message,
             fix: None,
         });
+    }
+
+    /// A frontmatter block that does not parse, reported on its opening `---` (or `+++`)
+    /// line with the parser's message.
+    fn frontmatter(&mut self) {
+        if let Some(problem) = self.parsed.frontmatter_problem() {
+            let start = problem.range.start;
+            let opening = start..(start + 3).min(problem.range.end);
+            let message = format!(
+                "{}; the note's title, tags, aliases and dates are not read from it",
+                problem.message
+            );
+            self.push(DiagnosticCode::InvalidFrontmatter, opening, message, None);
+        }
     }
 
     /// Offers `edit` as the fix of the `code` diagnostic at `range`.

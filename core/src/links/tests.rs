@@ -1434,3 +1434,11 @@ fn wiki_links_resolve_frontmatter_aliases() {
         "a.md:1:46: missing-wiki-target: no document or file matches wiki link `[[Retro]]`\n",
     );
 }
+
+#[test]
+fn frontmatter_that_does_not_parse_is_reported_on_its_opening_line() {
+    check(
+        "//- /bad.md\n---\ntitle: [unclosed\ntags: a\n---\n# Bad\n//- /good.md\n---\ntitle: Good\n---\n# Good\n",
+        "bad.md:1:1: invalid-frontmatter: frontmatter is not valid YAML: did not find expected ',' or ']' at line 2 column 5, while parsing a flow sequence at line 1 column 8 (lines counted from the one after the opening `---`); the note's title, tags, aliases and dates are not read from it\n",
+    );
+}

@@ -1,13 +1,19 @@
 //! Frontmatter: the YAML (`---`) or TOML (`+++`) block at the start of a document, read
 //! as JSON metadata.
 
+/// How the message of a frontmatter that does not parse begins ([`crate::parse::Parsed::frontmatter_problem`]).
+pub(crate) const NOT_VALID: &str = "frontmatter is not valid";
+
 /// Reads YAML frontmatter: a mapping is the document's metadata, any other value (a bare
 /// string or list) is none; the error says why the YAML is not valid.
 pub(super) fn read_yaml(source: &str) -> Result<Option<serde_json::Value>, String> {
     match serde_norway::from_str::<serde_json::Value>(source) {
         Ok(v) if v.is_object() => Ok(Some(v)),
         Ok(_) => Ok(None),
-        Err(e) => Err(format!("frontmatter is not valid YAML: {e}")),
+        Err(e) if e.location().is_some() => Err(format!(
+            "{NOT_VALID} YAML: {e} (lines counted from the one after the opening `---`)"
+        )),
+        Err(e) => Err(format!("{NOT_VALID} YAML: {e}")),
     }
 }
 
@@ -16,7 +22,7 @@ pub(super) fn read_yaml(source: &str) -> Result<Option<serde_json::Value>, Strin
 pub(super) fn read_toml(source: &str) -> Result<Option<serde_json::Value>, String> {
     match toml::from_str::<serde_json::Value>(source) {
         Ok(v) => Ok(Some(v)),
-        Err(e) => Err(format!("frontmatter is not valid TOML: {e}")),
+        Err(e) => Err(format!("{NOT_VALID} TOML: {e}")),
     }
 }
 

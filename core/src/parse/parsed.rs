@@ -499,6 +499,15 @@ impl Parsed {
             && self.problems == other.problems
     }
 
+    /// The problem of a frontmatter block that is not valid YAML (or TOML): its range is
+    /// the block, its message the parser's (`frontmatter is not valid YAML: …`). The
+    /// document then has no frontmatter metadata: no title, tags, aliases or date from it.
+    pub fn frontmatter_problem(&self) -> Option<&Problem> {
+        self.problems
+            .iter()
+            .find(|p| p.message.starts_with(super::frontmatter::NOT_VALID))
+    }
+
     /// The title the document gives itself: frontmatter `title`, else its first level-1
     /// heading; `None` when it has neither (a lower-level heading names a section, never
     /// the note). [`Parsed::title_for`] adds the file name.

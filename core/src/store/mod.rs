@@ -143,6 +143,8 @@ pub struct DocRecord {
     pub quality: f64,
     /// The document's format when it is not Markdown ([`crate::formats::Format::name`]).
     pub format: Option<String>,
+    /// Why the note's frontmatter did not parse ([`crate::parse::Parsed::frontmatter_problem`]).
+    pub frontmatter_error: Option<String>,
 }
 
 /// One search unit of a document.
@@ -463,6 +465,15 @@ impl Store {
         Ok(res)
     }
 
+    /// The documents whose frontmatter did not parse, as `(path, why)`, sorted by path.
+    pub fn frontmatter_errors(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT path, frontmatter_error FROM documents WHERE frontmatter_error IS NOT NULL ORDER BY path",
+        )?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     /// The indexed chunks of `path` in order, as [`ChunkRecord`]s; empty when the path is not indexed.
     pub fn chunks_of(&self, path: &str) -> Result<Vec<ChunkRecord>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
@@ -664,14 +675,14 @@ impl Batch<'_> {
         self.forget_vectors_of_a_new_title(doc)?;
         let doc_id: i64 = self.tx.prepare_cached(
             "INSERT INTO documents
-                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json, quality, format)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                 (path, source_hash, size, mtime_ms, title, category, topic, tags_json, date, frontmatter_json, quality, format, frontmatter_error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
              ON CONFLICT (path) DO UPDATE SET
                  source_hash = excluded.source_hash, size = excluded.size, mtime_ms = excluded.mtime_ms,
                  title = excluded.title, category = excluded.category, topic = excluded.topic,
                  tags_json = excluded.tags_json, date = excluded.date,
                  frontmatter_json = excluded.frontmatter_json, quality = excluded.quality,
-                 format = excluded.format
+                 format = excluded.format, frontmatter_error = excluded.frontmatter_error
              RETURNING id",
         )?
         .query_row(
@@ -688,6 +699,7 @@ impl Batch<'_> {
                 doc.frontmatter_json,
                 doc.quality,
                 doc.format,
+                doc.frontmatter_error,
             ],
             |row| row.get(0),
         )?;

@@ -37,16 +37,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 ///
 /// Version 9: documents other than Markdown (`crate::formats`): `documents.format` names
 /// a document's format (NULL for Markdown), and `chunks.page`, `chunks.symbol_kind` and
-/// `chunks.symbol` cite a chunk's PDF page and source-code definition. A version 4 to 8
-/// index is migrated in place (`MIGRATE_8_TO_9`: the columns added, empty), keeping its
-/// vectors; its Markdown documents are unchanged, and the next pass finds the other
-/// documents as new files.
+/// `chunks.symbol` cite a chunk's PDF page and source-code definition;
+/// `documents.frontmatter_error` holds why a note's frontmatter did not parse. A version 4
+/// to 8 index is migrated in place (`MIGRATE_8_TO_9`: the columns added, empty), keeping
+/// its vectors; the next pass records every document again (to read its frontmatter's
+/// errors) and finds the other documents as new files.
 pub const SCHEMA_VERSION: u32 = 9;
 
 /// From version 8 (or a version 4 to 7 index migrated to 8's tables) to 9: the format and
 /// citation columns, NULL in every existing row; each added only where it is missing.
 const MIGRATE_8_TO_9: &[(&str, &str, &str)] = &[
     ("documents", "format", "TEXT"),
+    ("documents", "frontmatter_error", "TEXT"),
     ("chunks", "page", "INTEGER"),
     ("chunks", "symbol_kind", "TEXT"),
     ("chunks", "symbol", "TEXT"),
@@ -187,7 +189,8 @@ CREATE TABLE documents (
     date TEXT,
     frontmatter_json TEXT,
     quality REAL NOT NULL DEFAULT 1.0,
-    format TEXT
+    format TEXT,
+    frontmatter_error TEXT
 );
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,
@@ -309,10 +312,10 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                     } else {
                         0
                     };
+                    // Every version before 9 records every document again (tags before 6,
+                    // titles and file names before 8, frontmatter errors before 9).
+                    tx.execute(RECORD_EVERY_DOCUMENT, [RECORD_AGAIN])?;
                     if from < 8 {
-                        // Every version before 8 records every document again (tags
-                        // before 6, titles and file names before 8).
-                        tx.execute(RECORD_EVERY_DOCUMENT, [RECORD_AGAIN])?;
                         tx.execute_batch(MIGRATE_6_TO_7)?;
                     }
                     add_missing_columns(&tx, MIGRATE_8_TO_9)?;

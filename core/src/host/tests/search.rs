@@ -111,6 +111,15 @@ fn kb_search_returns_hits_with_uri_and_filters() {
         (v["results"].as_array().unwrap().len(), &v["filter_applied"]),
         (0, &json!(["min_quality"]))
     );
+    // `include_low_quality` drops the floor.
+    let v = ok(kb.search(&SearchRequest {
+        query: "widget".into(),
+        min_quality: Some(0.99),
+        include_low_quality: true,
+        ..SearchRequest::default()
+    }));
+    assert!(!v["results"].as_array().unwrap().is_empty());
+    assert_eq!(v["filter_applied"], json!([]));
     assert_eq!(
         err(kb.search(&SearchRequest {
             query: "x".into(),
