@@ -114,7 +114,7 @@ async fn no_progress_or_status_for_a_client_that_does_not_ask() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_without_markdown_gets_one_message() {
-    let mut c = Client::start(&[("notes.txt", "no Markdown here\n")], Enc::Utf16, caps()).await;
+    let mut c = Client::start(&[("notes.log", "no Markdown here\n")], Enc::Utf16, caps()).await;
     assert_eq!(
         c.notification("folio/status").await,
         json!({"documents": 0, "brokenLinks": 0})
@@ -143,7 +143,7 @@ async fn a_workspace_without_markdown_gets_one_message() {
 
     // A folder added later without Markdown: one message for it.
     let second = tempfile::tempdir().unwrap();
-    write_files(second.path(), &[("data.csv", "a,b\n")]);
+    write_files(second.path(), &[("data.json", "{}\n")]);
     let second_path = second.path().canonicalize().unwrap();
     c.notify(
         "workspace/didChangeWorkspaceFolders",

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use super::{ExtractError, Format};
 
+/// The stack of an extraction thread: 64 MiB.
+const STACK_BYTES: usize = 64 * 1024 * 1024;
+
 /// Runs `job` on a thread of its own and waits at most `budget` for it. A job that runs
 /// over is left to finish on its thread (its result is thrown away); a job that panics
 /// is [`ExtractError::Panicked`].
@@ -17,6 +20,9 @@ pub(super) fn with_budget<T: Send + 'static>(
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let spawned = std::thread::Builder::new()
         .name(format!("folio-extract-{}", format.name()))
+        // Parsers recurse over a document's structure: room for deep (but finite) nesting.
+        // The stack is reserved, not used: pages are touched only as it grows.
+        .stack_size(STACK_BYTES)
         .spawn(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             let _ = tx.send(outcome);

@@ -23,6 +23,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
         }
     }
     let title = document_title(&document);
+    check_forms(&document)?;
     drop(document);
     let pages = pdf_extract::extract_text_from_mem_by_pages(bytes).map_err(|e| match e {
         pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)) => ExtractError::Encrypted,
@@ -49,6 +50,92 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
         title,
         sections,
     })
+}
+
+/// How deep form XObjects may nest in one another (drawn inside each other) before a
+/// document is refused: the extractor follows them by recursion.
+const MAX_FORM_DEPTH: usize = 32;
+
+/// Refuses a document whose form XObjects draw themselves, directly or through others,
+/// or nest deeper than [`MAX_FORM_DEPTH`]: the extractor draws a form by recursion and
+/// would never return (its thread's stack overflows, which ends the process, not the
+/// thread). Read from the pages' and forms' `/Resources /XObject` dictionaries.
+fn check_forms(document: &lopdf::Document) -> Result<(), ExtractError> {
+    let mut checked = std::collections::HashSet::new();
+    for page in document.get_pages().into_values() {
+        let Ok((own, inherited)) = document.get_page_resources(page) else {
+            continue;
+        };
+        let inherited = inherited
+            .into_iter()
+            .filter_map(|id| document.get_dictionary(id).ok());
+        for resources in own.into_iter().chain(inherited) {
+            for form in xobjects(document, resources) {
+                check_form(document, form, &mut Vec::new(), &mut checked)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The object ids of the XObjects a `/Resources` dictionary names.
+fn xobjects(document: &lopdf::Document, resources: &lopdf::Dictionary) -> Vec<lopdf::ObjectId> {
+    let Ok(entry) = resources.get(b"XObject") else {
+        return Vec::new();
+    };
+    let Ok((_, dict)) = document.dereference(entry) else {
+        return Vec::new();
+    };
+    let Ok(dict) = dict.as_dict() else {
+        return Vec::new();
+    };
+    dict.iter()
+        .filter_map(|(_, v)| v.as_reference().ok())
+        .collect()
+}
+
+fn check_form(
+    document: &lopdf::Document,
+    id: lopdf::ObjectId,
+    path: &mut Vec<lopdf::ObjectId>,
+    checked: &mut std::collections::HashSet<lopdf::ObjectId>,
+) -> Result<(), ExtractError> {
+    if checked.contains(&id) {
+        return Ok(());
+    }
+    let refuse = |why: String| ExtractError::Malformed {
+        format: "pdf".into(),
+        message: why,
+    };
+    if path.contains(&id) {
+        return Err(refuse(format!(
+            "its form XObject {} {} R draws itself (an object loop)",
+            id.0, id.1
+        )));
+    }
+    if path.len() >= MAX_FORM_DEPTH {
+        return Err(refuse(format!(
+            "its form XObjects nest more than {MAX_FORM_DEPTH} deep"
+        )));
+    }
+    let Ok(stream) = document.get_object(id).and_then(lopdf::Object::as_stream) else {
+        return Ok(());
+    };
+    let resources = stream
+        .dict
+        .get(b"Resources")
+        .ok()
+        .and_then(|r| document.dereference(r).ok())
+        .and_then(|(_, r)| r.as_dict().ok());
+    if let Some(resources) = resources {
+        path.push(id);
+        for inner in xobjects(document, resources) {
+            check_form(document, inner, path, checked)?;
+        }
+        path.pop();
+    }
+    checked.insert(id);
+    Ok(())
 }
 
 /// A page's text with trailing spaces cut from each line, spaces between two Chinese or

@@ -291,6 +291,20 @@ fn a_zip_bomb_an_encrypted_pdf_and_a_truncated_docx_are_refused_with_their_reaso
 }
 
 #[test]
+fn a_form_that_draws_itself_is_refused_and_a_page_tree_that_lists_itself_ends() {
+    assert_eq!(
+        extract(Format::Pdf, fixture("bad/xform-loop.pdf"), &limits()),
+        Err(ExtractError::Malformed {
+            format: "pdf".into(),
+            message: "its form XObject 6 0 R draws itself (an object loop)".into(),
+        })
+    );
+    // lopdf walks the page tree with a visited set: it ends, finding no page to read.
+    let e = extract(Format::Pdf, fixture("bad/page-loop.pdf"), &limits()).unwrap();
+    assert_eq!((e.text.as_str(), e.sections.len()), ("", 0));
+}
+
+#[test]
 fn size_caps_hold_for_the_file_and_for_its_extracted_text() {
     let small = Limits {
         max_binary_size: 1000,

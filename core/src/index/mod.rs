@@ -264,6 +264,9 @@ enum FileOutcome {
     Unchanged,
     Changed(Box<(DocRecord, Vec<ChunkRecord>)>),
     Skipped(Skipped),
+    /// A document whose text could not be extracted from bytes hashing to the `String`;
+    /// `true` when this pass found it (else the index had recorded it).
+    Unextracted(Skipped, String, bool),
 }
 
 /// A file's outcome, with the offset of its first invalid UTF-8 sequence when it has one.
@@ -378,6 +381,7 @@ fn index_pass(
         return Err(err);
     }
     let indexed = store.documents()?;
+    let unextracted = store.unextracted()?;
     // After a schema migration that changed what a document's records hold, or when the
     // root became an Obsidian vault or stopped being one (the titles change).
     let vault = crate::workspace::is_vault(root, config);
@@ -408,6 +412,7 @@ fn index_pass(
                     format,
                     config,
                     indexed.get(path).filter(|_| !again),
+                    unextracted.get(path).filter(|_| !again),
                 ),
                 None,
             )
@@ -457,18 +462,30 @@ fn index_pass(
     let seen: std::collections::HashSet<&str> = candidates
         .iter()
         .zip(&outcomes)
-        .filter(|(_, (o, _))| !matches!(o, FileOutcome::Skipped(_)))
+        .filter(|(_, (o, _))| !matches!(o, FileOutcome::Skipped(_) | FileOutcome::Unextracted(..)))
         .map(|((p, _), _)| p.as_str())
         .collect();
     let vanished: Vec<&String> = indexed
         .keys()
         .filter(|p| !seen.contains(p.as_str()))
         .collect();
+    let still_unextracted: Vec<String> = outcomes
+        .iter()
+        .filter_map(|(o, _)| match o {
+            FileOutcome::Unextracted(s, ..) => Some(s.path.clone()),
+            _ => None,
+        })
+        .collect();
+    let unextracted_changed = unextracted.len() != still_unextracted.len()
+        || outcomes
+            .iter()
+            .any(|(o, _)| matches!(o, FileOutcome::Unextracted(_, _, true)));
     let root_changed = recorded.as_deref() != Some(root_str.as_str());
     let any_change = force
         || record_again
         || root_changed
         || !vanished.is_empty()
+        || unextracted_changed
         || outcomes
             .iter()
             .any(|(o, _)| matches!(o, FileOutcome::Changed(_)));
@@ -515,6 +532,14 @@ fn index_pass(
                 summary.removed += 1;
             }
         }
+        for (outcome, _) in &outcomes {
+            if let FileOutcome::Unextracted(s, hash, true) = outcome
+                && let crate::workspace::SkipReason::NotExtracted { message } = &s.reason
+            {
+                batch.set_unextracted(&s.path, hash, message)?;
+            }
+        }
+        batch.keep_unextracted(&still_unextracted)?;
         batch.commit()?;
     }
     for ((path, _), (outcome, invalid_at)) in candidates.iter().zip(outcomes) {
@@ -527,7 +552,7 @@ fn index_pass(
                 summary.indexed += 1;
                 summary.chunks += records.1.len();
             }
-            FileOutcome::Skipped(s) => summary.skipped.push(s),
+            FileOutcome::Skipped(s) | FileOutcome::Unextracted(s, ..) => summary.skipped.push(s),
         }
     }
     summary.skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -558,13 +583,15 @@ fn documents_of(
 }
 
 /// The outcome of a document of `format` at `path`: unchanged when its bytes hash to
-/// `indexed`, else its records, or why it was skipped.
+/// `indexed`; skipped without extracting it again when they hash to the `unextracted`
+/// record's (its hash, why); else its records, or why it was skipped.
 fn read_other(
     root: &Path,
     path: &str,
     format: Format,
     config: &Config,
     indexed: Option<&String>,
+    unextracted: Option<&(String, String)>,
 ) -> FileOutcome {
     let skipped = |reason| {
         FileOutcome::Skipped(Skipped {
@@ -576,11 +603,30 @@ fn read_other(
         Ok(bytes) => bytes,
         Err(reason) => return skipped(reason),
     };
-    if indexed == Some(&extracted::source_hash(&bytes)) {
+    let hash = extracted::source_hash(&bytes);
+    if indexed == Some(&hash) {
         return FileOutcome::Unchanged;
+    }
+    let unextracted_skip = |message: String, new: bool| {
+        FileOutcome::Unextracted(
+            Skipped {
+                path: path.to_string(),
+                reason: crate::workspace::SkipReason::NotExtracted { message },
+            },
+            hash.clone(),
+            new,
+        )
+    };
+    if let Some((failed, why)) = unextracted
+        && *failed == hash
+    {
+        return unextracted_skip(why.clone(), false);
     }
     match extracted::records(path, format, bytes, mtime_ms(&root.join(path)), config) {
         Ok(records) => FileOutcome::Changed(Box::new(records)),
+        Err(crate::workspace::SkipReason::NotExtracted { message }) => {
+            unextracted_skip(message, true)
+        }
         Err(reason) => skipped(reason),
     }
 }

@@ -928,4 +928,30 @@ fn a_document_whose_text_cannot_be_extracted_is_skipped_with_its_reason() {
         "{:?}",
         summary.skipped[0].reason
     );
+    // The failure is recorded by the hash of the bytes: the next pass does not extract
+    // them again (the recorded reason, changed here, is what it reports).
+    let recorded = Store::open(&db).unwrap().unextracted().unwrap();
+    let hash = extracted::source_hash(b"%PDF-1.7\nnot really a pdf");
+    assert_eq!(recorded["broken.pdf"].0, hash);
+    Store::open(&db)
+        .unwrap()
+        .conn()
+        .execute("UPDATE unextracted SET reason = 'recorded'", [])
+        .unwrap();
+    let again = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!(
+        again.skipped[0].reason,
+        crate::workspace::SkipReason::NotExtracted {
+            message: "recorded".into()
+        }
+    );
+    // New bytes are extracted again; a readable document leaves the record.
+    write(&root, "broken.pdf", b"%PDF-1.7\nstill not a pdf");
+    let changed = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert!(
+        matches!(&changed.skipped[0].reason, crate::workspace::SkipReason::NotExtracted { message } if message.starts_with("not a readable pdf file"))
+    );
+    std::fs::remove_file(root.join("broken.pdf")).unwrap();
+    index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert!(Store::open(&db).unwrap().unextracted().unwrap().is_empty());
 }

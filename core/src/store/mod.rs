@@ -465,6 +465,16 @@ impl Store {
         Ok(res)
     }
 
+    /// The documents whose text could not be extracted: path → (hash of the bytes that
+    /// failed, why).
+    pub fn unextracted(&self) -> Result<HashMap<String, (String, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, source_hash, reason FROM unextracted")?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?;
+        Ok(rows.collect::<Result<HashMap<_, _>, _>>()?)
+    }
+
     /// The documents whose frontmatter did not parse, as `(path, why)`, sorted by path.
     pub fn frontmatter_errors(&self) -> Result<Vec<(String, String)>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
@@ -796,6 +806,32 @@ impl Batch<'_> {
             .prepare_cached("DELETE FROM documents WHERE path = ?1")?
             .execute([path])?;
         Ok(n > 0)
+    }
+
+    /// Records that the document at `path`, whose bytes hash to `source_hash`, could not
+    /// be extracted, and why ([`Store::unextracted`]).
+    pub fn set_unextracted(
+        &mut self,
+        path: &str,
+        source_hash: &str,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        self.tx
+            .prepare_cached("INSERT OR REPLACE INTO unextracted (path, source_hash, reason) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, source_hash, reason])?;
+        Ok(())
+    }
+
+    /// Forgets every recorded extraction failure but those of `keep` (the paths that
+    /// failed in this pass, or were not read again).
+    pub fn keep_unextracted(&mut self, keep: &[String]) -> Result<(), StoreError> {
+        let keep =
+            serde_json::to_string(keep).map_err(|e| StoreError::InvalidRecord(e.to_string()))?;
+        self.tx.execute(
+            "DELETE FROM unextracted WHERE path NOT IN (SELECT value FROM json_each(?1))",
+            [keep],
+        )?;
+        Ok(())
     }
 
     /// Sets a `meta` value (e.g. `root`, the folder this index belongs to).

@@ -38,11 +38,27 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 /// Version 9: documents other than Markdown (`crate::formats`): `documents.format` names
 /// a document's format (NULL for Markdown), and `chunks.page`, `chunks.symbol_kind` and
 /// `chunks.symbol` cite a chunk's PDF page and source-code definition;
-/// `documents.frontmatter_error` holds why a note's frontmatter did not parse. A version 4
+/// `documents.frontmatter_error` holds why a note's frontmatter did not parse, and the
+/// `unextracted` table the documents whose text could not be extracted. A version 4
 /// to 8 index is migrated in place (`MIGRATE_8_TO_9`: the columns added, empty), keeping
 /// its vectors; the next pass records every document again (to read its frontmatter's
 /// errors) and finds the other documents as new files.
 pub const SCHEMA_VERSION: u32 = 9;
+
+/// Documents whose text could not be extracted, by the hash of the bytes that failed and
+/// why (`crate::formats::ExtractError`): a pass does not extract them again until their
+/// bytes change (a document that runs out of its time budget would cost that budget on
+/// every pass).
+macro_rules! unextracted_ddl {
+    () => {
+        "CREATE TABLE IF NOT EXISTS unextracted (
+    path TEXT PRIMARY KEY NOT NULL,
+    source_hash TEXT NOT NULL,
+    reason TEXT NOT NULL
+) WITHOUT ROWID;
+"
+    };
+}
 
 /// From version 8 (or a version 4 to 7 index migrated to 8's tables) to 9: the format and
 /// citation columns, NULL in every existing row; each added only where it is missing.
@@ -225,6 +241,7 @@ CREATE INDEX documents_topic ON documents(topic);
 ",
     chunks_fts_ddl!(),
     ensemble_ddl!(),
+    unextracted_ddl!(),
     "
 CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
@@ -319,6 +336,7 @@ pub(crate) fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<SchemaOut
                         tx.execute_batch(MIGRATE_6_TO_7)?;
                     }
                     add_missing_columns(&tx, MIGRATE_8_TO_9)?;
+                    tx.execute_batch(unextracted_ddl!())?;
                     tx.execute(
                         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                         [SCHEMA_VERSION.to_string()],

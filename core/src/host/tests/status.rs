@@ -34,7 +34,7 @@ fn kb_status_reports_counts_and_the_last_reindex() {
             },
             "indexing": {
                 "state": "idle", "force": false, "done": 0, "total": 0, "started_at_ms": 0,
-                "last": {"ok": true, "finished_at_ms": 0, "elapsed_ms": 0, "files": 3, "indexed": 3, "unchanged": 0, "removed": 0, "skipped": 0, "kind": "full"},
+                "last": {"ok": true, "finished_at_ms": 0, "elapsed_ms": 0, "files": 3, "indexed": 3, "unchanged": 0, "removed": 0, "skipped": 0, "frontmatter_unparsed": 0, "kind": "full"},
                 "pending_changes": 0, "changes_passes": 0, "full_passes": 1
             },
             "watch": {
