@@ -2,7 +2,8 @@
 //! their extracted text (`text/plain`), and whether a search hit in one still holds.
 
 use crate::document::LineIndex;
-use crate::formats::{Extracted, Format, extract};
+use crate::extract::extract;
+use crate::formats::{Extracted, Format};
 use crate::index::extracted::{read_bytes, source_hash};
 use crate::workspace::is_markdown;
 use crate::workspace::path_policy::resolve_existing;
@@ -119,7 +120,7 @@ impl Host {
 
 /// The byte range of the lines a lines pointer names in `text`, with its line breaks.
 fn lines_range(text: &str, lines: &LineIndex, pointer: &str) -> HostResult<std::ops::Range<usize>> {
-    let (start, end, hash) = crate::formats::parse_lines_pointer(pointer).ok_or_else(|| {
+    let (start, end, hash) = crate::extract::parse_lines_pointer(pointer).ok_or_else(|| {
         HostError::invalid(format!(
             "pointer `{pointer}` does not name lines of this document; pass a pointer `L<start>-<end>~hash~hash` from kb_search, or none"
         ))

@@ -211,7 +211,8 @@ pub(crate) fn resolve_pointer(parsed: &Parsed, pointer: &str) -> HostResult<(usi
 
 impl Host {
     /// `kb_read`: a Markdown document, or the extracted text of a document of a format
-    /// `[parsers].enabled` turns on ([`Host::read_extracted_page`]).
+    /// `[parsers].enabled` turns on (its extracted text, as [`Host::read_extracted`] reads
+    /// it; a hit's `L<start>-<end>~…` pointer selects its lines).
     pub fn read(&self, args: &ReadArgs) -> HostResult<ReadOutput> {
         if let Some(format) = self.extracted_format(&args.path) {
             return self.read_extracted_page(args, format);

@@ -921,8 +921,9 @@ fn failed(started: std::time::Instant, error: String, kind: &str) -> LastRun {
 }
 
 impl Host {
-    /// The error of a completed pass under `[index].fail_on_frontmatter_error`
-    /// ([`frontmatter_failure`]).
+    /// The error of a completed pass under `[index].fail_on_frontmatter_error`: how many
+    /// notes' frontmatter did not parse, the first of them named; `None` when none, or
+    /// when the setting is off.
     pub fn frontmatter_failure(&self, summary: &IndexSummary) -> Option<String> {
         frontmatter_failure(summary, &self.config)
     }

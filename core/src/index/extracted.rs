@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::formats::{Format, chunk_sections, extract};
+use crate::extract::{chunk_sections, extract};
+use crate::formats::Format;
 use crate::pointer::{hash_bytes, hex};
-use crate::store::{ChunkRecord, Citation, DocRecord};
+use crate::store::{ChunkRecord, DocRecord};
 use crate::workspace::SkipReason;
 
 /// The bytes of the document at KB-relative `path`, read beneath `root` (never through
@@ -77,21 +78,6 @@ pub fn records(
         format: Some(format.name()),
         frontmatter_error: None,
     };
-    let chunks = chunk_sections(&extracted, config.index.chunk_budget())
-        .into_iter()
-        .map(|c| ChunkRecord {
-            seq: c.seq,
-            pointer: c.pointer,
-            heading_path: c.heading_path,
-            start_line: c.start_line,
-            end_line: c.end_line,
-            text: c.text,
-            citation: Citation {
-                page: c.page,
-                symbol_kind: c.symbol_kind,
-                symbol: c.symbol,
-            },
-        })
-        .collect();
+    let chunks = chunk_sections(&extracted, config.index.chunk_budget());
     Ok((doc, chunks))
 }

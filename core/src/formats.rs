@@ -1,33 +1,7 @@
-//! Documents that are not Markdown: a parser per format family, registered by file
-//! extension, each turning a file's bytes into plain text and the sections the index
-//! cuts into chunks ([`Extracted`]).
-//!
-//! Every format is read by a maintained library; folio writes no format parser of its
-//! own: PDF by `pdf-extract` (on `lopdf`), Word and PowerPoint by `undoc` (rendered to
-//! Markdown, which folio's own parser then cuts by heading), spreadsheets by `calamine`,
-//! CSV by `csv`, source code by tree-sitter and each language's grammar crate.
-//!
-//! Positions: the extracted text is what a read returns (`text/plain`), and a section's
-//! lines are 1-based lines of that text. For plain text, CSV and source code the
-//! extracted text is the file's own text, so the lines are the file's lines; for a PDF
-//! they are lines of the extracted pages, each section also carrying its page.
-//!
-//! Budgets ([`Limits`]): a file over `max_binary_size` is not read; a ZIP container
-//! (DOCX, PPTX, XLSX, ODS) whose parts declare more than `max_decompressed_size` bytes
-//! when inflated is refused before any part is inflated; an extraction that takes longer
-//! than `time_budget` is given up (it finishes on its own thread, its result thrown
-//! away); a parser that panics is caught. Each refusal is an [`ExtractError`] whose
-//! reason an index summary lists.
-
-mod code;
-mod guard;
-mod office;
-mod pdf;
-mod sections;
-mod sheet;
-
-pub use code::Language;
-pub use sections::{SectionChunk, chunk_sections, lines_pointer, parse_lines_pointer};
+//! The formats folio reads besides Markdown, registered by file extension, and what
+//! reading one gives: the registry (`[parsers].enabled` names its extensions), the
+//! budgets of an extraction, the extracted text with its sections, and why an
+//! extraction failed. Plain data: the parsers are [`crate::extract`].
 
 use std::time::Duration;
 
@@ -188,7 +162,7 @@ pub struct Section {
     /// For a definition in source code: its name.
     pub symbol: Option<String>,
     /// When the section is one whole unit (a definition) that should be one chunk however
-    /// large it is, up to the hard cap ([`chunk_sections`]).
+    /// large it is, up to the hard cap ([`crate::extract::chunk_sections`]).
     pub whole: bool,
 }
 
@@ -248,52 +222,42 @@ pub enum ExtractError {
     },
 }
 
-/// Extracts `bytes`, the content of a file of `format`, within `limits`, on a thread of
-/// its own so that the time budget holds whatever the parser does.
-///
-/// Errors: [`ExtractError`]; never panics.
-pub fn extract(format: Format, bytes: Vec<u8>, limits: &Limits) -> Result<Extracted, ExtractError> {
-    let size = bytes.len() as u64;
-    let (cap, what) = if format.is_binary() {
-        (limits.max_binary_size, "binary documents")
-    } else {
-        (limits.max_text_size, "text files")
-    };
-    if size > cap {
-        return Err(ExtractError::TooLarge { size, cap, what });
-    }
-    let limits = *limits;
-    let extracted = guard::with_budget(format, limits.time_budget, move || {
-        extract_now(format, &bytes, &limits)
-    })?;
-    let size = extracted.text.len() as u64;
-    if size > limits.max_text_size {
-        return Err(ExtractError::TooLarge {
-            size,
-            cap: limits.max_text_size,
-            what: "extracted text",
-        });
-    }
-    Ok(extracted)
+/// A programming language with a grammar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// Rust (`tree-sitter-rust`).
+    Rust,
+    /// Python (`tree-sitter-python`).
+    Python,
+    /// TypeScript (`tree-sitter-typescript`, its `typescript` grammar).
+    TypeScript,
+    /// TypeScript with JSX (`tree-sitter-typescript`, its `tsx` grammar).
+    Tsx,
+    /// JavaScript, JSX included (`tree-sitter-javascript`).
+    JavaScript,
+    /// Go (`tree-sitter-go`).
+    Go,
+    /// Java (`tree-sitter-java`).
+    Java,
+    /// C (`tree-sitter-c`).
+    C,
+    /// C++ (`tree-sitter-cpp`).
+    Cpp,
 }
 
-/// [`extract`] on the calling thread, with no time budget.
-fn extract_now(format: Format, bytes: &[u8], limits: &Limits) -> Result<Extracted, ExtractError> {
-    match format {
-        Format::Text => Ok(sections::plain_text(&String::from_utf8_lossy(bytes))),
-        Format::Csv => sheet::csv(bytes),
-        Format::Spreadsheet => {
-            guard::check_zip(bytes, limits.max_decompressed_size)?;
-            sheet::workbook(bytes)
+impl Language {
+    /// The language's name in a format name (`code:<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
+            Language::JavaScript => "javascript",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::C => "c",
+            Language::Cpp => "cpp",
         }
-        Format::Word | Format::Presentation => {
-            guard::check_zip(bytes, limits.max_decompressed_size)?;
-            office::extract(format, bytes)
-        }
-        Format::Pdf => pdf::extract(bytes),
-        Format::Code(language) => Ok(code::extract(language, &String::from_utf8_lossy(bytes))),
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -7,127 +7,86 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::{Extracted, Section};
+use crate::formats::{Extracted, Language, Section};
 
-/// A programming language with a grammar.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Language {
-    /// Rust (`tree-sitter-rust`).
-    Rust,
-    /// Python (`tree-sitter-python`).
-    Python,
-    /// TypeScript (`tree-sitter-typescript`, its `typescript` grammar).
-    TypeScript,
-    /// TypeScript with JSX (`tree-sitter-typescript`, its `tsx` grammar).
-    Tsx,
-    /// JavaScript, JSX included (`tree-sitter-javascript`).
-    JavaScript,
-    /// Go (`tree-sitter-go`).
-    Go,
-    /// Java (`tree-sitter-java`).
-    Java,
-    /// C (`tree-sitter-c`).
-    C,
-    /// C++ (`tree-sitter-cpp`).
-    Cpp,
+/// The tree-sitter grammar of `language`.
+fn grammar(language: Language) -> tree_sitter::Language {
+    match language {
+        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Language::Go => tree_sitter_go::LANGUAGE.into(),
+        Language::Java => tree_sitter_java::LANGUAGE.into(),
+        Language::C => tree_sitter_c::LANGUAGE.into(),
+        Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+    }
 }
 
-impl Language {
-    /// The language's name in a format name (`code:<name>`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Language::Rust => "rust",
-            Language::Python => "python",
-            Language::TypeScript => "typescript",
-            Language::Tsx => "tsx",
-            Language::JavaScript => "javascript",
-            Language::Go => "go",
-            Language::Java => "java",
-            Language::C => "c",
-            Language::Cpp => "cpp",
+/// What a node of kind `kind` is in `language`'s grammar.
+fn role(language: Language, kind: &str) -> Role {
+    use Language::*;
+    match (language, kind) {
+        (Rust, "impl_item" | "trait_item" | "mod_item") => Role::Container("body"),
+        (
+            Rust,
+            "function_item"
+            | "function_signature_item"
+            | "struct_item"
+            | "enum_item"
+            | "union_item"
+            | "macro_definition"
+            | "type_item"
+            | "const_item"
+            | "static_item",
+        ) => Role::Definition,
+        (Python, "class_definition") => Role::Container("body"),
+        (Python, "function_definition") => Role::Definition,
+        (Python, "decorated_definition") => Role::Wrapper("definition"),
+        (
+            TypeScript | Tsx | JavaScript,
+            "class_declaration" | "abstract_class_declaration" | "class",
+        ) => Role::Container("body"),
+        (TypeScript | Tsx, "interface_declaration") => Role::Container("body"),
+        (TypeScript | Tsx, "internal_module" | "module") => Role::Container("body"),
+        (
+            TypeScript | Tsx | JavaScript,
+            "function_declaration" | "generator_function_declaration" | "method_definition",
+        ) => Role::Definition,
+        (
+            TypeScript | Tsx,
+            "type_alias_declaration"
+            | "enum_declaration"
+            | "function_signature"
+            | "abstract_method_signature"
+            | "method_signature",
+        ) => Role::Definition,
+        (TypeScript | Tsx | JavaScript, "lexical_declaration" | "variable_declaration") => {
+            Role::Variable
         }
-    }
-
-    fn grammar(self) -> tree_sitter::Language {
-        match self {
-            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Language::Python => tree_sitter_python::LANGUAGE.into(),
-            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Language::Go => tree_sitter_go::LANGUAGE.into(),
-            Language::Java => tree_sitter_java::LANGUAGE.into(),
-            Language::C => tree_sitter_c::LANGUAGE.into(),
-            Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        (TypeScript | Tsx | JavaScript, "export_statement") => Role::Wrapper("declaration"),
+        (Go, "function_declaration" | "method_declaration" | "type_declaration") => {
+            Role::Definition
         }
-    }
-
-    /// What a node of kind `kind` is in this language's grammar.
-    fn role(self, kind: &str) -> Role {
-        use Language::*;
-        match (self, kind) {
-            (Rust, "impl_item" | "trait_item" | "mod_item") => Role::Container("body"),
-            (
-                Rust,
-                "function_item"
-                | "function_signature_item"
-                | "struct_item"
-                | "enum_item"
-                | "union_item"
-                | "macro_definition"
-                | "type_item"
-                | "const_item"
-                | "static_item",
-            ) => Role::Definition,
-            (Python, "class_definition") => Role::Container("body"),
-            (Python, "function_definition") => Role::Definition,
-            (Python, "decorated_definition") => Role::Wrapper("definition"),
-            (
-                TypeScript | Tsx | JavaScript,
-                "class_declaration" | "abstract_class_declaration" | "class",
-            ) => Role::Container("body"),
-            (TypeScript | Tsx, "interface_declaration") => Role::Container("body"),
-            (TypeScript | Tsx, "internal_module" | "module") => Role::Container("body"),
-            (
-                TypeScript | Tsx | JavaScript,
-                "function_declaration" | "generator_function_declaration" | "method_definition",
-            ) => Role::Definition,
-            (
-                TypeScript | Tsx,
-                "type_alias_declaration"
-                | "enum_declaration"
-                | "function_signature"
-                | "abstract_method_signature"
-                | "method_signature",
-            ) => Role::Definition,
-            (TypeScript | Tsx | JavaScript, "lexical_declaration" | "variable_declaration") => {
-                Role::Variable
-            }
-            (TypeScript | Tsx | JavaScript, "export_statement") => Role::Wrapper("declaration"),
-            (Go, "function_declaration" | "method_declaration" | "type_declaration") => {
-                Role::Definition
-            }
-            (
-                Java,
-                "class_declaration"
-                | "interface_declaration"
-                | "enum_declaration"
-                | "record_declaration",
-            ) => Role::Container("body"),
-            (
-                Java,
-                "method_declaration" | "constructor_declaration" | "annotation_type_declaration",
-            ) => Role::Definition,
-            (Cpp, "class_specifier" | "struct_specifier" | "namespace_definition") => {
-                Role::Container("body")
-            }
-            (Cpp, "template_declaration") => Role::Template,
-            (C | Cpp, "function_definition" | "type_definition" | "enum_specifier") => {
-                Role::Definition
-            }
-            (C, "struct_specifier" | "union_specifier") => Role::Definition,
-            _ => Role::Other,
+        (
+            Java,
+            "class_declaration"
+            | "interface_declaration"
+            | "enum_declaration"
+            | "record_declaration",
+        ) => Role::Container("body"),
+        (
+            Java,
+            "method_declaration" | "constructor_declaration" | "annotation_type_declaration",
+        ) => Role::Definition,
+        (Cpp, "class_specifier" | "struct_specifier" | "namespace_definition") => {
+            Role::Container("body")
         }
+        (Cpp, "template_declaration") => Role::Template,
+        (C | Cpp, "function_definition" | "type_definition" | "enum_specifier") => Role::Definition,
+        (C, "struct_specifier" | "union_specifier") => Role::Definition,
+        _ => Role::Other,
     }
 }
 
@@ -155,7 +114,7 @@ pub(super) fn extract(language: Language, text: &str) -> Extracted {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text).to_string();
     let mut parser = Parser::new();
     let mut sections = Vec::new();
-    if parser.set_language(&language.grammar()).is_ok()
+    if parser.set_language(&grammar(language)).is_ok()
         && let Some(tree) = parser.parse(&text, None)
     {
         let reader = Reader {
@@ -193,7 +152,7 @@ impl Reader<'_> {
     /// Adds `node` as a definition starting at row `start` (its comments included), when
     /// it is one; else looks inside it for none.
     fn definition(&self, node: Node<'_>, start: usize, path: &[String], out: &mut Vec<Section>) {
-        match self.language.role(node.kind()) {
+        match role(self.language, node.kind()) {
             Role::Definition => out.push(self.section(node, node, start, path)),
             Role::Variable => {
                 let mut cursor = node.walk();

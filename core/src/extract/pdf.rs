@@ -8,7 +8,7 @@
 //! with a user password is refused; one encrypted with the empty password only (many are,
 //! to carry permission flags) is read.
 
-use super::{ExtractError, Extracted, Section};
+use crate::formats::{ExtractError, Extracted, Section};
 
 pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let malformed = |message: String| ExtractError::Malformed {

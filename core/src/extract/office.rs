@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::{ExtractError, Extracted, Format, Section};
+use crate::formats::{ExtractError, Extracted, Format, Section};
 
 pub(super) fn extract(format: Format, bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let document = undoc::parse_bytes(bytes).map_err(|e| match e {

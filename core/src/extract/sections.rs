@@ -4,35 +4,12 @@
 
 use crate::pointer::{hash_bytes, hex};
 
-use super::{Extracted, Section};
+use crate::formats::{Extracted, Section};
+use crate::store::{ChunkRecord, Citation};
 
-/// One search chunk of an extracted document: [`crate::chunk::Chunk`]'s fields that a
-/// non-Markdown document has, and its page and symbol.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SectionChunk {
-    /// Position in the document, from 0.
-    pub seq: u32,
-    /// `L<start>-<end>~<hash>~<hash>`: the chunk's lines and the XxHash64 of its text
-    /// (twice, so it has the shape of an element pointer). A read given it returns those
-    /// lines while the text there still hashes the same.
-    pub pointer: String,
-    /// The section's heading path.
-    pub heading_path: Vec<String>,
-    /// First line, 1-based.
-    pub start_line: u32,
-    /// Last line, 1-based, inclusive.
-    pub end_line: u32,
-    /// The chunk's text: its lines, each ending in `\n` but the last.
-    pub text: String,
-    /// The section's PDF page.
-    pub page: Option<u32>,
-    /// The section's definition kind (source code).
-    pub symbol_kind: Option<String>,
-    /// The section's definition name (source code).
-    pub symbol: Option<String>,
-}
-
-/// The pointer of a chunk of lines `start..=end` holding `text`.
+/// The pointer of a chunk of lines `start..=end` holding `text`:
+/// `L<start>-<end>~<hash>~<hash>`, the XxHash64 of the text twice (the shape of an
+/// element pointer). A read given it returns those lines while they still hash the same.
 pub fn lines_pointer(start: u32, end: u32, text: &str) -> String {
     let hash = hex(hash_bytes(text.as_bytes()));
     format!("L{start}-{end}~{hash}~{hash}")
@@ -51,10 +28,13 @@ pub fn parse_lines_pointer(pointer: &str) -> Option<(u32, u32, &str)> {
 /// How many times the budget a whole section (a definition) may take before it is cut.
 const WHOLE_CAP_FACTOR: usize = 8;
 
-/// Cuts each section of `extracted` into chunks of at most about `budget` bytes. Lines
-/// outside every section (blank lines between them) belong to no chunk. A section marked
-/// `whole` is one chunk up to `8 × budget` bytes, and cut like any other beyond that.
-pub fn chunk_sections(extracted: &Extracted, budget: usize) -> Vec<SectionChunk> {
+/// Cuts each section of `extracted` into chunks of at most about `budget` bytes, as the
+/// index stores them: each chunk's pointer is a [`lines_pointer`], its text its lines
+/// (each ending in `\n` but the last), its heading path, page and definition its
+/// section's. Lines outside every section (blank lines between them) belong to no chunk.
+/// A section marked `whole` is one chunk up to `8 × budget` bytes, and cut like any other
+/// beyond that.
+pub fn chunk_sections(extracted: &Extracted, budget: usize) -> Vec<ChunkRecord> {
     let lines: Vec<&str> = extracted.text.split_inclusive('\n').collect();
     let mut out = Vec::new();
     for section in &extracted.sections {
@@ -75,16 +55,18 @@ pub fn chunk_sections(extracted: &Extracted, budget: usize) -> Vec<SectionChunk>
                 continue;
             }
             let (start, end) = ((first + from + 1) as u32, (first + to) as u32);
-            out.push(SectionChunk {
+            out.push(ChunkRecord {
                 seq: out.len() as u32,
                 pointer: lines_pointer(start, end, &text),
                 heading_path: section.heading_path.clone(),
                 start_line: start,
                 end_line: end,
                 text,
-                page: section.page,
-                symbol_kind: section.symbol_kind.clone(),
-                symbol: section.symbol.clone(),
+                citation: Citation {
+                    page: section.page,
+                    symbol_kind: section.symbol_kind.clone(),
+                    symbol: section.symbol.clone(),
+                },
             });
         }
     }

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::formats::*;
 
 fn fixture(path: &str) -> Vec<u8> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/formats");
@@ -393,8 +394,11 @@ fn a_whole_definition_stays_one_chunk_up_to_eight_budgets() {
     let chunks = chunk_sections(&e, 200);
     assert_eq!(chunks.len(), 1);
     assert_eq!((chunks[0].start_line, chunks[0].end_line), (1, 22));
-    assert_eq!(chunks[0].symbol.as_deref(), Some("long"));
+    assert_eq!(chunks[0].citation.symbol.as_deref(), Some("long"));
     let cut = chunk_sections(&e, 40);
     assert!(cut.len() > 1, "{cut:?}");
-    assert!(cut.iter().all(|c| c.symbol.as_deref() == Some("long")));
+    assert!(
+        cut.iter()
+            .all(|c| c.citation.symbol.as_deref() == Some("long"))
+    );
 }

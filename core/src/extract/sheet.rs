@@ -9,7 +9,7 @@ use std::io::Cursor;
 
 use calamine::{Data, Reader};
 
-use super::{ExtractError, Extracted, Section};
+use crate::formats::{ExtractError, Extracted, Section};
 
 /// The longest header row, in characters, kept as a section's name.
 const HEADER_CHARS: usize = 200;

@@ -4,7 +4,7 @@
 use std::io::Cursor;
 use std::time::Duration;
 
-use super::{ExtractError, Format};
+use crate::formats::{ExtractError, Format};
 
 /// The stack of an extraction thread: 64 MiB.
 const STACK_BYTES: usize = 64 * 1024 * 1024;
