@@ -28,6 +28,16 @@ fn is_folio_target(target: &str) -> bool {
 
 fn main() -> ExitCode {
     use tracing_subscriber::prelude::*;
+    // A child started to extract one binary document (core `extract::worker`).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(folio_core::extract::WORKER_ARG) {
+        return ExitCode::from(folio_core::extract::run_worker(&args[1..]) as u8);
+    }
+    // Every command extracts binary documents in such children: a document that makes
+    // its parser abort (an allocation refused, a stack overflow) ends the child only.
+    if let Ok(exe) = std::env::current_exe() {
+        folio_core::extract::use_worker(exe);
+    }
     // Below info, only folio's own crates log: the protocol crates log whole messages
     // (document text) at debug and trace level, and folio's own lines never hold text
     // (docs/reliability.md "Secrets and privacy"; tests/privacy.rs).

@@ -1081,3 +1081,26 @@ fn doctor_names_what_the_index_leaves_out_and_why() {
         (Some(0), "nothing left out: every document is indexed\n")
     );
 }
+
+#[test]
+fn a_document_whose_parser_aborts_ends_its_worker_not_folio() {
+    // Two cells, A1 and XFD1048576: calamine sizes a dense grid by the addresses and asks
+    // for 512 GiB, which aborts the process that asks. The worker is that process.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::copy(fixture("formats/bad/sparse.xlsx"), root.join("sparse.xlsx")).unwrap();
+    std::fs::write(root.join("a.md"), "# A\n\nA note.\n").unwrap();
+    let out = folio(&["index", "--root", root.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "folio: skipped sparse.xlsx: text not extracted: the spreadsheet parser failed on this file: \
+             the parser ran out of its 2048 MiB of memory or overflowed its stack"
+        ),
+        "{stderr}"
+    );
+    let search = folio(&["search", "--root", root.to_str().unwrap(), "note"]);
+    assert_eq!(search.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&search.stdout).contains("a.md"));
+}

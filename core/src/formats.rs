@@ -102,6 +102,14 @@ impl Format {
         }
     }
 
+    /// The format [`Format::name`] names.
+    pub fn from_name(name: &str) -> Option<Format> {
+        REGISTERED
+            .iter()
+            .map(|(_, f)| *f)
+            .find(|f| f.name() == name)
+    }
+
     /// True for formats whose files are binary containers (PDF, Office, workbooks): their
     /// size cap is [`Limits::max_binary_size`], and their text exists only as extracted.
     pub fn is_binary(self) -> bool {
@@ -132,7 +140,7 @@ pub const DEFAULT_BINARY_BUDGET: u64 = 50 * 1024 * 1024;
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(30);
 
 /// A file's text as folio reads it, with its sections.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Extracted {
     /// The text a read returns (`text/plain`), lines ending in `\n`.
     pub text: String,
@@ -145,7 +153,7 @@ pub struct Extracted {
 
 /// A run of lines of [`Extracted::text`] that belongs together: a page, a sheet, a
 /// slide, a heading's section, a definition in source code.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Section {
     /// Names above the lines, outermost first: a sheet's or slide's name, headings, an
     /// enclosing class or `impl`.
@@ -168,7 +176,7 @@ pub struct Section {
 
 /// Why a file's text could not be extracted; the reason an index summary lists
 /// (`SkipReason::NotExtracted`) and a read refuses with.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum ExtractError {
     /// Larger than its format's size cap, or its extracted text larger than the text cap.
     #[error("{size} bytes, larger than the {cap}-byte limit for {what}")]
@@ -178,7 +186,7 @@ pub enum ExtractError {
         /// The cap in bytes.
         cap: u64,
         /// `text files`, `binary documents` or `extracted text`.
-        what: &'static str,
+        what: String,
     },
     /// A ZIP container whose parts would inflate past the decompression budget.
     #[error(
@@ -212,6 +220,15 @@ pub enum ExtractError {
     /// The parser panicked (a bug in it, met on this file).
     #[error("the {0} parser failed on this file")]
     Panicked(String),
+    /// The parser's process died without a result: out of its memory limit, its stack
+    /// overflowed, it could not be started ([`crate::extract::use_worker`]).
+    #[error("the {format} parser failed on this file: {why}")]
+    Crashed {
+        /// The format's name.
+        format: String,
+        /// How it ended.
+        why: String,
+    },
     /// The file is not a valid document of its format.
     #[error("not a readable {format} file: {message}")]
     Malformed {

@@ -25,8 +25,10 @@ mod office;
 mod pdf;
 mod sections;
 mod sheet;
+mod worker;
 
 pub use sections::{chunk_sections, lines_pointer, parse_lines_pointer};
+pub use worker::{WORKER_ARG, memory_limit, run_worker, use_worker};
 
 use crate::formats::{ExtractError, Extracted, Format, Limits};
 
@@ -42,21 +44,41 @@ pub fn extract(format: Format, bytes: Vec<u8>, limits: &Limits) -> Result<Extrac
         (limits.max_text_size, "text files")
     };
     if size > cap {
-        return Err(ExtractError::TooLarge { size, cap, what });
+        return Err(ExtractError::TooLarge {
+            size,
+            cap,
+            what: what.into(),
+        });
+    }
+    if let Some(text) = text_problem(format, &bytes) {
+        return Err(text);
     }
     let limits = *limits;
-    let extracted = guard::with_budget(format, limits.time_budget, move || {
-        extract_now(format, &bytes, &limits)
-    })?;
+    let extracted = match worker::worker().filter(|_| format.is_binary()) {
+        Some(executable) => worker::extract_in_worker(executable, format, bytes, &limits)?,
+        None => guard::with_budget(format, limits.time_budget, move || {
+            extract_now(format, &bytes, &limits)
+        })?,
+    };
     let size = extracted.text.len() as u64;
     if size > limits.max_text_size {
         return Err(ExtractError::TooLarge {
             size,
             cap: limits.max_text_size,
-            what: "extracted text",
+            what: "extracted text".into(),
         });
     }
     Ok(extracted)
+}
+
+/// Why the bytes of a text format (plain text, CSV, source code) are not text: NUL bytes
+/// (a binary file with a text name, or UTF-16, which folio does not decode), as a
+/// Markdown file with NUL bytes is skipped.
+fn text_problem(format: Format, bytes: &[u8]) -> Option<ExtractError> {
+    (!format.is_binary() && bytes.contains(&0)).then(|| ExtractError::Malformed {
+        format: format.name(),
+        message: "binary content (NUL bytes; a UTF-16 file is read only as UTF-8)".into(),
+    })
 }
 
 /// [`extract`] on the calling thread, with no time budget.

@@ -316,7 +316,7 @@ fn size_caps_hold_for_the_file_and_for_its_extracted_text() {
         Err(ExtractError::TooLarge {
             size: 24_159,
             cap: 1000,
-            what: "binary documents",
+            what: "binary documents".into(),
         })
     );
     let tiny_text = Limits {
@@ -328,7 +328,7 @@ fn size_caps_hold_for_the_file_and_for_its_extracted_text() {
         Err(ExtractError::TooLarge {
             size: 118,
             cap: 100,
-            what: "extracted text",
+            what: "extracted text".into(),
         })
     );
 }

@@ -41,18 +41,45 @@ impl Host {
         let bytes = read_bytes(&self.root, path, format, &self.config)
             .map_err(|reason| super::skip_error(path, reason))?;
         let hash = source_hash(&bytes);
-        let limits = self.config.parsers.limits(&self.config.index);
-        let extracted = extract(format, bytes, &limits).map_err(|e| {
+        let not_extracted = |e: String| {
             HostError::new(
                 ErrorCode::UnsupportedFormat,
                 format!("`{path}`: its text could not be extracted: {e}"),
             )
-        })?;
+        };
+        // A failure the index recorded for these bytes, under these budgets, is not
+        // paid for again.
+        if let Some(why) = self.recorded_failure(path, &hash) {
+            return Err(not_extracted(why));
+        }
+        let limits = self.config.parsers.limits(&self.config.index);
+        let extracted =
+            extract(format, bytes, &limits).map_err(|e| not_extracted(e.to_string()))?;
         Ok(ExtractedText {
             format,
             extracted,
             source_hash: hash,
         })
+    }
+
+    /// Why the index could not extract the document at `path` when its bytes hashed to
+    /// `hash`, under the budgets in force; `None` when it recorded no such failure.
+    fn recorded_failure(&self, path: &str, hash: &str) -> Option<String> {
+        let key = crate::index::extracted::limits_key(&self.config);
+        self.with_store(|store| {
+            let same_limits = store
+                .meta(crate::index::extracted::LIMITS_META)
+                .ok()
+                .flatten()
+                == Some(key);
+            let failures = store.unextracted().unwrap_or_default();
+            Ok(failures
+                .get(path)
+                .filter(|(h, _)| same_limits && h == hash)
+                .map(|(_, why)| why.clone()))
+        })
+        .ok()
+        .flatten()
     }
 
     /// `kb_read` of a document of `format`: a page of its extracted text, or of the lines

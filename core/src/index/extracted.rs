@@ -39,6 +39,22 @@ pub fn read_bytes(
     })
 }
 
+/// The `meta` key of the budgets the recorded extraction failures (`unextracted`) were
+/// found under ([`limits_key`]): under other budgets they are tried again.
+pub const LIMITS_META: &str = "extract_limits";
+
+/// The budgets of `config` as recorded under [`LIMITS_META`].
+pub fn limits_key(config: &Config) -> String {
+    let l = config.parsers.limits(&config.index);
+    format!(
+        "text {} binary {} inflated {} ms {}",
+        l.max_text_size,
+        l.max_binary_size,
+        l.max_decompressed_size,
+        l.time_budget.as_millis()
+    )
+}
+
 /// The source hash of a document other than Markdown: XxHash64 of its bytes.
 pub fn source_hash(bytes: &[u8]) -> String {
     hex(hash_bytes(bytes))

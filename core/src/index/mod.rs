@@ -381,7 +381,15 @@ fn index_pass(
         return Err(err);
     }
     let indexed = store.documents()?;
-    let unextracted = store.unextracted()?;
+    // Failures found under other budgets are tried again (a budget raised in folio.toml).
+    let limits_key = extracted::limits_key(config);
+    let limits_changed =
+        store.meta(extracted::LIMITS_META)?.as_deref() != Some(limits_key.as_str());
+    let unextracted = if limits_changed {
+        Default::default()
+    } else {
+        store.unextracted()?
+    };
     // After a schema migration that changed what a document's records hold, or when the
     // root became an Obsidian vault or stopped being one (the titles change).
     let vault = crate::workspace::is_vault(root, config);
@@ -486,6 +494,7 @@ fn index_pass(
         || root_changed
         || !vanished.is_empty()
         || unextracted_changed
+        || limits_changed
         || outcomes
             .iter()
             .any(|(o, _)| matches!(o, FileOutcome::Changed(_)));
@@ -540,6 +549,9 @@ fn index_pass(
             }
         }
         batch.keep_unextracted(&still_unextracted)?;
+        if limits_changed {
+            batch.set_meta(extracted::LIMITS_META, &limits_key)?;
+        }
         batch.commit()?;
     }
     for ((path, _), (outcome, invalid_at)) in candidates.iter().zip(outcomes) {

@@ -945,6 +945,13 @@ fn a_document_whose_text_cannot_be_extracted_is_skipped_with_its_reason() {
             message: "recorded".into()
         }
     );
+    // Other budgets try it again.
+    let mut roomier = Config::default();
+    roomier.parsers.time_budget_ms = 60_000;
+    let retried = index_root(&root, &roomier, &db, false, None).unwrap();
+    assert!(
+        matches!(&retried.skipped[0].reason, crate::workspace::SkipReason::NotExtracted { message } if message.starts_with("not a readable pdf file"))
+    );
     // New bytes are extracted again; a readable document leaves the record.
     write(&root, "broken.pdf", b"%PDF-1.7\nstill not a pdf");
     let changed = index_root(&root, &Config::default(), &db, false, None).unwrap();
