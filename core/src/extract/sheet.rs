@@ -116,6 +116,16 @@ fn cell_text(cell: &Data) -> String {
     let text = match cell {
         Data::Empty => return String::new(),
         Data::String(s) => s.clone(),
+        // A date is a day count to Excel: written as the date it is, so that it reads and
+        // searches as one (`2024-03-05`, `2024-03-05 14:30:00`).
+        Data::DateTime(dt) if dt.is_datetime() => {
+            let (y, mo, d, h, mi, sec, _) = dt.to_ymd_hms_milli();
+            if (h, mi, sec) == (0, 0, 0) {
+                format!("{y:04}-{mo:02}-{d:02}")
+            } else {
+                format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{sec:02}")
+            }
+        }
         other => other.to_string(),
     };
     text.replace('|', "\\|")

@@ -402,3 +402,28 @@ fn a_whole_definition_stays_one_chunk_up_to_eight_budgets() {
             .all(|c| c.citation.symbol.as_deref() == Some("long"))
     );
 }
+
+#[test]
+fn workbook_dates_read_as_dates() {
+    let e = read("cells/dates.xlsx");
+    assert_eq!(
+        e.text,
+        "# Sheet\n\n| Kind | Value |\n| --- | --- |\n| date | 2024-03-05 |\n| time | 2024-03-05 14:30:00 |\n\
+         | number | 2.5 |\n| flag | true |\n| text | plain |\n"
+    );
+}
+
+#[test]
+fn text_with_nul_bytes_is_binary() {
+    let utf16: Vec<u8> = "\u{feff}words"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    assert_eq!(
+        extract(Format::Text, utf16, &limits()),
+        Err(ExtractError::Malformed {
+            format: "text".into(),
+            message: "binary content (NUL bytes; a UTF-16 file is read only as UTF-8)".into(),
+        })
+    );
+}
