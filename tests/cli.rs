@@ -1048,6 +1048,8 @@ fn doctor_names_what_the_index_leaves_out_and_why() {
     let root = dir.path();
     let bad = fixture("formats/bad");
     std::fs::copy(bad.join("locked.pdf"), root.join("locked.pdf")).unwrap();
+    // A page tree that lists itself: indexed, no page found, so no text.
+    std::fs::copy(bad.join("page-loop.pdf"), root.join("page-loop.pdf")).unwrap();
     std::fs::create_dir(root.join("src")).unwrap();
     std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
     std::fs::write(root.join("src/b.py"), "y = 2\n").unwrap();
@@ -1060,13 +1062,28 @@ fn doctor_names_what_the_index_leaves_out_and_why() {
         String::from_utf8_lossy(&out.stdout),
         "not indexed (1):\n  locked.pdf: text not extracted: encrypted: folio reads no password-protected document\n\
          not read: their parser is off (add the extension to [parsers].enabled in folio.toml):\n  .py (2 files): src/a.py, src/b.py\n\
+         indexed, but no text found (a scanned PDF has only pictures of its pages; folio does no OCR):\n  page-loop.pdf\n\
          frontmatter that does not parse (title, tags, aliases and date not read):\n  bad.md: frontmatter is not valid YAML: \
          did not find expected ',' or ']' at line 2 column 1, while parsing a flow sequence at line 1 column 7 \
          (lines counted from the one after the opening `---`)\n"
     );
 
     std::fs::remove_file(root.join("locked.pdf")).unwrap();
+    std::fs::remove_file(root.join("page-loop.pdf")).unwrap();
     std::fs::write(root.join("bad.md"), "---\ntags: [a]\n---\n# Bad\n").unwrap();
+    // Files whose parser is off are listed; they are left out by the settings, so the
+    // exit code stays 0.
+    let out = folio(&["doctor", "--root", root.to_str().unwrap()]);
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (
+            Some(0),
+            "not read: their parser is off (add the extension to [parsers].enabled in folio.toml):\n  .py (2 files): src/a.py, src/b.py\n"
+        )
+    );
     std::fs::write(
         root.join("folio.toml"),
         "[parsers]\nenabled = [\"txt\", \"py\"]\n",

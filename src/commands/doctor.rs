@@ -10,7 +10,8 @@ use super::root::{host_error, open_host, resolve_root};
 use crate::cli::DoctorArgs;
 
 /// Indexes the root `args` names and prints what the index leaves out; exit 3 when
-/// something is, 0 when nothing is.
+/// something the settings mean to read is left out, 0 otherwise (files whose parser is
+/// off are listed, and do not count).
 pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
     let r = resolve_root(&args.root)?;
     let host = open_host(&r, false, false)?;
@@ -30,7 +31,7 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
 
 /// The text report of `report`: one section per finding, each line a path.
 fn write_text(out: &mut impl Write, report: &DoctorReport) -> Result<()> {
-    if report.is_clean() {
+    if report.is_clean() && report.not_enabled.is_empty() {
         writeln!(out, "nothing left out: every document is indexed")?;
         return Ok(());
     }
@@ -59,6 +60,15 @@ fn write_text(out: &mut impl Write, report: &DoctorReport) -> Result<()> {
                 super::counted(n.files, "file", "files"),
                 n.examples.join(", ")
             )?;
+        }
+    }
+    if !report.without_text.is_empty() {
+        writeln!(
+            out,
+            "indexed, but no text found (a scanned PDF has only pictures of its pages; folio does no OCR):"
+        )?;
+        for path in &report.without_text {
+            writeln!(out, "  {path}")?;
         }
     }
     if !report.frontmatter_unparsed.is_empty() {

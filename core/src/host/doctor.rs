@@ -27,6 +27,9 @@ pub struct DoctorReport {
     /// Indexed notes whose frontmatter did not parse: their title, tags, aliases and
     /// date are not read, so filters miss them.
     pub frontmatter_unparsed: Vec<FrontmatterUnparsed>,
+    /// Documents other than Markdown indexed with no text in them (a scanned PDF holds
+    /// only pictures of its pages, and folio does no OCR), sorted by path.
+    pub without_text: Vec<String>,
 }
 
 /// Files of one extension whose parser is off.
@@ -50,11 +53,13 @@ pub struct FrontmatterUnparsed {
 }
 
 impl DoctorReport {
-    /// True when nothing is left out.
+    /// True when nothing is left out that the settings mean to read: no file skipped, no
+    /// frontmatter unparsed, no document without text. Files whose parser is off are left
+    /// out by the settings (source code is, by default), so they do not count.
     pub fn is_clean(&self) -> bool {
         self.skipped.is_empty()
-            && self.not_enabled.is_empty()
             && self.frontmatter_unparsed.is_empty()
+            && self.without_text.is_empty()
     }
 }
 
@@ -94,6 +99,8 @@ impl Host {
                 .into_iter()
                 .map(|(path, error)| FrontmatterUnparsed { path, error })
                 .collect(),
+            without_text: self
+                .with_store(|store| store.documents_without_text().map_err(HostError::internal))?,
         })
     }
 }

@@ -380,6 +380,22 @@ impl Host {
     /// Resolves an existing Markdown document (path policy, then the file must exist).
     pub(crate) fn resolve_markdown(&self, path: &str) -> HostResult<PathBuf> {
         let abs = resolve_existing(&self.root, path)?;
+        if !is_markdown(path)
+            && let Some(format) = crate::formats::Format::of_path(path)
+        {
+            let ext = path
+                .rsplit('.')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            return Err(HostError::new(
+                ErrorCode::UnsupportedFormat,
+                format!(
+                    "`{path}` is a {} file, which folio reads only when `{ext}` is in [parsers].enabled of folio.toml",
+                    format.name()
+                ),
+            ));
+        }
         if !is_markdown(path) {
             return Err(HostError::new(
                 ErrorCode::UnsupportedFormat,

@@ -862,13 +862,22 @@ fn enabled_parsers_decide_which_other_documents_are_indexed_and_a_narrower_list_
         "src/lib.rs",
         b"/// Counts.\npub fn count() -> u32 {\n    1\n}\n",
     );
-    // A folder with a registered extension is no document.
+    // A folder with a registered extension is no document; a link to one is named, never
+    // followed.
     std::fs::create_dir_all(root.join("v1.txt")).unwrap();
+    std::os::unix::fs::symlink(root.join("notes.txt"), root.join("linked.txt")).unwrap();
     let db = root.join(".folio/index.db");
     let mut config = Config::default();
 
     let first = index_root(&root, &config, &db, false, None).unwrap();
-    assert_eq!((first.files, first.indexed, first.skipped.len()), (3, 3, 0));
+    assert_eq!((first.files, first.indexed), (3, 3));
+    assert_eq!(
+        first.skipped,
+        vec![Skipped {
+            path: "linked.txt".into(),
+            reason: crate::workspace::SkipReason::Symlink,
+        }]
+    );
     assert_eq!(
         formats(&db),
         vec![

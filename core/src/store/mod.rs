@@ -475,6 +475,17 @@ impl Store {
         Ok(rows.collect::<Result<HashMap<_, _>, _>>()?)
     }
 
+    /// The documents other than Markdown that have no chunk (no text was found in them),
+    /// sorted by path.
+    pub fn documents_without_text(&self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT d.path FROM documents d WHERE d.format IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = d.id) ORDER BY d.path",
+        )?;
+        let rows = stmt.query_map([], |row| row.get(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     /// The documents whose frontmatter did not parse, as `(path, why)`, sorted by path.
     pub fn frontmatter_errors(&self) -> Result<Vec<(String, String)>, StoreError> {
         let mut stmt = self.conn.prepare_cached(

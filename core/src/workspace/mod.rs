@@ -262,7 +262,8 @@ pub fn scan(root: &Path, config: &Config) -> Result<Scan, WorkspaceError> {
             };
             let mut scan = found.lock().expect("scan lock poisoned");
             if ft.is_symlink() {
-                if is_markdown(&rel) {
+                // A link to a document folio would read is named, never followed.
+                if is_markdown(&rel) || config.parsers.format_of(&rel).is_some() {
                     scan.skipped.push(Skipped {
                         path: rel,
                         reason: SkipReason::Symlink,
