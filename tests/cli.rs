@@ -390,6 +390,16 @@ fn a_missing_root_is_a_clear_error() {
         String::from_utf8_lossy(&out.stderr),
         "folio: error: cannot outline `/definitely/not/here.md`: unreadable: No such file or directory (os error 2)\n"
     );
+    let pdf = fixture("formats/kb/manual.pdf");
+    let out = folio(&["outline", pdf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "folio: error: cannot outline `{}`: it is a pdf document, not Markdown (`folio search` finds its text, kb_read reads it)\n",
+            pdf.display()
+        )
+    );
 }
 
 #[test]
@@ -1120,4 +1130,32 @@ fn a_document_whose_parser_aborts_ends_its_worker_not_folio() {
     let search = folio(&["search", "--root", root.to_str().unwrap(), "note"]);
     assert_eq!(search.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&search.stdout).contains("a.md"));
+}
+
+#[test]
+fn search_names_the_page_and_the_definition_of_a_hit() {
+    let dir = copy_fixture("formats/kb");
+    let root = dir.path();
+    std::fs::write(
+        root.join("folio.toml"),
+        "[parsers]\nenabled = [\"pdf\", \"rs\"]\n",
+    )
+    .unwrap();
+    let first_line = |query: &str| {
+        let out = folio(&["search", "--root", root.to_str().unwrap(), query]);
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        first_line("earthworms"),
+        "src/lib.rs:24-27 (function_item count_earthworms)  (lexical rank 1)"
+    );
+    assert_eq!(
+        first_line("zephyrometer"),
+        "manual.pdf:1-2 (page 1)  (lexical rank 1)"
+    );
 }

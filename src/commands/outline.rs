@@ -13,6 +13,17 @@ use crate::cli::OutlineArgs;
 /// Prints the outline of the file `args` names.
 pub fn run(args: &OutlineArgs) -> Result<ExitCode> {
     let (file, json) = (args.file.as_path(), args.json);
+    let name = file.to_string_lossy();
+    if !is_markdown(&name)
+        && let Some(format) = folio_core::formats::Format::of_path(&name)
+        && format.is_binary()
+    {
+        anyhow::bail!(
+            "cannot outline `{}`: it is a {} document, not Markdown (`folio search` finds its text, kb_read reads it)",
+            file.display(),
+            format.name()
+        );
+    }
     // The same checks and reading as indexing: a regular file, under the size cap, no NUL
     // bytes; text that is not UTF-8 is read with U+FFFD replacements, so the pointers are
     // the index's.

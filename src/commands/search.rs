@@ -69,12 +69,21 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
         } else {
             format!(" — {}", hit.heading_path.join(" > "))
         };
+        // Where in a PDF or a source file: the page, the definition.
+        let mut cited = String::new();
+        if let Some(page) = hit.citation.page {
+            cited.push_str(&format!(" (page {page})"));
+        }
+        if let (Some(kind), Some(symbol)) = (&hit.citation.symbol_kind, &hit.citation.symbol) {
+            cited.push_str(&format!(" ({kind} {symbol})"));
+        }
         writeln!(
             out,
-            "{}:{}-{}{}  ({})",
+            "{}:{}-{}{}{}  ({})",
             hit.path,
             hit.start_line,
             hit.end_line,
+            cited,
             heading,
             readable_score(hit, results.reranked, results.mode == "hybrid")
         )?;
