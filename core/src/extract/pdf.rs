@@ -24,11 +24,19 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     }
     let title = document_title(&document);
     check_forms(&document)?;
+    let extracted = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(bytes));
+    let pages = match extracted {
+        Ok(Ok(pages)) => pages,
+        Ok(Err(pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)))) => {
+            return Err(ExtractError::Encrypted);
+        }
+        // pdf-extract stops at the first font it cannot map (it panics on a CJK font
+        // with a predefined CMap such as UniJIS-UCS2-H): lopdf's own text reader, page
+        // by page, keeps the pages it can read.
+        Ok(Err(_)) | Err(_) => pages_by_lopdf(&document)
+            .ok_or_else(|| malformed("no page's text could be read".into()))?,
+    };
     drop(document);
-    let pages = pdf_extract::extract_text_from_mem_by_pages(bytes).map_err(|e| match e {
-        pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)) => ExtractError::Encrypted,
-        other => malformed(other.to_string()),
-    })?;
     let parts = pages
         .into_iter()
         .enumerate()
@@ -50,6 +58,24 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
         title,
         sections,
     })
+}
+
+/// The text of each page as `lopdf` reads it (an empty page where it fails), or `None`
+/// when it reads no page at all.
+fn pages_by_lopdf(document: &lopdf::Document) -> Option<Vec<String>> {
+    let numbers: Vec<u32> = document.get_pages().into_keys().collect();
+    let pages: Vec<Option<String>> = numbers
+        .iter()
+        .map(|&n| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| document.extract_text(&[n])))
+                .ok()
+                .and_then(Result::ok)
+        })
+        .collect();
+    pages
+        .iter()
+        .any(Option::is_some)
+        .then(|| pages.into_iter().map(Option::unwrap_or_default).collect())
 }
 
 /// How deep form XObjects may nest in one another (drawn inside each other) before a

@@ -427,3 +427,15 @@ fn text_with_nul_bytes_is_binary() {
         })
     );
 }
+
+#[test]
+fn a_pdf_font_pdf_extract_cannot_map_leaves_the_pages_lopdf_reads() {
+    // pdf-extract panics on the CID font of page 2 (UniJIS-UCS2-H); lopdf reads page 1.
+    let e = read("cells/cid-japanese.pdf");
+    assert!(
+        e.text.starts_with("Page one English: pelicanstorm"),
+        "{:?}",
+        e.text
+    );
+    assert_eq!(e.sections[0].page, Some(1));
+}
