@@ -244,7 +244,7 @@ test('a workspace without Markdown: one warning, status counts zero, requests st
   assert.ok(bin, 'FOLIO_BIN must name the built folio binary');
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-vscode-empty-'));
   fs.mkdirSync(path.join(root, '.git'));
-  fs.writeFileSync(path.join(root, 'data.csv'), 'a,b\n');
+  fs.writeFileSync(path.join(root, 'data.json'), '{}\n');
   const realRoot = fs.realpathSync(root);
   const rootUri = pathToFileURL(realRoot).href;
   const { child, conn, of } = start(root);
