@@ -64,7 +64,8 @@ impl RerankArgs {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Index the Markdown files under the root (incremental by content hash).
+    /// Index the Markdown files under the root, and the documents `[parsers].enabled` turns on
+    /// (incremental by content hash).
     Index(IndexArgs),
     /// Search the index (hybrid by default: BM25 and embeddings fused by Reciprocal Rank
     /// Fusion); indexes changed files first.

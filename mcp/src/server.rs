@@ -198,7 +198,7 @@ impl FolioServer {
         kb.start_reindex(args.force).map(Json).map_err(ToolError)
     }
 
-    /// Searches the indexed Markdown chunks: hybrid by default (BM25 and embedding similarity fused by Reciprocal Rank Fusion; lexical until the index has vectors), or `semantic` / `lexical`, with filters (path globs, category, topic, tags, dates, frontmatter fields). Returns {results, low_confidence, filter_applied, mode, indexing, embedding}; each hit has path, pointer, heading_path, start_line/end_line, score, snippet, indexedSourceHash, a kb://doc/ uri and a file: uri. The index may lag behind the files: read the source with kb_read before quoting or editing.
+    /// Searches the indexed chunks of Markdown notes and of the other documents folio reads (PDF, Word, PowerPoint, spreadsheets, CSV, text; source code when enabled): hybrid by default (BM25 and embedding similarity fused by Reciprocal Rank Fusion; lexical until the index has vectors), or `semantic` / `lexical`, with filters (path globs, category, topic, tags, dates, frontmatter fields). Returns {results, low_confidence, filter_applied, mode, indexing, embedding}; each hit has path, pointer, heading_path, start_line/end_line, score, snippet, indexedSourceHash, a kb://doc/ uri and a file: uri, and in another format page (PDF) or symbol_kind and symbol (source code). The index may lag behind the files: read the source with kb_read before quoting or editing.
     #[tool(name = "kb_search", annotations(read_only_hint = true))]
     async fn kb_search(
         &self,
@@ -207,7 +207,7 @@ impl FolioServer {
         json(&self.kb, move |kb| kb.search(&args)).await
     }
 
-    /// Reads a Markdown document's current source (not the index): the whole file, or what one element owns when given a pointer (a heading: its section; a table: also its columns and rows). Paged by bytes (offset / next_offset). Returns the text, the file's sourceHash, and the elements in the page with their pointers for kb_patch.
+    /// Reads a Markdown document's current source (not the index): the whole file, or what one element owns when given a pointer (a heading: its section; a table: also its columns and rows). Paged by bytes (offset / next_offset). Returns the text, the file's sourceHash, and the elements in the page with their pointers for kb_patch. A PDF, Office file, spreadsheet, text or source file is read as its extracted text (read-only, with its format); a hit's `L<start>-<end>~…` pointer reads those lines.
     #[tool(name = "kb_read", annotations(read_only_hint = true))]
     async fn kb_read(
         &self,
