@@ -13,8 +13,6 @@ use super::{ErrorCode, Host, HostError, HostResult};
 
 /// A document's extracted text and the hash of the bytes it came from.
 pub struct ExtractedText {
-    /// The document's format.
-    pub format: Format,
     /// The extraction: text and sections.
     pub extracted: Extracted,
     /// XxHash64 of the file's bytes (16 hex digits), as the index records it.
@@ -56,7 +54,6 @@ impl Host {
         let extracted =
             extract(format, bytes, &limits).map_err(|e| not_extracted(e.to_string()))?;
         Ok(ExtractedText {
-            format,
             extracted,
             source_hash: hash,
         })
@@ -96,7 +93,6 @@ impl Host {
         let ExtractedText {
             extracted,
             source_hash,
-            ..
         } = self.read_extracted(&args.path, format)?;
         let text = extracted.text;
         let lines = LineIndex::new(&text);
@@ -136,12 +132,11 @@ impl Host {
     }
 
     /// Whether a hit in the document of `path`, indexed from bytes hashing to
-    /// `indexed_hash`, still holds: `Some(true)` when the file is unchanged, `Some(false)`
-    /// when it changed, `None` when it is gone or no longer read.
-    pub(crate) fn extracted_unchanged(&self, path: &str, indexed_hash: &str) -> Option<bool> {
-        let format = self.extracted_format(path)?;
-        let bytes = read_bytes(&self.root, path, format, &self.config).ok()?;
-        Some(source_hash(&bytes) == indexed_hash)
+    /// `indexed_hash`, still holds: the file is still read and its bytes are unchanged.
+    pub(crate) fn extracted_unchanged(&self, path: &str, indexed_hash: &str) -> bool {
+        self.extracted_format(path)
+            .and_then(|format| read_bytes(&self.root, path, format, &self.config).ok())
+            .is_some_and(|bytes| source_hash(&bytes) == indexed_hash)
     }
 }
 

@@ -11,7 +11,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::parse::{Parsed, parse};
-use crate::workspace::is_markdown;
 
 use super::read::resolve_pointer;
 use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
@@ -539,11 +538,11 @@ impl Host {
                 continue;
             }
             let now = files.entry(hit.path.clone()).or_insert_with(|| {
-                if self.config.parsers.format_of(&hit.path).is_some() && !is_markdown(&hit.path) {
+                if self.extracted_format(&hit.path).is_some() {
                     // Another format: its hits hold while its bytes are the indexed ones.
                     return match self.extracted_unchanged(&hit.path, &hit.indexed_source_hash) {
-                        Some(true) => Now::Unchanged,
-                        _ => Now::Gone,
+                        true => Now::Unchanged,
+                        false => Now::Gone,
                     };
                 }
                 let cap = self.config.index.max_file_size;
