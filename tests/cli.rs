@@ -1081,8 +1081,12 @@ fn doctor_names_what_the_index_leaves_out_and_why() {
     std::fs::remove_file(root.join("locked.pdf")).unwrap();
     std::fs::remove_file(root.join("page-loop.pdf")).unwrap();
     std::fs::write(root.join("bad.md"), "---\ntags: [a]\n---\n# Bad\n").unwrap();
-    // Files whose parser is off are listed; they are left out by the settings, so the
-    // exit code stays 0.
+    // One byte over what a resource read returns: indexed, and read in pages.
+    let mut big = "# Big\n\n".to_string();
+    big.push_str(&"a".repeat(4 * 1024 * 1024 + 1 - big.len()));
+    std::fs::write(root.join("big.md"), big).unwrap();
+    // Files whose parser is off and documents read only in pages are listed; neither is
+    // left out of search, so the exit code stays 0.
     let out = folio(&["doctor", "--root", root.to_str().unwrap()]);
     assert_eq!(
         (
@@ -1091,9 +1095,12 @@ fn doctor_names_what_the_index_leaves_out_and_why() {
         ),
         (
             Some(0),
-            "not read: their parser is off (add the extension to [parsers].enabled in folio.toml):\n  .py (2 files): src/a.py, src/b.py\n"
+            "not read: their parser is off (add the extension to [parsers].enabled in folio.toml):\n  .py (2 files): src/a.py, src/b.py\n\
+             indexed and found by search, but not returned whole by a read:\n  \
+             big.md: larger-than-a-read-returns: over 4 MiB, kb://doc/ refuses it; kb_read pages through it\n"
         )
     );
+    std::fs::remove_file(root.join("big.md")).unwrap();
     std::fs::write(
         root.join("folio.toml"),
         "[parsers]\nenabled = [\"txt\", \"py\"]\n",

@@ -15,7 +15,6 @@ pub mod caller;
 pub mod http;
 pub mod prompts;
 pub mod registry;
-pub mod resources;
 pub mod server;
 pub mod transport;
 

@@ -35,6 +35,7 @@ use folio_core::host::images::{
 };
 use folio_core::host::links::LinksArgs;
 use folio_core::host::read::{OutlineArgs, ReadArgs};
+use folio_core::host::resources::Contents;
 use folio_core::host::search::SearchRequest;
 use folio_core::host::status::ReindexArgs;
 use folio_core::host::{ErrorCode, Host, HostError, HostResult, Options};
@@ -660,7 +661,7 @@ impl ServerHandler for FolioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let groups = blocking(&self.kb, crate::resources::topic_groups)
+        let groups = blocking(&self.kb, Host::topic_groups)
             .await
             .map_err(to_protocol)?;
         let resources = groups
@@ -689,7 +690,7 @@ impl ServerHandler for FolioServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let t = ResourceTemplate::new("kb://doc/{+path}", "document")
-            .with_description("One indexed Markdown document by its KB-relative path (percent-encoded, `/` kept).")
+            .with_description("One indexed document by its KB-relative path (percent-encoded, `/` kept): Markdown as text/markdown; a PDF, Office file, spreadsheet, text or source file as its extracted text, text/plain.")
             .with_mime_type("text/markdown");
         Ok(ListResourceTemplatesResult::with_all_items(vec![t]))
     }
@@ -700,17 +701,17 @@ impl ServerHandler for FolioServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.clone();
-        let res = blocking(&self.kb, move |kb| crate::resources::read(kb, &uri))
+        let res = blocking(&self.kb, move |kb| kb.read_resource(&uri))
             .await
             .map_err(to_protocol)?;
         let contents = match res {
-            crate::resources::Contents::Markdown(text) => {
+            Contents::Markdown(text) => {
                 ResourceContents::text(text, request.uri).with_mime_type("text/markdown")
             }
-            crate::resources::Contents::Text(text) => {
+            Contents::Text(text) => {
                 ResourceContents::text(text, request.uri).with_mime_type("text/plain")
             }
-            crate::resources::Contents::Blob(data, mime_type) => {
+            Contents::Blob(data, mime_type) => {
                 use base64::Engine;
                 let blob = base64::engine::general_purpose::STANDARD.encode(&data);
                 ResourceContents::blob(blob, request.uri).with_mime_type(mime_type)

@@ -1,10 +1,10 @@
-//! `folio doctor`: the host's [`DoctorReport`] of a root, as text or JSON.
+//! `folio doctor`: the host's [`LeftOut`] of a root, as text or JSON.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use folio_core::host::doctor::DoctorReport;
+use folio_core::host::doctor::{LeftOut, WithheldReason};
 
 use super::root::{host_error, open_host, resolve_root};
 use crate::cli::DoctorArgs;
@@ -30,8 +30,8 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
 }
 
 /// The text report of `report`: one section per finding, each line a path.
-fn write_text(out: &mut impl Write, report: &DoctorReport) -> Result<()> {
-    if report.is_clean() && report.not_enabled.is_empty() {
+fn write_text(out: &mut impl Write, report: &LeftOut) -> Result<()> {
+    if report.is_clean() && report.not_enabled.is_empty() && report.withheld.is_empty() {
         writeln!(out, "nothing left out: every document is indexed")?;
         return Ok(());
     }
@@ -69,6 +69,23 @@ fn write_text(out: &mut impl Write, report: &DoctorReport) -> Result<()> {
         )?;
         for path in &report.without_text {
             writeln!(out, "  {path}")?;
+        }
+    }
+    if !report.withheld.is_empty() {
+        writeln!(
+            out,
+            "indexed and found by search, but not returned whole by a read:"
+        )?;
+        for w in &report.withheld {
+            let why = match w.reason {
+                WithheldReason::ExtensionNotRegistered => {
+                    "extension-not-registered: its parser is off in [parsers].enabled; the next pass removes it"
+                }
+                WithheldReason::LargerThanAReadReturns => {
+                    "larger-than-a-read-returns: over 4 MiB, kb://doc/ refuses it; kb_read pages through it"
+                }
+            };
+            writeln!(out, "  {}: {why}", w.path)?;
         }
     }
     if !report.frontmatter_unparsed.is_empty() {

@@ -59,6 +59,18 @@ fn write_text(out: &mut impl Write, s: &StatusOutput) -> Result<()> {
             None => writeln!(out, "synonyms: in use (lexical queries are widened)")?,
             Some(why) => writeln!(out, "synonyms: not in use: {why}")?,
         }
+        let left = &s.left_out;
+        let (unparsed, no_text, withheld) = (
+            left.frontmatter_unparsed.len(),
+            left.without_text.len(),
+            left.withheld.len(),
+        );
+        if unparsed + no_text + withheld > 0 {
+            writeln!(
+                out,
+                "left out: frontmatter unparsed {unparsed}, no text {no_text}, not read whole {withheld} (`folio doctor` names them)"
+            )?;
+        }
     }
     write_embedding(out, &s.embedding, index.exists)?;
     write_rerank(out, &s.rerank)?;

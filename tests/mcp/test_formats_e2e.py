@@ -111,8 +111,17 @@ async def test_every_format_is_searchable_and_readable_with_its_citation(connect
 async def test_unreadable_documents_are_skipped_with_reasons_and_new_files_are_found(connect, tmp_path, monkeypatch):
     root = make_root(tmp_path, monkeypatch)
     async with connect(root) as client:
-        last = (await idle(client))["indexing"]["last"]
+        status = await idle(client)
+        last = status["indexing"]["last"]
         assert (last["ok"], last["skipped"]) == (True, 5), last
+        # kb_status names them, as folio doctor does.
+        left_out = status["left_out"]
+        assert [s["path"] for s in left_out["skipped"]] == [
+            "bomb.docx", "locked.pdf", "sparse.xlsx", "truncated.docx", "xform-loop.pdf"
+        ], left_out
+        assert {s["reason"] for s in left_out["skipped"]} == {"not-extracted"}, left_out
+        assert left_out["without_text"] == ["page-loop.pdf"], left_out
+        assert left_out["withheld"] == [], left_out
         reasons = {
             "bomb.docx": "more than 1000-fold (a ZIP bomb's mark)",
             "locked.pdf": "encrypted: folio reads no password-protected document",

@@ -23,6 +23,7 @@ pub mod live;
 pub mod model;
 pub mod read;
 pub mod registry;
+pub mod resources;
 pub mod schema;
 pub mod search;
 pub mod similarity;

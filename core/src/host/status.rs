@@ -30,6 +30,10 @@ pub struct ReindexState {
     /// Paths the running pass over watched changes took.
     in_pass: usize,
     last: Option<LastRun>,
+    /// What the last pass that completed left out of the index: the files it skipped
+    /// and the files whose parser is off (every pass walks the whole root, so either
+    /// kind of pass gives both whole).
+    pub(crate) walked_out: Option<(Vec<crate::workspace::Skipped>, Vec<String>)>,
 }
 
 /// What a pass of [`Host::run_reindex`] covers.
@@ -269,6 +273,10 @@ pub struct StatusOutput {
     pub indexing: Indexing,
     /// How changes made by other programs reach the index (`[index].watch`).
     pub watch: crate::watch::WatchStatus,
+    /// What the index leaves out and why (the report of `folio doctor`): files skipped
+    /// and files whose parser is off as of the last pass this process ran (empty
+    /// before one), the rest as the index holds it now.
+    pub left_out: super::doctor::LeftOut,
     /// Multi-file operations (moves) a killed folio writer left unfinished: their links
     /// are half rewritten until a writer finishes them (a server started with writes
     /// allowed does on start; `folio index` does too). Absent when there are none.
@@ -442,6 +450,7 @@ impl Host {
             rerank: RerankStatus::of(&self.reranker),
             index,
             indexing,
+            left_out: self.left_out()?,
             watch: if checked && !self.is_watching() {
                 crate::watch::probe(&self.root, &self.config)
             } else {
@@ -598,6 +607,9 @@ impl Host {
             };
             let ok = last.ok;
             s.last = Some(last.clone());
+            if let Ok(summary) = &result {
+                s.walked_out = Some((summary.skipped.clone(), summary.not_enabled.clone()));
+            }
             first.get_or_insert((last, result));
             if let Some(changed) = changed.filter(|_| !ok) {
                 // Not indexed: tried again with the next pass.

@@ -92,6 +92,9 @@ pub struct IndexSummary {
     pub removed: usize,
     /// Files skipped, with reasons.
     pub skipped: Vec<Skipped>,
+    /// Regular files of a format folio can read whose extension `[parsers].enabled`
+    /// does not list (source code, by default), KB-relative, sorted: not indexed.
+    pub not_enabled: Vec<String>,
     /// Documents indexed that are not valid UTF-8: (path, byte offset of the first invalid
     /// sequence), sorted by path; read with U+FFFD replacements, and read-only
     /// ([`crate::workspace::read_markdown_lossy_in`]).
@@ -462,6 +465,7 @@ fn index_pass(
 
     let mut summary = IndexSummary {
         files: total,
+        not_enabled: not_enabled(root, &scan, config),
         skipped: scan.skipped,
         rebuilt: store.was_rebuilt(),
         db_path: db_path.to_path_buf(),
@@ -592,6 +596,20 @@ fn documents_of(
     }));
     documents.sort_by(|a, b| a.0.cmp(&b.0));
     documents
+}
+
+/// The scan's regular files of a registered format whose parser `[parsers].enabled`
+/// leaves off, sorted by path.
+fn not_enabled(root: &Path, scan: &crate::workspace::Scan, config: &Config) -> Vec<String> {
+    let mut paths: Vec<String> = scan
+        .other
+        .iter()
+        .filter(|path| Format::of_path(path).is_some() && config.parsers.format_of(path).is_none())
+        .filter(|path| std::fs::symlink_metadata(root.join(path)).is_ok_and(|m| m.is_file()))
+        .cloned()
+        .collect();
+    paths.sort();
+    paths
 }
 
 /// The outcome of a document of `format` at `path`: unchanged when its bytes hash to

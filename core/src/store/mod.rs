@@ -486,6 +486,26 @@ impl Store {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    /// The indexed documents other than Markdown, and the Markdown documents over
+    /// `max_size` bytes, as `(path, format name or None for Markdown, size in bytes)`,
+    /// sorted by path: what a read may not return.
+    pub fn documents_to_withhold(
+        &self,
+        max_size: u64,
+    ) -> Result<Vec<(String, Option<String>, u64)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT path, format, size FROM documents WHERE format IS NOT NULL OR size > ?1 ORDER BY path",
+        )?;
+        let rows = stmt.query_map([max_size as i64], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get::<_, i64>(2)?.max(0) as u64,
+            ))
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     /// The documents whose frontmatter did not parse, as `(path, why)`, sorted by path.
     pub fn frontmatter_errors(&self) -> Result<Vec<(String, String)>, StoreError> {
         let mut stmt = self.conn.prepare_cached(

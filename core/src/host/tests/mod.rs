@@ -13,6 +13,7 @@ mod knowledge;
 mod links;
 mod paths;
 mod read;
+mod resources;
 mod search;
 mod status;
 

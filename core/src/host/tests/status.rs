@@ -37,6 +37,7 @@ fn kb_status_reports_counts_and_the_last_reindex() {
                 "last": {"ok": true, "finished_at_ms": 0, "elapsed_ms": 0, "files": 3, "indexed": 3, "unchanged": 0, "removed": 0, "skipped": 0, "frontmatter_unparsed": 0, "kind": "full"},
                 "pending_changes": 0, "changes_passes": 0, "full_passes": 1
             },
+            "left_out": {"skipped": [], "not_enabled": [], "frontmatter_unparsed": [], "without_text": [], "withheld": []},
             "watch": {
                 "configured": "auto", "mode": "off", "reason": "this process does not watch the root", "changes_seen": 0
             }
@@ -185,5 +186,50 @@ fn provider_none_is_off_with_its_reason_before_any_pass() {
                 "embedding provider `none` (from the workspace's folio.toml): search is lexical"
             )
         )
+    );
+}
+
+#[test]
+fn kb_status_names_what_the_index_leaves_out_as_of_the_last_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("ok.md"), "# Ok\n").unwrap();
+    std::fs::write(root.join("bad.md"), "---\ntags: [a\n---\n# Bad\n").unwrap();
+    std::fs::write(root.join("table.csv"), "name,size\nwidget,3\n").unwrap();
+    std::fs::write(root.join("lib.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(root.join("empty.md"), [0xff, 0xfe, 0x00]).unwrap();
+    let kb = super::open_at(root, false);
+    assert_eq!(
+        ok(kb.status())["left_out"],
+        json!({"skipped": [], "not_enabled": [], "frontmatter_unparsed": [], "without_text": [], "withheld": []}),
+        "nothing is known before the first pass"
+    );
+    assert!(kb.reindex_blocking(false).unwrap().ok);
+    let left = ok(kb.status())["left_out"].clone();
+    assert_eq!(left["skipped"][0]["path"], "empty.md", "{left}");
+    assert_eq!(left["skipped"].as_array().unwrap().len(), 1, "{left}");
+    assert_eq!(
+        left["not_enabled"],
+        json!([{"extension": "rs", "files": 1, "examples": ["lib.rs"]}])
+    );
+    assert_eq!(left["frontmatter_unparsed"][0]["path"], "bad.md");
+    assert_eq!(left["withheld"], json!([]));
+    // The CSV parser turned off: until a pass removes its rows, search still finds the
+    // CSV, and a read refuses it.
+    std::fs::write(root.join("folio.toml"), "[parsers]\nenabled = [\"txt\"]\n").unwrap();
+    let narrowed = super::open_at(root, false);
+    assert_eq!(
+        ok(narrowed.status())["left_out"]["withheld"],
+        json!([{"path": "table.csv", "reason": "extension-not-registered"}])
+    );
+    assert!(narrowed.reindex_blocking(false).unwrap().ok);
+    let left = ok(narrowed.status())["left_out"].clone();
+    assert_eq!(left["withheld"], json!([]));
+    assert_eq!(
+        left["not_enabled"],
+        json!([
+            {"extension": "csv", "files": 1, "examples": ["table.csv"]},
+            {"extension": "rs", "files": 1, "examples": ["lib.rs"]}
+        ])
     );
 }

@@ -1,5 +1,6 @@
-//! Resources: `kb://topic/<prefix>` (listed), `kb://doc/<path>` (template) and
-//! `kb://file/<path>` (the URI of `kb_download_file`'s embedded resource).
+//! The `kb://` resources an MCP server offers: `kb://topic/<prefix>` (listed),
+//! `kb://doc/<path>` (a template) and `kb://file/<path>` (the URI of
+//! `kb_download_file`'s embedded resource).
 //!
 //! Both come from the index: a document is served only if it is indexed, and then
 //! through the same path policy as kb_read. Paths in URIs are percent-encoded with `/`
@@ -9,9 +10,10 @@ use std::collections::BTreeMap;
 
 use percent_encoding::percent_decode_str;
 
-use folio_core::host::{ErrorCode, Host, HostError, HostResult, doc_uri};
+use super::{ErrorCode, Host, HostError, HostResult, doc_uri};
 
-/// Largest document a `kb://doc/` read returns whole.
+/// Largest document text a `kb://doc/` read returns (4 MiB of UTF-8): a larger one is
+/// refused, and `kb_read` pages through it.
 pub const MAX_RESOURCE_BYTES: usize = 4 * 1024 * 1024;
 
 /// A topic group: the root, a category or a topic.
@@ -23,8 +25,28 @@ pub struct TopicGroup {
     pub count: usize,
 }
 
-/// Every topic group of the index, sorted by prefix.
-pub fn topic_groups(kb: &Host) -> HostResult<Vec<TopicGroup>> {
+impl Host {
+    /// Every topic group of the index (`resources/list`), sorted by prefix.
+    ///
+    /// Errors: as [`Host::list_topics`].
+    pub fn topic_groups(&self) -> HostResult<Vec<TopicGroup>> {
+        topic_groups(self)
+    }
+
+    /// Reads a `kb://` resource: `kb://doc/<path>` as the document's Markdown or, for
+    /// another format, its extracted text; `kb://topic/<prefix>` as a Markdown list of
+    /// the group's documents; `kb://file/<path>` as the file's bytes (what
+    /// `kb_download_file` returns).
+    ///
+    /// Errors: `NOT_FOUND` (not indexed, no such group, unknown scheme), `INVALID_PATH`,
+    /// `INVALID_ARGUMENT` (bad percent-encoding; a text over [`MAX_RESOURCE_BYTES`]),
+    /// `UNSUPPORTED_FORMAT` (text not extracted), and those of [`Host::download`].
+    pub fn read_resource(&self, uri: &str) -> HostResult<Contents> {
+        read(self, uri)
+    }
+}
+
+fn topic_groups(kb: &Host) -> HostResult<Vec<TopicGroup>> {
     let topics = kb.list_topics()?;
     let mut groups: BTreeMap<String, usize> = BTreeMap::new();
     groups.insert(String::new(), topics.total_documents);
@@ -67,12 +89,10 @@ pub enum Contents {
     Blob(Vec<u8>, String),
 }
 
-/// Reads a `kb://` resource: `kb://doc/<path>` and `kb://topic/<prefix>` as Markdown,
-/// `kb://file/<path>` as the file's bytes (what `kb_download_file` returns).
-pub fn read(kb: &Host, uri: &str) -> HostResult<Contents> {
+fn read(kb: &Host, uri: &str) -> HostResult<Contents> {
     if let Some(rest) = uri.strip_prefix("kb://file/") {
         let path = decode(rest)?;
-        let d = kb.download(&folio_core::host::files::DownloadArgs { path })?;
+        let d = kb.download(&super::files::DownloadArgs { path })?;
         return Ok(Contents::Blob(d.data, d.meta.mime_type));
     }
     if let Some(rest) = uri.strip_prefix("kb://doc/") {
@@ -88,9 +108,8 @@ pub fn read(kb: &Host, uri: &str) -> HostResult<Contents> {
 
 /// Refuses (`NOT_FOUND`) a path the index does not hold.
 fn check_indexed(kb: &Host, path: &str) -> HostResult<()> {
-    folio_core::workspace::path_policy::check_syntax(path)?;
-    let store = folio_core::store::Store::open(&kb_db(kb)).map_err(HostError::internal)?;
-    let indexed = store.documents().map_err(HostError::internal)?;
+    crate::workspace::path_policy::check_syntax(path)?;
+    let indexed = kb.with_store(|store| store.documents().map_err(HostError::internal))?;
     if !indexed.contains_key(path) {
         return Err(HostError::new(
             ErrorCode::NotFound,
@@ -125,8 +144,7 @@ fn read_markdown(kb: &Host, uri: &str) -> HostResult<String> {
         .or_else(|| (uri == "kb://topic").then_some(""))
     {
         let prefix = decode(rest.trim_end_matches('/'))?;
-        let store = folio_core::store::Store::open(&kb_db(kb)).map_err(HostError::internal)?;
-        let catalog = store.catalog().map_err(HostError::internal)?;
+        let catalog = kb.with_store(|store| store.catalog().map_err(HostError::internal))?;
         let docs: Vec<_> = catalog
             .iter()
             .filter(|d| match prefix.as_str() {
@@ -164,8 +182,4 @@ fn read_markdown(kb: &Host, uri: &str) -> HostResult<String> {
             "unknown resource `{uri}`; folio serves kb://doc/<path>, kb://topic/<prefix> and kb://file/<path>"
         ),
     ))
-}
-
-fn kb_db(kb: &Host) -> std::path::PathBuf {
-    kb.db_path().to_path_buf()
 }
