@@ -36,6 +36,7 @@ pub mod media;
 pub mod model_install;
 pub mod packed_text;
 pub mod parse;
+pub mod path_policy;
 pub mod pointer;
 pub mod rerank;
 pub mod search;

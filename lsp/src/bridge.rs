@@ -35,7 +35,7 @@ use folio_core::bridge::{
     ReadResult,
 };
 use folio_core::document::{Document, TextEdit as CoreEdit, keep_final_line_break};
-use folio_core::workspace::path_policy::check_syntax;
+use folio_core::path_policy::check_syntax;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};

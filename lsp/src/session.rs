@@ -17,7 +17,7 @@ use folio_core::document::{Document, Encoding};
 use folio_core::host::model::Model;
 use folio_core::links::graph::LinkGraph;
 use folio_core::links::{Severity, diagnostics};
-use folio_core::workspace::path_policy::check_syntax;
+use folio_core::path_policy::check_syntax;
 use folio_core::workspace::{DocEntry, Origin, Preread, Workspace, find_root};
 use tower_lsp_server::ls_types::{Diagnostic, TextDocumentContentChangeEvent, Uri};
 

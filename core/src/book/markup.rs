@@ -18,7 +18,7 @@ use super::images::{prepare, printed_width_pt};
 use super::style::{BookOptions, Geometry, string};
 use crate::media::{ImageFormat, check_image, dimensions};
 use crate::parse::{has_scheme, percent_decode};
-use crate::workspace::path_policy::resolve_existing;
+use crate::path_policy::resolve_existing;
 
 /// The generated body and what it needs.
 #[derive(Debug, Default)]

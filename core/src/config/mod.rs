@@ -279,7 +279,8 @@ pub const CONVENTIONAL_SITE_ROOTS: &[&str] =
 pub const CONVENTIONAL_ASSET_DIRS: &[&str] = &["public", "static"];
 
 /// The site generator a workspace's pages are published with: its heading ids name
-/// headings too, besides GitHub's slugs ([`crate::parse::slug::site_ids`]).
+/// headings too, besides GitHub's slugs ([`crate::site::heading_ids`]); its rules are
+/// in [`crate::site`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SiteGenerator {
@@ -307,10 +308,10 @@ pub enum SiteGenerator {
 impl SiteGenerator {
     /// True when the generator's heading ids are GitHub's slugs (none, Docusaurus, Hugo).
     pub fn uses_github_slugs(self) -> bool {
-        matches!(
-            self,
-            SiteGenerator::None | SiteGenerator::Docusaurus | SiteGenerator::Hugo
-        )
+        match self {
+            SiteGenerator::None | SiteGenerator::Docusaurus | SiteGenerator::Hugo => true,
+            SiteGenerator::Mkdocs | SiteGenerator::Vitepress | SiteGenerator::Docfx => false,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "pdf-book")]
 use crate::book::{BookOptions, PageFormat, Profile, Style, default_output, render};
 #[cfg(feature = "pdf-book")]
-use crate::workspace::path_policy::{check_syntax, resolve_new};
+use crate::path_policy::{check_syntax, resolve_new};
 #[cfg(feature = "pdf-book")]
 use crate::write::WriteError;
 

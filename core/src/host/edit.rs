@@ -9,8 +9,8 @@ use crate::edit::table::{
 };
 use crate::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
 use crate::links::rewrite::{WorkspaceEdits, move_plan, unnameable_message};
+use crate::path_policy::{check_syntax, resolve_new};
 use crate::pointer::{hash_bytes, hex};
-use crate::workspace::path_policy::{check_syntax, resolve_new};
 use crate::write::{Step, WriteGuard};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 pub use crate::codes::ErrorCode;
-use crate::workspace::path_policy::PathError;
+use crate::path_policy::PathError;
 
 /// An operation that ran and failed: `{code, message}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]

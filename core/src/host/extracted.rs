@@ -5,8 +5,8 @@ use crate::document::LineIndex;
 use crate::extract::extract;
 use crate::formats::{Extracted, Format};
 use crate::index::extracted::{read_bytes, source_hash};
+use crate::path_policy::resolve_existing;
 use crate::workspace::is_markdown;
-use crate::workspace::path_policy::resolve_existing;
 
 use super::read::{ReadArgs, ReadOutput, page_of};
 use super::{ErrorCode, Host, HostError, HostResult};

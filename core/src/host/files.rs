@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::workspace::path_policy::{check_syntax, resolve_existing};
+use crate::path_policy::{check_syntax, resolve_existing};
 use crate::workspace::scan;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -19,7 +19,7 @@ use crate::media::{
     DEFAULT_FOLDER, ImageError, ImageFormat, MAX_IMAGE_BYTES, SUPPORTED, check_image,
     first_frame_png,
 };
-use crate::workspace::path_policy::{PathError, check_syntax, resolve_existing, resolve_new};
+use crate::path_policy::{PathError, check_syntax, resolve_existing, resolve_new};
 use crate::workspace::scan;
 use crate::write::{Step, WriteError};
 

@@ -23,7 +23,7 @@ use crate::knowledge::scores::{Ledger, Reputation};
 use crate::knowledge::skill::{Skill, contributed_id, parse_skill, with_id};
 use crate::knowledge::unit::{Unit, from_value, read_file, render};
 use crate::knowledge::{MAX_ITEM_BYTES, Rejection, Visibility, check_id};
-use crate::workspace::path_policy::resolve_new;
+use crate::path_policy::resolve_new;
 use crate::workspace::{Config, scan};
 
 use super::registry::{KnowledgeNetwork, Registry};

@@ -5,8 +5,8 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use crate::links::references::{Reference, references_to_document, references_to_documents};
 use crate::links::{Target, diagnostics, resolve_link};
 use crate::parse::LinkKind;
+use crate::path_policy::resolve_existing;
 use crate::workspace::Workspace;
-use crate::workspace::path_policy::resolve_existing;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

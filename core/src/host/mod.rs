@@ -40,7 +40,7 @@ use crate::store::Store;
 pub use error::{ErrorCode, HostError, HostResult};
 pub use schema::portable_schema;
 
-use crate::workspace::path_policy::{check_syntax, resolve_existing};
+use crate::path_policy::{check_syntax, resolve_existing};
 use crate::workspace::{Config, SkipReason, WorkspaceError, is_markdown, read_markdown_in};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 

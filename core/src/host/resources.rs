@@ -108,7 +108,7 @@ fn read(kb: &Host, uri: &str) -> HostResult<Contents> {
 
 /// Refuses (`NOT_FOUND`) a path the index does not hold.
 fn check_indexed(kb: &Host, path: &str) -> HostResult<()> {
-    crate::workspace::path_policy::check_syntax(path)?;
+    crate::path_policy::check_syntax(path)?;
     let indexed = kb.with_store(|store| store.documents().map_err(HostError::internal))?;
     if !indexed.contains_key(path) {
         return Err(HostError::new(

@@ -35,7 +35,7 @@ pub struct LinkGraph {
 /// folded (NFC, lowercased), without a `.md` or `.markdown` extension. Markdown links
 /// carry it too, since they may resolve by name (vaults) or under another spelling.
 pub fn wiki_key(name: &str) -> String {
-    let last = crate::workspace::path_policy::folded(
+    let last = crate::path_policy::folded(
         name.trim_end_matches('/')
             .rsplit('/')
             .next()

@@ -4,8 +4,8 @@
 
 use super::{Found, exact_target, is_markdown_file_link, join_relative};
 use crate::config::SiteGenerator;
+use crate::path_policy::{join_onto_folder, within_folder};
 use crate::workspace::Workspace;
-use crate::workspace::path_policy::{join_onto_folder, within_folder};
 
 /// Hugo's lookup of a link that names nothing from the linking page `from`'s folder
 /// (rules: `Page.GetPage` and the link render hook Hugo embeds, which resolves a

@@ -83,8 +83,8 @@ pub enum Target {
     Redirected(String),
 }
 
-use crate::workspace::path_policy::join_onto_folder;
-pub use crate::workspace::path_policy::join_relative;
+use crate::path_policy::join_onto_folder;
+pub use crate::path_policy::join_relative;
 use hugo::{hugo_content_path, hugo_section_link, in_hugo_site, is_hugo_page_link};
 pub(crate) use site_move::site_moved_destination;
 
@@ -335,7 +335,7 @@ fn page_url_target(ws: &Workspace, from: &str, dest: &str) -> Option<Found> {
     // An index page (`index.md`, `README.md`, `releases/releases.md`) is published at its
     // folder's URL, so its relative links start one folder up.
     let base = match from.rsplit_once('/') {
-        Some((folder, _)) if crate::workspace::is_index_page(from) => folder,
+        Some((folder, _)) if crate::site::docusaurus::is_index_page(from) => folder,
         _ => from,
     };
     // A docs page's ids are all in the URL index: no folder scan for it.
@@ -367,7 +367,7 @@ fn page_in(ws: &Workspace, path: &str, scan_ids: bool) -> Option<Found> {
             };
             match front("slug") {
                 Some(slug) if !slug.starts_with('/') => slug.eq_ignore_ascii_case(last),
-                _ => crate::workspace::page_id(p, front("id")).eq_ignore_ascii_case(last),
+                _ => crate::site::docusaurus::page_id(p, front("id")).eq_ignore_ascii_case(last),
             }
         })
         .map(|p| Found::Document(p.to_string()))

@@ -26,7 +26,7 @@ use crate::document::TextEdit;
 use crate::links::navigate::{fragment_range, heading_matches, heading_path_chain};
 use crate::links::{Target, join_relative, resolve_link};
 use crate::parse::{Heading, Link, LinkKind, heading_anchors, parse, percent_decode, slug};
-use crate::workspace::path_policy::check_syntax;
+use crate::path_policy::check_syntax;
 use crate::workspace::{Workspace, is_markdown};
 
 pub use crate::links::navigate::WorkspaceEdits;

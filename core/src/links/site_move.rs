@@ -17,7 +17,7 @@ use crate::workspace::Workspace;
 /// A root-absolute link whose target stays keeps its text. Otherwise the target's new
 /// URL ([`Workspace::page_url_as`]: `url`, `slug` and `id` frontmatter count, so a Hugo
 /// page with `url` keeps it), or in Hugo, when the link was not written as the URL, its
-/// new logical path ([`crate::workspace::hugo_page_url`]); root-absolute, with a trailing
+/// new logical path ([`crate::site::hugo::hugo_page_url`]); root-absolute, with a trailing
 /// `/` when `written` has one, and in Hugo `/path.md` when written with `.md`. `None`
 /// outside Hugo and Docusaurus sites, for a link a file path resolves (the caller's file
 /// path rewrite keeps it), for a Docusaurus link to a `.md` file, or for a target that
@@ -56,7 +56,7 @@ pub(crate) fn site_moved_destination(
         if written.to_ascii_lowercase().ends_with(".md") {
             return Some(format!(
                 "/{}",
-                crate::workspace::path_policy::within_folder(new_folder, target_after)
+                crate::path_policy::within_folder(new_folder, target_after)
             ));
         }
         let old_url = ws.page_url_of(target)?;
@@ -68,7 +68,7 @@ pub(crate) fn site_moved_destination(
             let parsed = ws.parsed(target);
             let front = parsed.as_ref().and_then(|p| p.frontmatter.as_ref());
             let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
-            crate::workspace::hugo_page_url(
+            crate::site::hugo::hugo_page_url(
                 new_folder,
                 target_after,
                 value("slug"),

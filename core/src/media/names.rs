@@ -1,6 +1,6 @@
 //! Names and Markdown references of saved images.
 
-use crate::workspace::path_policy::check_syntax;
+use crate::path_policy::check_syntax;
 
 use super::DEFAULT_FOLDER;
 

@@ -433,24 +433,19 @@ pub fn footnote_ids(label: &str) -> [String; 3] {
 }
 
 /// The anchor of each of `headings`, in order: GitHub's slug ([`Heading::slug`]), or on a
-/// site published by `generator` the id that generator gives it ([`slug::site_ids`]).
+/// site published by `generator` the id that generator gives it ([`crate::site::heading_ids`]).
 pub fn heading_anchors(
     headings: &[Heading],
     generator: crate::config::SiteGenerator,
 ) -> Vec<String> {
-    if generator.uses_github_slugs() {
-        headings.iter().map(|h| h.slug.clone()).collect()
-    } else {
-        slug::site_ids(
-            generator,
-            headings.iter().map(|h| {
-                (
-                    h.site_text.as_deref().unwrap_or(&h.text),
-                    h.custom_id.as_deref(),
-                )
-            }),
+    let texts = headings.iter().map(|h| {
+        (
+            h.site_text.as_deref().unwrap_or(&h.text),
+            h.custom_id.as_deref(),
         )
-    }
+    });
+    crate::site::heading_ids(generator, texts)
+        .unwrap_or_else(|| headings.iter().map(|h| h.slug.clone()).collect())
 }
 
 /// The ids goldmark gives headings and definition terms when Hugo's

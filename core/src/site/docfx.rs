@@ -79,15 +79,11 @@ pub fn is_redirection_file(path: &str) -> bool {
 
 impl Redirections {
     /// Reads the redirection files among `files` (KB-relative paths of the workspace's
-    /// files) under `root`. `join(folder, relative)` is the path policy's join of a
-    /// relative path onto a KB-relative folder (`None` when it leaves the root;
-    /// `crate::workspace::path_policy::join_onto_folder`). A file that cannot be read or
-    /// parsed is named in [`Redirections::problems`]; its entries are not used.
-    pub fn load<'a>(
-        root: &Path,
-        files: impl IntoIterator<Item = &'a str>,
-        join: impl Fn(&str, &str) -> Option<String>,
-    ) -> Redirections {
+    /// files) under `root`; a source path is joined onto its file's folder by the path
+    /// policy (an entry whose path leaves the root is dropped). A file that cannot be
+    /// read or parsed is named in [`Redirections::problems`]; its entries are not used.
+    pub fn load<'a>(root: &Path, files: impl IntoIterator<Item = &'a str>) -> Redirections {
+        let join = crate::path_policy::join_onto_folder;
         let mut out = Redirections::default();
         let mut names: Vec<&str> = files
             .into_iter()
@@ -265,11 +261,7 @@ mod tests {
             ".openpublishing.redirection.json",
             "docs/a.md",
         ];
-        let r = Redirections::load(
-            dir.path(),
-            files,
-            crate::workspace::path_policy::join_onto_folder,
-        );
+        let r = Redirections::load(dir.path(), files);
         assert_eq!(r.len(), 2);
         assert_eq!(r.target("docs/old-page.md"), Some("/site/new-page"));
         assert_eq!(r.target("docs/Gone.md"), Some("https://example.com/gone"));

@@ -7,9 +7,7 @@
 //! skipped and reported with its reason — never a crash.
 
 pub mod beneath;
-pub mod path_policy;
-mod site;
-pub use site::{hugo_page_url, is_index_page, page_id, page_url, without_number_prefix};
+use crate::path_policy;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -631,24 +629,35 @@ pub struct Workspace {
     under: HashMap<String, usize>,
     /// Markdown links resolve as in an Obsidian vault ([`crate::config::LinksConfig::obsidian`]).
     vault: bool,
-    /// The site generator and its link lookup ([`crate::config::LinksConfig::generator`]).
-    site: site::Site,
-    /// Docusaurus only: lowercased page URL → the document or `.mdx` file published there
-    /// ([`Workspace::page_at_url`]); built on first use, dropped by every change.
-    page_urls: std::sync::OnceLock<HashMap<String, String>>,
-    /// Hugo only: each snippet → the pages that include it ([`Workspace::includers`]);
-    /// built on first use, dropped by every change.
-    includers: std::sync::OnceLock<HashMap<String, Vec<String>>>,
-    /// docfx only: the redirected pages ([`Workspace::docfx_redirect`]); read on first use,
-    /// dropped when a redirection file or the configuration changes.
-    redirections: std::sync::OnceLock<crate::site::docfx::Redirections>,
+    /// The site generator, its layout and what its rules built from the pages
+    /// ([`crate::config::LinksConfig::generator`], [`crate::site`]).
+    site: crate::site::Site,
+}
+
+/// The site rules read the workspace's documents, their frontmatter and its other files.
+impl crate::site::Pages for Workspace {
+    fn pages(&self) -> Box<dyn Iterator<Item = (&str, Option<&serde_json::Value>)> + '_> {
+        Box::new(
+            self.docs
+                .iter()
+                .map(|(path, entry)| (path.as_str(), entry.parsed.frontmatter.as_ref())),
+        )
+    }
+
+    fn frontmatter(&self, path: &str) -> Option<&serde_json::Value> {
+        self.docs.get(path)?.parsed.frontmatter.as_ref()
+    }
+
+    fn other_paths(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        Box::new(self.other.iter().map(String::as_str))
+    }
 }
 
 impl Workspace {
     /// An empty workspace (for tests and single-file mode).
     pub fn new(root: PathBuf, config: Config) -> Workspace {
         let vault = is_vault(&root, &config);
-        let site = site::Site::of(&root, &config);
+        let site = crate::site::Site::new(&root, &config);
         Workspace {
             root,
             config,
@@ -663,35 +672,19 @@ impl Workspace {
             under: HashMap::new(),
             vault,
             site,
-            page_urls: std::sync::OnceLock::new(),
-            includers: std::sync::OnceLock::new(),
-            redirections: std::sync::OnceLock::new(),
         }
     }
 
     /// Forgets the redirections read from a docfx site's redirection files, after one of
     /// them changed; true on a docfx site (the caller then checks every document again).
     pub fn redirections_changed(&mut self) -> bool {
-        self.redirections = std::sync::OnceLock::new();
-        self.site.generator == SiteGenerator::Docfx
+        self.site.redirections_changed()
     }
 
-    /// On a docfx site, the URL the page at KB-relative `path` redirects to, when one of
-    /// the site's redirection files names it (letter case ignored;
-    /// [`crate::site::docfx::Redirections`]). `None` elsewhere.
+    /// On a docfx site, the URL the page at KB-relative `path` redirects to
+    /// ([`crate::site::Site::docfx_redirect`]). `None` elsewhere.
     pub fn docfx_redirect(&self, path: &str) -> Option<&str> {
-        if self.site.generator != SiteGenerator::Docfx {
-            return None;
-        }
-        self.redirections
-            .get_or_init(|| {
-                crate::site::docfx::Redirections::load(
-                    &self.root,
-                    self.other.iter().map(String::as_str),
-                    path_policy::join_onto_folder,
-                )
-            })
-            .target(path)
+        self.site.docfx_redirect(&self.root, self, path)
     }
 
     /// True when Markdown links resolve as in an Obsidian vault: `[links].obsidian`, else
@@ -700,237 +693,88 @@ impl Workspace {
         self.vault
     }
 
-    /// The site generator whose heading ids also name headings: `[links].generator`, else
-    /// MkDocs when the root has an `mkdocs.yml` or `mkdocs.yaml`, VitePress when it or one
-    /// of the [`crate::config::CONVENTIONAL_SITE_ROOTS`] (`docs/`) has a `.vitepress/`
-    /// folder, Docusaurus when one of them has a `docusaurus.config.*`, Hugo when one of
-    /// them or a folder at the root has a `hugo.toml` (or `.yaml`, `.json`, or an older
-    /// `config.toml` setting `baseURL`), else none.
+    /// The site generator whose heading ids also name headings
+    /// ([`crate::site::Layout::of`]: `[links].generator`, else detected).
     pub fn generator(&self) -> SiteGenerator {
-        self.site.generator
+        self.site.layout().generator
     }
 
-    /// For a Docusaurus site, the folders (KB-relative) a link to a Markdown file is also
-    /// looked up from when the linking page's folder has no such file: its content
-    /// folders, then its site folder. Empty for other generators.
+    /// For a Docusaurus or Hugo site, the folders (KB-relative) a link to a Markdown file
+    /// is also looked up from: its docs or content folders, then its site folder. Empty
+    /// for other generators.
     pub fn site_lookup_folders(&self) -> &[String] {
-        &self.site.lookup_folders
+        &self.site.layout().lookup_folders
     }
 
     /// For a Docusaurus site, the URL path its docs are published under, without slashes
     /// (`docs` unless its configuration sets `routeBasePath`); `""` for other generators.
     pub fn site_route_base(&self) -> &str {
-        &self.site.route_base
+        &self.site.layout().route_base
     }
 
     /// For a Docusaurus site, the document or `.mdx` file published at URL path `url`
-    /// (`/docs/guide/setup`; letter case and a trailing `/` do not matter), by
-    /// [`page_url`] over every page of its docs folders. `None` elsewhere.
+    /// ([`crate::site::Site::page_at_url`]). `None` elsewhere.
     pub fn page_at_url(&self, url: &str) -> Option<&str> {
-        self.page_urls
-            .get_or_init(|| self.build_page_urls())
-            .get(&Workspace::url_key(url))
-            .map(String::as_str)
+        self.site.page_at_url(self, url)
     }
 
     /// True for a Hugo site whose configuration sets `autoDefinitionTermID`: definition
     /// terms have ids ([`crate::parse::definition_term_ids`]).
     pub fn definition_term_ids(&self) -> bool {
-        self.site.definition_term_ids
+        self.site.layout().definition_term_ids
     }
 
     /// For a Hugo site, its module mounts into the content: (target's logical path without
     /// slashes, `docs/specs`; the source, KB-relative, when the workspace has it).
     pub fn hugo_content_mounts(&self) -> &[(String, Option<String>)] {
-        &self.site.content_mounts
-    }
-
-    /// Drops the indexes built from every document ([`Workspace::page_at_url`],
-    /// [`Workspace::includers`]): a change may move any entry.
-    fn reset_site_indexes(&mut self) {
-        self.page_urls = std::sync::OnceLock::new();
-        self.includers = std::sync::OnceLock::new();
+        &self.site.layout().content_mounts
     }
 
     /// For a Hugo site, the pages that include each snippet (KB paths), as `build` finds
-    /// them over the whole workspace (the rule lives with the links: `include` shortcodes);
-    /// built on the first call after a change and kept until the next.
+    /// them over the whole workspace ([`crate::site::Site::includers`]).
     pub fn includers(
         &self,
         build: impl FnOnce(&Workspace) -> HashMap<String, Vec<String>>,
     ) -> &HashMap<String, Vec<String>> {
-        self.includers.get_or_init(|| build(self))
+        self.site.includers(self, build)
     }
 
     /// For a Hugo site, its module mounts into `static/` whose source it has: (target under
     /// `static/`, lowercased, `""` for `static/` itself; source folder, KB-relative).
     pub fn hugo_static_mounts(&self) -> &[(String, String)] {
-        &self.site.static_mounts
-    }
-
-    /// For a Hugo site, the `slug` of the section page (`_index.md`) or bundle page
-    /// (`index.md`) of folder `rel` of the content folder `content_folder`, which Hugo
-    /// publishes that folder (and what lies below it) under.
-    fn hugo_section_slug(&self, content_folder: &str, rel: &str) -> Option<String> {
-        ["_index.md", "index.md"].iter().find_map(|name| {
-            let path = match content_folder {
-                "" => format!("{rel}/{name}"),
-                folder => format!("{folder}/{rel}/{name}"),
-            };
-            let entry = self.docs.get(&path)?;
-            let slug = entry.parsed.frontmatter.as_ref()?.get("slug")?.as_str()?;
-            Some(slug.to_string())
-        })
+        &self.site.layout().static_mounts
     }
 
     /// For a Hugo site, the document whose logical path or URL path is `url` among the
-    /// pages of the content folder `content_folder` ([`hugo_page_url`]; letter case and a
-    /// trailing `/` do not matter): `/methods/site/title` names
-    /// `content/en/methods/site/title.md`, or a page with `url: /methods/site/title/`,
-    /// `slug: title` or `aliases: [/methods/site/title/]`, in that order. `None` elsewhere.
+    /// pages of the content folder `content_folder` ([`crate::site::Site::hugo_page`]).
+    /// `None` elsewhere.
     pub fn hugo_page(&self, content_folder: &str, url: &str) -> Option<&str> {
-        self.page_urls
-            .get_or_init(|| self.build_page_urls())
-            .get(&format!("{content_folder}|{}", Workspace::url_key(url)))
-            .map(String::as_str)
+        self.site.hugo_page(self, content_folder, url)
     }
 
     /// For a Docusaurus site, the URL path of the page at `path` when it lies in one of
-    /// its docs folders ([`page_url`]); for a Hugo site, when it lies in a content folder
-    /// ([`hugo_page_url`]). `None` elsewhere.
+    /// its docs folders; for a Hugo site, when it lies in a content folder
+    /// ([`crate::site::Site::page_url_as`]). `None` elsewhere.
     pub fn page_url_of(&self, path: &str) -> Option<String> {
         self.page_url_as(path, path)
     }
 
     /// The URL path the page at `path` (its frontmatter) would have at `at`, where a move
-    /// takes it ([`Workspace::page_url_of`]). `None` when `at` lies in no docs or content
-    /// folder, or outside Docusaurus and Hugo sites.
+    /// takes it ([`crate::site::Site::page_url_as`]).
     pub fn page_url_as(&self, path: &str, at: &str) -> Option<String> {
-        let folder = self.docs_folder_of(at)?;
-        let front = self
-            .docs
-            .get(path)
-            .and_then(|e| e.parsed.frontmatter.as_ref());
-        let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
-        if self.site.generator == SiteGenerator::Hugo {
-            let section_slug = |rel: &str| self.hugo_section_slug(folder, rel);
-            return Some(
-                site::hugo_page_url(folder, at, value("slug"), value("url"), &section_slug).0,
-            );
-        }
-        let url = site::page_url(
-            &self.site.route_base,
-            folder,
-            at,
-            value("slug"),
-            value("id"),
-        )?;
-        Some(if self.site.trailing_slash && !url.ends_with('/') {
-            url + "/"
-        } else {
-            url
-        })
+        self.site.page_url_as(self, path, at)
     }
 
     /// For a Docusaurus site, the docs folder `path` lies in; for a Hugo site, the content
-    /// folder (KB-relative, `""` for the root; the deepest when they nest). `None`
-    /// elsewhere.
+    /// folder ([`crate::site::Layout::docs_folder_of`]). `None` elsewhere.
     pub fn docs_folder_of(&self, path: &str) -> Option<&str> {
-        let folders = &self.site.lookup_folders;
-        // The site folder that ends the lookup folders is not a docs folder.
-        folders[..folders.len().saturating_sub(1)]
-            .iter()
-            .map(String::as_str)
-            .filter(|folder| {
-                folder.is_empty()
-                    || path
-                        .strip_prefix(folder)
-                        .is_some_and(|rest| rest.starts_with('/'))
-            })
-            .max_by_key(|folder| folder.len())
+        self.site.layout().docs_folder_of(path)
     }
 
-    /// The key of a URL in the page index: lowercased, without a trailing `/`.
-    fn url_key(url: &str) -> String {
-        match url.trim_end_matches('/') {
-            "" => "/".to_string(),
-            url => url.to_lowercase(),
-        }
-    }
-
-    fn build_page_urls(&self) -> HashMap<String, String> {
-        let mut urls = HashMap::new();
-        if self.site.site_folder.is_none() {
-            return urls;
-        }
-        if self.site.generator == SiteGenerator::Hugo {
-            return self.build_hugo_pages();
-        }
-        for path in self.docs.keys() {
-            if let Some(url) = self.page_url_of(path) {
-                urls.entry(Workspace::url_key(&url))
-                    .or_insert_with(|| path.clone());
-            }
-        }
-        let mut mdx: Vec<&String> = self
-            .other
-            .iter()
-            .filter(|p| p.to_ascii_lowercase().ends_with(".mdx"))
-            .collect();
-        mdx.sort();
-        for path in mdx {
-            if let Some(folder) = self.docs_folder_of(path)
-                && let Some(url) = site::page_url(&self.site.route_base, folder, path, None, None)
-            {
-                urls.entry(Workspace::url_key(&url))
-                    .or_insert_with(|| path.clone());
-            }
-        }
-        urls
-    }
-
-    /// The Hugo page index ([`Workspace::hugo_page`]): `content_folder|key` → path, where
-    /// the keys are each page's URL, then its logical path, then its `aliases`; the first
-    /// page (in path order) to claim a key keeps it.
-    fn build_hugo_pages(&self) -> HashMap<String, String> {
-        let mut pages = HashMap::new();
-        let mut logical = Vec::new();
-        let mut aliases = Vec::new();
-        for (path, entry) in &self.docs {
-            let Some(folder) = self.docs_folder_of(path) else {
-                continue;
-            };
-            let front = entry.parsed.frontmatter.as_ref();
-            let value = |key: &str| front.and_then(|f| f.get(key)?.as_str());
-            let (url, logical_path) =
-                site::hugo_page_url(folder, path, value("slug"), value("url"), &|rel: &str| {
-                    self.hugo_section_slug(folder, rel)
-                });
-            let key = |url: &str| format!("{folder}|{}", Workspace::url_key(url));
-            pages.entry(key(&url)).or_insert_with(|| path.clone());
-            logical.push((key(&logical_path), path));
-            let listed = front.and_then(|f| f.get("aliases")).map(|v| match v {
-                serde_json::Value::Array(items) => {
-                    items.iter().filter_map(|i| i.as_str()).collect()
-                }
-                serde_json::Value::String(one) => vec![one.as_str()],
-                _ => Vec::new(),
-            });
-            for alias in listed.unwrap_or_default() {
-                if alias.starts_with('/') {
-                    aliases.push((key(alias), path));
-                }
-            }
-        }
-        for (key, path) in logical.into_iter().chain(aliases) {
-            pages.entry(key).or_insert_with(|| path.clone());
-        }
-        pages
-    }
-
-    /// For a Docusaurus site, its folder (KB-relative): where `@site/…` links start.
+    /// For a Docusaurus or Hugo site, its folder (KB-relative): where `@site/…` links
+    /// start, and Hugo's `static/` and `assets/` lie.
     pub fn site_folder(&self) -> Option<&str> {
-        self.site.site_folder.as_deref()
+        self.site.layout().site_folder.as_deref()
     }
 
     /// Documents and other paths whose spelling folds ([`path_policy::folded`]) to the
@@ -1066,16 +910,14 @@ impl Workspace {
 
     /// Replaces the configuration.
     pub fn set_config(&mut self, config: Config) {
-        self.reset_site_indexes();
-        self.redirections = std::sync::OnceLock::new();
         self.vault = is_vault(&self.root, &config);
-        self.site = site::Site::of(&self.root, &config);
+        self.site = crate::site::Site::new(&self.root, &config);
         self.config = config;
     }
 
     /// Inserts or replaces a document.
     pub fn insert(&mut self, path: String, entry: DocEntry) {
-        self.reset_site_indexes();
+        self.site.pages_changed();
         if !self.docs.contains_key(&path) {
             self.by_stem
                 .entry(stem_key(&path))
@@ -1119,7 +961,7 @@ impl Workspace {
 
     /// Removes a document; returns it if it was there.
     pub fn remove(&mut self, path: &str) -> Option<DocEntry> {
-        self.reset_site_indexes();
+        self.site.pages_changed();
         let entry = self.docs.remove(path)?;
         if let Some(list) = self.by_stem.get_mut(&stem_key(path)) {
             list.retain(|p| p != path);
@@ -1131,9 +973,9 @@ impl Workspace {
 
     /// Records a non-Markdown file or a folder (link targets that are not documents).
     pub fn add_other(&mut self, path: &str) {
-        self.reset_site_indexes();
+        self.site.pages_changed();
         if crate::site::docfx::is_redirection_file(path) {
-            self.redirections = std::sync::OnceLock::new();
+            self.site.redirections_changed();
         }
         if self.other.insert(path.to_string()) && !path.is_empty() {
             let name = name_key(path);
@@ -1144,9 +986,9 @@ impl Workspace {
 
     /// Forgets a non-Markdown file or a folder that no longer exists; returns true if it was known.
     pub fn remove_other(&mut self, path: &str) -> bool {
-        self.reset_site_indexes();
+        self.site.pages_changed();
         if crate::site::docfx::is_redirection_file(path) {
-            self.redirections = std::sync::OnceLock::new();
+            self.site.redirections_changed();
         }
         if !self.other.remove(path) {
             return false;

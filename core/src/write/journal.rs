@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{WriteError, WriteGuard, atomic};
-use crate::workspace::path_policy::check_syntax;
+use crate::path_policy::check_syntax;
 
 /// One file change of a multi-file operation. Paths are KB-relative and passed the path
 /// policy when the operation was planned.
