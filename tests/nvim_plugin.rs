@@ -82,6 +82,15 @@ fn neovim_plugin_setup_diagnostics_search_and_health() {
     );
     assert_eq!(r["root_dir"], json!(root.to_string_lossy()));
     assert_eq!(r["diagnostics"], json!([[10, 36, "missing-wiki-target"]]));
+    assert_eq!(r["lenses"], json!([[0, "2 references to this file"]]));
+    // Running it lists them: the wiki link, and the Foam-style definition that serves it.
+    assert_eq!(
+        r["quickfix"],
+        json!([
+            ["user/tools/cli/grep.md", 9],
+            ["user/tools/cli/grep.md", 49]
+        ])
+    );
     // The stubbed vim.ui.select picks the first of the hits; the plugin opens it at its first line.
     assert_eq!(
         r["select"],

@@ -26,6 +26,10 @@ pub(crate) fn flags(caps: &ClientCapabilities) -> ClientFlags {
         // target edited on disk, say) could not reach its diagnostics, so those clients get pushes.
         pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some() && diagnostic_refresh,
         diagnostic_refresh,
+        code_lens_refresh: ws
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false),
         watched_files_dynamic: ws
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|d| d.dynamic_registration)
@@ -76,6 +80,9 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(

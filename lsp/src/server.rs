@@ -572,6 +572,12 @@ impl LanguageServer for Backend {
         })
     }
 
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.request("textDocument/codeLens", |s| {
+            handlers::code_lens::code_lens(s, &params)
+        })
+    }
+
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         self.request("textDocument/hover", |s| {
             handlers::navigation::hover(s, &params)

@@ -30,6 +30,8 @@ pub struct ClientFlags {
     pub pull_diagnostics: bool,
     /// `workspace/diagnostic/refresh` is supported.
     pub diagnostic_refresh: bool,
+    /// `workspace/codeLens/refresh` is supported.
+    pub code_lens_refresh: bool,
     /// `workspace/didChangeWatchedFiles` may be registered dynamically.
     pub watched_files_dynamic: bool,
     /// Workspace edits may create files (`resourceOperations` has `create`).
@@ -141,6 +143,10 @@ pub struct Session {
     /// Problems with a root's `folio.toml` not shown to the user yet
     /// ([`Session::take_config_problems`]; the server shows each as a warning).
     pub config_problems: Vec<String>,
+    /// An edit changed where a document's links lead (their destinations or labels):
+    /// other documents' reference counts (code lenses) may have changed. Taken by the
+    /// next mutation's outcome.
+    pub links_edited: bool,
 }
 
 impl Root {
@@ -544,14 +550,29 @@ impl Session {
             .context("change to a document that is not open")?;
         let changes: Vec<_> = changes.iter().map(|c| (c.range, c.text.clone())).collect();
         let encoding = self.encoding;
+        let links_before = self.link_targets(&doc);
         let affected = self.roots[doc.root].model.change_document(
             &doc.path,
             version,
             &changes,
             |text: &Document, range| convert::byte_range(text, *range, encoding),
         )?;
+        self.links_edited |= self.link_targets(&doc) != links_before;
         self.open.insert(abs.to_path_buf(), version);
         Ok(refs(doc.root, affected))
+    }
+
+    /// A hash of where document `doc`'s links lead: each link's kind, destination,
+    /// fragment and label, in order (not where they stand).
+    fn link_targets(&self, doc: &DocRef) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        if let Some(parsed) = self.roots[doc.root].ws().parsed(&doc.path) {
+            for link in &parsed.links {
+                (link.kind, &link.dest, &link.fragment, &link.label).hash(&mut hasher);
+            }
+        }
+        hasher.finish()
     }
 
     /// Closes a document: the disk copy is current again (or the document is gone).

@@ -48,6 +48,8 @@ pub(crate) type Batch = Vec<(Uri, Vec<Diagnostic>, Option<i32>)>;
 pub(crate) struct Outcome {
     batch: Batch,
     refresh: bool,
+    /// Reference counts of other documents may have changed: ask for code lenses again.
+    lens_refresh: bool,
     status: Option<(usize, usize)>,
 }
 
@@ -132,6 +134,8 @@ impl ServerState {
             !affected.is_empty()
         };
         let refresh = session.flags.pull_diagnostics && session.flags.diagnostic_refresh && others;
+        let lens_refresh = session.flags.code_lens_refresh
+            && (std::mem::take(&mut session.links_edited) || others);
         session.invalidate(&affected);
         // Diagnostics pushed for open documents also give their broken-link counts.
         let mut counted = HashMap::new();
@@ -153,6 +157,7 @@ impl ServerState {
         Outcome {
             batch,
             refresh,
+            lens_refresh,
             status,
         }
     }
@@ -186,6 +191,9 @@ impl ServerState {
         }
         if outcome.refresh {
             let _ = self.client.workspace_diagnostic_refresh().await;
+        }
+        if outcome.lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
         }
         self.send_status(outcome.status).await;
     }

@@ -67,6 +67,22 @@ local ok, err = pcall(function()
     table.insert(results.diagnostics, { d.lnum, d.col, d.code })
   end
 
+  -- Code lenses: the note's reference count on its first line; running it lists them.
+  assert(vim.wait(20000, function() return #vim.lsp.codelens.get(buf) > 0 end, 20), 'no code lenses')
+  results.lenses = {}
+  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
+    table.insert(results.lenses, { l.range.start.line, l.command.title })
+  end
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.lsp.codelens.run()
+  assert(vim.wait(5000, function() return #vim.fn.getqflist() > 0 end, 20), 'the lens listed nothing')
+  results.quickfix = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    table.insert(results.quickfix, { rel(vim.api.nvim_buf_get_name(item.bufnr)), item.lnum })
+  end
+  vim.cmd('cclose')
+  assert(vim.api.nvim_get_current_buf() == buf, 'closing the list did not return to the note')
+
   vim.cmd('FolioSearch ' .. os.getenv('FOLIO_QUERY'))
   assert(vim.wait(20000, function() return vim.api.nvim_get_current_buf() ~= buf end, 20), 'FolioSearch did not jump')
   results.landed = { rel(vim.api.nvim_buf_get_name(0)), vim.api.nvim_win_get_cursor(0)[1] }

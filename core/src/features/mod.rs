@@ -5,6 +5,8 @@
 //!
 //! - [`actions`]: the quick fixes for broken links and the table of contents action
 //!   over a range (`textDocument/codeAction`).
+//! - [`code_lens`]: the reference counts above a document and its headings
+//!   (`textDocument/codeLens`).
 //! - [`completion`]: what can be typed at the cursor: paths, anchors, wiki targets,
 //!   reference labels and tags (`textDocument/completion`).
 //! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
@@ -15,6 +17,7 @@
 //!   (`textDocument/prepareRename`, `textDocument/rename`, `workspace/willRenameFiles`).
 
 pub mod actions;
+pub mod code_lens;
 pub mod completion;
 pub mod outline;
 pub mod references;

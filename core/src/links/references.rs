@@ -52,6 +52,65 @@ pub fn references_to_documents(ws: &Workspace) -> HashMap<String, Vec<Reference>
     out
 }
 
+/// The references to document `path` and to each of its headings, from one pass over
+/// the workspace's links: `.document` is [`references_to_document`], `.headings[i]` is
+/// [`references_to_heading`] of heading `i` (the same rules, so the same lists). Empty
+/// when `path` is not a document of the workspace.
+pub fn references_to_document_and_headings(ws: &Workspace, path: &str) -> DocumentReferences {
+    let Some(parsed) = ws.parsed(path) else {
+        return DocumentReferences::default();
+    };
+    let heading_of: HashMap<(usize, usize), usize> = parsed
+        .headings
+        .iter()
+        .enumerate()
+        .map(|(i, h)| ((h.range.start, h.range.end), i))
+        .collect();
+    let case_sensitive = ws.config().diagnostics.fragment_case_sensitive;
+    let mut out = DocumentReferences {
+        document: Vec::new(),
+        headings: vec![Vec::new(); parsed.headings.len()],
+    };
+    for from in ws.document_paths() {
+        for_each_resolved(ws, from, |link, target| {
+            let reference = || Reference {
+                path: from.to_string(),
+                range: link.range.clone(),
+            };
+            if document_reached(from, &target) == Some(path) {
+                out.document.push(reference());
+            }
+            if let Target::Document {
+                path: p,
+                fragment: Some(f),
+            } = &target
+                && p == path
+                && let Some(range) = fragment_range(
+                    &parsed,
+                    f,
+                    link.kind.is_wiki(),
+                    case_sensitive,
+                    ws.generator(),
+                )
+                && let Some(&i) = heading_of.get(&(range.start, range.end))
+            {
+                out.headings[i].push(reference());
+            }
+        });
+    }
+    out
+}
+
+/// The references to a document and to each of its headings
+/// ([`references_to_document_and_headings`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DocumentReferences {
+    /// The links from other documents to the document, in path then source order.
+    pub document: Vec<Reference>,
+    /// Per heading (in the document's heading order), the links to it.
+    pub headings: Vec<Vec<Reference>>,
+}
+
 /// The document a link of document `from` that resolved to `target` is a reference to:
 /// the document or file it leads to, unless that is `from` itself.
 fn document_reached<'a>(from: &str, target: &'a Target) -> Option<&'a str> {

@@ -257,7 +257,7 @@ pub struct Definition {
 }
 
 /// How a link is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkKind {
     /// `[text](dest)`.

@@ -175,6 +175,20 @@ async function installModel(): Promise<void> {
   if (choice === 'Reindex') await reindex();
 }
 
+interface LspPosition { line: number; character: number }
+interface LspLocation { uri: string; range: { start: LspPosition; end: LspPosition } }
+
+/** The command of folio's code lenses: the references they count, in the references peek. */
+async function showReferences(uri: string, position: LspPosition, locations: LspLocation[]): Promise<void> {
+  const pos = (p: LspPosition) => new vscode.Position(p.line, p.character);
+  await vscode.commands.executeCommand(
+    'editor.action.showReferences',
+    vscode.Uri.parse(uri),
+    pos(position),
+    locations.map((l) => new vscode.Location(vscode.Uri.parse(l.uri), new vscode.Range(pos(l.range.start), pos(l.range.end)))),
+  );
+}
+
 async function reindex(): Promise<void> {
   if (!client || client.state !== State.Running) {
     void vscode.window.showWarningMessage('folio: the language server is not running; see "folio: Show output".');
@@ -201,6 +215,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('folio.search', search),
     vscode.commands.registerCommand('folio.reindex', reindex),
     vscode.commands.registerCommand('folio.installModel', installModel),
+    vscode.commands.registerCommand('folio.showReferences', showReferences),
   );
 
   const { bin, source } = serverBinary(vscode.workspace.getConfiguration('folio').get<string>('path'), context.extensionPath);

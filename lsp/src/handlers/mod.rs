@@ -4,6 +4,7 @@
 //! `server.rs`), so a panic fails one request and leaves the server running.
 
 pub mod actions;
+pub mod code_lens;
 pub mod completion;
 pub mod diagnostics;
 pub mod folding;

@@ -174,3 +174,50 @@ async fn references_and_kb_links_list_the_same_incoming_links() {
     assert_eq!(from_lsp, expected, "references: {refs}");
     assert_eq!(from_mcp, expected, "kb_links incoming");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_lens_counts_are_the_counts_of_references() {
+    let mut c = start().await;
+    c.open("target.md").await;
+    let lenses = c
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": c.uri("target.md")}}),
+        )
+        .await;
+    let summary: Vec<(u64, String, usize)> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let command = &l["command"];
+            assert_eq!(command["command"], "folio.showReferences", "{l}");
+            (
+                l["range"]["start"]["line"].as_u64().unwrap(),
+                command["title"].as_str().unwrap().to_owned(),
+                command["arguments"][2].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (0, "5 references to this file".to_owned(), 5),
+            (4, "3 references".to_owned(), 3),
+        ],
+        "{lenses}"
+    );
+    // The same places as textDocument/references: the document's from its body text, the
+    // heading's from the heading.
+    let uri = c.uri("target.md");
+    let references = |line: u64, character: u64| {
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character},
+               "context": {"includeDeclaration": false}})
+    };
+    for (lens, (line, character)) in lenses.as_array().unwrap().iter().zip([(2, 1), (4, 3)]) {
+        let found = c
+            .call("textDocument/references", references(line, character))
+            .await;
+        assert_eq!(&lens["command"]["arguments"][2], &found, "{lens}");
+    }
+}

@@ -15,6 +15,9 @@ local defaults = {
   settings = nil,
   -- Hits asked for by :FolioSearch.
   search_limit = 20,
+  -- Show reference counts above each note and its linked headings (code lenses; run the
+  -- one on the cursor's line with vim.lsp.codelens.run() to list them in the quickfix list).
+  codelens = true,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -158,6 +161,29 @@ function M.reindex()
   end)
 end
 
+--- The command of folio's code lenses (`folio.showReferences`, arguments `{uri, position,
+--- locations}`): the references they count, in the quickfix list.
+local function show_references(command, ctx)
+  local c = vim.lsp.get_client_by_id(ctx.client_id)
+  local locations = (command.arguments or {})[3] or {}
+  local items = vim.lsp.util.locations_to_items(locations, c and c.offset_encoding or 'utf-16')
+  vim.fn.setqflist({}, ' ', { title = 'folio: ' .. command.title, items = items })
+  if #items > 0 then vim.cmd('botright copen') end
+end
+
+--- Keeps the code lenses of a buffer the folio client attached to current.
+local function codelens_on_attach(ev)
+  local c = vim.lsp.get_client_by_id(ev.data.client_id)
+  if not c or c.name ~= 'folio' or not M.config.codelens then return end
+  local function refresh() vim.lsp.codelens.refresh({ bufnr = ev.buf }) end
+  refresh()
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
+    group = vim.api.nvim_create_augroup('folio_codelens_' .. ev.buf, { clear = true }),
+    buffer = ev.buf,
+    callback = refresh,
+  })
+end
+
 local function commands()
   vim.api.nvim_create_user_command('FolioSearch', function(a) M.search(a.args) end, { nargs = '+', desc = 'folio: search the knowledge base' })
   vim.api.nvim_create_user_command('FolioReindex', function() M.reindex() end, { nargs = 0, desc = 'folio: reindex the knowledge base' })
@@ -175,6 +201,11 @@ function M.setup(opts)
     return
   end
   M.available = true
+  vim.lsp.commands['folio.showReferences'] = show_references
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = vim.api.nvim_create_augroup('folio_attach', { clear = true }),
+    callback = codelens_on_attach,
+  })
   local config = {
     cmd = M.config.cmd,
     filetypes = M.config.filetypes,
