@@ -82,6 +82,8 @@ pub enum Command {
     /// Bring the index up to date and report what it leaves out: files not indexed and why, files
     /// whose parser `[parsers].enabled` leaves off, notes whose frontmatter does not parse.
     Doctor(DoctorArgs),
+    /// List the notes no other note links to (any link style, site rules included).
+    Orphans(OrphansArgs),
     /// Serve the knowledge base to AI agents over MCP (stdio, or streamable HTTP with `--http`): search, read,
     /// structural edits, links, prompts, resources.
     Mcp(McpArgs),
@@ -490,4 +492,15 @@ pub struct BenchLspArgs {
     /// Number of startup runs.
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
+}
+
+#[derive(clap::Args)]
+pub struct OrphansArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Only notes under this folder (KB-relative); default: the whole root.
+    pub folder: Option<String>,
+    /// Print as a JSON array of paths.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -1053,6 +1053,50 @@ fn notes_whose_frontmatter_does_not_parse_are_named_and_fail_the_index_when_aske
 }
 
 #[test]
+fn orphans_lists_the_notes_nothing_links_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("notes")).unwrap();
+    std::fs::write(
+        root.join("index.md"),
+        "# Home\n\n[[Linked]] and [b](notes/b.md).\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("Linked.md"), "# Linked\n").unwrap();
+    std::fs::write(
+        root.join("notes/b.md"),
+        "# B\n\nBack [home](../index.md).\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("notes/lonely.md"), "# Lonely\n").unwrap();
+    let r = root.to_str().unwrap();
+    let out = folio(&["orphans", "--root", r]);
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "notes/lonely.md\n")
+    );
+    let out = folio(&["orphans", "--root", r, "--json", "notes"]);
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found, serde_json::json!(["notes/lonely.md"]));
+    let out = folio(&["orphans", "--root", r, "nowhere"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("`nowhere` is not a folder of the knowledge base"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn doctor_names_what_the_index_leaves_out_and_why() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

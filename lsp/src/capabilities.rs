@@ -106,6 +106,7 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
             code_action_kinds: Some(vec![
                 CodeActionKind::QUICKFIX,
                 handlers::actions::toc_kind(),
+                handlers::actions::link_mentions_kind(),
             ]),
             ..CodeActionOptions::default()
         })),

@@ -243,7 +243,7 @@ impl FolioServer {
         json(&self.kb, |kb| kb.list_topics()).await
     }
 
-    /// Links of a Markdown document: outgoing links with their resolution, incoming links from other documents, an optional walk up to depth 3, and broken links with stable diagnostic codes (missing-file, missing-heading, …).
+    /// Links of a Markdown document: outgoing links with their resolution, incoming links from other documents, an optional walk up to depth 3, and broken links with stable diagnostic codes (missing-file, missing-heading, …). With `direction: "orphans"` (and `path` a folder, or omitted): the documents no other document links to.
     #[tool(name = "kb_links", annotations(read_only_hint = true))]
     async fn kb_links(
         &self,

@@ -13,6 +13,7 @@ mod index;
 mod lsp;
 mod mcp;
 mod model;
+mod orphans;
 mod outline;
 mod rerank;
 mod root;
@@ -36,6 +37,7 @@ pub fn run(command: Command) -> Result<ExitCode> {
         Command::Check(args) => check::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Orphans(args) => orphans::run(&args),
         Command::Bench(args) => bench::run(
             &args.roots,
             usize::from(args.repeat),

@@ -26,6 +26,8 @@ pub enum ActionKind {
     /// Inserting or updating the document's table of contents (a source action, like
     /// organising imports).
     TableOfContents,
+    /// Turning the other notes' unlinked mentions of this note into links (a rewrite).
+    LinkMentions,
 }
 
 /// What applying an action changes.
@@ -61,6 +63,9 @@ pub struct ActionOptions {
     pub create_files: bool,
     /// Offer the table of contents action.
     pub table_of_contents: bool,
+    /// Offer to link the note's unlinked mentions ([`crate::features::mentions`]) when
+    /// the range touches its title: its first level-1 heading, else its first byte.
+    pub link_mentions: bool,
 }
 
 /// The actions over bytes `range` of document `path`, in this order: for each link
@@ -71,7 +76,9 @@ pub struct ActionOptions {
 /// of the target ([`MIN_SIMILARITY`]): its text in a wiki link, else its anchor (GitHub's
 /// slug, or the id the site generator gives it); then, with
 /// [`ActionOptions::table_of_contents`], the table of contents edit when the table is
-/// missing or out of date. Empty when `path` is not a document of `ws`.
+/// missing or out of date; then, with [`ActionOptions::link_mentions`] and `range` on the
+/// title, linking the note's unlinked mentions. Empty when `path` is not a document of
+/// `ws`.
 pub fn actions_at(
     ws: &Workspace,
     path: &str,
@@ -113,7 +120,49 @@ pub fn actions_at(
     if options.table_of_contents {
         out.extend(table_of_contents(path, entry, ws.generator()));
     }
+    if options.link_mentions && touches_title(&entry.parsed, &range) {
+        out.extend(link_mentions(ws, path));
+    }
     out
+}
+
+/// True when `range` touches the note's title line: its first level-1 heading, else the
+/// start of the document.
+fn touches_title(parsed: &crate::parse::Parsed, range: &Range<usize>) -> bool {
+    let title = parsed
+        .headings
+        .iter()
+        .find(|h| h.level == 1)
+        .map_or(0..0, |h| h.range.clone());
+    range.start <= title.end && title.start <= range.end
+}
+
+/// Linking every unlinked mention of document `path` in the other notes; `None` when
+/// there is none.
+fn link_mentions(ws: &Workspace, path: &str) -> Option<Action> {
+    use crate::features::mentions;
+    let found = mentions::unlinked_mentions(ws, path);
+    if found.is_empty() {
+        return None;
+    }
+    let notes = found
+        .iter()
+        .map(|m| m.path.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let (n, s) = (found.len(), if found.len() == 1 { "" } else { "s" });
+    let in_notes = if notes == 1 {
+        "1 note".to_string()
+    } else {
+        format!("{notes} notes")
+    };
+    Some(Action {
+        title: format!("Link {n} unlinked mention{s} of this note (in {in_notes})"),
+        kind: ActionKind::LinkMentions,
+        diagnostic: None,
+        preferred: false,
+        change: ActionChange::Edits(mentions::link_mentions(ws, path, &found)),
+    })
 }
 
 /// The one edit `e` of document `path` as an action's change.
@@ -248,7 +297,7 @@ New [n](notes/new?draft) and [p](pic.png).
         );
         let options = ActionOptions {
             create_files: true,
-            table_of_contents: false,
+            ..ActionOptions::default()
         };
         let actions = actions_at(&ws, "a.md", line, options);
         assert_eq!(
@@ -301,7 +350,7 @@ New [n](notes/new?draft) and [p](pic.png).
         let line = find(&ws, "a.md", "New [n](notes/new?draft) and [p](pic.png).");
         let create = ActionOptions {
             create_files: true,
-            table_of_contents: false,
+            ..ActionOptions::default()
         };
         let titles: Vec<String> = actions_at(&ws, "a.md", line.clone(), create)
             .into_iter()
@@ -342,8 +391,8 @@ New [n](notes/new?draft) and [p](pic.png).
     #[test]
     fn the_table_of_contents_is_inserted_after_the_title_then_up_to_date() {
         let toc = ActionOptions {
-            create_files: false,
             table_of_contents: true,
+            ..ActionOptions::default()
         };
         let ws = workspace("//- /a.md\n# Alpha\n\n## Set Up\n");
         let actions = actions_at(&ws, "a.md", 0..0, toc);

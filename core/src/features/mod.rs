@@ -9,6 +9,8 @@
 //!   (`textDocument/codeLens`).
 //! - [`completion`]: what can be typed at the cursor: paths, anchors, wiki targets,
 //!   reference labels and tags (`textDocument/completion`).
+//! - [`mentions`]: where other notes name a note without linking to it, the edit that
+//!   links them (a code action), and the notes nothing links to (`kb_links`' orphans).
 //! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
 //!   `kb_outline`, the table of contents).
 //! - [`references`]: the links that reach a document or one of its headings
@@ -19,6 +21,7 @@
 pub mod actions;
 pub mod code_lens;
 pub mod completion;
+pub mod mentions;
 pub mod outline;
 pub mod references;
 pub mod rename;

@@ -17,9 +17,12 @@ use super::{Host, HostError, HostResult};
 #[schemars(transform = crate::host::portable_schema)]
 #[serde(deny_unknown_fields)]
 pub struct LinksArgs {
-    /// KB-relative path of the Markdown document.
+    /// KB-relative path of the Markdown document; with `direction` `orphans`, a folder
+    /// (`""` or omitted: the whole knowledge base).
+    #[serde(default)]
     pub path: String,
-    /// `outgoing`, `incoming` or `both` (default).
+    /// `outgoing`, `incoming`, `both` (default), or `orphans`: the documents under the
+    /// folder `path` that no other document links to.
     #[serde(default)]
     pub direction: Option<String>,
     /// Walk depth over resolved document links, 1–3 (default 1: direct links only).
@@ -94,7 +97,7 @@ pub struct BrokenLink {
 }
 
 /// `kb_links` output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct LinksOutput {
     /// The document.
     pub path: String,
@@ -106,6 +109,10 @@ pub struct LinksOutput {
     pub walk: Vec<WalkNode>,
     /// Diagnostics of the document's links.
     pub broken: Vec<BrokenLink>,
+    /// With `direction` `orphans`: the documents under `path` that no other document
+    /// links to (any link style, site rules included), sorted; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orphans: Option<Vec<String>>,
 }
 
 fn kind_name(kind: LinkKind) -> String {
@@ -160,9 +167,10 @@ impl Host {
             "both" => (true, true),
             "outgoing" => (true, false),
             "incoming" => (false, true),
+            "orphans" => return self.orphans(&args.path),
             other => {
                 return Err(HostError::invalid(format!(
-                    "unknown direction `{other}`; use outgoing, incoming or both"
+                    "unknown direction `{other}`; use outgoing, incoming, both or orphans"
                 )));
             }
         };
@@ -173,6 +181,41 @@ impl Host {
         resolve_existing(&self.root, &args.path)?;
         Host::check_markdown_name(&args.path)?;
         self.with_workspace(|ws| links_in(ws, args, out_on, in_on, depth))
+    }
+}
+
+impl Host {
+    /// The documents under folder `folder` (`""`: all) that no other document links to
+    /// ([`crate::features::mentions::orphans`]), as a [`LinksOutput`] with only `orphans`.
+    ///
+    /// Errors: `INVALID_PATH` for a folder outside the root; `NOT_FOUND` when it is no
+    /// folder of the root.
+    fn orphans(&self, folder: &str) -> HostResult<LinksOutput> {
+        let folder = folder.trim_end_matches('/');
+        if !folder.is_empty() {
+            crate::path_policy::check_syntax(folder)?;
+        }
+        let under = |p: &str| {
+            folder.is_empty() || p.strip_prefix(folder).is_some_and(|r| r.starts_with('/'))
+        };
+        self.with_workspace(|ws| {
+            if !folder.is_empty() && !ws.is_folder(folder) {
+                return Err(HostError::new(
+                    super::ErrorCode::NotFound,
+                    format!("`{folder}` is not a folder of the knowledge base; give one, or \"\" for all of it"),
+                ));
+            }
+            Ok(LinksOutput {
+                path: folder.to_string(),
+                orphans: Some(
+                    crate::features::mentions::orphans(ws)
+                        .into_iter()
+                        .filter(|p| under(p))
+                        .collect(),
+                ),
+                ..LinksOutput::default()
+            })
+        })
     }
 }
 
@@ -306,5 +349,6 @@ fn links_in(
         incoming,
         walk,
         broken,
+        orphans: None,
     })
 }

@@ -51,7 +51,7 @@ pub fn relative_path(from: &str, to: &str) -> String {
 
 /// Percent-encodes the characters a Markdown link destination cannot hold bare
 /// (CommonMark 6.3): spaces, parentheses, angle brackets, and `#` and `?` inside a path.
-fn encode_dest(path: &str) -> String {
+pub(crate) fn encode_dest(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for c in path.chars() {
         match c {

@@ -13,6 +13,8 @@
 //! markdown-rs does not report (`scanner.rs`). The result's types are in `parsed.rs`,
 //! the reading of labels and destinations in `link_text.rs`.
 
+use std::ops::Range;
+
 use markdown::mdast::Node;
 
 use crate::document::LineIndex;
@@ -116,6 +118,37 @@ pub(crate) fn build<'n>(text: &str, nodes: impl IntoIterator<Item = &'n Node>) -
     parsed.lines = Some(walk.lines);
     parsed.shrink_to_fit();
     parsed
+}
+
+/// The bytes of `text` that are not prose a link could replace, sorted by start: code
+/// (blocks and spans), HTML, math, the frontmatter, links (every kind, wiki links
+/// included), link reference definitions, headings and `#tags`. All of `text` when it
+/// is not parsed ([`parse`]'s problems). Unlinked mentions are looked for outside them
+/// ([`crate::features::mentions`]).
+pub fn not_prose(text: &str) -> Vec<Range<usize>> {
+    let everything = std::iter::once(0..text.len()).collect();
+    if nesting_problem(text).is_some() {
+        return everything;
+    }
+    let Ok(nodes) = segmented::top_level_nodes(text) else {
+        return everything;
+    };
+    let walk = walk::walk(text, nodes.iter());
+    let mut parsed = walk.parsed;
+    scanner::scan(text, &mut parsed, &walk.excluded, walk.covered);
+    let mut out = walk.excluded;
+    out.extend(parsed.links.iter().map(|l| l.range.clone()));
+    out.extend(parsed.definitions.iter().map(|d| d.range.clone()));
+    out.extend(parsed.headings.iter().map(|h| h.range.clone()));
+    out.extend(
+        parsed
+            .tags
+            .iter()
+            .filter(|t| !t.in_frontmatter)
+            .map(|t| t.range.clone()),
+    );
+    out.sort_by_key(|r| r.start);
+    out
 }
 
 /// A parse holding only the `document` element and one problem.

@@ -24,6 +24,11 @@ pub fn toc_kind() -> CodeActionKind {
     CodeActionKind::new("source.toc")
 }
 
+/// The kind of the action that links a note's unlinked mentions.
+pub fn link_mentions_kind() -> CodeActionKind {
+    CodeActionKind::new("refactor.rewrite.linkMentions")
+}
+
 /// True when the client's `only` filter admits `kind` (a filter entry admits its sub-kinds).
 fn admitted(only: Option<&[CodeActionKind]>, kind: &CodeActionKind) -> bool {
     only.is_none_or(|only| {
@@ -47,6 +52,7 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
         // Creating a file needs a client that applies `CreateFile` operations.
         create_files: s.flags.create_files && s.flags.document_changes,
         table_of_contents: admitted(params.context.only.as_deref(), &toc_kind()),
+        link_mentions: admitted(params.context.only.as_deref(), &link_mentions_kind()),
     };
     let actions = actions_at(s.roots[doc.root].ws(), &doc.path, wanted, options)
         .into_iter()
@@ -88,6 +94,7 @@ fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeActio
         kind: Some(match action.kind {
             ActionKind::QuickFix => CodeActionKind::QUICKFIX,
             ActionKind::TableOfContents => toc_kind(),
+            ActionKind::LinkMentions => link_mentions_kind(),
         }),
         diagnostics: diagnostic.map(|d| vec![d]),
         edit: Some(edit),

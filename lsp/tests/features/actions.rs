@@ -1,6 +1,7 @@
 //! `textDocument/codeAction`: creating a missing file, fixing a broken anchor, the
 //! repair core attaches to a link whose file exists under another letter case, and the
-//! table of contents (insert, update, idempotence, list styles).
+//! table of contents (insert, update, idempotence, list styles), and linking a note's
+//! unlinked mentions.
 
 use serde_json::json;
 
@@ -11,7 +12,8 @@ both_encodings!(
     code_actions,
     case_mismatch_fix,
     table_of_contents,
-    site_generator_anchors
+    site_generator_anchors,
+    link_mentions
 );
 
 async fn code_actions(enc: Enc) {
@@ -289,4 +291,50 @@ async fn site_generator_anchors(enc: Enc) {
             .collect::<Vec<_>>(),
         ["build-assetsinlinelimit", "guide"]
     );
+}
+
+async fn link_mentions(enc: Enc) {
+    let mut c = Client::start(
+        &[
+            ("Solar Panels.md", "# Solar Panels\n\nAbout them.\n"),
+            (
+                "a.md",
+                "# A\n\nÉté: we fitted solar panels, `solar panels` in code.\n",
+            ),
+        ],
+        enc,
+        json!({}),
+    )
+    .await;
+    c.open("Solar Panels.md").await;
+    let note = c.uri("Solar Panels.md");
+    let ask = |line: u32, only: serde_json::Value| {
+        json!({"textDocument": {"uri": note}, "range": range(line, 0, line, 0),
+               "context": {"diagnostics": [], "only": only}})
+    };
+    let r = c
+        .call("textDocument/codeAction", ask(0, json!(["refactor"])))
+        .await;
+    // `Été: we fitted ` is 15 UTF-16 code units and 17 UTF-8 bytes.
+    let start = if enc == Enc::Utf8 { 17 } else { 15 };
+    assert_eq!(
+        r,
+        json!([{
+            "title": "Link 1 unlinked mention of this note (in 1 note)",
+            "kind": "refactor.rewrite.linkMentions",
+            "edit": {"changes": {c.uri("a.md"): [{
+                "range": range(2, start, 2, start + 12),
+                "newText": "[solar panels](Solar%20Panels.md)"
+            }]}}
+        }])
+    );
+    // Off the title line, or when the client asks for quick fixes only: not offered.
+    let off = c
+        .call("textDocument/codeAction", ask(2, json!(["refactor"])))
+        .await;
+    assert_eq!(off, json!([]));
+    let fixes = c
+        .call("textDocument/codeAction", ask(0, json!(["quickfix"])))
+        .await;
+    assert_eq!(fixes, json!([]));
 }

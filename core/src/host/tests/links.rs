@@ -112,3 +112,30 @@ fn kb_links_resolves_references_through_their_definitions() {
         ]
     );
 }
+
+#[test]
+fn kb_links_orphans_are_the_documents_nothing_links_to() {
+    let (_dir, kb) = setup(false);
+    let orphans = |path: &str| {
+        kb.links(&LinksArgs {
+            path: path.into(),
+            direction: Some("orphans".into()),
+            depth: None,
+            include_external: false,
+        })
+    };
+    // index.md links to docs/guide.md, docs/more/other.md to index.md; nothing to other.md.
+    assert_eq!(
+        ok(orphans("")),
+        json!({"path": "", "outgoing": [], "incoming": [], "walk": [], "broken": [],
+               "orphans": ["docs/more/other.md"]})
+    );
+    assert_eq!(
+        ok(orphans("docs/more/"))["orphans"],
+        json!(["docs/more/other.md"])
+    );
+    assert_eq!(ok(orphans("docs/more"))["path"], json!("docs/more"));
+    assert_eq!(super::err(orphans("index.md"))["code"], "NOT_FOUND");
+    assert_eq!(super::err(orphans("nowhere"))["code"], "NOT_FOUND");
+    assert_eq!(super::err(orphans("../x"))["code"], "INVALID_PATH");
+}
