@@ -26,6 +26,10 @@ pub(crate) fn flags(caps: &ClientCapabilities) -> ClientFlags {
         // target edited on disk, say) could not reach its diagnostics, so those clients get pushes.
         pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some() && diagnostic_refresh,
         diagnostic_refresh,
+        code_action_resolve_edit: td
+            .and_then(|t| t.code_action.as_ref())
+            .and_then(|c| c.resolve_support.as_ref())
+            .is_some_and(|r| r.properties.iter().any(|p| p == "edit")),
         code_lens_refresh: ws
             .and_then(|w| w.code_lens.as_ref())
             .and_then(|c| c.refresh_support)
@@ -108,6 +112,7 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
                 handlers::actions::toc_kind(),
                 handlers::actions::link_mentions_kind(),
             ]),
+            resolve_provider: Some(true),
             ..CodeActionOptions::default()
         })),
         diagnostic_provider: s.flags.pull_diagnostics.then(|| {

@@ -635,4 +635,10 @@ impl LanguageServer for Backend {
             handlers::actions::code_action(s, &params)
         })
     }
+
+    async fn code_action_resolve(&self, params: CodeAction) -> Result<CodeAction> {
+        self.request("codeAction/resolve", |s| {
+            handlers::actions::resolve(s, params)
+        })
+    }
 }

@@ -32,6 +32,8 @@ pub struct ClientFlags {
     pub diagnostic_refresh: bool,
     /// `workspace/codeLens/refresh` is supported.
     pub code_lens_refresh: bool,
+    /// `codeAction/resolve` can fill in a code action's `edit`.
+    pub code_action_resolve_edit: bool,
     /// `workspace/didChangeWatchedFiles` may be registered dynamically.
     pub watched_files_dynamic: bool,
     /// Workspace edits may create files (`resourceOperations` has `create`).

@@ -38,6 +38,9 @@ pub enum ActionChange {
     Edits(WorkspaceEdits),
     /// Create the empty file at this KB-relative path (never overwriting one that exists).
     CreateFile(String),
+    /// Not computed yet ([`ActionOptions::defer`]): [`resolve_link_mentions`] of this
+    /// document gives the edits.
+    LinkMentionsOf(String),
 }
 
 /// One action offered over a range.
@@ -66,6 +69,11 @@ pub struct ActionOptions {
     /// Offer to link the note's unlinked mentions ([`crate::features::mentions`]) when
     /// the range touches its title: its first level-1 heading, else its first byte.
     pub link_mentions: bool,
+    /// Leave costly edits to be computed when the action is chosen: linking mentions is
+    /// then offered when a quick scan finds a name in another note
+    /// ([`crate::features::mentions::may_have_mentions`]), titled without a count, with
+    /// [`ActionChange::LinkMentionsOf`].
+    pub defer: bool,
 }
 
 /// The actions over bytes `range` of document `path`, in this order: for each link
@@ -121,7 +129,17 @@ pub fn actions_at(
         out.extend(table_of_contents(path, entry, ws.generator()));
     }
     if options.link_mentions && touches_title(&entry.parsed, &range) {
-        out.extend(link_mentions(ws, path));
+        if !options.defer {
+            out.extend(link_mentions(ws, path));
+        } else if crate::features::mentions::may_have_mentions(ws, path) {
+            out.push(Action {
+                title: "Link the unlinked mentions of this note".into(),
+                kind: ActionKind::LinkMentions,
+                diagnostic: None,
+                preferred: false,
+                change: ActionChange::LinkMentionsOf(path.to_string()),
+            });
+        }
     }
     out
 }
@@ -135,6 +153,13 @@ fn touches_title(parsed: &crate::parse::Parsed, range: &Range<usize>) -> bool {
         .find(|h| h.level == 1)
         .map_or(0..0, |h| h.range.clone());
     range.start <= title.end && title.start <= range.end
+}
+
+/// The edits of a deferred [`ActionChange::LinkMentionsOf`] document `path`: every
+/// unlinked mention of it turned into a link (empty when there is none any more).
+pub fn resolve_link_mentions(ws: &Workspace, path: &str) -> WorkspaceEdits {
+    use crate::features::mentions;
+    mentions::link_mentions(ws, path, &mentions::unlinked_mentions(ws, path))
 }
 
 /// Linking every unlinked mention of document `path` in the other notes; `None` when

@@ -51,13 +51,13 @@ pub fn names_of(ws: &Workspace, path: &str, parsed: &Parsed) -> Vec<String> {
     names
 }
 
-/// Every unlinked mention of document `path` in the other documents of `ws`, in path
-/// then source order. Empty when `path` is not a document.
-pub fn unlinked_mentions(ws: &Workspace, path: &str) -> Vec<Mention> {
+/// The case-insensitive patterns of the names of document `path`; empty when it is not
+/// a document or has no name long enough.
+fn patterns_of(ws: &Workspace, path: &str) -> Vec<regex::Regex> {
     let Some(parsed) = ws.parsed(path) else {
         return Vec::new();
     };
-    let patterns: Vec<regex::Regex> = names_of(ws, path, &parsed)
+    names_of(ws, path, &parsed)
         .iter()
         .filter_map(|name| {
             regex::RegexBuilder::new(&regex::escape(name))
@@ -65,7 +65,25 @@ pub fn unlinked_mentions(ws: &Workspace, path: &str) -> Vec<Mention> {
                 .build()
                 .ok()
         })
-        .collect();
+        .collect()
+}
+
+/// True when another document writes one of the names of document `path` as a whole
+/// word anywhere, prose or not: a quick test (no document is parsed) that
+/// [`unlinked_mentions`] may find something. False means it finds nothing.
+pub fn may_have_mentions(ws: &Workspace, path: &str) -> bool {
+    let patterns = patterns_of(ws, path);
+    !patterns.is_empty()
+        && ws.document_paths().filter(|p| *p != path).any(|from| {
+            ws.get(from)
+                .is_some_and(|entry| !matches_in(&entry.doc.text(), &patterns).is_empty())
+        })
+}
+
+/// Every unlinked mention of document `path` in the other documents of `ws`, in path
+/// then source order. Empty when `path` is not a document.
+pub fn unlinked_mentions(ws: &Workspace, path: &str) -> Vec<Mention> {
+    let patterns = patterns_of(ws, path);
     if patterns.is_empty() {
         return Vec::new();
     }
@@ -244,6 +262,8 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["[[Solar Panels]]", "[[Solar Panels]]"]
         );
+        assert!(may_have_mentions(&ws, "notes/Solar Panels.md"));
+        assert!(!may_have_mentions(&ws, "c.md"));
         // The note is linked from a.md and b.md; nothing links to those three.
         assert_eq!(orphans(&ws), vec!["a.md", "b.md", "c.md"]);
     }

@@ -6,8 +6,11 @@
 use std::collections::HashMap;
 
 use anyhow::Result;
-use folio_core::features::actions::{Action, ActionChange, ActionKind, ActionOptions, actions_at};
+use folio_core::features::actions::{
+    Action, ActionChange, ActionKind, ActionOptions, actions_at, resolve_link_mentions,
+};
 use folio_core::links::navigate::WorkspaceEdits;
+use serde_json::json;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
     CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges, ResourceOp, TextEdit,
@@ -53,6 +56,7 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
         create_files: s.flags.create_files && s.flags.document_changes,
         table_of_contents: admitted(params.context.only.as_deref(), &toc_kind()),
         link_mentions: admitted(params.context.only.as_deref(), &link_mentions_kind()),
+        defer: s.flags.code_action_resolve_edit,
     };
     let actions = actions_at(s.roots[doc.root].ws(), &doc.path, wanted, options)
         .into_iter()
@@ -65,11 +69,16 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
 /// A core action over document `doc` as an LSP code action; `None` when a path it
 /// touches has no URI.
 fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeAction> {
+    let mut data = None;
     let edit = match action.change {
-        ActionChange::Edits(edits) => WorkspaceEdit {
+        ActionChange::LinkMentionsOf(path) => {
+            data = Some(json!({ RESOLVE_KEY: s.uri(doc.root, &path)? }));
+            None
+        }
+        ActionChange::Edits(edits) => Some(WorkspaceEdit {
             changes: Some(changes(s, doc.root, &edits)?),
             ..WorkspaceEdit::default()
-        },
+        }),
         ActionChange::CreateFile(path) => {
             let create = CreateFile {
                 uri: s.uri(doc.root, &path)?,
@@ -79,12 +88,12 @@ fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeActio
                 }),
                 annotation_id: None,
             };
-            WorkspaceEdit {
+            Some(WorkspaceEdit {
                 document_changes: Some(DocumentChanges::Operations(vec![
                     DocumentChangeOperation::Op(ResourceOp::Create(create)),
                 ])),
                 ..WorkspaceEdit::default()
-            }
+            })
         }
     };
     let entry = s.entry(doc)?;
@@ -97,10 +106,40 @@ fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeActio
             ActionKind::LinkMentions => link_mentions_kind(),
         }),
         diagnostics: diagnostic.map(|d| vec![d]),
-        edit: Some(edit),
+        edit,
+        data,
         is_preferred: action.preferred.then_some(true),
         ..CodeAction::default()
     })
+}
+
+/// The key of a deferred action's `data`: the URI of the note whose mentions it links.
+const RESOLVE_KEY: &str = "linkMentionsOf";
+
+/// `codeAction/resolve`: the edit of an action offered without one (linking a note's
+/// unlinked mentions, computed now: core `features::actions::resolve_link_mentions`).
+/// Any other action comes back as it was sent.
+pub fn resolve(s: &Session, mut action: CodeAction) -> Result<CodeAction> {
+    let Some(uri) = action
+        .data
+        .as_ref()
+        .and_then(|d| d.get(RESOLVE_KEY))
+        .and_then(|u| u.as_str())
+        .and_then(|u| u.parse::<Uri>().ok())
+    else {
+        return Ok(action);
+    };
+    let doc = s.locate_uri(&uri).ok_or_else(|| {
+        anyhow::anyhow!("{} is no longer a document of the workspace", uri.as_str())
+    })?;
+    let edits = resolve_link_mentions(s.roots[doc.root].ws(), &doc.path);
+    let changes = changes(s, doc.root, &edits)
+        .ok_or_else(|| anyhow::anyhow!("a document to edit has no URI"))?;
+    action.edit = Some(WorkspaceEdit {
+        changes: Some(changes),
+        ..WorkspaceEdit::default()
+    });
+    Ok(action)
 }
 
 /// Core text edits per document as LSP changes per URI; `None` when a path has no URI.

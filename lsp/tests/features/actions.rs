@@ -337,4 +337,45 @@ async fn link_mentions(enc: Enc) {
         .call("textDocument/codeAction", ask(0, json!(["quickfix"])))
         .await;
     assert_eq!(fixes, json!([]));
+
+    // A client that resolves edits gets the action at once (a scan finds the name), its
+    // edit on `codeAction/resolve`.
+    let mut c = Client::start(
+        &[
+            ("Solar Panels.md", "# Solar Panels\n\nAbout them.\n"),
+            (
+                "a.md",
+                "# A\n\nÉté: we fitted solar panels, `solar panels` in code.\n",
+            ),
+            ("b.md", "# B\n\nOnly in code: `Solar Panels`.\n"),
+        ],
+        enc,
+        json!({"textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}}),
+    )
+    .await;
+    c.open("Solar Panels.md").await;
+    let note = c.uri("Solar Panels.md");
+    let offered = c
+        .call(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": note}, "range": range(0, 0, 0, 0),
+                   "context": {"diagnostics": [], "only": ["refactor"]}}),
+        )
+        .await;
+    assert_eq!(
+        offered,
+        json!([{
+            "title": "Link the unlinked mentions of this note",
+            "kind": "refactor.rewrite.linkMentions",
+            "data": {"linkMentionsOf": note}
+        }])
+    );
+    let resolved = c.call("codeAction/resolve", offered[0].clone()).await;
+    assert_eq!(
+        resolved["edit"],
+        json!({"changes": {c.uri("a.md"): [{
+            "range": range(2, start, 2, start + 12),
+            "newText": "[solar panels](Solar%20Panels.md)"
+        }]}})
+    );
 }
