@@ -28,7 +28,21 @@ fn run_in(
     let root = work.path().join("foam-docs");
     std::fs::create_dir_all(root.join(".git")).unwrap();
     match fixture_name {
-        Some(name) => copy_dir(&fixture(name), &root),
+        Some(name) => {
+            copy_dir(&fixture(name), &root);
+            // New notes come from this template (the quick fix on a broken wiki link).
+            std::fs::write(
+                root.join("folio.toml"),
+                "[notes]\ntemplate = \"templates/note.md\"\n",
+            )
+            .unwrap();
+            std::fs::create_dir(root.join("templates")).unwrap();
+            std::fs::write(
+                root.join("templates/note.md"),
+                "---\ntype: note\n---\n# {{title}}\n\nStarted {{date}}.\n",
+            )
+            .unwrap();
+        }
         None => std::fs::write(root.join("data.json"), "{\"a\": 1}\n").unwrap(),
     }
     let root = root.canonicalize().unwrap();
@@ -103,7 +117,7 @@ fn neovim_plugin_setup_diagnostics_search_and_health() {
         notes[0][0]
             .as_str()
             .unwrap()
-            .starts_with("folio: indexed 0 of 7 files (7 unchanged, 0 removed) in "),
+            .starts_with("folio: indexed 0 of 8 files (8 unchanged, 0 removed) in "),
         "{notes:?}"
     );
     let health = r["health"].as_array().unwrap();
@@ -125,6 +139,26 @@ fn neovim_plugin_setup_diagnostics_search_and_health() {
         "{health:?}"
     );
     assert_eq!(health.len(), 4, "no ERROR or WARNING lines: {health:?}");
+    // Neovim's local date, as the server's.
+    let date = r["today"][2].as_str().unwrap();
+    assert_eq!(
+        r["created"],
+        json!([
+            "cli-grep.md",
+            [
+                "---",
+                "type: note",
+                "---",
+                "# cli-grep",
+                "",
+                format!("Started {date}.")
+            ]
+        ])
+    );
+    assert_eq!(
+        r["today"],
+        json!([format!("journal/{date}.md"), [format!("# {date}")], date])
+    );
 }
 
 #[test]

@@ -30,6 +30,11 @@ pub(crate) fn flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|t| t.code_action.as_ref())
             .and_then(|c| c.resolve_support.as_ref())
             .is_some_and(|r| r.properties.iter().any(|p| p == "edit")),
+        show_document: caps
+            .window
+            .as_ref()
+            .and_then(|w| w.show_document.as_ref())
+            .is_some_and(|d| d.support),
         code_lens_refresh: ws
             .and_then(|w| w.code_lens.as_ref())
             .and_then(|c| c.refresh_support)
@@ -84,6 +89,10 @@ pub fn capabilities(s: &Session) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: handlers::commands::commands(),
+            ..ExecuteCommandOptions::default()
+        }),
         code_lens_provider: Some(CodeLensOptions {
             resolve_provider: Some(false),
         }),

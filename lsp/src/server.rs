@@ -636,6 +636,37 @@ impl LanguageServer for Backend {
         })
     }
 
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let shown = self.request("workspace/executeCommand", |s| {
+            handlers::commands::execute(s, &params)
+        })?;
+        let Some(shown) = shown else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
+                "unknown command `{}`",
+                params.command
+            )));
+        };
+        if shown.created {
+            // The watcher reports it too; the model has it before the editor shows it.
+            self.shared
+                .files_changed(vec![(shown.abs.clone(), true)])
+                .await;
+        }
+        if self.shared.lock().flags.show_document {
+            let _ = self
+                .shared
+                .client
+                .show_document(ShowDocumentParams {
+                    uri: shown.uri.clone(),
+                    external: None,
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await;
+        }
+        Ok(Some(serde_json::json!(shown.uri)))
+    }
+
     async fn code_action_resolve(&self, params: CodeAction) -> Result<CodeAction> {
         self.request("codeAction/resolve", |s| {
             handlers::actions::resolve(s, params)

@@ -34,6 +34,8 @@ pub struct ClientFlags {
     pub code_lens_refresh: bool,
     /// `codeAction/resolve` can fill in a code action's `edit`.
     pub code_action_resolve_edit: bool,
+    /// `window/showDocument` is supported.
+    pub show_document: bool,
     /// `workspace/didChangeWatchedFiles` may be registered dynamically.
     pub watched_files_dynamic: bool,
     /// Workspace edits may create files (`resourceOperations` has `create`).

@@ -99,5 +99,18 @@ local ok, err = pcall(function()
       table.insert(results.health, l)
     end
   end
+
+  -- The quick fix on the broken wiki link: the server creates the note from the
+  -- template and shows it.
+  vim.cmd('buffer ' .. buf)
+  vim.api.nvim_win_set_cursor(0, { 11, 36 })
+  vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.title:match('^Create') ~= nil end })
+  assert(vim.wait(10000, function() return vim.api.nvim_get_current_buf() ~= buf end, 20), 'the new note was not shown')
+  results.created = { rel(vim.api.nvim_buf_get_name(0)), vim.api.nvim_buf_get_lines(0, 0, -1, false) }
+  -- :FolioToday opens today's note, made when missing.
+  vim.cmd('buffer ' .. buf)
+  vim.cmd('FolioToday')
+  assert(vim.wait(10000, function() return vim.api.nvim_buf_get_name(0):match('journal') ~= nil end, 20), ':FolioToday showed nothing')
+  results.today = { rel(vim.api.nvim_buf_get_name(0)), vim.api.nvim_buf_get_lines(0, 0, -1, false), os.date('%Y-%m-%d') }
 end)
 finish(not ok and tostring(err) or nil)

@@ -125,6 +125,51 @@ pub struct Config {
     pub search: SearchConfig,
     /// `[parsers]`: which files besides Markdown are read, and their time budget.
     pub parsers: ParsersConfig,
+    /// `[notes]`: how new notes are made (from a link to a missing note; daily notes).
+    pub notes: NotesConfig,
+}
+
+/// `[notes]`: the templates and names of the notes an editor creates
+/// ([`crate::features::notes`]).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotesConfig {
+    /// KB-relative path of the template of a note created from a link to a missing note;
+    /// none: the note is `# {{title}}`.
+    pub template: Option<String>,
+    /// KB-relative folder of the daily notes (`""`: the root). Default `journal`.
+    pub daily_folder: String,
+    /// The daily note's file name without `.md`, as a strftime format of the local date
+    /// (chrono's specifiers; `/` makes folders). Default `%Y-%m-%d`.
+    pub daily_format: String,
+    /// KB-relative path of the template of a daily note; none: the note is `# {{date}}`.
+    pub daily_template: Option<String>,
+}
+
+impl Default for NotesConfig {
+    fn default() -> Self {
+        NotesConfig {
+            template: None,
+            daily_folder: "journal".into(),
+            daily_format: "%Y-%m-%d".into(),
+            daily_template: None,
+        }
+    }
+}
+
+impl NotesConfig {
+    /// Refuses a `daily_format` chrono cannot format, or one that formats to no name.
+    fn check(&self) -> Result<(), String> {
+        use chrono::format::{Item, StrftimeItems};
+        let items: Vec<Item> = StrftimeItems::new(&self.daily_format).collect();
+        if items.is_empty() || items.iter().any(|i| matches!(i, Item::Error)) {
+            return Err(format!(
+                "[notes].daily_format `{}` is not a strftime format folio can use (e.g. \"%Y-%m-%d\")",
+                self.daily_format
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `[parsers]`: the documents besides Markdown that are indexed and read
@@ -605,6 +650,7 @@ impl Config {
         }
         let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         config.diagnostics.compile()?;
+        config.notes.check()?;
         for template in &config.best_practice.path_templates {
             BestPracticeConfig::check_template(template).map_err(|reason| {
                 format!("invalid [best_practice].path_templates entry `{template}`: {reason}")

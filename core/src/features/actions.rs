@@ -41,6 +41,9 @@ pub enum ActionChange {
     /// Not computed yet ([`ActionOptions::defer`]): [`resolve_link_mentions`] of this
     /// document gives the edits.
     LinkMentionsOf(String),
+    /// Create this note with this text (never overwriting a file): a missing note made
+    /// from the workspace's template ([`crate::features::notes`]).
+    CreateNote(crate::features::notes::NewNote),
 }
 
 /// One action offered over a range.
@@ -64,6 +67,10 @@ pub struct Action {
 pub struct ActionOptions {
     /// Offer to create a missing file (the client can create files).
     pub create_files: bool,
+    /// Offer to create a missing note (a Markdown file a link names, or a wiki link's
+    /// target) from the `[notes].template`, dated this local time: the caller creates
+    /// it ([`ActionChange::CreateNote`]). Other missing files stay `create_files`'.
+    pub create_notes: Option<chrono::NaiveDateTime>,
     /// Offer the table of contents action.
     pub table_of_contents: bool,
     /// Offer to link the note's unlinked mentions ([`crate::features::mentions`]) when
@@ -118,9 +125,27 @@ pub fn actions_at(
                 change: edit(path, fix.edit.clone()),
             });
         }
-        let action = match d.code {
-            DiagnosticCode::MissingFile if options.create_files => create_file(path, link, d),
-            DiagnosticCode::MissingHeading => closest_heading_fix(ws, path, link, d),
+        let note = match (d.code, options.create_notes) {
+            (DiagnosticCode::MissingFile | DiagnosticCode::MissingWikiTarget, Some(now)) => {
+                crate::features::notes::note_for_link(ws, path, link, now).unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "no note offered for a missing link target");
+                    None
+                })
+            }
+            _ => None,
+        };
+        let action = match (d.code, note) {
+            (_, Some(note)) => Some(Action {
+                title: format!("Create `{}`", note.path),
+                kind: ActionKind::QuickFix,
+                diagnostic: Some(d.clone()),
+                preferred: false,
+                change: ActionChange::CreateNote(note),
+            }),
+            (DiagnosticCode::MissingFile, None) if options.create_files => {
+                create_file(path, link, d)
+            }
+            (DiagnosticCode::MissingHeading, _) => closest_heading_fix(ws, path, link, d),
             _ => None,
         };
         out.extend(action);

@@ -11,6 +11,8 @@
 //!   reference labels and tags (`textDocument/completion`).
 //! - [`mentions`]: where other notes name a note without linking to it, the edit that
 //!   links them (a code action), and the notes nothing links to (`kb_links`' orphans).
+//! - [`notes`]: the note a link to a missing note names and the daily note, from the
+//!   workspace's templates (`[notes]`).
 //! - [`outline`]: the heading tree of a document (`textDocument/documentSymbol`,
 //!   `kb_outline`, the table of contents).
 //! - [`references`]: the links that reach a document or one of its headings
@@ -22,6 +24,7 @@ pub mod actions;
 pub mod code_lens;
 pub mod completion;
 pub mod mentions;
+pub mod notes;
 pub mod outline;
 pub mod references;
 pub mod rename;

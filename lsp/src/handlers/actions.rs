@@ -12,7 +12,7 @@ use folio_core::features::actions::{
 use folio_core::links::navigate::WorkspaceEdits;
 use serde_json::json;
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse, Command,
     CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges, ResourceOp, TextEdit,
     Uri, WorkspaceEdit,
 };
@@ -57,6 +57,8 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
         table_of_contents: admitted(params.context.only.as_deref(), &toc_kind()),
         link_mentions: admitted(params.context.only.as_deref(), &link_mentions_kind()),
         defer: s.flags.code_action_resolve_edit,
+        // Run by the server (`folio.createNote`), so every client gets it.
+        create_notes: Some(folio_core::features::notes::local_now()),
     };
     let actions = actions_at(s.roots[doc.root].ws(), &doc.path, wanted, options)
         .into_iter()
@@ -70,7 +72,16 @@ pub fn code_action(s: &Session, params: &CodeActionParams) -> Result<Option<Code
 /// touches has no URI.
 fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeAction> {
     let mut data = None;
+    let mut command = None;
     let edit = match action.change {
+        ActionChange::CreateNote(note) => {
+            command = Some(Command {
+                title: action.title.clone(),
+                command: super::commands::CREATE_NOTE.to_string(),
+                arguments: Some(vec![json!(s.uri(doc.root, &note.path)?), json!(note.text)]),
+            });
+            None
+        }
         ActionChange::LinkMentionsOf(path) => {
             data = Some(json!({ RESOLVE_KEY: s.uri(doc.root, &path)? }));
             None
@@ -107,6 +118,7 @@ fn code_action_of(s: &Session, doc: &DocRef, action: Action) -> Option<CodeActio
         }),
         diagnostics: diagnostic.map(|d| vec![d]),
         edit,
+        command,
         data,
         is_preferred: action.preferred.then_some(true),
         ..CodeAction::default()

@@ -5,6 +5,7 @@
 
 pub mod actions;
 pub mod code_lens;
+pub mod commands;
 pub mod completion;
 pub mod diagnostics;
 pub mod folding;

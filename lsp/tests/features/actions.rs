@@ -37,7 +37,7 @@ async fn code_actions(enc: Enc) {
         json!([
             {
                 "title": "Create `missing.md`", "kind": "quickfix", "diagnostics": [d[0]],
-                "edit": {"documentChanges": [{"kind": "create", "uri": missing, "options": {"overwrite": false, "ignoreIfExists": true}}]}
+                "command": {"title": "Create `missing.md`", "command": "folio.createNote", "arguments": [missing, "# missing\n"]}
             },
             {
                 "title": "Change anchor to `#beta-two`", "kind": "quickfix", "diagnostics": [d[1]], "isPreferred": true,
@@ -49,7 +49,34 @@ async fn code_actions(enc: Enc) {
             },
         ])
     );
-    // A client that cannot create files gets only the anchor fix.
+    // The server creates the note (so a client that applies no `CreateFile` gets it too),
+    // once: the link is no longer broken.
+    let create = json!({"command": "folio.createNote", "arguments": [missing, "# missing\n"]});
+    let made = c.call("workspace/executeCommand", create.clone()).await;
+    assert_eq!(made, json!(missing));
+    assert_eq!(
+        std::fs::read_to_string(c.path("missing.md")).unwrap(),
+        "# missing\n"
+    );
+    let again = c.request("workspace/executeCommand", create).await;
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot create `missing.md`"),
+        "{again}"
+    );
+    // Today's note: made from the default (`journal/`, `# date`), then shown as it is.
+    let today = json!({"command": "folio.today", "arguments": [{"now": "2026-12-06T09:05"}]});
+    let note = c.call("workspace/executeCommand", today.clone()).await;
+    assert_eq!(note, json!(c.uri("journal/2026-12-06.md")));
+    assert_eq!(
+        std::fs::read_to_string(c.path("journal/2026-12-06.md")).unwrap(),
+        "# 2026-12-06\n"
+    );
+    assert_eq!(c.call("workspace/executeCommand", today).await, note);
+
+    // A client that cannot create files still gets the note, which the server creates.
     let mut c = start(enc).await;
     let d = c.diagnostics("a.md").await;
     let a = c.uri("a.md");
@@ -62,7 +89,11 @@ async fn code_actions(enc: Enc) {
             .iter()
             .map(|x| x["title"].as_str().unwrap())
             .collect::<Vec<_>>(),
-        ["Change anchor to `#beta-two`", "Insert table of contents"]
+        [
+            "Create `missing.md`",
+            "Change anchor to `#beta-two`",
+            "Insert table of contents"
+        ]
     );
 }
 

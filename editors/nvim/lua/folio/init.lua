@@ -184,7 +184,19 @@ local function codelens_on_attach(ev)
   })
 end
 
+--- Opens today's daily note, which the server creates from `[notes]` when missing.
+function M.today()
+  with_client(function(c)
+    local args = {}
+    if is_file_buffer(0) then args = { { uri = vim.uri_from_bufnr(0) } } end
+    c:exec_cmd({ title = 'today', command = 'folio.today', arguments = args }, { bufnr = 0 }, function(err)
+      if err then notify('today: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR) end
+    end)
+  end)
+end
+
 local function commands()
+  vim.api.nvim_create_user_command('FolioToday', function() M.today() end, { nargs = 0, desc = "folio: open today's note" })
   vim.api.nvim_create_user_command('FolioSearch', function(a) M.search(a.args) end, { nargs = '+', desc = 'folio: search the knowledge base' })
   vim.api.nvim_create_user_command('FolioReindex', function() M.reindex() end, { nargs = 0, desc = 'folio: reindex the knowledge base' })
 end
