@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use crate::common::{Enc, range};
 use crate::{at, start};
 
-both_encodings!(definition, references, hover);
+both_encodings!(definition, alias_definition, references, hover);
 
 async fn definition(enc: Enc) {
     let mut c = start(enc).await;
@@ -45,6 +45,37 @@ async fn definition(enc: Enc) {
         .call("textDocument/definition", at(&c, "a.md", 4, 2))
         .await;
     assert_eq!(r, Value::Null);
+}
+
+/// `[[alias]]` leads to the note whose frontmatter gives that alias; with a heading, to
+/// the heading; and the link is no broken one.
+async fn alias_definition(enc: Enc) {
+    let mut c = crate::common::Client::start(
+        &[
+            (
+                "Project Plan.md",
+                "---\naliases: [Roadmap, \"Q3 plan\"]\n---\n# Project Plan\n\n## Milestones\n",
+            ),
+            (
+                "notes.md",
+                "# Notes\n\nSee [[Roadmap]] and [[q3 plan#Milestones]].\n",
+            ),
+        ],
+        enc,
+        json!({}),
+    )
+    .await;
+    c.open("notes.md").await;
+    assert_eq!(c.diagnostics("notes.md").await, json!([]));
+    let plan = c.uri("Project Plan.md");
+    let r = c
+        .call("textDocument/definition", at(&c, "notes.md", 2, 8))
+        .await;
+    assert_eq!(r, json!({"uri": plan, "range": range(0, 0, 0, 0)}));
+    let r = c
+        .call("textDocument/definition", at(&c, "notes.md", 2, 26))
+        .await;
+    assert_eq!(r, json!({"uri": plan, "range": range(5, 0, 5, 13)}));
 }
 
 async fn references(enc: Enc) {
