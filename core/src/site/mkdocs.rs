@@ -14,7 +14,7 @@ pub(super) fn is_site(root: &Path) -> bool {
 /// and reduced to ASCII, every character but a word character (`[A-Za-z0-9_]`), white
 /// space or `-` removed, trimmed, lowercased, and each run of white space and `-` turned
 /// into one `-`. `Caret, Mark & Tilde` → `caret-mark-tilde` (GitHub: `caret-mark--tilde`);
-/// `Über uns` → `uber-uns`; `日本語` → `` (see [`heading_ids`]).
+/// `Über uns` → `uber-uns`; `日本語` → `` (see [`super::heading_ids`]).
 pub fn toc_slug(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let kept: String = text

@@ -75,7 +75,7 @@ impl Layout {
     /// `config/_default/`), or a `config.{toml,yaml,yml,json}` that sets `baseURL` beside
     /// a `content/` folder; docfx when the root has `.openpublishing.publish.config.json`
     /// or it or a folder at the root has a `docfx.json`; else none. Docusaurus and Hugo
-    /// then read their folders ([`docusaurus::site`], [`hugo::site`]). Reads nothing for
+    /// then read their folders (`docusaurus::site`, `hugo::site`). Reads nothing for
     /// an empty root (single-file mode).
     pub fn of(root: &Path, config: &Config) -> Layout {
         let configured = config.links.generator;
@@ -268,7 +268,7 @@ pub(crate) fn url_key(url: &str) -> String {
 /// github-slugger, Hugo with goldmark's `github` ids: each heading's own
 /// [`crate::parse::Heading::slug`]).
 ///
-/// - MkDocs: [`mkdocs::unique_id`], unique against the ids given so far and every
+/// - MkDocs: `mkdocs::unique_id`, unique against the ids given so far and every
 ///   attribute-list id of the document.
 /// - VitePress (markdown-it-anchor): [`vitepress::vitepress_slug`]; a repeat gets `-1`,
 ///   `-2`, … (the first free one, [`first_free_id`]).
