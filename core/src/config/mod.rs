@@ -365,9 +365,8 @@ pub struct ExternalLinksConfig {
     pub exclude: Vec<String>,
     /// Requests in flight at once, over every host: 1–64 (default 8).
     pub max_concurrency: usize,
-    /// Requests per second to one host (a name and port): above 0, at most 100
-    /// (default 2). Requests to a host start at least `1 / per_host_per_second` seconds
-    /// apart.
+    /// Requests per second to one host (a name and port): 0.01–100 (default 2).
+    /// Requests to a host start at least `1 / per_host_per_second` seconds apart.
     pub per_host_per_second: f64,
     /// Most time one request may take, from connecting to the answer's headers, in
     /// milliseconds: 100–600,000 (default 20,000).
@@ -414,9 +413,9 @@ impl ExternalLinksConfig {
             ));
         }
         let rate = self.per_host_per_second;
-        if !(rate > 0.0 && rate <= 100.0) {
+        if !(0.01..=100.0).contains(&rate) {
             return Err(format!(
-                "[links.external].per_host_per_second must be above 0 and at most 100, not {rate}"
+                "[links.external].per_host_per_second must be between 0.01 and 100, not {rate}"
             ));
         }
         if !(100..=600_000).contains(&self.timeout_ms) {

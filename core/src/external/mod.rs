@@ -230,7 +230,7 @@ impl Report {
 /// `{seconds} s`, with a fraction only when there is one (`0.3 s`, `20 s`).
 fn seconds(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{} s", d.as_secs_f64())
@@ -327,9 +327,15 @@ fn problem_of(outcome: &Outcome) -> Option<&Problem> {
 
 /// Checks every external link of `ws` under `settings` ([`collect`], then the module's
 /// rules): the excluded ones are counted, the fresh successes of the cache reused, the
-/// rest asked over HTTP; the cache is then brought up to date. Blocks until every URL has
-/// an outcome: at worst (every host silent) about `timeout × links / max_concurrency`.
-pub fn check(ws: &Workspace, settings: &Settings) -> Report {
+/// rest asked over HTTP; the cache is then brought up to date. `progress` hears
+/// `(done, total)` of the URLs asked. Blocks until every URL has an outcome: at least
+/// `links of the busiest host / per_host_per_second`, at worst (every host silent) about
+/// `timeout × links / max_concurrency`.
+pub fn check(
+    ws: &Workspace,
+    settings: &Settings,
+    progress: Option<schedule::Progress<'_>>,
+) -> Report {
     let mut report = Report::default();
     let mut cache = settings.cache.as_ref().map(|(path, max_age)| {
         let (cache, warning) = cache::Cache::load(path, *max_age);
@@ -364,7 +370,7 @@ pub fn check(ws: &Workspace, settings: &Settings) -> Report {
         max_concurrency: settings.max_concurrency,
         retries: settings.retries,
     };
-    let outcomes = schedule::run(&urls, plan, &prober, &gate);
+    let outcomes = schedule::run(&urls, plan, &prober, &gate, progress);
     report.requests = prober.requests();
     let now = SystemTime::now();
     for (link, outcome) in to_ask.into_iter().zip(outcomes) {

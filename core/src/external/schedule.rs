@@ -37,9 +37,18 @@ struct Queue {
     busy: HashMap<String, usize>,
 }
 
+/// A callback told `(done, total)` URLs as each URL gets its outcome.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
 /// Checks every URL of `urls` with `prober`, its requests spaced per host by `gate`: the
-/// outcome of each, in the order of `urls`.
-pub fn run(urls: &[String], plan: Plan, prober: &Prober, gate: &HostGate) -> Vec<Outcome> {
+/// outcome of each, in the order of `urls`. `progress` hears of each URL done.
+pub fn run(
+    urls: &[String],
+    plan: Plan,
+    prober: &Prober,
+    gate: &HostGate,
+    progress: Option<Progress<'_>>,
+) -> Vec<Outcome> {
     let mut queue = Queue::default();
     for (i, url) in urls.iter().enumerate() {
         let host = url::Url::parse(url)
@@ -50,6 +59,7 @@ pub fn run(urls: &[String], plan: Plan, prober: &Prober, gate: &HostGate) -> Vec
     let queue = Mutex::new(queue);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; urls.len()]);
     let workers = plan.max_concurrency.clamp(1, urls.len().max(1));
+    let done = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
@@ -65,6 +75,10 @@ pub fn run(urls: &[String], plan: Plan, prober: &Prober, gate: &HostGate) -> Vec
                         final_url: urls[i].clone(),
                     });
                     lock(&results)[i] = Some(outcome);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if let Some(progress) = progress {
+                        progress(n, urls.len());
+                    }
                     if let Some(n) = lock(&queue).busy.get_mut(&host) {
                         *n = n.saturating_sub(1);
                     }

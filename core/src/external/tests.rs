@@ -247,7 +247,8 @@ fn links_are_collected_once_per_url_with_every_use() {
          \u{feff}<a href=\"https://example.org/a\">html</a>\n",
     );
     let links = collect(&ws);
-    let summary: Vec<(String, Vec<(String, u32, u32)>)> = links
+    type Uses = Vec<(String, u32, u32)>;
+    let summary: Vec<(String, Uses)> = links
         .into_iter()
         .map(|l| {
             (
@@ -337,7 +338,7 @@ fn statuses_redirects_loops_and_bad_answers() {
         u("/far"),
     );
     let ws = crate::fixture::workspace(&format!("//- /a.md\n{text}"));
-    let report = check(&ws, &settings(""));
+    let report = check(&ws, &settings(""), None);
     assert_eq!(report.checked.len(), 13);
     assert_eq!(report.n_broken(), 8);
     assert_eq!(report.n_rate_limited(), 0);
@@ -460,7 +461,7 @@ fn a_429_is_asked_again_after_its_retry_after_and_then_reported() {
         stub.url("/down"),
     );
     let ws = crate::fixture::workspace(&format!("//- /a.md\n{text}"));
-    let report = check(&ws, &settings("retries = 2\n"));
+    let report = check(&ws, &settings("retries = 2\n"), None);
     let base = stub.url("");
     assert_eq!(
         diagnostics_of(&ws, &report),
@@ -533,7 +534,7 @@ fn a_server_that_never_answers_times_out_and_a_closed_port_is_refused() {
         "//- /a.md\n[silent]({})\n[closed](http://{closed}/x)\n",
         stub.url("/silent")
     ));
-    let report = check(&ws, &settings("timeout_ms = 300\n"));
+    let report = check(&ws, &settings("timeout_ms = 300\n"), None);
     assert_eq!(
         diagnostics_of(&ws, &report),
         [
@@ -578,6 +579,7 @@ fn requests_to_one_host_keep_its_rate_and_the_check_its_concurrency() {
     let report = check(
         &ws,
         &settings("per_host_per_second = 5\nmax_concurrency = 3\n"),
+        None,
     );
     assert_eq!(report.n_broken(), 0);
     assert_eq!(busy.requests().len(), 11);
@@ -620,7 +622,7 @@ fn the_cache_spares_successes_and_asks_failures_again() {
         stub.url("/ok"),
         stub.url("/gone")
     ));
-    let first = check(&ws, &settings);
+    let first = check(&ws, &settings, None);
     assert_eq!((first.n_from_cache(), first.n_broken()), (0, 1));
     assert_eq!(stub.requests().len(), 3, "HEAD /ok, HEAD and GET /gone");
     assert!(
@@ -630,7 +632,7 @@ fn the_cache_spares_successes_and_asks_failures_again() {
             .join(cache::CACHE_FILE)
             .is_file()
     );
-    let second = check(&ws, &settings);
+    let second = check(&ws, &settings, None);
     assert_eq!((second.n_from_cache(), second.n_broken()), (1, 1));
     assert_eq!(
         stub.requests_for("/ok"),
@@ -668,7 +670,7 @@ fn exclusions_and_silences_apply() {
     ))
     .unwrap();
     let settings = Settings::new(&config.links.external, Path::new("/nonexistent")).unwrap();
-    let report = check(&ws, &settings);
+    let report = check(&ws, &settings, None);
     let excluded: Vec<(String, Exclusion)> = report
         .excluded
         .iter()
@@ -692,7 +694,7 @@ fn exclusions_and_silences_apply() {
     assert!(stub.requests().is_empty());
     let mut settings = settings;
     settings.include_local = true;
-    let report = check(&ws, &settings);
+    let report = check(&ws, &settings, None);
     assert_eq!(report.checked.len(), 3);
     assert_eq!(report.n_broken(), 3);
     assert_eq!(
@@ -716,7 +718,7 @@ fn bad_settings_are_refused_by_name() {
         ),
         (
             "per_host_per_second = 0",
-            "[links.external].per_host_per_second must be above 0 and at most 100, not 0",
+            "[links.external].per_host_per_second must be between 0.01 and 100, not 0",
         ),
         (
             "timeout_ms = 5",
