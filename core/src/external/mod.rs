@@ -10,6 +10,7 @@
 //!   examples, this machine's unless `include_local`);
 //! - [`cache`]: the successes of earlier runs, in the state folder;
 //! - [`rate`]: the per-host gate (requests spaced out, `Retry-After` honoured);
+//! - [`in_flight`]: the bound on requests in flight at once;
 //! - [`retry_after`]: the `Retry-After` header (seconds or HTTP-date);
 //! - [`probe`]: one URL checked once (HEAD then GET, redirects, timeout);
 //! - [`schedule`]: the worker threads, which URL is next, the retries.
@@ -20,6 +21,7 @@
 pub mod cache;
 pub mod collect;
 pub mod exclude;
+pub mod in_flight;
 pub mod probe;
 pub mod rate;
 pub mod retry_after;
@@ -364,7 +366,11 @@ pub fn check(
         }
     }
     let urls: Vec<String> = to_ask.iter().map(|l| l.url.clone()).collect();
-    let prober = probe::Prober::new(settings.timeout, settings.include_local);
+    let prober = probe::Prober::new(
+        settings.max_concurrency,
+        settings.timeout,
+        settings.include_local,
+    );
     let gate = rate::HostGate::new(settings.per_host_interval);
     let plan = schedule::Plan {
         max_concurrency: settings.max_concurrency,

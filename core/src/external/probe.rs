@@ -1,6 +1,6 @@
 //! One URL checked once over HTTP: a HEAD request, a GET where the HEAD answer is an
 //! error, redirects followed one hop at a time; each request waits for its host's turn
-//! ([`HostGate`]).
+//! ([`HostGate`]) and a place among the requests in flight ([`InFlight`]).
 //!
 //! The rules:
 //! - **HEAD, then GET.** A HEAD answer of 4xx or 5xx (other than 429 and 503, which ask
@@ -25,6 +25,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use super::in_flight::InFlight;
 use super::rate::{HostGate, host_key};
 use super::{Outcome, Problem};
 
@@ -62,20 +63,22 @@ struct Answer {
     retry_after: Option<String>,
 }
 
-/// The HTTP side of the check: its agents and the count of requests sent.
+/// The HTTP side of the check: its agents, the bound on requests in flight and the
+/// count of requests sent.
 #[derive(Debug)]
 pub struct Prober {
     direct: ureq::Agent,
     proxied: ureq::Agent,
     timeout: Duration,
     include_local: bool,
+    in_flight: InFlight,
     requests: AtomicUsize,
 }
 
 impl Prober {
-    /// A prober whose requests each end within `timeout`, following redirects to local
-    /// addresses only with `include_local`.
-    pub fn new(timeout: Duration, include_local: bool) -> Prober {
+    /// A prober with at most `max_in_flight` requests out at once, each ending within
+    /// `timeout`, following redirects to local addresses only with `include_local`.
+    pub fn new(max_in_flight: usize, timeout: Duration, include_local: bool) -> Prober {
         let agent = |proxy: Option<ureq::Proxy>| {
             let tls = ureq::tls::TlsConfig::builder()
                 .root_certs(ureq::tls::RootCerts::PlatformVerifier)
@@ -102,6 +105,7 @@ impl Prober {
             proxied: agent(ureq::Proxy::try_from_env()),
             timeout,
             include_local,
+            in_flight: InFlight::new(max_in_flight),
             requests: AtomicUsize::new(0),
         }
     }
@@ -128,8 +132,10 @@ impl Prober {
         let mut method = Method::Head;
         loop {
             let host = host_key(&current);
-            gate.wait_turn(&host);
-            let answer = match self.send(method, &current) {
+            let permit = gate.wait_turn(&host, &self.in_flight);
+            let sent = self.send(method, &current);
+            drop(permit);
+            let answer = match sent {
                 Ok(a) => a,
                 Err(err) => {
                     let problem = match err {

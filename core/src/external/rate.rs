@@ -5,10 +5,14 @@
 //! A host is a name (or IP address) and a port: two servers on one machine are two hosts.
 //! The interval is measured from the moment a request is let through, on this process's
 //! monotonic clock, so a thread that wakes late never shortens the gap to the next one.
+//! A request waits for its host's turn holding no place among the requests in flight
+//! ([`InFlight`]): it takes its place, then its turn, and sends at once.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use super::in_flight::{InFlight, Permit};
 
 /// The key of `url`'s host: `host:port` (the scheme's port when the URL names none), or
 /// the empty string for a URL without a host.
@@ -45,23 +49,33 @@ impl HostGate {
         self.lock().get(host).copied()
     }
 
-    /// Blocks until `host` may be sent a request, then takes that turn: the next one
-    /// comes `interval` later.
-    pub fn wait_turn(&self, host: &str) {
+    /// Blocks until `host` may be sent a request and a place in `in_flight` is free, then
+    /// takes both: the host's next turn comes `interval` later, the place is the
+    /// returned permit's until it is dropped (when the answer is in).
+    pub fn wait_turn<'a>(&self, host: &str, in_flight: &'a InFlight) -> Permit<'a> {
         loop {
-            let wait = {
-                let mut next = self.lock();
-                let now = Instant::now();
-                match next.get(host) {
-                    Some(at) if *at > now => *at - now,
-                    _ => {
-                        next.insert(host.to_string(), now + self.interval);
-                        return;
-                    }
-                }
-            };
-            std::thread::sleep(wait);
+            // The host's turn first, holding nothing.
+            while let Some(wait) = self.wait_for(host) {
+                std::thread::sleep(wait);
+            }
+            let permit = in_flight.acquire();
+            // Another thread may have taken the turn while this one waited for a place.
+            let mut next = self.lock();
+            let now = Instant::now();
+            if next.get(host).is_none_or(|at| *at <= now) {
+                next.insert(host.to_string(), now + self.interval);
+                return permit;
+            }
         }
+    }
+
+    /// How long until `host`'s turn, or `None` when it is free now.
+    fn wait_for(&self, host: &str) -> Option<Duration> {
+        let now = Instant::now();
+        self.lock()
+            .get(host)
+            .filter(|at| **at > now)
+            .map(|at| *at - now)
     }
 
     /// No request goes to `host` before `until` (a `Retry-After`); an earlier `until`
@@ -93,15 +107,16 @@ mod tests {
     #[test]
     fn turns_of_one_host_are_an_interval_apart_and_a_deferral_holds() {
         let gate = HostGate::new(Duration::from_millis(50));
+        let in_flight = InFlight::new(1);
         let start = Instant::now();
-        gate.wait_turn("a:80");
-        gate.wait_turn("b:80");
-        gate.wait_turn("a:80");
+        drop(gate.wait_turn("a:80", &in_flight));
+        drop(gate.wait_turn("b:80", &in_flight));
+        drop(gate.wait_turn("a:80", &in_flight));
         let second = Instant::now();
         assert!(second - start >= Duration::from_millis(50));
         gate.defer("a:80", second + Duration::from_millis(120));
         gate.defer("a:80", second);
-        gate.wait_turn("a:80");
+        drop(gate.wait_turn("a:80", &in_flight));
         assert!(Instant::now() - second >= Duration::from_millis(120));
     }
 }

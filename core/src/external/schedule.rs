@@ -1,6 +1,11 @@
-//! The order and the threads of the external link check: at most `max_concurrency`
-//! worker threads, each taking the URL whose host is free soonest, and the retries of a
-//! URL whose server asked to come back later.
+//! The order and the threads of the external link check: worker threads, each taking
+//! the URL whose host is free soonest, and the retries of a URL whose server asked to
+//! come back later.
+//!
+//! A worker waiting for its host's turn (the HEAD's GET, a redirect's next hop, a retry)
+//! holds no place among the requests in flight, so there are more workers than places:
+//! `max_concurrency` plus one per host (at most [`MAX_WORKERS`]), so that every host can
+//! have a URL under way while the places are busy with the others.
 //!
 //! Retries (rule of this module): a 429 or a 503 is asked again up to `retries` times,
 //! after the wait its `Retry-After` names (seconds or HTTP-date), or without one after
@@ -21,10 +26,13 @@ use super::{Outcome, Problem};
 /// reported as rate-limited at once (a CI run should not sleep for an hour).
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 
+/// The most worker threads one check starts.
+pub const MAX_WORKERS: usize = 128;
+
 /// What to do with the URLs.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
-    /// Worker threads, so requests in flight at once.
+    /// Requests in flight at once (the prober enforces it; here it sizes the workers).
     pub max_concurrency: usize,
     /// Further attempts after a 429 or 503.
     pub retries: u32,
@@ -56,9 +64,13 @@ pub fn run(
             .unwrap_or_default();
         queue.pending.entry(host).or_default().push_back(i);
     }
+    let n_hosts = queue.pending.len();
     let queue = Mutex::new(queue);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; urls.len()]);
-    let workers = plan.max_concurrency.clamp(1, urls.len().max(1));
+    let workers = (plan.max_concurrency + n_hosts)
+        .min(MAX_WORKERS)
+        .min(urls.len())
+        .max(1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..workers {
