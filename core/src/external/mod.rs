@@ -4,7 +4,7 @@
 //! a bounded rate, a server that answers 429 left alone as long as it says.
 //!
 //! One job per file:
-//! - [`collect`]: the links, one entry per URL without its fragment, with every place
+//! - [`collect`](mod@collect): the links, one entry per URL without its fragment, with every place
 //!   that uses it;
 //! - [`exclude`]: the URLs not checked (`[links.external].exclude`, hosts reserved for
 //!   examples, this machine's unless `include_local`);
@@ -327,7 +327,7 @@ fn problem_of(outcome: &Outcome) -> Option<&Problem> {
     }
 }
 
-/// Checks every external link of `ws` under `settings` ([`collect`], then the module's
+/// Checks every external link of `ws` under `settings` ([`collect()`], then the module's
 /// rules): the excluded ones are counted, the fresh successes of the cache reused, the
 /// rest asked over HTTP; the cache is then brought up to date. `progress` hears
 /// `(done, total)` of the URLs asked. Blocks until every URL has an outcome: at least
