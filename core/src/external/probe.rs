@@ -233,11 +233,13 @@ impl Prober {
             Method::Head => agent.head(url.as_str()).call()?,
             Method::Get => agent.get(url.as_str()).call()?,
         };
+        // A header as text: UTF-8 (servers send raw UTF-8 in `Location`, which browsers
+        // follow; `Url::join` percent-encodes it), else it is not there.
         let header = |name: &str| {
             response
                 .headers()
                 .get(name)
-                .and_then(|v| v.to_str().ok())
+                .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
                 .map(str::to_owned)
         };
         Ok(Answer {

@@ -286,7 +286,8 @@ fn links_are_collected_once_per_url_with_every_use() {
 #[test]
 fn statuses_redirects_loops_and_bad_answers() {
     let stub = Stub::start(Duration::ZERO, |method, path, _| match path {
-        "/ok" | "/dup" | "/end" => status(200),
+        "/ok" | "/dup" | "/end" | "/caf%C3%A9" => status(200),
+        "/utf8-location" => redirect(301, "/café"),
         "/gone" => status(404),
         "/moved" => redirect(301, "/step"),
         "/step" => redirect(302, "/end"),
@@ -321,7 +322,8 @@ fn statuses_redirects_loops_and_bad_answers() {
          [head]({}) [huge]({})\n\
          [garbage]({})\n\
          [error]({}) <!-- folio-ignore broken-external-link -->\n\
-         [far]({})\n",
+         [far]({})\n\
+         [utf-8]({})\n",
         u("/ok"),
         u("/dup"),
         u("/dup"),
@@ -336,10 +338,11 @@ fn statuses_redirects_loops_and_bad_answers() {
         u("/garbage"),
         u("/error"),
         u("/far"),
+        u("/utf8-location"),
     );
     let ws = crate::fixture::workspace(&format!("//- /a.md\n{text}"));
     let report = check(&ws, &settings(""), None);
-    assert_eq!(report.checked.len(), 13);
+    assert_eq!(report.checked.len(), 14);
     assert_eq!(report.n_broken(), 8);
     assert_eq!(report.n_rate_limited(), 0);
     let base = stub.url("");
@@ -419,6 +422,11 @@ fn statuses_redirects_loops_and_bad_answers() {
         .filter(|r| ["/moved", "/step", "/end"].iter().any(|p| r.ends_with(p)))
         .collect();
     assert_eq!(moved, ["HEAD /moved", "HEAD /step", "HEAD /end"]);
+    assert_eq!(
+        stub.requests_for("/caf%C3%A9"),
+        ["HEAD /caf%C3%A9"],
+        "a UTF-8 Location is followed"
+    );
     let huge = report
         .checked
         .iter()
