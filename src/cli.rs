@@ -314,6 +314,13 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also check the http(s) links over the network (settings: `[links.external]` in folio.toml;
+    /// successes are cached in the state folder for a day).
+    #[arg(long)]
+    pub external: bool,
+    /// Check only the http(s) links (`--external` without the links inside the workspace).
+    #[arg(long)]
+    pub external_only: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -1210,3 +1210,130 @@ fn search_names_the_page_and_the_definition_of_a_hit() {
         "manual.pdf:1-2 (page 1)  (lexical rank 1)"
     );
 }
+
+/// A loopback HTTP server for `folio check --external`: `/ok` answers 200, `/moved`
+/// redirects to `/ok`, anything else 404; one connection per request. It records the
+/// requests (`METHOD /path`) and runs until the test process ends.
+fn link_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
+                match stream.read(&mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => break,
+                }
+            }
+            let head = String::from_utf8_lossy(&head).to_string();
+            let request: Vec<&str> = head.split_whitespace().take(2).collect();
+            log.lock().unwrap().push(request.join(" "));
+            let answer = match request.get(1).copied() {
+                Some("/ok") => "200 OK\r\n".to_string(),
+                Some("/moved") => "301 Moved Permanently\r\nLocation: /ok\r\n".to_string(),
+                _ => "404 Not Found\r\n".to_string(),
+            };
+            let _ = stream.write_all(
+                format!("HTTP/1.1 {answer}Content-Length: 0\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            );
+        }
+    });
+    (base, seen)
+}
+
+/// `folio check --external`: the http(s) links' diagnostics in the text and JSON
+/// outputs, the exit code, the summary on stderr, and the cache of successes, against a
+/// loopback server (never the internet).
+#[test]
+fn check_external_reports_broken_links_and_caches_successes() {
+    let (base, seen) = link_server();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("folio.toml"),
+        "[links.external]\ninclude_local = true\nper_host_per_second = 50\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("a.md"),
+        format!(
+            "# A\n\n[ok]({base}/ok) [moved]({base}/moved#part)\n[gone]({base}/gone)\n[local](missing.md)\n\n<!-- folio-ignore-next-line broken-external-link -->\n[known]({base}/known-gone)\n"
+        ),
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = folio(&["check", "--root", root, "--external"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a broken link is an error: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!(
+            "a.md:4:8: broken-external-link: `{base}/gone` answers HTTP 404 Not Found\n\
+             a.md:5:9: missing-file: file `missing.md` does not exist (resolved to `missing.md`)\n"
+        )
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "folio: external links: 4 checked (0 from cache), 2 broken, 0 rate-limited\n"
+        ),
+        "{stderr}"
+    );
+    let mut first: Vec<String> = seen.lock().unwrap().clone();
+    first.sort();
+    assert_eq!(
+        first,
+        [
+            "GET /gone",
+            "GET /known-gone",
+            "HEAD /gone",
+            "HEAD /known-gone",
+            "HEAD /moved",
+            "HEAD /ok",
+            "HEAD /ok"
+        ]
+    );
+    // Again, as JSON and without the links inside the workspace: the two successes come
+    // from the cache, the failures are asked again.
+    let out = folio(&[
+        "check",
+        "--root",
+        root,
+        "--external-only",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        items,
+        serde_json::json!([{
+            "path": "a.md", "line": 4, "column": 8, "code": "broken-external-link",
+            "severity": "error", "message": format!("`{base}/gone` answers HTTP 404 Not Found"),
+        }])
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "folio: external links: 4 checked (2 from cache), 2 broken, 0 rate-limited\n"
+        ),
+        "{stderr}"
+    );
+    let second: Vec<String> = seen.lock().unwrap()[first.len()..].to_vec();
+    assert!(
+        second.iter().all(|r| r.ends_with("gone")),
+        "cached successes are not asked again: {second:?}"
+    );
+    assert_eq!(second.len(), 4);
+}

@@ -45,11 +45,17 @@ pub enum DiagnosticCode {
     AmbiguousFile,
     /// A frontmatter block that is not valid YAML (or TOML): its metadata is not read.
     InvalidFrontmatter,
+    /// An `http(s)` link whose server answers an error status, or does not answer
+    /// (`folio check --external` only).
+    BrokenExternalLink,
+    /// An `http(s)` link whose server still asks to come back later after the retries
+    /// (`folio check --external` only).
+    RateLimitedExternalLink,
 }
 
 impl DiagnosticCode {
     /// All codes, in a stable order.
-    pub const ALL: [DiagnosticCode; 10] = [
+    pub const ALL: [DiagnosticCode; 12] = [
         DiagnosticCode::MissingFile,
         DiagnosticCode::MissingHeading,
         DiagnosticCode::UndefinedReference,
@@ -60,6 +66,8 @@ impl DiagnosticCode {
         DiagnosticCode::CaseMismatch,
         DiagnosticCode::AmbiguousFile,
         DiagnosticCode::InvalidFrontmatter,
+        DiagnosticCode::BrokenExternalLink,
+        DiagnosticCode::RateLimitedExternalLink,
     ];
 
     /// The code's name, e.g. `missing-file`.
@@ -75,6 +83,8 @@ impl DiagnosticCode {
             DiagnosticCode::CaseMismatch => "case-mismatch",
             DiagnosticCode::AmbiguousFile => "ambiguous-file",
             DiagnosticCode::InvalidFrontmatter => "invalid-frontmatter",
+            DiagnosticCode::BrokenExternalLink => "broken-external-link",
+            DiagnosticCode::RateLimitedExternalLink => "rate-limited-external-link",
         }
     }
 
@@ -111,6 +121,12 @@ impl DiagnosticCode {
             DiagnosticCode::InvalidFrontmatter => {
                 "Frontmatter that is not valid YAML (or TOML): its title, tags, aliases and dates are not read, so filters miss the note."
             }
+            DiagnosticCode::BrokenExternalLink => {
+                "An http(s) link whose server answers an error status (4xx, 5xx), a redirect loop or more than 10 redirects, or no answer (host not found, connection or TLS failure, timeout); `folio check --external` only."
+            }
+            DiagnosticCode::RateLimitedExternalLink => {
+                "An http(s) link whose server still answers HTTP 429 (or 503 with Retry-After) after the retries: not known to work or to be broken; `folio check --external` only."
+            }
         }
     }
 
@@ -120,13 +136,15 @@ impl DiagnosticCode {
             DiagnosticCode::MissingFile
             | DiagnosticCode::MissingHeading
             | DiagnosticCode::UndefinedReference
-            | DiagnosticCode::MissingWikiTarget => Severity::Error,
+            | DiagnosticCode::MissingWikiTarget
+            | DiagnosticCode::BrokenExternalLink => Severity::Error,
             DiagnosticCode::UnusedDefinition
             | DiagnosticCode::DuplicateDefinition
             | DiagnosticCode::AmbiguousWikiTarget
             | DiagnosticCode::CaseMismatch
             | DiagnosticCode::AmbiguousFile
-            | DiagnosticCode::InvalidFrontmatter => Severity::Warning,
+            | DiagnosticCode::InvalidFrontmatter
+            | DiagnosticCode::RateLimitedExternalLink => Severity::Warning,
         }
     }
 }

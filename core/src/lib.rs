@@ -23,6 +23,7 @@ pub mod edit;
 pub mod embed;
 pub mod endpoint;
 pub mod eval;
+pub mod external;
 pub mod extract;
 pub mod features;
 pub mod fetch;

@@ -1,22 +1,33 @@
 //! `folio check`: every link of the workspace checked, with diagnostics as text, JSON or
 //! GitHub Actions commands, and an exit code for CI.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
 use folio_core::document::Encoding;
+use folio_core::external;
 use folio_core::links::{Severity, diagnostics};
-use folio_core::workspace::Workspace;
+use folio_core::workspace::{Workspace, state_dir};
 
 use super::counted;
 use super::root::resolve_root;
 use crate::cli::{CheckArgs, Format};
 
 /// Checks the root `args` names: exit code 1 when there are errors, 3 when files were skipped.
+///
+/// With `--external` (or `--external-only`) the http(s) links are checked too
+/// ([`external::check`]) and their diagnostics join the others, in the same formats.
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let format = args.format;
     let r = resolve_root(&args.root)?;
+    let external_settings = if args.external || args.external_only {
+        let settings = external::Settings::new(&r.config.links.external, &state_dir(&r.root))
+            .map_err(anyhow::Error::msg)?;
+        Some(settings)
+    } else {
+        None
+    };
     let (ws, report) = Workspace::load(&r.root, r.config.clone())?;
     for s in &report.skipped {
         eprintln!("folio: skipped {}: {}", s.path, s.reason);
@@ -36,11 +47,61 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
             "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
         );
     }
+    let mut external_diags = match &external_settings {
+        Some(settings) => {
+            let bar = std::io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new(0);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} checking external links {pos}/{len} [{bar:30}] {elapsed}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+                bar
+            });
+            let progress = |done: usize, total: usize| {
+                if let Some(bar) = &bar {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                }
+            };
+            let checked = external::check(&ws, settings, Some(&progress));
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            for warning in &checked.warnings {
+                eprintln!("folio: warning: {warning}");
+            }
+            eprintln!(
+                "folio: external links: {} checked ({} from cache), {} broken, {} rate-limited{}",
+                checked.checked.len(),
+                checked.n_from_cache(),
+                checked.n_broken(),
+                checked.n_rate_limited(),
+                if checked.excluded.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} excluded", checked.excluded.len())
+                }
+            );
+            checked.diagnostics(&ws)
+        }
+        None => Default::default(),
+    };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (mut n_errors, mut n_warnings, mut n_files) = (0usize, 0usize, 0usize);
     let mut json_items = Vec::new();
     for path in ws.document_paths() {
-        let diags = diagnostics(&ws, path);
+        let mut diags = if args.external_only {
+            Vec::new()
+        } else {
+            diagnostics(&ws, path)
+        };
+        if let Some(more) = external_diags.remove(path) {
+            diags.extend(more);
+            diags.sort_by_key(|d| (d.range.start, d.code));
+        }
         if diags.is_empty() {
             continue;
         }

@@ -394,6 +394,97 @@ pub struct LinksConfig {
     pub external_prefixes: Vec<String>,
     /// What an unresolved `/…` link means (default `pages-external`).
     pub site_absolute: SiteAbsolute,
+    /// `[links.external]`: how `folio check --external` checks `http(s)` links.
+    pub external: ExternalLinksConfig,
+}
+
+/// `[links.external]`: the settings of the external link check (`folio check
+/// --external`, [`crate::external`]). Every key has a default; [`Config::from_toml`]
+/// refuses a value out of its range, naming the key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalLinksConfig {
+    /// Globs over URLs (without their fragment, as the `url` crate writes them: scheme
+    /// and host in lowercase, `https://example.org` as `https://example.org/`) that are
+    /// not checked; `*` also matches `/`.
+    pub exclude: Vec<String>,
+    /// Requests in flight at once, over every host: 1–64 (default 8).
+    pub max_concurrency: usize,
+    /// Requests per second to one host (a name and port): 0.01–100 (default 2).
+    /// Requests to a host start at least `1 / per_host_per_second` seconds apart.
+    pub per_host_per_second: f64,
+    /// Most time one request may take, from connecting to the answer's headers, in
+    /// milliseconds: 100–600,000 (default 20,000).
+    pub timeout_ms: u64,
+    /// How long a success stays in the cache, in seconds (default 86,400, one day;
+    /// 0: no cache, nothing read or written).
+    pub cache_max_age_s: u64,
+    /// Further attempts after an answer that asks to come back later (HTTP 429, or 503
+    /// with `Retry-After`): 0–10 (default 2).
+    pub retries: u32,
+    /// Also check links to this machine and its networks: `localhost`, `*.localhost`,
+    /// and loopback, private and link-local IP addresses (default false: they name the
+    /// reader's machine, not a published page).
+    pub include_local: bool,
+}
+
+/// The default of `[links.external].max_concurrency`.
+pub const DEFAULT_EXTERNAL_CONCURRENCY: usize = 8;
+
+impl Default for ExternalLinksConfig {
+    fn default() -> Self {
+        ExternalLinksConfig {
+            exclude: Vec::new(),
+            max_concurrency: DEFAULT_EXTERNAL_CONCURRENCY,
+            per_host_per_second: 2.0,
+            timeout_ms: 20_000,
+            cache_max_age_s: 86_400,
+            retries: 2,
+            include_local: false,
+        }
+    }
+}
+
+impl ExternalLinksConfig {
+    /// Checks every value's range and compiles `exclude`.
+    ///
+    /// Errors: the first key out of range, or a glob that does not parse, named with
+    /// `[links.external]`.
+    pub fn exclude_set(&self) -> Result<GlobSet, String> {
+        if !(1..=64).contains(&self.max_concurrency) {
+            return Err(format!(
+                "[links.external].max_concurrency must be between 1 and 64, not {}",
+                self.max_concurrency
+            ));
+        }
+        let rate = self.per_host_per_second;
+        if !(0.01..=100.0).contains(&rate) {
+            return Err(format!(
+                "[links.external].per_host_per_second must be between 0.01 and 100, not {rate}"
+            ));
+        }
+        if !(100..=600_000).contains(&self.timeout_ms) {
+            return Err(format!(
+                "[links.external].timeout_ms must be between 100 and 600000 (milliseconds), not {}",
+                self.timeout_ms
+            ));
+        }
+        if self.retries > 10 {
+            return Err(format!(
+                "[links.external].retries must be between 0 and 10, not {}",
+                self.retries
+            ));
+        }
+        let mut builder = GlobSetBuilder::new();
+        for glob in &self.exclude {
+            builder.add(
+                Glob::new(glob).map_err(|e| {
+                    format!("invalid glob `{glob}` in [links.external].exclude: {e}")
+                })?,
+            );
+        }
+        builder.build().map_err(|e| e.to_string())
+    }
 }
 
 /// `[embed]` settings of `folio.toml`; every key is optional and falls back to
@@ -675,6 +766,7 @@ impl Config {
                 config.parsers.time_budget_ms
             ));
         }
+        config.links.external.exclude_set()?;
         if !(200..=3_600_000).contains(&config.index.poll_interval_ms) {
             return Err(format!(
                 "[index].poll_interval_ms must be between 200 and 3600000 (milliseconds), not {}",

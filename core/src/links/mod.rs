@@ -610,7 +610,7 @@ fn resolve_wiki(ws: &Workspace, from: &str, link: &Link) -> Target {
 /// Whether a link target is a template expression, whose value only the template engine
 /// knows: it holds `{{…}}` (Obsidian's core templates, Hugo's shortcodes `{{< … >}}` and
 /// `{{% … %}}`, Jinja and MkDocs macros), `{%…%}` (Liquid, Jinja) or `<%…%>` (Templater).
-fn is_template_placeholder(dest: &str) -> bool {
+pub(crate) fn is_template_placeholder(dest: &str) -> bool {
     (dest.contains("{{") && dest.contains("}}"))
         || (dest.contains("{%") && dest.contains("%}"))
         || (dest.contains("<%") && dest.contains("%>"))
@@ -695,16 +695,23 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
     checks.link_targets();
     checks.frontmatter();
     let mut out = checks.finish();
-    if out.is_empty() {
-        return out;
+    drop_silenced_in_document(ws, path, &mut out);
+    out
+}
+
+/// Drops from `diags` (of document `path`) those the document silences itself
+/// (`<!-- folio-ignore … -->`, [`silence`]): the one rule for every diagnostic, the
+/// external link check's too (`crate::external`).
+pub(crate) fn drop_silenced_in_document(ws: &Workspace, path: &str, diags: &mut Vec<Diagnostic>) {
+    if diags.is_empty() {
+        return;
     }
-    // What the document silences itself (`<!-- folio-ignore … -->`).
     let Some(entry) = ws.get(path) else {
-        return out;
+        return;
     };
     let silences = silence::Silences::of(&entry.doc.text());
     if !silences.is_empty() {
-        out.retain(|d| {
+        diags.retain(|d| {
             let line = entry
                 .doc
                 .offset_to_line_col(d.range.start, crate::document::Encoding::Utf8)
@@ -712,7 +719,6 @@ pub fn diagnostics(ws: &Workspace, path: &str) -> Vec<Diagnostic> {
             !silences.covers(line as usize, d.code)
         });
     }
-    out
 }
 
 /// The labels and footnotes the links of a document use, once, so each definition is
