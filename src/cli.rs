@@ -321,6 +321,11 @@ pub struct CheckArgs {
     /// Check only the http(s) links (`--external` without the links inside the workspace).
     #[arg(long)]
     pub external_only: bool,
+    /// Also check links to this machine and its networks (localhost, .local, .internal,
+    /// private and link-local addresses), which are skipped by default; only this flag
+    /// turns it on, never a workspace's folio.toml.
+    #[arg(long)]
+    pub external_include_local: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

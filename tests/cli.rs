@@ -1258,7 +1258,7 @@ fn check_external_reports_broken_links_and_caches_successes() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("folio.toml"),
-        "[links.external]\ninclude_local = true\nper_host_per_second = 50\n",
+        "[links.external]\nper_host_per_second = 50\n",
     )
     .unwrap();
     std::fs::write(
@@ -1269,7 +1269,13 @@ fn check_external_reports_broken_links_and_caches_successes() {
     )
     .unwrap();
     let root = dir.path().to_str().unwrap();
-    let out = folio(&["check", "--root", root, "--external"]);
+    let out = folio(&[
+        "check",
+        "--root",
+        root,
+        "--external",
+        "--external-include-local",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -1311,6 +1317,7 @@ fn check_external_reports_broken_links_and_caches_successes() {
         "--root",
         root,
         "--external-only",
+        "--external-include-local",
         "--format",
         "json",
     ]);
@@ -1336,4 +1343,35 @@ fn check_external_reports_broken_links_and_caches_successes() {
         "cached successes are not asked again: {second:?}"
     );
     assert_eq!(second.len(), 4);
+}
+
+/// A workspace's folio.toml cannot turn on checking this machine's and its networks'
+/// addresses: only the user's flag can.
+#[test]
+fn a_workspace_cannot_make_the_external_check_probe_local_addresses() {
+    let (base, seen) = link_server();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("folio.toml"),
+        "[links.external]\ninclude_local = true\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.md"), format!("[ok]({base}/ok)\n")).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = folio(&["check", "--root", root, "--external"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown field `include_local`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(dir.path().join("folio.toml")).unwrap();
+    let out = folio(&["check", "--root", root, "--external"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(seen.lock().unwrap().len(), 0, "a local address was asked");
 }

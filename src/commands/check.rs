@@ -22,8 +22,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let format = args.format;
     let r = resolve_root(&args.root)?;
     let external_settings = if args.external || args.external_only {
-        let settings = external::Settings::new(&r.config.links.external, &state_dir(&r.root))
+        let mut settings = external::Settings::new(&r.config.links.external, &state_dir(&r.root))
             .map_err(anyhow::Error::msg)?;
+        settings.include_local = args.external_include_local;
         Some(settings)
     } else {
         None

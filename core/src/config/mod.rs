@@ -422,10 +422,6 @@ pub struct ExternalLinksConfig {
     /// Further attempts after an answer that asks to come back later (HTTP 429, or 503
     /// with `Retry-After`): 0–10 (default 2).
     pub retries: u32,
-    /// Also check links to this machine and its networks: `localhost`, `*.localhost`,
-    /// and loopback, private and link-local IP addresses (default false: they name the
-    /// reader's machine, not a published page).
-    pub include_local: bool,
 }
 
 /// The default of `[links.external].max_concurrency`.
@@ -440,7 +436,6 @@ impl Default for ExternalLinksConfig {
             timeout_ms: 20_000,
             cache_max_age_s: 86_400,
             retries: 2,
-            include_local: false,
         }
     }
 }

@@ -49,7 +49,11 @@ use crate::workspace::Workspace;
 pub struct Settings {
     /// URLs not checked (compiled `exclude`).
     pub exclude: GlobSet,
-    /// Check links to this machine and its networks too.
+    /// Check links to this machine and its networks too: `localhost`, `*.localhost`,
+    /// `.local`, `.internal`, loopback, private and link-local addresses (off by default:
+    /// they name the reader's machine, not a published page). Only the user turns it on
+    /// (`folio check --external-include-local`), never a workspace's `folio.toml`, so a
+    /// cloned repository cannot make a check probe the network it runs in.
     pub include_local: bool,
     /// Requests in flight at once, over every host.
     pub max_concurrency: usize,
@@ -71,7 +75,7 @@ impl Settings {
     pub fn new(config: &ExternalLinksConfig, state_dir: &Path) -> Result<Settings, String> {
         Ok(Settings {
             exclude: config.exclude_set()?,
-            include_local: config.include_local,
+            include_local: false,
             max_concurrency: config.max_concurrency,
             per_host_interval: Duration::from_secs_f64(1.0 / config.per_host_per_second),
             timeout: Duration::from_millis(config.timeout_ms),
@@ -270,7 +274,7 @@ pub fn message(url: &str, outcome: &Outcome) -> String {
                     format!("redirects to `{next}`, which is not an http(s) URL")
                 }
                 Problem::RedirectToLocal(next) => format!(
-                    "redirects to `{next}`, a local address, which is not followed (`include_local` in [links.external] follows it)"
+                    "redirects to `{next}`, a local address, which is not followed (`--external-include-local` follows it)"
                 ),
                 Problem::RedirectLoop(back) => {
                     format!("redirects back to `{back}`: a redirect loop")

@@ -208,10 +208,12 @@ fn settings(config: &str) -> Settings {
         "per_host_per_second = 100\n"
     };
     let config = Config::from_toml(&format!(
-        "[links.external]\ninclude_local = true\ncache_max_age_s = 0\n{rate}{config}"
+        "[links.external]\ncache_max_age_s = 0\n{rate}{config}"
     ))
     .unwrap();
-    Settings::new(&config.links.external, Path::new("/nonexistent")).unwrap()
+    let mut settings = Settings::new(&config.links.external, Path::new("/nonexistent")).unwrap();
+    settings.include_local = true;
+    settings
 }
 
 /// `(code, path, line, message)` of every external diagnostic, by path then line.
@@ -621,10 +623,9 @@ fn the_cache_spares_successes_and_asks_failures_again() {
         _ => status(404),
     });
     let state = tempfile::tempdir().unwrap();
-    let config =
-        Config::from_toml("[links.external]\ninclude_local = true\nper_host_per_second = 100\n")
-            .unwrap();
-    let settings = Settings::new(&config.links.external, &state.path().join(".folio")).unwrap();
+    let config = Config::from_toml("[links.external]\nper_host_per_second = 100\n").unwrap();
+    let mut settings = Settings::new(&config.links.external, &state.path().join(".folio")).unwrap();
+    settings.include_local = true;
     let ws = crate::fixture::workspace(&format!(
         "//- /a.md\n[ok]({})\n[gone]({})\n",
         stub.url("/ok"),
