@@ -1,7 +1,7 @@
 //! `folio check`: every link of the workspace checked, with diagnostics as text, JSON or
 //! GitHub Actions commands, and an exit code for CI.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -50,22 +50,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     }
     let mut external_diags = match &external_settings {
         Some(settings) => {
-            let bar = std::io::stderr().is_terminal().then(|| {
-                let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{spinner} checking external links {pos}/{len} [{bar:30}] {elapsed}",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-                );
-                bar
-            });
+            let bar = super::progress::bar("checking external links", "");
             let progress = |done: usize, total: usize| {
-                if let Some(bar) = &bar {
-                    bar.set_length(total as u64);
-                    bar.set_position(done as u64);
-                }
+                super::progress::report(bar.as_ref(), done as u64, total as u64);
             };
             let checked = external::check(&ws, settings, Some(&progress));
             if let Some(bar) = bar {

@@ -2,7 +2,6 @@
 //! make (or why there is none), the embedding pass with its progress bar, and the
 //! embedder of a search or an eval.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
@@ -44,22 +43,11 @@ pub fn plan_embedding(host: &Host) -> Result<EmbedPlan> {
 /// `clear_first`, every vector is deleted first, under the pass's lock), with a progress
 /// bar on a terminal. The embedder is the one [`plan_embedding`] built.
 pub fn run_embed(host: &Host, clear_first: bool) -> Result<EmbedSummary> {
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} embedding {pos}/{len} chunks [{bar:30}] {elapsed} {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar
-    });
+    let bar = super::progress::bar("embedding", "chunks");
     let listener_bar = bar.clone();
     let progress = EmbedProgress::with_listener(move |s| {
+        super::progress::report(listener_bar.as_ref(), s.done, s.total);
         if let Some(bar) = &listener_bar {
-            bar.set_length(s.total);
-            bar.set_position(s.done);
             bar.set_message(
                 s.eta_ms
                     .map_or_else(String::new, |ms| format!("ETA {}", format_duration(ms))),

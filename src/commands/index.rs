@@ -1,7 +1,7 @@
 //! `folio index`: the incremental index of a root, then the embedding pass, with a
 //! summary as text or JSON; also the indexing step that search and eval run first.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -176,22 +176,11 @@ fn finish_interrupted_writes(r: &Resolved) {
 
 /// Indexes `host`'s root (every file with `force`), with a progress bar on a terminal.
 pub fn run_index(host: &Host, force: bool, show_progress: bool) -> Result<IndexSummary> {
-    let bar = (show_progress && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} indexing {pos}/{len} files [{bar:30}] {elapsed}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar
-    });
+    let bar = show_progress
+        .then(|| super::progress::bar("indexing", "files"))
+        .flatten();
     let progress = |done: usize, total: usize| {
-        if let Some(bar) = &bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
+        super::progress::report(bar.as_ref(), done as u64, total as u64);
     };
     let summary = host
         .index_now(force, Some(&progress))

@@ -15,6 +15,7 @@ mod mcp;
 mod model;
 mod orphans;
 mod outline;
+mod progress;
 mod rerank;
 mod root;
 mod search;

@@ -1,9 +1,8 @@
 //! `kb://` resources: documents, topic groups and files.
 
-use std::sync::Arc;
-
+use super::{GUIDE, setup};
 use crate::host::resources::Contents;
-use crate::host::{Host, Options, doc_uri};
+use crate::host::{Host, doc_uri};
 
 /// The Markdown of a `kb://doc/` or `kb://topic/` resource.
 fn markdown(kb: &Host, uri: &str) -> String {
@@ -11,33 +10,6 @@ fn markdown(kb: &Host, uri: &str) -> String {
         Contents::Markdown(text) => text,
         Contents::Blob(..) | Contents::Text(_) => panic!("{uri} is not Markdown"),
     }
-}
-
-const GUIDE: &str = "---\ntitle: Guide\ntags: [setup]\ndate: 2026-01-15\n---\n# Guide\n\nInstall the widget first.\n";
-const INDEX: &str = "# Home\n\nSee the [guide](docs/guide.md#steps).\n";
-const OTHER: &str = "# Other\n\nBack [home](../../index.md).\n";
-
-fn setup(allow_writes: bool) -> (tempfile::TempDir, Arc<Host>) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    std::fs::create_dir_all(root.join("docs/more")).unwrap();
-    std::fs::write(root.join("index.md"), INDEX).unwrap();
-    std::fs::write(root.join("docs/guide.md"), GUIDE).unwrap();
-    std::fs::write(root.join("docs/more/other.md"), OTHER).unwrap();
-    let kb = Arc::new(
-        Host::open(Options {
-            root: root.to_path_buf(),
-            db: None,
-            allow_writes,
-            embed: Err("embeddings are off in this test".into()),
-            fetch: Default::default(),
-            rerank: Ok(None),
-        })
-        .unwrap(),
-    );
-    let last = kb.reindex_blocking(false).unwrap();
-    assert!(last.ok, "{last:?}");
-    (dir, kb)
 }
 
 #[test]
