@@ -160,6 +160,21 @@ fn check_text_and_github_formats() {
             == "::warning file=ch17-05-traits-for-async.md,line=540,col=2,title=unused-definition::link reference definition `[first-async]` is not used"),
         "{text}"
     );
+    // `,` and `:` end a workflow command's property, `%` starts an escape: a file name
+    // with them is escaped.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a,b:c%.md"), "[x](nope.md)\n").unwrap();
+    let out = folio(&[
+        "check",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "github",
+    ]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "::error file=a%2Cb%3Ac%25.md,line=1,col=5,title=missing-file::file `nope.md` does not exist (resolved to `nope.md`)\n"
+    );
 }
 
 /// `<!-- folio-ignore … -->` comments silence diagnostics in `folio check`, in every
@@ -1361,7 +1376,8 @@ fn a_workspace_cannot_make_the_external_check_probe_local_addresses() {
     let out = folio(&["check", "--root", root, "--external"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("unknown field `include_local`"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("pass `folio check --external --external-include-local` yourself"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

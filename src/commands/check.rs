@@ -114,12 +114,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 Format::Text => writeln!(out, "{path}:{line}:{col}: {}: {}", d.code, d.message)?,
                 Format::Github => writeln!(
                     out,
-                    "::{severity} file={path},line={line},col={col},title={}::{}",
+                    "::{severity} file={},line={line},col={col},title={}::{}",
+                    github_property(path),
                     d.code,
-                    d.message
-                        .replace('%', "%25")
-                        .replace('\r', "%0D")
-                        .replace('\n', "%0A")
+                    github_data(&d.message)
                 )?,
                 Format::Json => json_items.push(serde_json::json!({
                     "path": path, "line": line, "column": col, "code": d.code.as_str(),
@@ -154,4 +152,17 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A workflow command's message, escaped as GitHub Actions reads it: `%`, CR and LF.
+fn github_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value (`file=…`), escaped as GitHub Actions reads it:
+/// the message's escapes, and `:` and `,`, which end a property.
+fn github_property(text: &str) -> String {
+    github_data(text).replace(':', "%3A").replace(',', "%2C")
 }

@@ -161,6 +161,15 @@ impl NotesConfig {
     /// Refuses a `daily_format` chrono cannot format, or one that formats to no name.
     fn check(&self) -> Result<(), String> {
         use chrono::format::{Item, StrftimeItems};
+        let folder = self.daily_folder.trim_end_matches('/');
+        if self.daily_folder.starts_with('/')
+            || (!folder.is_empty() && crate::path_policy::check_syntax(folder).is_err())
+        {
+            return Err(format!(
+                "[notes].daily_folder `{}` must be a folder of the workspace, relative to its root",
+                self.daily_folder
+            ));
+        }
         let items: Vec<Item> = StrftimeItems::new(&self.daily_format).collect();
         if items.is_empty() || items.iter().any(|i| matches!(i, Item::Error)) {
             return Err(format!(
@@ -716,6 +725,19 @@ impl Config {
                      ({})",
                     user::UserConfig::location()
                 ));
+            }
+            if table
+                .get("links")
+                .and_then(|l| l.get("external"))
+                .and_then(toml::Value::as_table)
+                .is_some_and(|t| t.contains_key("include_local"))
+            {
+                return Err(
+                    "[links.external].include_local cannot be set in a workspace's folio.toml: a cloned \
+                     repository could make the check probe the network it runs in; pass \
+                     `folio check --external --external-include-local` yourself"
+                        .to_string(),
+                );
             }
             for (name, also, purpose) in [
                 ("embed", " or --allow-remote-embeddings", "embedding"),

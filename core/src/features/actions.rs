@@ -127,16 +127,16 @@ pub fn actions_at(
         }
         let note = match (d.code, options.create_notes) {
             (DiagnosticCode::MissingFile | DiagnosticCode::MissingWikiTarget, Some(now)) => {
-                crate::features::notes::note_for_link(ws, path, link, now).unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "no note offered for a missing link target");
-                    None
-                })
+                crate::features::notes::note_for_link(ws, path, link, now)
             }
             _ => None,
         };
         let action = match (d.code, note) {
             (_, Some(note)) => Some(Action {
-                title: format!("Create `{}`", note.path),
+                title: match &note.problem {
+                    None => format!("Create `{}`", note.path),
+                    Some(why) => format!("Create `{}` without its template: {why}", note.path),
+                },
                 kind: ActionKind::QuickFix,
                 diagnostic: Some(d.clone()),
                 preferred: false,

@@ -33,6 +33,9 @@ pub struct Mention {
     pub range: Range<usize>,
     /// The name as written there.
     pub text: String,
+    /// True when it stands in a GFM table row (where a wiki link's alias separator must
+    /// be written `\|`).
+    pub in_table: bool,
 }
 
 /// The names of document `path` looked for: title, file stem and aliases, each once
@@ -99,9 +102,19 @@ pub fn unlinked_mentions(ws: &Workspace, path: &str) -> Vec<Mention> {
         }
         let excluded = not_prose(&text);
         found.retain(|r| !overlaps_any(r, &excluded));
+        if found.is_empty() {
+            continue;
+        }
+        let tables: Vec<Range<usize>> = crate::parse::parse(&text)
+            .elements
+            .iter()
+            .filter(|e| e.kind == crate::pointer::ElementKind::Table)
+            .map(|e| e.range.clone())
+            .collect();
         out.extend(found.into_iter().map(|range| Mention {
             path: from.to_string(),
             text: text[range.clone()].to_string(),
+            in_table: overlaps_any(&range, &tables),
             range,
         }));
     }
@@ -125,6 +138,9 @@ pub fn link_mentions(ws: &Workspace, path: &str, mentions: &[Mention]) -> Worksp
             let name = wiki_name(ws, &m.path, path);
             if name.to_lowercase() == m.text.to_lowercase() {
                 format!("[[{}]]", m.text)
+            } else if m.in_table {
+                // A bare `|` would end the table cell.
+                format!("[[{name}\\|{}]]", m.text)
             } else {
                 format!("[[{name}|{}]]", m.text)
             }
@@ -185,18 +201,26 @@ fn matches_in(text: &str, patterns: &[regex::Regex]) -> Vec<Range<usize>> {
     found
 }
 
-/// True when no word character ([`is_word_char`]) touches `range` from outside where the
-/// match itself starts or ends with one.
+/// True when the match at `range` stands as a word of prose: no word character
+/// ([`is_word_char`]) joins it on either side where the match itself starts or ends with
+/// one, and it is no piece of a handle, path, address or compound: not after `@`, `/`,
+/// `\`, `.`, `-`, `_`, `#`, `~` or `:`, and not before `/`, `\`, `-`, `_` or `@`, nor
+/// before a `.` or `:` that a letter or digit follows (`kubernetes.io`, but a sentence may
+/// end after the name).
 fn whole_word(text: &str, range: &Range<usize>) -> bool {
     let inner = &text[range.clone()];
-    let before = text[..range.start].chars().next_back();
-    let after = text[range.end..].chars().next();
+    let mut before = text[..range.start].chars().rev();
+    let mut after = text[range.end..].chars();
+    let (b, a, a2) = (before.next(), after.next(), after.next());
     let first = inner.chars().next();
     let last = inner.chars().next_back();
     let joins = |outside: Option<char>, edge: Option<char>| {
         outside.is_some_and(is_word_char) && edge.is_some_and(is_word_char)
     };
-    !joins(before, first) && !joins(after, last)
+    let piece_before = b.is_some_and(|c| "@/\\.-_#~:".contains(c));
+    let piece_after = a.is_some_and(|c| "/\\-_@".contains(c))
+        || (a.is_some_and(|c| c == '.' || c == ':') && a2.is_some_and(char::is_alphanumeric));
+    !joins(b, first) && !joins(a, last) && !piece_before && !piece_after
 }
 
 /// A letter or digit of a script written with spaces between words: not Han, Hiragana,
@@ -261,6 +285,27 @@ mod tests {
                 .map(|e| e.new_text.as_str())
                 .collect::<Vec<_>>(),
             vec!["[[Solar Panels]]", "[[Solar Panels]]"]
+        );
+        // In a table a wiki link's alias separator is escaped; math, handles, paths and
+        // domains are no mentions.
+        let ws2 = crate::fixture::workspace(
+            "//- /Rust.md\n---\naliases: [Ferris]\n---\n# Rust\n\
+             //- /t.md\n[[Other]]\n\n| Lang | Note |\n|---|---|\n| ferris | fast |\n\n\
+             Math $Rust$ here; @rust/team, rust-lang, rust.org, crates/rust, rust_x and Rust.\n",
+        );
+        let found = unlinked_mentions(&ws2, "Rust.md");
+        let texts: Vec<(&str, bool)> = found
+            .iter()
+            .map(|m| (m.text.as_str(), m.in_table))
+            .collect();
+        assert_eq!(texts, vec![("ferris", true), ("Rust", false)]);
+        let edits = link_mentions(&ws2, "Rust.md", &found);
+        assert_eq!(
+            edits["t.md"]
+                .iter()
+                .map(|e| e.new_text.as_str())
+                .collect::<Vec<_>>(),
+            vec!["[[Rust\\|ferris]]", "[[Rust]]"]
         );
         assert!(may_have_mentions(&ws, "notes/Solar Panels.md"));
         assert!(!may_have_mentions(&ws, "c.md"));

@@ -22,6 +22,9 @@ pub struct NewNote {
     pub path: String,
     /// Its text.
     pub text: String,
+    /// Why the template was not used (it cannot be read): the note is then its title
+    /// alone, and the editor says why.
+    pub problem: Option<String>,
 }
 
 /// The local date and time of this machine (its time zone), as the notes are dated.
@@ -57,27 +60,33 @@ pub fn fill(template: &str, title: &str, now: NaiveDateTime) -> String {
 /// link: its name's last segment) and filled from `[notes].template`. `Ok(None)` when the target exists, is no Markdown file (`pic.png`) or
 /// is outside the root.
 ///
-/// Errors: the template cannot be read (missing, not UTF-8), named in the message.
+/// A template that cannot be read (missing, not UTF-8) leaves the note its title alone,
+/// with the reason in [`NewNote::problem`].
 pub fn note_for_link(
     ws: &Workspace,
     from: &str,
     link: &Link,
     now: NaiveDateTime,
-) -> Result<Option<NewNote>, String> {
-    let Some(target) = click_target(ws, from, link).filter(|t| t.missing) else {
-        return Ok(None);
-    };
+) -> Option<NewNote> {
+    let target = click_target(ws, from, link).filter(|t| t.missing)?;
     if !is_markdown(&target.path) || check_syntax(&target.path).is_err() {
-        return Ok(None);
+        return None;
     }
     let name = target.path.rsplit('/').next().unwrap_or(&target.path);
     let title = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    let text = from_template(ws, "template", ws.config().notes.template.as_deref())?
-        .map_or_else(|| format!("# {title}\n"), |t| fill(&t, title, now));
-    Ok(Some(NewNote {
+    let (text, problem) = match from_template(ws, "template", ws.config().notes.template.as_deref())
+    {
+        Ok(template) => (
+            template.map_or_else(|| format!("# {title}\n"), |t| fill(&t, title, now)),
+            None,
+        ),
+        Err(why) => (format!("# {title}\n"), Some(why)),
+    };
+    Some(NewNote {
         path: target.path,
         text,
-    }))
+        problem,
+    })
 }
 
 /// The daily note of the local date and time `now`: `[notes].daily_folder`/ the date
@@ -89,7 +98,9 @@ pub fn note_for_link(
 pub fn daily_note(ws: &Workspace, now: NaiveDateTime) -> Result<NewNote, String> {
     let notes: &NotesConfig = &ws.config().notes;
     let name = now.format(&notes.daily_format).to_string();
-    let folder = notes.daily_folder.trim_matches('/');
+    // A format that spells the extension out gets it once.
+    let name = name.strip_suffix(".md").unwrap_or(&name);
+    let folder = notes.daily_folder.trim_end_matches('/');
     let path = if folder.is_empty() {
         format!("{name}.md")
     } else {
@@ -101,7 +112,11 @@ pub fn daily_note(ws: &Workspace, now: NaiveDateTime) -> Result<NewNote, String>
     let date = now.format("%Y-%m-%d").to_string();
     let text = from_template(ws, "daily_template", notes.daily_template.as_deref())?
         .map_or_else(|| format!("# {date}\n"), |t| fill(&t, &date, now));
-    Ok(NewNote { path, text })
+    Ok(NewNote {
+        path,
+        text,
+        problem: None,
+    })
 }
 
 /// The text of template `path` (`[notes].<key>`): the workspace's document when it holds
@@ -150,7 +165,7 @@ mod tests {
         let links = ws.parsed("a.md").unwrap().links.clone();
         let made: Vec<Option<NewNote>> = links
             .iter()
-            .map(|l| note_for_link(&ws, "a.md", l, now).unwrap())
+            .map(|l| note_for_link(&ws, "a.md", l, now))
             .collect();
         assert_eq!(
             made,
@@ -158,13 +173,15 @@ mod tests {
                 Some(NewNote {
                     path: "ideas/Big Idea.md".into(),
                     text: "---\ncreated: 2026-12-06 09:05\n---\n# Big Idea\n\n{{unknown}} stays.\n"
-                        .into()
+                        .into(),
+                    problem: None
                 }),
                 Some(NewNote {
                     path: "Other note.md".into(),
                     text:
                         "---\ncreated: 2026-12-06 09:05\n---\n# Other note\n\n{{unknown}} stays.\n"
-                            .into()
+                            .into(),
+                    problem: None
                 }),
                 None,
                 None,
@@ -174,24 +191,27 @@ mod tests {
             daily_note(&ws, now).unwrap(),
             NewNote {
                 path: "log/2026/12-06.md".into(),
-                text: "# Journal 2026-12-06\n".into()
+                text: "# Journal 2026-12-06\n".into(),
+                problem: None
             }
         );
         // Defaults: no template, journal/YYYY-MM-DD.md.
         let plain = crate::fixture::workspace("//- /a.md\n[[Next]]\n");
         let link = plain.parsed("a.md").unwrap().links[0].clone();
         assert_eq!(
-            note_for_link(&plain, "a.md", &link, now).unwrap(),
+            note_for_link(&plain, "a.md", &link, now),
             Some(NewNote {
                 path: "Next.md".into(),
-                text: "# Next\n".into()
+                text: "# Next\n".into(),
+                problem: None
             })
         );
         assert_eq!(
             daily_note(&plain, now).unwrap(),
             NewNote {
                 path: "journal/2026-12-06.md".into(),
-                text: "# 2026-12-06\n".into()
+                text: "# 2026-12-06\n".into(),
+                problem: None
             }
         );
         // A template that is not there is named.
@@ -200,8 +220,33 @@ mod tests {
             Config::from_toml("[notes]\ntemplate = \"tpl/missing.md\"\n").unwrap(),
         );
         assert_eq!(
-            note_for_link(&broken, "a.md", &link, now).unwrap_err(),
-            "[notes].template `tpl/missing.md` is not a file of the workspace"
+            note_for_link(&broken, "a.md", &link, now),
+            Some(NewNote {
+                path: "Next.md".into(),
+                text: "# Next\n".into(),
+                problem: Some(
+                    "[notes].template `tpl/missing.md` is not a file of the workspace".into()
+                )
+            })
+        );
+        assert!(
+            Config::from_toml("[notes]\ndaily_folder = \"/tmp/days\"\n")
+                .unwrap_err()
+                .contains("[notes].daily_folder `/tmp/days` must be a folder of the workspace")
+        );
+        // A format that spells `.md` out gets it once.
+        let spelled = crate::fixture::workspace_with(
+            "//- /a.md\n# A\n",
+            Config::from_toml("[notes]\ndaily_format = \"%Y-%m-%d.md\"\n").unwrap(),
+        );
+        assert_eq!(
+            daily_note(&spelled, now).unwrap().path,
+            "journal/2026-12-06.md"
+        );
+        assert!(
+            Config::from_toml("[links.external]\ninclude_local = true\n")
+                .unwrap_err()
+                .contains("--external-include-local")
         );
         assert!(
             Config::from_toml("[notes]\ndaily_format = \"%Q\"\n")

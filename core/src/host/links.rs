@@ -191,7 +191,17 @@ impl Host {
     /// Errors: `INVALID_PATH` for a folder outside the root; `NOT_FOUND` when it is no
     /// folder of the root.
     fn orphans(&self, folder: &str) -> HostResult<LinksOutput> {
-        let folder = folder.trim_end_matches('/');
+        if folder.starts_with('/') {
+            // An absolute path: refused as every path from outside is.
+            crate::path_policy::check_syntax(folder)?;
+        }
+        // `.`, `./sub` and `sub/` name folders as a shell user writes them.
+        let mut folder = folder;
+        while let Some(rest) = folder.strip_prefix("./") {
+            folder = rest;
+        }
+        let folder = folder.strip_suffix('/').unwrap_or(folder);
+        let folder = if folder == "." { "" } else { folder };
         if !folder.is_empty() {
             crate::path_policy::check_syntax(folder)?;
         }
@@ -199,7 +209,7 @@ impl Host {
             folder.is_empty() || p.strip_prefix(folder).is_some_and(|r| r.starts_with('/'))
         };
         self.with_workspace(|ws| {
-            if !folder.is_empty() && !ws.is_folder(folder) {
+            if !folder.is_empty() && !ws.is_folder(folder) && !self.root.join(folder).is_dir() {
                 return Err(HostError::new(
                     super::ErrorCode::NotFound,
                     format!("`{folder}` is not a folder of the knowledge base; give one, or \"\" for all of it"),

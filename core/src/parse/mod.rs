@@ -113,7 +113,7 @@ pub fn parse(text: &str) -> Parsed {
 pub(crate) fn build<'n>(text: &str, nodes: impl IntoIterator<Item = &'n Node>) -> Parsed {
     let walk = walk::walk(text, nodes);
     let mut parsed = walk.parsed;
-    scanner::scan(text, &mut parsed, &walk.excluded, walk.covered);
+    let _ = scanner::scan(text, &mut parsed, &walk.excluded, walk.covered);
     parsed.links.sort_by_key(|l| l.range.start);
     parsed.lines = Some(walk.lines);
     parsed.shrink_to_fit();
@@ -121,8 +121,9 @@ pub(crate) fn build<'n>(text: &str, nodes: impl IntoIterator<Item = &'n Node>) -
 }
 
 /// The bytes of `text` that are not prose a link could replace, sorted by start: code
-/// (blocks and spans), HTML, math, the frontmatter, links (every kind, wiki links
-/// included), link reference definitions, headings and `#tags`. All of `text` when it
+/// (blocks and spans), HTML, math (blocks and inline), Obsidian comments, the
+/// frontmatter, links (every kind, wiki links included), link reference definitions,
+/// headings and `#tags`. All of `text` when it
 /// is not parsed ([`parse`]'s problems). Unlinked mentions are looked for outside them
 /// ([`crate::features::mentions`]).
 pub fn not_prose(text: &str) -> Vec<Range<usize>> {
@@ -135,8 +136,7 @@ pub fn not_prose(text: &str) -> Vec<Range<usize>> {
     };
     let walk = walk::walk(text, nodes.iter());
     let mut parsed = walk.parsed;
-    scanner::scan(text, &mut parsed, &walk.excluded, walk.covered);
-    let mut out = walk.excluded;
+    let mut out = scanner::scan(text, &mut parsed, &walk.excluded, walk.covered);
     out.extend(parsed.links.iter().map(|l| l.range.clone()));
     out.extend(parsed.definitions.iter().map(|d| d.range.clone()));
     out.extend(parsed.headings.iter().map(|h| h.range.clone()));

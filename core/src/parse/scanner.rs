@@ -18,13 +18,14 @@ use super::tag_syntax;
 /// Adds the wiki links, block ids, tags and undefined references of `text` to `parsed`.
 ///
 /// `excluded` are the ranges of code, HTML, math and frontmatter; `covered` those of the
-/// links, references and definitions the tree walk found.
+/// links, references and definitions the tree walk found. Returns `excluded` with what
+/// the scan adds to it: inline `<code>` elements, Obsidian comments and inline math.
 pub(super) fn scan(
     text: &str,
     parsed: &mut Parsed,
     excluded: &[Range<usize>],
     covered: Vec<Range<usize>>,
-) {
+) -> Vec<Range<usize>> {
     // Text between inline `<code>` and `</code>` tags is code, as in a code span.
     let mut excluded = excluded.to_vec();
     excluded.extend(
@@ -46,6 +47,7 @@ pub(super) fn scan(
         covered,
     };
     scanner.scan_text_constructs();
+    excluded
 }
 
 /// Drops the links inside Obsidian comments and inline math, marks the definitions there

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use folio_core::features::notes::{daily_note, local_now, parse_local};
+use folio_core::workspace::is_markdown;
 use folio_core::write::{WriteError, Writer};
 use serde_json::Value;
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
@@ -80,10 +81,19 @@ pub fn execute(s: &Session, params: &ExecuteCommandParams) -> Result<Option<Show
 /// Creates the note at `uri` with `text` (never over a file, under the root's write
 /// lock); an existing one is an error when `must_be_new`, else shown as it is.
 fn create(s: &Session, uri: &Uri, text: &str, must_be_new: bool) -> Result<Shown> {
+    let local = ["file:///", "file://localhost/"]
+        .iter()
+        .any(|p| uri.as_str().starts_with(p));
+    if !local {
+        bail!("`{}` is not a file on this machine", uri.as_str());
+    }
     let abs = convert::uri_to_path(uri).context("not a file URI")?;
     let doc = s
         .locate(&abs)
         .context("the note would be outside every workspace folder")?;
+    if !is_markdown(&doc.path) {
+        bail!("`{}` is not a Markdown note (.md, .markdown)", doc.path);
+    }
     let writer = Writer::new(&s.roots[doc.root].folder);
     let guard = writer.lock().map_err(|e| anyhow::anyhow!("{e}"))?;
     let created = match guard.create(&doc.path, text.as_bytes()) {

@@ -58,6 +58,29 @@ async fn code_actions(enc: Enc) {
         std::fs::read_to_string(c.path("missing.md")).unwrap(),
         "# missing\n"
     );
+    // Only Markdown notes, only on this machine.
+    for (uri, why) in [
+        (
+            c.uri("run.sh"),
+            "`run.sh` is not a Markdown note (.md, .markdown)",
+        ),
+        (
+            "file://otherhost/x.md".to_string(),
+            "`file://otherhost/x.md` is not a file on this machine",
+        ),
+    ] {
+        let refused = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "folio.createNote", "arguments": [uri, "x"]}),
+            )
+            .await;
+        assert!(
+            refused["error"]["message"].as_str().unwrap().contains(why),
+            "{refused}"
+        );
+    }
+    assert!(!c.path("run.sh").exists());
     let again = c.request("workspace/executeCommand", create).await;
     assert!(
         again["error"]["message"]

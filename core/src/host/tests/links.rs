@@ -115,7 +115,7 @@ fn kb_links_resolves_references_through_their_definitions() {
 
 #[test]
 fn kb_links_orphans_are_the_documents_nothing_links_to() {
-    let (_dir, kb) = setup(false);
+    let (dir, kb) = setup(false);
     let orphans = |path: &str| {
         kb.links(&LinksArgs {
             path: path.into(),
@@ -135,6 +135,13 @@ fn kb_links_orphans_are_the_documents_nothing_links_to() {
         json!(["docs/more/other.md"])
     );
     assert_eq!(ok(orphans("docs/more"))["path"], json!("docs/more"));
+    assert_eq!(ok(orphans("."))["orphans"], json!(["docs/more/other.md"]));
+    assert_eq!(ok(orphans("./docs/"))["path"], json!("docs"));
+    // A folder with no note has no orphan.
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    assert_eq!(ok(orphans("empty"))["orphans"], json!([]));
+    assert_eq!(super::err(orphans("/"))["code"], "INVALID_PATH");
+    assert_eq!(super::err(orphans("docs//more"))["code"], "INVALID_PATH");
     assert_eq!(super::err(orphans("index.md"))["code"], "NOT_FOUND");
     assert_eq!(super::err(orphans("nowhere"))["code"], "NOT_FOUND");
     assert_eq!(super::err(orphans("../x"))["code"], "INVALID_PATH");
