@@ -8,7 +8,7 @@
 //! word (a Latin, Greek, Cyrillic… letter or digit on either side; Chinese and Japanese
 //! text has no spaces, so there any match counts) and lies in prose: not in code, HTML,
 //! math, the frontmatter, a link, a link reference definition, a heading or a `#tag`
-//! ([`crate::parse::not_prose`]). Where several names overlap, the longest match wins.
+//! ([`crate::parse::prose_map`]). Where several names overlap, the longest match wins.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -17,7 +17,7 @@ use crate::document::TextEdit;
 use crate::links::navigate::WorkspaceEdits;
 use crate::links::references::references_to_documents;
 use crate::links::rewrite::{encode_dest, relative_path};
-use crate::parse::{LinkKind, Parsed, not_prose};
+use crate::parse::{LinkKind, Parsed, prose_map};
 use crate::workspace::Workspace;
 
 /// Names shorter than this (in characters) are not looked for: `Go` or `UI` would be
@@ -100,21 +100,12 @@ pub fn unlinked_mentions(ws: &Workspace, path: &str) -> Vec<Mention> {
         if found.is_empty() {
             continue;
         }
-        let excluded = not_prose(&text);
-        found.retain(|r| !overlaps_any(r, &excluded));
-        if found.is_empty() {
-            continue;
-        }
-        let tables: Vec<Range<usize>> = crate::parse::parse(&text)
-            .elements
-            .iter()
-            .filter(|e| e.kind == crate::pointer::ElementKind::Table)
-            .map(|e| e.range.clone())
-            .collect();
+        let map = prose_map(&text);
+        found.retain(|r| !overlaps_any(r, &map.not_prose));
         out.extend(found.into_iter().map(|range| Mention {
             path: from.to_string(),
             text: text[range.clone()].to_string(),
-            in_table: overlaps_any(&range, &tables),
+            in_table: overlaps_any(&range, &map.tables),
             range,
         }));
     }

@@ -120,14 +120,25 @@ pub(crate) fn build<'n>(text: &str, nodes: impl IntoIterator<Item = &'n Node>) -
     parsed
 }
 
-/// The bytes of `text` that are not prose a link could replace, sorted by start: code
-/// (blocks and spans), HTML, math (blocks and inline), Obsidian comments, the
-/// frontmatter, links (every kind, wiki links included), link reference definitions,
-/// headings and `#tags`. All of `text` when it
-/// is not parsed ([`parse`]'s problems). Unlinked mentions are looked for outside them
+/// Where a document's prose is, from one parse ([`prose_map`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProseMap {
+    /// The bytes that are not prose a link could replace, sorted by start: code (blocks
+    /// and spans), HTML, math (blocks and inline), Obsidian comments, the frontmatter,
+    /// links (every kind, wiki links included), link reference definitions, headings and
+    /// `#tags`. All of the text when it is not parsed ([`parse`]'s problems).
+    pub not_prose: Vec<Range<usize>>,
+    /// The bytes of the GFM tables, in source order.
+    pub tables: Vec<Range<usize>>,
+}
+
+/// The [`ProseMap`] of `text`: unlinked mentions are looked for outside its `not_prose`
 /// ([`crate::features::mentions`]).
-pub fn not_prose(text: &str) -> Vec<Range<usize>> {
-    let everything = std::iter::once(0..text.len()).collect();
+pub fn prose_map(text: &str) -> ProseMap {
+    let everything = ProseMap {
+        not_prose: std::iter::once(0..text.len()).collect(),
+        tables: Vec::new(),
+    };
     if nesting_problem(text).is_some() {
         return everything;
     }
@@ -148,7 +159,16 @@ pub fn not_prose(text: &str) -> Vec<Range<usize>> {
             .map(|t| t.range.clone()),
     );
     out.sort_by_key(|r| r.start);
-    out
+    let tables = parsed
+        .elements
+        .iter()
+        .filter(|e| e.kind == crate::pointer::ElementKind::Table)
+        .map(|e| e.range.clone())
+        .collect();
+    ProseMap {
+        not_prose: out,
+        tables,
+    }
 }
 
 /// A parse holding only the `document` element and one problem.
