@@ -5,8 +5,11 @@
 //! some files were skipped (each is listed on stderr with its reason).
 //!
 //! The clap definitions are in `cli.rs`, each command in its own file under `commands/`,
-//! how an error is printed in `error.rs`, and how a panic is in `panic_report.rs`.
+//! how an error is printed in `error.rs`, how a panic is in `panic_report.rs`, and how
+//! output survives a closed pipe in `output.rs` (its `note!` writes to standard error).
 
+#[macro_use]
+mod output;
 mod cli;
 mod commands;
 mod error;
@@ -60,7 +63,7 @@ fn main() -> ExitCode {
         // A closed pipe (`folio search … | head`) is the reader's choice, not an error.
         Err(err) if error::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("folio: error: {}", error::error_chain(&err));
+            note!("folio: error: {}", error::error_chain(&err));
             ExitCode::from(2)
         }
     }

@@ -23,13 +23,13 @@ pub fn install() {
             .unwrap_or_else(|| "an unknown place".to_owned());
         let thread = std::thread::current();
         let name = thread.name().unwrap_or("unnamed");
-        eprintln!(
+        note!(
             "folio: thread '{name}' panicked at {at}: {}",
             withhold_quotes(&message)
         );
         let backtrace = std::backtrace::Backtrace::capture();
         if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
-            eprintln!("{backtrace}");
+            note!("{backtrace}");
         }
     }));
 }

@@ -561,6 +561,43 @@ fn search_reports_skipped_files_and_survives_a_closed_pipe() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+/// `folio check` with its standard output, its standard error or both closed before it
+/// writes (`folio check 2>&1 >/dev/null | true` closes both): no panic, no abort, and the
+/// exit code is still the findings' (1: errors found), so a `pipefail` CI step fails.
+#[test]
+fn check_keeps_its_exit_code_when_its_pipes_are_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough errors that the output outgrows any pipe buffer were the reader alive.
+    let note: String = (0..3000).map(|i| format!("[x](gone-{i}.md)\n")).collect();
+    std::fs::write(dir.path().join("a.md"), note).unwrap();
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        std::process::Stdio::from(writer)
+    };
+    let root = dir.path().to_str().unwrap();
+    for (which, stdout_closed, stderr_closed) in [
+        ("stdout", true, false),
+        ("stderr", false, true),
+        ("both", true, true),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+        command
+            .args(["check", "--root", root])
+            .env("FOLIO_EMBED_PROVIDER", "none")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if stdout_closed {
+            command.stdout(closed());
+        }
+        if stderr_closed {
+            command.stderr(closed());
+        }
+        let status = command.status().unwrap();
+        assert_eq!(status.code(), Some(1), "{which} closed: {status:?}");
+    }
+}
+
 /// `folio status` says when the built-in model cannot be loaded (missing or damaged
 /// weights file), without loading it; with the installed model it says nothing more.
 #[test]

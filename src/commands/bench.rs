@@ -214,7 +214,7 @@ pub fn run(
             semantic,
         });
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
         return Ok(ExitCode::SUCCESS);

@@ -319,20 +319,26 @@ pub fn run(
     edits: usize,
     repeat: usize,
 ) -> Result<ExitCode> {
-    println!("folio bench-lsp (release build recommended; figures vary on a shared machine)");
+    let mut out = crate::output::stdout();
+    writeln!(
+        out,
+        "folio bench-lsp (release build recommended; figures vary on a shared machine)"
+    )?;
     for run in 1..=repeat {
         let (from_spawn, from_init, n, rss) = startup(symbols_root, query)?;
-        println!(
+        writeln!(
+            out,
             "startup run {run}: {} — first workspace/symbol ({n} symbols for {query:?}) {from_spawn:.0} ms after spawn, {from_init:.0} ms after initialize; RSS {}",
             symbols_root.display(),
             rss.map_or("unknown".to_string(), |k| format!(
                 "{:.0} MiB",
                 k as f64 / 1024.0
             ))
-        );
+        )?;
     }
     let pull = workspace_diagnostics(symbols_root)?;
-    println!(
+    writeln!(
+        out,
         "workspace/diagnostic: {} — first pull {:.0} ms ({} documents reported, {} problems); repeat with every previousResultId {:.0} ms ({} unchanged); after one edit {} ({} full reports)",
         symbols_root.display(),
         pull.full_ms,
@@ -343,7 +349,7 @@ pub fn run(
         pull.edited_ms
             .map_or("not measured".to_string(), |t| format!("{t:.0} ms")),
         pull.edited_full,
-    );
+    )?;
     let file: PathBuf = if edit_file.is_absolute() {
         edit_file.to_path_buf()
     } else {
@@ -352,7 +358,8 @@ pub fn run(
     let (mut times, n_diagnostics) = keystrokes(edit_root, &file, edits)?;
     let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
     times.sort_by(f64::total_cmp);
-    println!(
+    writeln!(
+        out,
         "keystrokes: {} ({:.2} MB, {n_diagnostics} diagnostics) — didChange→publishDiagnostics over {edits} edits: median {:.1} ms, p90 {:.1} ms, min {:.1} ms, max {:.1} ms",
         file.display(),
         size as f64 / 1e6,
@@ -360,6 +367,6 @@ pub fn run(
         percentile(&times, 0.9),
         times.first().copied().unwrap_or(f64::NAN),
         times.last().copied().unwrap_or(f64::NAN),
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -31,20 +31,20 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     };
     let (ws, report) = Workspace::load(&r.root, r.config.clone())?;
     for s in &report.skipped {
-        eprintln!("folio: skipped {}: {}", s.path, s.reason);
+        note!("folio: skipped {}: {}", s.path, s.reason);
     }
     super::report_replaced(&report.replaced);
     // A move a killed folio process left half done breaks the links it had not rewritten
     // yet: say so before those errors.
     for op in folio_core::write::Writer::new(&r.root).interrupted() {
-        eprintln!(
+        note!(
             "folio: warning: {} (the link errors it leaves are among those below); to finish it, {}",
             op.describe(),
             folio_core::host::status::FINISH_INTERRUPTED
         );
     }
     if ws.is_empty() {
-        eprintln!(
+        note!(
             "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
         );
     }
@@ -59,9 +59,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 bar.finish_and_clear();
             }
             for warning in &checked.warnings {
-                eprintln!("folio: warning: {warning}");
+                note!("folio: warning: {warning}");
             }
-            eprintln!(
+            note!(
                 "folio: external links: {} checked ({} from cache), {} broken, {} rate-limited{}",
                 checked.checked.len(),
                 checked.n_from_cache(),
@@ -77,7 +77,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         }
         None => Default::default(),
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::output::stdout());
     let (mut n_errors, mut n_warnings, mut n_files) = (0usize, 0usize, 0usize);
     let mut json_items = Vec::new();
     for path in ws.document_paths() {
@@ -130,7 +130,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&json_items)?)?;
     }
     out.flush()?;
-    eprintln!(
+    note!(
         "folio: checked {}: {}, {} in {}{}",
         counted(ws.len(), "document", "documents"),
         counted(n_errors, "error", "errors"),

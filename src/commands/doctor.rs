@@ -16,7 +16,7 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
     let r = resolve_root(&args.root)?;
     let host = open_host(&r, false, false)?;
     let report = host.doctor().map_err(host_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {

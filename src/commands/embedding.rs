@@ -109,10 +109,10 @@ pub fn search_embedder(
     if refresh && (has_vectors || embed_all || mode == SearchMode::Semantic) {
         let summary = run_embed(host, false)?;
         if let Some(reason) = &summary.unavailable {
-            eprintln!("folio: warning: embedding provider unavailable: {reason}");
+            note!("folio: warning: embedding provider unavailable: {reason}");
         }
     } else if !has_vectors && mode == SearchMode::Hybrid {
-        eprintln!(
+        note!(
             "folio: note: the index has no vectors yet, so this search is lexical; `folio index` computes them"
         );
         return Ok(None);

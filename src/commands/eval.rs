@@ -147,9 +147,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
     };
     let diff = previous.as_ref().map(|p| eval::diff(p, &report));
     for path in &report.missing_expected {
-        eprintln!("folio: warning: expected document `{path}` is not in the index");
+        note!("folio: warning: expected document `{path}` is not in the index");
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if args.json {
         let json = serde_json::json!({ "report": report, "diff": diff });
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
@@ -162,7 +162,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode> {
         }
         history.runs.insert(key, report);
         if let Err(err) = history.save(&history_path) {
-            eprintln!("folio: warning: could not record this run: {err}");
+            note!("folio: warning: could not record this run: {err}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -46,12 +46,10 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     };
     if let Some(es) = &embed_summary {
         for s in &es.skipped_files {
-            eprintln!("folio: skipped {} (embedding): {}", s.path, s.reason);
+            note!("folio: skipped {} (embedding): {}", s.path, s.reason);
         }
         if let Some(reason) = &es.unavailable {
-            eprintln!(
-                "folio: warning: embeddings incomplete, the provider is unavailable: {reason}"
-            );
+            note!("folio: warning: embeddings incomplete, the provider is unavailable: {reason}");
         }
     }
     // The built-in provider without its second model still works, with hybrid search's
@@ -59,7 +57,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     if let EmbedPlan::Ready(embedder) = &plan
         && let Some(reason) = embedder.ensemble_missing()
     {
-        eprintln!("folio: note: hybrid search runs without its ensemble leg: {reason}");
+        note!("folio: note: hybrid search runs without its ensemble leg: {reason}");
     }
     // Provider `none` is a choice; any other provider that cannot be built means the
     // embedding pass was skipped, which is said whether or not a config chose it.
@@ -68,12 +66,12 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
     } = &plan
         && *provider != ProviderKind::None
     {
-        eprintln!(
+        note!(
             "folio: note: embeddings skipped ({reason}); the index is lexical only, and search \
              is lexical until they are computed"
         );
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if json {
         let mut value = serde_json::to_value(&summary)?;
         let embed_json = match (&plan, &embed_summary) {
@@ -145,7 +143,7 @@ pub fn run(args: &IndexArgs) -> Result<ExitCode> {
             .as_ref()
             .is_some_and(|es| !es.skipped_files.is_empty());
     if let Some(failure) = host.frontmatter_failure(&summary) {
-        eprintln!("folio: error: {failure}");
+        note!("folio: error: {failure}");
         return Ok(ExitCode::from(1));
     }
     Ok(if any_skipped {
@@ -161,16 +159,16 @@ fn finish_interrupted_writes(r: &Resolved) {
     match folio_core::write::Writer::new(&r.root).finish_interrupted() {
         Ok((found, report)) => {
             for op in &found {
-                eprintln!("folio: finished an interrupted write: {}", op.describe());
+                note!("folio: finished an interrupted write: {}", op.describe());
             }
             for path in &report.left {
-                eprintln!(
+                note!(
                     "folio: warning: {path} was changed after a folio write was interrupted; \
                      left as it is (check its links)"
                 );
             }
         }
-        Err(e) => eprintln!("folio: warning: could not finish an interrupted write: {e}"),
+        Err(e) => note!("folio: warning: could not finish an interrupted write: {e}"),
     }
 }
 
@@ -196,10 +194,10 @@ pub fn run_index(host: &Host, force: bool, show_progress: bool) -> Result<IndexS
 /// warns when the root has no Markdown at all.
 pub fn report_skipped(summary: &IndexSummary) {
     for s in &summary.skipped {
-        eprintln!("folio: skipped {}: {}", s.path, s.reason);
+        note!("folio: skipped {}: {}", s.path, s.reason);
     }
     for (path, why) in &summary.frontmatter_unparsed {
-        eprintln!("folio: note: {path}: {why}; its title, tags, aliases and date are not read");
+        note!("folio: note: {path}: {why}; its title, tags, aliases and date are not read");
     }
     warn_if_empty(summary);
 }
@@ -209,7 +207,7 @@ pub fn report_skipped(summary: &IndexSummary) {
 /// the skipped files, and the same warning for a root without Markdown.
 pub fn report_skipped_briefly(summary: &IndexSummary) {
     if !summary.skipped.is_empty() {
-        eprintln!(
+        note!(
             "folio: note: {} not indexed; `folio index` lists them with the reason",
             super::counted(summary.skipped.len(), "file", "files")
         );
@@ -220,7 +218,7 @@ pub fn report_skipped_briefly(summary: &IndexSummary) {
 /// Warns on stderr when the root has no Markdown file at all.
 fn warn_if_empty(summary: &IndexSummary) {
     if summary.files == 0 {
-        eprintln!(
+        note!(
             "folio: warning: no Markdown files (.md, .markdown) found; check .gitignore, .ignore, .folioignore and [index].exclude"
         );
     }

@@ -9,6 +9,9 @@ use folio_core::config::user::UserConfig;
 use folio_mcp::http::limits::{
     DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
 };
+use folio_mcp::http::sessions::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_SESSIONS_PER_TOKEN, DEFAULT_SESSIONS_TOTAL, SessionLimits,
+};
 use folio_mcp::{AuthMode, HttpOptions};
 
 use super::root::resolve_root;
@@ -65,7 +68,7 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
                 network,
                 |addr| {
                     // Tests and scripts read the address (port 0 picks one) from this line.
-                    eprintln!("folio mcp: listening on http://{addr}/mcp ({auth})");
+                    note!("folio mcp: listening on http://{addr}/mcp ({auth})");
                 },
             ))?
         }
@@ -159,6 +162,10 @@ fn http_options(
             authorization_servers: h.authorization_servers.clone(),
         }
     };
+    let at_least_one = |value: Option<usize>, default: usize, key: &str| match value {
+        Some(0) => Err(anyhow!("[mcp.http] {key} must be at least 1")),
+        value => Ok(value.unwrap_or(default)),
+    };
     let non_zero = |value: Option<u32>, default: u32, key: &str| {
         NonZeroU32::new(value.unwrap_or(default))
             .ok_or_else(|| anyhow!("[mcp.http] {key} must be at least 1"))
@@ -188,6 +195,23 @@ fn http_options(
             )?,
             burst: non_zero(h.burst, DEFAULT_BURST, "burst")?,
             max_body_bytes: h.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        },
+        sessions: SessionLimits {
+            per_token: at_least_one(
+                h.sessions_per_token,
+                DEFAULT_SESSIONS_PER_TOKEN,
+                "sessions_per_token",
+            )?,
+            total: at_least_one(h.max_sessions, DEFAULT_SESSIONS_TOTAL, "max_sessions")?,
+            idle_timeout: match h.session_idle_seconds {
+                Some(0) => {
+                    return Err(anyhow!(
+                        "[mcp.http] session_idle_seconds must be at least 1"
+                    ));
+                }
+                Some(seconds) => std::time::Duration::from_secs(seconds),
+                None => DEFAULT_IDLE_TIMEOUT,
+            },
         },
     })
 }

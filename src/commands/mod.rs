@@ -70,7 +70,7 @@ fn counted(n: usize, one: &str, many: &str) -> String {
 /// (`folio check` and `folio index`; not `search`, which would repeat it on every query).
 fn report_replaced(replaced: &[(String, usize)]) {
     for (path, at) in replaced {
-        eprintln!(
+        note!(
             "folio: note: {path} is not valid UTF-8 (first invalid byte at offset {at}); read with U+FFFD replacements, and folio will not write to it"
         );
     }

@@ -61,17 +61,17 @@ fn install(index_url: &str, e5_only: bool) -> Result<ExitCode> {
             Progress::Extracting { model } => format!("{model}: checking and installing"),
         };
         if tty {
-            eprint!("\r\x1b[2Kfolio model install: {line}");
+            crate::output::to_stderr(format_args!("\r\x1b[2Kfolio model install: {line}"));
         } else {
-            eprintln!("folio model install: {line}");
+            note!("folio model install: {line}");
         }
     };
     let result = model_install::install(&options, &mut report);
     if tty {
-        eprintln!();
+        note!();
     }
     let installed = result?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     for model in installed {
         let what = match model.outcome {
             Outcome::AlreadyInstalled => "already installed (hash checked)",
@@ -84,7 +84,7 @@ fn install(index_url: &str, e5_only: bool) -> Result<ExitCode> {
 
 fn status(json: bool) -> Result<ExitCode> {
     let states = model_install::status();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if json {
         serde_json::to_writer_pretty(&mut out, &states)?;
         writeln!(out)?;

@@ -24,7 +24,7 @@ pub fn run(args: &OrphansArgs) -> Result<ExitCode> {
         .map_err(host_error)?
         .orphans
         .unwrap_or_default();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&found)?)?;
     } else {

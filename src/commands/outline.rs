@@ -30,19 +30,19 @@ pub fn run(args: &OutlineArgs) -> Result<ExitCode> {
     let (text, invalid_at) = read_markdown_lossy(file, DEFAULT_MAX_FILE_SIZE)
         .map_err(|reason| anyhow::anyhow!("cannot outline `{}`: {reason}", file.display()))?;
     if let Some(at) = invalid_at {
-        eprintln!(
+        note!(
             "folio: note: {} is not valid UTF-8 (first invalid byte at offset {at}); read with U+FFFD replacements",
             file.display()
         );
     }
     if !is_markdown(&file.to_string_lossy()) {
-        eprintln!(
+        note!(
             "folio: warning: `{}` is not a Markdown file (.md, .markdown); outlining it as Markdown",
             file.display()
         );
     }
     let parsed = parse(&text);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if json {
         let elements: Vec<serde_json::Value> = parsed
             .elements
@@ -76,7 +76,7 @@ pub fn run(args: &OutlineArgs) -> Result<ExitCode> {
         )?;
     }
     for p in &parsed.problems {
-        eprintln!(
+        note!(
             "folio: {}:{}: {}",
             file.display(),
             parsed.line_of(p.range.start),

@@ -49,7 +49,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
     }
     search_embedder(&host, mode, !no_reindex, false)?;
     let results = host.search_tuned(&request, &flags).map_err(host_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&results)?)?;
         return Ok(ExitCode::SUCCESS);

@@ -20,7 +20,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
     // built-in models' files are in place (read and hashed, not loaded), and what the
     // index holds; it never creates the index.
     let status = host.status_checked().map_err(host_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
     } else {

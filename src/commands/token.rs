@@ -26,7 +26,7 @@ pub fn run(args: &TokenArgs) -> Result<ExitCode> {
     let user = UserConfig::load().map_err(anyhow::Error::msg)?;
     let path = tokens_path(args.tokens.as_ref(), &user)?;
     let mut file = TokenFile::load(&path).map_err(anyhow::Error::msg)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match &args.action {
         TokenAction::Add { agent, scope } => {
             let token = file
@@ -35,7 +35,7 @@ pub fn run(args: &TokenArgs) -> Result<ExitCode> {
             file.save().map_err(anyhow::Error::msg)?;
             let entry = file.tokens.last().expect("just added");
             writeln!(out, "{token}")?;
-            eprintln!(
+            note!(
                 "token {} for agent `{agent}` (scope {}) added to {}; it is shown only now: send it as `Authorization: Bearer <token>`",
                 entry.id,
                 scope.as_str(),
@@ -75,7 +75,7 @@ pub fn run(args: &TokenArgs) -> Result<ExitCode> {
         TokenAction::Revoke { which } => {
             let ids = file.revoke(which, unix_now()).map_err(anyhow::Error::msg)?;
             file.save().map_err(anyhow::Error::msg)?;
-            eprintln!("revoked {} in {}", ids.join(", "), path.display());
+            note!("revoked {} in {}", ids.join(", "), path.display());
         }
     }
     Ok(ExitCode::SUCCESS)
