@@ -257,3 +257,66 @@ fn neovim_plugin_in_a_workspace_without_markdown_says_so_once() {
     assert_eq!(notes[2][1], json!(2));
     assert_eq!(r["diagnostics"], json!(0));
 }
+
+/// A server that crashes is started again for the open buffer, once per `max_restarts`
+/// within 3 minutes; past it the plugin says so and leaves it stopped.
+#[test]
+fn neovim_plugin_restarts_a_crashed_server_a_bounded_number_of_times() {
+    let nvim = nvim();
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("foam-docs");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    copy_dir(&fixture("foam-docs"), &root);
+    let root = root.canonicalize().unwrap();
+    let out = work.path().join("results.json");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = headless_nvim(&nvim, work.path())
+        .arg("-c")
+        .arg(format!(
+            "luafile {}",
+            repo.join("tests/nvim/restart_e2e.lua").display()
+        ))
+        .current_dir(&root)
+        .env("FOLIO_PLUGIN", repo.join("editors/nvim"))
+        .env("FOLIO_CMD", env!("CARGO_BIN_EXE_folio"))
+        .env("FOLIO_PIDS", work.path().join("pids"))
+        .env("FOLIO_ROOT", &root)
+        .env("FOLIO_FILE", "user/tools/cli/search.md")
+        .env("FOLIO_OUT", &out)
+        .spawn()
+        .expect("nvim starts");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("Neovim did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
+    let results: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        results.get("error").is_none(),
+        "the Lua script failed: {}\n{results:#}",
+        results["error"]
+    );
+    assert_eq!(results["starts_after_first_kill"], 2);
+    assert_eq!(results["starts_after_second_kill"], 2);
+    assert_eq!(results["clients_after_second_kill"], 0);
+    assert_eq!(results["second_id_gone"], true);
+    assert_eq!(
+        results["notifications"],
+        json!([
+            [
+                "folio: the language server stopped (exit code 0, signal 9); starting it again (1 of 1 in 3 minutes)",
+                3
+            ],
+            [
+                "folio: the language server stopped (exit code 0, signal 9); it stopped 2 times in 3 minutes, so it is not started again: see :LspLog and :checkhealth folio, then reopen a Markdown file",
+                4
+            ]
+        ])
+    );
+    // The restarted server answers: the outline of the note.
+    assert_eq!(results["symbols_after_restart"], json!(["foam search"]));
+}

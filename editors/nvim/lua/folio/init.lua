@@ -18,6 +18,9 @@ local defaults = {
   -- Show reference counts above each note and its linked headings (code lenses; run the
   -- one on the cursor's line with vim.lsp.codelens.run() to list them in the quickfix list).
   codelens = true,
+  -- A server that stops unexpectedly (a crash, a kill) is started again for the open
+  -- Markdown buffers, at most this many times in 3 minutes (0: never).
+  max_restarts = 5,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -201,6 +204,34 @@ local function commands()
   vim.api.nvim_create_user_command('FolioReindex', function() M.reindex() end, { nargs = 0, desc = 'folio: reindex the knowledge base' })
 end
 
+-- When the server stopped unexpectedly, in milliseconds of vim.uv.now(), within the last 3 minutes.
+local restarts = {}
+local RESTART_WINDOW_MS = 180000
+local start_buffer -- set by setup(): starts (or reuses) the folio client of a buffer
+
+--- Starts the server again after it stopped unexpectedly (exit code or signal not 0,
+--- Neovim not quitting), for every loaded buffer of the plugin's filetypes; after
+--- `max_restarts` stops within 3 minutes it says so and leaves it stopped.
+local function on_exit(code, signal)
+  if (code == 0 and signal == 0) or vim.v.exiting ~= vim.NIL then return end
+  vim.schedule(function()
+    local now = vim.uv.now()
+    restarts = vim.tbl_filter(function(t) return now - t < RESTART_WINDOW_MS end, restarts)
+    local why = ('the language server stopped (exit code %d, signal %d)'):format(code, signal)
+    if #restarts >= M.config.max_restarts then
+      notify(('%s; it stopped %d times in 3 minutes, so it is not started again: see :LspLog and :checkhealth folio, then reopen a Markdown file'):format(why, #restarts + 1), vim.log.levels.ERROR)
+      return
+    end
+    table.insert(restarts, now)
+    notify(('%s; starting it again (%d of %d in 3 minutes)'):format(why, #restarts, M.config.max_restarts), vim.log.levels.WARN)
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(M.config.filetypes, vim.bo[buf].filetype) then
+        start_buffer(buf)
+      end
+    end
+  end)
+end
+
 --- Registers the server. `opts` overrides the defaults above.
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
@@ -225,8 +256,15 @@ function M.setup(opts)
     settings = M.config.settings,
     init_options = M.config.settings,
     on_init = on_init,
+    on_exit = on_exit,
     handlers = handlers,
   }
+  start_buffer = function(buf)
+    local root, marked = M.root(buf)
+    vim.lsp.start(vim.tbl_extend('force', config, {
+      name = 'folio', root_dir = (marked or vim.fn.has('nvim-0.11') == 0) and root or nil,
+    }), { bufnr = buf })
+  end
   if vim.lsp.config and vim.lsp.enable then
     vim.lsp.config('folio', config)
     vim.lsp.enable('folio')
@@ -235,13 +273,7 @@ function M.setup(opts)
     vim.api.nvim_create_autocmd('FileType', {
       group = vim.api.nvim_create_augroup('folio', { clear = true }),
       pattern = M.config.filetypes,
-      callback = function(ev)
-        vim.lsp.start({
-          name = 'folio', cmd = config.cmd, root_dir = M.root(ev.buf),
-          settings = config.settings, init_options = config.init_options, on_init = on_init,
-          handlers = handlers,
-        }, { bufnr = ev.buf })
-      end,
+      callback = function(ev) start_buffer(ev.buf) end,
     })
   end
 end
