@@ -302,3 +302,182 @@ def test_sigterm_closes_open_sse_streams_and_exits_0(kb):
     assert srv.stop() == 0
     assert ended.wait(10)
     assert time.monotonic() - started < 10
+
+
+# ---------------------------------------------------------------------------------------
+# Sessions: bound to their token, capped, one request per id in flight; strict headers;
+# malformed bodies.
+
+def request(url: str, method: str, headers: dict, body: dict | bytes | None = None):
+    """(status, body) of any request, errors included."""
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def open_session(url: str, headers: dict) -> str:
+    status, h, body = post(url, INIT, headers)
+    assert status == 200, body
+    sid = h["Mcp-Session-Id"]
+    assert post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {**headers, "Mcp-Session-Id": sid})[0] == 202
+    return sid
+
+
+def answer(body: str) -> dict:
+    """The JSON-RPC message of an SSE response (its last `data:` line) or a JSON one."""
+    data = [line[5:].strip() for line in body.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return json.loads(data[-1] if data else body)
+
+
+def ping(url: str, headers: dict, sid: str, id: int = 2):
+    status, body = request(url, "POST", {**headers, "Mcp-Session-Id": sid},
+                           {"jsonrpc": "2.0", "id": id, "method": "ping"})
+    return status, (answer(body) if status == 200 else body)
+
+
+def test_a_session_belongs_to_the_token_that_opened_it(kb, tokens):
+    a = add_token(tokens, "a", "read-write")
+    b = add_token(tokens, "b", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        sid = open_session(srv.url, bearer(a))
+        # Another token cannot use, listen on or end it: to that token it does not exist.
+        assert ping(srv.url, bearer(b), sid) == (404, "Not Found: Session not found")
+        assert request(srv.url, "DELETE", {**bearer(b), "Mcp-Session-Id": sid})[0] == 404
+        assert request(srv.url, "GET", {**bearer(b), "Mcp-Session-Id": sid, "Accept": "text/event-stream"})[0] == 404
+        # Its own token still can, then ends it.
+        assert ping(srv.url, bearer(a), sid) == (200, {"jsonrpc": "2.0", "id": 2, "result": {}})
+        assert request(srv.url, "DELETE", {**bearer(a), "Mcp-Session-Id": sid})[0] == 202
+        assert ping(srv.url, bearer(a), sid)[0] == 404
+    finally:
+        assert srv.stop() == 0
+
+
+def test_session_caps_close_the_least_recently_used_idle_session(kb, tokens, tmp_path):
+    config = tmp_path / "xdg" / "folio"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[mcp.http]\nsessions_per_token = 2\nmax_sessions = 3\n")
+    a = add_token(tokens, "a", "read")
+    b = add_token(tokens, "b", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    try:
+        a1 = open_session(srv.url, bearer(a))
+        a2 = open_session(srv.url, bearer(a))
+        assert ping(srv.url, bearer(a), a1)[0] == 200  # a2 is now a's least recently used
+        a3 = open_session(srv.url, bearer(a))  # a's cap of 2: a2 goes
+        assert [ping(srv.url, bearer(a), s)[0] for s in (a1, a2, a3)] == [200, 404, 200]
+        b1 = open_session(srv.url, bearer(b))  # 3 live: the total's cap
+        b2 = open_session(srv.url, bearer(b))  # over it: the least recently used of all (a1) goes
+        assert [ping(srv.url, bearer(a), s)[0] for s in (a1, a3)] == [404, 200]
+        assert [ping(srv.url, bearer(b), s)[0] for s in (b1, b2)] == [200, 200]
+    finally:
+        assert srv.stop() == 0
+
+
+def test_a_request_id_already_in_flight_in_the_session_is_refused(kb, tokens):
+    import fcntl
+
+    token = add_token(tokens, "w", "read-write")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        sid = open_session(srv.url, bearer(token))
+        headers = {**bearer(token), "Mcp-Session-Id": sid}
+        create = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                  "params": {"name": "kb_create", "arguments": {"path": "held.md", "markdown": "# Held\n"}}}
+        # Another writer holds the root's write lock, so the first request waits for it.
+        (kb / ".folio").mkdir(exist_ok=True)
+        lock = open(kb / ".folio" / "write.lock", "a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        first: list = []
+        thread = threading.Thread(target=lambda: first.append(request(srv.url, "POST", headers, create)))
+        thread.start()
+        time.sleep(1.0)
+        assert thread.is_alive()
+        status, body = request(srv.url, "POST", headers, {**create, "params": {
+            "name": "kb_create", "arguments": {"path": "other.md", "markdown": "# Other\n"}}})
+        assert (status, json.loads(body)) == (400, {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600,
+            "message": "a request with id 5 is already being answered in this session: use a new id for each request"}})
+        # Other ids go through meanwhile.
+        assert ping(srv.url, bearer(token), sid, id=6) == (200, {"jsonrpc": "2.0", "id": 6, "result": {}})
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+        thread.join(30)
+        status, body = first[0]
+        assert status == 200 and not answer(body)["result"].get("isError"), body
+        assert (kb / "held.md").read_text() == "# Held\n" and not (kb / "other.md").exists()
+        # Once answered, the id may be used again.
+        assert ping(srv.url, bearer(token), sid, id=5) == (200, {"jsonrpc": "2.0", "id": 5, "result": {}})
+    finally:
+        assert srv.stop() == 0
+
+
+def test_malformed_bodies_are_400_with_their_json_rpc_error(kb, tokens):
+    token = add_token(tokens, "a", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        status, body = request(srv.url, "POST", bearer(token), b'{"jsonrpc": "2.0", "id": 1,')
+        assert status == 400
+        assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32700, "message": "the body is not JSON: EOF while parsing a value at line 1 column 27"}}
+        status, body = request(srv.url, "POST", bearer(token), [INIT])
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+        status, body = request(srv.url, "POST", bearer(token), {"id": 9, "method": "initialize"})
+        assert (status, json.loads(body)) == (400, {"jsonrpc": "2.0", "id": 9, "error": {
+            "code": -32600, "message": '`jsonrpc` must be "2.0"'}})
+    finally:
+        assert srv.stop() == 0
+
+
+def test_host_ports_and_origin_schemes_are_compared_exactly(kb, tokens):
+    token = add_token(tokens, "a", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    try:
+        port = srv.origin.rsplit(":", 1)[1]
+        for host in (f"127.0.0.1:{port}@evil.example", f"127.0.0.1:{int(port) + 1}", "127.0.0.1"):
+            status, _, body = post(srv.url, INIT, {**bearer(token), "Host": host})
+            assert (status, body) == (403, f"Forbidden: Host `{host}` is not allowed (add it with --allowed-host)\n")
+        status, _, body = post(srv.url, INIT, {**bearer(token), "Origin": f"https://127.0.0.1:{port}"})
+        assert (status, body) == (
+            403, f"Forbidden: Origin `https://127.0.0.1:{port}` is not allowed (add it with --allowed-origin)\n")
+        assert post(srv.url, INIT, {**bearer(token), "Host": f"localhost:{port}",
+                                    "Origin": f"http://localhost:{port}"})[0] == 200
+    finally:
+        assert srv.stop() == 0
+
+
+def test_every_connection_of_a_wrong_token_flood_gets_its_401(kb, tokens):
+    import http.client
+    from concurrent.futures import ThreadPoolExecutor
+
+    add_token(tokens, "a", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens))
+    host, port = srv.origin.rsplit("/", 1)[1].rsplit(":", 1)
+    body = json.dumps(INIT).encode()
+
+    def one(i):
+        c = http.client.HTTPConnection(host, int(port), timeout=30)
+        try:
+            c.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                             "Accept": "application/json, text/event-stream",
+                                             "Authorization": f"Bearer wrong-{i}"})
+            r = c.getresponse()
+            r.read()
+            return r.status
+        except OSError as e:
+            return type(e).__name__
+        finally:
+            c.close()
+
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            statuses = list(pool.map(one, range(500)))
+        assert {s: statuses.count(s) for s in set(statuses)} == {401: 500}
+    finally:
+        assert srv.stop() == 0

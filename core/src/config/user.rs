@@ -178,6 +178,14 @@ pub struct UserHttpConfig {
     pub burst: Option<u32>,
     /// Largest request body in bytes (default 16 MiB).
     pub max_body_bytes: Option<usize>,
+    /// Live sessions one token may hold (default 32); opening one more closes the token's
+    /// least recently used idle session.
+    pub sessions_per_token: Option<usize>,
+    /// Live sessions in all (default 1024); opening one more closes the least recently
+    /// used idle session.
+    pub max_sessions: Option<usize>,
+    /// Seconds after which a session no request names ends (default 300).
+    pub session_idle_seconds: Option<u64>,
 }
 
 impl UserHttpConfig {

@@ -186,7 +186,8 @@ pub async fn authenticate(
                 token_sent = present,
                 "request without a valid token refused (401)"
             );
-            auth.unauthorized(request.headers(), present)
+            let response = auth.unauthorized(request.headers(), present);
+            super::refusal::read_body_then(request, response).await
         }
     }
 }

@@ -100,7 +100,7 @@ pub async fn rate_limit(State(rate): State<RateLimit>, request: Request, next: N
                 header::RETRY_AFTER,
                 HeaderValue::from_str(&wait.max(1).to_string()).expect("digits"),
             );
-            response
+            super::refusal::read_body_then(request, response).await
         }
     }
 }

@@ -5,13 +5,18 @@
 //! writer serialises writes per root across sessions and processes). In front of rmcp's
 //! service, one job per layer, outermost first: [`origin`] (Host/Origin allow-list, 403),
 //! [`auth`] (bearer tokens, 401; skipped with `--no-auth`), [`limits`] (rate per token,
-//! 429; rmcp enforces the body limit, 413). [`check_bind`] refuses addresses that would
+//! 429), [`sessions`] (the body read once, at most the body limit, 413, and checked as
+//! one JSON-RPC message by [`message`], 400; sessions bound to their token, capped, and no
+//! request id twice in flight). [`check_bind`] refuses addresses that would
 //! expose the server without TLS. Ctrl-C or SIGTERM stops it cleanly: new requests are
 //! refused, open SSE streams end, sessions close.
 
 pub mod auth;
 pub mod limits;
+pub mod message;
 pub mod origin;
+pub mod refusal;
+pub mod sessions;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -61,6 +66,8 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Rate and body limits.
     pub limits: limits::Limits,
+    /// How many sessions may live at once.
+    pub sessions: sessions::SessionLimits,
 }
 
 /// Refuses an address the options must not serve on.
@@ -85,18 +92,20 @@ pub fn check_bind(addr: &SocketAddr, auth: &AuthMode, behind_proxy: bool) -> Res
     Ok(())
 }
 
-/// The `Host` allow-list: loopback names, the bound address (when it is a specific
-/// one) and the user's.
-fn allowed_hosts(http: &HttpOptions) -> Vec<String> {
+/// The `Host` allow-list: loopback names and the bound address (when it is a specific
+/// one), each with the port the server listens on (`bound`), then the public URL's
+/// authority and the user's.
+fn allowed_hosts(http: &HttpOptions, bound: &SocketAddr) -> Vec<String> {
+    let port = bound.port();
     let mut hosts: Vec<String> = origin::LOOPBACK_HOSTS
         .iter()
-        .map(|h| h.to_string())
+        .map(|h| format!("{h}:{port}"))
         .collect();
     let ip = http.addr.ip();
     if !ip.is_unspecified() && !ip.is_loopback() {
         hosts.push(match ip {
-            std::net::IpAddr::V4(v4) => v4.to_string(),
-            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+            std::net::IpAddr::V4(v4) => format!("{v4}:{port}"),
+            std::net::IpAddr::V6(v6) => format!("[{v6}]:{port}"),
         });
     }
     if let Some(url) = &http.public_url
@@ -112,7 +121,9 @@ fn allowed_hosts(http: &HttpOptions) -> Vec<String> {
 fn router(
     kb: Arc<Host>,
     http: &HttpOptions,
+    bound: &SocketAddr,
     agent_id: Option<String>,
+    sessions: Arc<sessions::Sessions>,
     ct: CancellationToken,
 ) -> Result<Router, String> {
     let config = StreamableHttpServerConfig::default()
@@ -123,12 +134,13 @@ fn router(
         .disable_allowed_origins();
     let service = StreamableHttpService::new(
         move || Ok(FolioServer::new(Arc::clone(&kb)).with_agent_id(agent_id.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions.manager),
         config,
     );
     let rate = limits::RateLimit::new(&http.limits);
     let mut mcp = Router::new()
         .route_service("/mcp", service)
+        .layer(from_fn_with_state(sessions, sessions::guard))
         .layer(from_fn_with_state(rate, limits::rate_limit));
     let mut app: Router = Router::new();
     if let AuthMode::Tokens {
@@ -152,8 +164,9 @@ fn router(
             .with_state(auth);
     }
     let allow = Arc::new(origin::AllowList {
-        hosts: allowed_hosts(http),
+        hosts: allowed_hosts(http, bound),
         origins: http.allowed_origins.clone(),
+        scheme: if http.behind_proxy { "https" } else { "http" },
     });
     Ok(app
         .merge(mcp)
@@ -207,11 +220,39 @@ pub async fn serve_http(
     }
     kb.start_watching();
     let ct = CancellationToken::new();
-    let app = router(kb, &http, agent_id, ct.child_token()).map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(http.addr)
         .await
         .with_context(|| format!("cannot listen on {}", http.addr))?;
-    ready(listener.local_addr()?);
+    let bound = listener.local_addr()?;
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(http.sessions.idle_timeout);
+    let sessions = Arc::new(sessions::Sessions::new(
+        Arc::new(manager),
+        http.sessions,
+        http.limits.max_body_bytes,
+    ));
+    let app = router(
+        kb,
+        &http,
+        &bound,
+        agent_id,
+        Arc::clone(&sessions),
+        ct.child_token(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    // Ended sessions leave the table, and their memory the process, within PRUNE_EVERY.
+    let pruning = ct.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = pruning.cancelled() => break,
+                _ = tokio::time::sleep(sessions::PRUNE_EVERY) => {
+                    sessions.prune().await;
+                }
+            }
+        }
+    });
+    ready(bound);
     // Each response goes out at once: without TCP_NODELAY, Nagle's algorithm held a
     // response's body until the client's delayed ACK of its headers, about 40 ms a call.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {

@@ -2,6 +2,12 @@
 //! `Origin`, when a browser sends one, must be the server's own origin or on the list of
 //! allowed origins. Anything else gets 403 before authentication or MCP see it.
 //!
+//! Compared exactly: a `Host` port must be a port number (`127.0.0.1:8765@evil.example`
+//! is refused) and, for the loopback names and the bound address, the port the server
+//! listens on (a `Host` without a port means the scheme's default); an `Origin` is the
+//! server's own only with the server's scheme (`https://127.0.0.1:PORT` is not the origin
+//! of a plain-HTTP server on that port).
+//!
 //! A web page on another site cannot make a browser send a foreign `Host` to a loopback
 //! server once its DNS name is rebound to 127.0.0.1 without that name showing up in
 //! `Host` and its site in `Origin`; both are checked here. Clients that are not browsers
@@ -23,6 +29,9 @@ pub struct AllowList {
     /// Origins (`https://app.example.com`, with a port when it is not the scheme's
     /// default) allowed besides the server's own.
     pub origins: Vec<String>,
+    /// The scheme clients reach the server with: `http`, or `https` behind a
+    /// TLS-terminating proxy. A `Host` without a port means this scheme's default port.
+    pub scheme: &'static str,
 }
 
 /// Loopback names allowed by default.
@@ -46,6 +55,18 @@ fn split_authority(authority: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// True for a port as a URL writes one: 1 to 5 digits, a number up to 65535.
+fn is_port(port: &str) -> bool {
+    (1..=5).contains(&port.len())
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && port.parse::<u32>().is_ok_and(|p| p <= 65535)
+}
+
+/// The default port of `scheme` (`https`: 443, else 80).
+fn default_port(scheme: &str) -> &'static str {
+    if scheme == "https" { "443" } else { "80" }
+}
+
 /// The authority of an origin (`http://a:1` → `a:1`), with the scheme's default port
 /// dropped; `None` for `null` or anything without a scheme.
 fn origin_authority(origin: &str) -> Option<(String, String)> {
@@ -60,33 +81,42 @@ fn origin_authority(origin: &str) -> Option<(String, String)> {
 }
 
 impl AllowList {
-    /// Whether `host` (a `Host` header value) is allowed.
+    /// Whether `host` (a `Host` header value) is allowed: its port, when it has one, is
+    /// a port number, and its name and port are those of an entry (an entry without a
+    /// port allows any).
     pub fn host_allowed(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
-        let (name, _) = split_authority(&host);
+        let (name, port) = split_authority(&host);
+        if port.is_some_and(|p| !is_port(p)) {
+            return false;
+        }
+        let port = port.unwrap_or(default_port(self.scheme));
         self.hosts.iter().any(|allowed| {
             let allowed = allowed.to_ascii_lowercase();
-            allowed == host || (split_authority(&allowed).1.is_none() && allowed == name)
+            match split_authority(&allowed) {
+                (allowed_name, Some(allowed_port)) => allowed_name == name && allowed_port == port,
+                (allowed_name, None) => allowed_name == name,
+            }
         })
     }
 
-    /// Whether `origin` may call a server reached as `host`: the same authority (the
-    /// server's own page), or an origin on the list.
+    /// Whether `origin` may call a server reached as `host`: the same scheme and
+    /// authority (the server's own page), or an origin on the list.
     pub fn origin_allowed(&self, origin: &str, host: &str) -> bool {
         let Some((scheme, authority)) = origin_authority(origin) else {
             return false;
         };
-        let own = {
+        let own = scheme == self.scheme && {
             let host = host.to_ascii_lowercase();
-            match (scheme.as_str(), split_authority(&host)) {
+            let own_authority = match (scheme.as_str(), split_authority(&host)) {
                 ("http", (name, Some("80"))) | ("https", (name, Some("443"))) => name.to_string(),
                 _ => host,
-            }
+            };
+            authority == own_authority
         };
-        authority == own
-            || self.origins.iter().any(|allowed| {
-                origin_authority(allowed).is_some_and(|a| a == (scheme.clone(), authority.clone()))
-            })
+        own || self.origins.iter().any(|allowed| {
+            origin_authority(allowed).is_some_and(|a| a == (scheme.clone(), authority.clone()))
+        })
     }
 
     /// Why a request with these headers is refused, if it is.
@@ -122,7 +152,8 @@ pub async fn check_origin(
         .or_else(|| request.uri().authority().map(|a| a.to_string()));
     if let Some(why) = allow.refusal(host.as_deref(), text(header::ORIGIN)) {
         tracing::warn!(%why, "request refused (DNS-rebinding protection)");
-        return (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n")).into_response();
+        let response = (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n")).into_response();
+        return super::refusal::read_body_then(request, response).await;
     }
     next.run(request).await
 }
@@ -134,12 +165,14 @@ mod tests {
     fn allow() -> AllowList {
         AllowList {
             hosts: vec![
-                "localhost".into(),
-                "127.0.0.1".into(),
-                "[::1]".into(),
+                "localhost:8765".into(),
+                "127.0.0.1:8765".into(),
+                "[::1]:8765".into(),
                 "kb.example.com:8443".into(),
+                "proxy.example.com".into(),
             ],
             origins: vec!["https://app.example.com".into()],
+            scheme: "http",
         }
     }
 
@@ -148,12 +181,22 @@ mod tests {
         let a = allow();
         let refused: Vec<&str> = [
             "127.0.0.1:8765",
+            "LOCALHOST:8765",
+            "[::1]:8765",
+            "kb.example.com:8443",
+            "proxy.example.com",
+            "proxy.example.com:9000",
             "LOCALHOST:1",
             "[::1]:9",
-            "kb.example.com:8443",
+            "127.0.0.1",
             "kb.example.com",
             "evil.example.com:8765",
             "127.0.0.1.evil.com",
+            "127.0.0.1:8765@evil.example",
+            "127.0.0.1:8765:1",
+            "127.0.0.1:99999",
+            "127.0.0.1:",
+            "proxy.example.com:x",
         ]
         .into_iter()
         .filter(|h| !a.host_allowed(h))
@@ -161,10 +204,31 @@ mod tests {
         assert_eq!(
             refused,
             vec![
+                "LOCALHOST:1",
+                "[::1]:9",
+                "127.0.0.1",
                 "kb.example.com",
                 "evil.example.com:8765",
-                "127.0.0.1.evil.com"
+                "127.0.0.1.evil.com",
+                "127.0.0.1:8765@evil.example",
+                "127.0.0.1:8765:1",
+                "127.0.0.1:99999",
+                "127.0.0.1:",
+                "proxy.example.com:x",
             ]
+        );
+        // A Host without a port means the scheme's default one.
+        let on_80 = AllowList {
+            hosts: vec!["localhost:80".into()],
+            ..allow()
+        };
+        assert!(on_80.host_allowed("localhost"));
+        assert!(
+            !AllowList {
+                scheme: "https",
+                ..on_80
+            }
+            .host_allowed("localhost")
         );
     }
 
@@ -176,8 +240,20 @@ mod tests {
             a.refusal(Some("127.0.0.1:8765"), Some("http://127.0.0.1:8765")),
             None
         );
+        // The server's own origin needs the server's scheme too.
         assert_eq!(
-            a.refusal(Some("localhost:80"), Some("http://localhost")),
+            a.refusal(Some("127.0.0.1:8765"), Some("https://127.0.0.1:8765")),
+            Some(
+                "Origin `https://127.0.0.1:8765` is not allowed (add it with --allowed-origin)"
+                    .into()
+            )
+        );
+        let on_80 = AllowList {
+            hosts: vec!["localhost:80".into()],
+            ..allow()
+        };
+        assert_eq!(
+            on_80.refusal(Some("localhost:80"), Some("http://localhost")),
             None
         );
         assert_eq!(
