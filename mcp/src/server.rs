@@ -67,8 +67,8 @@ pub struct FolioServer {
     /// The agent id of `--agent-id` / `[mcp] agent_id`; else each call uses the client's
     /// `<name>/<version>` from `initialize`.
     agent_id: Option<String>,
-    tool_router: ToolRouter<FolioServer>,
-    prompt_router: PromptRouter<FolioServer>,
+    tool_router: Arc<ToolRouter<FolioServer>>,
+    prompt_router: Arc<PromptRouter<FolioServer>>,
 }
 
 /// Runs `f` on a blocking thread; a panic becomes an `INTERNAL` tool error.
@@ -122,30 +122,30 @@ impl FolioServer {
         }
     }
 
-    /// The tools with their portable schemas, built once per process: every HTTP session
-    /// has a server of its own, and building the schemas for each cost about 850 KiB a
-    /// session. A clone shares the schemas (`Arc`) and the handlers.
-    fn shared_tool_router() -> ToolRouter<FolioServer> {
-        static TOOLS: std::sync::OnceLock<ToolRouter<FolioServer>> = std::sync::OnceLock::new();
-        TOOLS
-            .get_or_init(|| {
-                let mut tool_router = Self::tool_router();
-                for route in tool_router.map.values_mut() {
-                    let tool = &mut route.attr;
-                    tool.input_schema = Arc::new(portable_tool_schema(&tool.input_schema));
-                    if let Some(output) = &tool.output_schema {
-                        tool.output_schema = Some(Arc::new(portable_tool_schema(output)));
-                    }
+    /// The tools with their portable schemas, built once per process and shared: every
+    /// HTTP session has a server of its own, and building the schemas for each cost about
+    /// 850 KiB a session.
+    fn shared_tool_router() -> Arc<ToolRouter<FolioServer>> {
+        static TOOLS: std::sync::OnceLock<Arc<ToolRouter<FolioServer>>> =
+            std::sync::OnceLock::new();
+        Arc::clone(TOOLS.get_or_init(|| {
+            let mut tool_router = Self::tool_router();
+            for route in tool_router.map.values_mut() {
+                let tool = &mut route.attr;
+                tool.input_schema = Arc::new(portable_tool_schema(&tool.input_schema));
+                if let Some(output) = &tool.output_schema {
+                    tool.output_schema = Some(Arc::new(portable_tool_schema(output)));
                 }
-                tool_router
-            })
-            .clone()
+            }
+            Arc::new(tool_router)
+        }))
     }
 
     /// The prompts, built once per process ([`FolioServer::shared_tool_router`]).
-    fn shared_prompt_router() -> PromptRouter<FolioServer> {
-        static PROMPTS: std::sync::OnceLock<PromptRouter<FolioServer>> = std::sync::OnceLock::new();
-        PROMPTS.get_or_init(Self::prompt_router).clone()
+    fn shared_prompt_router() -> Arc<PromptRouter<FolioServer>> {
+        static PROMPTS: std::sync::OnceLock<Arc<PromptRouter<FolioServer>>> =
+            std::sync::OnceLock::new();
+        Arc::clone(PROMPTS.get_or_init(|| Arc::new(Self::prompt_router())))
     }
 
     /// The same server recording `agent_id` (when given) as the agent of every
