@@ -8,10 +8,9 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use support::{copy_dir, fixture, headless_nvim, nvim};
+use serde_json::json;
+use support::{copy_dir, fixture, headless_nvim, nvim, nvim_results};
 
 #[test]
 fn neovim_drives_folio_lsp_on_k8s_community() {
@@ -23,7 +22,7 @@ fn neovim_drives_folio_lsp_on_k8s_community() {
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/lsp_e2e.lua");
-    let mut child = headless_nvim(&nvim, work.path())
+    let child = headless_nvim(&nvim, work.path())
         .arg(root.join("communication/moderation.md"))
         .arg("-c")
         .arg(format!("luafile {}", script.display()))
@@ -32,24 +31,7 @@ fn neovim_drives_folio_lsp_on_k8s_community() {
         .env("FOLIO_OUT", &out)
         .spawn()
         .expect("nvim starts");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("Neovim did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
-    let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(
-        results.get("error").is_none(),
-        "the Lua script failed: {}\n{results:#}",
-        results["error"]
-    );
+    let results = nvim_results(child, &out);
 
     // Neovim offers UTF-8 first; folio takes it.
     assert_eq!(results["encoding"], "utf-8");

@@ -7,10 +7,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{copy_dir, fixture, headless_nvim, nvim};
+use support::{copy_dir, fixture, headless_nvim, nvim, nvim_results};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -78,22 +77,8 @@ fn run(snippet: &str, mode: &str) -> (Value, PathBuf) {
     if mode == "lazy" {
         cmd.env("FOLIO_LAZY_NVIM", lazy_nvim());
     }
-    let mut child = cmd.spawn().expect("nvim starts");
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("Neovim did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
-    let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(
-        results.get("error").is_none(),
-        "the Lua script failed: {}\n{results:#}",
-        results["error"]
-    );
+    let child = cmd.spawn().expect("nvim starts");
+    let results = nvim_results(child, &out);
     (results, root)
 }
 

@@ -5,10 +5,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{copy_dir, fixture, headless_nvim, nvim};
+use support::{copy_dir, fixture, headless_nvim, nvim, nvim_results};
 
 /// Runs tests/nvim/plugin_e2e.lua with `cmd` as the folio binary; returns its results and the root.
 fn run(cmd: &Path, file: &str, query: &str, min_version: Option<&str>) -> (Value, PathBuf) {
@@ -48,7 +47,7 @@ fn run_in(
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = headless_nvim(&nvim, work.path())
+    let child = headless_nvim(&nvim, work.path())
         .arg("-c")
         .arg(format!(
             "luafile {}",
@@ -68,21 +67,7 @@ fn run_in(
         )
         .spawn()
         .expect("nvim starts");
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("Neovim did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
-    let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(
-        results.get("error").is_none(),
-        "the Lua script failed: {}\n{results:#}",
-        results["error"]
-    );
+    let results = nvim_results(child, &out);
     (results, root)
 }
 
@@ -270,7 +255,7 @@ fn neovim_plugin_restarts_a_crashed_server_a_bounded_number_of_times() {
     let root = root.canonicalize().unwrap();
     let out = work.path().join("results.json");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = headless_nvim(&nvim, work.path())
+    let child = headless_nvim(&nvim, work.path())
         .arg("-c")
         .arg(format!(
             "luafile {}",
@@ -285,21 +270,7 @@ fn neovim_plugin_restarts_a_crashed_server_a_bounded_number_of_times() {
         .env("FOLIO_OUT", &out)
         .spawn()
         .expect("nvim starts");
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("Neovim did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).expect("the Lua script wrote its results");
-    let results: Value = serde_json::from_str(&text).unwrap();
-    assert!(
-        results.get("error").is_none(),
-        "the Lua script failed: {}\n{results:#}",
-        results["error"]
-    );
+    let results = nvim_results(child, &out);
     assert_eq!(results["starts_after_first_kill"], 2);
     assert_eq!(results["starts_after_second_kill"], 2);
     assert_eq!(results["clients_after_second_kill"], 0);

@@ -76,6 +76,28 @@ pub fn headless_nvim(nvim: &Path, work: &Path) -> Command {
     cmd
 }
 
+/// Waits up to 120 s for a headless Neovim running a test's Lua script to quit (killed and
+/// failed past that), then returns the JSON results the script wrote to `out`; fails when
+/// the script reported an `error`.
+pub fn nvim_results(mut child: std::process::Child, out: &Path) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("Neovim did not finish within 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(out).expect("the Lua script wrote its results");
+    let results: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        results.get("error").is_none(),
+        "the Lua script failed: {}\n{results:#}",
+        results["error"]
+    );
+    results
+}
+
 /// The deterministic embedding server of `tests/support/model_server.py`, run
 /// by `python3` as a child process on a free loopback port; killed on drop.
 pub struct ModelServer {

@@ -176,6 +176,14 @@ mod tests {
         }
     }
 
+    /// [`allow`] for a server listening on port 80.
+    fn on_port_80() -> AllowList {
+        AllowList {
+            hosts: vec!["localhost:80".into()],
+            ..allow()
+        }
+    }
+
     #[test]
     fn hosts_match_by_name_or_exact_authority() {
         let a = allow();
@@ -218,10 +226,7 @@ mod tests {
             ]
         );
         // A Host without a port means the scheme's default one.
-        let on_80 = AllowList {
-            hosts: vec!["localhost:80".into()],
-            ..allow()
-        };
+        let on_80 = on_port_80();
         assert!(on_80.host_allowed("localhost"));
         assert!(
             !AllowList {
@@ -248,10 +253,7 @@ mod tests {
                     .into()
             )
         );
-        let on_80 = AllowList {
-            hosts: vec!["localhost:80".into()],
-            ..allow()
-        };
+        let on_80 = on_port_80();
         assert_eq!(
             on_80.refusal(Some("localhost:80"), Some("http://localhost")),
             None
