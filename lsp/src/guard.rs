@@ -1,5 +1,6 @@
-//! Running a request: an error or a panic in it becomes a JSON-RPC internal error for
-//! that one request, and the server goes on.
+//! Running a request: an error or a panic in it becomes a JSON-RPC error for that one
+//! request (invalid params when the handler said so with [`InvalidParams`], else internal
+//! error), and the server goes on.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -14,14 +15,33 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "panic".to_string())
 }
 
-/// Runs `f`, turning an error or a panic into a JSON-RPC internal error naming `method`.
+/// An error of the request's parameters (JSON-RPC -32602): a handler returns it (as an
+/// `anyhow::Error`) when the client sent arguments the method cannot take.
+#[derive(Debug)]
+pub struct InvalidParams(pub String);
+
+impl std::fmt::Display for InvalidParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidParams {}
+
+/// Runs `f`, turning an error or a panic into a JSON-RPC error naming `method`: -32602 for
+/// an [`InvalidParams`] error, -32603 (internal error) for any other error or a panic.
 pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => {
             tracing::warn!("{method}: {err:#}");
+            let code = if err.downcast_ref::<InvalidParams>().is_some() {
+                ErrorCode::InvalidParams
+            } else {
+                ErrorCode::InternalError
+            };
             Err(Error {
-                code: ErrorCode::InternalError,
+                code,
                 message: format!("{method}: {err:#}").into(),
                 data: None,
             })

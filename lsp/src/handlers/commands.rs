@@ -13,6 +13,7 @@ use serde_json::Value;
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 
 use crate::convert;
+use crate::guard::InvalidParams;
 use crate::session::Session;
 
 /// Creates a note: arguments `[uri, text]` (the quick fix's).
@@ -38,8 +39,9 @@ pub struct Shown {
 
 /// Runs a command; `None` for a command the server does not know.
 ///
-/// Errors: bad arguments, a note that exists already (`folio.createNote`), a path outside
-/// the workspace, the daily note's settings or template, a failed write.
+/// Errors: bad arguments ([`InvalidParams`]: a missing or malformed argument, a URI that
+/// is not one), a note that exists already (`folio.createNote`), a path outside the
+/// workspace, the daily note's settings or template, a failed write.
 pub fn execute(s: &Session, params: &ExecuteCommandParams) -> Result<Option<Shown>> {
     let args = &params.arguments;
     match params.command.as_str() {
@@ -48,21 +50,33 @@ pub fn execute(s: &Session, params: &ExecuteCommandParams) -> Result<Option<Show
                 args.first().and_then(Value::as_str),
                 args.get(1).and_then(Value::as_str),
             ) else {
-                bail!("{CREATE_NOTE} takes [uri, text]");
+                bail!(InvalidParams(format!(
+                    "{CREATE_NOTE} takes [uri, text] (two strings)"
+                )));
             };
-            let uri: Uri = uri.parse().context("the note's URI")?;
+            let uri: Uri = uri
+                .parse()
+                .map_err(|e| InvalidParams(format!("the note's URI `{uri}`: {e}")))?;
             create(s, &uri, text, true).map(Some)
         }
         TODAY => {
             let options = args.first().cloned().unwrap_or(Value::Null);
+            if !(options.is_null() || options.is_object()) {
+                bail!(InvalidParams(format!(
+                    "{TODAY} takes no arguments or [{{\"uri\": …, \"now\": …}}]"
+                )));
+            }
             let now = match options.get("now").and_then(Value::as_str) {
-                Some(text) => parse_local(text)
-                    .with_context(|| format!("`now` must be YYYY-MM-DDTHH:MM, not `{text}`"))?,
+                Some(text) => parse_local(text).ok_or_else(|| {
+                    InvalidParams(format!("`now` must be YYYY-MM-DDTHH:MM, not `{text}`"))
+                })?,
                 None => local_now(),
             };
             let root = match options.get("uri").and_then(Value::as_str) {
                 Some(uri) => {
-                    let uri: Uri = uri.parse().context("the document's URI")?;
+                    let uri: Uri = uri
+                        .parse()
+                        .map_err(|e| InvalidParams(format!("the document's URI `{uri}`: {e}")))?;
                     s.locate_uri(&uri)
                         .context("that document is not in a workspace folder")?
                         .root

@@ -98,6 +98,36 @@ async fn code_actions(enc: Enc) {
         "# 2026-12-06\n"
     );
     assert_eq!(c.call("workspace/executeCommand", today).await, note);
+    // Arguments a command cannot take are invalid params (-32602), not internal errors.
+    for (command, arguments, message) in [
+        (
+            "folio.createNote",
+            json!([missing]),
+            "workspace/executeCommand: folio.createNote takes [uri, text] (two strings)",
+        ),
+        (
+            "folio.today",
+            json!([{"now": "tomorrow"}]),
+            "workspace/executeCommand: `now` must be YYYY-MM-DDTHH:MM, not `tomorrow`",
+        ),
+        (
+            "folio.today",
+            json!(["x"]),
+            "workspace/executeCommand: folio.today takes no arguments or [{\"uri\": …, \"now\": …}]",
+        ),
+    ] {
+        let refused = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": arguments}),
+            )
+            .await;
+        assert_eq!(
+            refused["error"],
+            json!({"code": -32602, "message": message}),
+            "{refused}"
+        );
+    }
 
     // A client that cannot create files still gets the note, which the server creates.
     let mut c = start(enc).await;
