@@ -92,9 +92,14 @@ impl StagedSteps {
 /// Stages `steps` of a root (see [`StagedSteps`]); each folder is opened once, never
 /// through a symbolic link, and its handle shared by the files staged in it.
 ///
-/// Errors: [`WriteError::NotFound`] when a file's folder is gone, [`WriteError::Io`] when
-/// a temporary file cannot be written (those already written are removed).
+/// Errors: [`WriteError::Changed`] when a file's folder is gone (the file is not what the
+/// step was planned against), [`WriteError::Io`] when a temporary file cannot be written
+/// (those already written are removed).
 pub(super) fn stage(root: &Path, steps: Vec<Step>) -> Result<StagedSteps, WriteError> {
+    let failed = |path: &String, e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => WriteError::Changed { path: path.clone() },
+        _ => io_error(path, e),
+    };
     let mut folders: HashMap<&str, Arc<Folder>> = HashMap::new();
     let mut staged = Vec::with_capacity(steps.len());
     for step in &steps {
@@ -106,14 +111,14 @@ pub(super) fn stage(root: &Path, steps: Vec<Step>) -> Result<StagedSteps, WriteE
         let folder = match folders.get(dir) {
             Some(folder) => Arc::clone(folder),
             None => {
-                let (folder, _) = parent(root, path, false).map_err(|e| io_error(path, e))?;
+                let (folder, _) = parent(root, path, false).map_err(|e| failed(path, e))?;
                 let folder = Arc::new(folder);
                 folders.insert(dir, Arc::clone(&folder));
                 folder
             }
         };
         staged.push(Some(
-            StagedWrite::in_folder(&folder, name, new.as_bytes()).map_err(|e| io_error(path, e))?,
+            StagedWrite::in_folder(&folder, name, new.as_bytes()).map_err(|e| failed(path, e))?,
         ));
     }
     Ok(StagedSteps {

@@ -194,7 +194,7 @@ impl Writer {
     /// themselves, so that [`WriteGuard::run_staged`] only compares and renames under the
     /// lock. Dropping the result removes the temporary files.
     ///
-    /// Errors: [`WriteError::NotFound`] when a file's folder is gone; [`WriteError::Io`]
+    /// Errors: [`WriteError::Changed`] when a file's folder is gone; [`WriteError::Io`]
     /// when a temporary file cannot be written.
     pub fn stage(&self, steps: Vec<Step>) -> Result<StagedSteps, WriteError> {
         journal::stage(&self.root, steps)
