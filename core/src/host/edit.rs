@@ -11,12 +11,14 @@ use crate::edit::{PatchKind, PatchOp, apply_edits, apply_patch};
 use crate::links::rewrite::{WorkspaceEdits, move_plan, unnameable_message};
 use crate::path_policy::{check_syntax, resolve_new};
 use crate::pointer::{hash_bytes, hex};
-use crate::write::{Step, WriteGuard};
+use crate::workspace::DiskState;
+use crate::write::{StagedSteps, Step, WriteGuard};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::live::{Buffer, Landed};
 use super::read::TableInfo;
+use super::status::Written;
 use super::{ErrorCode, Host, HostError, HostResult};
 
 /// One patch operation.
@@ -516,15 +518,169 @@ impl Host {
 
     /// `kb_move`.
     ///
-    /// Documents open in an editor are planned against their buffers and changed there
-    /// first (a refusal stops the move before anything else changed); every change on
-    /// disk (the link rewrites and the move itself) then runs as one journaled operation
-    /// (core `write::journal`): all of it or, if a file changed under it, none of it.
+    /// The move is planned, and the new texts of the linking documents staged next to
+    /// them (core `write::Writer::stage`), before the root's write lock is taken; under
+    /// the lock, a walk of the root must find every Markdown file as it was when the plan
+    /// began (else the move is planned again, under the lock). Documents open in an
+    /// editor are planned against their buffers and changed there first (a refusal stops
+    /// the move before anything else changed); every change on disk (the link rewrites and
+    /// the move itself) then runs as one journaled operation (core `write::journal`): all
+    /// of it or, if a file changed under it, none of it. The index rows of the changed
+    /// documents are written after the lock is released, in one transaction, each only
+    /// while its file still holds what the move wrote.
     pub fn move_document(&self, args: &MoveArgs) -> HostResult<MoveOutput> {
         self.require_writes()?;
         check_syntax(&args.source_path)?;
         Host::check_markdown_name(&args.target_path)?;
+        let early = self.plan_move_unlocked(args);
+        #[cfg(test)]
+        self.at_move_point(MovePoint::Planned);
         let guard = self.writer.lock()?;
+        let (plan, staged) = match early {
+            Some((disk, plan, staged)) if self.disk_unchanged_since(&disk) => (plan, Some(staged)),
+            early => {
+                if early.is_some() {
+                    tracing::info!(
+                        from = %args.source_path,
+                        "notes changed while the move was planned; planning again under the lock"
+                    );
+                }
+                // Its temporary files go before the walk of the new plan.
+                drop(early);
+                (self.plan_move(args)?, None)
+            }
+        };
+        let MovePlan {
+            text,
+            source_buffer,
+            moved_text,
+            own_links,
+            plans,
+        } = &plan;
+        // Editors first: a refusal there stops the move before anything else changed.
+        let mut updated_links = Vec::new();
+        for plan in plans.iter().filter(|p| p.buffer.is_some()) {
+            let buffer = plan.buffer.as_ref().expect("filtered");
+            self.apply_to_buffer(&plan.path, buffer, &plan.new, "kb_move")?;
+            updated_links.push(UpdatedDocument {
+                path: plan.path.clone(),
+                links: plan.links,
+                applied_to: "editor".into(),
+                editor: Some(buffer.editor.clone()),
+            });
+        }
+        let landed = match source_buffer {
+            // The moved document is open: its own link rewrites go into its buffer, then
+            // the editor renames it (Neovim writes the buffer under the new name).
+            Some(buffer) => {
+                let version = if moved_text == text {
+                    buffer.version
+                } else {
+                    self.apply_to_buffer(&args.source_path, buffer, moved_text, "kb_move")?
+                };
+                self.file_operation(&args.source_path, buffer, version, Some(&args.target_path))?
+            }
+            None => Landed::Disk,
+        };
+        match staged {
+            Some(staged) => guard.run_staged(staged)?,
+            None => guard.run_journaled(&plan.disk_steps(args))?,
+        }
+        tracing::info!(from = %args.source_path, to = %args.target_path, landed = ?landed, "moved");
+        for plan in plans.iter().filter(|p| p.buffer.is_none()) {
+            updated_links.push(UpdatedDocument {
+                path: plan.path.clone(),
+                links: plan.links,
+                applied_to: Landed::Disk.applied_to(),
+                editor: None,
+            });
+        }
+        if *own_links > 0 {
+            updated_links.push(UpdatedDocument {
+                path: args.target_path.clone(),
+                links: *own_links,
+                applied_to: landed.applied_to(),
+                editor: landed.editor(),
+            });
+        }
+        updated_links.sort_by(|a, b| a.path.cmp(&b.path));
+        // The moved document's two paths are indexed as they were before the index rows
+        // were written after the lock: checked against the disk only when the move was
+        // made there (an editor renames the file when it saves).
+        let on_disk = landed == Landed::Disk;
+        let mut written = vec![
+            Written {
+                path: &args.source_path,
+                text: None,
+                checked: on_disk,
+            },
+            Written {
+                path: &args.target_path,
+                text: Some(moved_text.as_str()),
+                checked: on_disk,
+            },
+        ];
+        for plan in plans {
+            match plan.buffer {
+                None => written.push(Written {
+                    path: &plan.path,
+                    text: Some(plan.new.as_str()),
+                    checked: true,
+                }),
+                // An edit in an editor is not indexed: the index follows the disk.
+                Some(_) => self.invalidate(&plan.path),
+            }
+        }
+        for w in &written {
+            self.invalidate(w.path);
+            self.note_own_write(w.path, w.text);
+        }
+        drop(guard);
+        #[cfg(test)]
+        self.at_move_point(MovePoint::Unlocked);
+        let synced = self.sync_written(&written) && plans.iter().all(|p| p.buffer.is_none());
+        Ok(MoveOutput {
+            previous_path: args.source_path.clone(),
+            path: args.target_path.clone(),
+            source_hash: hex(hash_bytes(moved_text.as_bytes())),
+            updated_links,
+            index_synchronized: synced,
+            applied_to: landed.applied_to(),
+            editor: landed.editor(),
+        })
+    }
+
+    /// [`Host::plan_move`] without the root's write lock, with the root's Markdown files as
+    /// they were before it began and the disk steps staged; `None` when it fails (the move
+    /// is then planned under the lock, where its error, if any, is final).
+    fn plan_move_unlocked(&self, args: &MoveArgs) -> Option<(DiskState, MovePlan, StagedSteps)> {
+        let disk = DiskState::read(&self.root, &self.config).ok()?;
+        let plan = self.plan_move(args).ok()?;
+        let staged = self.writer.stage(plan.disk_steps(args)).ok()?;
+        Some((disk, plan, staged))
+    }
+
+    /// Whether a walk of the root now finds the same Markdown files with the same stamps
+    /// (size, modification and status-change times) as `before`: then no document was
+    /// created, removed or changed since, and a plan made after `before` still holds.
+    /// Other files are not compared (the staged temporary files are among them).
+    fn disk_unchanged_since(&self, before: &DiskState) -> bool {
+        DiskState::read(&self.root, &self.config).is_ok_and(|now| {
+            now.scan.markdown == before.scan.markdown
+                && now.stamps == before.stamps
+                && now.scan.skipped == before.scan.skipped
+        })
+    }
+
+    /// Plans a move: reads the moved document, checks the target and the expected hash,
+    /// and computes the link edits of every document that links to it (against the
+    /// buffers of documents open in an editor) and of the moved document's own links.
+    ///
+    /// Errors: `NOT_FOUND` / `ALREADY_EXISTS` for the paths, `CONFLICT` when the moved
+    /// document's hash differs from `expected_source_hash`, has unsaved changes in an
+    /// editor, or a document changed while it was planned; `INVALID_ARGUMENT` when a
+    /// wiki link could not name the new name or a new text could not be read back.
+    fn plan_move(&self, args: &MoveArgs) -> HostResult<MovePlan> {
         let (_, text, source_buffer) = self.read_live(&args.source_path)?;
         if let Some(buffer) = &source_buffer {
             self.require_saved(&args.source_path, buffer, "moved")?;
@@ -592,86 +748,26 @@ impl Host {
                 });
             }
         }
-        // Editors first: a refusal there stops the move before anything else changed.
-        let mut updated_links = Vec::new();
-        for plan in plans.iter().filter(|p| p.buffer.is_some()) {
-            let buffer = plan.buffer.as_ref().expect("filtered");
-            self.apply_to_buffer(&plan.path, buffer, &plan.new, "kb_move")?;
-            updated_links.push(UpdatedDocument {
-                path: plan.path.clone(),
-                links: plan.links,
-                applied_to: "editor".into(),
-                editor: Some(buffer.editor.clone()),
-            });
-        }
-        let landed = match &source_buffer {
-            // The moved document is open: its own link rewrites go into its buffer, then
-            // the editor renames it (Neovim writes the buffer under the new name).
-            Some(buffer) => {
-                let version = if moved_text == text {
-                    buffer.version
-                } else {
-                    self.apply_to_buffer(&args.source_path, buffer, &moved_text, "kb_move")?
-                };
-                self.file_operation(&args.source_path, buffer, version, Some(&args.target_path))?
-            }
-            None => Landed::Disk,
-        };
-        let mut steps: Vec<Step> = plans
-            .iter()
-            .filter(|p| p.buffer.is_none())
-            .map(|p| Step::Replace {
-                path: p.path.clone(),
-                old: p.old.clone(),
-                new: p.new.clone(),
-            })
-            .collect();
-        if landed == Landed::Disk {
-            steps.push(Step::Move {
-                from: args.source_path.clone(),
-                to: args.target_path.clone(),
-                old: text.clone(),
-                new: moved_text.clone(),
-            });
-        }
-        guard.run_journaled(&steps)?;
-        tracing::info!(from = %args.source_path, to = %args.target_path, landed = ?landed, "moved");
-        for plan in plans.iter().filter(|p| p.buffer.is_none()) {
-            updated_links.push(UpdatedDocument {
-                path: plan.path.clone(),
-                links: plan.links,
-                applied_to: Landed::Disk.applied_to(),
-                editor: None,
-            });
-        }
-        if own_links > 0 {
-            updated_links.push(UpdatedDocument {
-                path: args.target_path.clone(),
-                links: own_links,
-                applied_to: landed.applied_to(),
-                editor: landed.editor(),
-            });
-        }
-        updated_links.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut synced = self.sync_document(&args.source_path, None);
-        synced &= self.sync_document(&args.target_path, Some(&moved_text));
-        for plan in &plans {
-            let landed = plan
-                .buffer
-                .as_ref()
-                .map_or(Landed::Disk, |b| Landed::Editor(b.editor.clone()));
-            synced &= self.after_write(&plan.path, &landed, Some(&plan.new));
-        }
-        drop(guard);
-        Ok(MoveOutput {
-            previous_path: args.source_path.clone(),
-            path: args.target_path.clone(),
-            source_hash: hex(hash_bytes(moved_text.as_bytes())),
-            updated_links,
-            index_synchronized: synced,
-            applied_to: landed.applied_to(),
-            editor: landed.editor(),
+        Ok(MovePlan {
+            text,
+            source_buffer,
+            moved_text,
+            own_links,
+            plans,
         })
+    }
+
+    /// Calls the test hook of the moves at `point`.
+    #[cfg(test)]
+    fn at_move_point(&self, point: MovePoint) {
+        let hook = self
+            .move_hook
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hook) = hook.as_ref() {
+            hook(point);
+        }
     }
 
     /// `kb_delete`.
@@ -700,6 +796,72 @@ impl Host {
             applied_to: landed.applied_to(),
             editor: landed.editor(),
         })
+    }
+}
+
+/// A planned move ([`Host::plan_move`]).
+struct MovePlan {
+    /// The moved document's text (its buffer's, when open in an editor).
+    text: String,
+    /// Its editor buffer, when open in one.
+    source_buffer: Option<Buffer>,
+    /// Its text with its own relative links rewritten for the new folder.
+    moved_text: String,
+    /// How many of its own links were rewritten.
+    own_links: usize,
+    /// The documents that link to it.
+    plans: Vec<LinkPlan>,
+}
+
+impl MovePlan {
+    /// The changes on disk, as one journaled operation: the link rewrites of the
+    /// documents not open in an editor, then the move itself unless the moved document
+    /// is open in one (the editor renames it).
+    fn disk_steps(&self, args: &MoveArgs) -> Vec<Step> {
+        let mut steps: Vec<Step> = self
+            .plans
+            .iter()
+            .filter(|p| p.buffer.is_none())
+            .map(|p| Step::Replace {
+                path: p.path.clone(),
+                old: p.old.clone(),
+                new: p.new.clone(),
+            })
+            .collect();
+        if self.source_buffer.is_none() {
+            steps.push(Step::Move {
+                from: args.source_path.clone(),
+                to: args.target_path.clone(),
+                old: self.text.clone(),
+                new: self.moved_text.clone(),
+            });
+        }
+        steps
+    }
+}
+
+/// Where a move calls the test hook ([`Host::at_move_point`]).
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MovePoint {
+    /// Planned and staged, the root's write lock not yet taken.
+    Planned,
+    /// The files written and the lock released; the index rows not yet written.
+    Unlocked,
+}
+
+/// The test hook of the moves: called at each [`MovePoint`] when set.
+#[cfg(test)]
+#[derive(Default)]
+#[allow(clippy::type_complexity)]
+pub(crate) struct MoveHook(
+    pub(crate) std::sync::Mutex<Option<Box<dyn Fn(MovePoint) + Send + Sync>>>,
+);
+
+#[cfg(test)]
+impl std::fmt::Debug for MoveHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MoveHook")
     }
 }
 

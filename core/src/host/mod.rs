@@ -158,6 +158,9 @@ pub struct Host {
     own_writes: Mutex<std::collections::HashMap<String, Option<String>>>,
     /// The editor this host runs inside (`folio lsp`), whose buffers are read in process.
     editor: Option<Arc<dyn live::EditorBuffers>>,
+    /// Called at the points of a move that tests wait at ([`edit::MovePoint`]).
+    #[cfg(test)]
+    pub(crate) move_hook: edit::MoveHook,
 }
 
 /// Characters kept as they are in `kb://` URIs: unreserved ones and `/`.
@@ -256,6 +259,8 @@ impl Host {
             fetcher,
             watcher: Mutex::new(None),
             own_writes: Mutex::new(std::collections::HashMap::new()),
+            #[cfg(test)]
+            move_hook: edit::MoveHook::default(),
             editor: None,
         })
     }

@@ -915,6 +915,92 @@ impl Host {
     }
 }
 
+/// A document a write changed, for [`Host::sync_written`].
+pub(crate) struct Written<'a> {
+    /// KB-relative path.
+    pub path: &'a str,
+    /// Its text now; `None` when it was removed or moved away.
+    pub text: Option<&'a str>,
+    /// Index it only while its file still holds `text` (is still gone): for a change
+    /// written to disk, which another writer may change again once the lock is released.
+    pub checked: bool,
+}
+
+impl Host {
+    /// Writes the index rows of the documents a multi-file write changed, in one
+    /// transaction, after the root's write lock was released, so that other writers do
+    /// not wait for it. Returns whether the index now matches every file.
+    ///
+    /// A document marked `checked` whose file no longer holds the written text when the
+    /// transaction runs (another writer changed it after the lock was released) is left
+    /// out, and the result is false: that writer indexes its own text, before this
+    /// transaction or after it (its index update waits for this one), so the newer text
+    /// is never replaced by this older one. The caller has told the live model and the
+    /// watcher about the write already ([`Host::invalidate`], [`Host::note_own_write`]).
+    pub(crate) fn sync_written(&self, written: &[Written<'_>]) -> bool {
+        let chunk_budget = self.config.index.chunk_budget();
+        let vault = self.is_vault();
+        let rows: Vec<_> = written
+            .iter()
+            .map(|w| {
+                w.text.map(|text| {
+                    records(
+                        w.path,
+                        text,
+                        text.len() as u64,
+                        now_ms() as i64,
+                        chunk_budget,
+                        vault,
+                    )
+                })
+            })
+            .collect();
+        let result = (|| -> Result<bool, crate::store::StoreError> {
+            let mut store = crate::store::Store::open(&self.db_path)?;
+            let mut batch = store.batch()?;
+            let mut all = true;
+            for (w, rows) in written.iter().zip(&rows) {
+                if w.checked && !self.holds(w.path, w.text) {
+                    tracing::info!(
+                        path = w.path,
+                        "changed by another writer once written; its index rows are left to that writer"
+                    );
+                    all = false;
+                    continue;
+                }
+                match rows {
+                    Some((doc, chunks)) => batch.upsert_document(doc, chunks)?,
+                    None => {
+                        batch.remove_document(w.path)?;
+                    }
+                }
+            }
+            batch.commit()?;
+            Ok(all)
+        })();
+        match result {
+            Ok(all) => {
+                self.embedding.start(self.db_path.clone());
+                all
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "index update after an edit failed");
+                false
+            }
+        }
+    }
+
+    /// Whether the file at KB-relative `path` holds exactly `text` (`None`: there is no
+    /// file there).
+    fn holds(&self, path: &str, text: Option<&str>) -> bool {
+        match crate::write::atomic::read(&self.root, path) {
+            Ok(Some(bytes)) => text.is_some_and(|t| t.as_bytes() == bytes),
+            Ok(None) => text.is_none(),
+            Err(_) => false,
+        }
+    }
+}
+
 fn failed(started: std::time::Instant, error: String, kind: &str) -> LastRun {
     tracing::warn!(%error, "reindex failed");
     LastRun {

@@ -11,6 +11,7 @@
 //! the path policy first; callers hold the root's write lock ([`super::Writer::lock`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::workspace::beneath::{Folder, parent};
 
@@ -24,7 +25,7 @@ const READ_CAP: u64 = 1 << 31;
 /// [`StagedWrite::commit`]. Dropping it without committing removes the temporary file.
 #[derive(Debug)]
 pub struct StagedWrite {
-    folder: Folder,
+    folder: Arc<Folder>,
     temp: Option<String>,
     name: String,
 }
@@ -35,11 +36,21 @@ impl StagedWrite {
     /// permissions of the file it will replace, when there is one.
     pub fn new(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<StagedWrite> {
         let (folder, name) = parent(root, path, false)?;
+        StagedWrite::in_folder(&Arc::new(folder), name, bytes)
+    }
+
+    /// [`StagedWrite::new`] for the file `name` of a folder already opened (with
+    /// [`parent`]); staged writes of one folder share its handle.
+    pub fn in_folder(
+        folder: &Arc<Folder>,
+        name: &str,
+        bytes: &[u8],
+    ) -> std::io::Result<StagedWrite> {
         let temp = folder.create_temp_like(TEMP_PREFIX, bytes, name)?;
         Ok(StagedWrite {
             name: name.to_string(),
             temp: Some(temp),
-            folder,
+            folder: Arc::clone(folder),
         })
     }
 
@@ -60,11 +71,21 @@ impl StagedWrite {
     }
 
     /// Renames the temporary file over the target and flushes the folder.
-    pub fn commit(mut self) -> std::io::Result<()> {
-        let temp = self.temp.take().expect("committed once");
-        self.folder.rename(&temp, &self.folder, &self.name)?;
-        self.folder.sync();
+    pub fn commit(self) -> std::io::Result<()> {
+        let folder = self.commit_unflushed()?;
+        folder.sync();
         Ok(())
+    }
+
+    /// Renames the temporary file over the target without flushing the folder, and
+    /// returns the folder: the caller flushes it ([`Folder::sync`]) before the write
+    /// counts as done, once for all the files renamed in it.
+    pub fn commit_unflushed(mut self) -> std::io::Result<Arc<Folder>> {
+        let temp = self.temp.clone().expect("committed once");
+        self.folder.rename(&temp, &self.folder, &self.name)?;
+        // Renamed: nothing is left for `drop` to remove.
+        self.temp = None;
+        Ok(Arc::clone(&self.folder))
     }
 }
 

@@ -4,9 +4,16 @@
 //! A journal entry is one JSON file in `<state dir>/journal/`, named
 //! `<pid>-<nanoseconds>.json`, holding the operation's [`Step`]s with the text each file
 //! had when the operation was planned and the text it gets. It is written (and flushed)
-//! under the root's write lock before the first file changes, and removed after the last.
-//! Since every folio writer holds that lock from plan to finish, an entry found by the
-//! next lock holder belongs to a writer that died.
+//! under the root's write lock before the first file changes, and removed after the last
+//! (once the folders of the renamed files are flushed). Since every folio writer holds
+//! that lock from its first change to its last, an entry found by the next lock holder
+//! belongs to a writer that died.
+//!
+//! The new texts of an operation's `Replace` steps may be staged before the lock is taken
+//! ([`StagedSteps`]): temporary files next to their files, flushed, that the operation
+//! renames into place once every file is found to hold the text its step was planned
+//! against. A writer killed before it took the lock leaves only temporary files, removed
+//! by the next start ([`atomic::is_stale_temp_name`]).
 //!
 //! **Recovery finishes the operation** (roll forward): each step whose file still holds
 //! its planned-against text, or already holds the new text, is brought to the new text;
@@ -15,12 +22,15 @@
 //! undoing because the operation was acknowledged to nobody yet either way, and
 //! finishing leaves every link consistent with where the moved file is.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{WriteError, WriteGuard, atomic};
+use super::{StagedWrite, WriteError, WriteGuard, atomic, io_error};
 use crate::path_policy::check_syntax;
+use crate::workspace::beneath::{Folder, parent};
 
 /// One file change of a multi-file operation. Paths are KB-relative and passed the path
 /// policy when the operation was planned.
@@ -60,6 +70,64 @@ pub enum Step {
     },
 }
 
+/// The steps of a multi-file operation with the new text of every `Replace` step already
+/// in a temporary file next to its file, flushed ([`super::Writer::stage`]), for
+/// [`WriteGuard::run_staged`] to rename into place under the root's write lock. Dropping
+/// it removes the temporary files that were not renamed.
+#[derive(Debug)]
+pub struct StagedSteps {
+    root: PathBuf,
+    steps: Vec<Step>,
+    /// For each step, in order: its staged new text (`Replace` steps), else `None`.
+    staged: Vec<Option<StagedWrite>>,
+}
+
+impl StagedSteps {
+    /// The steps, in order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+}
+
+/// Stages `steps` of a root (see [`StagedSteps`]); each folder is opened once, never
+/// through a symbolic link, and its handle shared by the files staged in it.
+///
+/// Errors: [`WriteError::Changed`] when a file's folder is gone (the file is not what the
+/// step was planned against), [`WriteError::Io`] when a temporary file cannot be written
+/// (those already written are removed).
+pub(super) fn stage(root: &Path, steps: Vec<Step>) -> Result<StagedSteps, WriteError> {
+    let failed = |path: &String, e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => WriteError::Changed { path: path.clone() },
+        _ => io_error(path, e),
+    };
+    let mut folders: HashMap<&str, Arc<Folder>> = HashMap::new();
+    let mut staged = Vec::with_capacity(steps.len());
+    for step in &steps {
+        let Step::Replace { path, new, .. } = step else {
+            staged.push(None);
+            continue;
+        };
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
+        let folder = match folders.get(dir) {
+            Some(folder) => Arc::clone(folder),
+            None => {
+                let (folder, _) = parent(root, path, false).map_err(|e| failed(path, e))?;
+                let folder = Arc::new(folder);
+                folders.insert(dir, Arc::clone(&folder));
+                folder
+            }
+        };
+        staged.push(Some(
+            StagedWrite::in_folder(&folder, name, new.as_bytes()).map_err(|e| failed(path, e))?,
+        ));
+    }
+    Ok(StagedSteps {
+        root: root.to_path_buf(),
+        staged,
+        steps,
+    })
+}
+
 /// What [`recover`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecoveryReport {
@@ -82,11 +150,17 @@ struct Entry {
     steps: Vec<Step>,
 }
 
-/// Runs `steps` under `guard` (see [`WriteGuard::run_journaled`]).
-pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteError> {
+/// Runs `staged` under `guard` (see [`WriteGuard::run_staged`]).
+pub(super) fn run(guard: &WriteGuard<'_>, staged: StagedSteps) -> Result<(), WriteError> {
     let root = guard.root().to_path_buf();
+    assert_eq!(staged.root, root, "steps staged for another root");
+    let StagedSteps {
+        steps,
+        staged: mut writes,
+        ..
+    } = staged;
     // Every file must still hold what the plan was made against.
-    for step in steps {
+    for step in &steps {
         match step {
             Step::Replace { path, old, .. } => guard.check_unchanged(path, old.as_bytes())?,
             Step::Move { from, to, old, .. } => {
@@ -119,15 +193,26 @@ pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteErr
     };
     std::fs::create_dir_all(&dir).map_err(journal_io)?;
     let json = serde_json::to_vec(&Entry {
-        steps: steps.to_vec(),
+        steps: steps.clone(),
     })
     .map_err(|e| journal_io(std::io::Error::other(e)))?;
     atomic::write_state_file(&entry_path, &json).map_err(journal_io)?;
     let mut done = 0;
     let mut failure = None;
-    for step in steps {
+    // The folders of the renamed files, flushed once each after the last rename.
+    let mut renamed_in: Vec<Arc<Folder>> = Vec::new();
+    for (step, write) in steps.iter().zip(writes.iter_mut()) {
         let result = match step {
-            Step::Replace { path, old, new } => guard.replace(path, old.as_bytes(), new.as_bytes()),
+            Step::Replace { path, old, .. } => {
+                let write = write.take().expect("a Replace step is staged");
+                guard
+                    .commit_staged(path, old.as_bytes(), write)
+                    .map(|folder| {
+                        if !renamed_in.iter().any(|f| Arc::ptr_eq(f, &folder)) {
+                            renamed_in.push(folder);
+                        }
+                    })
+            }
             Step::Move { from, to, old, new } => {
                 guard.rename(from, to, old.as_bytes()).and_then(|()| {
                     if new == old {
@@ -156,6 +241,11 @@ pub(super) fn run(guard: &WriteGuard<'_>, steps: &[Step]) -> Result<(), WriteErr
             }
         }
     }
+    for folder in &renamed_in {
+        folder.sync();
+    }
+    // Temporary files of the steps not reached go now.
+    drop(writes);
     if failure.is_some() {
         for step in steps[..done].iter().rev() {
             undo(&root, step);

@@ -17,7 +17,10 @@
 //!   the old file whole and a temporary file that the next start removes.
 //! - **Multi-file operations are journaled** ([`journal`]): a move that rewrites links in
 //!   several files writes its plan first, so a crash in the middle is finished by the next
-//!   writer that takes the lock.
+//!   writer that takes the lock. Their new texts can be staged (written to temporary files
+//!   and flushed) before the lock is taken ([`Writer::stage`]); under the lock each file
+//!   is still compared before its rename ([`WriteGuard::run_staged`]), and each folder is
+//!   flushed once after its last rename, before the journal entry goes.
 //!
 //! - **Wait for a program saving in place.** Before each read and again before the
 //!   rename, [`atomic::open_for_writing`] asks the kernel whether any process holds the
@@ -38,7 +41,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 pub use atomic::StagedWrite;
-pub use journal::{Interrupted, MovedPath, RecoveryReport, Step};
+pub use journal::{Interrupted, MovedPath, RecoveryReport, StagedSteps, Step};
 
 /// How long [`Writer::lock`] waits for another writer before giving up with
 /// [`WriteError::Busy`]. A write holds the lock for milliseconds; an edit sent to an
@@ -124,6 +127,8 @@ pub struct WriteGuard<'a> {
     writer: &'a Writer,
     file: File,
     _local: MutexGuard<'a, ()>,
+    /// When the lock was taken (how long it was held is logged at `debug` on release).
+    taken: Instant,
 }
 
 /// What [`WriteGuard::update`] wrote.
@@ -182,6 +187,17 @@ impl Writer {
             return Vec::new();
         }
         journal::interrupted(&self.root, &dir)
+    }
+
+    /// Writes the new text of every [`Step::Replace`] of `steps` to a temporary file next
+    /// to its file and flushes it, without the lock and without touching the files
+    /// themselves, so that [`WriteGuard::run_staged`] only compares and renames under the
+    /// lock. Dropping the result removes the temporary files.
+    ///
+    /// Errors: [`WriteError::Changed`] when a file's folder is gone; [`WriteError::Io`]
+    /// when a temporary file cannot be written.
+    pub fn stage(&self, steps: Vec<Step>) -> Result<StagedSteps, WriteError> {
+        journal::stage(&self.root, steps)
     }
 
     /// The lock file.
@@ -272,6 +288,7 @@ impl Writer {
             writer: self,
             file,
             _local: local,
+            taken: Instant::now(),
         })
     }
 }
@@ -279,6 +296,28 @@ impl Writer {
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
         let _ = self.file.unlock();
+        tracing::debug!(
+            held_ms = self.taken.elapsed().as_millis() as u64,
+            "released the root's write lock"
+        );
+    }
+}
+
+/// The error of a failed file operation on KB-relative `path`: `AlreadyExists` and
+/// `NotFound` become [`WriteError::AlreadyExists`] and [`WriteError::NotFound`], the rest
+/// [`WriteError::Io`].
+pub(crate) fn io_error(path: &str, source: std::io::Error) -> WriteError {
+    match source.kind() {
+        std::io::ErrorKind::AlreadyExists => WriteError::AlreadyExists {
+            path: path.to_string(),
+        },
+        std::io::ErrorKind::NotFound => WriteError::NotFound {
+            path: path.to_string(),
+        },
+        _ => WriteError::Io {
+            path: path.to_string(),
+            source,
+        },
     }
 }
 
@@ -293,18 +332,7 @@ impl WriteGuard<'_> {
     }
 
     fn io(&self, path: &str, source: std::io::Error) -> WriteError {
-        match source.kind() {
-            std::io::ErrorKind::AlreadyExists => WriteError::AlreadyExists {
-                path: path.to_string(),
-            },
-            std::io::ErrorKind::NotFound => WriteError::NotFound {
-                path: path.to_string(),
-            },
-            _ => WriteError::Io {
-                path: path.to_string(),
-                source,
-            },
-        }
+        io_error(path, source)
     }
 
     /// Waits up to [`IN_USE_WAIT`] while another program holds the file at `path` open
@@ -368,6 +396,30 @@ impl WriteGuard<'_> {
             Err(e) => return Err(self.io(path, e)),
         }
         staged.commit().map_err(|e| self.io(path, e))
+    }
+
+    /// Renames `staged` (the new text of KB-relative `path`, staged before) over the file
+    /// if it still holds `expected`, after waiting while another program holds it open for
+    /// writing, without flushing the folder; returns the folder, for the caller to flush.
+    ///
+    /// Errors: as [`WriteGuard::replace`].
+    fn commit_staged(
+        &self,
+        path: &str,
+        expected: &[u8],
+        staged: StagedWrite,
+    ) -> Result<std::sync::Arc<crate::workspace::beneath::Folder>, WriteError> {
+        self.await_closed(path)?;
+        match staged.current() {
+            Ok(Some(now)) if now == expected => {}
+            Ok(_) => {
+                return Err(WriteError::Changed {
+                    path: path.to_string(),
+                });
+            }
+            Err(e) => return Err(self.io(path, e)),
+        }
+        staged.commit_unflushed().map_err(|e| self.io(path, e))
     }
 
     /// Reads the file with `read`, plans its new text with `plan`, and replaces the file
@@ -454,8 +506,23 @@ impl WriteGuard<'_> {
     /// [`WriteError::Changed`]); the plan is written to the journal before the first
     /// change, so a crash midway is finished by the next writer ([`journal::recover`]);
     /// a file that changes under the operation midway undoes the steps already done.
+    ///
+    /// Errors: [`WriteError::Changed`], [`WriteError::AlreadyExists`] (a move's target
+    /// exists), [`WriteError::InUse`], or [`WriteError::Io`] from staging or writing.
     pub fn run_journaled(&self, steps: &[Step]) -> Result<(), WriteError> {
-        journal::run(self, steps)
+        let staged = journal::stage(self.root(), steps.to_vec())?;
+        journal::run(self, staged)
+    }
+
+    /// [`WriteGuard::run_journaled`] of steps staged before the lock was taken
+    /// ([`Writer::stage`], on this root): every file is compared with the text its step
+    /// was planned against first, and again right before its rename, so a file changed
+    /// since the staging fails the whole operation with [`WriteError::Changed`] and
+    /// nothing is written.
+    ///
+    /// Errors: as [`WriteGuard::run_journaled`].
+    pub fn run_staged(&self, staged: StagedSteps) -> Result<(), WriteError> {
+        journal::run(self, staged)
     }
 }
 

@@ -266,6 +266,132 @@ fn a_journaled_move_whose_file_changed_writes_nothing() {
     assert!(!dir.path().join("archive").exists());
 }
 
+/// Every file under `dir` (the state folder left out), with its bytes.
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".folio" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((rel, read(&path)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn steps_staged_before_the_lock_are_renamed_under_it() {
+    let dir = root();
+    write_files(
+        dir.path(),
+        &[
+            ("index.md", "[t](task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+            ("notes/a.md", "[t](../task.md)\n"),
+            ("notes/b.md", "[t](../task.md) again\n"),
+        ],
+    );
+    let writer = Writer::new(dir.path());
+    let mut steps = vec![
+        Step::Replace {
+            path: "notes/a.md".into(),
+            old: "[t](../task.md)\n".into(),
+            new: "[t](../archive/task.md)\n".into(),
+        },
+        Step::Replace {
+            path: "notes/b.md".into(),
+            old: "[t](../task.md) again\n".into(),
+            new: "[t](../archive/task.md) again\n".into(),
+        },
+    ];
+    steps.extend(moving_with_links());
+    let staged = writer.stage(steps.clone()).unwrap();
+    assert_eq!(staged.steps(), steps.as_slice());
+    // Staged: a temporary file next to each replaced file, the files as they were.
+    let temp = |folder: &str| {
+        std::fs::read_dir(dir.path().join(folder))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(atomic::TEMP_PREFIX)
+            })
+            .count()
+    };
+    assert_eq!((temp("."), temp("notes")), (1, 2));
+    assert_eq!(read(&dir.path().join("notes/a.md")), "[t](../task.md)\n");
+    writer.lock().unwrap().run_staged(staged).unwrap();
+    assert_eq!(
+        files(dir.path()),
+        [
+            ("archive/task.md", "[home](../index.md)\n"),
+            ("index.md", "[t](archive/task.md)\n"),
+            ("notes/a.md", "[t](../archive/task.md)\n"),
+            ("notes/b.md", "[t](../archive/task.md) again\n"),
+        ]
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path().join(".folio/journal"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_file_changed_between_staging_and_the_lock_fails_the_staged_steps() {
+    let dir = root();
+    write_files(
+        dir.path(),
+        &[
+            ("index.md", "[t](task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+            ("notes/a.md", "[t](../task.md)\n"),
+        ],
+    );
+    let writer = Writer::new(dir.path());
+    let mut steps = vec![Step::Replace {
+        path: "notes/a.md".into(),
+        old: "[t](../task.md)\n".into(),
+        new: "[t](../archive/task.md)\n".into(),
+    }];
+    steps.extend(moving_with_links());
+    let staged = writer.stage(steps).unwrap();
+    // Another program writes one of the files after the staging.
+    std::fs::write(dir.path().join("index.md"), "[t](task.md)\nmine\n").unwrap();
+    let err = writer.lock().unwrap().run_staged(staged).unwrap_err();
+    assert!(
+        matches!(err, WriteError::Changed { ref path } if path == "index.md"),
+        "{err}"
+    );
+    // Nothing written, the other program's text kept, no temporary file left.
+    assert_eq!(
+        files(dir.path()),
+        [
+            ("index.md", "[t](task.md)\nmine\n"),
+            ("notes/a.md", "[t](../task.md)\n"),
+            ("task.md", "[home](index.md)\n"),
+        ]
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+    );
+}
+
 /// Leaves a journal entry as a writer killed after writing it would.
 fn crashed_entry(dir: &Path, steps: &[Step]) {
     let journal = dir.join(".folio/journal");

@@ -11,6 +11,7 @@ mod files;
 mod images;
 mod knowledge;
 mod links;
+mod moves;
 mod paths;
 mod read;
 mod resources;
