@@ -18,8 +18,8 @@ use super::{Host, HostError, HostResult};
 #[serde(deny_unknown_fields)]
 pub struct LinksArgs {
     /// KB-relative path of the Markdown document; with `direction` `orphans`, a folder
-    /// (`""` or omitted: the whole knowledge base).
-    #[serde(default)]
+    /// (`""`, `null` or omitted: the whole knowledge base).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub path: String,
     /// `outgoing`, `incoming`, `both` (default), or `orphans`: the documents under the
     /// folder `path` that no other document links to.
@@ -31,6 +31,11 @@ pub struct LinksArgs {
     /// Include links to URLs (default false).
     #[serde(default)]
     pub include_external: bool,
+}
+
+/// A string that may be sent as `null`, which reads as `""` (as when it is omitted).
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// One outgoing link.

@@ -145,4 +145,16 @@ fn kb_links_orphans_are_the_documents_nothing_links_to() {
     assert_eq!(super::err(orphans("index.md"))["code"], "NOT_FOUND");
     assert_eq!(super::err(orphans("nowhere"))["code"], "NOT_FOUND");
     assert_eq!(super::err(orphans("../x"))["code"], "INVALID_PATH");
+    // As a client sends them: `path` null or omitted is the whole knowledge base.
+    for args in [
+        json!({"path": null, "direction": "orphans"}),
+        json!({"direction": "orphans"}),
+    ] {
+        let args: LinksArgs = serde_json::from_value(args).unwrap();
+        assert_eq!(args.path, "");
+        assert_eq!(
+            ok(kb.links(&args))["orphans"],
+            json!(["docs/more/other.md"])
+        );
+    }
 }
