@@ -7,6 +7,7 @@ tests/conformance/package.json) needs Node 22 or newer: scripts/test installs No
 FOLIO_NODE and FOLIO_CONFORMANCE.
 """
 
+import http.client
 import json
 import os
 import re
@@ -353,8 +354,11 @@ def test_a_session_belongs_to_the_token_that_opened_it(kb, tokens):
         assert request(srv.url, "GET", {**bearer(b), "Mcp-Session-Id": sid, "Accept": "text/event-stream"})[0] == 404
         # Its own token still can, then ends it.
         assert ping(srv.url, bearer(a), sid) == (200, {"jsonrpc": "2.0", "id": 2, "result": {}})
-        assert request(srv.url, "DELETE", {**bearer(a), "Mcp-Session-Id": sid})[0] == 202
+        assert request(srv.url, "DELETE", {**bearer(a), "Mcp-Session-Id": sid})[0] == 200
         assert ping(srv.url, bearer(a), sid)[0] == 404
+        # An ended or unknown session is 404 for DELETE too, as another token's is.
+        assert request(srv.url, "DELETE", {**bearer(a), "Mcp-Session-Id": sid}) == (404, "Not Found: Session not found")
+        assert request(srv.url, "DELETE", {**bearer(b), "Mcp-Session-Id": "made-up"}) == (404, "Not Found: Session not found")
     finally:
         assert srv.stop() == 0
 
@@ -448,6 +452,17 @@ def test_host_ports_and_origin_schemes_are_compared_exactly(kb, tokens):
             403, f"Forbidden: Origin `https://127.0.0.1:{port}` is not allowed (add it with --allowed-origin)\n")
         assert post(srv.url, INIT, {**bearer(token), "Host": f"localhost:{port}",
                                     "Origin": f"http://localhost:{port}"})[0] == 200
+        # Two Host headers: which one was meant is unknown.
+        c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=10)
+        c.putrequest("POST", "/mcp", skip_host=True)
+        for name, value in (("Host", f"127.0.0.1:{port}"), ("Host", f"evil.example:{port}"),
+                            ("Content-Type", "application/json"), ("Authorization", f"Bearer {token}"),
+                            ("Content-Length", "2")):
+            c.putheader(name, value)
+        c.endheaders(b"{}")
+        r = c.getresponse()
+        assert (r.status, r.read().decode()) == (400, "Bad Request: more than one Host or Origin header\n")
+        c.close()
     finally:
         assert srv.stop() == 0
 

@@ -4,8 +4,9 @@
 //! plain-text body. JSON-RPC 2.0 (§5.1) names both errors and the MCP transport
 //! specification asks for HTTP 400 with a JSON-RPC error: here a body that does not parse
 //! gets 400 with `-32700` (parse error) and `id: null`, and JSON that is not one JSON-RPC
-//! 2.0 message (a batch, no `jsonrpc: "2.0"`, neither a method nor a result or error, an
-//! `id` that is neither a string nor an integer) gets 400 with `-32600` (invalid request),
+//! 2.0 message (a batch, no `jsonrpc: "2.0"`, neither a method nor a result or error, both
+//! a result and an error, an `id` that is neither a string nor a signed 64-bit integer,
+//! `params` that are not an object) gets 400 with `-32600` (invalid request),
 //! carrying the message's `id` when it has a usable one. What passes is handed on
 //! unchanged, with what the session layer needs to know of it ([`Message`]).
 
@@ -89,14 +90,23 @@ pub fn check(body: &[u8]) -> Result<Message, Refusal> {
         return Err(invalid(what, Value::Null));
     };
     let id = object.get("id").cloned();
+    // rmcp reads a numeric id as a signed 64-bit integer.
     let usable_id = match &id {
         Some(Value::String(_)) => id.clone(),
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => id.clone(),
+        Some(Value::Number(n)) if n.is_i64() => id.clone(),
         _ => None,
     };
     let answer_id = usable_id.clone().unwrap_or(Value::Null);
     if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
         return Err(invalid("`jsonrpc` must be \"2.0\"", answer_id));
+    }
+    if let Some(params) = object.get("params")
+        && !params.is_object()
+    {
+        return Err(invalid(
+            "`params` must be an object (MCP names every parameter)",
+            answer_id,
+        ));
     }
     match object.get("method") {
         Some(Value::String(method)) => match (id, usable_id) {
@@ -106,14 +116,21 @@ pub fn check(body: &[u8]) -> Result<Message, Refusal> {
                 method: method.clone(),
             }),
             (Some(_), None) => Err(invalid(
-                "a request's `id` must be a string or an integer",
+                "a request's `id` must be a string or a signed 64-bit integer",
                 Value::Null,
             )),
         },
         Some(_) => Err(invalid("`method` must be a string", answer_id)),
-        None if object.contains_key("result") || object.contains_key("error") => {
+        None if object.contains_key("result") != object.contains_key("error") => {
+            if object.get("error").is_some_and(|e| !e.is_object()) {
+                return Err(invalid("`error` must be an object", answer_id));
+            }
             Ok(Message::Response)
         }
+        None if object.contains_key("result") => Err(invalid(
+            "an answer has either a `result` or an `error`, not both",
+            answer_id,
+        )),
         None => Err(invalid(
             "the message has neither a `method` nor a `result` or `error`",
             answer_id,
@@ -203,7 +220,7 @@ mod tests {
             (
                 INVALID_REQUEST,
                 Value::Null,
-                "a request's `id` must be a string or an integer".into()
+                "a request's `id` must be a string or a signed 64-bit integer".into()
             )
         );
         assert_eq!(
@@ -219,5 +236,35 @@ mod tests {
             )
         );
         assert_eq!(refused(b"42").0, INVALID_REQUEST);
+        // What rmcp cannot read either: an id past i64, params that are not an object,
+        // an answer with both a result and an error.
+        assert_eq!(
+            refused(br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#),
+            (
+                INVALID_REQUEST,
+                Value::Null,
+                "a request's `id` must be a string or a signed 64-bit integer".into()
+            )
+        );
+        assert_eq!(
+            refused(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[]}"#),
+            (
+                INVALID_REQUEST,
+                json!(3),
+                "`params` must be an object (MCP names every parameter)".into()
+            )
+        );
+        assert_eq!(
+            refused(br#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}"#),
+            (
+                INVALID_REQUEST,
+                json!(3),
+                "an answer has either a `result` or an `error`, not both".into()
+            )
+        );
+        assert_eq!(
+            refused(br#"{"jsonrpc":"2.0","id":3,"error":5}"#).2,
+            "`error` must be an object"
+        );
     }
 }

@@ -145,6 +145,19 @@ pub async fn check_origin(
     next: Next,
 ) -> Response {
     let headers = request.headers();
+    // Two Host or Origin headers: which one a proxy or a browser meant is unknown (RFC 9112
+    // §3.2 answers two Hosts with 400).
+    if headers.get_all(header::HOST).iter().count() > 1
+        || headers.get_all(header::ORIGIN).iter().count() > 1
+    {
+        tracing::warn!("request with two Host or Origin headers refused (400)");
+        let response = (
+            StatusCode::BAD_REQUEST,
+            "Bad Request: more than one Host or Origin header\n",
+        )
+            .into_response();
+        return super::refusal::read_body_then(request, response).await;
+    }
     let text = |name| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
     // HTTP/2 carries the authority in the URI instead of a Host header.
     let host = text(header::HOST)

@@ -9,7 +9,8 @@
 //! - **Caps.** [`SessionLimits`]: at most `per_token` live sessions per token and `total`
 //!   in all. An `initialize` over a cap closes the least recently used idle session (no
 //!   request of it in flight) of that token, or of anyone for the total; when every
-//!   session is busy it gets 503 with `Retry-After`.
+//!   session is busy it gets 503 with `Retry-After`. A `DELETE` that ends a session is
+//!   200; one naming no session this caller can see is 404.
 //! - **Ids in flight.** A request whose id is that of a request of the same session still
 //!   being answered gets 400 with a JSON-RPC `-32600` error (`id: null`, so a client does
 //!   not take it for the first request's answer) instead of reaching rmcp, which routes
@@ -140,16 +141,16 @@ impl Sessions {
 
     /// Makes room for a session of `owner`: closes the least recently used idle session
     /// of `owner` when it is at its cap, then of anyone when the total is. `Err(())` when
-    /// a cap is reached and every session under it is busy.
-    async fn make_room(&self, owner: &Option<String>) -> Result<(), ()> {
+    /// a cap is reached and every session under it is busy, naming that cap.
+    async fn make_room(&self, owner: &Option<String>) -> Result<(), Cap> {
         self.prune().await;
-        for (whose, cap) in [
-            (Some(owner), self.limits.per_token),
-            (None, self.limits.total),
+        for (whose, cap, which) in [
+            (Some(owner), self.limits.per_token, Cap::Token),
+            (None, self.limits.total, Cap::Server),
         ] {
             let victim = match room_for(&self.table(), whose, cap) {
                 Room::Free => continue,
-                Room::Full => return Err(()),
+                Room::Full => return Err(which),
                 Room::Close(victim) => victim,
             };
             tracing::info!(
@@ -163,6 +164,15 @@ impl Sessions {
         }
         Ok(())
     }
+}
+
+/// Which cap left no room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cap {
+    /// The caller's token's (`sessions_per_token`).
+    Token,
+    /// The server's (`max_sessions`).
+    Server,
 }
 
 /// Whether a cap leaves room for one more session.
@@ -218,16 +228,25 @@ impl Drop for InFlight {
     }
 }
 
+/// 404 for a session this caller cannot see, the same bytes and headers as rmcp's answer
+/// for a session that does not exist (so the two cannot be told apart).
 fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+    let mut response = Response::new(Body::from("Not Found: Session not found"));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
 }
 
-fn busy() -> Response {
-    let mut response = (
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Service Unavailable: every session this token may hold is answering a request; try again shortly or end a session (DELETE)",
-    )
-        .into_response();
+/// 503 when a cap is reached and every session under it is busy; `whose` says which cap.
+fn busy(whose: Cap) -> Response {
+    let message = match whose {
+        Cap::Token => {
+            "Service Unavailable: every session this token may hold is answering a request; try again shortly or end one of its sessions (DELETE)"
+        }
+        Cap::Server => {
+            "Service Unavailable: the server holds as many sessions as it may and every one is answering a request; try again shortly"
+        }
+    };
+    let mut response = (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -267,14 +286,25 @@ pub async fn guard(
         return super::refusal::read_body_then(request, not_found()).await;
     }
     let deleting = request.method() == Method::DELETE;
+    if deleting
+        && let Some(id) = &session
+        && !sessions.manager.has_session(id).await.unwrap_or(false)
+    {
+        // rmcp answers 202 to a DELETE of any id, which would tell a caller that an id
+        // it was refused (404) exists: an unknown session is 404 here too.
+        return not_found();
+    }
     if request.method() != Method::POST {
-        let response = next.run(request).await;
+        let mut response = next.run(request).await;
         if deleting
             && response.status().is_success()
             && let Some(id) = &session
         {
             sessions.table().remove(id);
             release_freed_memory();
+            // 200, which clients accept for an ended session (the MCP Python SDK warns
+            // on rmcp's 202).
+            *response.status_mut() = StatusCode::OK;
         }
         return response;
     }
@@ -297,8 +327,8 @@ pub async fn guard(
         Err(refusal) => return refusal.into_response(),
     };
     let opening = session.is_none() && message.is_initialize();
-    if opening && sessions.make_room(&owner).await.is_err() {
-        return busy();
+    if opening && let Err(cap) = sessions.make_room(&owner).await {
+        return busy(cap);
     }
     let mut in_flight = None;
     if let (Some(session), Message::Request { id, .. }) = (&session, &message) {
