@@ -22,6 +22,7 @@ pub mod guard;
 pub mod handlers;
 mod hosts;
 mod interrupted;
+mod order;
 mod progress;
 pub mod server;
 pub mod session;
@@ -49,8 +50,10 @@ pub fn service_with(options: Options) -> (LspService<Backend>, ClientSocket) {
 
 /// Serves LSP over any byte streams until the client sends `exit`.
 ///
-/// Requests and notifications are handled one at a time (concurrency level 1), so
-/// document changes apply strictly in the order received.
+/// Requests and notifications are handled one at a time in the order received, so
+/// document changes apply strictly in that order; only a message about a document whose
+/// large change is still being parsed waits apart, letting the messages about other
+/// documents behind it go on (the `order` module).
 pub async fn serve<I, O>(input: I, output: O)
 where
     I: tokio::io::AsyncRead + Unpin,
@@ -76,8 +79,8 @@ where
     let serving = async {
         tokio::join!(
             Server::new(server_input, server_output, socket)
-                .concurrency_level(1)
-                .serve(service),
+                .concurrency_level(order::IN_PROGRESS)
+                .serve(order::Ordered::new(service)),
             framing::relay_server(from_server, frames_tx),
             framing::write_client(frames_rx, replies_rx, output),
         );

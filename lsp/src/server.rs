@@ -6,6 +6,7 @@
 //! Requests compute under the lock inside `catch_unwind`: a panic becomes an
 //! internal error for that one request and the server keeps running.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -19,7 +20,7 @@ use crate::capabilities::{capabilities, flags};
 use crate::convert;
 use crate::guard::guarded;
 use crate::handlers;
-use crate::session::{ReadRoot, Session};
+use crate::session::{Change, ChangeToParse, ReadRoot, Session};
 use crate::startup::{Outlines, Phase};
 use crate::state::ServerState;
 
@@ -253,6 +254,19 @@ fn sync_endpoints(shared: &ServerState, endpoints: &Mutex<Endpoints>) {
         .sync(&folders, shared);
 }
 
+/// Parses a large document's change on a blocking thread, installs it and publishes
+/// what it changed. A parse that panics leaves the document as it was before the change,
+/// with an error in the log.
+async fn finish_large_change(shared: ServerState, change: ChangeToParse) {
+    match tokio::task::spawn_blocking(move || change.parse()).await {
+        Ok(parsed) => {
+            let outcome = shared.mutate("didChange", |s| Ok(s.finish_change(parsed)));
+            shared.publish(outcome).await;
+        }
+        Err(e) => tracing::error!("didChange: parsing the changed document failed: {e}"),
+    }
+}
+
 /// Ends the start-up phase when the load is over, whether it finished, failed or panicked.
 struct ReadyOnDrop<'a>(&'a ServerState);
 
@@ -399,12 +413,34 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let mut to_parse = None;
         let result = self.shared.mutate("didChange", |s| {
             let abs = convert::uri_to_path(&params.text_document.uri)
                 .ok_or_else(|| anyhow::anyhow!("not a file URI"))?;
-            s.did_change(&abs, params.text_document.version, &params.content_changes)
+            match s.did_change(&abs, params.text_document.version, &params.content_changes)? {
+                Change::Applied(affected) => Ok(affected),
+                Change::Parse(change) => {
+                    to_parse = Some(change);
+                    Ok(BTreeSet::new())
+                }
+            }
         });
         self.shared.publish(result).await;
+        if let Some(change) = to_parse {
+            // A large document: parsed on a blocking thread by a task that keeps the
+            // document's turn (its later messages wait), while this handler returns and
+            // messages about other documents go on (crate::order).
+            let turn = crate::order::take_document_turn();
+            let parsing = finish_large_change(self.shared.clone(), change);
+            if turn.is_some() {
+                tokio::spawn(async move {
+                    parsing.await;
+                    drop(turn);
+                });
+            } else {
+                parsing.await;
+            }
+        }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {

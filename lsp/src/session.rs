@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use folio_core::config::{Config, DiagnosticsConfig, PublishScope, WikiConfig};
 use folio_core::document::{Document, Encoding};
-use folio_core::host::model::Model;
+use folio_core::host::model::{Model, ParsedChange, PendingChange};
 use folio_core::links::graph::LinkGraph;
 use folio_core::links::{Severity, diagnostics};
 use folio_core::path_policy::check_syntax;
@@ -151,6 +151,50 @@ pub struct Session {
     /// other documents' reference counts (code lenses) may have changed. Taken by the
     /// next mutation's outcome.
     pub links_edited: bool,
+}
+
+/// Documents this large (in bytes, UTF-8) or larger are parsed outside the session's
+/// lock when they change ([`Session::did_change`]): at about 3 MB/s, a quarter of a MiB
+/// is a tenth of a second that other documents' requests would otherwise wait.
+pub const PARSE_ELSEWHERE_BYTES: usize = 256 * 1024;
+
+/// What [`Session::did_change`] did: applied the change, or made the new text and left
+/// its parse to the caller.
+pub enum Change {
+    /// Applied; the documents whose diagnostics may have changed.
+    Applied(BTreeSet<DocRef>),
+    /// To parse ([`ChangeToParse::parse`], on any thread) and then install with
+    /// [`Session::finish_change`].
+    Parse(ChangeToParse),
+}
+
+/// A large document's change whose text is made and whose parse is not.
+pub struct ChangeToParse {
+    abs: PathBuf,
+    version: i32,
+    /// Where the document's links led before the change (`Session::link_targets`).
+    links_before: u64,
+    pending: PendingChange,
+}
+
+/// A parsed change, for [`Session::finish_change`].
+pub struct ParsedDocChange {
+    abs: PathBuf,
+    version: i32,
+    links_before: u64,
+    parsed: ParsedChange,
+}
+
+impl ChangeToParse {
+    /// Parses the new text (linear in its length; needs no session).
+    pub fn parse(self) -> ParsedDocChange {
+        ParsedDocChange {
+            abs: self.abs,
+            version: self.version,
+            links_before: self.links_before,
+            parsed: self.pending.parse(),
+        }
+    }
 }
 
 impl Root {
@@ -542,28 +586,62 @@ impl Session {
     }
 
     /// Applies `didChange` content changes in order, each against the previous result.
+    /// A document of [`PARSE_ELSEWHERE_BYTES`] or more is not parsed here: its new text is
+    /// made and the parse left to the caller ([`Change::Parse`]), to run without the
+    /// session's lock and come back through [`Session::finish_change`].
+    ///
+    /// Errors: the document is not open, or a range is outside it.
     pub fn did_change(
         &mut self,
         abs: &Path,
         version: i32,
         changes: &[TextDocumentContentChangeEvent],
-    ) -> Result<BTreeSet<DocRef>> {
-        let abs = &self.document_path(abs);
+    ) -> Result<Change> {
+        let abs = self.document_path(abs);
         let doc = self
-            .locate(abs)
+            .locate(&abs)
             .context("change to a document that is not open")?;
         let changes: Vec<_> = changes.iter().map(|c| (c.range, c.text.clone())).collect();
         let encoding = self.encoding;
         let links_before = self.link_targets(&doc);
-        let affected = self.roots[doc.root].model.change_document(
+        let pending = self.roots[doc.root].model.prepare_change(
             &doc.path,
             version,
             &changes,
             |text: &Document, range| convert::byte_range(text, *range, encoding),
         )?;
+        let change = ChangeToParse {
+            abs,
+            version,
+            links_before,
+            pending,
+        };
+        if change.pending.len() >= PARSE_ELSEWHERE_BYTES {
+            return Ok(Change::Parse(change));
+        }
+        Ok(Change::Applied(self.finish_change(change.parse())))
+    }
+
+    /// Installs a change parsed outside the lock ([`Change::Parse`]); returns the
+    /// documents whose diagnostics may have changed. A document gone meanwhile is left
+    /// as it is.
+    pub fn finish_change(&mut self, change: ParsedDocChange) -> BTreeSet<DocRef> {
+        let ParsedDocChange {
+            abs,
+            version,
+            links_before,
+            parsed,
+        } = change;
+        let Some(doc) = self.locate(&abs) else {
+            return BTreeSet::new();
+        };
+        if doc.path != parsed.path() {
+            return BTreeSet::new();
+        }
+        let affected = self.roots[doc.root].model.finish_change(parsed);
         self.links_edited |= self.link_targets(&doc) != links_before;
-        self.open.insert(abs.to_path_buf(), version);
-        Ok(refs(doc.root, affected))
+        self.open.insert(abs, version);
+        refs(doc.root, affected)
     }
 
     /// A hash of where document `doc`'s links lead: each link's kind, destination,

@@ -8,7 +8,7 @@ use std::path::Path;
 use folio_core::links::diagnostics;
 use folio_core::links::graph::LinkGraph;
 use folio_core::workspace::{Config, Workspace};
-use folio_lsp::session::Session;
+use folio_lsp::session::{Change, Session};
 use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
 
 /// A small xorshift64* generator: seeded, reproducible, no dependency.
@@ -154,9 +154,15 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
                     range_length: None,
                     text: new_text,
                 };
-                session
+                match session
                     .did_change(&abs, version, &[change])
-                    .unwrap_or_else(|e| panic!("step {step}: {e}"));
+                    .unwrap_or_else(|e| panic!("step {step}: {e}"))
+                {
+                    Change::Applied(_) => {}
+                    Change::Parse(large) => {
+                        session.finish_change(large.parse());
+                    }
+                }
             }
         }
     }

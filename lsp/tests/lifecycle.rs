@@ -436,3 +436,75 @@ async fn a_move_a_killed_writer_left_half_done_is_finished_on_start_and_said() {
     );
     assert!(!c.path("task.md").exists());
 }
+
+/// A change that makes a document large (past the size the server parses under its lock)
+/// is parsed on another thread: a request on another document is answered before the
+/// large one's parse ends (its diagnostics come later), and requests on the large one
+/// wait for every change sent before them, the large one and a small edit after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_documents_answer_while_a_large_change_is_parsed() {
+    let mut c = Client::start(
+        &[("a.md", "# A\n"), ("b.md", "# B\n\n## Second\n")],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
+    c.open("a.md").await;
+    c.open("b.md").await;
+    assert_eq!(c.diagnostics("a.md").await, json!([]));
+    assert_eq!(c.diagnostics("b.md").await, json!([]));
+    // 1.87 MB (57 bytes a paragraph): seven times the size parsed under the lock.
+    let paragraphs = 2 * 1024 * 1024 / 64;
+    let mut big = String::from("# A\n\n");
+    for i in 0..paragraphs {
+        big.push_str(&format!(
+            "Paragraph {i:07} of plain words, long enough to count.\n\n"
+        ));
+    }
+    let end_line = 2 + 2 * paragraphs as u32;
+    big.push_str("## End\n\n[x](missing.md)\n");
+    assert!(big.len() >= 7 * folio_lsp::session::PARSE_ELSEWHERE_BYTES);
+    let a = c.uri("a.md");
+    c.change("a.md", vec![json!({"text": big})]).await;
+    c.change(
+        "a.md",
+        vec![json!({"range": range(end_line, 3, end_line, 6), "text": "Finish"})],
+    )
+    .await;
+    let b = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": c.uri("b.md")}}),
+        )
+        .await;
+    assert_eq!(b[0]["name"], "B");
+    assert_eq!(b[0]["children"][0]["name"], "Second");
+    let published_for_a = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == a)
+        .count();
+    assert_eq!(published_for_a, 0, "b.md's answer waited for a.md's parse");
+    // a.md's request waits for both of its changes, the parse included.
+    let symbols = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": a}}),
+        )
+        .await;
+    assert_eq!(symbols[0]["name"], "A");
+    assert_eq!(symbols[0]["children"][0]["name"], "Finish");
+    assert_eq!(
+        symbols[0]["children"][0]["range"]["start"],
+        pos(end_line, 0)
+    );
+    let diagnostics = c.diagnostics("a.md").await;
+    assert_eq!(
+        summarize(&diagnostics),
+        vec![(
+            "missing-file".to_string(),
+            range(end_line + 2, 4, end_line + 2, 14),
+            "file `missing.md` does not exist (resolved to `missing.md`)".to_string()
+        )]
+    );
+}

@@ -18,11 +18,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Config, WikiStyle};
-use crate::document::{Document, EditError, TextEdit};
+use crate::document::{Document, EditError};
 use crate::links::graph::{LinkGraph, TargetKey, wiki_key};
 use crate::parse::incremental::{IncrementalParser, update_destinations};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
+mod pending;
+pub use pending::{ParsedChange, PendingChange};
+
 use crate::workspace::{
     DiskState, DocEntry, FileStamp, LoadReport, Origin, Preread, SkipReason, Workspace,
     WorkspaceError, is_markdown, read_markdown_stamped_in,
@@ -292,6 +295,9 @@ impl Model {
     /// a front end's range into a byte range of the text as it is at that change (the
     /// language server's position converter).
     ///
+    /// The same as [`Model::prepare_change`], [`PendingChange::parse`] and
+    /// [`Model::finish_change`] in a row.
+    ///
     /// Errors: the document is not in the model, or a byte range is outside it.
     pub fn change_document<R>(
         &mut self,
@@ -300,32 +306,8 @@ impl Model {
         changes: &[(Option<R>, String)],
         to_bytes: impl Fn(&Document, &R) -> std::ops::Range<usize>,
     ) -> Result<BTreeSet<String>, ChangeError> {
-        let entry = self
-            .ws
-            .get(path)
-            .ok_or_else(|| ChangeError::NotOpen(path.to_string()))?;
-        let mut text = entry.doc.clone();
-        let previous = Arc::clone(&entry.parsed);
-        let old_source = text.text();
-        for (range, new_text) in changes {
-            match range {
-                None => text = Document::new(new_text, version),
-                Some(range) => {
-                    let bytes = to_bytes(&text, range);
-                    text.apply_edits(&[TextEdit {
-                        range: bytes,
-                        new_text: new_text.clone(),
-                    }])?;
-                }
-            }
-        }
-        text.set_version(version);
-        let source = text.text();
-        let parsed = match self.parsers.get_mut(path) {
-            Some(parser) => parser.update(&old_source, &source, &previous),
-            None => parse(&source),
-        };
-        Ok(self.set_parsed(path, text, &source, parsed, Origin::Editor))
+        let pending = self.prepare_change(path, version, changes, to_bytes)?;
+        Ok(self.finish_change(pending.parse()))
     }
 
     /// A document closed in the editor: the disk copy is current again, or the document

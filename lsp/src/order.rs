@@ -1,0 +1,166 @@
+//! The order in which the server handles messages: one at a time, in the order they
+//! arrive, except that a document whose change is still being parsed does not hold up
+//! messages about other documents.
+//!
+//! [`Ordered`] wraps the language server's service. Each message takes, the moment it
+//! arrives, a place in one queue for every message (the server's turn) and, when its
+//! params name a document (`textDocument.uri`), a place in that document's queue. Both
+//! queues are FIFO ([`tokio::sync::Mutex`]). A message runs holding both turns, so
+//! messages are handled one at a time in the order received, as with tower-lsp-server's
+//! concurrency level 1. A message whose document is not free yet (a large change of it
+//! is being parsed, see [`take_document_turn`]) gives the server's turn back and waits
+//! for the document alone: it then runs after every earlier message of its document and
+//! before every later one, while the messages behind it about other documents go on.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use tokio::sync::OwnedMutexGuard;
+use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_service::Service;
+
+/// How many messages may be in progress at once in tower-lsp-server's transport: one
+/// running, the others waiting for a document whose parse has not ended. Past that,
+/// reading messages waits.
+pub const IN_PROGRESS: usize = 64;
+
+/// A turn in a queue: the queue is the next message's once this is dropped.
+pub type Turn = OwnedMutexGuard<()>;
+
+tokio::task_local! {
+    /// The running message's turn in its document's queue, for a handler that hands it
+    /// on to work that outlives the handler ([`take_document_turn`]).
+    static DOCUMENT_TURN: RefCell<Option<Turn>>;
+}
+
+/// Takes the running message's turn in its document's queue, so that work started by the
+/// handler keeps the document's later messages waiting until it drops the turn; the
+/// server's turn is given back when the handler returns. `None` outside [`Ordered`] or
+/// for a message that names no document.
+pub fn take_document_turn() -> Option<Turn> {
+    DOCUMENT_TURN
+        .try_with(|turn| turn.borrow_mut().take())
+        .ok()
+        .flatten()
+}
+
+/// The queues: the server's, and one per document (by URI).
+#[derive(Default)]
+struct Queues {
+    server: Arc<tokio::sync::Mutex<()>>,
+    documents: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Documents kept in the map before the queues no message holds are dropped.
+const KEEP_DOCUMENTS: usize = 256;
+
+impl Queues {
+    fn document(&self, uri: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut documents = self
+            .documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if documents.len() >= KEEP_DOCUMENTS {
+            documents.retain(|_, queue| Arc::strong_count(queue) > 1);
+        }
+        Arc::clone(documents.entry(uri.to_string()).or_default())
+    }
+}
+
+/// A place in a queue, taken when the message arrived.
+type Place = Pin<Box<dyn Future<Output = Turn> + Send>>;
+
+/// Takes a place in `queue` now: the first poll of a tokio mutex's lock joins its FIFO
+/// queue (or takes the lock), whatever waker it is given; later polls bring their own.
+fn join(queue: Arc<tokio::sync::Mutex<()>>) -> (Place, Option<Turn>) {
+    let mut place: Place = Box::pin(queue.lock_owned());
+    match place.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(turn) => (place_taken(), Some(turn)),
+        Poll::Pending => (place, None),
+    }
+}
+
+/// A place already served: never polled.
+fn place_taken() -> Place {
+    Box::pin(std::future::pending())
+}
+
+/// The document a message is about: `params.textDocument.uri`, as LSP's text document
+/// notifications and requests carry it.
+fn document_of(request: &Request) -> Option<&str> {
+    request.params()?.get("textDocument")?.get("uri")?.as_str()
+}
+
+/// The language server's service with messages handled in order (the module's rules).
+pub struct Ordered<S> {
+    inner: S,
+    queues: Arc<Queues>,
+}
+
+impl<S> Ordered<S> {
+    /// Wraps `inner`.
+    pub fn new(inner: S) -> Ordered<S> {
+        Ordered {
+            inner,
+            queues: Arc::default(),
+        }
+    }
+}
+
+impl<S> Service<Request> for Ordered<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Option<Response>, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // `$/cancelRequest` and the like touch no document and must reach a request that
+        // waits for its document's turn.
+        if request.method().starts_with("$/") {
+            return Box::pin(self.inner.call(request));
+        }
+        let (server_place, server_turn) = join(Arc::clone(&self.queues.server));
+        let document = document_of(&request).map(|uri| join(self.queues.document(uri)));
+        let handle = self.inner.call(request);
+        Box::pin(async move {
+            let server_turn = match server_turn {
+                Some(turn) => turn,
+                None => server_place.await,
+            };
+            let document_turn = match document {
+                None => None,
+                Some((_, Some(turn))) => Some(turn),
+                Some((mut place, None)) => {
+                    let ready = std::future::poll_fn(|cx| Poll::Ready(place.as_mut().poll(cx)));
+                    match ready.await {
+                        Poll::Ready(turn) => Some(turn),
+                        // The document is busy (its change is being parsed): let the
+                        // messages behind this one go meanwhile.
+                        Poll::Pending => {
+                            drop(server_turn);
+                            let turn = place.await;
+                            return DOCUMENT_TURN.scope(RefCell::new(Some(turn)), handle).await;
+                        }
+                    }
+                }
+            };
+            let response = DOCUMENT_TURN
+                .scope(RefCell::new(document_turn), handle)
+                .await;
+            drop(server_turn);
+            response
+        })
+    }
+}
