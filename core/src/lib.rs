@@ -41,6 +41,7 @@ pub mod path_policy;
 pub mod pointer;
 pub mod rerank;
 pub mod search;
+pub mod serde_wording;
 pub mod service_http;
 pub mod similarity_graph;
 pub mod site;

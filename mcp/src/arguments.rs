@@ -7,6 +7,7 @@
 //! serde's refusals name Rust types ("expected usize"); an agent is told the JSON it
 //! should send instead.
 
+use folio_core::serde_wording::{Format, plain};
 use rmcp::model::JsonObject;
 use serde_json::{Number, Value};
 
@@ -92,34 +93,11 @@ fn wants_integer(schema: &Value) -> bool {
     }
 }
 
-/// serde's refusal of a tool's arguments, with the Rust number types named as the JSON
-/// they stand for (`expected u32` → `expected a whole number from 0 to 4294967295`).
+/// serde's refusal of a tool's arguments, with the Rust types named as the JSON they
+/// stand for (`expected u32` → `expected a whole number from 0 to 4294967295`; core
+/// `serde_wording`, the rule settings files use too).
 pub fn plain_wording(message: &str) -> String {
-    const TYPES: [(&str, &str); 12] = [
-        ("usize", "a whole number from 0 to 18446744073709551615"),
-        ("u64", "a whole number from 0 to 18446744073709551615"),
-        ("u32", "a whole number from 0 to 4294967295"),
-        ("u16", "a whole number from 0 to 65535"),
-        ("u8", "a whole number from 0 to 255"),
-        (
-            "isize",
-            "a whole number from -9223372036854775808 to 9223372036854775807",
-        ),
-        (
-            "i64",
-            "a whole number from -9223372036854775808 to 9223372036854775807",
-        ),
-        ("i32", "a whole number from -2147483648 to 2147483647"),
-        ("i16", "a whole number from -32768 to 32767"),
-        ("i8", "a whole number from -128 to 127"),
-        ("f64", "a number"),
-        ("f32", "a number"),
-    ];
-    let mut out = message.to_string();
-    for (rust, json) in TYPES {
-        out = out.replace(&format!("expected {rust}"), &format!("expected {json}"));
-    }
-    out
+    plain(message, Format::Json)
 }
 
 #[cfg(test)]

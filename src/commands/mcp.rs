@@ -6,6 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use folio_core::config::user::UserConfig;
+use folio_mcp::http::connections::{
+    ConnectionLimits, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, MAX_CONNECTIONS_LIMIT,
+};
 use folio_mcp::http::limits::{
     DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
 };
@@ -211,6 +214,23 @@ fn http_options(
                 }
                 Some(seconds) => std::time::Duration::from_secs(seconds),
                 None => DEFAULT_IDLE_TIMEOUT,
+            },
+        },
+        connections: ConnectionLimits {
+            max_connections: match h.max_connections {
+                Some(n) if !(1..=MAX_CONNECTIONS_LIMIT).contains(&n) => {
+                    return Err(anyhow!(
+                        "[mcp.http] max_connections must be from 1 to {MAX_CONNECTIONS_LIMIT}, not {n}"
+                    ));
+                }
+                n => n.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            },
+            header_read_timeout: match h.header_read_seconds {
+                Some(0) => {
+                    return Err(anyhow!("[mcp.http] header_read_seconds must be at least 1"));
+                }
+                Some(seconds) => std::time::Duration::from_secs(seconds),
+                None => DEFAULT_HEADER_READ_TIMEOUT,
             },
         },
     })

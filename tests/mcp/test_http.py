@@ -280,6 +280,19 @@ def test_rate_limit_per_token_and_body_limit(kb, tokens, tmp_path):
         assert post(srv.url, INIT, bearer(b))[0] == 200
         big = json.dumps({**INIT, "params": {**INIT["params"], "pad": "x" * 3000}}).encode()
         assert post(srv.url, big, bearer(b))[0] == 413
+        # A body announced as 10 GB is refused before it is sent: the answer comes after
+        # the headers and the first bytes, and the connection is closed.
+        host, port = srv.origin.rsplit("/", 1)[1].rsplit(":", 1)
+        c = http.client.HTTPConnection(host, int(port), timeout=10)
+        c.putrequest("POST", "/mcp")
+        for name, value in (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
+                            ("Authorization", f"Bearer {b}"), ("Content-Length", str(10 * 1024 ** 3))):
+            c.putheader(name, value)
+        c.endheaders(b'{"jsonrpc": "2.0", ')
+        r = c.getresponse()
+        assert (r.status, r.getheader("Connection"), r.read().decode()) == (
+            413, "close", "Payload Too Large: request body exceeds 2000 bytes")
+        c.close()
     finally:
         assert srv.stop() == 0
 
@@ -494,5 +507,54 @@ def test_every_connection_of_a_wrong_token_flood_gets_its_401(kb, tokens):
         with ThreadPoolExecutor(16) as pool:
             statuses = list(pool.map(one, range(500)))
         assert {s: statuses.count(s) for s in set(statuses)} == {401: 500}
+    finally:
+        assert srv.stop() == 0
+
+
+def test_slow_headers_are_cut_off_and_connections_past_the_cap_are_closed(kb, tokens, tmp_path):
+    """A slow-header client cannot hold the server: a connection whose request headers are
+    not complete within header_read_seconds is closed, one accepted while max_connections
+    are open is closed at once, and a normal request is answered once slots are free."""
+    import socket
+
+    config = tmp_path / "xdg" / "folio"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[mcp.http]\nmax_connections = 4\nheader_read_seconds = 1\n")
+    token = add_token(tokens, "a", "read")
+    srv = HttpServer(kb, "--tokens", str(tokens), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    host, port = srv.origin.rsplit("/", 1)[1].rsplit(":", 1)
+
+    def closed_by_server(s: socket.socket) -> bytes:
+        """Everything the server sent until it closed the connection (5 s at most)."""
+        s.settimeout(5)
+        got = b""
+        try:
+            while chunk := s.recv(4096):
+                got += chunk
+        except ConnectionResetError:
+            pass
+        return got
+
+    try:
+        # Four connections that start a request and never finish its headers.
+        slow = []
+        for _ in range(4):
+            s = socket.create_connection((host, int(port)))
+            s.sendall(f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n".encode())
+            slow.append(s)
+        # A fifth while the four are open: closed at once, with nothing sent.
+        fifth = socket.create_connection((host, int(port)))
+        try:
+            fifth.sendall(f"GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        except OSError:
+            pass  # closed already
+        assert closed_by_server(fifth) == b""
+        fifth.close()
+        # The four are closed by the header time limit (1 s here), with no answer.
+        assert [closed_by_server(s) for s in slow] == [b""] * 4
+        for s in slow:
+            s.close()
+        # Their slots are free again.
+        assert post(srv.url, INIT, bearer(token))[0] == 200
     finally:
         assert srv.stop() == 0

@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::serde_wording::{Format, plain};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
@@ -756,7 +757,8 @@ impl Config {
                 }
             }
         }
-        let mut config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut config: Config =
+            toml::from_str(text).map_err(|e| plain(&e.to_string(), Format::Toml))?;
         config.diagnostics.compile()?;
         config.notes.check()?;
         for template in &config.best_practice.path_templates {

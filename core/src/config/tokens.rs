@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::serde_wording::{Format, plain};
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -152,8 +153,13 @@ impl TokenFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let shape: FileShape =
-            toml::from_str(&text).map_err(|e| format!("invalid {}: {e}", path.display()))?;
+        let shape: FileShape = toml::from_str(&text).map_err(|e| {
+            format!(
+                "invalid {}: {}",
+                path.display(),
+                plain(&e.to_string(), Format::Toml)
+            )
+        })?;
         Ok(TokenFile {
             path: path.to_path_buf(),
             tokens: shape.tokens,

@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use crate::serde_wording::{Format, plain};
 use serde::Deserialize;
 
 /// Tables of a workspace's `folio.toml` that the user's own configuration does not hold:
@@ -186,6 +187,12 @@ pub struct UserHttpConfig {
     pub max_sessions: Option<usize>,
     /// Seconds after which a session no request names ends (default 300).
     pub session_idle_seconds: Option<u64>,
+    /// Connections open at once (default 512); one more is closed as soon as it is
+    /// accepted.
+    pub max_connections: Option<usize>,
+    /// Seconds a client has to send a request's headers (default 10), from the
+    /// connection's start or the end of the previous answer; then the connection closes.
+    pub header_read_seconds: Option<u64>,
 }
 
 impl UserHttpConfig {
@@ -250,7 +257,7 @@ impl UserConfig {
                 "[{name}] is set per workspace: put it in the folio.toml at the workspace's root"
             ));
         }
-        toml::from_str(text).map_err(|e| e.to_string())
+        toml::from_str(text).map_err(|e| plain(&e.to_string(), Format::Toml))
     }
 
     fn load_file() -> Result<UserConfig, String> {

@@ -386,15 +386,7 @@ impl WriteGuard<'_> {
                 path: path.to_string(),
             });
         }
-        match staged.current() {
-            Ok(Some(now)) if now == expected => {}
-            Ok(_) => {
-                return Err(WriteError::Changed {
-                    path: path.to_string(),
-                });
-            }
-            Err(e) => return Err(self.io(path, e)),
-        }
+        self.require_current(path, expected, &staged)?;
         staged.commit().map_err(|e| self.io(path, e))
     }
 
@@ -410,16 +402,26 @@ impl WriteGuard<'_> {
         staged: StagedWrite,
     ) -> Result<std::sync::Arc<crate::workspace::beneath::Folder>, WriteError> {
         self.await_closed(path)?;
-        match staged.current() {
-            Ok(Some(now)) if now == expected => {}
-            Ok(_) => {
-                return Err(WriteError::Changed {
-                    path: path.to_string(),
-                });
-            }
-            Err(e) => return Err(self.io(path, e)),
-        }
+        self.require_current(path, expected, &staged)?;
         staged.commit_unflushed().map_err(|e| self.io(path, e))
+    }
+
+    /// Fails with [`WriteError::Changed`] unless the file `staged` is to replace (at
+    /// KB-relative `path`) holds exactly `expected`, read through the folder the staged
+    /// file is in.
+    fn require_current(
+        &self,
+        path: &str,
+        expected: &[u8],
+        staged: &StagedWrite,
+    ) -> Result<(), WriteError> {
+        match staged.current() {
+            Ok(Some(now)) if now == expected => Ok(()),
+            Ok(_) => Err(WriteError::Changed {
+                path: path.to_string(),
+            }),
+            Err(e) => Err(self.io(path, e)),
+        }
     }
 
     /// Reads the file with `read`, plans its new text with `plan`, and replaces the file

@@ -190,8 +190,15 @@ test('folio lsp with VS Code client capabilities: open, diagnostics, symbols, fo
     assert.deepEqual(flat, [[0, 'foam search', 0], [1, 'Options', 12], [1, 'Examples', 24]]);
 
     // folio/search: the kb_search hits with file URIs.
-    const found = await conn.sendRequest('folio/search', { query: 'find broken wikilinks', limit: 3 });
-    assert.equal(found.low_confidence, false);
+    // The first search opens the index and starts its first pass; a search on a busy
+    // machine may answer before that pass ends, with `partial`: ask again then.
+    let found;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      found = await conn.sendRequest('folio/search', { query: 'find broken wikilinks', limit: 3 });
+      if (!found.partial) break;
+    }
+    assert.equal(found.partial ?? false, false);
+    assert.equal(found.low_confidence, false, JSON.stringify(found.results.map((h) => [h.path, h.score])));
     assert.deepEqual(found.filter_applied, []);
     assert.equal(found.results.length, 3);
     assert.deepEqual(found.results.slice(0, 2).map((h) => [h.path, h.start_line, h.end_line, h.heading_path]), [

@@ -3,8 +3,9 @@
 //! The rate is a token bucket per caller (governor's GCRA): `requests_per_minute` on
 //! average, with bursts of up to `burst` requests; a request over it gets 429 with
 //! `Retry-After` (whole seconds) and changes nothing. The key is the token's id, or
-//! `local` with `--no-auth`. The body limit is enforced by rmcp while it reads the body
-//! (413), whatever `Content-Length` says; [`Limits::max_body_bytes`] is handed to it.
+//! `local` with `--no-auth`. The body limit, [`Limits::max_body_bytes`], is enforced where
+//! a POST's body is read (`sessions.rs`): a `Content-Length` over it is 413 before any
+//! of the body is read, and a body that grows past it while read is 413 too.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;

@@ -12,6 +12,7 @@
 //! refused, open SSE streams end, sessions close.
 
 pub mod auth;
+pub mod connections;
 pub mod limits;
 pub mod message;
 pub mod origin;
@@ -68,6 +69,9 @@ pub struct HttpOptions {
     pub limits: limits::Limits,
     /// How many sessions may live at once.
     pub sessions: sessions::SessionLimits,
+    /// How many connections may be open at once, and how long a request's headers may
+    /// take.
+    pub connections: connections::ConnectionLimits,
 }
 
 /// Refuses an address the options must not serve on.
@@ -253,23 +257,13 @@ pub async fn serve_http(
         }
     });
     ready(bound);
-    // Each response goes out at once: without TCP_NODELAY, Nagle's algorithm held a
-    // response's body until the client's delayed ACK of its headers, about 40 ms a call.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY on a connection: {e}");
-        }
-    });
     let stop = ct.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
         tracing::info!("stopping: closing sessions");
         stop.cancel();
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(ct.cancelled_owned())
-        .await
-        .context("serving HTTP")?;
+    connections::serve(listener, app, http.connections, ct).await;
     tracing::info!("folio mcp (HTTP) stopped");
     Ok(())
 }

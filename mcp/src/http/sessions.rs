@@ -236,6 +236,15 @@ fn not_found() -> Response {
     response
 }
 
+/// 413: the request's body is larger than `max` bytes.
+fn too_large(max: usize) -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Payload Too Large: request body exceeds {max} bytes"),
+    )
+        .into_response()
+}
+
 /// 503 when a cap is reached and every session under it is busy; `whose` says which cap.
 fn busy(whose: Cap) -> Response {
     let message = match whose {
@@ -308,19 +317,23 @@ pub async fn guard(
         }
         return response;
     }
+    // A body its own Content-Length says is too large is refused before any of it is
+    // read, and the connection closed (the rest of it is never read).
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > sessions.max_body_bytes as u64) {
+        let mut response = too_large(sessions.max_body_bytes);
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
     let (parts, body) = request.into_parts();
     let bytes: Bytes = match axum::body::to_bytes(body, sessions.max_body_bytes).await {
         Ok(bytes) => bytes,
-        Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "Payload Too Large: request body exceeds {} bytes",
-                    sessions.max_body_bytes
-                ),
-            )
-                .into_response();
-        }
+        Err(_) => return too_large(sessions.max_body_bytes),
     };
     let message = match message::check(&bytes) {
         Ok(message) => message,
