@@ -57,7 +57,8 @@ pub struct OutgoingLink {
     /// The fragment after `#`, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fragment: Option<String>,
-    /// The destination as written (decoded).
+    /// The destination as written (decoded); for a reference link (`[text][label]`), its
+    /// definition's; empty for a reference without a definition.
     pub dest: String,
 }
 
@@ -234,14 +235,20 @@ impl Host {
     }
 }
 
-/// Where link `l` of document `from` leads; a reference link leads where its link
-/// reference definition does, and one without a definition nowhere ([`Target::Missing`]).
-fn resolve_through_definition(ws: &Workspace, from: &str, l: &crate::parse::Link) -> Target {
+/// Where link `l` of document `from` leads, and its destination as written; a reference
+/// link leads where its link reference definition does, with the definition's
+/// destination, and one without a definition nowhere ([`Target::Missing`], destination
+/// empty).
+fn resolve_through_definition(
+    ws: &Workspace,
+    from: &str,
+    l: &crate::parse::Link,
+) -> (Target, String) {
     match (l.kind, resolve_link(ws, from, l)) {
-        (LinkKind::UndefinedReference, _) => Target::Missing,
+        (LinkKind::UndefinedReference, _) => (Target::Missing, String::new()),
         (LinkKind::Reference | LinkKind::ImageReference, Target::Definition(key)) => {
             let Some(parsed) = ws.parsed(from) else {
-                return Target::Missing;
+                return (Target::Missing, String::new());
             };
             let definition = parsed.definitions.iter().find(|d| d.key == key);
             let link = definition.and_then(|d| {
@@ -251,11 +258,11 @@ fn resolve_through_definition(ws: &Workspace, from: &str, l: &crate::parse::Link
                     .find(|x| x.kind == LinkKind::Definition && x.range == d.range)
             });
             match link {
-                Some(link) => resolve_link(ws, from, link),
-                None => Target::Missing,
+                Some(link) => (resolve_link(ws, from, link), link.dest.clone()),
+                None => (Target::Missing, String::new()),
             }
         }
-        (_, target) => target,
+        (_, target) => (target, l.dest.clone()),
     }
 }
 
@@ -275,7 +282,8 @@ fn links_in(
     let mut outgoing = Vec::new();
     if out_on {
         for l in &parsed.links {
-            let (status, target, fragment) = match resolve_through_definition(ws, &args.path, l) {
+            let (resolved, dest) = resolve_through_definition(ws, &args.path, l);
+            let (status, target, fragment) = match resolved {
                 Target::External => ("external", None, None),
                 Target::OutsideRoot => ("outside_root", None, None),
                 Target::Document { path, fragment } => ("document", Some(path), fragment),
@@ -297,7 +305,7 @@ fn links_in(
                 status: status.into(),
                 target,
                 fragment,
-                dest: l.dest.clone(),
+                dest,
             });
         }
     }

@@ -158,3 +158,29 @@ fn kb_links_orphans_are_the_documents_nothing_links_to() {
         );
     }
 }
+
+#[test]
+fn a_reference_link_shows_its_definitions_destination() {
+    let (dir, kb) = setup(true);
+    std::fs::write(
+        dir.path().join("refs.md"),
+        "# Refs\n\nThe [guide][g], the [gone][x] and [nothing][none].\n\n[g]: docs/guide.md#steps\n[x]: gone.md\n",
+    )
+    .unwrap();
+    let v = ok(kb.links(&LinksArgs {
+        path: "refs.md".into(),
+        direction: Some("outgoing".into()),
+        depth: None,
+        include_external: false,
+    }));
+    assert_eq!(
+        v["outgoing"],
+        json!([
+            {"line": 3, "kind": "reference", "status": "document", "target": "docs/guide.md", "fragment": "steps", "dest": "docs/guide.md"},
+            {"line": 3, "kind": "reference", "status": "missing", "dest": "gone.md"},
+            {"line": 3, "kind": "undefined_reference", "status": "missing", "dest": ""},
+            {"line": 5, "kind": "definition", "status": "document", "target": "docs/guide.md", "fragment": "steps", "dest": "docs/guide.md"},
+            {"line": 6, "kind": "definition", "status": "missing", "dest": "gone.md"}
+        ])
+    );
+}
