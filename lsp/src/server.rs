@@ -257,7 +257,7 @@ fn sync_endpoints(shared: &ServerState, endpoints: &Mutex<Endpoints>) {
 /// Parses a large document's change on a blocking thread, installs it and publishes
 /// what it changed. A parse that panics leaves the document as it was before the change,
 /// with an error in the log.
-async fn finish_large_change(shared: ServerState, change: ChangeToParse) {
+async fn finish_large_change(shared: ServerState, change: Box<ChangeToParse>) {
     match tokio::task::spawn_blocking(move || change.parse()).await {
         Ok(parsed) => {
             let outcome = shared.mutate("didChange", |s| Ok(s.finish_change(parsed)));

@@ -165,7 +165,7 @@ pub enum Change {
     Applied(BTreeSet<DocRef>),
     /// To parse ([`ChangeToParse::parse`], on any thread) and then install with
     /// [`Session::finish_change`].
-    Parse(ChangeToParse),
+    Parse(Box<ChangeToParse>),
 }
 
 /// A large document's change whose text is made and whose parse is not.
@@ -617,7 +617,7 @@ impl Session {
             pending,
         };
         if change.pending.len() >= PARSE_ELSEWHERE_BYTES {
-            return Ok(Change::Parse(change));
+            return Ok(Change::Parse(Box::new(change)));
         }
         Ok(Change::Applied(self.finish_change(change.parse())))
     }

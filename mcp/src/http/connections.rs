@@ -57,7 +57,7 @@ impl Default for ConnectionLimits {
 
 /// Serves `app` over HTTP/1.1 on the connections `listener` accepts, within `limits`,
 /// until `shutdown` is cancelled; then stops accepting, lets each open connection finish
-/// the answer it is sending (at most [`SHUTDOWN_WAIT`]) and returns.
+/// the answer it is sending (at most 10 s) and returns.
 pub async fn serve(
     listener: TcpListener,
     app: axum::Router,
