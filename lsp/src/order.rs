@@ -164,3 +164,145 @@ where
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex as StdMutex;
+
+    use serde_json::json;
+    use tokio::sync::oneshot;
+
+    use super::*;
+
+    /// A service whose handlers log their start and end, and which, for the method
+    /// `hold`, hands its document's turn to a task that keeps it until `release` fires.
+    #[derive(Clone, Default)]
+    struct Fake {
+        log: Arc<StdMutex<Vec<String>>>,
+        release: Arc<StdMutex<Option<oneshot::Receiver<()>>>>,
+    }
+
+    impl Service<Request> for Fake {
+        type Response = Option<Response>;
+        type Error = std::convert::Infallible;
+        type Future = Pin<Box<dyn Future<Output = Result<Option<Response>, Self::Error>> + Send>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: Request) -> Self::Future {
+            let fake = self.clone();
+            let name = request.method().to_string();
+            Box::pin(async move {
+                fake.log.lock().unwrap().push(format!("start {name}"));
+                if name == "hold" {
+                    let turn = take_document_turn().expect("a document turn");
+                    let release = fake.release.lock().unwrap().take().unwrap();
+                    let log = Arc::clone(&fake.log);
+                    tokio::spawn(async move {
+                        let _ = release.await;
+                        log.lock().unwrap().push("released".to_string());
+                        drop(turn);
+                    });
+                }
+                // One yield, so that a handler that is not alone would be overtaken here.
+                tokio::task::yield_now().await;
+                fake.log.lock().unwrap().push(format!("end {name}"));
+                Ok(None)
+            })
+        }
+    }
+
+    fn on(method: &str, uri: Option<&str>) -> Request {
+        let params = match uri {
+            Some(uri) => json!({"textDocument": {"uri": uri}}),
+            None => json!({}),
+        };
+        Request::build(method.to_string()).params(params).finish()
+    }
+
+    #[tokio::test]
+    async fn messages_run_one_at_a_time_in_arrival_order_whatever_order_they_are_polled_in() {
+        let fake = Fake::default();
+        let mut ordered = Ordered::new(fake.clone());
+        let first = ordered.call(on("first", None));
+        let second = ordered.call(on("second", Some("file:///a.md")));
+        let third = ordered.call(on("third", None));
+        // Polled last first: each still waits for the ones that arrived before it.
+        let (t, s, f) = tokio::join!(third, second, first);
+        assert!(t.is_ok() && s.is_ok() && f.is_ok());
+        assert_eq!(
+            *fake.log.lock().unwrap(),
+            [
+                "start first",
+                "end first",
+                "start second",
+                "end second",
+                "start third",
+                "end third"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_busy_document_holds_back_its_own_messages_only() {
+        let fake = Fake::default();
+        let (release, held) = oneshot::channel();
+        *fake.release.lock().unwrap() = Some(held);
+        let mut ordered = Ordered::new(fake.clone());
+        ordered
+            .call(on("hold", Some("file:///a.md")))
+            .await
+            .unwrap();
+        let same = tokio::spawn(ordered.call(on("a-again", Some("file:///a.md"))));
+        let other = ordered.call(on("b", Some("file:///b.md")));
+        let global = ordered.call(on("workspace", None));
+        other.await.unwrap();
+        global.await.unwrap();
+        assert_eq!(
+            *fake.log.lock().unwrap(),
+            [
+                "start hold",
+                "end hold",
+                "start b",
+                "end b",
+                "start workspace",
+                "end workspace"
+            ]
+        );
+        release.send(()).unwrap();
+        same.await.unwrap().unwrap();
+        assert_eq!(
+            fake.log.lock().unwrap()[6..],
+            ["released", "start a-again", "end a-again"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_message_dropped_while_waiting_gives_its_place_up() {
+        let fake = Fake::default();
+        let (release, held) = oneshot::channel();
+        *fake.release.lock().unwrap() = Some(held);
+        let mut ordered = Ordered::new(fake.clone());
+        ordered
+            .call(on("hold", Some("file:///a.md")))
+            .await
+            .unwrap();
+        // Waits for a.md, then is dropped (a cancelled request, say).
+        drop(ordered.call(on("dropped", Some("file:///a.md"))));
+        let after = tokio::spawn(ordered.call(on("after", Some("file:///a.md"))));
+        release.send(()).unwrap();
+        after.await.unwrap().unwrap();
+        assert_eq!(
+            *fake.log.lock().unwrap(),
+            [
+                "start hold",
+                "end hold",
+                "released",
+                "start after",
+                "end after"
+            ]
+        );
+    }
+}
