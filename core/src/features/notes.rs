@@ -12,7 +12,7 @@ use crate::config::NotesConfig;
 use crate::links::navigate::click_target;
 use crate::parse::Link;
 use crate::path_policy::check_syntax;
-use crate::workspace::{Workspace, is_markdown};
+use crate::workspace::{Workspace, is_markdown, markdown_text};
 
 /// A note to create: where, and what it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,9 +134,10 @@ fn from_template(ws: &Workspace, key: &str, path: Option<&str>) -> Result<Option
     let bytes = crate::write::atomic::read(ws.root(), path)
         .map_err(|e| format!("[notes].{key} `{path}` cannot be read: {e}"))?
         .ok_or_else(missing)?;
-    String::from_utf8(bytes)
+    // The rules a document read from disk follows: the size cap, no NUL bytes, UTF-8.
+    markdown_text(bytes, ws.config().index.max_file_size)
         .map(Some)
-        .map_err(|_| format!("[notes].{key} `{path}` is not UTF-8 text"))
+        .map_err(|reason| format!("[notes].{key} `{path}` cannot be used: {reason}"))
 }
 
 #[cfg(test)]
@@ -229,6 +230,34 @@ mod tests {
                 )
             })
         );
+        // A template on disk that is not text, or too large, is not used, and says why.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tpl")).unwrap();
+        std::fs::write(dir.path().join("tpl/bin.md"), b"# {{title}}\0\x01").unwrap();
+        std::fs::write(dir.path().join("tpl/big.md"), "# {{title}}\n".repeat(100)).unwrap();
+        for (template, why) in [
+            ("tpl/bin.md", "binary content (NUL bytes)"),
+            (
+                "tpl/big.md",
+                "too large (1200 bytes; the cap is 1024 bytes)",
+            ),
+        ] {
+            let config = Config::from_toml(&format!(
+                "[index]\nmax_file_size = 1024\n[notes]\ntemplate = \"{template}\"\n"
+            ))
+            .unwrap();
+            let mut ws = Workspace::new(dir.path().to_path_buf(), config);
+            ws.insert(
+                "a.md".into(),
+                crate::workspace::DocEntry::new("[[Next]]\n", 0, crate::workspace::Origin::Disk),
+            );
+            assert_eq!(
+                note_for_link(&ws, "a.md", &link, now).unwrap().problem,
+                Some(format!(
+                    "[notes].template `{template}` cannot be used: {why}"
+                ))
+            );
+        }
         assert!(
             Config::from_toml("[notes]\ndaily_folder = \"/tmp/days\"\n")
                 .unwrap_err()

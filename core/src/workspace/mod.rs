@@ -430,9 +430,10 @@ pub fn check_writable_markdown(text: &str, cap: u64) -> Result<(), SkipReason> {
     markdown_text(text.as_bytes().to_vec(), cap).map(drop)
 }
 
-/// The checks of a Markdown file's bytes: the size cap, no NUL bytes, UTF-8, not nested
-/// too deeply to parse.
-fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {
+/// The checks of a Markdown file's bytes: the size cap (`cap` bytes), no NUL bytes,
+/// UTF-8, not nested too deeply to parse. Returns the text, or why the file is not read
+/// as a document.
+pub fn markdown_text(bytes: Vec<u8>, cap: u64) -> Result<String, SkipReason> {
     match decode(bytes, cap)? {
         (text, None) => checked_nesting(text),
         (_, Some(at)) => Err(SkipReason::InvalidUtf8 { at }),
