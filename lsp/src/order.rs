@@ -222,6 +222,20 @@ mod tests {
         Request::build(method.to_string()).params(params).finish()
     }
 
+    /// A service whose `hold` message has run on `file:///a.md` and handed that
+    /// document's turn to a task that keeps it until the returned sender fires.
+    async fn holding_a() -> (Fake, oneshot::Sender<()>, Ordered<Fake>) {
+        let fake = Fake::default();
+        let (release, held) = oneshot::channel();
+        *fake.release.lock().unwrap() = Some(held);
+        let mut ordered = Ordered::new(fake.clone());
+        ordered
+            .call(on("hold", Some("file:///a.md")))
+            .await
+            .unwrap();
+        (fake, release, ordered)
+    }
+
     #[tokio::test]
     async fn messages_run_one_at_a_time_in_arrival_order_whatever_order_they_are_polled_in() {
         let fake = Fake::default();
@@ -247,14 +261,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_busy_document_holds_back_its_own_messages_only() {
-        let fake = Fake::default();
-        let (release, held) = oneshot::channel();
-        *fake.release.lock().unwrap() = Some(held);
-        let mut ordered = Ordered::new(fake.clone());
-        ordered
-            .call(on("hold", Some("file:///a.md")))
-            .await
-            .unwrap();
+        let (fake, release, mut ordered) = holding_a().await;
         let same = tokio::spawn(ordered.call(on("a-again", Some("file:///a.md"))));
         let other = ordered.call(on("b", Some("file:///b.md")));
         let global = ordered.call(on("workspace", None));
@@ -281,14 +288,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_message_dropped_while_waiting_gives_its_place_up() {
-        let fake = Fake::default();
-        let (release, held) = oneshot::channel();
-        *fake.release.lock().unwrap() = Some(held);
-        let mut ordered = Ordered::new(fake.clone());
-        ordered
-            .call(on("hold", Some("file:///a.md")))
-            .await
-            .unwrap();
+        let (fake, release, mut ordered) = holding_a().await;
         // Waits for a.md, then is dropped (a cancelled request, say).
         drop(ordered.call(on("dropped", Some("file:///a.md"))));
         let after = tokio::spawn(ordered.call(on("after", Some("file:///a.md"))));
