@@ -11,8 +11,8 @@
 //! Link reference and footnote definitions are document-wide, so a stub definition for
 //! each label of the rest of the document is appended to the re-parsed text, in the
 //! place of the block that follows it in the document (and the stubs' nodes dropped). Whenever a re-parse could differ from a whole-document parse — the
-//! edited text has or had a definition, the chunk no longer ends with a blank line, or
-//! it ends inside an unclosed fence, math block or raw HTML block — the whole document
+//! edit added or removed a definition label, the chunk no longer ends with a blank line,
+//! or it ends inside an unclosed fence, math block or raw HTML block — the whole document
 //! is parsed again instead, and so is a region larger than a segment
 //! ([`super::segmented::SEGMENT_BYTES`]), which the whole-document parse cuts in pieces
 //! (markdown-rs is quadratic in what it parses at once). A test compares the result with
@@ -23,6 +23,7 @@
 //! rename, gets its new parse from the old one by [`update_destinations`], without
 //! markdown-rs.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -110,6 +111,19 @@ fn may_define(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"(?m)(?:^|\r)[ \t>*+\-0-9.)]*\[[^\]]*\]:").expect("valid regex"))
         .is_match(text)
+}
+
+/// The labels a document defines: link reference definitions' and footnote
+/// definitions', normalised (CommonMark 4.7), each once.
+fn labels(parsed: &Parsed) -> (BTreeSet<&str>, BTreeSet<&str>) {
+    (
+        parsed.definitions.iter().map(|d| d.key.as_str()).collect(),
+        parsed
+            .footnote_definitions
+            .iter()
+            .map(|(key, _)| key.as_str())
+            .collect(),
+    )
 }
 
 fn ends_with_blank_line(text: &str) -> bool {
@@ -260,10 +274,10 @@ impl IncrementalParser {
         {
             return None;
         }
-        if may_define(region_old)
-            || may_define(region_new)
-            || (!is_last && !ends_with_blank_line(region_new))
-        {
+        // A definition in the edited text is parsed here too; whether the others need a
+        // new parse is decided once the labels are known (below).
+        let defines = may_define(region_old) || may_define(region_new);
+        if !is_last && !ends_with_blank_line(region_new) {
             return None;
         }
         if !is_last && !is_boundary(new_text, region_new_end) {
@@ -322,10 +336,16 @@ impl IncrementalParser {
         }
         let replacement = chunk(new_text, region_start..region_new_end, nodes);
         self.chunks.splice(first..=last, replacement);
-        Some(build(
-            new_text,
-            self.chunks.iter().flat_map(|c| c.nodes.iter()),
-        ))
+        let parsed = build(new_text, self.chunks.iter().flat_map(|c| c.nodes.iter()));
+        // The other chunks were parsed knowing which labels are defined: they still hold
+        // when the edit kept the set of labels (a definition's destination or title
+        // edited, text beside it); a label added or removed can turn `[x]` elsewhere into
+        // a link or back, so the whole document is parsed again (the caller's fallback,
+        // which also makes the chunks again).
+        if defines && labels(&parsed) != labels(previous) {
+            return None;
+        }
+        Some(parsed)
     }
 }
 
@@ -743,6 +763,57 @@ mod tests {
                 "{old:?} -> {new:?}"
             );
         }
+    }
+
+    /// Link reference definitions at the end of a long document (as k8s-community's large
+    /// files keep their images): editing one's destination, or the text beside them,
+    /// re-parses only that chunk; adding or removing a label, which can change what
+    /// `[x]` is elsewhere, parses the whole document. Each result equals a full parse.
+    #[test]
+    fn edits_near_definitions_reparse_the_chunk_unless_a_label_comes_or_goes() {
+        let mut text = String::new();
+        for i in 0..200 {
+            text.push_str(&format!(
+                "## Part {i}\n\nSee [logo][img{}] and [x] here.\n\n",
+                i % 3
+            ));
+        }
+        text.push_str("[img0]: a.png\n[img1]: b.png\n[img2]: c.png\n");
+        let (mut parser, mut parsed) = IncrementalParser::new(&text);
+        // Replaces `from` by `to`, checks the update against a full parse and whether it
+        // was partial; returns the references of the new parse.
+        let mut edit = |from: &str, to: &str, partial: bool| {
+            let next = text.replacen(from, to, 1);
+            let before = parser.stats;
+            let updated = parser.update(&text, &next, &parsed);
+            assert!(updated.same_content(&parse(&next)), "{from:?} -> {to:?}");
+            assert_eq!(
+                parser.stats.partial > before.partial,
+                partial,
+                "{from:?} -> {to:?}"
+            );
+            text = next;
+            parsed = updated;
+            parsed
+                .links
+                .iter()
+                .filter(|l| l.kind == LinkKind::Reference)
+                .count()
+        };
+        // A destination edited: the same labels.
+        assert_eq!(edit("[img1]: b.png", "[img1]: bb.png", true), 200);
+        // Text beside them.
+        assert_eq!(
+            edit("[img2]: c.png\n", "[img2]: c.png\n\nThe end.\n", true),
+            200
+        );
+        // A label that `[x]` above uses comes: every `[x]` becomes a link.
+        assert_eq!(
+            edit("[img0]: a.png", "[x]: x.md\n[img0]: a.png", false),
+            400
+        );
+        // And goes again.
+        assert_eq!(edit("[x]: x.md\n", "", false), 200);
     }
 
     /// Real files, the plain destinations of one to three of their links rewritten at
