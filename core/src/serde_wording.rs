@@ -31,7 +31,7 @@ impl Format {
 /// What serde says, one pattern for every rule.
 static SERDE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"\b(?:expected (?P<number>u8|u16|u32|u64|usize|i8|i16|i32|i64|isize|f32|f64)\b|expected struct (?P<struct>\w+)|expected enum (?P<enum>\w+)|(?P<lead>expected a|invalid type:) (?P<shape>sequence|map)\b)",
+        r"(?P<wide> as (?:i128|u128))\b|\b(?:expected (?P<number>u8|u16|u32|u64|usize|i8|i16|i32|i64|isize|f32|f64)\b|expected struct (?P<struct>\w+)|expected enum (?P<enum>\w+)|(?P<lead>expected a|invalid type:) (?P<shape>sequence|map)\b)",
     )
     .expect("valid pattern")
 });
@@ -69,7 +69,10 @@ fn with_article(noun: &str) -> String {
 pub fn plain(message: &str, format: Format) -> String {
     SERDE
         .replace_all(message, |c: &Captures<'_>| {
-            if let Some(rust) = c.name("number") {
+            if c.name("wide").is_some() {
+                // toml reads an integer too large for 64 bits as a 128-bit one and says so.
+                String::new()
+            } else if let Some(rust) = c.name("number") {
                 format!("expected {}", number(rust.as_str()))
             } else if c.name("struct").is_some() {
                 format!("expected {}", with_article(format.table()))
@@ -139,6 +142,10 @@ mod tests {
         assert_eq!(
             toml_error("[inner]\nsize = -1\n"),
             "invalid value: integer `-1`, expected a whole number from 0 to 18446744073709551615"
+        );
+        assert_eq!(
+            toml_error("[inner]\nsize = 99999999999999999999\n"),
+            "invalid type: integer `99999999999999999999`, expected a whole number from 0 to 18446744073709551615"
         );
         assert_eq!(
             toml_error("[inner]\nsize = 1\ndelta = \"x\"\n"),

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use folio_core::config::user::UserConfig;
 use folio_mcp::http::connections::{
     ConnectionLimits, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, MAX_CONNECTIONS_LIMIT,
+    MAX_HEADER_READ_SECONDS,
 };
 use folio_mcp::http::limits::{
     DEFAULT_BURST, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUESTS_PER_MINUTE, Limits,
@@ -197,7 +198,11 @@ fn http_options(
                 "requests_per_minute",
             )?,
             burst: non_zero(h.burst, DEFAULT_BURST, "burst")?,
-            max_body_bytes: h.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            max_body_bytes: at_least_one(
+                h.max_body_bytes,
+                DEFAULT_MAX_BODY_BYTES,
+                "max_body_bytes",
+            )?,
         },
         sessions: SessionLimits {
             per_token: at_least_one(
@@ -226,8 +231,10 @@ fn http_options(
                 n => n.unwrap_or(DEFAULT_MAX_CONNECTIONS),
             },
             header_read_timeout: match h.header_read_seconds {
-                Some(0) => {
-                    return Err(anyhow!("[mcp.http] header_read_seconds must be at least 1"));
+                Some(seconds) if !(1..=MAX_HEADER_READ_SECONDS).contains(&seconds) => {
+                    return Err(anyhow!(
+                        "[mcp.http] header_read_seconds must be from 1 to {MAX_HEADER_READ_SECONDS}, not {seconds}"
+                    ));
                 }
                 Some(seconds) => std::time::Duration::from_secs(seconds),
                 None => DEFAULT_HEADER_READ_TIMEOUT,

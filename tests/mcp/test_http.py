@@ -554,6 +554,16 @@ def test_slow_headers_are_cut_off_and_connections_past_the_cap_are_closed(kb, to
         assert [closed_by_server(s) for s in slow] == [b""] * 4
         for s in slow:
             s.close()
+        # Complete headers, then a body that stops coming: 408 once the same time is up.
+        stalled = socket.create_connection((host, int(port)))
+        stalled.sendall((f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
+                         "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                         "Content-Length: 500\r\n\r\n{").encode())
+        answer = closed_by_server(stalled).decode()
+        stalled.close()
+        assert answer.startswith("HTTP/1.1 408 Request Timeout\r\n"), answer
+        assert "connection: close\r\n" in answer.lower(), answer
+        assert answer.endswith("\r\n\r\nRequest Timeout: the request body did not arrive within 1 s"), answer
         # Their slots are free again.
         assert post(srv.url, INIT, bearer(token))[0] == 200
     finally:

@@ -269,7 +269,20 @@ impl IncrementalParser {
         // markdown-rs takes time in the square of what it parses at once: a region larger
         // than a segment (a whole-text replacement, a large paste) is parsed whole, which
         // cuts it in segments (`super::segmented`).
-        if region_new.len() > super::segmented::SEGMENT_BYTES
+        // A region that is one block larger than a segment (a definition holding an image
+        // as a data URI) and at most a segment besides, edited by at most a segment, is
+        // parsed on its own: the whole-document parse would parse that block in one piece
+        // too, and everything else besides.
+        let largest = self.chunks[first..=last]
+            .iter()
+            .flat_map(|c| c.nodes.iter())
+            .map(|n| span(n).len())
+            .max()
+            .unwrap_or(0);
+        let one_large_block = region_old.len().saturating_sub(largest)
+            <= super::segmented::SEGMENT_BYTES
+            && region_new.len().abs_diff(region_old.len()) <= super::segmented::SEGMENT_BYTES;
+        if (region_new.len() > super::segmented::SEGMENT_BYTES && !one_large_block)
             || nesting_problem(region_new).is_some()
         {
             return None;
@@ -768,7 +781,8 @@ mod tests {
     /// Link reference definitions at the end of a long document (as k8s-community's large
     /// files keep their images): editing one's destination, or the text beside them,
     /// re-parses only that chunk; adding or removing a label, which can change what
-    /// `[x]` is elsewhere, parses the whole document. Each result equals a full parse.
+    /// `[x]` is elsewhere, parses the whole document. A definition larger than a segment is
+    /// re-parsed alone too. Each result equals a full parse.
     #[test]
     fn edits_near_definitions_reparse_the_chunk_unless_a_label_comes_or_goes() {
         let mut text = String::new();
@@ -778,6 +792,9 @@ mod tests {
                 i % 3
             ));
         }
+        // One larger than a segment, alone in its chunk, then three small ones.
+        let image = "A".repeat(2 * crate::parse::segmented::SEGMENT_BYTES);
+        text.push_str(&format!("[big]: data:image/png;base64,{image}\n\n"));
         text.push_str("[img0]: a.png\n[img1]: b.png\n[img2]: c.png\n");
         let (mut parser, mut parsed) = IncrementalParser::new(&text);
         // Replaces `from` by `to`, checks the update against a full parse and whether it
@@ -807,6 +824,8 @@ mod tests {
             edit("[img2]: c.png\n", "[img2]: c.png\n\nThe end.\n", true),
             200
         );
+        // Inside the large one's destination.
+        assert_eq!(edit("base64,AAAA", "base64,AxAA", true), 200);
         // A label that `[x]` above uses comes: every `[x]` becomes a link.
         assert_eq!(
             edit("[img0]: a.png", "[x]: x.md\n[img0]: a.png", false),

@@ -6,7 +6,8 @@
 //! and a file descriptor for as long as it likes: twenty thousand of them left the server
 //! unable to accept anyone. Here a connection whose request headers are not complete
 //! within the limit is closed (a kept-alive connection waiting for its next request
-//! counts from the end of the previous answer), and a connection accepted while the
+//! counts from the end of the previous answer; a POST's body then has as long again,
+//! in `sessions.rs`), and a connection accepted while the
 //! cap is reached is closed at once, so the descriptors the server holds stay bounded
 //! and the slots free themselves.
 
@@ -25,6 +26,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// The most `[mcp.http] max_connections` may be (each connection holds a file
 /// descriptor; the process's limit is usually far lower).
 pub const MAX_CONNECTIONS_LIMIT: usize = 1 << 20;
+
+/// The most `[mcp.http] header_read_seconds` may be: an hour (a far larger one
+/// overflowed the timer's clock).
+pub const MAX_HEADER_READ_SECONDS: u64 = 3600;
 
 /// Default of `[mcp.http] header_read_seconds`.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);

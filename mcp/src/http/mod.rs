@@ -234,6 +234,7 @@ pub async fn serve_http(
         Arc::new(manager),
         http.sessions,
         http.limits.max_body_bytes,
+        http.connections.header_read_timeout,
     ));
     let app = router(
         kb,

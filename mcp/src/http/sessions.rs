@@ -87,6 +87,8 @@ pub struct Sessions {
     table: Mutex<HashMap<Arc<str>, Entry>>,
     limits: SessionLimits,
     max_body_bytes: usize,
+    /// How long a POST's body may take to arrive once its headers have.
+    body_read_timeout: Duration,
 }
 
 impl Sessions {
@@ -95,12 +97,14 @@ impl Sessions {
         manager: Arc<LocalSessionManager>,
         limits: SessionLimits,
         max_body_bytes: usize,
+        body_read_timeout: Duration,
     ) -> Sessions {
         Sessions {
             manager,
             table: Mutex::new(HashMap::new()),
             limits,
             max_body_bytes,
+            body_read_timeout,
         }
     }
 
@@ -331,9 +335,25 @@ pub async fn guard(
         return response;
     }
     let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, sessions.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => return too_large(sessions.max_body_bytes),
+    // A body that stops coming would hold the connection: it has the headers' time limit.
+    let read = axum::body::to_bytes(body, sessions.max_body_bytes);
+    let bytes: Bytes = match tokio::time::timeout(sessions.body_read_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return too_large(sessions.max_body_bytes),
+        Err(_) => {
+            let mut response = (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the request body did not arrive within {} s",
+                    sessions.body_read_timeout.as_secs()
+                ),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
     };
     let message = match message::check(&bytes) {
         Ok(message) => message,
@@ -438,6 +458,7 @@ mod tests {
             Arc::new(LocalSessionManager::default()),
             SessionLimits::default(),
             1024,
+            Duration::from_secs(10),
         );
         sessions.table().insert("gone".into(), entry("a", 5, false));
         assert_eq!(sessions.prune().await, 1);
