@@ -217,6 +217,23 @@ impl Backend {
 
     /// Like [`Backend::request`] for a handler that fills the session's caches (the
     /// diagnostics of each document, recomputed only after a change).
+    /// A large document's open or change: parsed on a blocking thread by a task that
+    /// keeps the document's turn (its later messages wait), while the handler returns and
+    /// messages about other documents go on (`crate::order`). Outside the ordering
+    /// wrapper (no turn to hand on), parsed before returning.
+    async fn parse_aside(&self, change: Box<ChangeToParse>) {
+        let turn = crate::order::take_document_turn();
+        let parsing = finish_large_change(self.shared.clone(), change);
+        if turn.is_some() {
+            tokio::spawn(async move {
+                parsing.await;
+                drop(turn);
+            });
+        } else {
+            parsing.await;
+        }
+    }
+
     pub(crate) fn request_mut<T>(
         &self,
         method: &str,
@@ -396,18 +413,28 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
+        let mut to_parse = None;
         let result = self.shared.mutate("didOpen", |s| {
             let abs = convert::uri_to_path(&doc.uri)
                 .ok_or_else(|| anyhow::anyhow!("not a file URI: {}", doc.uri.as_str()))?;
             let before = s.roots.len();
-            let affected = s.did_open(&abs, &doc.text, doc.version);
+            let change = s.did_open(&abs, &doc.text, doc.version);
             if s.roots.len() > before {
                 tracing::info!("opened {} in a new root", abs.display());
             }
-            Ok(affected)
+            Ok(match change {
+                Change::Applied(affected) => affected,
+                Change::Parse(change) => {
+                    to_parse = Some(change);
+                    BTreeSet::new()
+                }
+            })
         });
         self.sync_endpoints();
         self.shared.publish(result).await;
+        if let Some(change) = to_parse {
+            self.parse_aside(change).await;
+        }
         // A file opened outside every root may have started single-file mode: say so.
         self.shared.show_config_problems().await;
     }
@@ -427,19 +454,7 @@ impl LanguageServer for Backend {
         });
         self.shared.publish(result).await;
         if let Some(change) = to_parse {
-            // A large document: parsed on a blocking thread by a task that keeps the
-            // document's turn (its later messages wait), while this handler returns and
-            // messages about other documents go on (crate::order).
-            let turn = crate::order::take_document_turn();
-            let parsing = finish_large_change(self.shared.clone(), change);
-            if turn.is_some() {
-                tokio::spawn(async move {
-                    parsing.await;
-                    drop(turn);
-                });
-            } else {
-                parsing.await;
-            }
+            self.parse_aside(change).await;
         }
     }
 

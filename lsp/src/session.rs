@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use folio_core::config::{Config, DiagnosticsConfig, PublishScope, WikiConfig};
 use folio_core::document::{Document, Encoding};
-use folio_core::host::model::{Model, ParsedChange, PendingChange};
+use folio_core::host::model::{Model, ParsedChange, ParsedOpen, PendingChange, PendingOpen};
 use folio_core::links::graph::LinkGraph;
 use folio_core::links::{Severity, diagnostics};
 use folio_core::path_policy::check_syntax;
@@ -158,8 +158,9 @@ pub struct Session {
 /// is a tenth of a second that other documents' requests would otherwise wait.
 pub const PARSE_ELSEWHERE_BYTES: usize = 256 * 1024;
 
-/// What [`Session::did_change`] did: applied the change, or made the new text and left
-/// its parse to the caller.
+/// What [`Session::did_change`] or [`Session::did_open`] did: applied the change, or
+/// made the new text and left its parse to the caller.
+#[must_use = "a large document's parse is left to the caller"]
 pub enum Change {
     /// Applied; the documents whose diagnostics may have changed.
     Applied(BTreeSet<DocRef>),
@@ -168,13 +169,20 @@ pub enum Change {
     Parse(Box<ChangeToParse>),
 }
 
-/// A large document's change whose text is made and whose parse is not.
+/// A large document's change whose text is made and whose parse is not, or a large
+/// document opened and not parsed yet.
 pub struct ChangeToParse {
     abs: PathBuf,
     version: i32,
     /// Where the document's links led before the change (`Session::link_targets`).
     links_before: u64,
-    pending: PendingChange,
+    pending: Pending,
+}
+
+/// What is left to parse.
+enum Pending {
+    Change(PendingChange),
+    Open(PendingOpen),
 }
 
 /// A parsed change, for [`Session::finish_change`].
@@ -182,7 +190,13 @@ pub struct ParsedDocChange {
     abs: PathBuf,
     version: i32,
     links_before: u64,
-    parsed: ParsedChange,
+    parsed: Parsed,
+}
+
+/// What was parsed.
+enum Parsed {
+    Change(ParsedChange),
+    Open(ParsedOpen),
 }
 
 impl ChangeToParse {
@@ -192,7 +206,17 @@ impl ChangeToParse {
             abs: self.abs,
             version: self.version,
             links_before: self.links_before,
-            parsed: self.pending.parse(),
+            parsed: match self.pending {
+                Pending::Change(change) => Parsed::Change(change.parse()),
+                Pending::Open(open) => Parsed::Open(open.parse()),
+            },
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.pending {
+            Pending::Change(change) => change.len(),
+            Pending::Open(open) => open.len(),
         }
     }
 }
@@ -525,25 +549,29 @@ impl Session {
         refs(doc.root, affected)
     }
 
-    /// Opens a document in the editor: its buffer overrides the disk copy.
-    pub fn did_open(&mut self, client: &Path, text: &str, version: i32) -> BTreeSet<DocRef> {
-        let abs = &self.document_path(client);
+    /// Opens a document in the editor: its buffer overrides the disk copy. A text of
+    /// [`PARSE_ELSEWHERE_BYTES`] or more is not parsed here: its parse is left to the
+    /// caller ([`Change::Parse`]), as for [`Session::did_change`].
+    pub fn did_open(&mut self, client: &Path, text: &str, version: i32) -> Change {
+        let abs = self.document_path(client);
         if abs != client {
-            self.client_paths
-                .insert(abs.to_path_buf(), client.to_path_buf());
+            self.client_paths.insert(abs.clone(), client.to_path_buf());
         }
-        self.open.insert(abs.to_path_buf(), version);
-        let doc = match self.locate(abs) {
+        self.open.insert(abs.clone(), version);
+        let doc = match self.locate(&abs) {
             Some(doc) => doc,
-            None => match self.add_root_for_file(abs) {
+            None => match self.add_root_for_file(&abs) {
                 Some(doc) => doc,
-                None => return BTreeSet::new(),
+                None => return Change::Applied(BTreeSet::new()),
             },
         };
-        let affected = self.roots[doc.root]
-            .model
-            .open_document(&doc.path, text, version);
-        refs(doc.root, affected)
+        let change = ChangeToParse {
+            links_before: self.link_targets(&doc),
+            abs,
+            version,
+            pending: Pending::Open(PendingOpen::new(&doc.path, text, version)),
+        };
+        self.parse_here_unless_large(change)
     }
 
     /// Finds or makes a root for a file opened outside every root: the nearest folder
@@ -614,12 +642,18 @@ impl Session {
             abs,
             version,
             links_before,
-            pending,
+            pending: Pending::Change(pending),
         };
-        if change.pending.len() >= PARSE_ELSEWHERE_BYTES {
-            return Ok(Change::Parse(Box::new(change)));
+        Ok(self.parse_here_unless_large(change))
+    }
+
+    /// Parses `change` and installs it now when its text is smaller than
+    /// [`PARSE_ELSEWHERE_BYTES`]; else leaves it to the caller.
+    fn parse_here_unless_large(&mut self, change: ChangeToParse) -> Change {
+        if change.len() >= PARSE_ELSEWHERE_BYTES {
+            return Change::Parse(Box::new(change));
         }
-        Ok(Change::Applied(self.finish_change(change.parse())))
+        Change::Applied(self.finish_change(change.parse()))
     }
 
     /// Installs a change parsed outside the lock ([`Change::Parse`]); returns the
@@ -635,10 +669,18 @@ impl Session {
         let Some(doc) = self.locate(&abs) else {
             return BTreeSet::new();
         };
-        if doc.path != parsed.path() {
+        let path = match &parsed {
+            Parsed::Change(change) => change.path(),
+            Parsed::Open(open) => open.path(),
+        };
+        if doc.path != path {
             return BTreeSet::new();
         }
-        let affected = self.roots[doc.root].model.finish_change(parsed);
+        let model = &mut self.roots[doc.root].model;
+        let affected = match parsed {
+            Parsed::Change(change) => model.finish_change(change),
+            Parsed::Open(open) => model.finish_open(open),
+        };
         self.links_edited |= self.link_targets(&doc) != links_before;
         self.open.insert(abs, version);
         refs(doc.root, affected)

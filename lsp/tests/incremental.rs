@@ -95,8 +95,10 @@ fn incremental_model_equals_full_rebuild_after_random_edits() {
     write(&root, "a.md", &a_text);
     let mut session = Session::default();
     let root_idx = session.add_root(&root).unwrap();
-    session.did_open(&root.join("a.md"), &a_text, 1);
-    session.did_open(&root.join("c.md"), FILES[2].1, 1);
+    for (path, text) in [("a.md", a_text.as_str()), ("c.md", FILES[2].1)] {
+        let opened = session.did_open(&root.join(path), text, 1);
+        assert!(matches!(opened, Change::Applied(_)), "{path} is small");
+    }
     let mut rng = Rng(0x5eed_f011_0a11_cafe);
     let mut version = 1;
     for step in 0..400 {
@@ -248,7 +250,8 @@ fn a_batch_of_watched_file_events_is_the_events_one_by_one() {
     let mut batched = Session::default();
     for s in [&mut one_by_one, &mut batched] {
         s.add_root(&root).unwrap();
-        s.did_open(&root.join("d.md"), "[z](a.md#old)\n", 1);
+        let opened = s.did_open(&root.join("d.md"), "[z](a.md#old)\n", 1);
+        assert!(matches!(opened, Change::Applied(_)));
     }
     // On disk: the heading and two links renamed, the open d.md too (its buffer wins), a
     // new e.md, and between them a folio.toml whose size cap the later events must see.

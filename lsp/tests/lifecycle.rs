@@ -453,17 +453,7 @@ async fn other_documents_answer_while_a_large_change_is_parsed() {
     c.open("b.md").await;
     assert_eq!(c.diagnostics("a.md").await, json!([]));
     assert_eq!(c.diagnostics("b.md").await, json!([]));
-    // 1.87 MB (57 bytes a paragraph): seven times the size parsed under the lock.
-    let paragraphs = 2 * 1024 * 1024 / 64;
-    let mut big = String::from("# A\n\n");
-    for i in 0..paragraphs {
-        big.push_str(&format!(
-            "Paragraph {i:07} of plain words, long enough to count.\n\n"
-        ));
-    }
-    let end_line = 2 + 2 * paragraphs as u32;
-    big.push_str("## End\n\n[x](missing.md)\n");
-    assert!(big.len() >= 7 * folio_lsp::session::PARSE_ELSEWHERE_BYTES);
+    let (big, end_line) = large_text();
     let a = c.uri("a.md");
     c.change("a.md", vec![json!({"text": big})]).await;
     c.change(
@@ -506,5 +496,65 @@ async fn other_documents_answer_while_a_large_change_is_parsed() {
             range(end_line + 2, 4, end_line + 2, 14),
             "file `missing.md` does not exist (resolved to `missing.md`)".to_string()
         )]
+    );
+}
+
+/// 1.87 MB (57 bytes a paragraph), seven times the size parsed under the session's lock:
+/// `# A`, 32,768 paragraphs, then `## End` (on the line returned) and a link to a missing
+/// file two lines below it.
+fn large_text() -> (String, u32) {
+    let paragraphs = 2 * 1024 * 1024 / 64;
+    let mut big = String::from("# A\n\n");
+    for i in 0..paragraphs {
+        big.push_str(&format!(
+            "Paragraph {i:07} of plain words, long enough to count.\n\n"
+        ));
+    }
+    big.push_str("## End\n\n[x](missing.md)\n");
+    assert!(big.len() >= 7 * folio_lsp::session::PARSE_ELSEWHERE_BYTES);
+    (big, 2 + 2 * paragraphs as u32)
+}
+
+/// A large document opened is parsed aside as a large change is: another document's
+/// request is answered first, and the large one's request waits for its parse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_document_opened_is_parsed_aside() {
+    let mut c = Client::start(&[("b.md", "# B\n")], Enc::Utf16, json!({})).await;
+    c.open("b.md").await;
+    assert_eq!(c.diagnostics("b.md").await, json!([]));
+    let (big, end_line) = large_text();
+    let a = c.uri("a.md");
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": a, "languageId": "markdown", "version": 1, "text": big}}),
+    )
+    .await;
+    let b = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": c.uri("b.md")}}),
+        )
+        .await;
+    assert_eq!(b[0]["name"], "B");
+    let published_for_a = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == a)
+        .count();
+    assert_eq!(published_for_a, 0, "b.md's answer waited for a.md's parse");
+    let symbols = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": a}}),
+        )
+        .await;
+    assert_eq!(symbols[0]["children"][0]["name"], "End");
+    assert_eq!(
+        symbols[0]["children"][0]["range"]["start"],
+        pos(end_line, 0)
+    );
+    assert_eq!(
+        summarize(&c.diagnostics("a.md").await)[0].1,
+        range(end_line + 2, 4, end_line + 2, 14)
     );
 }

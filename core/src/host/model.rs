@@ -24,7 +24,7 @@ use crate::parse::incremental::{IncrementalParser, update_destinations};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
 mod pending;
-pub use pending::{ParsedChange, PendingChange};
+pub use pending::{ParsedChange, ParsedOpen, PendingChange, PendingOpen};
 
 use crate::workspace::{
     DiskState, DocEntry, FileStamp, LoadReport, Origin, Preread, SkipReason, Workspace,
@@ -276,17 +276,10 @@ impl Model {
 
     /// A document opened in an editor: its buffer (`text` at `version`) overrides the
     /// disk copy until [`Model::close_document`].
+    ///
+    /// The same as [`PendingOpen::parse`] and [`Model::finish_open`] in a row.
     pub fn open_document(&mut self, path: &str, text: &str, version: i32) -> BTreeSet<String> {
-        let (parser, parsed) = IncrementalParser::new(text);
-        self.parsers.insert(path.to_string(), parser);
-        self.stamps.remove(path);
-        self.set_parsed(
-            path,
-            Document::editable(text, version),
-            text,
-            parsed,
-            Origin::Editor,
-        )
+        self.finish_open(PendingOpen::new(path, text, version).parse())
     }
 
     /// Applies an editor's changes in order, each against the result of the one before

@@ -30,6 +30,63 @@ pub struct PendingChange {
     parser: Option<IncrementalParser>,
 }
 
+/// A document an editor opened, not parsed yet: [`PendingOpen::parse`] (on any thread),
+/// then [`Model::finish_open`]. The model is unchanged until then.
+#[derive(Debug)]
+pub struct PendingOpen {
+    path: String,
+    text: String,
+    version: i32,
+}
+
+/// A parsed open document, ready for [`Model::finish_open`].
+#[derive(Debug)]
+pub struct ParsedOpen {
+    pending: PendingOpen,
+    parser: IncrementalParser,
+    parsed: Parsed,
+}
+
+impl PendingOpen {
+    /// The editor's buffer `text` at `version` for the document `path` (relative to the
+    /// root).
+    pub fn new(path: &str, text: &str, version: i32) -> PendingOpen {
+        PendingOpen {
+            path: path.to_string(),
+            text: text.to_string(),
+            version,
+        }
+    }
+
+    /// The text's length in bytes.
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// True when the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Parses the whole text, keeping its blocks for later edits (linear in its length;
+    /// needs no model).
+    pub fn parse(self) -> ParsedOpen {
+        let (parser, parsed) = IncrementalParser::new(&self.text);
+        ParsedOpen {
+            pending: self,
+            parser,
+            parsed,
+        }
+    }
+}
+
+impl ParsedOpen {
+    /// The document's path, relative to the root.
+    pub fn path(&self) -> &str {
+        &self.pending.path
+    }
+}
+
 /// A parsed change, ready for [`Model::finish_change`].
 #[derive(Debug)]
 pub struct ParsedChange {
@@ -76,6 +133,31 @@ impl PendingChange {
 }
 
 impl Model {
+    /// Installs a document an editor opened: its buffer overrides the disk copy until
+    /// [`Model::close_document`]. Returns the documents whose diagnostics may have
+    /// changed.
+    pub fn finish_open(&mut self, opened: ParsedOpen) -> BTreeSet<String> {
+        let ParsedOpen {
+            pending,
+            parser,
+            parsed,
+        } = opened;
+        let PendingOpen {
+            path,
+            text,
+            version,
+        } = pending;
+        self.parsers.insert(path.clone(), parser);
+        self.stamps.remove(&path);
+        self.set_parsed(
+            &path,
+            Document::editable(&text, version),
+            &text,
+            parsed,
+            Origin::Editor,
+        )
+    }
+
     /// Makes the text of an editor's change to the open document `path` (the changes of
     /// one LSP `didChange`, as in [`Model::change_document`]) without parsing it. The
     /// model is unchanged but for the document's incremental parser, which the pending
