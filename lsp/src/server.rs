@@ -217,18 +217,28 @@ impl Backend {
 
     /// Like [`Backend::request`] for a handler that fills the session's caches (the
     /// diagnostics of each document, recomputed only after a change).
-    /// A large document's open or change: parsed on a blocking thread by a task that
-    /// keeps the document's turn (its later messages wait), while the handler returns and
-    /// messages about other documents go on (`crate::order`). Outside the ordering
-    /// wrapper (no turn to hand on), parsed before returning.
+    /// A large document's open or change: parsed on a blocking thread, then installed
+    /// and its diagnostics published, by a task that keeps the document's turn (its later
+    /// messages wait) while the handler returns and messages about other documents go on
+    /// (`crate::order`). Outside the ordering wrapper (no turn to hand on), done before
+    /// returning. A parse that panics leaves the document as it was, with an error in the
+    /// log.
     async fn parse_aside(&self, change: Box<ChangeToParse>) {
         let turn = crate::order::take_document_turn();
-        let parsing = finish_large_change(self.shared.clone(), change);
-        if turn.is_some() {
-            tokio::spawn(async move {
-                parsing.await;
-                drop(turn);
-            });
+        let detach = turn.is_some();
+        let shared = self.shared.clone();
+        let parsing = async move {
+            match tokio::task::spawn_blocking(move || change.parse()).await {
+                Ok(parsed) => {
+                    let outcome = shared.mutate("didChange", |s| Ok(s.finish_change(parsed)));
+                    shared.publish(outcome).await;
+                }
+                Err(e) => tracing::error!("parsing a large document failed: {e}"),
+            }
+            drop(turn);
+        };
+        if detach {
+            tokio::spawn(parsing);
         } else {
             parsing.await;
         }
@@ -269,19 +279,6 @@ fn sync_endpoints(shared: &ServerState, endpoints: &Mutex<Endpoints>) {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .sync(&folders, shared);
-}
-
-/// Parses a large document's change on a blocking thread, installs it and publishes
-/// what it changed. A parse that panics leaves the document as it was before the change,
-/// with an error in the log.
-async fn finish_large_change(shared: ServerState, change: Box<ChangeToParse>) {
-    match tokio::task::spawn_blocking(move || change.parse()).await {
-        Ok(parsed) => {
-            let outcome = shared.mutate("didChange", |s| Ok(s.finish_change(parsed)));
-            shared.publish(outcome).await;
-        }
-        Err(e) => tracing::error!("didChange: parsing the changed document failed: {e}"),
-    }
 }
 
 /// Ends the start-up phase when the load is over, whether it finished, failed or panicked.

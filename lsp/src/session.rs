@@ -174,8 +174,9 @@ pub enum Change {
 pub struct ChangeToParse {
     abs: PathBuf,
     version: i32,
-    /// Where the document's links led before the change (`Session::link_targets`).
-    links_before: u64,
+    /// Where the document's links led before a change (`Session::link_targets`); `None`
+    /// for an open, which edits no link.
+    links_before: Option<u64>,
     pending: Pending,
 }
 
@@ -189,7 +190,7 @@ enum Pending {
 pub struct ParsedDocChange {
     abs: PathBuf,
     version: i32,
-    links_before: u64,
+    links_before: Option<u64>,
     parsed: Parsed,
 }
 
@@ -566,7 +567,7 @@ impl Session {
             },
         };
         let change = ChangeToParse {
-            links_before: self.link_targets(&doc),
+            links_before: None,
             abs,
             version,
             pending: Pending::Open(PendingOpen::new(&doc.path, text, version)),
@@ -641,7 +642,7 @@ impl Session {
         let change = ChangeToParse {
             abs,
             version,
-            links_before,
+            links_before: Some(links_before),
             pending: Pending::Change(pending),
         };
         Ok(self.parse_here_unless_large(change))
@@ -681,7 +682,9 @@ impl Session {
             Parsed::Change(change) => model.finish_change(change),
             Parsed::Open(open) => model.finish_open(open),
         };
-        self.links_edited |= self.link_targets(&doc) != links_before;
+        if let Some(before) = links_before {
+            self.links_edited |= self.link_targets(&doc) != before;
+        }
         self.open.insert(abs, version);
         refs(doc.root, affected)
     }

@@ -461,27 +461,17 @@ async fn other_documents_answer_while_a_large_change_is_parsed() {
         vec![json!({"range": range(end_line, 3, end_line, 6), "text": "Finish"})],
     )
     .await;
-    let b = c
-        .call(
-            "textDocument/documentSymbol",
-            json!({"textDocument": {"uri": c.uri("b.md")}}),
-        )
-        .await;
+    let b_uri = c.uri("b.md");
+    let b = document_symbols(&mut c, &b_uri).await;
     assert_eq!(b[0]["name"], "B");
     assert_eq!(b[0]["children"][0]["name"], "Second");
-    let published_for_a = c
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == a)
-        .count();
-    assert_eq!(published_for_a, 0, "b.md's answer waited for a.md's parse");
+    assert_eq!(
+        published(&c, &a),
+        0,
+        "b.md's answer waited for a.md's parse"
+    );
     // a.md's request waits for both of its changes, the parse included.
-    let symbols = c
-        .call(
-            "textDocument/documentSymbol",
-            json!({"textDocument": {"uri": a}}),
-        )
-        .await;
+    let symbols = document_symbols(&mut c, &a).await;
     assert_eq!(symbols[0]["name"], "A");
     assert_eq!(symbols[0]["children"][0]["name"], "Finish");
     assert_eq!(
@@ -497,6 +487,23 @@ async fn other_documents_answer_while_a_large_change_is_parsed() {
             "file `missing.md` does not exist (resolved to `missing.md`)".to_string()
         )]
     );
+}
+
+/// The `documentSymbol` answer for `uri`.
+async fn document_symbols(c: &mut Client, uri: &str) -> Value {
+    c.call(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri}}),
+    )
+    .await
+}
+
+/// How many `publishDiagnostics` for `uri` the client has received and not consumed.
+fn published(c: &Client, uri: &str) -> usize {
+    c.notifications
+        .iter()
+        .filter(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri)
+        .count()
 }
 
 /// 1.87 MB (57 bytes a paragraph), seven times the size parsed under the session's lock:
@@ -529,25 +536,15 @@ async fn a_large_document_opened_is_parsed_aside() {
         json!({"textDocument": {"uri": a, "languageId": "markdown", "version": 1, "text": big}}),
     )
     .await;
-    let b = c
-        .call(
-            "textDocument/documentSymbol",
-            json!({"textDocument": {"uri": c.uri("b.md")}}),
-        )
-        .await;
+    let b_uri = c.uri("b.md");
+    let b = document_symbols(&mut c, &b_uri).await;
     assert_eq!(b[0]["name"], "B");
-    let published_for_a = c
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == a)
-        .count();
-    assert_eq!(published_for_a, 0, "b.md's answer waited for a.md's parse");
-    let symbols = c
-        .call(
-            "textDocument/documentSymbol",
-            json!({"textDocument": {"uri": a}}),
-        )
-        .await;
+    assert_eq!(
+        published(&c, &a),
+        0,
+        "b.md's answer waited for a.md's parse"
+    );
+    let symbols = document_symbols(&mut c, &a).await;
     assert_eq!(symbols[0]["children"][0]["name"], "End");
     assert_eq!(
         symbols[0]["children"][0]["range"]["start"],

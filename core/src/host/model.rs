@@ -23,13 +23,13 @@ use crate::links::graph::{LinkGraph, TargetKey, wiki_key};
 use crate::parse::incremental::{IncrementalParser, update_destinations};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
-mod pending;
-pub use pending::{ParsedChange, ParsedOpen, PendingChange, PendingOpen};
-
 use crate::workspace::{
     DiskState, DocEntry, FileStamp, LoadReport, Origin, Preread, SkipReason, Workspace,
     WorkspaceError, is_markdown, read_markdown_stamped_in,
 };
+
+mod pending;
+pub use pending::{ParsedChange, ParsedOpen, PendingChange, PendingOpen};
 
 /// A Markdown file as read from disk: its stamp when the read began, and its text, the
 /// text's hash and, when the model had another text for it, its parse; or why it is not

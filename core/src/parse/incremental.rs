@@ -273,16 +273,17 @@ impl IncrementalParser {
         // as a data URI) and at most a segment besides, edited by at most a segment, is
         // parsed on its own: the whole-document parse would parse that block in one piece
         // too, and everything else besides.
-        let largest = self.chunks[first..=last]
-            .iter()
-            .flat_map(|c| c.nodes.iter())
-            .map(|n| span(n).len())
-            .max()
-            .unwrap_or(0);
-        let one_large_block = region_old.len().saturating_sub(largest)
-            <= super::segmented::SEGMENT_BYTES
-            && region_new.len().abs_diff(region_old.len()) <= super::segmented::SEGMENT_BYTES;
-        if (region_new.len() > super::segmented::SEGMENT_BYTES && !one_large_block)
+        let one_large_block = || {
+            let largest = self.chunks[first..=last]
+                .iter()
+                .flat_map(|c| c.nodes.iter())
+                .map(|n| span(n).len())
+                .max()
+                .unwrap_or(0);
+            region_old.len().saturating_sub(largest) <= super::segmented::SEGMENT_BYTES
+                && region_new.len().abs_diff(region_old.len()) <= super::segmented::SEGMENT_BYTES
+        };
+        if (region_new.len() > super::segmented::SEGMENT_BYTES && !one_large_block())
             || nesting_problem(region_new).is_some()
         {
             return None;

@@ -20,16 +20,24 @@ pub const DRAIN_LIMIT: usize = 64 * 1024;
 pub const DRAIN_TIME: Duration = Duration::from_secs(2);
 
 /// `response`, sent after `request`'s body was read to its end (see the module docs).
-pub async fn read_body_then(request: Request, mut response: Response) -> Response {
+pub async fn read_body_then(request: Request, response: Response) -> Response {
     let read = tokio::time::timeout(
         DRAIN_TIME,
         axum::body::to_bytes(request.into_body(), DRAIN_LIMIT),
     )
     .await;
-    if !matches!(read, Ok(Ok(_))) {
+    if matches!(read, Ok(Ok(_))) {
         response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    } else {
+        closing(response)
     }
+}
+
+/// `response` with `Connection: close`: the connection ends after it, and whatever the
+/// client has not sent of its request is never read.
+pub fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }

@@ -35,6 +35,7 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::message::{self, Message, Refusal};
+use super::refusal::closing;
 use crate::caller::Caller;
 
 /// The header naming a request's session (MCP streamable HTTP transport).
@@ -328,11 +329,7 @@ pub async fn guard(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > sessions.max_body_bytes as u64) {
-        let mut response = too_large(sessions.max_body_bytes);
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return response;
+        return closing(too_large(sessions.max_body_bytes));
     }
     let (parts, body) = request.into_parts();
     // A body that stops coming would hold the connection: it has the headers' time limit.
@@ -341,18 +338,16 @@ pub async fn guard(
         Ok(Ok(bytes)) => bytes,
         Ok(Err(_)) => return too_large(sessions.max_body_bytes),
         Err(_) => {
-            let mut response = (
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "Request Timeout: the request body did not arrive within {} s",
-                    sessions.body_read_timeout.as_secs()
-                ),
-            )
-                .into_response();
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return response;
+            return closing(
+                (
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "Request Timeout: the request body did not arrive within {} s",
+                        sessions.body_read_timeout.as_secs()
+                    ),
+                )
+                    .into_response(),
+            );
         }
     };
     let message = match message::check(&bytes) {

@@ -3,6 +3,8 @@
 //! text (cheap: rope edits), [`PendingChange::parse`] parses it (the costly part, with no
 //! access to the model), and [`Model::finish_change`] installs the parse — or, when the
 //! document changed in between, applies the change again to what the model now has.
+//! Opening a document goes the same way: [`PendingOpen::parse`], then
+//! [`Model::finish_open`].
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
