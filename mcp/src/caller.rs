@@ -52,19 +52,24 @@ impl Caller {
             .and_then(|parts| parts.extensions.get::<Caller>())
     }
 
+    /// The narrowest scope that may run `tool`, when this caller's may not: `contribute`
+    /// for a KnowledgePulse writing tool, `read-write` for another writing tool.
+    pub fn lacks(&self, tool: &str) -> Option<Scope> {
+        if !WRITING_TOOLS.contains(&tool) {
+            return None;
+        }
+        if CONTRIBUTING_TOOLS.contains(&tool) {
+            (!self.scope.allows_contributions()).then_some(Scope::Contribute)
+        } else {
+            (!self.scope.allows_file_writes()).then_some(Scope::ReadWrite)
+        }
+    }
+
     /// `PERMISSION_DENIED` when this caller may not run `tool`: a writing tool with a
     /// `read` token, or a writing tool other than contributing and validating with a
     /// `contribute` token.
     pub fn refuse(&self, tool: &str) -> Option<HostError> {
-        if !WRITING_TOOLS.contains(&tool) {
-            return None;
-        }
-        let allowed = if CONTRIBUTING_TOOLS.contains(&tool) {
-            self.scope.allows_contributions()
-        } else {
-            self.scope.allows_file_writes()
-        };
-        (!allowed).then(|| {
+        self.lacks(tool).map(|_| {
             let what = match self.scope {
                 Scope::Read => "is read-only (scope `read`)",
                 _ => "may contribute and validate but not edit files (scope `contribute`)",

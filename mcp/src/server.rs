@@ -33,6 +33,7 @@ use folio_core::host::files::{DownloadArgs, ListFilesArgs};
 use folio_core::host::images::{
     DeleteImageArgs, ListImagesArgs, LoadImageArgs, MoveImageArgs, SaveImageArgs,
 };
+use folio_core::host::knowledge::PrivateAccess;
 use folio_core::host::links::LinksArgs;
 use folio_core::host::read::{OutlineArgs, ReadArgs};
 use folio_core::host::resources::Contents;
@@ -67,6 +68,9 @@ pub struct FolioServer {
     /// The agent id of `--agent-id` / `[mcp] agent_id`; else each call uses the client's
     /// `<name>/<version>` from `initialize`.
     agent_id: Option<String>,
+    /// The agent whose HTTP tokens may see and fill the private KnowledgePulse folder
+    /// (`[mcp.http] private_owner`); `None`: no HTTP caller may.
+    private_owner: Option<String>,
     tool_router: Arc<ToolRouter<FolioServer>>,
     prompt_router: Arc<PromptRouter<FolioServer>>,
 }
@@ -117,6 +121,7 @@ impl FolioServer {
         FolioServer {
             kb,
             agent_id: None,
+            private_owner: None,
             tool_router: Self::shared_tool_router(),
             prompt_router: Self::shared_prompt_router(),
         }
@@ -153,6 +158,30 @@ impl FolioServer {
     pub fn with_agent_id(mut self, agent_id: Option<String>) -> FolioServer {
         self.agent_id = agent_id.filter(|a| !a.trim().is_empty());
         self
+    }
+
+    /// The same server letting HTTP tokens of agent `owner` (when given) see and fill the
+    /// private KnowledgePulse folder, as a stdio client does.
+    pub fn with_private_owner(mut self, owner: Option<String>) -> FolioServer {
+        self.private_owner = owner.filter(|a| !a.trim().is_empty());
+        self
+    }
+
+    /// Whether this request may see and fill the private folder: over stdio (no HTTP
+    /// request) yes; over HTTP only with a token of the configured owner (never with
+    /// `--no-auth`, where anyone on the machine could call).
+    fn private_access(&self, context: &RequestContext<RoleServer>) -> PrivateAccess {
+        let over_http = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some();
+        let owner = Caller::of(&context.extensions)
+            .is_some_and(|c| self.private_owner.as_deref() == Some(c.agent.as_str()));
+        if !over_http || owner {
+            PrivateAccess::Owner
+        } else {
+            PrivateAccess::Others
+        }
     }
 
     /// The knowledge base.
@@ -435,8 +464,10 @@ impl FolioServer {
     async fn kp_search_skill(
         &self,
         Parameters(args): Parameters<folio_core::host::knowledge::SearchSkillArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::SearchSkillOutput>, ToolError> {
-        json(&self.kb, move |kb| kb.kp_search_skill(&args)).await
+        let access = self.private_access(&context);
+        json(&self.kb, move |kb| kb.kp_search_skill(&args, access)).await
     }
 
     /// KnowledgePulse: searches knowledge units (ReasoningTrace, ToolCallPattern, ExpertSOP) with folio's hybrid search, English or Japanese, here and in the network registry when one is configured. Filters: types, domain, schema_version, min_quality (default 0.75), limit 1-10 (default 5). Returns {results: [{id, type, domain, title, schema_version, quality_score, content (the unit JSON), visibility, origin (local | registry), path, uri}], mode, indexing, registry_error (when the registry part failed)}.
@@ -444,8 +475,10 @@ impl FolioServer {
     async fn kp_search_knowledge(
         &self,
         Parameters(args): Parameters<folio_core::host::knowledge::SearchKnowledgeArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::SearchKnowledgeOutput>, ToolError> {
-        json(&self.kb, move |kb| kb.kp_search_knowledge(&args)).await
+        let access = self.private_access(&context);
+        json(&self.kb, move |kb| kb.kp_search_knowledge(&args, access)).await
     }
 
     /// KnowledgePulse: contributes a SKILL.md (frontmatter name and description required; at most 256 KiB). visibility `org` writes skills/<name>/SKILL.md into the knowledge base, `private` keeps it in your data folder, `network` (the default) sends it to the registry of `[knowledge] registry` (NOT_CONFIGURED without one, UNAVAILABLE when it cannot be reached; nothing is written locally). Writes a stable id into the frontmatter when it has none and records the contribution in the ledger. Returns {id, quality_score, visibility, path}. Needs allow_writes.
@@ -459,7 +492,11 @@ impl FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::ContributeSkillOutput>, ToolError> {
         let agent = self.agent(&context)?;
-        json(&self.kb, move |kb| kb.kp_contribute_skill(&agent, &args)).await
+        let access = self.private_access(&context);
+        json(&self.kb, move |kb| {
+            kb.kp_contribute_skill(&agent, &args, access)
+        })
+        .await
     }
 
     /// KnowledgePulse: contributes a knowledge unit, validated against JSON Schema 1.0 (errors name the JSON pointer and the rule). visibility `org` writes knowledge/units/<id>.md into the knowledge base, `private` keeps it in your data folder, `network` sends it to the registry of `[knowledge] registry` (NOT_CONFIGURED without one, UNAVAILABLE when it cannot be reached). Returns {id, quality_score, visibility, path}. Needs allow_writes.
@@ -473,8 +510,9 @@ impl FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::ContributeKnowledgeOutput>, ToolError> {
         let agent = self.agent(&context)?;
+        let access = self.private_access(&context);
         json(&self.kb, move |kb| {
-            kb.kp_contribute_knowledge(&agent, &args)
+            kb.kp_contribute_knowledge(&agent, &args, access)
         })
         .await
     }
@@ -490,7 +528,11 @@ impl FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::ValidateOutput>, ToolError> {
         let agent = self.agent(&context)?;
-        json(&self.kb, move |kb| kb.kp_validate_unit(&agent, &args)).await
+        let access = self.private_access(&context);
+        json(&self.kb, move |kb| {
+            kb.kp_validate_unit(&agent, &args, access)
+        })
+        .await
     }
 
     /// KnowledgePulse: an agent's reputation, (P + 1) / (P + N + 2) over the verdicts of others on its contributions, and how many skills and units it contributed; with a network registry configured, its ledger and the registry's added. Returns {score, contributions, positive_verdicts, negative_verdicts, local, registry, registry_error}.
@@ -498,8 +540,10 @@ impl FolioServer {
     async fn kp_reputation_query(
         &self,
         Parameters(args): Parameters<folio_core::host::knowledge::ReputationArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Json<folio_core::host::knowledge::ReputationOutput>, ToolError> {
-        json(&self.kb, move |kb| kb.kp_reputation(&args)).await
+        let access = self.private_access(&context);
+        json(&self.kb, move |kb| kb.kp_reputation(&args, access)).await
     }
 }
 

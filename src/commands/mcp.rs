@@ -63,7 +63,18 @@ pub fn run(args: &McpArgs) -> Result<ExitCode> {
         Some(http) => {
             let auth = match &http.auth {
                 AuthMode::None => "no authentication (loopback only)".to_string(),
-                AuthMode::Tokens { path, .. } => format!("bearer tokens of {}", path.display()),
+                AuthMode::Tokens {
+                    path, oauth: None, ..
+                } => format!("bearer tokens of {}", path.display()),
+                AuthMode::Tokens {
+                    path,
+                    oauth: Some(oauth),
+                    ..
+                } => format!(
+                    "bearer tokens of {} and OAuth access tokens of {}",
+                    path.display(),
+                    oauth.issuers.join(", ")
+                ),
             };
             runtime.block_on(folio_mcp::serve_http(
                 options,
@@ -161,9 +172,15 @@ fn http_options(
     let auth = if args.no_auth {
         AuthMode::None
     } else {
+        let secret = std::env::var(folio_mcp::http::oauth::CLIENT_SECRET_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty());
         AuthMode::Tokens {
             path: super::token::tokens_path(args.tokens.as_ref(), user)?,
             authorization_servers: h.authorization_servers.clone(),
+            oauth: folio_mcp::http::oauth::Settings::from_config(&h.oauth, secret)
+                .map_err(anyhow::Error::msg)?
+                .map(Box::new),
         }
     };
     let at_least_one = |value: Option<usize>, default: usize, key: &str| match value {
@@ -240,5 +257,6 @@ fn http_options(
                 None => DEFAULT_HEADER_READ_TIMEOUT,
             },
         },
+        private_owner: h.private_owner.clone(),
     })
 }

@@ -205,6 +205,57 @@ async def test_a_contribute_token_contributes_but_edits_no_file(kb, tokens):
         assert srv.stop() == 0
 
 
+@pytest.mark.anyio
+async def test_private_knowledge_is_served_over_http_to_the_owners_token_only(kb, tokens, tmp_path):
+    """The private KnowledgePulse folder holds the server user's own items: over HTTP only
+    a token of `[mcp.http] private_owner` sees and fills it; to any other token its items
+    do not exist."""
+    owner = add_token(tokens, "alice", "read-write")
+    other = add_token(tokens, "mallory", "read-write")
+    (tmp_path / "xdg" / "folio").mkdir(parents=True)
+    (tmp_path / "xdg" / "folio" / "config.toml").write_text('[mcp.http]\nprivate_owner = "alice"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    srv = HttpServer(kb, "--tokens", str(tokens), env=env)
+
+    async def call(c, tool: str, args: dict) -> tuple[bool, dict]:
+        res = await c.call_tool(tool, args)
+        return res.is_error, json.loads(res.content[0].text)
+
+    search = {"query": "CSV export warehouse", "min_quality": 0}
+    try:
+        async with client(srv.url, owner) as c:
+            error, out = await call(c, "kp_contribute_skill", {"skill_md_content": SKILL, "visibility": "private"})
+            assert not error, out
+            skill = out["id"]
+            error, out = await call(c, "kp_search_skill", search)
+            assert [(r["id"], r["visibility"]) for r in out["results"]] == [(skill, "private")]
+            assert (await call(c, "kp_reputation_query", {"agent_id": "alice"}))[1]["contributions"] == 1
+        async with client(srv.url, other) as c:
+            assert (await call(c, "kp_search_skill", search))[1]["results"] == []
+            assert (await call(c, "kp_reputation_query", {"agent_id": "alice"}))[1]["contributions"] == 0
+            assert await call(c, "kp_validate_unit", {"unit_id": skill, "valid": False}) == (
+                True, {"code": "NOT_FOUND", "message": f"no knowledge unit or skill has id `{skill}`"})
+            assert await call(c, "kp_contribute_skill", {"skill_md_content": SKILL.replace("csv-cleanup", "mine"),
+                                                        "visibility": "private"}) == (
+                True, {"code": "PERMISSION_DENIED",
+                       "message": "`private` items are kept for this server's own user: over HTTP only a token of "
+                                  "the owner (`[mcp.http] private_owner`) may contribute them; use `org` to share "
+                                  "through the knowledge base. Nothing was written"})
+    finally:
+        assert srv.stop() == 0
+    private = list((tmp_path / "data" / "folio" / "knowledge").iterdir())[0]
+    assert sorted(p.name for p in (private / "skills").iterdir()) == ["csv-cleanup"]
+
+    # Without private_owner, no token sees it, the owner's included.
+    (tmp_path / "xdg" / "folio" / "config.toml").write_text("")
+    srv = HttpServer(kb, "--tokens", str(tokens), env=env)
+    try:
+        async with client(srv.url, owner) as c:
+            assert (await call(c, "kp_search_skill", search))[1]["results"] == []
+    finally:
+        assert srv.stop() == 0
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

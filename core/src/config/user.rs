@@ -193,6 +193,45 @@ pub struct UserHttpConfig {
     /// Seconds a client has to send a request's headers (default 10), from the
     /// connection's start or the end of the previous answer; then the connection closes.
     pub header_read_seconds: Option<u64>,
+    /// The agent id whose tokens (of the token file, or OAuth ones whose agent claim is
+    /// it) may see and fill the private KnowledgePulse folder, as a stdio client does.
+    /// Unset (the default): no HTTP caller may.
+    pub private_owner: Option<String>,
+    /// `[mcp.http.oauth]`: access tokens issued by OAuth 2.1 authorization servers.
+    pub oauth: UserOAuthConfig,
+}
+
+/// `[mcp.http.oauth]`: `folio mcp --http` as an OAuth 2.1 resource server (the MCP
+/// authorization specification): access tokens of the `issuers` are accepted beside the
+/// token file's. Empty `issuers`: OAuth is off.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UserOAuthConfig {
+    /// Issuer identifiers (RFC 8414 `issuer`, e.g. `https://id.example.com/realms/kb`):
+    /// their metadata and keys are discovered, and a token's `iss` must be one of them.
+    /// `https://`, or `http://` on a loopback address.
+    pub issuers: Vec<String>,
+    /// The audience a token must name (`aud`, RFC 8707's resource indicator). Default: this
+    /// server's resource URI, `{--public-url}/mcp`, else the URL the request reached.
+    pub audience: Option<String>,
+    /// The scope that grants reading (default `read`).
+    pub read_scope: Option<String>,
+    /// The scope that grants contributing to KnowledgePulse (default `contribute`).
+    pub contribute_scope: Option<String>,
+    /// The scope that grants reading and writing (default `read-write`).
+    pub read_write_scope: Option<String>,
+    /// The claim whose value is the caller's agent id (default `sub`, else `client_id`).
+    pub agent_claim: Option<String>,
+    /// Clock skew allowed on `exp` and `nbf`, in seconds (default 60, at most 300).
+    pub leeway_seconds: Option<u64>,
+    /// RFC 7662 token introspection: the client id folio authenticates with (HTTP Basic)
+    /// at each issuer's `introspection_endpoint`. When set, every OAuth token is
+    /// introspected (a revocation at the issuer takes effect at once) instead of checked
+    /// against the issuer's keys.
+    pub introspection_client_id: Option<String>,
+    /// The client secret for introspection; the environment variable
+    /// `FOLIO_OAUTH_CLIENT_SECRET` overrides it.
+    pub introspection_client_secret: Option<String>,
 }
 
 impl UserHttpConfig {

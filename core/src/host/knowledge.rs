@@ -510,6 +510,36 @@ fn network_not_configured() -> HostError {
     )
 }
 
+/// A skill or unit about to be contributed: its id, `skill` or `unit`, the path of its
+/// file in its place, and the file's text.
+struct NewItem<'a> {
+    id: &'a str,
+    kind: &'a str,
+    path: &'a str,
+    text: &'a str,
+}
+
+/// `private` from a request that is not the server user's own.
+fn private_refused() -> HostError {
+    HostError::new(
+        ErrorCode::PermissionDenied,
+        "`private` items are kept for this server's own user: over HTTP only a token of the owner (`[mcp.http] private_owner`) may contribute them; use `org` to share through the knowledge base. Nothing was written",
+    )
+}
+
+/// Whether a request may see and fill this host's private folder, which holds its user's
+/// own skills and units. The front end decides: folio's MCP server grants it over stdio
+/// (the user's own agent) and, over HTTP, only to a token whose agent is the configured
+/// owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrivateAccess {
+    /// The server's own user: private items are searched, found, judged and written.
+    Owner,
+    /// Anyone else: private items do not exist for the request (not found, not counted),
+    /// and contributing one is `PERMISSION_DENIED`.
+    Others,
+}
+
 /// `private` sent to a registry, whose private folder no caller may fill or read.
 fn private_on_registry() -> HostError {
     HostError::invalid(
@@ -633,14 +663,17 @@ impl Host {
         })
     }
 
-    /// The places that exist, org first.
+    /// The places that exist for a request with `access`, org first.
     ///
     /// A registry ([`KnowledgeNetwork::Serve`]) answers other agents, so it never reads
     /// its user's private folder: its searches, verdicts and scores see its knowledge
-    /// base only.
-    fn places(&self) -> Vec<Visibility> {
+    /// base only. Nor does a request of [`PrivateAccess::Others`].
+    fn places(&self, access: PrivateAccess) -> Vec<Visibility> {
         let mut out = vec![Visibility::Org];
-        if self.private_dir.is_dir() && !matches!(self.network, KnowledgeNetwork::Serve) {
+        if access == PrivateAccess::Owner
+            && self.private_dir.is_dir()
+            && !matches!(self.network, KnowledgeNetwork::Serve)
+        {
             out.push(Visibility::Private);
         }
         out
@@ -656,10 +689,10 @@ impl Host {
         scan(root, &config).map_err(HostError::internal)
     }
 
-    /// The tallies of the ledgers of both places.
-    pub fn knowledge_ledger(&self) -> HostResult<Ledger> {
+    /// The tallies of the ledgers of the places `access` sees.
+    pub fn knowledge_ledger(&self, access: PrivateAccess) -> HostResult<Ledger> {
         let mut events = Vec::new();
-        for place in self.places() {
+        for place in self.places(access) {
             let scanned = self.scan_place(place)?;
             for path in scanned.other.iter().filter(|p| is_event_path(p)) {
                 let Ok(bytes) =
@@ -677,10 +710,10 @@ impl Host {
         Ok(Ledger::from_events(events))
     }
 
-    /// Finds the skill or unit with this id in either place.
-    fn find_item(&self, id: &str) -> HostResult<Option<Found>> {
+    /// Finds the skill or unit with this id in the places `access` sees.
+    fn find_item(&self, id: &str, access: PrivateAccess) -> HostResult<Option<Found>> {
         if check_id(id).is_ok() {
-            for place in self.places() {
+            for place in self.places(access) {
                 let path = unit_path(id);
                 if let Ok(text) = self.read_place(place, &path)
                     && let Ok(unit) = read_file(&text)
@@ -695,7 +728,7 @@ impl Host {
                 }
             }
         }
-        for place in self.places() {
+        for place in self.places(access) {
             let scanned = self.scan_place(place)?;
             for path in scanned.markdown.iter().filter(|p| is_skill_path(p)) {
                 if let Ok(text) = self.read_place(place, path)
@@ -714,16 +747,18 @@ impl Host {
         Ok(None)
     }
 
-    /// Runs `request` over both places: the knowledge base through [`Host::search`], the
-    /// private folder (reindexed incrementally first) lexically. Returns the mode over the
-    /// knowledge base and the matching files, as (place, path), interleaved by rank.
+    /// Runs `request` over the places `access` sees: the knowledge base through
+    /// [`Host::search`], the private folder (reindexed incrementally first) lexically.
+    /// Returns the mode over the knowledge base and the matching files, as (place, path),
+    /// interleaved by rank.
     fn search_places(
         &self,
         request: SearchRequest,
+        access: PrivateAccess,
     ) -> HostResult<(SearchResponse, Vec<(Visibility, String)>)> {
         let org = self.search(&request)?;
         let mut private = Vec::new();
-        if self.places().contains(&Visibility::Private) {
+        if self.places(access).contains(&Visibility::Private) {
             let db = self.private_dir.join(".folio").join("index.db");
             crate::index::index_root(&self.private_dir, &Config::default(), &db, false, None)
                 .map_err(HostError::internal)?;
@@ -751,8 +786,12 @@ impl Host {
         Ok((org, files))
     }
 
-    /// `kp_search_skill`.
-    pub fn kp_search_skill(&self, args: &SearchSkillArgs) -> HostResult<SearchSkillOutput> {
+    /// `kp_search_skill` for a request with `access`.
+    pub fn kp_search_skill(
+        &self,
+        args: &SearchSkillArgs,
+        access: PrivateAccess,
+    ) -> HostResult<SearchSkillOutput> {
         let min_quality = check_min_quality(args.min_quality, 0.7)?;
         let limit = check_limit(args.limit, 5, 20)?;
         let mut fields = BTreeMap::new();
@@ -767,8 +806,8 @@ impl Host {
             fields,
             ..SearchRequest::default()
         };
-        let (org, files) = self.search_places(request)?;
-        let ledger = self.knowledge_ledger()?;
+        let (org, files) = self.search_places(request, access)?;
+        let ledger = self.knowledge_ledger(access)?;
         let mut results = Vec::new();
         for (place, path) in files {
             if results.len() == limit {
@@ -798,10 +837,11 @@ impl Host {
         })
     }
 
-    /// `kp_search_knowledge`.
+    /// `kp_search_knowledge` for a request with `access`.
     pub fn kp_search_knowledge(
         &self,
         args: &SearchKnowledgeArgs,
+        access: PrivateAccess,
     ) -> HostResult<SearchKnowledgeOutput> {
         let min_quality = check_min_quality(args.min_quality, 0.75)?;
         let limit = check_limit(args.limit, 5, 10)?;
@@ -825,8 +865,8 @@ impl Host {
             fields,
             ..SearchRequest::default()
         };
-        let (org, files) = self.search_places(request)?;
-        let ledger = self.knowledge_ledger()?;
+        let (org, files) = self.search_places(request, access)?;
+        let ledger = self.knowledge_ledger(access)?;
         let mut results = Vec::new();
         for (place, path) in files {
             if results.len() == limit {
@@ -858,11 +898,12 @@ impl Host {
         })
     }
 
-    /// `kp_contribute_skill` by `agent`.
+    /// `kp_contribute_skill` by `agent`, with `access`.
     pub fn kp_contribute_skill(
         &self,
         agent: &str,
         args: &ContributeSkillArgs,
+        access: PrivateAccess,
     ) -> HostResult<ContributeSkillOutput> {
         self.require_writes()?;
         check_agent(agent)?;
@@ -885,12 +926,13 @@ impl Host {
                 text.len()
             )));
         }
-        let place = match self.destination(visibility)? {
+        let place = match self.destination(visibility, access)? {
             Destination::Here(place) => place,
             Destination::Registry(registry) => {
                 return self.forward(
                     registry,
                     &id,
+                    access,
                     "kp_contribute_skill",
                     serde_json::json!({
                         "skill_md_content": args.skill_md_content,
@@ -900,7 +942,13 @@ impl Host {
             }
         };
         let path = skill_path(&skill.name, &id);
-        self.contribute(agent, place, &id, "skill", &path, &text)?;
+        let item = NewItem {
+            id: &id,
+            kind: "skill",
+            path: &path,
+            text: &text,
+        };
+        self.contribute(agent, access, place, item)?;
         Ok(ContributeSkillOutput {
             id,
             quality_score: skill.structure,
@@ -910,11 +958,12 @@ impl Host {
         })
     }
 
-    /// `kp_contribute_knowledge` by `agent`.
+    /// `kp_contribute_knowledge` by `agent`, with `access`.
     pub fn kp_contribute_knowledge(
         &self,
         agent: &str,
         args: &ContributeKnowledgeArgs,
+        access: PrivateAccess,
     ) -> HostResult<ContributeKnowledgeOutput> {
         self.require_writes()?;
         check_agent(agent)?;
@@ -924,13 +973,14 @@ impl Host {
             let id = crate::knowledge::unit::contributed_id(&value);
             value["id"] = Value::String(id);
         }
-        let place = match self.destination(args.visibility)? {
+        let place = match self.destination(args.visibility, access)? {
             Destination::Here(place) => place,
             Destination::Registry(registry) => {
                 let id = value.get("id").and_then(Value::as_str).unwrap_or_default();
                 return self.forward(
                     registry,
                     id,
+                    access,
                     "kp_contribute_knowledge",
                     serde_json::json!({"unit": args.unit, "visibility": Visibility::Network}),
                 );
@@ -939,7 +989,13 @@ impl Host {
         let unit = from_value(value)?;
         let text = render(&unit);
         let path = unit_path(&unit.id);
-        self.contribute(agent, place, &unit.id, "unit", &path, &text)?;
+        let item = NewItem {
+            id: &unit.id,
+            kind: "unit",
+            path: &path,
+            text: &text,
+        };
+        self.contribute(agent, access, place, item)?;
         Ok(ContributeKnowledgeOutput {
             id: unit.id,
             quality_score: unit.structure,
@@ -953,8 +1009,19 @@ impl Host {
     /// registry here keeps `network` items in its knowledge base, as `org` ones.
     ///
     /// Errors: `NOT_CONFIGURED` for `network` without a registry; `INVALID_ARGUMENT` for
-    /// `private` on a registry.
-    fn destination(&self, visibility: Visibility) -> HostResult<Destination<'_>> {
+    /// `private` on a registry; `PERMISSION_DENIED` for `private` without
+    /// [`PrivateAccess::Owner`].
+    fn destination(
+        &self,
+        visibility: Visibility,
+        access: PrivateAccess,
+    ) -> HostResult<Destination<'_>> {
+        if visibility == Visibility::Private
+            && access == PrivateAccess::Others
+            && !matches!(self.network, KnowledgeNetwork::Serve)
+        {
+            return Err(private_refused());
+        }
         match (visibility, &self.network) {
             (Visibility::Network, KnowledgeNetwork::None) => Err(network_not_configured()),
             (Visibility::Network, KnowledgeNetwork::Client(registry)) => {
@@ -977,10 +1044,11 @@ impl Host {
         &self,
         registry: &dyn Registry,
         id: &str,
+        access: PrivateAccess,
         tool: &str,
         arguments: Value,
     ) -> HostResult<T> {
-        self.refuse_local_duplicate(id)?;
+        self.refuse_local_duplicate(id, access)?;
         let mut out: T = call_registry(registry, tool, &arguments)?;
         out.kept_by(registry.location());
         tracing::info!(
@@ -994,8 +1062,8 @@ impl Host {
     /// `ALREADY_EXISTS` when this knowledge base (or the private folder) holds an item
     /// with `id`: a network contribution of it would be hidden behind the local one in
     /// every search and verdict here.
-    fn refuse_local_duplicate(&self, id: &str) -> HostResult<()> {
-        if self.find_item(id)?.is_some() {
+    fn refuse_local_duplicate(&self, id: &str, access: PrivateAccess) -> HostResult<()> {
+        if self.find_item(id, access)?.is_some() {
             return Err(HostError::new(
                 ErrorCode::AlreadyExists,
                 format!(
@@ -1009,17 +1077,21 @@ impl Host {
     /// Writes a new item file and its contribution event in `visibility`'s place.
     ///
     /// Errors: `ALREADY_EXISTS` when an item with this id, or a file at `path`, exists
-    /// (in either place); path policy errors; write errors. Nothing is left written on
-    /// failure.
+    /// (in a place `access` sees); path policy errors; write errors. Nothing is left
+    /// written on failure.
     fn contribute(
         &self,
         agent: &str,
+        access: PrivateAccess,
         visibility: Visibility,
-        id: &str,
-        kind: &str,
-        path: &str,
-        text: &str,
+        item: NewItem<'_>,
     ) -> HostResult<()> {
+        let NewItem {
+            id,
+            kind,
+            path,
+            text,
+        } = item;
         let root = self.place_root(visibility).to_path_buf();
         let writer = match visibility {
             Visibility::Private => {
@@ -1030,7 +1102,7 @@ impl Host {
             _ => &self.writer,
         };
         let guard = writer.lock()?;
-        if self.find_item(id)?.is_some() {
+        if self.find_item(id, access)?.is_some() {
             return Err(HostError::new(
                 ErrorCode::AlreadyExists,
                 format!("a skill or unit with id `{id}` already exists; nothing was written"),
@@ -1063,8 +1135,13 @@ impl Host {
         Ok(())
     }
 
-    /// `kp_validate_unit` by `agent`.
-    pub fn kp_validate_unit(&self, agent: &str, args: &ValidateArgs) -> HostResult<ValidateOutput> {
+    /// `kp_validate_unit` by `agent`, with `access`.
+    pub fn kp_validate_unit(
+        &self,
+        agent: &str,
+        args: &ValidateArgs,
+        access: PrivateAccess,
+    ) -> HostResult<ValidateOutput> {
         self.require_writes()?;
         check_agent(agent)?;
         if let Some(feedback) = &args.feedback
@@ -1075,7 +1152,7 @@ impl Host {
                 feedback.len()
             )));
         }
-        let Some(found) = self.find_item(&args.unit_id)? else {
+        let Some(found) = self.find_item(&args.unit_id, access)? else {
             if let Some(registry) = self.registry() {
                 // Not here: the registry's item, judged there as its token's agent.
                 let mut out: ValidateOutput = call_registry(registry, "kp_validate_unit", args)?;
@@ -1099,7 +1176,7 @@ impl Host {
                 format!("no knowledge unit or skill has id `{}`", args.unit_id),
             ));
         };
-        let ledger = self.knowledge_ledger()?;
+        let ledger = self.knowledge_ledger(access)?;
         if ledger.contributor(&args.unit_id) == Some(agent) {
             return Err(HostError::new(
                 ErrorCode::PermissionDenied,
@@ -1132,7 +1209,7 @@ impl Host {
             guard.create(&event_file, &bytes)?;
         }
         tracing::info!(id = %args.unit_id, path = %found.path, valid = args.valid, "validated");
-        let ledger = self.knowledge_ledger()?;
+        let ledger = self.knowledge_ledger(access)?;
         Ok(ValidateOutput {
             validated: true,
             quality_score: ledger.quality(&args.unit_id, found.structure),
@@ -1140,15 +1217,20 @@ impl Host {
         })
     }
 
-    /// `kp_reputation_query`.
-    pub fn kp_reputation(&self, args: &ReputationArgs) -> HostResult<ReputationOutput> {
+    /// `kp_reputation_query` for a request with `access` (verdicts kept in the private
+    /// folder count for the owner only).
+    pub fn kp_reputation(
+        &self,
+        args: &ReputationArgs,
+        access: PrivateAccess,
+    ) -> HostResult<ReputationOutput> {
         check_agent(&args.agent_id)?;
         let Reputation {
             score,
             contributions,
             positive,
             negative,
-        } = self.knowledge_ledger()?.reputation(&args.agent_id);
+        } = self.knowledge_ledger(access)?.reputation(&args.agent_id);
         let local = Tally {
             score,
             contributions,

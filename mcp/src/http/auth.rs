@@ -2,11 +2,16 @@
 //! metadata (RFC 9728) that MCP clients read to learn how to authenticate.
 //!
 //! A request to `/mcp` needs `Authorization: Bearer <token>` with a token of the token
-//! file ([`folio_core::config::tokens`]) that is not revoked. Without one: 401 with
-//! `WWW-Authenticate: Bearer resource_metadata="…"` (plus `error="invalid_token"` when a
-//! token was sent) and an empty body. With one, the request goes on carrying its
-//! [`Caller`]. The token file is read again whenever its size or modification time
-//! changes, so `folio token revoke` takes effect on the next request.
+//! file ([`folio_core::config::tokens`]) that is not revoked, or, when `[mcp.http.oauth]`
+//! names issuers, an access token one of them issued for this server ([`super::oauth`]).
+//! Without one: 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (plus
+//! `error="invalid_token"` and why when a token was sent, and the scope to ask for when
+//! OAuth is on) and an empty body. An OAuth token that grants none of folio's scopes is
+//! 403 `insufficient_scope`; an issuer that cannot be reached, 503. With a token, the
+//! request goes on carrying its [`Caller`] (and, for an OAuth token, the [`StepUp`] that
+//! answers a write the token's scope does not allow with 403, RFC 6750 §3.1). The token
+//! file is read again whenever its size or modification time changes, so `folio token
+//! revoke` takes effect on the next request.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -19,6 +24,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use folio_core::config::tokens::{Scope, TokenFile};
 
+use super::oauth::{OAuth, Rejection, ScopeNames};
 use crate::caller::Caller;
 
 /// Path of the protected-resource metadata of the `/mcp` endpoint (RFC 9728 §3.1: the
@@ -46,6 +52,53 @@ pub struct Auth {
     https: bool,
     /// Authorization servers to publish in the metadata (issuer URLs).
     authorization_servers: Vec<String>,
+    /// Access tokens of OAuth authorization servers, when `[mcp.http.oauth]` names any.
+    oauth: Option<OAuth>,
+}
+
+/// What answers a write an OAuth token's scope does not allow: 403 with
+/// `error="insufficient_scope"` and the scope to ask for (RFC 6750 §3.1), so that the
+/// client can ask the authorization server for more (the MCP specification's step-up
+/// authorization). Put into an OAuth caller's request by [`authenticate`].
+#[derive(Clone, Debug)]
+pub struct StepUp {
+    /// The protected-resource metadata URL.
+    metadata_url: String,
+    /// The issuer's names of folio's scopes.
+    names: ScopeNames,
+}
+
+impl StepUp {
+    /// 403 for a request that needs `scope`.
+    pub fn forbidden(&self, scope: Scope) -> Response {
+        forbidden(&self.metadata_url, self.names.name(scope))
+    }
+}
+
+/// 403 `insufficient_scope` asking for `scope`, with a plain-text body saying so.
+fn forbidden(metadata_url: &str, scope: &str) -> Response {
+    let challenge = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{metadata_url}\""
+    );
+    let mut response = (
+        StatusCode::FORBIDDEN,
+        format!("Forbidden: this needs an access token with the scope `{scope}`"),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// An `error_description` value: printable ASCII without quotes or backslashes
+/// (RFC 6750 §3: %x20-21 / %x23-5B / %x5D-7E), the rest dropped.
+fn description(text: &str) -> String {
+    text.chars()
+        .filter(|c| matches!(c, ' '..='~') && *c != '"' && *c != '\\')
+        .collect()
 }
 
 fn stamp(path: &std::path::Path) -> Option<(u64, Option<SystemTime>)> {
@@ -55,7 +108,7 @@ fn stamp(path: &std::path::Path) -> Option<(u64, Option<SystemTime>)> {
 }
 
 impl Auth {
-    /// Loads the token file at `tokens_path`.
+    /// Loads the token file at `tokens_path`; accepts `oauth`'s tokens too when given.
     ///
     /// Errors: the file exists but cannot be read or parsed.
     pub fn new(
@@ -63,6 +116,7 @@ impl Auth {
         public_url: Option<String>,
         https: bool,
         authorization_servers: Vec<String>,
+        oauth: Option<OAuth>,
     ) -> Result<Auth, String> {
         let stamp = stamp(&tokens_path);
         let file = TokenFile::load(&tokens_path)?;
@@ -72,7 +126,13 @@ impl Auth {
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
             https,
             authorization_servers,
+            oauth,
         })
+    }
+
+    /// Whether OAuth access tokens are accepted.
+    pub fn oauth(&self) -> bool {
+        self.oauth.is_some()
     }
 
     /// The number of active tokens (for the start-up message).
@@ -86,8 +146,9 @@ impl Auth {
             .count()
     }
 
-    /// The caller a token belongs to, reading the token file again if it changed. A
-    /// file that became unreadable or invalid keeps the tokens last read (logged).
+    /// The caller a token of the token file belongs to, reading the file again if it
+    /// changed. A file that became unreadable or invalid keeps the tokens last read
+    /// (logged).
     pub fn verify(&self, token: &str) -> Option<Caller> {
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         let now = stamp(&self.tokens_path);
@@ -124,28 +185,58 @@ impl Auth {
 
     /// The protected-resource metadata document.
     pub fn metadata(&self, headers: &HeaderMap) -> serde_json::Value {
-        let base = self.base_url(headers);
+        let names = self
+            .oauth
+            .as_ref()
+            .map(|o| o.settings.scopes.clone())
+            .unwrap_or_default();
         let mut doc = serde_json::json!({
-            "resource": format!("{base}/mcp"),
+            "resource": self.resource(headers),
             "resource_name": "folio",
             "bearer_methods_supported": ["header"],
-            "scopes_supported": [Scope::Read.as_str(), Scope::Contribute.as_str(), Scope::ReadWrite.as_str()],
+            "scopes_supported": [&names.read, &names.contribute, &names.read_write],
             "resource_documentation": "https://github.com/folio-kb/folio/blob/main/docs/mcp.md#http",
         });
-        if !self.authorization_servers.is_empty() {
-            doc["authorization_servers"] = serde_json::json!(self.authorization_servers);
+        let mut servers = self.authorization_servers.clone();
+        if let Some(oauth) = &self.oauth {
+            for issuer in &oauth.settings.issuers {
+                if !servers.contains(issuer) {
+                    servers.push(issuer.clone());
+                }
+            }
+        }
+        if !servers.is_empty() {
+            doc["authorization_servers"] = serde_json::json!(servers);
         }
         doc
     }
 
-    /// 401 with the `WWW-Authenticate` challenge and nothing else.
-    fn unauthorized(&self, headers: &HeaderMap, token_sent: bool) -> Response {
+    /// This server's resource URI as the client reached it (RFC 9728 `resource`).
+    fn resource(&self, headers: &HeaderMap) -> String {
+        format!("{}/mcp", self.base_url(headers))
+    }
+
+    /// The protected-resource metadata URL.
+    fn metadata_url(&self, headers: &HeaderMap) -> String {
+        format!("{}{METADATA_PATH}", self.base_url(headers))
+    }
+
+    /// 401 with the `WWW-Authenticate` challenge and nothing else: the metadata URL, the
+    /// scope to ask for when OAuth is on, and `invalid_token` with `why` when a token was
+    /// sent (`why` is `None` for a token of neither kind).
+    fn unauthorized(&self, headers: &HeaderMap, token_sent: bool, why: Option<&str>) -> Response {
         let mut challenge = format!(
-            "Bearer resource_metadata=\"{}{METADATA_PATH}\"",
-            self.base_url(headers)
+            "Bearer resource_metadata=\"{}\"",
+            self.metadata_url(headers)
         );
+        if let Some(oauth) = &self.oauth {
+            challenge.push_str(&format!(", scope=\"{}\"", oauth.settings.scopes.read));
+        }
         if token_sent {
             challenge.push_str(", error=\"invalid_token\"");
+        }
+        if let Some(why) = why {
+            challenge.push_str(&format!(", error_description=\"{}\"", description(why)));
         }
         let mut response = StatusCode::UNAUTHORIZED.into_response();
         if let Ok(value) = HeaderValue::from_str(&challenge) {
@@ -175,7 +266,45 @@ pub async fn authenticate(
 ) -> Response {
     let headers = request.headers();
     let present = headers.contains_key(header::AUTHORIZATION);
-    let caller = bearer(headers).and_then(|token| auth.verify(token));
+    let token = bearer(headers).map(str::to_owned);
+    let mut why = None;
+    let mut caller = token.as_deref().and_then(|t| auth.verify(t));
+    if caller.is_none()
+        && let (Some(token), Some(oauth)) = (&token, &auth.oauth)
+    {
+        let resource = auth.resource(request.headers());
+        match oauth.verify(token, &resource).await {
+            Ok(verified) => {
+                let metadata_url = auth.metadata_url(request.headers());
+                request.extensions_mut().insert(StepUp {
+                    metadata_url,
+                    names: oauth.settings.scopes.clone(),
+                });
+                caller = Some(verified);
+            }
+            Err(Rejection::Invalid(reason)) => why = Some(reason),
+            Err(Rejection::NoScope) => {
+                tracing::warn!("an access token that grants none of folio's scopes refused (403)");
+                let response = forbidden(
+                    &auth.metadata_url(request.headers()),
+                    &oauth.settings.scopes.read,
+                );
+                return super::refusal::read_body_then(request, response).await;
+            }
+            Err(Rejection::Unavailable(reason)) => {
+                tracing::error!(%reason, "an access token could not be checked (503)");
+                let mut response = (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("Service Unavailable: the access token could not be checked: {reason}"),
+                )
+                    .into_response();
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));
+                return super::refusal::read_body_then(request, response).await;
+            }
+        }
+    }
     match caller {
         Some(caller) => {
             request.extensions_mut().insert(caller);
@@ -184,9 +313,10 @@ pub async fn authenticate(
         None => {
             tracing::warn!(
                 token_sent = present,
+                reason = why.as_deref().unwrap_or(""),
                 "request without a valid token refused (401)"
             );
-            let response = auth.unauthorized(request.headers(), present);
+            let response = auth.unauthorized(request.headers(), present, why.as_deref());
             super::refusal::read_body_then(request, response).await
         }
     }
@@ -223,7 +353,7 @@ mod tests {
         let mut file = TokenFile::load(&path).unwrap();
         let token = file.add("alice", Scope::Read, 0).unwrap();
         file.save().unwrap();
-        let auth = Auth::new(path.clone(), None, false, vec![]).unwrap();
+        let auth = Auth::new(path.clone(), None, false, vec![], None).unwrap();
         assert_eq!(auth.verify(&token).unwrap().agent, "alice");
         assert_eq!(auth.active_tokens(), 1);
         file.revoke("alice", 1).unwrap();
@@ -238,6 +368,7 @@ mod tests {
             None,
             true,
             vec!["https://id.example.com".into()],
+            None,
         )
         .unwrap();
         let mut h = HeaderMap::new();
@@ -252,7 +383,7 @@ mod tests {
             doc["scopes_supported"],
             serde_json::json!(["read", "contribute", "read-write"])
         );
-        let r = auth.unauthorized(&h, true);
+        let r = auth.unauthorized(&h, true, None);
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(
             r.headers()[header::WWW_AUTHENTICATE],

@@ -29,6 +29,8 @@ pub enum Message {
         id: Value,
         /// The method, e.g. `initialize` or `tools/call`.
         method: String,
+        /// For `tools/call`, the tool's name (`params.name`) when it is a string.
+        tool: Option<String>,
     },
     /// A notification (a method, no id): nothing answers it.
     Notification,
@@ -114,6 +116,15 @@ pub fn check(body: &[u8]) -> Result<Message, Refusal> {
             (Some(_), Some(id)) => Ok(Message::Request {
                 id,
                 method: method.clone(),
+                tool: (method == "tools/call")
+                    .then(|| {
+                        object
+                            .get("params")?
+                            .get("name")?
+                            .as_str()
+                            .map(str::to_owned)
+                    })
+                    .flatten(),
             }),
             (Some(_), None) => Err(invalid(
                 "a request's `id` must be a string or a signed 64-bit integer",
@@ -148,14 +159,24 @@ mod tests {
             check(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#),
             Ok(Message::Request {
                 id: json!(7),
-                method: "tools/list".into()
+                method: "tools/list".into(),
+                tool: None,
             })
         );
         assert_eq!(
             check(br#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{}}"#),
             Ok(Message::Request {
                 id: json!("a"),
-                method: "initialize".into()
+                method: "initialize".into(),
+                tool: None,
+            })
+        );
+        assert_eq!(
+            check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kb_patch","arguments":{}}}"#),
+            Ok(Message::Request {
+                id: json!(1),
+                method: "tools/call".into(),
+                tool: Some("kb_patch".into()),
             })
         );
         assert!(

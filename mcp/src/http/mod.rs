@@ -4,7 +4,8 @@
 //! One [`Host`] serves every session, so all agents share one index and one writer (the
 //! writer serialises writes per root across sessions and processes). In front of rmcp's
 //! service, one job per layer, outermost first: [`origin`] (Host/Origin allow-list, 403),
-//! [`auth`] (bearer tokens, 401; skipped with `--no-auth`), [`limits`] (rate per token,
+//! [`auth`] (bearer tokens of the token file or OAuth access tokens checked by [`oauth`],
+//! 401; skipped with `--no-auth`), [`limits`] (rate per token,
 //! 429), [`sessions`] (the body read once, at most the body limit, 413, and checked as
 //! one JSON-RPC message by [`message`], 400; sessions bound to their token, capped, and no
 //! request id twice in flight). [`check_bind`] refuses addresses that would
@@ -15,6 +16,7 @@ pub mod auth;
 pub mod connections;
 pub mod limits;
 pub mod message;
+pub mod oauth;
 pub mod origin;
 pub mod refusal;
 pub mod sessions;
@@ -46,6 +48,8 @@ pub enum AuthMode {
         path: PathBuf,
         /// Authorization servers published in the protected-resource metadata.
         authorization_servers: Vec<String>,
+        /// Access tokens of OAuth authorization servers accepted too (`[mcp.http.oauth]`).
+        oauth: Option<Box<oauth::Settings>>,
     },
 }
 
@@ -72,6 +76,9 @@ pub struct HttpOptions {
     /// How many connections may be open at once, and how long a request's headers may
     /// take.
     pub connections: connections::ConnectionLimits,
+    /// The agent whose tokens may see and fill the private KnowledgePulse folder
+    /// (`[mcp.http] private_owner`); `None`: no token may.
+    pub private_owner: Option<String>,
 }
 
 /// Refuses an address the options must not serve on.
@@ -136,8 +143,13 @@ fn router(
         // Host and Origin are checked by `origin`, for every route, before authentication.
         .disable_allowed_hosts()
         .disable_allowed_origins();
+    let owner = http.private_owner.clone();
     let service = StreamableHttpService::new(
-        move || Ok(FolioServer::new(Arc::clone(&kb)).with_agent_id(agent_id.clone())),
+        move || {
+            Ok(FolioServer::new(Arc::clone(&kb))
+                .with_agent_id(agent_id.clone())
+                .with_private_owner(owner.clone()))
+        },
         Arc::clone(&sessions.manager),
         config,
     );
@@ -150,15 +162,23 @@ fn router(
     if let AuthMode::Tokens {
         path,
         authorization_servers,
+        oauth,
     } = &http.auth
     {
+        let oauth = oauth
+            .clone()
+            .map(|settings| oauth::OAuth::new(*settings))
+            .transpose()?;
         let auth = Arc::new(auth::Auth::new(
             path.clone(),
             http.public_url.clone(),
             http.behind_proxy,
             authorization_servers.clone(),
+            oauth,
         )?);
-        if auth.active_tokens() == 0 {
+        if auth.oauth() {
+            tracing::info!("OAuth access tokens accepted ([mcp.http.oauth])");
+        } else if auth.active_tokens() == 0 {
             tracing::warn!(path = %path.display(), "no active tokens: every request will get 401 (add one with `folio token add AGENT`)");
         }
         mcp = mcp.layer(from_fn_with_state(Arc::clone(&auth), auth::authenticate));
@@ -278,6 +298,7 @@ mod tests {
         let tokens = AuthMode::Tokens {
             path: "/t".into(),
             authorization_servers: vec![],
+            oauth: None,
         };
         let lan: SocketAddr = "0.0.0.0:8765".parse().unwrap();
         let local: SocketAddr = "127.0.0.1:8765".parse().unwrap();

@@ -354,6 +354,20 @@ pub async fn guard(
         Ok(message) => message,
         Err(refusal) => return refusal.into_response(),
     };
+    // An OAuth token's write beyond its scope: 403 asking for the scope (step-up), before
+    // a session or the tool sees it.
+    if let Message::Request {
+        tool: Some(tool), ..
+    } = &message
+        && let (Some(step_up), Some(caller)) = (
+            parts.extensions.get::<super::auth::StepUp>(),
+            parts.extensions.get::<Caller>(),
+        )
+        && let Some(needed) = caller.lacks(tool)
+    {
+        tracing::warn!(agent = %caller.agent, tool = %tool, "a write beyond the access token's scope refused (403)");
+        return step_up.forbidden(needed);
+    }
     let opening = session.is_none() && message.is_initialize();
     if opening && let Err(cap) = sessions.make_room(&owner).await {
         return busy(cap);

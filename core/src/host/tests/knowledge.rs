@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::{err, ok, snapshot};
 use crate::host::knowledge::{
-    ContributeKnowledgeArgs, ContributeSkillArgs, ReputationArgs, SearchKnowledgeArgs,
-    SearchSkillArgs, ValidateArgs,
+    ContributeKnowledgeArgs, ContributeSkillArgs, PrivateAccess, ReputationArgs,
+    SearchKnowledgeArgs, SearchSkillArgs, ValidateArgs,
 };
 use crate::host::{Host, Options};
 use crate::knowledge::Visibility;
@@ -58,6 +58,7 @@ fn contribute_search_validate_and_rebuild_from_files() {
             skill_md_content: SKILL.into(),
             visibility: Some(Visibility::Org),
         },
+        PrivateAccess::Owner,
     ));
     let skill_id = skill["id"].as_str().unwrap().to_string();
     assert_eq!(skill["path"], json!("skills/csv-cleanup/SKILL.md"));
@@ -75,6 +76,7 @@ fn contribute_search_validate_and_rebuild_from_files() {
             unit: unit("ku-restore"),
             visibility: Visibility::Org,
         },
+        PrivateAccess::Owner,
     ));
     // tags and checks of four optional fields: 0.75.
     assert_eq!(
@@ -87,16 +89,20 @@ fn contribute_search_validate_and_rebuild_from_files() {
             unit: unit("ku-private"),
             visibility: Visibility::Private,
         },
+        PrivateAccess::Owner,
     ));
     assert_eq!(private_unit["path"], json!("knowledge/units/ku-private.md"));
     assert!(!root.join("knowledge/units/ku-private.md").exists());
     assert!(private.join("knowledge/units/ku-private.md").is_file());
 
     let search = |q: &str| {
-        ok(kb.kp_search_knowledge(&SearchKnowledgeArgs {
-            query: q.into(),
-            ..SearchKnowledgeArgs::default()
-        }))["results"]
+        ok(kb.kp_search_knowledge(
+            &SearchKnowledgeArgs {
+                query: q.into(),
+                ..SearchKnowledgeArgs::default()
+            },
+            PrivateAccess::Owner,
+        ))["results"]
             .as_array()
             .unwrap()
             .iter()
@@ -114,10 +120,13 @@ fn contribute_search_validate_and_rebuild_from_files() {
         search("database backup"),
         ["ku-restore:org:0.75", "ku-private:private:0.75"]
     );
-    let skills = ok(kb.kp_search_skill(&SearchSkillArgs {
-        query: "CSV columns".into(),
-        ..SearchSkillArgs::default()
-    }));
+    let skills = ok(kb.kp_search_skill(
+        &SearchSkillArgs {
+            query: "CSV columns".into(),
+            ..SearchSkillArgs::default()
+        },
+        PrivateAccess::Owner,
+    ));
     assert_eq!(skills["results"][0]["id"], json!(skill_id));
     assert_eq!(
         skills["results"][0]["uri"],
@@ -133,7 +142,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
                 unit_id: "ku-restore".into(),
                 valid: false,
                 feedback: Some("step 2 is vague".into())
-            }
+            },
+            PrivateAccess::Owner
         )),
         json!({"validated": true, "quality_score": 0.6})
     );
@@ -145,15 +155,19 @@ fn contribute_search_validate_and_rebuild_from_files() {
                 unit_id: skill_id.clone(),
                 valid: true,
                 feedback: None
-            }
+            },
+            PrivateAccess::Owner
         )),
         json!({"validated": true, "quality_score": 0.92})
     );
     // alice: P = 1, N = 1: 2 / 4.
     assert_eq!(
-        ok(kb.kp_reputation(&ReputationArgs {
-            agent_id: "alice".into()
-        })),
+        ok(kb.kp_reputation(
+            &ReputationArgs {
+                agent_id: "alice".into()
+            },
+            PrivateAccess::Owner
+        )),
         json!({"score": 0.5, "contributions": 3, "positive_verdicts": 1, "negative_verdicts": 1})
     );
     // Below the default min_quality of 0.75 now; found with a lower one.
@@ -169,7 +183,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
                 unit_id: "ku-restore".into(),
                 valid: true,
                 feedback: None
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("PERMISSION_DENIED")
     );
@@ -180,7 +195,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
                 unit_id: "ku-nope".into(),
                 valid: true,
                 feedback: None
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("NOT_FOUND")
     );
@@ -192,7 +208,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
                 unit_id: "ku-restore".into(),
                 valid: false,
                 feedback: Some("x".repeat(70_000))
-            }
+            },
+            PrivateAccess::Owner
         )),
         json!({"code": "INVALID_ARGUMENT", "message": "`feedback` is 70000 bytes; a verdict takes at most 16384"})
     );
@@ -202,7 +219,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
             &ContributeKnowledgeArgs {
                 unit: unit("ku-restore"),
                 visibility: Visibility::Org
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("ALREADY_EXISTS")
     );
@@ -212,7 +230,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
             &ContributeKnowledgeArgs {
                 unit: unit("ku-private"),
                 visibility: Visibility::Org
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("ALREADY_EXISTS")
     );
@@ -222,7 +241,8 @@ fn contribute_search_validate_and_rebuild_from_files() {
             &ContributeSkillArgs {
                 skill_md_content: SKILL.into(),
                 visibility: Some(Visibility::Org)
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("ALREADY_EXISTS")
     );
@@ -232,6 +252,7 @@ fn contribute_search_validate_and_rebuild_from_files() {
             skill_md_content: SKILL.into(),
             visibility: None,
         },
+        PrivateAccess::Owner,
     ));
     assert_eq!(network["code"], json!("NOT_CONFIGURED"));
     assert!(
@@ -246,24 +267,31 @@ fn contribute_search_validate_and_rebuild_from_files() {
             &ContributeKnowledgeArgs {
                 unit: unit("../escape"),
                 visibility: Visibility::Org
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("INVALID_PATH")
     );
     assert_eq!(
-        err(kb.kp_search_skill(&SearchSkillArgs {
-            query: "x".into(),
-            limit: Some(21),
-            ..SearchSkillArgs::default()
-        }))["code"],
+        err(kb.kp_search_skill(
+            &SearchSkillArgs {
+                query: "x".into(),
+                limit: Some(21),
+                ..SearchSkillArgs::default()
+            },
+            PrivateAccess::Owner
+        ))["code"],
         json!("INVALID_ARGUMENT")
     );
     assert_eq!(
-        err(kb.kp_search_knowledge(&SearchKnowledgeArgs {
-            query: "x".into(),
-            min_quality: Some(1.5),
-            ..SearchKnowledgeArgs::default()
-        }))["code"],
+        err(kb.kp_search_knowledge(
+            &SearchKnowledgeArgs {
+                query: "x".into(),
+                min_quality: Some(1.5),
+                ..SearchKnowledgeArgs::default()
+            },
+            PrivateAccess::Owner
+        ))["code"],
         json!("INVALID_ARGUMENT")
     );
     assert_eq!(snapshot(&root), before);
@@ -271,11 +299,14 @@ fn contribute_search_validate_and_rebuild_from_files() {
 
     // Delete the derived index and reopen: the same answers from the files alone.
     let low = |kb: &Host| {
-        ok(kb.kp_search_knowledge(&SearchKnowledgeArgs {
-            query: "database backup".into(),
-            min_quality: Some(0.0),
-            ..SearchKnowledgeArgs::default()
-        }))
+        ok(kb.kp_search_knowledge(
+            &SearchKnowledgeArgs {
+                query: "database backup".into(),
+                min_quality: Some(0.0),
+                ..SearchKnowledgeArgs::default()
+            },
+            PrivateAccess::Owner,
+        ))
     };
     let old = low(&kb);
     drop(kb);
@@ -284,11 +315,74 @@ fn contribute_search_validate_and_rebuild_from_files() {
     let kb = open(&root, &private);
     assert_eq!(low(&kb), old);
     assert_eq!(
-        ok(kb.kp_reputation(&ReputationArgs {
-            agent_id: "alice".into()
-        }))["score"],
+        ok(kb.kp_reputation(
+            &ReputationArgs {
+                agent_id: "alice".into()
+            },
+            PrivateAccess::Owner
+        ))["score"],
         json!(0.5)
     );
+}
+
+#[test]
+fn private_items_do_not_exist_for_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    let private = dir.path().join("private");
+    std::fs::create_dir_all(&root).unwrap();
+    let kb = open(&root, &private);
+    let contribute = |access| {
+        kb.kp_contribute_skill(
+            "alice",
+            &ContributeSkillArgs {
+                skill_md_content: SKILL.into(),
+                visibility: Some(Visibility::Private),
+            },
+            access,
+        )
+    };
+    let refused = err(contribute(PrivateAccess::Others));
+    assert_eq!(refused["code"], json!("PERMISSION_DENIED"));
+    assert!(!private.exists(), "nothing written");
+    let id = ok(contribute(PrivateAccess::Owner))["id"].clone();
+    let search = |access| {
+        ok(kb.kp_search_skill(
+            &SearchSkillArgs {
+                query: "CSV columns".into(),
+                ..SearchSkillArgs::default()
+            },
+            access,
+        ))["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(search(PrivateAccess::Owner), [id.clone()]);
+    assert_eq!(search(PrivateAccess::Others), Vec::<Value>::new());
+    let contributions = |access| {
+        ok(kb.kp_reputation(
+            &ReputationArgs {
+                agent_id: "alice".into(),
+            },
+            access,
+        ))["contributions"]
+            .clone()
+    };
+    assert_eq!(contributions(PrivateAccess::Owner), json!(1));
+    assert_eq!(contributions(PrivateAccess::Others), json!(0));
+    let verdict = err(kb.kp_validate_unit(
+        "bob",
+        &ValidateArgs {
+            unit_id: id.as_str().unwrap().into(),
+            valid: false,
+            feedback: None,
+        },
+        PrivateAccess::Others,
+    ));
+    assert_eq!(verdict["code"], json!("NOT_FOUND"));
 }
 
 #[test]
@@ -310,7 +404,8 @@ fn writes_need_allow_writes() {
             &ContributeSkillArgs {
                 skill_md_content: SKILL.into(),
                 visibility: Some(Visibility::Org)
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("PERMISSION_DENIED")
     );
@@ -334,21 +429,27 @@ fn hand_written_skills_and_units_are_found_like_contributed_ones() {
     )
     .unwrap();
     let kb = open(&root, &dir.path().join("private"));
-    let skills = ok(kb.kp_search_skill(&SearchSkillArgs {
-        query: "CSV exports".into(),
-        ..SearchSkillArgs::default()
-    }));
+    let skills = ok(kb.kp_search_skill(
+        &SearchSkillArgs {
+            query: "CSV exports".into(),
+            ..SearchSkillArgs::default()
+        },
+        PrivateAccess::Owner,
+    ));
     assert_eq!(
         skills["results"][0]["id"],
         json!(crate::knowledge::skill::derived_id("tools/pdf/SKILL.md"))
     );
     assert_eq!(skills["results"][0]["name"], json!("pdf-helper"));
-    let units = ok(kb.kp_search_knowledge(&SearchKnowledgeArgs {
-        query: "restore staging".into(),
-        types: vec![crate::host::knowledge::UnitType::ExpertSOP],
-        domain: Some("operations".into()),
-        ..SearchKnowledgeArgs::default()
-    }));
+    let units = ok(kb.kp_search_knowledge(
+        &SearchKnowledgeArgs {
+            query: "restore staging".into(),
+            types: vec![crate::host::knowledge::UnitType::ExpertSOP],
+            domain: Some("operations".into()),
+            ..SearchKnowledgeArgs::default()
+        },
+        PrivateAccess::Owner,
+    ));
     assert_eq!(units["results"][0]["id"], json!("ku-by-hand"));
     assert_eq!(units["results"][0]["quality_score"], json!(0.75));
     // No contribution event: nobody is its contributor, so anyone may judge it.
@@ -359,7 +460,8 @@ fn hand_written_skills_and_units_are_found_like_contributed_ones() {
                 unit_id: "ku-by-hand".into(),
                 valid: true,
                 feedback: None
-            }
+            },
+            PrivateAccess::Owner
         )),
         json!({"validated": true, "quality_score": 0.8})
     );
@@ -426,6 +528,7 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
                 skill_md_content: SKILL.replace("csv-cleanup", "csv-secret"),
                 visibility: Some(Visibility::Private),
             },
+            PrivateAccess::Owner,
         ));
     }
     let private_files = snapshot(&private);
@@ -440,6 +543,7 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
             skill_md_content: SKILL.into(),
             visibility: None,
         },
+        PrivateAccess::Owner,
     ));
     assert_eq!(
         out,
@@ -447,11 +551,14 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
                "path": "skills/csv-cleanup/SKILL.md"})
     );
     assert!(root.join("skills/csv-cleanup/SKILL.md").is_file());
-    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
-        query: "CSV".into(),
-        min_quality: Some(0.0),
-        ..Default::default()
-    }));
+    let found = ok(kb.kp_search_skill(
+        &SearchSkillArgs {
+            query: "CSV".into(),
+            min_quality: Some(0.0),
+            ..Default::default()
+        },
+        PrivateAccess::Owner,
+    ));
     let hits: Vec<(&Value, &Value, &Value)> = found["results"]
         .as_array()
         .unwrap()
@@ -472,13 +579,17 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
             skill_md_content: SKILL.replace("csv-cleanup", "csv-other"),
             visibility: Some(Visibility::Private),
         },
+        PrivateAccess::Owner,
     ));
     assert_eq!(refused["code"], json!("INVALID_ARGUMENT"));
     assert_eq!(snapshot(&private), private_files);
     assert_eq!(
-        ok(kb.kp_reputation(&ReputationArgs {
-            agent_id: "alice".into()
-        })),
+        ok(kb.kp_reputation(
+            &ReputationArgs {
+                agent_id: "alice".into()
+            },
+            PrivateAccess::Owner
+        )),
         json!({"score": 0.5, "contributions": 1, "positive_verdicts": 0, "negative_verdicts": 0})
     );
     assert_eq!(
@@ -488,7 +599,8 @@ fn a_registry_keeps_network_contributions_in_its_knowledge_base_as_the_callers()
                 unit_id: "skill-a6afa92c1af95cd1".into(),
                 valid: true,
                 feedback: None
-            }
+            },
+            PrivateAccess::Owner
         ))["code"],
         json!("PERMISSION_DENIED")
     );
@@ -519,6 +631,7 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
                 skill_md_content: "no frontmatter".into(),
                 visibility: None,
             },
+            PrivateAccess::Owner,
         ))["code"],
         json!("INVALID_ARGUMENT")
     );
@@ -531,6 +644,7 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
                 skill_md_content: SKILL.into(),
                 visibility: Some(Visibility::Network),
             },
+            PrivateAccess::Owner,
         )),
         json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp is unavailable (connection refused); nothing was written here, but a request that timed out may have reached the registry (a retried contribution then answers ALREADY_EXISTS)"})
     );
@@ -544,10 +658,13 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
     assert_eq!(snapshot(&root), before);
     assert!(!dir.path().join("private").exists());
 
-    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
-        query: "csv".into(),
-        ..Default::default()
-    }));
+    let found = ok(kb.kp_search_skill(
+        &SearchSkillArgs {
+            query: "csv".into(),
+            ..Default::default()
+        },
+        PrivateAccess::Owner,
+    ));
     assert_eq!(found["results"], json!([]));
     assert_eq!(
         found["registry_error"],
@@ -562,6 +679,7 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
             skill_md_content: SKILL.into(),
             visibility: Some(Visibility::Org),
         },
+        PrivateAccess::Owner,
     ));
     let calls = registry.calls.lock().unwrap().len();
     assert_eq!(
@@ -571,6 +689,7 @@ fn a_client_checks_input_before_the_registry_and_writes_nothing_when_it_fails() 
                 skill_md_content: SKILL.into(),
                 visibility: Some(Visibility::Network),
             },
+            PrivateAccess::Owner,
         )),
         json!({"code": "ALREADY_EXISTS", "message": format!(
             "a skill or unit with id `{}` already exists in this knowledge base; contribute it to the registry under another id (nothing was sent)",
@@ -601,6 +720,7 @@ fn a_registry_answer_of_the_wrong_shape_is_unavailable() {
             valid: true,
             feedback: None,
         },
+        PrivateAccess::Owner,
     ));
     assert_eq!(e["code"], json!("UNAVAILABLE"));
     assert!(
@@ -645,11 +765,14 @@ fn a_registrys_impossible_answers_are_dropped_or_refused() {
         &dir.path().join("private"),
         KnowledgeNetwork::Client(registry),
     );
-    let found = ok(kb.kp_search_skill(&SearchSkillArgs {
-        query: "anything".into(),
-        min_quality: Some(0.0),
-        ..Default::default()
-    }));
+    let found = ok(kb.kp_search_skill(
+        &SearchSkillArgs {
+            query: "anything".into(),
+            min_quality: Some(0.0),
+            ..Default::default()
+        },
+        PrivateAccess::Owner,
+    ));
     let ids: Vec<&str> = found["results"]
         .as_array()
         .unwrap()
@@ -665,6 +788,7 @@ fn a_registrys_impossible_answers_are_dropped_or_refused() {
                 valid: true,
                 feedback: None,
             },
+            PrivateAccess::Owner,
         )),
         json!({"code": "UNAVAILABLE", "message": "the KnowledgePulse registry at http://registry.test/mcp answered kp_validate_unit with validated false and quality_score 99; the verdict's outcome is unknown"})
     );

@@ -1,0 +1,381 @@
+"""`folio mcp --http` as an OAuth 2.1 resource server, against a real authorization server:
+oidc-provider (an OpenID Certified library, pinned in tests/oauth/package.json) started on
+loopback by each test (tests/oauth/provider.mjs), folio configured with `[mcp.http.oauth]`.
+
+Tokens are obtained as clients obtain them (client credentials; authorization code with
+PKCE through the provider's login and consent pages) and the refused kinds are made the
+way an attacker or a broken client would: expired, for another audience, of another
+issuer, tampered, `alg: none`, an unknown key id, HS256 signed with the public key.
+scripts/test installs the provider (npm ci in tests/oauth) and passes Node as FOLIO_NODE.
+"""
+
+import base64
+import hashlib
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+
+import httpx2  # the MCP Python SDK's HTTP client
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+
+from conftest import REPO, HttpServer
+from test_http import INIT, add_token, answer, bearer, client, open_session, post, request
+
+PROVIDER = REPO / "tests" / "oauth" / "provider.mjs"
+
+
+def node() -> str:
+    path = os.environ.get("FOLIO_NODE", "")
+    assert path and Path(path).is_file(), "FOLIO_NODE must name Node 22 or newer (scripts/test installs it)"
+    assert (REPO / "tests/oauth/node_modules/oidc-provider").is_dir(), \
+        "tests/oauth/node_modules is missing: scripts/test installs it (npm ci --prefix tests/oauth)"
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def new_key(kid: str):
+    """(private key, private JWK) of a fresh RSA key."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = RSAAlgorithm.to_jwk(key, as_dict=True)
+    jwk.update(kid=kid, use="sig", alg="RS256")
+    return key, jwk
+
+
+class Provider:
+    """oidc-provider on 127.0.0.1:PORT signing with the first of its keys."""
+
+    def __init__(self, tmp: Path, keys: list[dict]):
+        self.port = free_port()
+        self.issuer = f"http://127.0.0.1:{self.port}"
+        self.tmp = tmp
+        self.proc = None
+        self.start(keys)
+
+    def start(self, keys: list[dict]):
+        path = self.tmp / f"keys-{time.monotonic_ns()}.json"
+        path.write_text(json.dumps({"keys": keys}))
+        self.proc = subprocess.Popen([node(), str(PROVIDER), str(self.port), str(path)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        assert line.strip() == "ready", line + self.proc.stderr.read()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+    def restart(self, keys: list[dict]):
+        """A key rotation: the same issuer with another key set."""
+        self.stop()
+        self.start(keys)
+
+    def client_credentials(self, client_id: str, scope: str, resource: str) -> str:
+        r = httpx2.post(f"{self.issuer}/token", auth=(client_id, f"{client_id}-secret"),
+                       data={"grant_type": "client_credentials", "scope": scope, "resource": resource})
+        assert r.status_code == 200, r.text
+        return r.json()["access_token"]
+
+    def authorization_code(self, user: str, scope: str, resource: str) -> str:
+        """A user's token for web-client: authorization request with PKCE (S256), the
+        provider's login and consent pages, then the code exchanged with the verifier."""
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        redirect = "http://127.0.0.1/callback"
+        with httpx2.Client(base_url=self.issuer) as http:
+            r = http.get("/auth", params={
+                "client_id": "web-client", "response_type": "code", "redirect_uri": redirect,
+                "scope": scope, "state": "s1", "resource": resource,
+                "code_challenge": challenge, "code_challenge_method": "S256"})
+            for prompt in ("login", "consent"):
+                while r.status_code in (302, 303) and "/interaction/" not in r.headers["location"]:
+                    r = http.get(r.headers["location"])
+                assert r.status_code in (302, 303), r.text
+                uid = r.headers["location"].rsplit("/", 1)[1]
+                page = http.get(f"/interaction/{uid}")
+                assert page.status_code == 200 and prompt in page.text.lower(), page.text
+                r = http.post(f"/interaction/{uid}", data={"prompt": prompt, "login": user, "password": "x"})
+                assert r.status_code in (302, 303), r.text
+                r = http.get(r.headers["location"])
+            while not r.headers.get("location", "").startswith(redirect):
+                assert r.status_code in (302, 303), r.text
+                r = http.get(r.headers["location"])
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(r.headers["location"]).query)
+            assert query["state"] == ["s1"] and query["iss"] == [self.issuer], query
+            r = http.post("/token", data={
+                "grant_type": "authorization_code", "code": query["code"][0], "redirect_uri": redirect,
+                "client_id": "web-client", "code_verifier": verifier, "resource": resource})
+            assert r.status_code == 200, r.text
+            return r.json()["access_token"]
+
+
+@pytest.fixture
+def keys():
+    return {kid: new_key(kid) for kid in ("k1", "k2", "intruder")}
+
+
+@pytest.fixture
+def provider(tmp_path, keys):
+    p = Provider(tmp_path, [keys["k1"][1]])
+    yield p
+    p.stop()
+
+
+def oauth_server(kb: Path, tmp: Path, issuers: list[str], extra: str = "", tokens: Path | None = None) -> HttpServer:
+    """folio mcp --http with [mcp.http.oauth] naming `issuers` (plus `extra` lines)."""
+    config = tmp / "xdg" / "folio"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(
+        "[mcp.http.oauth]\nissuers = [" + ", ".join(json.dumps(i) for i in issuers) + "]\n" + extra)
+    tokens = tokens or (tmp / "tokens" / "tokens.toml")
+    return HttpServer(kb, "--tokens", str(tokens), env={"XDG_CONFIG_HOME": str(tmp / "xdg")})
+
+
+def challenge(headers) -> str:
+    return headers["WWW-Authenticate"]
+
+
+def call(url: str, token: str, tool: str, arguments: dict):
+    """(status, headers, body) of a tools/call in a fresh session."""
+    sid = open_session(url, bearer(token))
+    return post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}},
+                {**bearer(token), "Mcp-Session-Id": sid})
+
+
+@pytest.mark.anyio
+async def test_client_credentials_tokens_read_and_a_read_token_is_asked_to_step_up(kb, tmp_path, provider):
+    srv = oauth_server(kb, tmp_path, [provider.issuer])
+    try:
+        metadata_url = f"{srv.origin}/.well-known/oauth-protected-resource/mcp"
+        status, headers, body = post(srv.url, INIT)
+        assert (status, challenge(headers), body) == (
+            401, f'Bearer resource_metadata="{metadata_url}", scope="read"', "")
+        doc = httpx2.get(metadata_url).json()
+        assert doc["resource"] == srv.url
+        assert doc["authorization_servers"] == [provider.issuer]
+        assert doc["scopes_supported"] == ["read", "contribute", "read-write"]
+
+        reader = provider.client_credentials("agent-read", "read", srv.url)
+        async with client(srv.url, reader) as c:
+            res = await c.call_tool("kb_read", {"path": "sig-list.md", "max_bytes": 60})
+            assert not res.is_error, res.content[0].text
+        status, headers, body = call(srv.url, reader, "kb_create", {"path": "new.md", "markdown": "# New\n"})
+        assert (status, challenge(headers), body) == (
+            403, f'Bearer error="insufficient_scope", scope="read-write", resource_metadata="{metadata_url}"',
+            "Forbidden: this needs an access token with the scope `read-write`")
+        status, headers, _ = call(srv.url, reader, "kp_contribute_skill", {"skill_md_content": "x"})
+        assert (status, re.search(r'scope="([^"]+)"', challenge(headers))[1]) == (403, "contribute")
+        assert not (kb / "new.md").exists()
+
+        writer = provider.client_credentials("agent-rw", "read read-write", srv.url)
+        async with client(srv.url, writer) as c:
+            res = await c.call_tool("kb_create", {"path": "new.md", "markdown": "# New\n"})
+            assert not res.is_error, res.content[0].text
+            # The token's subject is the agent its contributions are recorded under.
+            assert await contributions(c, "agent-rw") == 1
+        assert (kb / "new.md").read_text() == "# New\n"
+
+        # A valid token that grants none of folio's scopes.
+        other = provider.client_credentials("agent-other", "other", srv.url)
+        status, headers, _ = post(srv.url, INIT, bearer(other))
+        assert (status, challenge(headers)) == (
+            403, f'Bearer error="insufficient_scope", scope="read", resource_metadata="{metadata_url}"')
+    finally:
+        assert srv.stop() == 0
+    assert f"and OAuth access tokens of {provider.issuer})" in srv.stderr[0]
+
+
+@pytest.mark.anyio
+async def test_a_user_token_from_the_authorization_code_flow_with_pkce(kb, tmp_path, provider):
+    srv = oauth_server(kb, tmp_path, [provider.issuer])
+    try:
+        token = provider.authorization_code("alice", "openid read read-write", srv.url)
+        async with client(srv.url, token) as c:
+            res = await c.call_tool("kb_create", {"path": "alice.md", "markdown": "# Alice\n"})
+            assert not res.is_error, res.content[0].text
+            assert await contributions(c, "alice") == 1
+        assert (kb / "alice.md").is_file()
+    finally:
+        assert srv.stop() == 0
+
+
+SKILL = """---
+name: {name}
+description: A skill contributed to learn who the server takes the caller for.
+---
+
+# {name}
+"""
+
+
+async def contributions(c, agent: str) -> int:
+    """Contributes an org skill as the connected caller, then how many contributions the
+    ledger records for `agent`."""
+    res = await c.call_tool("kp_contribute_skill", {"skill_md_content": SKILL.format(name=f"probe-{agent}"),
+                                                    "visibility": "org"})
+    assert not res.is_error, res.content[0].text
+    res = await c.call_tool("kp_reputation_query", {"agent_id": agent})
+    assert not res.is_error, res.content[0].text
+    return json.loads(res.content[0].text)["contributions"]
+
+
+def refusal(url: str, token: str) -> tuple[int, str]:
+    status, headers, body = post(url, INIT, bearer(token))
+    assert body == ""
+    return status, challenge(headers)
+
+
+def test_every_kind_of_bad_token_is_401_invalid_token_with_why(kb, tmp_path, provider, keys):
+    srv = oauth_server(kb, tmp_path, [provider.issuer])
+    try:
+        good = provider.client_credentials("agent-read", "read", srv.url)
+        assert post(srv.url, INIT, bearer(good))[0] == 200
+        claims = jwt.decode(good, options={"verify_signature": False})
+        k1 = keys["k1"][0]
+
+        def forged(key=k1, kid="k1", alg="RS256", **changes):
+            return jwt.encode({**claims, **changes}, key, algorithm=alg, headers={"kid": kid, "typ": "at+jwt"})
+
+        header, payload, signature = good.split(".")
+        widened = base64.urlsafe_b64encode(
+            json.dumps({**claims, "scope": "read read-write"}).encode()).rstrip(b"=").decode()
+        public_pem = k1.public_key().public_bytes(encoding=serialization.Encoding.PEM,
+                                                  format=serialization.PublicFormat.SubjectPublicKeyInfo)
+        unsigned = ".".join([
+            base64.urlsafe_b64encode(b'{"alg":"none","typ":"at+jwt"}').rstrip(b"=").decode(), payload, ""])
+        other_audience = provider.client_credentials("agent-read", "read", "https://other.example/mcp")
+        now = int(time.time())
+        cases = {
+            "expired": (forged(exp=now - 3600, iat=now - 7200), "the token has expired"),
+            "another audience": (other_audience, f"the token is not for this server (its aud is not {srv.url})"),
+            "another issuer": (forged(iss="https://evil.example"),
+                               "the token was issued by https://evil.example, which this server does not accept"),
+            "tampered": (f"{header}.{widened}.{signature}", "the token's signature does not verify"),
+            "alg none": (unsigned, "an unsigned token (alg none) is never accepted"),
+            "unknown kid": (forged(key=keys["intruder"][0], kid="intruder"),
+                            "the issuer publishes no signing key with kid intruder"),
+            "HS256 with the public key": (_hs256(claims, public_pem),
+                                          "alg HS256 is a shared-secret algorithm; only the issuer's public keys verify access tokens"),
+            "not valid yet": (forged(nbf=now + 3600), "the token is not valid yet (nbf)"),
+        }
+        for kind, (token, why) in cases.items():
+            status, www = refusal(srv.url, token)
+            assert status == 401, kind
+            assert www.startswith(f'Bearer resource_metadata="{srv.origin}/.well-known/oauth-protected-resource/mcp", '
+                                  f'scope="read", error="invalid_token", error_description="'), (kind, www)
+            description = www.split('error_description="', 1)[1].rstrip('"')
+            assert description.startswith(why.replace('"', "")), (kind, description)
+        # After all that, the good token still works.
+        assert post(srv.url, INIT, bearer(good))[0] == 200
+    finally:
+        assert srv.stop() == 0
+
+
+def _hs256(claims: dict, secret: bytes) -> str:
+    """An HS256 token whose secret is the issuer's public key (the algorithm confusion
+    attack); PyJWT refuses to make one, so it is signed here."""
+    import hmac
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    signing_input = b64(b'{"alg":"HS256","kid":"k1"}') + "." + b64(json.dumps(claims).encode())
+    return signing_input + "." + b64(hmac.new(secret, signing_input.encode(), hashlib.sha256).digest())
+
+
+def test_a_key_rotation_at_the_provider_is_picked_up(kb, tmp_path, provider, keys):
+    srv = oauth_server(kb, tmp_path, [provider.issuer])
+    try:
+        before = provider.client_credentials("agent-read", "read", srv.url)
+        assert post(srv.url, INIT, bearer(before))[0] == 200
+        # The provider now signs with k2 and still publishes k1 (a rotation's overlap).
+        provider.restart([keys["k2"][1], keys["k1"][1]])
+        after = provider.client_credentials("agent-read", "read", srv.url)
+        assert jwt.get_unverified_header(after)["kid"] == "k2"
+        # folio fetches the keys again for an unknown kid at most every 5 s.
+        time.sleep(5.5)
+        assert post(srv.url, INIT, bearer(after))[0] == 200
+        assert post(srv.url, INIT, bearer(before))[0] == 200
+        # k1 withdrawn: its tokens are refused once the keys are fetched again.
+        provider.restart([keys["k2"][1]])
+        time.sleep(5.5)
+        intruder = jwt.encode(jwt.decode(after, options={"verify_signature": False}), keys["intruder"][0],
+                              algorithm="RS256", headers={"kid": "intruder"})
+        assert refusal(srv.url, intruder)[0] == 401  # makes folio fetch the keys again
+        status, www = refusal(srv.url, before)
+        assert status == 401 and "no signing key with kid k1" in www, www
+    finally:
+        assert srv.stop() == 0
+
+
+def test_opaque_tokens_are_introspected_and_a_revocation_takes_effect_at_once(kb, tmp_path, provider):
+    srv = oauth_server(kb, tmp_path, [provider.issuer],
+                       'introspection_client_id = "folio-introspector"\n'
+                       'introspection_client_secret = "folio-introspector-secret"\n')
+    try:
+        opaque = provider.client_credentials("agent-opaque", "read", srv.url)
+        assert "." not in opaque
+        sid = open_session(srv.url, bearer(opaque))
+        status, body = request(srv.url, "POST", {**bearer(opaque), "Mcp-Session-Id": sid},
+                               {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert status == 200 and "kb_search" in json.dumps(answer(body))
+        # A JWT the issuer will not introspect (oidc-provider answers unsupported_token_type)
+        # is checked against its keys.
+        signed = provider.client_credentials("agent-read", "read", srv.url)
+        assert post(srv.url, INIT, bearer(signed))[0] == 200
+        r = httpx2.post(f"{provider.issuer}/token/revocation", auth=("agent-opaque", "agent-opaque-secret"),
+                       data={"token": opaque})
+        assert r.status_code == 200, r.text
+        status, www = refusal(srv.url, opaque)
+        assert status == 401
+        assert 'error_description="the issuer says the token is not active (expired, revoked or unknown)"' in www
+    finally:
+        assert srv.stop() == 0
+
+
+def test_folio_tokens_work_beside_oauth_and_an_unreachable_issuer_is_503(kb, tmp_path, provider):
+    tokens = tmp_path / "tokens" / "tokens.toml"
+    own = add_token(tokens, "bot", "read")
+    dead = f"http://127.0.0.1:{free_port()}"
+    srv = oauth_server(kb, tmp_path, [provider.issuer, dead], tokens=tokens)
+    try:
+        assert post(srv.url, INIT, bearer(own))[0] == 200
+        assert post(srv.url, INIT, bearer("folio_not-a-token"))[0] == 401
+        token = provider.client_credentials("agent-read", "read", srv.url)
+        claims = jwt.decode(token, options={"verify_signature": False})
+        of_dead = jwt.encode({**claims, "iss": dead}, "x" * 32, algorithm="HS256")
+        status, headers, body = post(srv.url, INIT, bearer(of_dead))
+        # HS256 is refused before any fetch; an RS256 token of the dead issuer needs its keys.
+        assert status == 401
+        of_dead = jwt.encode({**claims, "iss": dead}, rsa.generate_private_key(public_exponent=65537, key_size=2048),
+                             algorithm="RS256", headers={"kid": "x"})
+        status, headers, body = post(srv.url, INIT, bearer(of_dead))
+        assert (status, headers["Retry-After"]) == (503, "10")
+        assert body.startswith(f"Service Unavailable: the access token could not be checked: {dead}/.well-known/"), body
+        # The working issuer is unaffected.
+        assert post(srv.url, INIT, bearer(token))[0] == 200
+    finally:
+        assert srv.stop() == 0
+
+
+def test_a_bad_oauth_setting_stops_the_server_with_the_key_named(kb, tmp_path):
+    config = tmp_path / "xdg" / "folio"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[mcp.http.oauth]\nissuers = ["http://id.example.com"]\n')
+    with pytest.raises(RuntimeError) as e:
+        HttpServer(kb, "--tokens", str(tmp_path / "t.toml"), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert "[mcp.http.oauth] issuers: `http://id.example.com` must start with https://" in str(e.value)
