@@ -233,6 +233,84 @@ async def contributions(c, agent: str) -> int:
     return json.loads(res.content[0].text)["contributions"]
 
 
+class Memory:
+    """The MCP SDK's token storage, in memory."""
+
+    def __init__(self):
+        self.tokens = self.client = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client
+
+    async def set_client_info(self, info):
+        self.client = info
+
+
+@pytest.mark.anyio
+async def test_the_mcp_python_sdk_signs_in_and_steps_up_by_itself(kb, tmp_path, provider):
+    """The MCP Python SDK's own OAuth client, as an MCP host runs it: from folio's 401 it
+    finds the metadata and the provider, signs the user in with PKCE asking for `read`, and
+    on the 403 of a write asks again for `read-write` (step-up). The client is pre-registered
+    (web-client): a client that registers itself with `read` only is held to it by this
+    provider, so its step-up would be refused by the provider, not by folio."""
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+
+    srv = oauth_server(kb, tmp_path, [provider.issuer])
+    redirect = "http://127.0.0.1/callback"
+    asked: list[list[str]] = []
+    landed: list[dict] = []
+
+    async def browser(url: str):
+        """The user's browser: the provider's login and consent pages, up to the redirect."""
+        asked.append(urllib.parse.parse_qs(urllib.parse.urlparse(url).query)["scope"][0].split())
+        async with httpx2.AsyncClient() as http:
+            r = await http.get(url)
+            while not r.headers.get("location", "").startswith(redirect):
+                assert r.status_code in (302, 303), r.text
+                location = urllib.parse.urljoin(provider.issuer, r.headers["location"])
+                if "/interaction/" in location:
+                    page = await http.get(location)
+                    prompt = "login" if 'name="login"' in page.text else "consent"
+                    r = await http.post(location, data={"prompt": prompt, "login": "carol", "password": "x"})
+                else:
+                    r = await http.get(location)
+        landed.append({k: v[0] for k, v in urllib.parse.parse_qs(urllib.parse.urlparse(r.headers["location"]).query).items()})
+
+    async def callback() -> AuthorizationCodeResult:
+        return AuthorizationCodeResult(**landed[-1])
+
+    storage = Memory()
+    storage.client = OAuthClientInformationFull(client_id="web-client", redirect_uris=[redirect],
+                                                token_endpoint_auth_method="none",
+                                                grant_types=["authorization_code"], issuer=provider.issuer)
+    auth = OAuthClientProvider(
+        server_url=srv.url,
+        client_metadata=OAuthClientMetadata(redirect_uris=[redirect], grant_types=["authorization_code"],
+                                            token_endpoint_auth_method="none"),
+        storage=storage, redirect_handler=browser, callback_handler=callback)
+    try:
+        async with Client(streamable_http_client(srv.url, http_client=create_mcp_http_client(auth=auth)),
+                          mode="auto") as c:
+            res = await c.call_tool("kb_read", {"path": "sig-list.md", "max_bytes": 60})
+            assert not res.is_error, res.content[0].text
+            res = await c.call_tool("kb_create", {"path": "carol.md", "markdown": "# Carol\n"})
+            assert not res.is_error, res.content[0].text
+        assert (kb / "carol.md").read_text() == "# Carol\n"
+        assert asked == [["read"], ["read", "read-write"]]
+    finally:
+        assert srv.stop() == 0
+
+
 def refusal(url: str, token: str) -> tuple[int, str]:
     status, headers, body = post(url, INIT, bearer(token))
     assert body == ""
