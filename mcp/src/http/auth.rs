@@ -292,10 +292,11 @@ pub async fn authenticate(
                 return super::refusal::read_body_then(request, response).await;
             }
             Err(Rejection::Unavailable(reason)) => {
+                // The reason (URLs, the issuer's own error text) goes to the log only.
                 tracing::error!(%reason, "an access token could not be checked (503)");
                 let mut response = (
                     StatusCode::SERVICE_UNAVAILABLE,
-                    format!("Service Unavailable: the access token could not be checked: {reason}"),
+                    "Service Unavailable: the access token could not be checked, its issuer could not be reached; try again shortly",
                 )
                     .into_response();
                 response
