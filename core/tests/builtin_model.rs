@@ -19,12 +19,12 @@
 //! `python3 scripts/model-reference.py "$(scripts/fetch-model | tail -1)" tokenizer.json`
 //! (needs numpy and tokenizers; where to get tokenizer.json is in the script).
 //!
-//! Every kernel path this CPU supports is tested (`KernelPath::ALL`: on this project's
-//! machines, which have AMX, all three; the fallbacks are forced with
-//! `BuiltinEmbedder::load_with`). Single texts of at most 16 tokens take the few-row
-//! kernels, which compute in `f32` on every path; batches take the AMX path's `bf16`
-//! tiles, whose vectors are checked against the same references to a looser stated
-//! tolerance ([`tolerance`]).
+//! Every kernel path this CPU supports is tested (`KernelPath::ALL`; the fallbacks are
+//! forced with `BuiltinEmbedder::load_with`; a path the CPU lists the features of and
+//! that is not supported fails). Single texts of at most 16 tokens take the few-row
+//! kernels, which compute in `f32` on every path; batches take the `bf16` products of the
+//! AMX and AVX-512 paths, whose vectors are checked against the same references to a
+//! looser stated tolerance ([`tolerance`]).
 //!
 //! A missing model fails these tests, naming `scripts/fetch-model`; they are
 //! never skipped.
@@ -72,6 +72,15 @@ fn models() -> &'static [BuiltinEmbedder] {
                 "the CPU lists AMX, the AMX path is not supported"
             );
         }
+        if ["avx512_bf16", "avx512f", "avx512bw", "avx512vl"]
+            .iter()
+            .all(|f| has(f))
+        {
+            assert!(
+                KernelPath::Avx512.is_supported(),
+                "the CPU lists AVX-512 BF16, the AVX-512 path is not supported"
+            );
+        }
         KernelPath::ALL
             .into_iter()
             .filter(|p| p.is_supported())
@@ -81,12 +90,12 @@ fn models() -> &'static [BuiltinEmbedder] {
 }
 
 /// How far vector components may be from the `f32` references on `path` for texts of
-/// more than 16 tokens or batches: 1e-4 where every product is `f32`; 1e-3 on the AMX
-/// path, which rounds activations and weights to `bf16` (measured: up to 3.1e-4, on
+/// more than 16 tokens or batches: 1e-4 where every product is `f32`; 1e-3 on the AMX and
+/// AVX-512 paths, which round activations and weights to `bf16` (measured: up to 3.1e-4, on
 /// component 0 of the fox passage; cosine with the `f32` vectors at least 0.99999).
 fn tolerance(path: KernelPath) -> f32 {
     match path {
-        KernelPath::Amx => 1e-3,
+        KernelPath::Amx | KernelPath::Avx512 => 1e-3,
         KernelPath::Avx2 | KernelPath::Portable => 1e-4,
     }
 }
@@ -235,8 +244,8 @@ fn token_ids_match_hugging_face_tokenizers() {
     assert_eq!((ids[0], ids[511]), (0, 2));
 }
 
-/// `passage: ` + FOX is 17 tokens: on the AMX path it takes the `bf16` tiles, elsewhere
-/// `matrixmultiply` in `f32`; each path to its [`tolerance`].
+/// `passage: ` + FOX is 17 tokens: on the AMX and AVX-512 paths it takes the `bf16`
+/// products, elsewhere `matrixmultiply` in `f32`; each path to its [`tolerance`].
 #[test]
 fn english_passage_matches_reference() {
     for m in models() {
@@ -247,7 +256,7 @@ fn english_passage_matches_reference() {
 }
 
 /// Each kernel path on a batch (four passages in one forward pass of more than 16
-/// tokens: the AMX path's tiles) and on the query alone (16 tokens: the few-row kernel, or
+/// tokens: the `bf16` products of the AMX and AVX-512 paths) and on the query alone (16 tokens: the few-row kernel, or
 /// `matrixmultiply` on the portable path), against the references.
 #[test]
 fn each_kernel_path_matches_reference() {
@@ -321,15 +330,15 @@ fn japanese_paraphrase_is_nearer_than_unrelated() {
 }
 
 /// A text's vector does not depend on what it is batched with: exactly the same
-/// computation on the `f32` paths (to 1e-5, the order of sums aside); on the AMX path a
-/// batch runs on `bf16` tiles and a short text alone on the `f32` few-row kernel, so to
+/// computation on the `f32` paths (to 1e-5, the order of sums aside); on the AMX and
+/// AVX-512 paths a batch runs on `bf16` products and a short text alone on the `f32` few-row kernel, so to
 /// that path's [`tolerance`].
 #[test]
 fn batching_does_not_change_vectors() {
     for m in models() {
         let path = m.kernel_path();
         let tol = match path {
-            KernelPath::Amx => tolerance(path),
+            KernelPath::Amx | KernelPath::Avx512 => tolerance(path),
             _ => 1e-5,
         };
         let texts = [FOX, JA_PARAPHRASE, "", JA_UNRELATED];

@@ -12,6 +12,10 @@
 //! whole input width (16 × 16 × 32 multiply-adds per instruction), stored once, and the
 //! bias added while the valid rows are copied out.
 //!
+//! The same kernel runs its block products on AVX-512 BF16 vectors instead of tiles
+//! ([`Products::Vectors`], `avx512.rs`) on CPUs without AMX: everything else here is
+//! AVX-512 and unchanged.
+//!
 //! Error: each product has both factors rounded to `bf16` (relative error at most 2⁻⁸
 //! each) and sums are `f32`, so a dot product over `n` inputs differs from the `f32`
 //! one by at most about `2⁻⁷ · Σ|xᵢ·wᵢ|`, in practice far less as the rounding errors'
@@ -77,6 +81,77 @@ pub(super) fn supported() -> bool {
     })
 }
 
+/// How the `bf16` block products of [`linear`], [`feed_forward`] and [`attention`] run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Products {
+    /// On AMX tiles (`TDPBF16PS`).
+    Tiles,
+    /// On AVX-512 BF16 vectors (`VDPBF16PS`, `avx512.rs`).
+    Vectors,
+}
+
+impl Products {
+    /// Whether this CPU (and OS) runs the kernel with these products.
+    pub(super) fn supported(self) -> bool {
+        match self {
+            Products::Tiles => supported(),
+            Products::Vectors => super::avx512::supported(),
+        }
+    }
+
+    /// Configures the tiles (tiles only).
+    ///
+    /// # Safety
+    /// [`Products::supported`]; [`Products::end`] follows before the thread runs other
+    /// code that could use tiles.
+    unsafe fn begin(self) {
+        if self == Products::Tiles {
+            let config = TileConfig::all_full();
+            // SAFETY: the configuration is a valid palette-1 layout of 64 bytes, and the
+            // caller checked that the CPU and OS run tiles.
+            unsafe {
+                asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly))
+            };
+        }
+    }
+
+    /// Releases the tile state [`Products::begin`] configured (tiles only).
+    ///
+    /// # Safety
+    /// As [`Products::begin`].
+    unsafe fn end(self) {
+        if self == Products::Tiles {
+            // SAFETY: releases the state `begin` configured.
+            unsafe { asm!("tilerelease", options(nostack, nomem)) };
+        }
+    }
+
+    /// One block product (see [`block`]), on tiles or vectors.
+    ///
+    /// # Safety
+    /// As [`block`] (for tiles, between [`Products::begin`] and [`Products::end`]); for
+    /// vectors, the CPU supports AVX-512F and AVX-512 BF16.
+    #[inline(always)]
+    unsafe fn block(
+        self,
+        a: *const u16,
+        stride_a: usize,
+        b0: *const u16,
+        b1: *const u16,
+        steps: usize,
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        // SAFETY: the caller's guarantees are each function's.
+        unsafe {
+            match self {
+                Products::Tiles => block(a, stride_a, b0, b1, steps, c, ldc),
+                Products::Vectors => super::avx512::block(a, stride_a, b0, b1, steps, c, ldc),
+            }
+        }
+    }
+}
+
 /// Rounds `v` to the nearest `bf16` (ties to even), as `VCVTNEPS2BF16` does for finite
 /// values.
 fn bf16(v: f32) -> u16 {
@@ -107,11 +182,12 @@ pub(super) fn pack(w: &[f32], n_out: usize, n_in: usize) -> Vec<u16> {
     tiles
 }
 
-/// Computes [`super::linear`] with the tiles of `w` when the CPU supports the kernel and
-/// both dimensions are multiples of 32 (any row count); returns `false`, having written
-/// nothing, otherwise.
+/// Computes [`super::linear`] with the tiles of `w` and `products` when the CPU supports
+/// them and both dimensions are multiples of 32 (any row count); returns `false`, having
+/// written nothing, otherwise.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn linear(
+    products: Products,
     x: &[f32],
     rows: usize,
     n_in: usize,
@@ -124,7 +200,7 @@ pub(super) fn linear(
     if !(n_in.is_multiple_of(BLOCK)
         && n_out.is_multiple_of(BLOCK)
         && w.tiles.len() == n_out * n_in
-        && supported())
+        && products.supported())
     {
         return false;
     }
@@ -135,10 +211,12 @@ pub(super) fn linear(
         a[rows * n_in..padded * n_in].fill(0);
         // SAFETY: `supported` detected AVX-512F and AVX-512 BF16; the shapes are asserted.
         unsafe { to_bf16(&x[..rows * n_in], &mut a[..rows * n_in]) };
-        // SAFETY: `supported` detected AMX-TILE, AMX-BF16 and the AVX-512 features, and
-        // obtained the tile state; the shapes are asserted inside.
+        // SAFETY: `products.supported()` detected its instructions and the AVX-512
+        // features (and for tiles obtained the tile state); the shapes are asserted
+        // inside.
         unsafe {
             tile_product(
+                products,
                 a,
                 padded,
                 n_in,
@@ -159,6 +237,7 @@ pub(super) fn linear(
 /// would round them to anyway). Same conditions and return value as [`linear`].
 #[allow(clippy::too_many_arguments)]
 pub(super) fn feed_forward(
+    products: Products,
     x: &mut [f32],
     rows: usize,
     hidden: usize,
@@ -172,7 +251,7 @@ pub(super) fn feed_forward(
         && ff.is_multiple_of(BLOCK)
         && w_in.tiles.len() == ff * hidden
         && w_out.tiles.len() == hidden * ff
-        && supported())
+        && products.supported())
     {
         return false;
     }
@@ -189,10 +268,12 @@ pub(super) fn feed_forward(
             mid[rows * ff..padded * ff].fill(0);
             // SAFETY: `supported` detected AVX-512F and AVX-512 BF16; shapes asserted.
             unsafe { to_bf16(&x[..rows * hidden], &mut a[..rows * hidden]) };
-            // SAFETY: `supported` detected AMX-TILE, AMX-BF16 and the AVX-512 features,
-            // and obtained the tile state; the shapes are asserted inside.
+            // SAFETY: `products.supported()` detected its instructions and the AVX-512
+            // features (and for tiles obtained the tile state); the shapes are asserted
+            // inside.
             unsafe {
                 tile_product(
+                    products,
                     a,
                     padded,
                     hidden,
@@ -203,6 +284,7 @@ pub(super) fn feed_forward(
                     Out::GeluBf16(mid),
                 );
                 tile_product(
+                    products,
                     mid,
                     padded,
                     ff,
@@ -427,11 +509,13 @@ unsafe fn block(
 /// for 2048 rows × 384 inputs × 1152 outputs.)
 ///
 /// # Safety
-/// The CPU supports AMX-TILE, AMX-BF16, AVX-512F and AVX-512 BF16, and this process has
-/// the tile data state. (Shapes are asserted.)
+/// [`Products::supported`] for `products`: the CPU supports AVX-512F and AVX-512 BF16,
+/// and for tiles AMX-TILE and AMX-BF16 with the tile data state granted. (Shapes are
+/// asserted.)
 #[target_feature(enable = "avx512f,avx512bf16,avx512vl")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn tile_product(
+    products: Products,
     a: &[u16],
     padded: usize,
     k: usize,
@@ -455,18 +539,17 @@ unsafe fn tile_product(
             && out_len >= rows * n_out
             && b.len() >= n_out
     );
-    let config = TileConfig::all_full();
     let mut c = [0f32; BLOCK * BLOCK];
-    // SAFETY: the configuration is a valid palette-1 layout of 64 bytes.
-    unsafe { asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly)) };
+    // SAFETY: the caller checked `products`; `end` follows below.
+    unsafe { products.begin() };
     for m in (0..padded).step_by(BLOCK) {
         for n in (0..n_out).step_by(BLOCK) {
             // SAFETY: rows `m..m + 32` of `a` (each `k` values), the tile panels of
             // outputs `n..n + 16` and `n + 16..n + 32` (each `k · 16` values, starting at
             // element `n · k`) and the 32 × 32 `f32` of `c` are inside the asserted
-            // lengths; the tiles were configured above.
+            // lengths; tiles were configured above.
             unsafe {
-                block(
+                products.block(
                     a.as_ptr().add(m * k),
                     k * 2,
                     tiles.as_ptr().add(n * k),
@@ -529,8 +612,8 @@ unsafe fn tile_product(
             }
         }
     }
-    // SAFETY: releases the tile state this function configured.
-    unsafe { asm!("tilerelease", options(nostack, nomem)) };
+    // SAFETY: ends what `begin` configured above.
+    unsafe { products.end() };
 }
 
 /// Buffers of [`attention`], kept per thread between calls.
@@ -550,8 +633,8 @@ struct AttentionScratch {
     inverse_sums: Vec<f32>,
 }
 
-/// Multi-head self-attention of one sequence of `len` tokens on AMX tiles, when the CPU
-/// supports the kernel and each head is 32 wide; returns `false`, having written nothing,
+/// Multi-head self-attention of one sequence of `len` tokens with `products`, when the
+/// CPU supports them and each head is 32 wide; returns `false`, having written nothing,
 /// otherwise. `qkv` is `[len][3 · hidden]` (queries, keys, values side by side); the
 /// per-head contexts go side by side into `out` (`[len][hidden]`).
 ///
@@ -561,6 +644,7 @@ struct AttentionScratch {
 /// context row as it is copied out (the same rounding error relative to each value, as
 /// `bf16` keeps 8 significant bits at any scale).
 pub(super) fn attention(
+    products: Products,
     qkv: &[f32],
     len: usize,
     hidden: usize,
@@ -568,7 +652,8 @@ pub(super) fn attention(
     scale: f32,
     out: &mut [f32],
 ) -> bool {
-    if heads == 0 || hidden / heads != 32 || !hidden.is_multiple_of(heads) || !supported() {
+    if heads == 0 || hidden / heads != 32 || !hidden.is_multiple_of(heads) || !products.supported()
+    {
         return false;
     }
     let width = 3 * hidden;
@@ -590,10 +675,9 @@ pub(super) fn attention(
         unsafe { to_bf16(&qkv[..len * width], &mut t.qkv[..len * width]) };
         t.qkv[len * width..padded * width].fill(0);
         t.probs[len * padded..padded * padded].fill(0);
-        let config = TileConfig::all_full();
         let mut c = [0f32; BLOCK * BLOCK];
-        // SAFETY: the configuration is a valid palette-1 layout of 64 bytes.
-        unsafe { asm!("ldtilecfg [{}]", in(reg) config.0.as_ptr(), options(nostack, readonly)) };
+        // SAFETY: `products.supported()` was checked above; `end` follows below.
+        unsafe { products.begin() };
         for head in 0..heads {
             // SAFETY: `supported` detected AVX-512F and AVX-512BW; the shapes are asserted
             // inside.
@@ -613,9 +697,9 @@ pub(super) fn attention(
                     // SAFETY: rows `m..m + 32` of the padded `bf16` qkv, columns of this
                     // head's queries (32 values, 64 bytes); key tiles `n / 16` and
                     // `n / 16 + 1`; scores rows `m..m + 32`, columns `n..n + 32`: all
-                    // inside the buffers grown above. The tiles were configured above.
+                    // inside the buffers grown above. Tiles were configured above.
                     unsafe {
-                        block(
+                        products.block(
                             t.qkv.as_ptr().add(m * width + head * 32),
                             width * 2,
                             t.keys.as_ptr().add(n * 32),
@@ -642,9 +726,9 @@ pub(super) fn attention(
             for m in (0..padded).step_by(BLOCK) {
                 // SAFETY: rows `m..m + 32` of the probabilities (`padded` values each),
                 // the two value panels (`slices` KiB each) and `c` (32 × 32 `f32`) are
-                // inside the buffers; the tiles were configured above.
+                // inside the buffers; tiles were configured above.
                 unsafe {
-                    block(
+                    products.block(
                         t.probs.as_ptr().add(m * padded),
                         padded * 2,
                         t.values.as_ptr(),
@@ -665,8 +749,8 @@ pub(super) fn attention(
                 }
             }
         }
-        // SAFETY: releases the tile state configured above.
-        unsafe { asm!("tilerelease", options(nostack, nomem)) };
+        // SAFETY: ends what `begin` configured above.
+        unsafe { products.end() };
     });
     true
 }

@@ -6,6 +6,9 @@
 //!   in `bf16` with `f32` sums (`amx.rs`); at most [`FEW_ROWS`] rows (a query) in the
 //!   AVX2 kernel over the 4-bit blocks (`avx2.rs`); element-wise steps compiled for
 //!   AVX-512. Weights kept: `bf16` tiles (42 MB) and 4-bit blocks (13 MB).
+//! - [`KernelPath::Avx512`] (x86-64 with AVX-512F, BW, VL and AVX-512 BF16, no AMX: AMD
+//!   Zen 4 and later): the AMX path's kernel with its block products on AVX-512 BF16
+//!   vectors (`VDPBF16PS`, `avx512.rs`) instead of tiles; the same weights kept.
 //! - [`KernelPath::Avx2`] (x86-64 with AVX2 and FMA): the AVX2 kernel for at most
 //!   [`FEW_ROWS`] rows, `matrixmultiply` over `f32` weights for more; element-wise steps
 //!   compiled for AVX2. Weights kept: `f32` (85 MB) and 4-bit blocks.
@@ -19,13 +22,14 @@ use std::fmt;
 
 mod amx;
 mod avx2;
+mod avx512;
 pub(super) mod vector;
 
 use super::weights::{Q4_BLOCK, Q4_BLOCK_BYTES, dequantise_q4, f16_to_f32};
 use vector::Level;
 
-/// The environment variable that forces a kernel path: `amx`, `avx2`, `portable`, or
-/// `auto` (the default: the best supported).
+/// The environment variable that forces a kernel path: `amx`, `avx512`, `avx2`,
+/// `portable`, or `auto` (the default: the best supported).
 pub const KERNEL_ENV: &str = "FOLIO_EMBED_KERNEL";
 
 /// At most this many rows (tokens) take the AVX2 kernel over the 4-bit blocks when the
@@ -37,6 +41,9 @@ pub(super) const FEW_ROWS: usize = 16;
 pub enum KernelPath {
     /// AMX tiles in `bf16` for batches, the 4-bit AVX2 kernel for queries.
     Amx,
+    /// AVX-512 BF16 vectors in `bf16` for batches (the AMX path's kernel without tiles),
+    /// the 4-bit AVX2 kernel for queries.
+    Avx512,
     /// The 4-bit AVX2 kernel for queries, `matrixmultiply` in `f32` for batches.
     Avx2,
     /// `matrixmultiply` in `f32` for everything.
@@ -45,12 +52,18 @@ pub enum KernelPath {
 
 impl KernelPath {
     /// Every path, fastest first.
-    pub const ALL: [KernelPath; 3] = [KernelPath::Amx, KernelPath::Avx2, KernelPath::Portable];
+    pub const ALL: [KernelPath; 4] = [
+        KernelPath::Amx,
+        KernelPath::Avx512,
+        KernelPath::Avx2,
+        KernelPath::Portable,
+    ];
 
-    /// The name [`KERNEL_ENV`] takes: `amx`, `avx2` or `portable`.
+    /// The name [`KERNEL_ENV`] takes: `amx`, `avx512`, `avx2` or `portable`.
     pub fn name(self) -> &'static str {
         match self {
             KernelPath::Amx => "amx",
+            KernelPath::Avx512 => "avx512",
             KernelPath::Avx2 => "avx2",
             KernelPath::Portable => "portable",
         }
@@ -60,6 +73,7 @@ impl KernelPath {
     pub fn is_supported(self) -> bool {
         match self {
             KernelPath::Amx => amx::supported() && Level::Avx512.supported(),
+            KernelPath::Avx512 => avx512::supported() && Level::Avx512.supported(),
             KernelPath::Avx2 => avx2::supported() && Level::Avx2.supported(),
             KernelPath::Portable => true,
         }
@@ -88,7 +102,7 @@ impl KernelPath {
                     .find(|p| p.name() == name)
                     .ok_or_else(|| {
                         format!(
-                            "{KERNEL_ENV}={name} is not a kernel path (amx, avx2, portable or auto)"
+                            "{KERNEL_ENV}={name} is not a kernel path (amx, avx512, avx2, portable or auto)"
                         )
                     })?;
                 if path.is_supported() {
@@ -102,10 +116,19 @@ impl KernelPath {
         }
     }
 
+    /// How the path runs its `bf16` block products for batches, if it has them.
+    fn products(self) -> Option<amx::Products> {
+        match self {
+            KernelPath::Amx => Some(amx::Products::Tiles),
+            KernelPath::Avx512 => Some(amx::Products::Vectors),
+            KernelPath::Avx2 | KernelPath::Portable => None,
+        }
+    }
+
     /// Which compilation of the element-wise steps the path runs.
     pub(super) fn level(self) -> Level {
         match self {
-            KernelPath::Amx => Level::Avx512,
+            KernelPath::Amx | KernelPath::Avx512 => Level::Avx512,
             KernelPath::Avx2 => Level::Avx2,
             KernelPath::Portable => Level::Baseline,
         }
@@ -120,7 +143,7 @@ impl fmt::Display for KernelPath {
 
 /// A weight matrix `[out][in]` in the forms its path reads: the Q4_0 blocks split into
 /// nibbles and scales (the few-row kernel), and either `f32` values (`matrixmultiply`)
-/// or `bf16` AMX tiles. All forms hold the same weights, `(nibble − 8) · d`, the `bf16`
+/// or `bf16` B tiles (the AMX and AVX-512 paths). All forms hold the same weights, `(nibble − 8) · d`, the `bf16`
 /// tiles rounded to 8 significant bits.
 pub(super) struct Matrix {
     /// 16 bytes of nibbles per 32-weight block, blocks in row order (the Q4_0 block
@@ -128,9 +151,10 @@ pub(super) struct Matrix {
     pub(super) nibbles: Vec<u8>,
     /// Each block's scale `d`, as `f32`.
     pub(super) scales: Vec<f32>,
-    /// The weights as `f32`, row-major; empty on the AMX path.
+    /// The weights as `f32`, row-major; empty on the AMX and AVX-512 paths.
     pub(super) dense: Vec<f32>,
-    /// The weights as `bf16` AMX tiles (`amx::pack`); empty except on the AMX path.
+    /// The weights as `bf16` B tiles (`amx::pack`); empty except on the AMX and AVX-512
+    /// paths.
     pub(super) tiles: Vec<u16>,
 }
 
@@ -146,7 +170,7 @@ impl Matrix {
             nibbles.extend_from_slice(&block[2..]);
         }
         let mut tiles = Vec::new();
-        if path == KernelPath::Amx && rows.is_multiple_of(32) && cols.is_multiple_of(32) {
+        if path.products().is_some() && rows.is_multiple_of(32) && cols.is_multiple_of(32) {
             tiles = amx::pack(&dense, rows, cols);
             dense = Vec::new();
         }
@@ -188,7 +212,9 @@ pub(super) fn linear(
     activation: Activation,
 ) {
     // Each kernel checks the shapes it relies on and declines what it cannot do.
-    if uses_tiles(path, rows) && amx::linear(x, rows, n_in, w, b, n_out, y, activation) {
+    if let Some(products) = bf16_products(path, rows)
+        && amx::linear(products, x, rows, n_in, w, b, n_out, y, activation)
+    {
         return;
     }
     let few = rows <= FEW_ROWS && path != KernelPath::Portable;
@@ -226,7 +252,9 @@ pub(super) fn feed_forward(
     (w_out, b_out): (&Matrix, &[f32]),
     mid: &mut Vec<f32>,
 ) {
-    if uses_tiles(path, rows) && amx::feed_forward(x, rows, hidden, ff, w_in, b_in, w_out, b_out) {
+    if let Some(products) = bf16_products(path, rows)
+        && amx::feed_forward(products, x, rows, hidden, ff, w_in, b_in, w_out, b_out)
+    {
         return;
     }
     if mid.len() < rows * ff {
@@ -246,17 +274,18 @@ pub(super) fn feed_forward(
     );
 }
 
-/// Whether a forward pass over `rows` tokens on `path` runs its products on AMX tiles
-/// (more than [`FEW_ROWS`] rows on the AMX path).
-fn uses_tiles(path: KernelPath, rows: usize) -> bool {
-    path == KernelPath::Amx && rows > FEW_ROWS
+/// How a forward pass over `rows` tokens on `path` runs its products in `bf16`, if it
+/// does: more than [`FEW_ROWS`] rows on the AMX path (tiles) or the AVX-512 path
+/// (vectors).
+fn bf16_products(path: KernelPath, rows: usize) -> Option<amx::Products> {
+    path.products().filter(|_| rows > FEW_ROWS)
 }
 
 /// Multi-head self-attention of one sequence of `len` tokens, part of a forward pass over
 /// `rows` tokens: `qkv` is `[len][3 · hidden]` (queries, keys and values side by side),
-/// the per-head contexts go side by side into `out` (`[len][hidden]`). On AMX tiles in
-/// `bf16` when [`linear`] uses them for `rows` (and heads are 32 wide), else in `f32`
-/// through `matrixmultiply`.
+/// the per-head contexts go side by side into `out` (`[len][hidden]`). In `bf16` on AMX
+/// tiles or AVX-512 vectors when [`linear`] uses them for `rows` (and heads are 32
+/// wide), else in `f32` through `matrixmultiply`.
 pub(super) fn attention(
     path: KernelPath,
     rows: usize,
@@ -267,7 +296,9 @@ pub(super) fn attention(
     out: &mut [f32],
 ) {
     let scale = 1.0 / ((hidden / heads) as f32).sqrt();
-    if uses_tiles(path, rows) && amx::attention(qkv, len, hidden, heads, scale, out) {
+    if let Some(products) = bf16_products(path, rows)
+        && amx::attention(products, qkv, len, hidden, heads, scale, out)
+    {
         return;
     }
     attention_f32(path.level(), qkv, len, hidden, heads, scale, out);

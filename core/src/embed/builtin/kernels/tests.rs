@@ -1,6 +1,8 @@
 //! Each kernel path against an `f64` product over the same 4-bit weights, for row counts
 //! 1 to 17 (the few-row kernel takes 1..=16) and 31, 32, 33, 48, 64, 70 (partial and whole
-//! 32-row blocks of the AMX kernel), with the tolerance each path states.
+//! 32-row blocks of the `bf16` kernel), with the tolerance each path states. The `bf16`
+//! kernel's own tests run with each way of running its products this CPU has (AMX tiles,
+//! AVX-512 vectors); one the CPU lists the features of and that is not supported fails.
 
 use super::*;
 
@@ -25,14 +27,24 @@ fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
     }
 }
 
-/// Whether `/proc/cpuinfo` lists what the AMX path needs (so that the path not being
+/// Whether `/proc/cpuinfo` lists every one of `features` (so that a path not being
 /// supported there is a failure, not a skip).
-fn cpuinfo_has_amx() -> bool {
+fn cpuinfo_has(features: &[&str]) -> bool {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let flags = info.lines().find(|l| l.starts_with("flags")).unwrap_or("");
-    ["amx_tile", "amx_bf16", "avx512_bf16", "avx512f"]
+    features
         .iter()
         .all(|f| flags.split_whitespace().any(|w| w == *f))
+}
+
+/// What the AMX path needs, as `/proc/cpuinfo` names it.
+const AMX_FLAGS: [&str; 4] = ["amx_tile", "amx_bf16", "avx512_bf16", "avx512f"];
+
+/// What the AVX-512 path needs, as `/proc/cpuinfo` names it.
+const AVX512_FLAGS: [&str; 4] = ["avx512_bf16", "avx512f", "avx512bw", "avx512vl"];
+
+fn cpuinfo_has_amx() -> bool {
+    cpuinfo_has(&AMX_FLAGS)
 }
 
 /// A kernel under test: its name, the relative tolerance it states (as a fraction of
@@ -51,15 +63,22 @@ const F32_TOLERANCE: f64 = 1e-5;
 /// in `f32`; as the rounding errors' signs vary, 2⁻⁸ of `Σ|xᵢ·wᵢ|` bounds the result.
 const BF16_TOLERANCE: f64 = 1.0 / 256.0 + F32_TOLERANCE;
 
-/// Whether the AMX path runs on this machine (the AMX tests return early where it does
-/// not); fails when `/proc/cpuinfo` lists AMX and the path is not supported.
-fn amx_runs() -> bool {
-    let supported = KernelPath::Amx.is_supported();
+/// The ways of running the `bf16` kernel's products this machine has (its tests run
+/// with each, and return early where there is none); fails when `/proc/cpuinfo` lists
+/// what one needs and it is not supported.
+fn bf16_products() -> Vec<amx::Products> {
     assert!(
-        supported || !cpuinfo_has_amx(),
+        KernelPath::Amx.is_supported() || !cpuinfo_has_amx(),
         "the CPU lists AMX but the AMX path is not supported"
     );
-    supported
+    assert!(
+        KernelPath::Avx512.is_supported() || !cpuinfo_has(&AVX512_FLAGS),
+        "the CPU lists AVX-512 BF16 but the AVX-512 path is not supported"
+    );
+    [amx::Products::Tiles, amx::Products::Vectors]
+        .into_iter()
+        .filter(|p| p.supported())
+        .collect()
 }
 
 #[test]
@@ -74,14 +93,50 @@ fn each_path_matches_the_f64_product_for_1_to_70_rows() {
         KernelPath::Avx2.is_supported(),
         "this test needs an x86-64 CPU with AVX2 and FMA"
     );
-    let kernels: [(KernelPath, Kernel); 6] = [
+    if cpuinfo_has(&AVX512_FLAGS) {
+        assert!(
+            KernelPath::Avx512.is_supported(),
+            "the CPU lists AVX-512 BF16 but the AVX-512 path is not supported"
+        );
+    }
+    let kernels: [(KernelPath, Kernel); 8] = [
         (
             KernelPath::Amx,
             (
                 "amx tiles",
                 BF16_TOLERANCE,
                 |x, rows, n_in, w, b, n_out, y| {
-                    amx::linear(x, rows, n_in, w, b, n_out, y, Activation::None)
+                    amx::linear(
+                        amx::Products::Tiles,
+                        x,
+                        rows,
+                        n_in,
+                        w,
+                        b,
+                        n_out,
+                        y,
+                        Activation::None,
+                    )
+                },
+            ),
+        ),
+        (
+            KernelPath::Avx512,
+            (
+                "avx512 vectors",
+                BF16_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    amx::linear(
+                        amx::Products::Vectors,
+                        x,
+                        rows,
+                        n_in,
+                        w,
+                        b,
+                        n_out,
+                        y,
+                        Activation::None,
+                    )
                 },
             ),
         ),
@@ -114,6 +169,27 @@ fn each_path_matches_the_f64_product_for_1_to_70_rows() {
                 |x, rows, n_in, w, b, n_out, y| {
                     linear(
                         KernelPath::Amx,
+                        x,
+                        rows,
+                        n_in,
+                        w,
+                        b,
+                        n_out,
+                        y,
+                        Activation::None,
+                    );
+                    true
+                },
+            ),
+        ),
+        (
+            KernelPath::Avx512,
+            (
+                "avx512 path",
+                BF16_TOLERANCE,
+                |x, rows, n_in, w, b, n_out, y| {
+                    linear(
+                        KernelPath::Avx512,
                         x,
                         rows,
                         n_in,
@@ -234,16 +310,24 @@ fn each_path_matches_the_f64_product_for_1_to_70_rows() {
     }
 }
 
-/// The AMX kernel's GELU, applied as it writes each block, equals GELU applied after.
+/// The `bf16` kernel's GELU, applied as it writes each block, equals GELU applied after.
 #[test]
 fn amx_gelu_epilogue_matches_gelu_after() {
-    if !amx_runs() {
-        return;
+    for path in [KernelPath::Amx, KernelPath::Avx512] {
+        if path
+            .products()
+            .is_some_and(|p| bf16_products().contains(&p))
+        {
+            gelu_epilogue_matches_gelu_after(path);
+        }
     }
+}
+
+fn gelu_epilogue_matches_gelu_after(path: KernelPath) {
     let mut next = xorshift(7);
     let (n_in, n_out, rows) = (64, 96, 40);
     let q4 = blocks(n_out, n_in, &mut next);
-    let w = Matrix::from_q4(&q4, n_out, n_in, KernelPath::Amx);
+    let w = Matrix::from_q4(&q4, n_out, n_in, path);
     let bias = vec![0.5f32; n_out];
     let x: Vec<f32> = (0..rows * n_in)
         .map(|_| (next() % 2001) as f32 / 1000.0 - 1.0)
@@ -251,7 +335,7 @@ fn amx_gelu_epilogue_matches_gelu_after() {
     let mut fused = vec![0f32; rows * n_out];
     let mut after = vec![0f32; rows * n_out];
     linear(
-        KernelPath::Amx,
+        path,
         &x,
         rows,
         n_in,
@@ -262,7 +346,7 @@ fn amx_gelu_epilogue_matches_gelu_after() {
         Activation::Gelu,
     );
     linear(
-        KernelPath::Amx,
+        path,
         &x,
         rows,
         n_in,
@@ -311,7 +395,7 @@ fn bf16_rounds_to_nearest_even() {
 /// by element.
 #[test]
 fn amx_key_value_tiles_match_their_layout() {
-    if !amx_runs() {
+    if bf16_products().is_empty() {
         return;
     }
     let (hidden, heads, padded) = (384, 12, 96);
@@ -345,7 +429,7 @@ fn amx_key_value_tiles_match_their_layout() {
 /// returned `1 / Σ` to 1e-5 relative, for lengths that leave partial 16-lane blocks.
 #[test]
 fn amx_softmax_numerators_match_exp() {
-    if !amx_runs() {
+    if bf16_products().is_empty() {
         return;
     }
     let mut next = xorshift(3);
@@ -409,9 +493,12 @@ fn exp2_taylor_coefficients_are_ln2_powers_over_factorials() {
 /// `bf16` rounding of queries, keys, values and probabilities.
 #[test]
 fn amx_attention_matches_f32_attention() {
-    if !amx_runs() {
-        return;
+    for products in bf16_products() {
+        attention_matches_f32_attention(products);
     }
+}
+
+fn attention_matches_f32_attention(products: amx::Products) {
     let (hidden, heads) = (384, 12);
     let scale = 1.0 / 32f32.sqrt();
     let mut next = xorshift(11);
@@ -422,7 +509,9 @@ fn amx_attention_matches_f32_attention() {
             .collect();
         let mut tiles = vec![f32::NAN; len * hidden];
         let mut plain = vec![f32::NAN; len * hidden];
-        assert!(amx::attention(&qkv, len, hidden, heads, scale, &mut tiles));
+        assert!(amx::attention(
+            products, &qkv, len, hidden, heads, scale, &mut tiles
+        ));
         attention_f32(
             vector::Level::Baseline,
             &qkv,
@@ -437,5 +526,5 @@ fn amx_attention_matches_f32_attention() {
             assert!((a - b).abs() <= 1e-2, "len {len}, value {i}: {a} vs {b}");
         }
     }
-    eprintln!("amx attention: worst difference {worst:e}");
+    eprintln!("{products:?} attention: worst difference {worst:e}");
 }
