@@ -185,8 +185,9 @@ async def test_client_credentials_tokens_read_and_a_read_token_is_asked_to_step_
         async with client(srv.url, writer) as c:
             res = await c.call_tool("kb_create", {"path": "new.md", "markdown": "# New\n"})
             assert not res.is_error, res.content[0].text
-            # The token's subject is the agent its contributions are recorded under.
-            assert await contributions(c, "agent-rw") == 1
+            # The token's subject, qualified by its issuer, is the agent its contributions
+            # are recorded under.
+            assert await contributions(c, f"agent-rw@{provider.issuer}") == 1
         assert (kb / "new.md").read_text() == "# New\n"
 
         # A valid token that grants none of folio's scopes.
@@ -207,7 +208,7 @@ async def test_a_user_token_from_the_authorization_code_flow_with_pkce(kb, tmp_p
         async with client(srv.url, token) as c:
             res = await c.call_tool("kb_create", {"path": "alice.md", "markdown": "# Alice\n"})
             assert not res.is_error, res.content[0].text
-            assert await contributions(c, "alice") == 1
+            assert await contributions(c, f"alice@{provider.issuer}") == 1
         assert (kb / "alice.md").is_file()
     finally:
         assert srv.stop() == 0
@@ -357,6 +358,35 @@ def test_every_kind_of_bad_token_is_401_invalid_token_with_why(kb, tmp_path, pro
                                   f'scope="read", error="invalid_token", error_description="'), (kind, www)
             description = www.split('error_description="', 1)[1].rstrip('"')
             assert description.startswith(why.replace('"', "")), (kind, description)
+        # An agent claim that is no agent id: a line break would forge a log line.
+        status, www = refusal(srv.url, forged(sub="evil\nINFO forged"))
+        assert (status, www.split('error_description="', 1)[1]) == (
+            401, 'the token\'s sub or client_id claim is not an agent id (1 to 128 characters, no control '
+                 'characters or surrounding spaces)"')
+        # A long key id is not echoed whole (quotes and the ellipsis are not header text).
+        status, www = refusal(srv.url, forged(kid="k" * 500))
+        assert (status, www.split('error_description="', 1)[1]) == (
+            401, "the issuer publishes no signing key with kid " + "k" * 64 + '"')
+        # A token of the token file's form is never sent anywhere: revoked or mistyped, it is
+        # refused here, saying so.
+        status, www = refusal(srv.url, "folio_not-a-token")
+        assert www.endswith('error_description="not an active token of this server\'s token file (revoked, or '
+                            'mistyped)"'), www
+        # Two Authorization headers are one too many.
+        import http.client
+        conn = http.client.HTTPConnection(srv.url.split("//")[1].split("/")[0], timeout=10)
+        conn.putrequest("POST", "/mcp")
+        for h, v in [("Authorization", f"Bearer {good}"), ("Authorization", "Bearer other"),
+                     ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
+                     ("Content-Length", "2")]:
+            conn.putheader(h, v)
+        conn.endheaders(b"{}")
+        r = conn.getresponse()
+        assert (r.status, r.read()) == (400, b"Bad Request: two Authorization headers; send one")
+        conn.close()
+        # Paths folio does not serve are 404, not 401 (clients look for the authorization
+        # server's metadata here first).
+        assert httpx2.get(f"{srv.origin}/.well-known/oauth-authorization-server").status_code == 404
         # After all that, the good token still works.
         assert post(srv.url, INIT, bearer(good))[0] == 200
     finally:

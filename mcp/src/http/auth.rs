@@ -98,6 +98,7 @@ fn forbidden(metadata_url: &str, scope: &str) -> Response {
 fn description(text: &str) -> String {
     text.chars()
         .filter(|c| matches!(c, ' '..='~') && *c != '"' && *c != '\\')
+        .take(300)
         .collect()
 }
 
@@ -218,7 +219,9 @@ impl Auth {
 
     /// The protected-resource metadata URL.
     fn metadata_url(&self, headers: &HeaderMap) -> String {
-        format!("{}{METADATA_PATH}", self.base_url(headers))
+        let base = self.base_url(headers);
+        let (origin, path) = split_origin(&base);
+        format!("{origin}{}", metadata_path(path))
     }
 
     /// 401 with the `WWW-Authenticate` challenge and nothing else: the metadata URL, the
@@ -248,6 +251,33 @@ impl Auth {
     }
 }
 
+/// `scheme://authority` and the path of a base URL (`https://kb.example.com/kb` →
+/// `https://kb.example.com`, `/kb`; the path is empty for none).
+fn split_origin(base: &str) -> (&str, &str) {
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    match base[after_scheme..].find('/') {
+        Some(slash) => base.split_at(after_scheme + slash),
+        None => (base, ""),
+    }
+}
+
+/// The path of the protected-resource metadata of `{base path}/mcp` (RFC 9728 §3.1: the
+/// well-known prefix inserted between the host and the resource's path), for a public
+/// URL whose path is `base_path` (`""` or `/kb`).
+pub fn metadata_path(base_path: &str) -> String {
+    format!(
+        "/.well-known/oauth-protected-resource{}/mcp",
+        base_path.trim_end_matches('/')
+    )
+}
+
+/// The path the metadata is also served at when the public URL has a path
+/// (`--public-url https://kb.example.com/kb`), for a proxy that forwards it unchanged.
+pub fn public_metadata_path(public_url: Option<&str>) -> Option<String> {
+    let (_, path) = split_origin(public_url?.trim_end_matches('/'));
+    (!path.is_empty()).then(|| metadata_path(path))
+}
+
 /// The token of an `Authorization: Bearer …` header (scheme without letter case).
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -265,11 +295,30 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     let headers = request.headers();
+    if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
+        let response = (
+            StatusCode::BAD_REQUEST,
+            "Bad Request: two Authorization headers; send one",
+        )
+            .into_response();
+        return super::refusal::read_body_then(request, response).await;
+    }
     let present = headers.contains_key(header::AUTHORIZATION);
     let token = bearer(headers).map(str::to_owned);
     let mut why = None;
     let mut caller = token.as_deref().and_then(|t| auth.verify(t));
+    // A token of the token file's form never leaves the server, not even one revoked or
+    // mistyped: it is not sent to an issuer's introspection.
+    let own_form = token
+        .as_deref()
+        .is_some_and(|t| t.starts_with(folio_core::config::tokens::TOKEN_PREFIX));
+    if caller.is_none() && own_form && auth.oauth.is_some() {
+        why = Some(
+            "not an active token of this server's token file (revoked, or mistyped)".to_owned(),
+        );
+    }
     if caller.is_none()
+        && !own_form
         && let (Some(token), Some(oauth)) = (&token, &auth.oauth)
     {
         let resource = auth.resource(request.headers());

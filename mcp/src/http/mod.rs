@@ -154,10 +154,11 @@ fn router(
         config,
     );
     let rate = limits::RateLimit::new(&http.limits);
+    // Route layers: a path that is not served is 404 before any of them (not 401).
     let mut mcp = Router::new()
         .route_service("/mcp", service)
-        .layer(from_fn_with_state(sessions, sessions::guard))
-        .layer(from_fn_with_state(rate, limits::rate_limit));
+        .route_layer(from_fn_with_state(sessions, sessions::guard))
+        .route_layer(from_fn_with_state(rate, limits::rate_limit));
     let mut app: Router = Router::new();
     if let AuthMode::Tokens {
         path,
@@ -181,11 +182,14 @@ fn router(
         } else if auth.active_tokens() == 0 {
             tracing::warn!(path = %path.display(), "no active tokens: every request will get 401 (add one with `folio token add AGENT`)");
         }
-        mcp = mcp.layer(from_fn_with_state(Arc::clone(&auth), auth::authenticate));
-        app = Router::new()
+        mcp = mcp.route_layer(from_fn_with_state(Arc::clone(&auth), auth::authenticate));
+        let mut metadata = Router::new()
             .route(auth::METADATA_PATH, get(auth::metadata))
-            .route(auth::METADATA_ROOT_PATH, get(auth::metadata))
-            .with_state(auth);
+            .route(auth::METADATA_ROOT_PATH, get(auth::metadata));
+        if let Some(path) = auth::public_metadata_path(http.public_url.as_deref()) {
+            metadata = metadata.route(&path, get(auth::metadata));
+        }
+        app = metadata.with_state(auth);
     }
     let allow = Arc::new(origin::AllowList {
         hosts: allowed_hosts(http, bound),

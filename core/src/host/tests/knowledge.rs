@@ -360,7 +360,7 @@ fn private_items_do_not_exist_for_others() {
             .map(|r| r["id"].clone())
             .collect::<Vec<_>>()
     };
-    assert_eq!(search(PrivateAccess::Owner), [id.clone()]);
+    assert_eq!(search(PrivateAccess::Owner), std::slice::from_ref(&id));
     assert_eq!(search(PrivateAccess::Others), Vec::<Value>::new());
     let contributions = |access| {
         ok(kb.kp_reputation(

@@ -123,9 +123,16 @@ pub fn judge(
         ));
     }
     if let Some(exp) = answer.get("exp").and_then(Value::as_u64)
-        && exp + leeway < now
+        && exp.saturating_add(leeway) < now
     {
         return Err(Rejection::Invalid("the token has expired".into()));
+    }
+    if let Some(nbf) = answer.get("nbf").and_then(Value::as_u64)
+        && nbf > now.saturating_add(leeway)
+    {
+        return Err(Rejection::Invalid(
+            "the token is not valid yet (nbf)".into(),
+        ));
     }
     Ok(answer)
 }
@@ -143,6 +150,9 @@ pub async fn introspect(
     audience: &str,
     leeway: u64,
 ) -> Result<Option<Map<String, Value>>, Rejection> {
+    if let Some(why) = issuer.introspection_down() {
+        return Err(Rejection::Unavailable(why));
+    }
     let metadata = issuer.metadata().await.map_err(Rejection::Unavailable)?;
     let endpoint = metadata.introspection_endpoint.ok_or_else(|| {
         Rejection::Unavailable(format!(
@@ -157,8 +167,9 @@ pub async fn introspect(
     let answer =
         tokio::task::spawn_blocking(move || post(&agent, &endpoint, &client, &token_owned))
             .await
-            .unwrap_or_else(|e| Err(format!("the introspection stopped: {e}")))
-            .map_err(Rejection::Unavailable)?;
+            .unwrap_or_else(|e| Err(format!("the introspection stopped: {e}")));
+    issuer.introspection_result(answer.as_ref().err().cloned());
+    let answer = answer.map_err(Rejection::Unavailable)?;
     let now = jsonwebtoken::get_current_timestamp();
     match answer {
         Some(answer) => judge(answer, &issuer.id, audience, now, leeway).map(Some),

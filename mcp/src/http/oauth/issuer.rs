@@ -52,6 +52,9 @@ pub struct Issuer {
     pub id: String,
     agent: ureq::Agent,
     cache: tokio::sync::Mutex<Cache>,
+    /// When introspection at this issuer last failed, and why: it is not asked again
+    /// for [`RETRY_AFTER_FAILURE`].
+    introspection_failed: std::sync::Mutex<Option<(Instant, String)>>,
 }
 
 /// Whether `url` is `https://`, or `http://` to a loopback address; `Err` says why not.
@@ -72,6 +75,28 @@ pub fn check_url(url: &str, what: &str) -> Result<bool, String> {
             "{what} `{url}` must start with https:// (http:// only on this machine): keys and introspection answers must not be open to tampering on the way"
         )),
     }
+}
+
+/// Checks an issuer identifier of `[mcp.http.oauth] issuers`: [`check_url`], and no
+/// credentials, query or fragment (RFC 8414 §2: an issuer is an https URL with neither
+/// query nor fragment; credentials would be published in the metadata).
+///
+/// Errors: a message naming the key and the URL.
+pub fn check_issuer(url: &str) -> Result<(), String> {
+    let what = "[mcp.http.oauth] issuers:";
+    check_url(url, what)?;
+    let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{what} `{url}`: {e}"))?;
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err(format!(
+            "{what} an issuer URL holds no user name or password (it is published in the metadata)"
+        ));
+    }
+    if url.contains('?') || url.contains('#') {
+        return Err(format!(
+            "{what} `{url}` has a query or a fragment, which an issuer identifier cannot have (RFC 8414 §2)"
+        ));
+    }
+    Ok(())
 }
 
 /// The metadata URLs of `issuer`, in the order they are tried: RFC 8414's
@@ -166,14 +191,36 @@ async fn blocking<T: Send + 'static>(
 impl Issuer {
     /// An issuer at `id`, nothing fetched yet.
     ///
-    /// Errors: `id` is not an `https://` URL (or `http://` on a loopback address).
+    /// Errors: `id` is not an issuer URL ([`check_issuer`]).
     pub fn new(id: &str) -> Result<Issuer, String> {
+        check_issuer(id)?;
         let loopback = check_url(id, "[mcp.http.oauth] issuers:")?;
         Ok(Issuer {
             id: id.to_owned(),
             agent: folio_core::service_http::agent(loopback, FETCH_TIMEOUT),
             cache: tokio::sync::Mutex::new(Cache::default()),
+            introspection_failed: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The error of an introspection that failed less than [`RETRY_AFTER_FAILURE`] ago.
+    pub fn introspection_down(&self) -> Option<String> {
+        let failed = self
+            .introspection_failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        failed
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < RETRY_AFTER_FAILURE)
+            .map(|(_, why)| why.clone())
+    }
+
+    /// Records that introspection failed (`Some`), or worked (`None`).
+    pub fn introspection_result(&self, failure: Option<String>) {
+        *self
+            .introspection_failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = failure.map(|why| (Instant::now(), why));
     }
 
     /// The issuer's metadata, discovered on first use.
@@ -223,6 +270,7 @@ impl Issuer {
                 self.id
             )
         })?;
+        check_url(&url, "the issuer's jwks_uri")?;
         let fresh = |cache: &Cache, age: Duration| {
             cache
                 .keys
@@ -332,6 +380,20 @@ mod tests {
             check_url("https://", "x"),
             Err("x `https://` is not a URL: empty string".into())
         );
+    }
+
+    #[test]
+    fn issuer_identifiers_carry_no_credentials_query_or_fragment() {
+        assert_eq!(check_issuer("https://id.example.com/realms/kb"), Ok(()));
+        assert_eq!(
+            check_issuer("http://admin:hunter2@127.0.0.1:9/x"),
+            Err("[mcp.http.oauth] issuers: an issuer URL holds no user name or password (it is published in the metadata)".into())
+        );
+        assert_eq!(
+            check_issuer("https://id.example.com/?a=b"),
+            Err("[mcp.http.oauth] issuers: `https://id.example.com/?a=b` has a query or a fragment, which an issuer identifier cannot have (RFC 8414 §2)".into())
+        );
+        assert!(check_issuer("https://id.example.com/#f").is_err());
     }
 
     #[test]

@@ -24,9 +24,27 @@ pub fn looks_like_jwt(token: &str) -> bool {
 
 /// The `iss` a JWT claims, read without any check: only to pick which issuer's keys
 /// verify it.
-pub fn claimed_issuer(token: &str) -> Option<String> {
-    let claims: Map<String, Value> = jsonwebtoken::dangerous::insecure_decode_claims(token).ok()?;
-    claims.get("iss")?.as_str().map(str::to_owned)
+///
+/// Errors: [`Rejection::Invalid`] when the claims are not a JSON object, or have no
+/// string `iss`.
+pub fn claimed_issuer(token: &str) -> Result<String, Rejection> {
+    let claims: Map<String, Value> = jsonwebtoken::dangerous::insecure_decode_claims(token)
+        .map_err(|_| Rejection::Invalid("the token's claims are not a JSON object".into()))?;
+    claims
+        .get("iss")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| Rejection::Invalid("the token's claims have no iss".into()))
+}
+
+/// The scope claims, read to refuse a token that repeats one (the JSON object of the
+/// claims would keep the last, a provider might have meant the first).
+#[derive(serde::Deserialize)]
+struct ScopeClaims {
+    #[allow(dead_code)]
+    scope: Option<serde::de::IgnoredAny>,
+    #[allow(dead_code)]
+    scp: Option<serde::de::IgnoredAny>,
 }
 
 /// The `alg` a token's header names, read without any check (for the message of a
@@ -41,7 +59,8 @@ fn header_alg(token: &str) -> Option<String> {
     header.get("alg")?.as_str().map(str::to_owned)
 }
 
-/// Why a JWT library error refuses a token, in words for `error_description`.
+/// Why a JWT library error refuses a token, in words for `error_description` (never the
+/// library's own text, which names its internals).
 fn reason(kind: &ErrorKind, audience: &str) -> String {
     match kind {
         ErrorKind::ExpiredSignature => "the token has expired".into(),
@@ -51,9 +70,28 @@ fn reason(kind: &ErrorKind, audience: &str) -> String {
         }
         ErrorKind::InvalidIssuer => "the token's iss is not its issuer".into(),
         ErrorKind::InvalidSignature => "the token's signature does not verify".into(),
-        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no {claim} claim"),
+        ErrorKind::MissingRequiredClaim(claim) => {
+            format!("the token has no {claim} claim, or not a number of seconds")
+        }
+        ErrorKind::InvalidClaimFormat(claim) => format!("the token's {claim} claim is malformed"),
         ErrorKind::InvalidAlgorithm => "the token's alg does not match the issuer's key".into(),
-        other => format!("the token is not a valid JWT ({other:?})"),
+        ErrorKind::Json(_) => {
+            "the token's claims are not valid JSON, or repeat a claim folio checks".into()
+        }
+        ErrorKind::InvalidEcdsaKey | ErrorKind::InvalidEddsaKey | ErrorKind::InvalidRsaKey(_) => {
+            "the issuer's key cannot verify this token".into()
+        }
+        _ => "the token is not a valid JWT".into(),
+    }
+}
+
+/// A key id as a message shows it: escaped, at most 64 characters.
+fn shown_kid(kid: &str) -> String {
+    let escaped: String = kid.escape_debug().collect();
+    if escaped.chars().count() > 64 {
+        format!("{}…", escaped.chars().take(64).collect::<String>())
+    } else {
+        escaped
     }
 }
 
@@ -73,8 +111,13 @@ pub async fn verify(
             Some(alg) if alg.eq_ignore_ascii_case("none") => {
                 "an unsigned token (alg none) is never accepted".into()
             }
+            Some(alg) if SUPPORTED_ALGS.contains(&alg.as_str()) => {
+                "the token's header is malformed (a member of the wrong type, or repeated)".into()
+            }
             Some(alg) => format!(
-                "the token's alg {alg} is not one folio verifies (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, EdDSA)"
+                "the token's alg {} is not one folio verifies ({})",
+                shown_kid(&alg),
+                SUPPORTED_ALGS.join(", ")
             ),
             None => "the token's header is not a JWS header".into(),
         })
@@ -94,7 +137,10 @@ pub async fn verify(
         .map_err(Rejection::Unavailable)?
         .ok_or_else(|| {
             Rejection::Invalid(match &header.kid {
-                Some(kid) => format!("the issuer publishes no signing key with kid {kid}"),
+                Some(kid) => format!(
+                    "the issuer publishes no signing key with kid \"{}\"",
+                    shown_kid(kid)
+                ),
                 None => "the token names no key (kid) and the issuer has several".into(),
             })
         })?;
@@ -115,10 +161,18 @@ pub async fn verify(
     validation.set_required_spec_claims(&["exp", "iss", "aud"]);
     validation.validate_nbf = true;
     validation.leeway = leeway;
-    decode::<Map<String, Value>>(token, &key, &validation)
+    let claims = decode::<Map<String, Value>>(token, &key, &validation)
         .map(|data| data.claims)
-        .map_err(|e| Rejection::Invalid(reason(e.kind(), audience)))
+        .map_err(|e| Rejection::Invalid(reason(e.kind(), audience)))?;
+    jsonwebtoken::dangerous::insecure_decode_claims::<ScopeClaims>(token)
+        .map_err(|_| Rejection::Invalid("the token repeats its scope or scp claim".into()))?;
+    Ok(claims)
 }
+
+/// The algorithms folio verifies access tokens with: the issuers' public-key ones.
+pub const SUPPORTED_ALGS: [&str; 9] = [
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+];
 
 #[cfg(test)]
 mod tests {
@@ -143,9 +197,14 @@ mod tests {
         // {"alg":"none"} . {"iss":"https://id.example.com","sub":"a"} .
         let token = "eyJhbGciOiJub25lIn0.eyJpc3MiOiJodHRwczovL2lkLmV4YW1wbGUuY29tIiwic3ViIjoiYSJ9.";
         assert_eq!(
-            claimed_issuer(token).as_deref(),
-            Some("https://id.example.com")
+            claimed_issuer(token),
+            Ok("https://id.example.com".to_owned())
         );
-        assert_eq!(claimed_issuer("a.b.c"), None);
+        assert_eq!(
+            claimed_issuer("a.b.c"),
+            Err(Rejection::Invalid(
+                "the token's claims are not a JSON object".into()
+            ))
+        );
     }
 }

@@ -14,11 +14,14 @@ pub mod introspection;
 pub mod issuer;
 pub mod jwt;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use folio_core::config::tokens::Scope;
 use folio_core::config::user::UserOAuthConfig;
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::caller::Caller;
 use introspection::ClientCredentials;
@@ -116,32 +119,51 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of `[mcp.http.oauth]`, `None` when it names no issuer; the client
-    /// secret from [`CLIENT_SECRET_ENV`] when set (`secret_from_env`).
+    /// The settings of `[mcp.http.oauth]`, `None` when the table is absent or empty; the
+    /// client secret from [`CLIENT_SECRET_ENV`] when set (`secret_from_env`).
     ///
-    /// Errors (naming the key): an issuer that is not https (or http on this machine), a
-    /// scope name that is empty, holds a space or names two scopes, `leeway_seconds` over
-    /// [`MAX_LEEWAY_SECONDS`], an introspection client id without a secret.
+    /// Errors (naming the key): other keys without `issuers`; an issuer that is not https
+    /// (or http on this machine), carries credentials, a query or a fragment, or is listed
+    /// twice; an empty `audience` or `agent_claim`; a scope name that is not one RFC 6749
+    /// scope token, or names two scopes; `leeway_seconds` over [`MAX_LEEWAY_SECONDS`]; an
+    /// introspection client id without a secret, a secret without an id, or introspection
+    /// with more than one issuer (the secret would be sent to issuers a token does not
+    /// come from).
     pub fn from_config(
         config: &UserOAuthConfig,
         secret_from_env: Option<String>,
     ) -> Result<Option<Settings>, String> {
         if config.issuers.is_empty() {
+            if *config != UserOAuthConfig::default() {
+                return Err("[mcp.http.oauth] names no issuers: list the authorization servers whose tokens are accepted in `issuers`, or remove the table".into());
+            }
             return Ok(None);
         }
-        for url in &config.issuers {
-            issuer::check_url(url, "[mcp.http.oauth] issuers:")?;
+        for (i, url) in config.issuers.iter().enumerate() {
+            issuer::check_issuer(url)?;
+            if config.issuers[..i].contains(url) {
+                return Err(format!("[mcp.http.oauth] issuers lists `{url}` twice"));
+            }
         }
+        let text = |value: &Option<String>, key: &str| match value {
+            Some(v) if v.trim().is_empty() => Err(format!(
+                "[mcp.http.oauth] {key} is empty: remove it for the default"
+            )),
+            v => Ok(v.clone()),
+        };
+        let audience = text(&config.audience, "audience")?;
+        let agent_claim = text(&config.agent_claim, "agent_claim")?;
         let defaults = ScopeNames::default();
         let pick = |value: &Option<String>, default: &str, key: &str| {
             let name = value.clone().unwrap_or_else(|| default.to_owned());
+            // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
             if name.is_empty()
-                || name
-                    .chars()
-                    .any(|c| c.is_whitespace() || c == '"' || c == '\\')
+                || !name
+                    .bytes()
+                    .all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\')
             {
                 return Err(format!(
-                    "[mcp.http.oauth] {key} = `{name}` is not a scope name (one word, no quotes)"
+                    "[mcp.http.oauth] {key} = `{name}` is not a scope name (printable ASCII, no spaces, quotes or backslashes: RFC 6749 §3.3)"
                 ));
             }
             Ok(name)
@@ -171,11 +193,20 @@ impl Settings {
                 "[mcp.http.oauth] leeway_seconds = {leeway} is more than {MAX_LEEWAY_SECONDS}: an expired token would be taken for that long"
             ));
         }
-        let introspection = match &config.introspection_client_id {
-            None => None,
-            Some(id) => {
+        let introspection = match (
+            &config.introspection_client_id,
+            &config.introspection_client_secret,
+        ) {
+            (None, Some(_)) => {
+                return Err("[mcp.http.oauth] introspection_client_secret is set without introspection_client_id".into());
+            }
+            (None, None) => None,
+            (Some(id), file_secret) => {
+                if config.issuers.len() > 1 {
+                    return Err("[mcp.http.oauth] introspection works with one issuer: its client secret would be sent to issuers a token does not come from (list one issuer, or run one server per issuer)".into());
+                }
                 let secret = secret_from_env
-                    .or_else(|| config.introspection_client_secret.clone())
+                    .or_else(|| file_secret.clone())
                     .ok_or_else(|| {
                         format!("[mcp.http.oauth] introspection_client_id is set but no secret: set introspection_client_secret or {CLIENT_SECRET_ENV}")
                     })?;
@@ -187,10 +218,10 @@ impl Settings {
         };
         Ok(Some(Settings {
             issuers: config.issuers.clone(),
-            audience: config.audience.clone(),
+            audience,
             scopes,
-            agent_claims: match &config.agent_claim {
-                Some(claim) => vec![claim.clone()],
+            agent_claims: match agent_claim {
+                Some(claim) => vec![claim],
                 None => vec!["sub".to_owned(), "client_id".to_owned()],
             },
             leeway,
@@ -199,12 +230,23 @@ impl Settings {
     }
 }
 
+/// How long a token the issuer's introspection refused is refused again without asking.
+pub const REFUSED_FOR: Duration = Duration::from_secs(60);
+
+/// The most refused tokens remembered (by SHA-256); past it, the oldest are forgotten.
+const MAX_REFUSED: usize = 10_000;
+
+/// The longest agent claim value taken, in characters.
+pub const MAX_AGENT_CHARS: usize = 128;
+
 /// The accepted issuers and how their tokens are checked.
 #[derive(Debug)]
 pub struct OAuth {
     /// The settings.
     pub settings: Settings,
     issuers: Vec<Arc<Issuer>>,
+    /// Tokens introspection refused lately (SHA-256 → when, and why).
+    refused: Mutex<HashMap<[u8; 32], (Instant, String)>>,
 }
 
 impl OAuth {
@@ -217,7 +259,11 @@ impl OAuth {
             .iter()
             .map(|id| Issuer::new(id).map(Arc::new))
             .collect::<Result<_, _>>()?;
-        Ok(OAuth { settings, issuers })
+        Ok(OAuth {
+            settings,
+            issuers,
+            refused: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The audience a token must name: the configured one, else `resource`.
@@ -233,21 +279,19 @@ impl OAuth {
         let audience = self.audience(resource);
         let leeway = self.settings.leeway;
         let (claims, issuer) = if jwt::looks_like_jwt(token) {
-            let claimed = jwt::claimed_issuer(token)
-                .ok_or_else(|| Rejection::Invalid("the token's claims have no iss".into()))?;
+            let claimed = jwt::claimed_issuer(token)?;
             let issuer = self
                 .issuers
                 .iter()
                 .find(|i| i.id == claimed)
                 .ok_or_else(|| {
                     Rejection::Invalid(format!(
-                        "the token was issued by {claimed}, which this server does not accept"
+                        "the token was issued by {}, which this server does not accept",
+                        claimed.escape_debug().take(200).collect::<String>()
                     ))
                 })?;
             let introspected = match &self.settings.introspection {
-                Some(client) => {
-                    introspection::introspect(issuer, client, token, audience, leeway).await?
-                }
+                Some(client) => self.introspect(issuer, client, token, audience).await?,
                 None => None,
             };
             // Without introspection, or from an issuer that does not introspect its own
@@ -258,68 +302,103 @@ impl OAuth {
             };
             (claims, issuer)
         } else {
-            let client = self.settings.introspection.as_ref().ok_or_else(|| {
-                Rejection::Invalid(
+            // Introspection is configured with one issuer only (`Settings::from_config`).
+            let (Some(client), Some(issuer)) = (&self.settings.introspection, self.issuers.first())
+            else {
+                return Err(Rejection::Invalid(
                     "not a token of this server's token file, nor a JWT access token (opaque tokens need introspection: [mcp.http.oauth] introspection_client_id)".into(),
-                )
-            })?;
-            self.introspect_opaque(client, token, audience).await?
+                ));
+            };
+            let claims = self
+                .introspect(issuer, client, token, audience)
+                .await?
+                .ok_or_else(|| {
+                    Rejection::Invalid(format!(
+                        "{} does not introspect this kind of token",
+                        issuer.id
+                    ))
+                })?;
+            (claims, issuer)
         };
         self.caller(&claims, &issuer.id)
     }
 
-    /// An opaque token asked of each issuer in turn: the first that vouches for it.
-    async fn introspect_opaque(
+    /// [`introspection::introspect`], with the tokens the issuer refused in the last
+    /// [`REFUSED_FOR`] refused again without asking it (a caller sending the same bad
+    /// token again and again does not reach the issuer).
+    async fn introspect(
         &self,
+        issuer: &Issuer,
         client: &ClientCredentials,
         token: &str,
         audience: &str,
-    ) -> Result<(Map<String, Value>, &Arc<Issuer>), Rejection> {
-        let mut last = Rejection::Invalid("no issuer is configured".into());
-        for issuer in &self.issuers {
-            match introspection::introspect(issuer, client, token, audience, self.settings.leeway)
-                .await
+    ) -> Result<Option<Map<String, Value>>, Rejection> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        {
+            let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((at, why)) = refused.get(&key)
+                && at.elapsed() < REFUSED_FOR
             {
-                Ok(Some(claims)) => return Ok((claims, issuer)),
-                Ok(None) => {
-                    last = Rejection::Invalid(format!(
-                        "{} does not introspect this kind of token",
-                        issuer.id
-                    ))
-                }
-                Err(rejection) => last = rejection,
+                return Err(Rejection::Invalid(why.clone()));
             }
         }
-        Err(last)
+        let answer =
+            introspection::introspect(issuer, client, token, audience, self.settings.leeway).await;
+        if let Err(Rejection::Invalid(why)) = &answer {
+            let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+            if refused.len() >= MAX_REFUSED {
+                refused.retain(|_, (at, _)| at.elapsed() < REFUSED_FOR);
+                if refused.len() >= MAX_REFUSED {
+                    refused.clear();
+                }
+            }
+            refused.insert(key, (Instant::now(), why.clone()));
+        }
+        answer
     }
 
-    /// The caller of verified `claims` of `issuer`.
+    /// The caller of verified `claims` of `issuer`: its agent id is the agent claim's
+    /// value qualified by the issuer, `{value}@{issuer}`, so that no identity of one
+    /// issuer is taken for another issuer's or for a token file's agent (whose names
+    /// cannot hold `:` or `/`).
     ///
-    /// Errors: no agent claim ([`Rejection::Invalid`]); none of folio's scopes
-    /// ([`Rejection::NoScope`]).
+    /// Errors: no agent claim, or one that is not 1 to [`MAX_AGENT_CHARS`] characters
+    /// without control characters or surrounding spaces ([`Rejection::Invalid`]); none of
+    /// folio's scopes ([`Rejection::NoScope`]).
     fn caller(&self, claims: &Map<String, Value>, issuer: &str) -> Result<Caller, Rejection> {
-        let agent = self
+        let names = self.settings.agent_claims.join(" or ");
+        let value = self
             .settings
             .agent_claims
             .iter()
             .find_map(|claim| match claims.get(claim) {
-                Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+                Some(Value::String(s)) => Some(s.clone()),
                 Some(Value::Number(n)) => Some(n.to_string()),
                 _ => None,
             })
             .ok_or_else(|| {
                 Rejection::Invalid(format!(
-                    "the token has no {} claim to name its agent ([mcp.http.oauth] agent_claim)",
-                    self.settings.agent_claims.join(" or ")
+                    "the token has no {names} claim to name its agent ([mcp.http.oauth] agent_claim)"
                 ))
             })?;
+        let chars = value.chars().count();
+        if chars == 0
+            || chars > MAX_AGENT_CHARS
+            || value.trim() != value
+            || value.chars().any(char::is_control)
+        {
+            return Err(Rejection::Invalid(format!(
+                "the token's {names} claim is not an agent id (1 to {MAX_AGENT_CHARS} characters, no control characters or surrounding spaces)"
+            )));
+        }
+        let agent = format!("{value}@{issuer}");
         let scope = self
             .settings
             .scopes
             .widest(&granted(claims))
             .ok_or(Rejection::NoScope)?;
         Ok(Caller {
-            token_id: format!("oauth:{agent}@{issuer}"),
+            token_id: format!("oauth:{agent}"),
             agent,
             scope,
         })
@@ -375,7 +454,7 @@ mod tests {
         let err = |t: &str| Settings::from_config(&config(t), None).unwrap_err();
         assert_eq!(
             err("issuers = [\"https://a\"]\nread_scope = \"kb read\""),
-            "[mcp.http.oauth] read_scope = `kb read` is not a scope name (one word, no quotes)"
+            "[mcp.http.oauth] read_scope = `kb read` is not a scope name (printable ASCII, no spaces, quotes or backslashes: RFC 6749 §3.3)"
         );
         assert_eq!(
             err("issuers = [\"https://a\"]\nread_write_scope = \"read\""),
@@ -389,6 +468,38 @@ mod tests {
             err("issuers = [\"https://a\"]\nintrospection_client_id = \"folio\""),
             "[mcp.http.oauth] introspection_client_id is set but no secret: set introspection_client_secret or FOLIO_OAUTH_CLIENT_SECRET"
         );
+        for (toml, message) in [
+            (
+                "audience = \"https://a/mcp\"",
+                "[mcp.http.oauth] names no issuers: list the authorization servers whose tokens are accepted in `issuers`, or remove the table",
+            ),
+            (
+                "issuers = [\"https://a\", \"https://a\"]",
+                "[mcp.http.oauth] issuers lists `https://a` twice",
+            ),
+            (
+                "issuers = [\"https://a\"]\naudience = \" \"",
+                "[mcp.http.oauth] audience is empty: remove it for the default",
+            ),
+            (
+                "issuers = [\"https://a\"]\nagent_claim = \"\"",
+                "[mcp.http.oauth] agent_claim is empty: remove it for the default",
+            ),
+            (
+                "issuers = [\"https://a\"]\nread_scope = \"kb:lesen-ä\"",
+                "[mcp.http.oauth] read_scope = `kb:lesen-ä` is not a scope name (printable ASCII, no spaces, quotes or backslashes: RFC 6749 §3.3)",
+            ),
+            (
+                "issuers = [\"https://a\"]\nintrospection_client_secret = \"s\"",
+                "[mcp.http.oauth] introspection_client_secret is set without introspection_client_id",
+            ),
+            (
+                "issuers = [\"https://a\", \"https://b\"]\nintrospection_client_id = \"folio\"\nintrospection_client_secret = \"s\"",
+                "[mcp.http.oauth] introspection works with one issuer: its client secret would be sent to issuers a token does not come from (list one issuer, or run one server per issuer)",
+            ),
+        ] {
+            assert_eq!(err(toml), message, "{toml}");
+        }
         let s = Settings::from_config(
             &config("issuers = [\"https://a\"]\nintrospection_client_id = \"folio\"\nintrospection_client_secret = \"file\""),
             Some("env".into()),

@@ -132,6 +132,7 @@ impl Products {
     /// As [`block`] (for tiles, between [`Products::begin`] and [`Products::end`]); for
     /// vectors, the CPU supports AVX-512F and AVX-512 BF16.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn block(
         self,
         a: *const u16,

@@ -63,10 +63,14 @@ pub(super) unsafe fn block(
             // all inside the ranges the caller guarantees.
             let (p0, p1) = unsafe { (b0.add(512 * step), b1.add(512 * step)) };
             for r in 0..16 {
-                let (w0, w1): (__m512bh, __m512bh) = unsafe {
+                let (w0, w1) = unsafe {
                     (
-                        std::mem::transmute(_mm512_loadu_si512(p0.add(32 * r).cast())),
-                        std::mem::transmute(_mm512_loadu_si512(p1.add(32 * r).cast())),
+                        std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
+                            p0.add(32 * r).cast(),
+                        )),
+                        std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
+                            p1.add(32 * r).cast(),
+                        )),
                     )
                 };
                 for (i, sum) in sums.iter_mut().enumerate() {
@@ -77,7 +81,9 @@ pub(super) unsafe fn block(
                             .read_unaligned()
                     };
                     // SAFETY: a vector of 16 copies of the 32-bit pair is 32 `bf16`.
-                    let x: __m512bh = unsafe { std::mem::transmute(_mm512_set1_epi32(pair)) };
+                    let x = unsafe {
+                        std::mem::transmute::<__m512i, __m512bh>(_mm512_set1_epi32(pair))
+                    };
                     sum[0] = _mm512_dpbf16_ps(sum[0], x, w0);
                     sum[1] = _mm512_dpbf16_ps(sum[1], x, w1);
                 }
