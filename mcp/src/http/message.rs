@@ -68,6 +68,29 @@ impl IntoResponse for Refusal {
     }
 }
 
+/// The members of a JSON-RPC message, read only to refuse one given twice (serde refuses
+/// a repeated field of a struct).
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct Members {
+    jsonrpc: Option<serde::de::IgnoredAny>,
+    id: Option<serde::de::IgnoredAny>,
+    method: Option<serde::de::IgnoredAny>,
+    params: Option<Params>,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// The members of `params` MCP's requests route by, read only to refuse one given twice.
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct Params {
+    name: Option<serde::de::IgnoredAny>,
+    arguments: Option<serde::de::IgnoredAny>,
+    uri: Option<serde::de::IgnoredAny>,
+    cursor: Option<serde::de::IgnoredAny>,
+}
+
 /// Checks `body` as one JSON-RPC 2.0 message.
 ///
 /// Errors: a [`Refusal`] with [`PARSE_ERROR`] when `body` is not JSON, with
@@ -83,6 +106,22 @@ pub fn check(body: &[u8]) -> Result<Message, Refusal> {
         message: message.to_owned(),
         id,
     };
+    // A member given twice: JSON keeps the last, rmcp refuses the message (HTTP 415).
+    if value.is_object()
+        && serde_json::from_slice::<Members>(body)
+            .is_err_and(|e| e.to_string().starts_with("duplicate field"))
+    {
+        let id = match value.get("id") {
+            Some(id @ Value::String(_)) => id.clone(),
+            Some(id @ Value::Number(n)) if n.is_i64() => id.clone(),
+            _ => Value::Null,
+        };
+        return Err(Refusal {
+            code: INVALID_REQUEST,
+            message: "a member of the message is given twice".into(),
+            id,
+        });
+    }
     let Value::Object(object) = value else {
         let what = if value.is_array() {
             "a batch (JSON array) is not accepted: send one JSON-RPC message per request"
@@ -211,6 +250,19 @@ mod tests {
             let r = check(body).unwrap_err();
             (r.code, r.id, r.message)
         };
+        for twice in [
+            &br#"{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/list"}"#[..],
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"kb_read","name":"kb_delete"}}"#,
+        ] {
+            assert_eq!(
+                refused(twice),
+                (
+                    INVALID_REQUEST,
+                    json!(3),
+                    "a member of the message is given twice".into()
+                )
+            );
+        }
         assert_eq!(
             refused(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
             (
