@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::Rejection;
-use super::issuer::{FETCH_TIMEOUT, Issuer, MAX_DOCUMENT_BYTES};
+use super::issuer::{FETCH_TIMEOUT, Issuer};
 
 /// The client folio introspects as.
 #[derive(Clone, PartialEq, Eq)]
@@ -42,30 +42,17 @@ fn post(
     client: &ClientCredentials,
     token: &str,
 ) -> Result<Option<Map<String, Value>>, String> {
-    let transport = |err: ureq::Error| {
-        format!(
-            "{endpoint}: {}",
-            folio_core::service_http::describe_error(&err)
-        )
-    };
     let basic = base64::engine::general_purpose::STANDARD.encode(format!(
         "{}:{}",
         form_encode(&client.id),
         form_encode(&client.secret)
     ));
-    let response = agent
+    let sent = agent
         .post(endpoint)
         .header("Authorization", &format!("Basic {basic}"))
         .header("Accept", "application/json")
-        .send_form([("token", token), ("token_type_hint", "access_token")])
-        .map_err(transport)?;
-    let status = response.status().as_u16();
-    let body = response
-        .into_body()
-        .into_with_config()
-        .limit(MAX_DOCUMENT_BYTES)
-        .read_to_vec()
-        .map_err(transport)?;
+        .send_form([("token", token), ("token_type_hint", "access_token")]);
+    let (status, body) = super::issuer::answer(sent, endpoint)?;
     if status == 400 && unsupported(&body) {
         return Ok(None);
     }

@@ -122,15 +122,17 @@ pub fn discovery_urls(issuer: &str) -> Vec<String> {
     urls
 }
 
-/// GET of a JSON document: `Ok(None)` for a 404, the body for a 200.
-fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Vec<u8>>, String> {
+/// The status and body (at most [`MAX_DOCUMENT_BYTES`]) of the answer to a request to
+/// `url`.
+///
+/// Errors: a transport failure, sending or reading, as `{url}: {what}`.
+pub(super) fn answer(
+    sent: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    url: &str,
+) -> Result<(u16, Vec<u8>), String> {
     let transport =
         |err: ureq::Error| format!("{url}: {}", folio_core::service_http::describe_error(&err));
-    let response = agent
-        .get(url)
-        .header("Accept", "application/json")
-        .call()
-        .map_err(transport)?;
+    let response = sent.map_err(transport)?;
     let status = response.status().as_u16();
     let body = response
         .into_body()
@@ -138,6 +140,13 @@ fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Vec<u8>>, String> {
         .limit(MAX_DOCUMENT_BYTES)
         .read_to_vec()
         .map_err(transport)?;
+    Ok((status, body))
+}
+
+/// GET of a JSON document: `Ok(None)` for a 404, the body for a 200.
+fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Vec<u8>>, String> {
+    let sent = agent.get(url).header("Accept", "application/json").call();
+    let (status, body) = answer(sent, url)?;
     match status {
         200 => Ok(Some(body)),
         404 => Ok(None),
