@@ -475,7 +475,12 @@ def test_folio_tokens_work_beside_oauth_and_an_unreachable_issuer_is_503(kb, tmp
         assert (status, headers["Retry-After"]) == (503, "10")
         assert body == ("Service Unavailable: the access token could not be checked, its issuer could not be "
                         "reached; try again shortly")
-        assert f"{dead}/.well-known/oauth-authorization-server: connection refused" in "".join(srv.stderr)
+        # The server's stderr is read by a thread: wait for the line to arrive.
+        logged = f"{dead}/.well-known/oauth-authorization-server: connection refused"
+        deadline = time.monotonic() + 10
+        while logged not in "".join(srv.stderr) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert logged in "".join(srv.stderr), "".join(srv.stderr)
         # The working issuer is unaffected.
         assert post(srv.url, INIT, bearer(token))[0] == 200
     finally:
