@@ -170,6 +170,12 @@ fn http_options(
 ) -> Result<HttpOptions> {
     let h = &user.mcp.http;
     let auth = if args.no_auth {
+        if !h.oauth.issuers.is_empty() {
+            eprintln!(
+                "folio: --no-auth: the issuers of [mcp.http.oauth] in {} are not used",
+                folio_core::config::user::UserConfig::location()
+            );
+        }
         AuthMode::None
     } else {
         let secret = std::env::var(folio_mcp::http::oauth::CLIENT_SECRET_ENV)
