@@ -7,8 +7,8 @@
 //! ([`introspection`], RFC 7662). Either way it must be for this server (`aud` is the
 //! resource URI, RFC 8707) and in date. Its scopes (`scope`, space-separated, or `scp`)
 //! map to folio's three ([`ScopeNames`]; the widest granted wins) and one claim (`sub` by
-//! default) is the caller's agent id. Issuers are discovered and their keys fetched by
-//! [`issuer`].
+//! default), qualified by the issuer (`{value}@{issuer}`), is the caller's agent id.
+//! Issuers are discovered and their keys fetched by [`issuer`].
 
 pub mod introspection;
 pub mod issuer;
@@ -233,7 +233,8 @@ impl Settings {
 /// How long a token the issuer's introspection refused is refused again without asking.
 pub const REFUSED_FOR: Duration = Duration::from_secs(60);
 
-/// The most refused tokens remembered (by SHA-256); past it, the oldest are forgotten.
+/// The most refused tokens remembered (by SHA-256); past it, the expired ones are
+/// forgotten, and all of them when none has expired.
 const MAX_REFUSED: usize = 10_000;
 
 /// The longest agent claim value taken, in characters.
