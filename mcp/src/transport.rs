@@ -40,8 +40,9 @@ fn sniff_id(prefix: &[u8]) -> serde_json::Value {
     }
 }
 
-/// -32602 for a known method whose params have the wrong shape (rmcp would answer -32601).
-fn invalid_params(v: &serde_json::Value) -> Option<String> {
+/// -32602 for a known method whose params have the wrong shape (rmcp would answer -32601):
+/// the reply line, over stdio and (as the body of its answer) over HTTP.
+pub fn invalid_params(v: &serde_json::Value) -> Option<String> {
     let method = v.get("method")?.as_str()?;
     let params = v.get("params");
     let object = params.is_some_and(serde_json::Value::is_object);

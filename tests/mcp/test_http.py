@@ -499,6 +499,17 @@ def test_malformed_bodies_are_400_with_their_json_rpc_error(kb, tokens):
         status, body = request(srv.url, "POST", bearer(token), {"id": 9, "method": "initialize"})
         assert (status, json.loads(body)) == (400, {"jsonrpc": "2.0", "id": 9, "error": {
             "code": -32600, "message": '`jsonrpc` must be "2.0"'}})
+        status, body = request(srv.url, "POST", bearer(token),
+                               b'{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/list"}')
+        assert (status, json.loads(body)) == (400, {"jsonrpc": "2.0", "id": 3, "error": {
+            "code": -32600, "message": "a member of the message is given twice"}})
+        # Params of the wrong shape in a session: -32602 (invalid params), as over stdio.
+        sid = open_session(srv.url, bearer(token))
+        for params in [{"name": 5}, {"name": "kb_read", "arguments": [1]}, {}]:
+            status, body = request(srv.url, "POST", {**bearer(token), "Mcp-Session-Id": sid},
+                                   {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})
+            assert (status, answer(body)) == (200, {"jsonrpc": "2.0", "id": 4, "error": {
+                "code": -32602, "message": "Invalid params: tools/call needs params {name: string, arguments?: object}"}})
     finally:
         assert srv.stop() == 0
 

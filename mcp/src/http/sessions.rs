@@ -368,6 +368,20 @@ pub async fn guard(
         tracing::warn!(agent = %caller.agent, tool = %tool, "a write beyond the access token's scope refused (403)");
         return step_up.forbidden(needed);
     }
+    // Params of the wrong shape for a known method: -32602, as over stdio (rmcp would
+    // answer -32601, method not found).
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && let Some(reply) = crate::transport::invalid_params(&value)
+    {
+        return (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            reply,
+        )
+            .into_response();
+    }
     let opening = session.is_none() && message.is_initialize();
     if opening && let Err(cap) = sessions.make_room(&owner).await {
         return busy(cap);
