@@ -15,7 +15,8 @@
 //! - [`KernelPath::Portable`] (any CPU): `matrixmultiply` for every product (it has its
 //!   own run-time dispatch) and baseline element-wise steps.
 //!
-//! [`KernelPath::from_env`] picks the first supported of these, or the one named by the
+//! [`KernelPath::from_env`] picks the first supported of these but `avx512` (which is
+//! chosen by name only: [`KernelPath::AUTO`] says why), or the one named by the
 //! environment variable [`KERNEL_ENV`].
 
 use std::fmt;
@@ -29,7 +30,7 @@ use super::weights::{Q4_BLOCK, Q4_BLOCK_BYTES, dequantise_q4, f16_to_f32};
 use vector::Level;
 
 /// The environment variable that forces a kernel path: `amx`, `avx512`, `avx2`,
-/// `portable`, or `auto` (the default: the best supported).
+/// `portable`, or `auto` (the default: the first supported of [`KernelPath::AUTO`]).
 pub const KERNEL_ENV: &str = "FOLIO_EMBED_KERNEL";
 
 /// At most this many rows (tokens) take the AVX2 kernel over the 4-bit blocks when the
@@ -79,16 +80,24 @@ impl KernelPath {
         }
     }
 
-    /// The first supported path of [`KernelPath::ALL`].
+    /// The paths [`KernelPath::best`] chooses from, fastest first: every path but
+    /// [`KernelPath::Avx512`], which is chosen only by name. Measured on an Intel Xeon with
+    /// AMX (docs/benchmarks.md), it embeds at 0.83 times the `avx2` path's rate: there
+    /// one `VDPBF16PS` does as many multiply-adds per cycle as the two `f32` FMAs
+    /// `matrixmultiply` issues. It is meant for CPUs whose `VDPBF16PS` outruns their
+    /// `f32` FMAs (AMD Zen 4 executes a 512-bit FMA as two halves), not measured here.
+    pub const AUTO: [KernelPath; 3] = [KernelPath::Amx, KernelPath::Avx2, KernelPath::Portable];
+
+    /// The first supported path of [`KernelPath::AUTO`].
     pub fn best() -> KernelPath {
-        KernelPath::ALL
+        KernelPath::AUTO
             .into_iter()
             .find(|p| p.is_supported())
             .unwrap_or(KernelPath::Portable)
     }
 
-    /// The path [`KERNEL_ENV`] names, or [`KernelPath::best`] when it is unset, empty or
-    /// `auto`.
+    /// The path [`KERNEL_ENV`] names (any of [`KernelPath::ALL`]), or [`KernelPath::best`]
+    /// when it is unset, empty or `auto`.
     ///
     /// Errors: a name that is not a path, or a path this CPU does not run (the message
     /// says which).

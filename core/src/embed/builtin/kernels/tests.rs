@@ -373,6 +373,11 @@ fn paths_parse_from_their_names() {
     }
     assert!(KernelPath::Portable.is_supported());
     assert!(KernelPath::best().is_supported());
+    assert_ne!(
+        KernelPath::best(),
+        KernelPath::Avx512,
+        "chosen by name only"
+    );
 }
 
 #[test]
