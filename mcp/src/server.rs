@@ -653,7 +653,8 @@ impl ServerHandler for FolioServer {
                 return Ok(refused(err));
             }
             if WRITING_TOOLS.contains(&&*request.name) {
-                tracing::info!(agent = %caller.agent, token = %caller.token_id, tool = %request.name, "write requested");
+                // Quoted: an agent id may hold spaces, which must not read as other fields.
+                tracing::info!(agent = ?caller.agent, token = ?caller.token_id, tool = %request.name, "write requested");
             }
         }
         // A folio registry client calling a server that is not a registry (a client pointed

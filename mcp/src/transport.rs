@@ -61,7 +61,10 @@ pub fn invalid_params(v: &serde_json::Value) -> Option<String> {
         "prompts/get" => (!(object
             && params
                 .and_then(|p| p.get("name"))
-                .is_some_and(serde_json::Value::is_string)))
+                .is_some_and(serde_json::Value::is_string)
+            && params
+                .and_then(|p| p.get("arguments"))
+                .is_none_or(|a| a.is_object() || a.is_null())))
         .then_some("prompts/get needs params {name: string, arguments?: object}"),
         "resources/read" => (!(object
             && params

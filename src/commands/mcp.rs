@@ -181,6 +181,10 @@ fn http_options(
         let secret = std::env::var(folio_mcp::http::oauth::CLIENT_SECRET_ENV)
             .ok()
             .filter(|v| !v.trim().is_empty());
+        for server in &h.authorization_servers {
+            folio_mcp::http::oauth::issuer::check_url(server, "[mcp.http] authorization_servers:")
+                .map_err(anyhow::Error::msg)?;
+        }
         AuthMode::Tokens {
             path: super::token::tokens_path(args.tokens.as_ref(), user)?,
             authorization_servers: h.authorization_servers.clone(),
@@ -263,6 +267,32 @@ fn http_options(
                 None => DEFAULT_HEADER_READ_TIMEOUT,
             },
         },
-        private_owner: h.private_owner.clone(),
+        private_owner: private_owner(h)?,
     })
+}
+
+/// `[mcp.http] private_owner`, checked: a token file's agent id, or an OAuth agent id
+/// (`{claim}@{issuer}`) of an issuer `[mcp.http.oauth]` lists.
+///
+/// Errors: an empty value, an id no token could have.
+fn private_owner(h: &folio_core::config::user::UserHttpConfig) -> Result<Option<String>> {
+    let Some(owner) = &h.private_owner else {
+        return Ok(None);
+    };
+    if owner.contains("://") {
+        if !h
+            .oauth
+            .issuers
+            .iter()
+            .any(|issuer| owner.ends_with(&format!("@{issuer}")))
+        {
+            return Err(anyhow!(
+                "[mcp.http] private_owner = `{owner}` names an issuer that [mcp.http.oauth] issuers does not list (an OAuth agent id is `{{claim}}@{{issuer}}`)"
+            ));
+        }
+    } else {
+        folio_core::config::tokens::check_agent_id(owner)
+            .map_err(|e| anyhow!("[mcp.http] private_owner: {e}"))?;
+    }
+    Ok(Some(owner.clone()))
 }

@@ -510,6 +510,11 @@ def test_malformed_bodies_are_400_with_their_json_rpc_error(kb, tokens):
                                    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})
             assert (status, answer(body)) == (200, {"jsonrpc": "2.0", "id": 4, "error": {
                 "code": -32602, "message": "Invalid params: tools/call needs params {name: string, arguments?: object}"}})
+        status, body = request(srv.url, "POST", {**bearer(token), "Mcp-Session-Id": sid},
+                               {"jsonrpc": "2.0", "id": 5, "method": "prompts/get",
+                                "params": {"name": "deep_dive", "arguments": []}})
+        assert (status, answer(body)) == (200, {"jsonrpc": "2.0", "id": 5, "error": {
+            "code": -32602, "message": "Invalid params: prompts/get needs params {name: string, arguments?: object}"}})
     finally:
         assert srv.stop() == 0
 

@@ -361,12 +361,25 @@ def test_every_kind_of_bad_token_is_401_invalid_token_with_why(kb, tmp_path, pro
         # An agent claim that is no agent id: a line break would forge a log line.
         status, www = refusal(srv.url, forged(sub="evil\nINFO forged"))
         assert (status, www.split('error_description="', 1)[1]) == (
-            401, 'the token\'s sub or client_id claim is not an agent id (1 to 128 characters, no control '
-                 'characters or surrounding spaces)"')
+            401, "the token's sub or client_id claim is not an agent id (1 to 128 characters, no control, "
+                 'line-breaking, bidirectional or zero-width characters, no surrounding spaces)"')
         # A long key id is not echoed whole (quotes and the ellipsis are not header text).
         status, www = refusal(srv.url, forged(kid="k" * 500))
         assert (status, www.split('error_description="', 1)[1]) == (
             401, "the issuer publishes no signing key with kid " + "k" * 64 + '"')
+        # A claim given twice, scope beside scp, an agent id with a bidirectional control,
+        # a token over 16 KiB.
+        twice = _rs256(json.dumps(claims)[:-1] + ', "scope": "read read-write"}', k1, "k1")
+        for token, why in [
+            (twice, "the token repeats a claim"),
+            (forged(scp=["read"]), "the token has both a scope and an scp claim; folio reads one"),
+            (forged(sub="alice\u202e"), "the token's sub or client_id claim is not an agent id (1 to 128 characters, "
+                                         "no control, line-breaking, bidirectional or zero-width characters, no "
+                                         "surrounding spaces)"),
+            ("x" * 16385, "the token is longer than 16384 bytes"),
+        ]:
+            status, www = refusal(srv.url, token)
+            assert (status, www.split('error_description="', 1)[1]) == (401, why + '"'), www
         # A token of the token file's form is never sent anywhere: revoked or mistyped, it is
         # refused here, saying so.
         status, www = refusal(srv.url, "folio_not-a-token")
@@ -391,6 +404,20 @@ def test_every_kind_of_bad_token_is_401_invalid_token_with_why(kb, tmp_path, pro
         assert post(srv.url, INIT, bearer(good))[0] == 200
     finally:
         assert srv.stop() == 0
+
+
+def _rs256(payload: str, key, kid: str) -> str:
+    """An RS256 token whose payload is the JSON text `payload` as written (PyJWT would
+    write a dict, which cannot repeat a member)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    signing_input = b64(json.dumps({"alg": "RS256", "kid": kid}).encode()) + "." + b64(payload.encode())
+    signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return signing_input + "." + b64(signature)
 
 
 def _hs256(claims: dict, secret: bytes) -> str:
@@ -487,6 +514,77 @@ def test_folio_tokens_work_beside_oauth_and_an_unreachable_issuer_is_503(kb, tmp
         assert srv.stop() == 0
 
 
+class FakeIssuer:
+    """A stand-in authorization server on loopback whose introspection answers each token
+    as `answers` says: (status, JSON body)."""
+
+    def __init__(self, answers: dict):
+        import http.server
+        import threading
+
+        outer = self
+        self.calls: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def reply(self, status: int, body: dict):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path == "/.well-known/oauth-authorization-server":
+                    self.reply(200, {"issuer": outer.issuer, "introspection_endpoint": f"{outer.issuer}/introspect"})
+                else:
+                    self.reply(404, {})
+
+            def do_POST(self):
+                form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+                token = form["token"][0]
+                outer.calls.append(token)
+                self.reply(*answers[token])
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.issuer = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def test_only_a_failing_issuer_holds_introspection_back_not_a_callers_bad_token(kb, tmp_path):
+    answers: dict = {}
+    fake = FakeIssuer(answers)
+    srv = oauth_server(kb, tmp_path, [fake.issuer],
+                       'introspection_client_id = "folio"\nintrospection_client_secret = "s"\n')
+    try:
+        answers.update(
+            good=(200, {"active": True, "aud": srv.url, "iss": fake.issuer, "scope": "read", "client_id": "bot"}),
+            junk=(400, {"error": "invalid_request"}),
+            boom=(500, {"error": "server_error"}))
+        # A token the issuer answers 400 about is refused, and remembered: asked once.
+        for _ in range(2):
+            status, www = refusal(srv.url, "junk")
+            assert (status, www.split('error_description="', 1)[1]) == (
+                401, 'the issuer refused to introspect the token (HTTP 400)"')
+        assert fake.calls == ["junk"]
+        # ... and the issuer is not taken for down: a good token goes through at once.
+        assert post(srv.url, INIT, bearer("good"))[0] == 200
+        # An issuer error (500) holds introspection back: 503 for every token a while.
+        assert post(srv.url, INIT, bearer("boom"))[0] == 503
+        status, headers, _ = post(srv.url, INIT, bearer("good"))
+        assert (status, headers["Retry-After"]) == (503, "10")
+        assert fake.calls == ["junk", "good", "boom"]
+    finally:
+        assert srv.stop() == 0
+        fake.stop()
+
+
 def test_a_bad_oauth_setting_stops_the_server_with_the_key_named(kb, tmp_path):
     config = tmp_path / "xdg" / "folio"
     config.mkdir(parents=True)
@@ -494,3 +592,9 @@ def test_a_bad_oauth_setting_stops_the_server_with_the_key_named(kb, tmp_path):
     with pytest.raises(RuntimeError) as e:
         HttpServer(kb, "--tokens", str(tmp_path / "t.toml"), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert "[mcp.http.oauth] issuers: `http://id.example.com` must start with https://" in str(e.value)
+    (config / "config.toml").write_text('[mcp.http]\nprivate_owner = "alice@https://other.example"\n'
+                                        '[mcp.http.oauth]\nissuers = ["https://id.example.com"]\n')
+    with pytest.raises(RuntimeError) as e:
+        HttpServer(kb, "--tokens", str(tmp_path / "t.toml"), env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert ("[mcp.http] private_owner = `alice@https://other.example` names an issuer that [mcp.http.oauth] "
+            "issuers does not list") in str(e.value)

@@ -146,7 +146,9 @@ impl TokenFile {
 
     /// Reads the file; a missing file holds no tokens.
     ///
-    /// Errors: unreadable, or not a token file (message naming the file).
+    /// Errors: unreadable, not a token file, or a token whose agent id
+    /// [`check_agent_id`] refuses (an entry edited by hand: an id such as
+    /// `alice@https://…` would pass for an OAuth caller's), each message naming the file.
     pub fn load(path: &Path) -> Result<TokenFile, String> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
@@ -160,6 +162,9 @@ impl TokenFile {
                 plain(&e.to_string(), Format::Toml)
             )
         })?;
+        for token in &shape.tokens {
+            check_agent_id(&token.agent).map_err(|e| format!("invalid {}: {e}", path.display()))?;
+        }
         Ok(TokenFile {
             path: path.to_path_buf(),
             tokens: shape.tokens,
@@ -401,6 +406,25 @@ mod tests {
             "`a b` is not an agent id: use 1 to 64 letters, digits, `.`, `_`, `-` or `@`"
         );
         assert!(file.add("", Scope::Read, 0).is_err());
+        // An entry edited by hand is held to the same rule when the file is read.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.toml");
+        let mut edited = TokenFile::load(&path).unwrap();
+        edited.add("alice", Scope::Read, 0).unwrap();
+        edited.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("\"alice\"", "\"alice@http://127.0.0.1:9\""),
+        )
+        .unwrap();
+        assert_eq!(
+            TokenFile::load(&path).unwrap_err(),
+            format!(
+                "invalid {}: `alice@http://127.0.0.1:9` is not an agent id: use 1 to 64 letters, digits, `.`, `_`, `-` or `@`",
+                path.display()
+            )
+        );
         assert_eq!(
             "write".parse::<Scope>().unwrap_err(),
             "`write` is not a scope (read, contribute or read-write)"

@@ -309,9 +309,11 @@ pub async fn authenticate(
     let mut caller = token.as_deref().and_then(|t| auth.verify(t));
     // A token of the token file's form never leaves the server, not even one revoked or
     // mistyped: it is not sent to an issuer's introspection.
-    let own_form = token
-        .as_deref()
-        .is_some_and(|t| t.starts_with(folio_core::config::tokens::TOKEN_PREFIX));
+    let own_form = token.as_deref().is_some_and(|t| {
+        let prefix = folio_core::config::tokens::TOKEN_PREFIX;
+        t.get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+    });
     if caller.is_none() && own_form && auth.oauth.is_some() {
         why = Some(
             "not an active token of this server's token file (revoked, or mistyped)".to_owned(),

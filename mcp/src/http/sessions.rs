@@ -365,7 +365,7 @@ pub async fn guard(
         )
         && let Some(needed) = caller.lacks(tool)
     {
-        tracing::warn!(agent = %caller.agent, tool = %tool, "a write beyond the access token's scope refused (403)");
+        tracing::warn!(agent = ?caller.agent, tool = ?tool, "a write beyond the access token's scope refused (403)");
         return step_up.forbidden(needed);
     }
     // Params of the wrong shape for a known method: -32602, as over stdio (rmcp would

@@ -34,14 +34,28 @@ fn form_encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
-/// POSTs the token to `endpoint`; the answer's JSON object, `None` when the issuer
-/// does not introspect this kind of token.
+/// What an introspection endpoint answered about one token.
+#[derive(Debug)]
+enum Answer {
+    /// The answer's JSON object (RFC 7662 §2.2).
+    Claims(Map<String, Value>),
+    /// `unsupported_token_type`: the issuer does not introspect tokens of this kind.
+    Unsupported,
+    /// A client error about this request (400, 413, 414, 431): the token is refused,
+    /// and the issuer is not taken for unreachable.
+    Refused(u16),
+}
+
+/// POSTs the token to `endpoint`.
+///
+/// Errors: a transport failure, a server error, any other status (folio's own
+/// credentials refused: 401, 403; 429), or a body that is not a JSON object.
 fn post(
     agent: &ureq::Agent,
     endpoint: &str,
     client: &ClientCredentials,
     token: &str,
-) -> Result<Option<Map<String, Value>>, String> {
+) -> Result<Answer, String> {
     let basic = base64::engine::general_purpose::STANDARD.encode(format!(
         "{}:{}",
         form_encode(&client.id),
@@ -53,15 +67,14 @@ fn post(
         .header("Accept", "application/json")
         .send_form([("token", token), ("token_type_hint", "access_token")]);
     let (status, body) = super::issuer::answer(sent, endpoint)?;
-    if status == 400 && unsupported(&body) {
-        return Ok(None);
+    match status {
+        200 => serde_json::from_slice(&body)
+            .map(Answer::Claims)
+            .map_err(|e| format!("{endpoint} answered something that is not a JSON object: {e}")),
+        400 if unsupported(&body) => Ok(Answer::Unsupported),
+        400 | 413 | 414 | 431 => Ok(Answer::Refused(status)),
+        _ => Err(folio_core::service_http::JsonAnswer { status, body }.status_message(endpoint)),
     }
-    if status != 200 {
-        return Err(folio_core::service_http::JsonAnswer { status, body }.status_message(endpoint));
-    }
-    serde_json::from_slice(&body)
-        .map(Some)
-        .map_err(|e| format!("{endpoint} answered something that is not a JSON object: {e}"))
 }
 
 /// Whether an error answer is `unsupported_token_type`: the issuer does not introspect
@@ -109,16 +122,31 @@ pub fn judge(
             "the token's iss is not its issuer".into(),
         ));
     }
-    if let Some(exp) = answer.get("exp").and_then(Value::as_u64)
+    let seconds = |claim: &str| match answer.get(claim) {
+        None => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            Rejection::Invalid(format!("the issuer's {claim} is not a number of seconds"))
+        }),
+    };
+    if let Some(exp) = seconds("exp")?
         && exp.saturating_add(leeway) < now
     {
         return Err(Rejection::Invalid("the token has expired".into()));
     }
-    if let Some(nbf) = answer.get("nbf").and_then(Value::as_u64)
+    if let Some(nbf) = seconds("nbf")?
         && nbf > now.saturating_add(leeway)
     {
         return Err(Rejection::Invalid(
             "the token is not valid yet (nbf)".into(),
+        ));
+    }
+    if answer
+        .get("token_type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("refresh_token"))
+    {
+        return Err(Rejection::Invalid(
+            "a refresh token is not an access token".into(),
         ));
     }
     Ok(answer)
@@ -155,12 +183,16 @@ pub async fn introspect(
         tokio::task::spawn_blocking(move || post(&agent, &endpoint, &client, &token_owned))
             .await
             .unwrap_or_else(|e| Err(format!("the introspection stopped: {e}")));
+    // Only a failure of the issuer holds introspection back, never an answer about one
+    // token (a caller's junk must not switch OAuth off for everyone).
     issuer.introspection_result(answer.as_ref().err().cloned());
-    let answer = answer.map_err(Rejection::Unavailable)?;
     let now = jsonwebtoken::get_current_timestamp();
-    match answer {
-        Some(answer) => judge(answer, &issuer.id, audience, now, leeway).map(Some),
-        None => Ok(None),
+    match answer.map_err(Rejection::Unavailable)? {
+        Answer::Claims(answer) => judge(answer, &issuer.id, audience, now, leeway).map(Some),
+        Answer::Unsupported => Ok(None),
+        Answer::Refused(status) => Err(Rejection::Invalid(format!(
+            "the issuer refused to introspect the token (HTTP {status})"
+        ))),
     }
 }
 
@@ -189,6 +221,17 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(refused(ok.clone(), 1001), "the token has expired");
+        assert_eq!(
+            refused(json!({"active": true, "aud": aud, "nbf": "9999999999"}), 0),
+            "the issuer's nbf is not a number of seconds"
+        );
+        assert_eq!(
+            refused(
+                json!({"active": true, "aud": aud, "token_type": "refresh_token"}),
+                0
+            ),
+            "a refresh token is not an access token"
+        );
         assert_eq!(
             refused(json!({"active": false}), 0),
             "the issuer says the token is not active (expired, revoked or unknown)"

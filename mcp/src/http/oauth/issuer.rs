@@ -91,6 +91,11 @@ pub fn check_issuer(url: &str) -> Result<(), String> {
             "{what} an issuer URL holds no user name or password (it is published in the metadata)"
         ));
     }
+    if url.contains('@') {
+        return Err(format!(
+            "{what} `{url}` holds an `@`, which would make agent ids (`{{claim}}@{{issuer}}`) ambiguous"
+        ));
+    }
     if url.contains('?') || url.contains('#') {
         return Err(format!(
             "{what} `{url}` has a query or a fragment, which an issuer identifier cannot have (RFC 8414 §2)"

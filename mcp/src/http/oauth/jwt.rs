@@ -37,14 +37,34 @@ pub fn claimed_issuer(token: &str) -> Result<String, Rejection> {
         .ok_or_else(|| Rejection::Invalid("the token's claims have no iss".into()))
 }
 
-/// The scope claims, read to refuse a token that repeats one (the JSON object of the
-/// claims would keep the last, a provider might have meant the first).
-#[derive(serde::Deserialize)]
-struct ScopeClaims {
-    #[allow(dead_code)]
-    scope: Option<serde::de::IgnoredAny>,
-    #[allow(dead_code)]
-    scp: Option<serde::de::IgnoredAny>,
+/// A JSON object read only to refuse one whose members repeat a name (the claims' map
+/// keeps the last of them, where a provider may have meant the first).
+struct UniqueMembers;
+
+impl<'de> serde::Deserialize<'de> for UniqueMembers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<UniqueMembers, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = UniqueMembers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UniqueMembers, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    if !seen.insert(name) {
+                        return Err(serde::de::Error::custom("a member is repeated"));
+                    }
+                }
+                Ok(UniqueMembers)
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
 }
 
 /// The `alg` a token's header names, read without any check (for the message of a
@@ -70,9 +90,10 @@ fn reason(kind: &ErrorKind, audience: &str) -> String {
         }
         ErrorKind::InvalidIssuer => "the token's iss is not its issuer".into(),
         ErrorKind::InvalidSignature => "the token's signature does not verify".into(),
-        ErrorKind::MissingRequiredClaim(claim) => {
+        ErrorKind::MissingRequiredClaim(claim) if claim == "exp" || claim == "nbf" => {
             format!("the token has no {claim} claim, or not a number of seconds")
         }
+        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no {claim} claim"),
         ErrorKind::InvalidClaimFormat(claim) => format!("the token's {claim} claim is malformed"),
         ErrorKind::InvalidAlgorithm => "the token's alg does not match the issuer's key".into(),
         ErrorKind::Json(_) => {
@@ -164,8 +185,8 @@ pub async fn verify(
     let claims = decode::<Map<String, Value>>(token, &key, &validation)
         .map(|data| data.claims)
         .map_err(|e| Rejection::Invalid(reason(e.kind(), audience)))?;
-    jsonwebtoken::dangerous::insecure_decode_claims::<ScopeClaims>(token)
-        .map_err(|_| Rejection::Invalid("the token repeats its scope or scp claim".into()))?;
+    jsonwebtoken::dangerous::insecure_decode_claims::<UniqueMembers>(token)
+        .map_err(|_| Rejection::Invalid("the token repeats a claim".into()))?;
     Ok(claims)
 }
 

@@ -240,6 +240,22 @@ const MAX_REFUSED: usize = 10_000;
 /// The longest agent claim value taken, in characters.
 pub const MAX_AGENT_CHARS: usize = 128;
 
+/// The longest access token checked, in bytes (longer ones are refused before any check,
+/// and never sent to an issuer).
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// Introspections folio asks of its issuer per second at most (bursts of twice as many):
+/// a flood of made-up tokens cannot pass on to the issuer; past it, `503`.
+pub const INTROSPECTIONS_PER_SECOND: u32 = 20;
+
+/// Whether `c` may stand in an agent id: not a control character, and not a character
+/// that breaks a line or reorders or hides text (line and paragraph separators,
+/// bidirectional controls, zero-width characters).
+fn agent_char(c: char) -> bool {
+    !(c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'))
+}
+
 /// The accepted issuers and how their tokens are checked.
 #[derive(Debug)]
 pub struct OAuth {
@@ -248,6 +264,8 @@ pub struct OAuth {
     issuers: Vec<Arc<Issuer>>,
     /// Tokens introspection refused lately (SHA-256 → when, and why).
     refused: Mutex<HashMap<[u8; 32], (Instant, String)>>,
+    /// The rate of introspections ([`INTROSPECTIONS_PER_SECOND`]).
+    introspections: governor::DefaultDirectRateLimiter,
 }
 
 impl OAuth {
@@ -260,10 +278,15 @@ impl OAuth {
             .iter()
             .map(|id| Issuer::new(id).map(Arc::new))
             .collect::<Result<_, _>>()?;
+        let per_second = std::num::NonZeroU32::new(INTROSPECTIONS_PER_SECOND).expect("non-zero");
+        let burst = std::num::NonZeroU32::new(2 * INTROSPECTIONS_PER_SECOND).expect("non-zero");
         Ok(OAuth {
             settings,
             issuers,
             refused: Mutex::new(HashMap::new()),
+            introspections: governor::RateLimiter::direct(
+                governor::Quota::per_second(per_second).allow_burst(burst),
+            ),
         })
     }
 
@@ -277,6 +300,11 @@ impl OAuth {
     ///
     /// Errors: a [`Rejection`].
     pub async fn verify(&self, token: &str, resource: &str) -> Result<Caller, Rejection> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(Rejection::Invalid(format!(
+                "the token is longer than {MAX_TOKEN_BYTES} bytes"
+            )));
+        }
         let audience = self.audience(resource);
         let leeway = self.settings.leeway;
         let (claims, issuer) = if jwt::looks_like_jwt(token) {
@@ -343,6 +371,11 @@ impl OAuth {
                 return Err(Rejection::Invalid(why.clone()));
             }
         }
+        if self.introspections.check().is_err() {
+            return Err(Rejection::Unavailable(format!(
+                "more than {INTROSPECTIONS_PER_SECOND} tokens a second to introspect: the issuer is spared the rest"
+            )));
+        }
         let answer =
             introspection::introspect(issuer, client, token, audience, self.settings.leeway).await;
         if let Err(Rejection::Invalid(why)) = &answer {
@@ -363,9 +396,10 @@ impl OAuth {
     /// issuer is taken for another issuer's or for a token file's agent (whose names
     /// cannot hold `:` or `/`).
     ///
-    /// Errors: no agent claim, or one that is not 1 to [`MAX_AGENT_CHARS`] characters
-    /// without control characters or surrounding spaces ([`Rejection::Invalid`]); none of
-    /// folio's scopes ([`Rejection::NoScope`]).
+    /// Errors ([`Rejection::Invalid`]): no agent claim, or one that is not 1 to
+    /// [`MAX_AGENT_CHARS`] characters without surrounding spaces of which
+    /// [`agent_char`] takes every one; both `scope` and `scp`. None of folio's scopes:
+    /// [`Rejection::NoScope`].
     fn caller(&self, claims: &Map<String, Value>, issuer: &str) -> Result<Caller, Rejection> {
         let names = self.settings.agent_claims.join(" or ");
         let value = self
@@ -386,11 +420,16 @@ impl OAuth {
         if chars == 0
             || chars > MAX_AGENT_CHARS
             || value.trim() != value
-            || value.chars().any(char::is_control)
+            || !value.chars().all(agent_char)
         {
             return Err(Rejection::Invalid(format!(
-                "the token's {names} claim is not an agent id (1 to {MAX_AGENT_CHARS} characters, no control characters or surrounding spaces)"
+                "the token's {names} claim is not an agent id (1 to {MAX_AGENT_CHARS} characters, no control, line-breaking, bidirectional or zero-width characters, no surrounding spaces)"
             )));
+        }
+        if claims.contains_key("scope") && claims.contains_key("scp") {
+            return Err(Rejection::Invalid(
+                "the token has both a scope and an scp claim; folio reads one".into(),
+            ));
         }
         let agent = format!("{value}@{issuer}");
         let scope = self
