@@ -31,6 +31,9 @@ pub enum Message {
         method: String,
         /// For `tools/call`, the tool's name (`params.name`) when it is a string.
         tool: Option<String>,
+        /// The -32602 reply line when the params of a known method have the wrong shape
+        /// (`crate::transport::invalid_params`, the stdio filter's rule).
+        invalid_params: Option<String>,
     },
     /// A notification (a method, no id): nothing answers it.
     Notification,
@@ -101,6 +104,7 @@ pub fn check(body: &[u8]) -> Result<Message, Refusal> {
         message: format!("the body is not JSON: {e}"),
         id: Value::Null,
     })?;
+    let invalid_params = crate::transport::invalid_params(&value);
     let invalid = |message: &str, id: Value| Refusal {
         code: INVALID_REQUEST,
         message: message.to_owned(),
@@ -164,6 +168,7 @@ pub fn check(body: &[u8]) -> Result<Message, Refusal> {
                             .map(str::to_owned)
                     })
                     .flatten(),
+                invalid_params,
             }),
             (Some(_), None) => Err(invalid(
                 "a request's `id` must be a string or a signed 64-bit integer",
@@ -200,6 +205,7 @@ mod tests {
                 id: json!(7),
                 method: "tools/list".into(),
                 tool: None,
+                invalid_params: None,
             })
         );
         assert_eq!(
@@ -208,6 +214,7 @@ mod tests {
                 id: json!("a"),
                 method: "initialize".into(),
                 tool: None,
+                invalid_params: None,
             })
         );
         assert_eq!(
@@ -216,6 +223,7 @@ mod tests {
                 id: json!(1),
                 method: "tools/call".into(),
                 tool: Some("kb_patch".into()),
+                invalid_params: None,
             })
         );
         assert!(

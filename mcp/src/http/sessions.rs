@@ -370,15 +370,17 @@ pub async fn guard(
     }
     // Params of the wrong shape for a known method: -32602, as over stdio (rmcp would
     // answer -32601, method not found).
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        && let Some(reply) = crate::transport::invalid_params(&value)
+    if let Message::Request {
+        invalid_params: Some(reply),
+        ..
+    } = &message
     {
         return (
             [(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             )],
-            reply,
+            reply.clone(),
         )
             .into_response();
     }

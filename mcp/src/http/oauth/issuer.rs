@@ -77,14 +77,15 @@ pub fn check_url(url: &str, what: &str) -> Result<bool, String> {
     }
 }
 
-/// Checks an issuer identifier of `[mcp.http.oauth] issuers`: [`check_url`], and no
-/// credentials, query or fragment (RFC 8414 §2: an issuer is an https URL with neither
-/// query nor fragment; credentials would be published in the metadata).
+/// Checks an issuer identifier of `[mcp.http.oauth] issuers`: [`check_url`] (whose
+/// answer, whether the issuer is on this machine, it returns), and no credentials, query
+/// or fragment (RFC 8414 §2: an issuer is an https URL with neither query nor fragment;
+/// credentials would be published in the metadata).
 ///
 /// Errors: a message naming the key and the URL.
-pub fn check_issuer(url: &str) -> Result<(), String> {
+pub fn check_issuer(url: &str) -> Result<bool, String> {
     let what = "[mcp.http.oauth] issuers:";
-    check_url(url, what)?;
+    let loopback = check_url(url, what)?;
     let uri: ureq::http::Uri = url.parse().map_err(|e| format!("{what} `{url}`: {e}"))?;
     if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
         return Err(format!(
@@ -101,7 +102,7 @@ pub fn check_issuer(url: &str) -> Result<(), String> {
             "{what} `{url}` has a query or a fragment, which an issuer identifier cannot have (RFC 8414 §2)"
         ));
     }
-    Ok(())
+    Ok(loopback)
 }
 
 /// The metadata URLs of `issuer`, in the order they are tried: RFC 8414's
@@ -207,8 +208,7 @@ impl Issuer {
     ///
     /// Errors: `id` is not an issuer URL ([`check_issuer`]).
     pub fn new(id: &str) -> Result<Issuer, String> {
-        check_issuer(id)?;
-        let loopback = check_url(id, "[mcp.http.oauth] issuers:")?;
+        let loopback = check_issuer(id)?;
         Ok(Issuer {
             id: id.to_owned(),
             agent: folio_core::service_http::agent(loopback, FETCH_TIMEOUT),
@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn issuer_identifiers_carry_no_credentials_query_or_fragment() {
-        assert_eq!(check_issuer("https://id.example.com/realms/kb"), Ok(()));
+        assert_eq!(check_issuer("https://id.example.com/realms/kb"), Ok(false));
         assert_eq!(
             check_issuer("http://admin:hunter2@127.0.0.1:9/x"),
             Err("[mcp.http.oauth] issuers: an issuer URL holds no user name or password (it is published in the metadata)".into())
