@@ -41,7 +41,7 @@ pub use vectors::{PendingChunk, PendingDocument, VectorModel, VectorStatus};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -50,6 +50,42 @@ use rusqlite::{
 use lexical::{Lexical, has_kana};
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+
+/// How long a connection waits for another one's lock before SQLite answers
+/// `SQLITE_BUSY` ("database is locked"): its busy timeout, and the time [`enter_wal`]
+/// tries for.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often [`enter_wal`] tries again.
+const WAL_RETRY_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Puts the database in WAL mode (SQLite's write-ahead log: readers never wait for the
+/// writer). On a database already in WAL mode this writes nothing.
+///
+/// A new index starts in rollback-journal mode, and changing that writes the file:
+/// when another connection holds the file for writing meanwhile (two processes, or a
+/// pass and a search, opening a new index together, each changing it to WAL), the
+/// change would wait while holding a read lock, so SQLite answers `SQLITE_BUSY` at once
+/// instead of calling the busy handler (its deadlock rule,
+/// <https://www.sqlite.org/c3ref/busy_handler.html>). So the change is tried again
+/// every [`WAL_RETRY_INTERVAL`] until [`BUSY_TIMEOUT`] has passed.
+///
+/// Errors: SQLite's; `SQLITE_BUSY` once the timeout has passed.
+fn enter_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
+            row.get::<_, String>(0)
+        }) {
+            Err(rusqlite::Error::SqliteFailure(err, _))
+                if err.code == rusqlite::ErrorCode::DatabaseBusy && Instant::now() < deadline =>
+            {
+                std::thread::sleep(WAL_RETRY_INTERVAL);
+            }
+            other => return other.map(|_mode| ()),
+        }
+    }
+}
 
 /// The separator between headings in the stored `heading_path` column.
 pub const HEADING_PATH_SEPARATOR: &str = " > ";
@@ -369,7 +405,7 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(db_path, flags)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // Refuse, before writing anything, a database folio did not create.
         if !owned_folder && schema::ownership(&conn)? == schema::Ownership::Foreign {
             return Err(StoreError::NotAnIndex(db_path.to_path_buf()));
@@ -382,9 +418,8 @@ impl Store {
         db_path: Option<PathBuf>,
         lexical: Lexical,
     ) -> Result<Store, StoreError> {
-        conn.busy_timeout(Duration::from_secs(5))?;
-        // Setting WAL on a database already in WAL mode writes nothing.
-        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        enter_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let outcome = schema::ensure_schema(&mut conn)?;
         functions::register_functions(&conn)?;

@@ -399,3 +399,30 @@ fn a_version_8_index_gains_the_citation_columns_in_place() {
         Some("8")
     );
 }
+
+/// A new index opened while another connection is about to write the new file (two
+/// processes, or a pass and a search, opening a new index together): changing the file
+/// to WAL cannot happen meanwhile, and SQLite answers "database is locked" at once
+/// instead of waiting; the open waits for the other connection and the index is in WAL
+/// mode.
+#[test]
+fn a_new_index_opened_while_another_connection_writes_waits_for_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("index.db");
+    std::fs::write(&db, b"").expect("an empty file, as a first open leaves it");
+    let writer = Connection::open(&db).expect("writer");
+    writer
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("a write transaction holds the file's reserved lock");
+    let released = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        writer.execute_batch("COMMIT").expect("end the write");
+    });
+    let store = Store::open(&db).expect("the open waits for the writer");
+    released.join().expect("writer thread");
+    let mode: String = store
+        .conn()
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .expect("journal mode");
+    assert_eq!(mode, "wal");
+}
