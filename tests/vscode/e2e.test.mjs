@@ -237,6 +237,11 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fv-'));
   const root = path.join(work, 'kb');
   fs.cpSync(fixture, root, { recursive: true });
+  // A note template, as a team keeps one in its workspace (step 5), left out of the
+  // index and the checks.
+  fs.mkdirSync(path.join(root, 'templates'));
+  fs.writeFileSync(path.join(root, 'templates', 'note.md'), '---\ncreated: {{date}}\n---\n# {{title}}\n\nWritten from the team template.\n');
+  fs.writeFileSync(path.join(root, 'folio.toml'), '[notes]\ntemplate = "templates/note.md"\n\n[index]\nexclude = ["templates/**"]\n');
   const runtime = path.join(work, 'run');
   fs.mkdirSync(runtime, { mode: 0o700 });
   const data = path.join(work, 'data');
@@ -437,6 +442,30 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     await untilEqual('the cursor on the hit', () => ui.cursor(), 'Ln 7, Col 1');
   });
 
+  await step('5. the quick fix on a link to a missing note creates it from the template and shows it', async () => {
+    await ui.open('index.md');
+    // `[[Meeting Notes]]`, line 10; Ctrl+. lists the quick fixes at the cursor.
+    await ui.goTo('10:6');
+    await ui.key('Control+Period');
+    // Under the menu's heading, folio's one fix there, highlighted: Enter applies it, as a user does.
+    const rows = () => page.$$eval('.action-widget .monaco-list-row', (r) => r.map((e) => e.innerText.trim()));
+    await untilEqual('the quick fixes at [[Meeting Notes]]', rows, ['Quick Fix', 'Create `Meeting Notes.md`']);
+    await page.keyboard.press('Enter');
+    // folio.createNote writes the note and asks the editor to show it (window/showDocument).
+    await until('Meeting Notes.md shown', async () => (await ui.activeTab())?.name === 'Meeting Notes.md');
+    const today = new Date();
+    const date = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, '0')}-${String(today.getDate()).padStart(2, '0')}`;
+    const note = `---\ncreated: ${date}\n---\n# Meeting Notes\n\nWritten from the team template.\n`;
+    assert.equal(fs.readFileSync(path.join(root, 'Meeting Notes.md'), 'utf8'), note);
+    await untilEqual('the new note in the editor', () => ui.editorText(), note);
+    // The link resolves now: three broken links are left, in the Problems view and the status bar.
+    await untilEqual('the status-bar item after the note', async () => (await ui.statusItem('folio-kb.folio.folio.status'))?.text, 'folio: 3 broken in workspace');
+    const sent = traceLog()
+      .map((l) => l.match(/^Sending request '(workspace\/executeCommand) /)?.[1] ?? l.match(/^Received request '(window\/showDocument) /)?.[1])
+      .filter((m) => m);
+    assert.deepEqual(sent, ['workspace/executeCommand', 'window/showDocument']);
+  });
+
   const rel = 'guides/onboarding.md';
   const file = path.join(root, rel);
   /** Calls an MCP tool of the agent's `folio mcp`; the result's JSON with `isError`. */
@@ -447,7 +476,7 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
   let userText;
   let patched;
 
-  await step('5. the live bridge: an agent reads the unsaved buffer, patches it in the editor, undo reverts it, a stale patch is a CONFLICT', async () => {
+  await step('6. the live bridge: an agent reads the unsaved buffer, patches it in the editor, undo reverts it, a stale patch is a CONFLICT', async () => {
     const onDisk = fs.readFileSync(file, 'utf8');
     await ui.open(rel);
     // The user types at the end of line 5 and does not save.
@@ -500,7 +529,7 @@ test('the packaged extension in code-server, driven through the UI', { timeout: 
     assert.equal(fs.readFileSync(file, 'utf8'), patched);
   });
 
-  await step('6. with the browser gone and code-server still running, an agent reads the hidden buffer and its patches are CONFLICT, at once after the first', async () => {
+  await step('7. with the browser gone and code-server still running, an agent reads the hidden buffer and its patches are CONFLICT, at once after the first', async () => {
     // The browser ends without closing its connection (killed, as when the machine sleeps or
     // the network drops): code-server keeps the extension host, and folio lsp, for its
     // reconnection grace time.
