@@ -568,7 +568,15 @@ impl Host {
                 Now::Gone => None,
                 Now::Unchanged => Some(None),
                 Now::Changed(chunks, indexed) => {
-                    let old = indexed.iter().find(|c| c.pointer == hit.pointer);
+                    // The hit's own chunk: a table's parts share its pointer and differ
+                    // in lines; a section a hit was widened to starts with its pointer.
+                    let old = indexed
+                        .iter()
+                        .find(|c| {
+                            c.pointer == hit.pointer
+                                && (c.start_line, c.end_line) == (hit.start_line, hit.end_line)
+                        })
+                        .or_else(|| indexed.iter().find(|c| c.pointer == hit.pointer));
                     chunks
                         .iter()
                         .find(|c| c.pointer == hit.pointer && old.is_some_and(|o| o.text == c.text))
@@ -621,7 +629,14 @@ impl Host {
             let Ok((i, _)) = resolve_pointer(live, &hit.pointer) else {
                 continue;
             };
-            let line = live.elements[i].start_line;
+            // The hit's first line when the element still spans it (a part of a table
+            // cut between rows), else the element's.
+            let element = &live.elements[i];
+            let line = if (element.start_line..=element.end_line).contains(&hit.start_line) {
+                hit.start_line
+            } else {
+                element.start_line
+            };
             let Some(chunk) = chunks
                 .iter()
                 .find(|c| (c.start_line..=c.end_line).contains(&line))

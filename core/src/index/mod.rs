@@ -405,8 +405,14 @@ fn index_pass(
     let done = AtomicUsize::new(0);
     let cap = config.index.max_file_size;
     let chunk_bytes = config.index.chunk_budget();
+    // Notes chunked under another rule or budget are chunked again (an index without
+    // the key predates it).
+    let chunk_rule = format!("{}:{chunk_bytes}", crate::chunk::RULE_VERSION);
+    let recorded_chunk_rule = store.meta(crate::store::schema::CHUNK_RULE)?;
+    let rechunk = recorded_chunk_rule.as_deref() != Some(chunk_rule.as_str());
     let mut outcomes: Vec<Outcome> = parallel_map(&candidates, |(path, format)| {
         let abs = root.join(path);
+        let record_again = record_again || (rechunk && format.is_none());
         let unread = !force
             && !record_again
             && indexed.contains_key(path)
@@ -520,6 +526,9 @@ fn index_pass(
         }
         if recorded_rule.as_deref() != Some(title_rule) {
             batch.set_meta(crate::store::schema::TITLE_RULE, title_rule)?;
+        }
+        if rechunk {
+            batch.set_meta(crate::store::schema::CHUNK_RULE, &chunk_rule)?;
         }
         for (outcome, _) in &mut outcomes {
             if let FileOutcome::Changed(records) = outcome {

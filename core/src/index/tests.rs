@@ -971,3 +971,37 @@ fn a_document_whose_text_cannot_be_extracted_is_skipped_with_its_reason() {
     index_root(&root, &Config::default(), &db, false, None).unwrap();
     assert!(Store::open(&db).unwrap().unextracted().unwrap().is_empty());
 }
+
+/// Notes chunked under an older chunking rule, or another `chunk_bytes`, are chunked
+/// again by the next pass; the pass after it reads nothing again.
+#[test]
+fn notes_chunked_under_another_rule_or_budget_are_chunked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kb");
+    corpus(&root);
+    let db = dir.path().join("index.db");
+    let rule = |store: &Store| store.meta(crate::store::schema::CHUNK_RULE).unwrap();
+    let first = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((first.indexed, first.unchanged), (4, 0));
+    assert_eq!(rule(&Store::open(&db).unwrap()).as_deref(), Some("2:1500"));
+    let again = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((again.indexed, again.unchanged), (0, 4));
+    // As an index built before tables were cut between rows records it.
+    {
+        let mut store = Store::open(&db).unwrap();
+        let mut batch = store.batch().unwrap();
+        batch
+            .set_meta(crate::store::schema::CHUNK_RULE, "1:1500")
+            .unwrap();
+        batch.commit().unwrap();
+    }
+    let rechunked = index_root(&root, &Config::default(), &db, false, None).unwrap();
+    assert_eq!((rechunked.indexed, rechunked.unchanged), (4, 0));
+    let mut smaller = Config::default();
+    smaller.index.chunk_bytes = 200;
+    let resized = index_root(&root, &smaller, &db, false, None).unwrap();
+    assert_eq!((resized.indexed, resized.unchanged), (4, 0));
+    assert_eq!(rule(&Store::open(&db).unwrap()).as_deref(), Some("2:200"));
+    let settled = index_root(&root, &smaller, &db, false, None).unwrap();
+    assert_eq!((settled.indexed, settled.unchanged), (0, 4));
+}

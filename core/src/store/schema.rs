@@ -116,6 +116,12 @@ pub(crate) const RECORD_AGAIN: &str = "record_again";
 /// while no file does (an `.obsidian/` folder made or removed, `[links] obsidian` set).
 pub(crate) const TITLE_RULE: &str = "title_rule";
 
+/// The `meta` key of the rule and budget the notes were chunked under:
+/// `<crate::chunk::RULE_VERSION>:<[index] chunk_bytes>`. A pass under another one records
+/// every note again (chunks whose text is unchanged keep their vectors); documents of
+/// other formats are chunked again when they change.
+pub(crate) const CHUNK_RULE: &str = "chunk_rule";
+
 /// From any version before 8: the next index pass records every document again
 /// ([`RECORD_AGAIN`], bound as `?1`), so that its tags include the inline ones (version
 /// 6), its title follows the title rule and the full-text index holds its file name

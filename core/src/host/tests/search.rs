@@ -401,3 +401,74 @@ fn tuning_flags_are_checked_before_a_search_and_override_the_search_table() {
         json!({"code": "INVALID_ARGUMENT", "message": "`query` must not be empty"})
     );
 }
+
+/// One row of a long table is found by its value and the table's column names: the
+/// table is cut between rows, every part carries the header, and the hit cites the
+/// part's lines.
+#[test]
+fn a_row_of_a_long_table_is_found_with_its_column_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut rows: Vec<String> = (1..=120)
+        .map(|i| {
+            format!(
+                "| Station {i} | {} | {:02}:{:02} |",
+                i % 9 + 1,
+                6 + i % 12,
+                (i * 7) % 60
+            )
+        })
+        .collect();
+    rows[89] = "| Kyoto | 7 | 08:15 |".to_string();
+    let timetable = format!(
+        "# Timetable\n\nThe weekday trains.\n\n| Station | Platform | Departure |\n|---|---|---|\n{}\n",
+        rows.join("\n")
+    );
+    std::fs::write(root.join("timetable.md"), &timetable).unwrap();
+    std::fs::write(
+        root.join("travel.md"),
+        "# Travel\n\nAsk at the platform about the departure of the next train.\n",
+    )
+    .unwrap();
+    let kb = super::open_at(root, false);
+    assert!(kb.reindex_blocking(false).unwrap().ok);
+    let v = ok(kb.search(&SearchRequest {
+        query: "Kyoto platform departure".into(),
+        limit: Some(2),
+        ..SearchRequest::default()
+    }));
+    let hits: Vec<(&str, u64, u64)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["path"].as_str().unwrap(),
+                h["start_line"].as_u64().unwrap(),
+                h["end_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Lines 5-60 are the table's first part (header, delimiter, 54 rows under the
+    // 1,500-byte budget), 61-113 the second, which holds Kyoto (line 96).
+    assert_eq!(hits, [("timetable.md", 61, 113), ("travel.md", 1, 3)]);
+    let table = timetable.find("| Station |").unwrap();
+    let table_text = timetable[table..].trim_end();
+    let table_pointer = pointer("1.t1", table_text, table_text);
+    assert_eq!(v["results"][0]["pointer"], table_pointer);
+    assert_eq!(v["results"][0]["heading_path"], json!(["Timetable"]));
+    // A line added above the table since the pass: the hit is checked against the file
+    // chunked again and keeps its own part, one line lower.
+    std::fs::write(
+        root.join("timetable.md"),
+        timetable.replace("weekday trains.\n", "weekday trains.\nMonday to Friday.\n"),
+    )
+    .unwrap();
+    let v = ok(kb.search(&SearchRequest {
+        query: "Kyoto platform departure".into(),
+        limit: Some(1),
+        ..SearchRequest::default()
+    }));
+    let lines = (&v["results"][0]["start_line"], &v["results"][0]["end_line"]);
+    assert_eq!(lines, (&json!(62), &json!(114)));
+}
