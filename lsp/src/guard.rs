@@ -1,6 +1,6 @@
 //! Running a request: an error or a panic in it becomes a JSON-RPC error for that one
-//! request (invalid params when the handler said so with [`InvalidParams`], else internal
-//! error), and the server goes on.
+//! request (invalid params or request failed when the handler said so with
+//! [`InvalidParams`] or [`RequestFailed`], else internal error), and the server goes on.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -28,8 +28,27 @@ impl std::fmt::Display for InvalidParams {
 
 impl std::error::Error for InvalidParams {}
 
+/// LSP's `RequestFailed` (-32803, LSP 3.17): the request was well formed and what it asks
+/// cannot be done (a rename to a name the rules refuse, a note that already exists); the
+/// message says why, for the user.
+pub const REQUEST_FAILED: i64 = -32803;
+
+/// A refusal of a well-formed request ([`REQUEST_FAILED`]): a handler returns it (as an
+/// `anyhow::Error`) when the user asked for something that cannot be done.
+#[derive(Debug)]
+pub struct RequestFailed(pub String);
+
+impl std::fmt::Display for RequestFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RequestFailed {}
+
 /// Runs `f`, turning an error or a panic into a JSON-RPC error naming `method`: -32602 for
-/// an [`InvalidParams`] error, -32603 (internal error) for any other error or a panic.
+/// an [`InvalidParams`] error, -32803 for a [`RequestFailed`] one, -32603 (internal error)
+/// for any other error or a panic.
 pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => Ok(value),
@@ -37,6 +56,8 @@ pub fn guarded<T>(method: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result
             tracing::warn!("{method}: {err:#}");
             let code = if err.downcast_ref::<InvalidParams>().is_some() {
                 ErrorCode::InvalidParams
+            } else if err.downcast_ref::<RequestFailed>().is_some() {
+                ErrorCode::ServerError(REQUEST_FAILED)
             } else {
                 ErrorCode::InternalError
             };

@@ -278,7 +278,8 @@ async fn a_failing_request_does_not_stop_the_server() {
             json!({"textDocument": {"uri": c.uri("a.md")}, "position": pos(0, 2), "newName": "  "}),
         )
         .await;
-    assert_eq!(r["error"]["code"], -32603);
+    // A name the rules refuse: LSP's RequestFailed.
+    assert_eq!(r["error"]["code"], -32803);
     let r = c
         .call(
             "textDocument/documentSymbol",

@@ -178,7 +178,42 @@ impl NotesConfig {
                 self.daily_format
             ));
         }
-        Ok(())
+        // Any date gives a path of the same shape: try one.
+        let sample = chrono::NaiveDate::from_ymd_opt(2024, 3, 5)
+            .and_then(|d| d.and_hms_opt(9, 7, 0))
+            .expect("a valid date");
+        self.daily_path(sample).map(|_| ())
+    }
+
+    /// The KB-relative path of the daily note of the local date and time `now`:
+    /// `daily_folder/<now formatted with daily_format>.md` (a format that ends in `.md`
+    /// gets it once).
+    ///
+    /// Errors: the path is no note path (the format made a `..` segment, a `:`, a name
+    /// that is only `.md`, …; [`crate::path_policy::check_syntax`]).
+    pub fn daily_path(&self, now: chrono::NaiveDateTime) -> Result<String, String> {
+        let name = now.format(&self.daily_format).to_string();
+        let name = name.strip_suffix(".md").unwrap_or(&name);
+        let folder = self.daily_folder.trim_end_matches('/');
+        let path = if folder.is_empty() {
+            format!("{name}.md")
+        } else {
+            format!("{folder}/{name}.md")
+        };
+        let file_name = path.rsplit('/').next().unwrap_or(&path);
+        crate::path_policy::check_syntax(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|()| match file_name {
+                ".md" => Err("the file name is only `.md`".to_owned()),
+                _ => Ok(()),
+            })
+            .map_err(|e| {
+                format!(
+                    "[notes] daily_folder `{}` and daily_format `{}` give `{path}`, which is no note path: {e}",
+                    self.daily_folder, self.daily_format
+                )
+            })?;
+        Ok(path)
     }
 }
 

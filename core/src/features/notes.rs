@@ -97,18 +97,7 @@ pub fn note_for_link(
 /// path), or the template cannot be read.
 pub fn daily_note(ws: &Workspace, now: NaiveDateTime) -> Result<NewNote, String> {
     let notes: &NotesConfig = &ws.config().notes;
-    let name = now.format(&notes.daily_format).to_string();
-    // A format that spells the extension out gets it once.
-    let name = name.strip_suffix(".md").unwrap_or(&name);
-    let folder = notes.daily_folder.trim_end_matches('/');
-    let path = if folder.is_empty() {
-        format!("{name}.md")
-    } else {
-        format!("{folder}/{name}.md")
-    };
-    check_syntax(&path).map_err(|e| {
-        format!("[notes] daily_folder and daily_format give `{path}`, which is no note path: {e}")
-    })?;
+    let path = notes.daily_path(now)?;
     let date = now.format("%Y-%m-%d").to_string();
     let text = from_template(ws, "daily_template", notes.daily_template.as_deref())?
         .map_or_else(|| format!("# {date}\n"), |t| fill(&t, &date, now));
@@ -282,5 +271,26 @@ mod tests {
                 .unwrap_err()
                 .contains("[notes].daily_format `%Q` is not a strftime format")
         );
+        // Formats that give no note path are refused when folio.toml is read.
+        for (format, path, why) in [
+            ("%Y/", "journal/2024/.md", "the file name is only `.md`"),
+            (
+                "../../%Y-%m-%d",
+                "journal/../../2024-03-05.md",
+                "`.` and `..` segments",
+            ),
+            (
+                "%Y-%m-%dT%H:%M",
+                "journal/2024-03-05T09:07.md",
+                "`:` is not allowed",
+            ),
+        ] {
+            let err =
+                Config::from_toml(&format!("[notes]\ndaily_format = \"{format}\"\n")).unwrap_err();
+            let start = format!(
+                "[notes] daily_folder `journal` and daily_format `{format}` give `{path}`, which is no note path: "
+            );
+            assert!(err.starts_with(&start) && err.contains(why), "{err}");
+        }
     }
 }

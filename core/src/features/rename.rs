@@ -223,6 +223,14 @@ pub fn plan_rename(
             .map(|list| WorkspaceEdits::from([(path.to_owned(), list)])),
         Renamable::Tag { name, .. } => Some(rename_tag(ws, &name, new_name)?),
         Renamable::File { file, link } => {
+            if names_by_alias(ws, &link, &file) {
+                return Err(format!(
+                    "`{}` is an alias of `{}` (its frontmatter `aliases`), not its file name: \
+                     renaming it here would rename the file. Change the alias in that note's \
+                     frontmatter, or rename from a link that names the file",
+                    file.written, file.path
+                ));
+            }
             let new = renamed_link_target(ws, path, &link, &file.path, new_name)?;
             let plan = move_plan(ws, &[(file.path.clone(), new.clone())]);
             if !plan.unnameable.is_empty() {
@@ -241,6 +249,19 @@ pub fn plan_rename(
     edits
         .map(RenamePlan::Edits)
         .ok_or_else(|| format!("`{new_name}` is not a valid new name here"))
+}
+
+/// Whether wiki link `link` names `file` by one of its frontmatter aliases rather than by
+/// its file name or path (`[[JD]]` for `people/Jane Doe.md` with `aliases: [JD]`).
+fn names_by_alias(ws: &Workspace, link: &Link, file: &LinkedFile) -> bool {
+    use crate::path_policy::folded;
+    let written = folded(file.written.trim());
+    let written = written.strip_suffix(".md").unwrap_or(&written);
+    let path = folded(&file.path);
+    let by_file = written == folded(&crate::parse::file_title(&file.path))
+        || path.strip_suffix(".md").unwrap_or(&path) == written
+        || path == written;
+    link.kind.is_wiki() && !by_file && ws.is_alias_of(&file.path, &file.written)
 }
 
 /// The documents that move when `old` moves to `new` (KB-relative paths), as (old, new)
@@ -292,6 +313,12 @@ Back to [a](a.md#set-up).
     fn at(ws: &Workspace, needle: &str, delta: usize) -> Option<Renamable> {
         let parsed = ws.get("a.md").unwrap().full_parsed();
         renamable_at(ws, "a.md", &parsed, find(ws, "a.md", needle).start + delta)
+    }
+
+    /// What a rename `delta` bytes into the first `needle` of document `path` renames.
+    fn at_in(ws: &Workspace, path: &str, needle: &str, delta: usize) -> Option<Renamable> {
+        let parsed = ws.get(path)?.full_parsed();
+        renamable_at(ws, path, &parsed, find(ws, path, needle).start + delta)
     }
 
     fn edit(range: Range<usize>, new_text: &str) -> TextEdit {
@@ -398,6 +425,28 @@ Back to [a](a.md#set-up).
         assert_eq!(
             plan_rename(&ws, "a.md", label, "a]b"),
             Err("`a]b` is not a valid new name here".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_rename_at_an_alias_link_is_refused_and_one_at_the_file_name_moves_the_file() {
+        let ws = workspace(
+            "//- /people/Jane Doe.md\n---\naliases: [JD]\n---\n# Jane\n//- /index.md\n[[JD]] and [[Jane Doe]]\n",
+        );
+        let alias = at_in(&ws, "index.md", "[[JD]]", 3).unwrap();
+        assert_eq!(alias.placeholder(), "JD");
+        assert_eq!(
+            plan_rename(&ws, "index.md", alias, "Jay"),
+            Err("`JD` is an alias of `people/Jane Doe.md` (its frontmatter `aliases`), not its file name: renaming it here would rename the file. Change the alias in that note's frontmatter, or rename from a link that names the file".to_owned())
+        );
+        let name = at_in(&ws, "index.md", "[[Jane Doe]]", 3).unwrap();
+        let Ok(RenamePlan::File { old, new, .. }) = plan_rename(&ws, "index.md", name, "Jay")
+        else {
+            panic!("a rename at the file name moves the file");
+        };
+        assert_eq!(
+            (old.as_str(), new.as_str()),
+            ("people/Jane Doe.md", "people/Jay.md")
         );
     }
 

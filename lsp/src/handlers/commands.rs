@@ -13,7 +13,7 @@ use serde_json::Value;
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 
 use crate::convert;
-use crate::guard::InvalidParams;
+use crate::guard::{InvalidParams, RequestFailed};
 use crate::session::Session;
 
 /// Creates a note: arguments `[uri, text]` (the quick fix's).
@@ -84,7 +84,7 @@ pub fn execute(s: &Session, params: &ExecuteCommandParams) -> Result<Option<Show
                 None if !s.roots.is_empty() => 0,
                 None => bail!("no workspace folder is open"),
             };
-            let note = daily_note(s.roots[root].ws(), now).map_err(anyhow::Error::msg)?;
+            let note = daily_note(s.roots[root].ws(), now).map_err(RequestFailed)?;
             let uri = s.uri(root, &note.path).context("the note has no URI")?;
             create(s, &uri, &note.text, false).map(Some)
         }
@@ -99,20 +99,29 @@ fn create(s: &Session, uri: &Uri, text: &str, must_be_new: bool) -> Result<Shown
         .iter()
         .any(|p| uri.as_str().starts_with(p));
     if !local {
-        bail!("`{}` is not a file on this machine", uri.as_str());
+        bail!(RequestFailed(format!(
+            "`{}` is not a file on this machine",
+            uri.as_str()
+        )));
     }
     let abs = convert::uri_to_path(uri).context("not a file URI")?;
-    let doc = s
-        .locate(&abs)
-        .context("the note would be outside every workspace folder")?;
+    let doc = s.locate(&abs).ok_or_else(|| {
+        RequestFailed("the note would be outside every workspace folder".to_owned())
+    })?;
     if !is_markdown(&doc.path) {
-        bail!("`{}` is not a Markdown note (.md, .markdown)", doc.path);
+        bail!(RequestFailed(format!(
+            "`{}` is not a Markdown note (.md, .markdown)",
+            doc.path
+        )));
     }
     let writer = Writer::new(&s.roots[doc.root].folder);
     let guard = writer.lock().map_err(|e| anyhow::anyhow!("{e}"))?;
     let created = match guard.create(&doc.path, text.as_bytes()) {
         Ok(()) => true,
         Err(WriteError::AlreadyExists { .. }) if !must_be_new => false,
+        Err(e @ WriteError::AlreadyExists { .. }) => {
+            bail!(RequestFailed(format!("cannot create `{}`: {e}", doc.path)))
+        }
         Err(e) => bail!("cannot create `{}`: {e}", doc.path),
     };
     Ok(Shown {

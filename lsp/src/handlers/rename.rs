@@ -17,6 +17,7 @@ use tower_lsp_server::ls_types::{
 
 use super::{cursor, lsp_range};
 use crate::convert;
+use crate::guard::RequestFailed;
 use crate::session::{DocRef, Session};
 
 /// The range and current name of what can be renamed at the cursor: core
@@ -33,7 +34,7 @@ pub fn prepare_rename(
         return Ok(None);
     };
     if matches!(r, Renamable::File { .. }) && !can_rename_files(s) {
-        bail!(NO_FILE_RENAMES);
+        bail!(RequestFailed(NO_FILE_RENAMES.to_owned()));
     }
     Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
         range: convert::range(&c.entry.doc, r.range(), s.encoding),
@@ -77,16 +78,14 @@ pub fn rename(s: &Session, params: &RenameParams) -> Result<Option<WorkspaceEdit
     };
     let ws = s.roots[c.doc.root].ws();
     let Some(r) = renamable_at(ws, &c.doc.path, &c.parsed, c.offset) else {
-        bail!(
-            "nothing to rename here: put the cursor on a heading, a tag, a reference label, or a link's path or #anchor"
-        )
+        bail!(RequestFailed(
+            "nothing to rename here: put the cursor on a heading, a tag, a reference label, or a link's path or #anchor".to_owned()
+        ))
     };
     if matches!(r, Renamable::File { .. }) && !can_rename_files(s) {
-        bail!(NO_FILE_RENAMES);
+        bail!(RequestFailed(NO_FILE_RENAMES.to_owned()));
     }
-    let edit = match plan_rename(ws, &c.doc.path, r, &params.new_name)
-        .map_err(anyhow::Error::msg)?
-    {
+    let edit = match plan_rename(ws, &c.doc.path, r, &params.new_name).map_err(RequestFailed)? {
         RenamePlan::Edits(edits) => workspace_edit(s, c.doc.root, &edits),
         RenamePlan::File { old, new, edits } => file_rename_edit(s, c.doc.root, &old, &new, &edits),
     };

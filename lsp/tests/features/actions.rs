@@ -79,6 +79,8 @@ async fn code_actions(enc: Enc) {
             refused["error"]["message"].as_str().unwrap().contains(why),
             "{refused}"
         );
+        // A refusal, not a failure of the server: LSP's RequestFailed.
+        assert_eq!(refused["error"]["code"], -32803, "{refused}");
     }
     assert!(!c.path("run.sh").exists());
     let again = c.request("workspace/executeCommand", create).await;
@@ -89,6 +91,7 @@ async fn code_actions(enc: Enc) {
             .contains("cannot create `missing.md`"),
         "{again}"
     );
+    assert_eq!(again["error"]["code"], -32803, "{again}");
     // Today's note: made from the default (`journal/`, `# date`), then shown as it is.
     let today = json!({"command": "folio.today", "arguments": [{"now": "2026-12-06T09:05"}]});
     let note = c.call("workspace/executeCommand", today.clone()).await;

@@ -73,11 +73,12 @@ async fn rename_heading(enc: Enc) {
         r["changes"][b.clone()],
         json!([{"range": range(4, 17, 4, 23), "newText": "alpha-1"}])
     );
-    // Nothing to rename on plain text: an error for this request only.
+    // Nothing to rename on plain text: an error for this request only, LSP's
+    // RequestFailed (the request was well formed).
     let mut params = at(&c, "a.md", 4, 1);
     params["newName"] = json!("x");
     let r = c.request("textDocument/rename", params).await;
-    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert_eq!(r["error"]["code"], -32803, "{r}");
     assert_eq!(
         c.call("textDocument/prepareRename", at(&c, "a.md", 4, 1))
             .await,
