@@ -103,6 +103,19 @@ pub(super) fn plan_fields(
         let (i, op) = &ops[0];
         failed(*i, op, &m)
     })?;
+    // A key in YAML's explicit form (`? key` then `: value`) is not found by its line:
+    // setting it would add the key a second time.
+    if old_body
+        .lines()
+        .any(|l| l == "?" || l.starts_with("? ") || l.starts_with("?\t"))
+    {
+        let (i, op) = &ops[0];
+        return Err(failed(
+            *i,
+            op,
+            "the frontmatter writes a key in YAML's explicit form (`? key`), which set_field and delete_field do not edit; replace the frontmatter instead; nothing was written",
+        ));
+    }
     let mut body = old_body.to_string();
     for (i, op) in ops {
         body = apply(&body, op, eol).map_err(|m| failed(*i, op, &m))?;

@@ -922,6 +922,17 @@ fn field_operations_refuse_what_they_cannot_do() {
             "operation 0 (set_field): the frontmatter is not valid YAML (did not find expected node content at line 2 column 1, while parsing a flow node); fix it first".into()
         )
     );
+    // A key in YAML's explicit form is not found by its line: setting it would add it twice.
+    assert_eq!(
+        apply_patch(
+            "---\ntitle: T\n? complex\n: value\n---\n",
+            &[set("complex", serde_json::json!("v2"))]
+        )
+        .unwrap_err(),
+        EditError::InvalidArgument(
+            "operation 0 (set_field): the frontmatter writes a key in YAML's explicit form (`? key`), which set_field and delete_field do not edit; replace the frontmatter instead; nothing was written".into()
+        )
+    );
     let mut with_key = op(PatchKind::Delete, &ptr(text, "1"), None);
     with_key.key = Some("title".into());
     assert_eq!(

@@ -4,7 +4,8 @@
 //!
 //! The rules:
 //! - **HEAD, then GET.** A HEAD answer of 4xx or 5xx (other than 429 and 503, which ask
-//!   to come back later) is asked again with GET before it counts: 405 and 501 are how a
+//!   to come back later, and are then asked again with GET) is asked again with GET
+//!   before it counts: 405 and 501 are how a
 //!   server says it does not do HEAD, and many answer 400, 403 or 404 to HEAD alone
 //!   (object stores, single-page applications that route GET only). A link that is
 //!   really broken costs one request more; one that works is never reported.
@@ -47,6 +48,8 @@ pub enum Probe {
         host: String,
         /// The wait its `Retry-After` asked for, when it had a readable one.
         retry_after: Option<Duration>,
+        /// Whether it answered a HEAD request (the next attempt asks with GET).
+        to_head: bool,
     },
 }
 
@@ -116,8 +119,9 @@ impl Prober {
     }
 
     /// Checks `url` once (the module's rules), each request after its host's turn at
-    /// `gate`.
-    pub fn probe(&self, url: &str, gate: &HostGate) -> Probe {
+    /// `gate`; with `head`, HEAD first, else GET only (an attempt after a 429 or 503 to
+    /// HEAD: some servers answer HEAD so and GET with the page).
+    pub fn probe(&self, url: &str, gate: &HostGate, head: bool) -> Probe {
         let mut current = match url::Url::parse(url) {
             Ok(u) => u,
             Err(e) => {
@@ -129,7 +133,7 @@ impl Prober {
         };
         current.set_fragment(None);
         let mut chain = vec![current.to_string()];
-        let mut method = Method::Head;
+        let mut method = if head { Method::Head } else { Method::Get };
         loop {
             let host = host_key(&current);
             let permit = gate.wait_turn(&host, &self.in_flight);
@@ -174,6 +178,7 @@ impl Prober {
                             .retry_after
                             .as_deref()
                             .and_then(|v| super::retry_after::parse(v, SystemTime::now())),
+                        to_head: method == Method::Head,
                     };
                 }
                 301 | 302 | 303 | 307 | 308 => {

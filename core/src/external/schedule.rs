@@ -140,16 +140,23 @@ fn take(queue: &Mutex<Queue>, gate: &HostGate) -> Option<(usize, String)> {
 /// Checks `url`, asking again after a 429 or 503 as the module says.
 fn with_retries(url: &str, retries: u32, prober: &Prober, gate: &HostGate) -> Outcome {
     let mut attempts = 0u32;
+    // HEAD first; after a 429 or 503 to HEAD, GET (a working link is never reported for
+    // its answer to HEAD).
+    let mut head = true;
     loop {
         attempts += 1;
-        let (status, final_url, host, retry_after) = match prober.probe(url, gate) {
+        let (status, final_url, host, retry_after) = match prober.probe(url, gate, head) {
             Probe::Done(outcome) => return outcome,
             Probe::Later {
                 status,
                 final_url,
                 host,
                 retry_after,
-            } => (status, final_url, host, retry_after),
+                to_head,
+            } => {
+                head &= !to_head;
+                (status, final_url, host, retry_after)
+            }
         };
         let backoff = Duration::from_secs(1 << (attempts - 1).min(6));
         let wait = retry_after.unwrap_or(backoff);

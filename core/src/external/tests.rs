@@ -446,7 +446,10 @@ fn statuses_redirects_loops_and_bad_answers() {
 
 #[test]
 fn a_429_is_asked_again_after_its_retry_after_and_then_reported() {
-    let stub = Stub::start(Duration::ZERO, |_, path, n| match (path, n) {
+    let stub = Stub::start(Duration::ZERO, |method, path, n| match (path, n) {
+        // Busy to HEAD only: the next attempt asks with GET and finds the page.
+        ("/head-busy", _) if method == "HEAD" => status(503),
+        ("/head-busy", _) => status(200),
         ("/once", 0) => Reply::Status(429, vec![("Retry-After", "1".into())]),
         ("/once", _) => status(200),
         ("/dated", 0) => Reply::Status(
@@ -463,12 +466,13 @@ fn a_429_is_asked_again_after_its_retry_after_and_then_reported() {
         _ => status(418),
     });
     let text = format!(
-        "[a]({})\n[b]({})\n[c]({})\n[d]({})\n[e]({})\n",
+        "[a]({})\n[b]({})\n[c]({})\n[d]({})\n[e]({})\n[f]({})\n",
         stub.url("/once"),
         stub.url("/dated"),
         stub.url("/always"),
         stub.url("/hour"),
         stub.url("/down"),
+        stub.url("/head-busy"),
     );
     let ws = crate::fixture::workspace(&format!("//- /a.md\n{text}"));
     let report = check(&ws, &settings("retries = 2\n"), None);
@@ -500,8 +504,13 @@ fn a_429_is_asked_again_after_its_retry_after_and_then_reported() {
             ),
         ]
     );
-    assert_eq!(stub.requests_for("/once"), ["HEAD /once", "HEAD /once"]);
-    assert_eq!(stub.requests_for("/dated"), ["HEAD /dated", "HEAD /dated"]);
+    // After a 429 or 503 to HEAD, the next attempt asks with GET.
+    assert_eq!(stub.requests_for("/once"), ["HEAD /once", "GET /once"]);
+    assert_eq!(stub.requests_for("/dated"), ["HEAD /dated", "GET /dated"]);
+    assert_eq!(
+        stub.requests_for("/head-busy"),
+        ["HEAD /head-busy", "GET /head-busy"]
+    );
     assert_eq!(stub.requests_for("/always").len(), 3, "1 + retries");
     assert_eq!(
         stub.requests_for("/hour").len(),

@@ -784,10 +784,18 @@ impl<'a> HeadingRename<'a> {
             return None;
         }
         if part.heading == self.heading_idx {
+            let lowered: Option<String>;
             let name = if wiki {
-                let as_text = w == old.text.trim() || !same(w, &old.slug);
+                // Written as the heading's text, or as its text in lower case (one word:
+                // `#install` for `## Install`), the link gets the new text the same way, which
+                // every wiki-link tool resolves (Obsidian has no slugs); written as a slug
+                // the text is not (`#getting-started`), the new slug.
+                let old_text = old.text.trim();
+                let lower = w != old_text && w == old_text.to_lowercase();
+                let as_text = w == old_text || lower || !same(w, &old.slug);
                 if as_text && !self.new_text.contains(WIKI_TARGET_BREAKERS) {
-                    self.new_text
+                    lowered = lower.then(|| self.new_text.to_lowercase());
+                    lowered.as_deref().unwrap_or(self.new_text)
                 } else {
                     new_slug
                 }
