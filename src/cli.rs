@@ -160,6 +160,10 @@ pub struct SearchArgs {
     /// Collapse two or more hits of one section into the section.
     #[arg(long)]
     pub parent_retriever: bool,
+    /// Hits of one file (default 1: each file once, its other matching sections listed
+    /// under it; 0: no limit; 0 by default with --mmr or --parent-retriever).
+    #[arg(long, value_name = "N")]
+    pub per_file: Option<usize>,
     /// Low confidence when the best score is under this many times the mean (default: off in hybrid, 1.1 in semantic mode; 0 disables).
     #[arg(long, value_name = "RATIO", allow_negative_numbers = true)]
     pub min_confidence_ratio: Option<f64>,
@@ -234,6 +238,10 @@ pub struct TuningArgs {
     /// leg alone, else `low_confidence` (default 0.82 for the built-in model; 0 turns it off).
     #[arg(long, value_name = "COS", allow_negative_numbers = true)]
     pub semantic_only_floor: Option<f64>,
+    /// Cosine similarity the best hit must reach when the first hybrid hit was found by one
+    /// leg only, else `low_confidence` (default 0.86 for the built-in model; 0 turns it off).
+    #[arg(long, value_name = "COS", allow_negative_numbers = true)]
+    pub single_leg_floor: Option<f64>,
     /// Widen lexical queries with the synonym dictionary: `true` (default) or `false`.
     #[arg(long, value_name = "BOOL")]
     pub synonyms: Option<bool>,
@@ -252,6 +260,7 @@ impl TuningArgs {
             corpus_centering: self.corpus_centering,
             writing_system_centering: self.writing_system_centering,
             semantic_only_floor: self.semantic_only_floor,
+            single_leg_floor: self.single_leg_floor,
             synonyms: self.synonyms,
         }
     }

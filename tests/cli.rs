@@ -236,6 +236,8 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
         (Some(0), Some(9))
     );
 
+    // By default a file takes one place: the chapter's other matching chunks are listed
+    // under its hit.
     let out = folio(&[
         "search",
         "interior mutability RefCell",
@@ -243,6 +245,32 @@ fn index_search_outline_and_status_on_a_corpus_slice() {
         root,
         "--limit",
         "3",
+        "--json",
+    ]);
+    let grouped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = grouped["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths[0], "ch15-05-interior-mutability.md", "{grouped:#}");
+    let distinct: std::collections::BTreeSet<&str> = paths.iter().copied().collect();
+    assert_eq!(distinct.len(), paths.len(), "{grouped:#}");
+    assert_eq!(
+        grouped["results"][0]["sections"].as_array().map(Vec::len),
+        Some(3)
+    );
+    // `--per-file 0`: every chunk in its own place.
+    let out = folio(&[
+        "search",
+        "interior mutability RefCell",
+        "--root",
+        root,
+        "--limit",
+        "3",
+        "--per-file",
+        "0",
         "--json",
     ]);
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -90,10 +90,11 @@ fn neovim_plugin_setup_diagnostics_search_and_health() {
             ["user/tools/cli/grep.md", 49]
         ])
     );
-    // The stubbed vim.ui.select picks the first of the hits; the plugin opens it at its first line.
+    // The stubbed vim.ui.select picks the first of the hits (one per file); the plugin
+    // opens it at its first line.
     assert_eq!(
         r["select"],
-        json!({"count": 6, "first": "user/tools/cli/list.md:32 — foam list > Examples"})
+        json!({"count": 4, "first": "user/tools/cli/list.md:32 — foam list > Examples"})
     );
     assert_eq!(r["landed"], json!(["user/tools/cli/list.md", 32]));
     let notes = r["notifications"].as_array().unwrap();

@@ -24,7 +24,8 @@ async fn search_returns_kb_search_hits_with_file_uris() {
     assert_eq!(result["low_confidence"], false);
     assert_eq!(result["filter_applied"], json!([]));
     let hits = result["results"].as_array().unwrap();
-    assert_eq!(hits.len(), 2, "{got}");
+    // The note takes one place; its other matching chunk is listed on its hit.
+    assert_eq!(hits.len(), 1, "{got}");
     assert_eq!(
         result["results"],
         json!([
@@ -33,15 +34,12 @@ async fn search_returns_kb_search_hits_with_file_uris() {
                 "pointer": "1.1~d1f758122ce4e00e~daac4f6f01046a4d",
                 "heading_path": ["Gardening", "Watering"], "start_line": 5, "end_line": 7,
                 "score": 0.8436164521307193, "lexical_rank": 1,
+                "sections": [{
+                    "pointer": "1~7ad737fc1d069d3f~a60cdd47679f3e94",
+                    "heading_path": ["Gardening"], "start_line": 1, "end_line": 3,
+                    "score": 1.0620689655172414e-6
+                }],
                 "snippet": "## Watering Water the tomatoes every morning.",
-                "indexedSourceHash": source_hash
-            },
-            {
-                "path": "notes/a.md", "uri": "kb://doc/notes/a.md", "file_uri": file_uri,
-                "pointer": "1~7ad737fc1d069d3f~a60cdd47679f3e94",
-                "heading_path": ["Gardening"], "start_line": 1, "end_line": 3,
-                "score": 1.0620689655172414e-6, "lexical_rank": 2,
-                "snippet": "# Gardening Tomatoes need sun.",
                 "indexedSourceHash": source_hash
             }
         ])
@@ -247,9 +245,10 @@ async fn semantic_search_names_an_unavailable_provider() {
         "{message}"
     );
     let r = c.call("folio/search", json!({"query": "tomatoes"})).await;
+    // One note, one place (its two matching chunks).
     assert_eq!(
         (r["mode"].clone(), r["results"].as_array().unwrap().len()),
-        (json!("lexical"), 2)
+        (json!("lexical"), 1)
     );
 }
 
@@ -268,9 +267,10 @@ async fn refused_embedding_settings_are_shown_once_and_reread_when_embed_changes
         Vec::<serde_json::Value>::new()
     );
     let r = c.call("folio/search", json!({"query": "tomatoes"})).await;
+    // One note, one place (its two matching chunks).
     assert_eq!(
         (r["mode"].clone(), r["results"].as_array().unwrap().len()),
-        (json!("lexical"), 2)
+        (json!("lexical"), 1)
     );
     let refusal = format!(
         "folio: the embedding endpoint `https://embed.example.invalid` is chosen by the workspace's folio.toml \

@@ -27,6 +27,7 @@ fn request(args: &SearchArgs) -> SearchRequest {
         mmr_lambda: args.mmr_lambda,
         mmr_same_doc_penalty: args.mmr_same_doc_penalty,
         parent_retriever: Some(args.parent_retriever),
+        per_file: args.per_file,
         min_confidence_ratio: args.min_confidence_ratio,
         rerank: args.rerank.requested(),
         ..SearchRequest::default()
@@ -91,6 +92,17 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
         writeln!(out, "    {}", hit.pointer)?;
         if let Some(expanded_from) = &hit.expanded_from {
             writeln!(out, "    (section: {} hits collapsed)", expanded_from.len())?;
+        }
+        for section in hit.sections.iter().flatten() {
+            let heading = match section.heading_path.last() {
+                Some(h) => format!(" — {h}"),
+                None => String::new(),
+            };
+            writeln!(
+                out,
+                "    also {}-{}{heading}",
+                section.start_line, section.end_line
+            )?;
         }
     }
     if results.mode != mode.as_str() {

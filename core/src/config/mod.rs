@@ -303,6 +303,10 @@ pub struct SearchConfig {
     /// alone, else `low_confidence` (default 0.82, for the built-in model; another model
     /// has its own scale; 0 turns it off).
     pub semantic_only_floor: Option<f64>,
+    /// Cosine similarity the best hit must reach when the first hybrid hit was found by
+    /// one leg only, else `low_confidence` (default 0.86, for the built-in model; 0 turns
+    /// it off).
+    pub single_leg_floor: Option<f64>,
     /// Whether lexical queries are widened with the synonym dictionary (default true;
     /// docs/search.md, "Synonyms"); `false` matches the query's words only.
     pub synonyms: Option<bool>,
@@ -324,6 +328,7 @@ impl SearchConfig {
                 .writing_system_centering
                 .or(self.writing_system_centering),
             semantic_only_floor: over.semantic_only_floor.or(self.semantic_only_floor),
+            single_leg_floor: over.single_leg_floor.or(self.single_leg_floor),
             synonyms: over.synonyms.or(self.synonyms),
         }
     }

@@ -41,6 +41,9 @@ pub struct SearchRequest {
     /// Collapse two or more hits of one section into one hit covering the section, listing the absorbed chunks in `expanded_from` (default false).
     #[serde(default)]
     pub parent_retriever: Option<bool>,
+    /// Hits of one file, best first (default 1: each file takes one place, and its other matching chunks are listed in its hit's `sections`; 0: no limit). With `mmr` or `parent_retriever` the default is 0: they choose what to show themselves.
+    #[serde(default)]
+    pub per_file: Option<usize>,
     /// `low_confidence` is set when the best score is less than this many times the mean score of the hits (default: off in hybrid mode, 1.1 on cosine distances in semantic mode; GrooveSeek uses 1.5; 0 disables the ratio check).
     #[serde(default)]
     pub min_confidence_ratio: Option<f64>,
@@ -115,6 +118,9 @@ pub struct SearchHit {
     /// Set when parent retrieval collapsed several hits of one section into this one: the pointers of the absorbed chunks, best first. The hit then covers the whole section.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expanded_from: Option<Vec<String>>,
+    /// Other chunks of this document the search found (best first, at most 3), listed here rather than as hits of their own: each file takes one place (`per_file`). Absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sections: Option<Vec<crate::search::SectionHit>>,
     /// About 200 characters around the first match.
     pub snippet: String,
     /// Source hash of the document when indexed; compare with kb_read's sourceHash.
@@ -270,6 +276,13 @@ impl SearchRequest {
                 .mmr_same_doc_penalty
                 .unwrap_or(defaults.mmr_same_doc_penalty),
             parent_retriever: self.parent_retriever.unwrap_or(defaults.parent_retriever),
+            per_document: self.per_file.unwrap_or(
+                if self.mmr == Some(true) || self.parent_retriever == Some(true) {
+                    0
+                } else {
+                    defaults.per_document
+                },
+            ),
             min_confidence_ratio: self
                 .min_confidence_ratio
                 .unwrap_or(defaults.min_confidence_ratio),
@@ -334,6 +347,7 @@ impl SearchResponse {
                     similarity: p.similarity,
                     mmr_score: p.mmr_score,
                     expanded_from: (!p.expanded_from.is_empty()).then_some(p.expanded_from),
+                    sections: (!p.sections.is_empty()).then_some(p.sections),
                     snippet: h.snippet,
                     indexed_source_hash: h.indexed_source_hash,
                     citation: h.citation,
@@ -519,8 +533,9 @@ impl Host {
     /// no longer a note folio reads, is dropped; in a file changed since it was indexed
     /// (its content hash differs), a hit is kept only when the file, chunked again, still
     /// has a chunk with the hit's pointer and the indexed chunk's exact text, with that
-    /// chunk's lines; otherwise it is dropped. So a hit never carries text the file no
-    /// longer holds. Each file is read (and chunked) once.
+    /// chunk's lines; else the first of its `sections` the file still holds stands in for
+    /// it; otherwise it is dropped. So a hit never carries text the file no longer holds.
+    /// Each file is read (and chunked) once.
     fn current_hits(&self, hits: Vec<SearchHit>) -> Vec<SearchHit> {
         use crate::pointer::{hash_bytes, hex};
         /// A file as it is now: unchanged since indexed, or its chunks now with the
@@ -568,29 +583,39 @@ impl Host {
                 Now::Gone => None,
                 Now::Unchanged => Some(None),
                 Now::Changed(chunks, indexed) => {
-                    // The hit's own chunk: a table's parts share its pointer and differ
-                    // in lines; a section a hit was widened to starts with its pointer.
-                    let old = indexed
-                        .iter()
-                        .find(|c| {
-                            c.pointer == hit.pointer
-                                && (c.start_line, c.end_line) == (hit.start_line, hit.end_line)
+                    // The hit's chunk, else the first of the file's other sections whose
+                    // text the file still holds.
+                    let listed =
+                        std::iter::once((hit.pointer.clone(), hit.start_line, hit.end_line)).chain(
+                            hit.sections
+                                .iter()
+                                .flatten()
+                                .map(|s| (s.pointer.clone(), s.start_line, s.end_line)),
+                        );
+                    listed
+                        .enumerate()
+                        .find_map(|(n, (pointer, start, end))| {
+                            still_held(chunks, indexed, &pointer, start, end).map(|c| (n, c))
                         })
-                        .or_else(|| indexed.iter().find(|c| c.pointer == hit.pointer));
-                    chunks
-                        .iter()
-                        .find(|c| c.pointer == hit.pointer && old.is_some_and(|o| o.text == c.text))
-                        .map(|c| Some((c.start_line, c.end_line)))
+                        .map(Some)
                 }
             };
             match current {
                 None => {
                     tracing::debug!(path = %hit.path, "dropped a hit whose file or text changed since it was indexed");
                 }
-                Some(lines) => {
-                    if let Some((start, end)) = lines {
-                        hit.start_line = start;
-                        hit.end_line = end;
+                Some(now) => {
+                    if let Some((n, chunk)) = now {
+                        if n > 0 {
+                            // A section of the file stands in for its chunk, gone.
+                            hit.pointer = chunk.pointer.clone();
+                            hit.heading_path = chunk.heading_path.clone();
+                            hit.snippet = crate::search::snippet::make_snippet(&chunk.text, &[]);
+                        }
+                        hit.start_line = chunk.start_line;
+                        hit.end_line = chunk.end_line;
+                        // The file changed: its other sections' lines are not checked.
+                        hit.sections = None;
                     }
                     out.push(hit);
                 }
@@ -600,9 +625,9 @@ impl Host {
     }
 
     /// Checks hits in documents open in an editor against the buffer: a hit whose
-    /// element is still there gets the buffer's chunk holding it (its pointer, lines and
-    /// a snippet of its text around `needles`, so unsaved edits show), a hit whose
-    /// element is gone from the buffer is dropped.
+    /// element is still there (else the first of its `sections` whose element is) gets
+    /// the buffer's chunk holding it (its pointer, lines and a snippet of its text around
+    /// `needles`, so unsaved edits show), a hit with none left in the buffer is dropped.
     fn live_hits(&self, hits: Vec<SearchHit>, needles: &[String]) -> HostResult<Vec<SearchHit>> {
         if hits.is_empty() {
             return Ok(hits);
@@ -626,14 +651,24 @@ impl Host {
                 let chunks = crate::chunk::chunks(&buffer.text, &live, budget);
                 (live, chunks)
             });
-            let Ok((i, _)) = resolve_pointer(live, &hit.pointer) else {
+            // The hit's element, else the first of the file's other sections still in
+            // the buffer.
+            let listed = std::iter::once((hit.pointer.clone(), hit.start_line)).chain(
+                hit.sections
+                    .iter()
+                    .flatten()
+                    .map(|s| (s.pointer.clone(), s.start_line)),
+            );
+            let Some((i, first_line)) = listed.into_iter().find_map(|(pointer, line)| {
+                resolve_pointer(live, &pointer).ok().map(|(i, _)| (i, line))
+            }) else {
                 continue;
             };
-            // The hit's first line when the element still spans it (a part of a table
+            // The chunk's first line when the element still spans it (a part of a table
             // cut between rows), else the element's.
             let element = &live.elements[i];
-            let line = if (element.start_line..=element.end_line).contains(&hit.start_line) {
-                hit.start_line
+            let line = if (element.start_line..=element.end_line).contains(&first_line) {
+                first_line
             } else {
                 element.start_line
             };
@@ -651,10 +686,32 @@ impl Host {
             hit.end_line = chunk.end_line;
             hit.pointer = chunk.pointer.clone();
             hit.heading_path = chunk.heading_path.clone();
+            // The index's lines of the document's other sections are not the buffer's.
+            hit.sections = None;
             hit.snippet = crate::search::snippet::make_snippet(&chunk.text, needles);
             hit.editor = Some(buffer.editor.clone());
             out.push(hit);
         }
         Ok(out)
     }
+}
+
+/// The chunk of a changed file, chunked again (`chunks`), that holds what the index held
+/// at `pointer` and lines `start`–`end` (`indexed`): the same pointer and the same text.
+/// A table's parts share its pointer and differ in lines; a section a hit was widened to
+/// starts with its pointer (matched by pointer alone).
+fn still_held<'a>(
+    chunks: &'a [crate::chunk::Chunk],
+    indexed: &[crate::store::ChunkRecord],
+    pointer: &str,
+    start: u32,
+    end: u32,
+) -> Option<&'a crate::chunk::Chunk> {
+    let old = indexed
+        .iter()
+        .find(|c| c.pointer == pointer && (c.start_line, c.end_line) == (start, end))
+        .or_else(|| indexed.iter().find(|c| c.pointer == pointer))?;
+    chunks
+        .iter()
+        .find(|c| c.pointer == pointer && c.text == old.text)
 }

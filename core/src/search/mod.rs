@@ -115,6 +115,23 @@ pub struct SearchHit {
     pub citation: crate::store::Citation,
 }
 
+/// Another chunk of a hit's document that the search also found, listed on the hit
+/// instead of taking a place of its own (`per_document`, docs/search.md, "One file, one
+/// place").
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct SectionHit {
+    /// Pointer of the chunk's first element (for kb_read / kb_patch).
+    pub pointer: String,
+    /// Headings above the chunk, outermost first.
+    pub heading_path: Vec<String>,
+    /// First line of the chunk, 1-based.
+    pub start_line: u32,
+    /// Last line of the chunk, 1-based, inclusive.
+    pub end_line: u32,
+    /// The mode's score, as the hit's.
+    pub score: f64,
+}
+
 /// The answer to a [`SearchQuery`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchResults {

@@ -28,8 +28,11 @@
 //! 4. **MMR** (`mmr: true`): [`mmr::select`] picks `limit` hits from the pool with
 //!    `mmr_lambda` (0.7) and `mmr_same_doc_penalty` (0.0); similarity is the cosine of
 //!    chunk vectors from [`VectorLeg::vectors`] when both have one, else Jaccard of
-//!    token sets. Without MMR the first `limit` hits are kept.
-//! 5. **Confidence**: [`confidence`] on the kept hits (see there for each mode); after a
+//!    token sets. Without MMR the first `limit` hits are kept, at most `per_document`
+//!    (1) of one document: the document's other chunks in the pool are listed on its hit
+//!    (`sections`, at most [`MAX_SECTIONS`]).
+//! 5. **Confidence**: [`confidence`] on the kept hits (without MMR: the first `limit` of
+//!    the pool, whatever `per_document` keeps; see there for each mode); after a
 //!    rerank the ratio reads the reranker's scores ([`confidence::rerank_probabilities`])
 //!    while the lexical coverage and semantic-only floors still apply.
 //! 6. **Parent retrieval** (`parent_retriever: true`): [`parent::collapse`]; a
@@ -46,7 +49,7 @@ use std::str::FromStr;
 
 use rusqlite::types::Value;
 
-use super::{DEFAULT_LIMIT, SearchError, SearchHit, SearchQuery, SearchResults};
+use super::{DEFAULT_LIMIT, SearchError, SearchHit, SearchQuery, SearchResults, SectionHit};
 use super::{build_filters, confidence, fusion, mmr, parent, query, snippet, split_heading_path};
 use crate::config::{CONFIG_FILE, ConfigError, SearchConfig};
 use crate::store::Store;
@@ -78,6 +81,13 @@ pub const DEFAULT_WEAK_LEXICAL_FACTOR: f64 = 0.0;
 /// 5). On the GrooveSeek set, multi-answer nDCG@10 0.984 → 0.975, the rest unchanged.
 pub const DEFAULT_CJK_LEXICAL_FACTOR: f64 = 0.25;
 
+/// Default [`PipelineOptions::per_document`]: each document once, so that the first five
+/// hits are five documents.
+pub const DEFAULT_PER_DOCUMENT: usize = 1;
+
+/// The most other chunks of a document listed on its hit ([`PipelineHit::sections`]).
+pub const MAX_SECTIONS: usize = 3;
+
 /// Default [`PipelineOptions::semantic_only_floor`]: 0.82 (cosine, built-in model). On
 /// the development set (benchmarks/tldr-bilingual, 121 questions) the best similarity of
 /// every question is 0.825–0.913, and the lowest, 0.825, is a right first hit; on the
@@ -89,6 +99,17 @@ pub const DEFAULT_CJK_LEXICAL_FACTOR: f64 = 0.25;
 /// `low_confidence`). Another embedding model has another scale: set it again (`0`
 /// turns it off).
 pub const DEFAULT_SEMANTIC_ONLY_FLOOR: f64 = 0.82;
+
+/// Default [`PipelineOptions::single_leg_floor`]: 0.86 (cosine, built-in model). Chosen
+/// on both development sets (benchmarks/tldr-bilingual and benchmarks/vue-docs-bilingual:
+/// 44 questions nothing answers, 117 right first hits, 126 wrong ones) and the GrooveSeek
+/// set, from 0.84–0.865: a right first hit is found by both legs in 102 of 117 cases, an
+/// answer to an unanswerable question in 15 of 44. With the semantic-only floor, 0.86
+/// flags 21 of the 44 unanswerable questions (3 before) and 5 of 117 right first hits (4%;
+/// 0 of 29 on GrooveSeek); 0.865 flags 24 and 9, 0.85 14 and 4 (docs/search.md,
+/// `low_confidence`). Another embedding model has another scale: set it again (`0` turns
+/// it off).
+pub const DEFAULT_SINGLE_LEG_FLOOR: f64 = 0.86;
 
 /// Default [`PipelineOptions::corpus_centering`] and
 /// [`PipelineOptions::writing_system_centering`]: 0.5 each. Chosen on the development set
@@ -205,6 +226,10 @@ pub struct PipelineOptions {
     pub mmr_lambda: f64,
     /// MMR penalty for a second chunk of an already picked document (default 0.0).
     pub mmr_same_doc_penalty: f64,
+    /// Without MMR: hits of one document kept, best first (default
+    /// [`DEFAULT_PER_DOCUMENT`]; 0: no limit). The document's other chunks in the pool are
+    /// listed on its last kept hit ([`PipelineHit::sections`]) instead of taking places.
+    pub per_document: usize,
     /// Collapse several hits of one section into the section.
     pub parent_retriever: bool,
     /// Parent retrieval thresholds.
@@ -220,6 +245,11 @@ pub struct PipelineOptions {
     /// (default [`DEFAULT_SEMANTIC_ONLY_FLOOR`]; 0 turns it off), so that an answer whose
     /// words match nothing and whose meaning is only vaguely near is not presented as one.
     pub semantic_only_floor: f64,
+    /// Hybrid: when the first hit was found by one leg only (it is not among both the
+    /// lexical and the vector leg's candidates), `low_confidence` is set unless the best
+    /// cosine similarity reaches this floor (default [`DEFAULT_SINGLE_LEG_FLOOR`]; 0 turns
+    /// it off): the legs disagree on what answers, and nothing is near enough to say.
+    pub single_leg_floor: f64,
     /// Semantic and hybrid: how far the vector and document legs move the query away from
     /// the mean of the collection's chunk vectors, in `[0, 1]` (default
     /// [`DEFAULT_CENTERING`]): a vector `v` scores `b · (v · μ)` less, so that pages near
@@ -250,10 +280,12 @@ impl Default for PipelineOptions {
             mmr: false,
             mmr_lambda: mmr::DEFAULT_MMR_LAMBDA,
             mmr_same_doc_penalty: mmr::DEFAULT_MMR_SAME_DOC_PENALTY,
+            per_document: DEFAULT_PER_DOCUMENT,
             parent_retriever: false,
             parent: parent::ParentOptions::default(),
             min_confidence_ratio: default_min_confidence_ratio(SearchMode::Hybrid),
             semantic_only_floor: DEFAULT_SEMANTIC_ONLY_FLOOR,
+            single_leg_floor: DEFAULT_SINGLE_LEG_FLOOR,
             corpus_centering: DEFAULT_CENTERING,
             writing_system_centering: DEFAULT_CENTERING,
         }
@@ -296,6 +328,7 @@ impl PipelineOptions {
             semantic_only_floor: tuning
                 .semantic_only_floor
                 .unwrap_or(defaults.semantic_only_floor),
+            single_leg_floor: tuning.single_leg_floor.unwrap_or(defaults.single_leg_floor),
             synonyms: tuning.synonyms.unwrap_or(defaults.synonyms),
             ..defaults
         };
@@ -332,6 +365,7 @@ impl PipelineOptions {
             ("weak_lexical_factor", self.weak_lexical_factor),
             ("cjk_lexical_factor", self.cjk_lexical_factor),
             ("semantic_only_floor", self.semantic_only_floor),
+            ("single_leg_floor", self.single_leg_floor),
             ("corpus_centering", self.corpus_centering),
             ("writing_system_centering", self.writing_system_centering),
         ] {
@@ -466,6 +500,9 @@ pub struct PipelineHit {
     pub mmr_score: Option<f64>,
     /// Pointers of the chunks a parent collapse absorbed, best first; empty otherwise.
     pub expanded_from: Vec<String>,
+    /// The document's other chunks in the pool, best first, at most [`MAX_SECTIONS`],
+    /// when `per_document` left them out; empty otherwise.
+    pub sections: Vec<SectionHit>,
     /// Chunk ids matching `expanded_from`.
     pub expanded_chunk_ids: Vec<i64>,
 }
@@ -567,10 +604,22 @@ pub fn hybrid_search_with(
         reranked = true;
     }
 
-    // 4. MMR or the first `limit`.
+    // 4. MMR or the first `limit`, at most `per_document` of a document.
     let (selected, mmr_scores) = select_hits(options, &plan, vector_leg, &pool, &rows)?;
+    let sections = if options.mmr {
+        HashMap::new()
+    } else {
+        other_sections(&selected, &pool, &rows)
+    };
 
-    // 5. Confidence.
+    // 5. Confidence: on what the legs ranked first, whatever the cap keeps.
+    let ranked: Vec<Candidate>;
+    let judged = if options.mmr || options.per_document == 0 {
+        &selected
+    } else {
+        ranked = pool.iter().take(plan.limit).cloned().collect();
+        &ranked
+    };
     let (ratio, low_confidence) = ConfidenceRule {
         options,
         query,
@@ -579,10 +628,10 @@ pub fn hybrid_search_with(
         lexical_low: lexical.low,
         nominal: nominal.as_ref(),
     }
-    .judge(&selected);
+    .judge(judged);
 
     // Hits; 6. Parent retrieval.
-    let mut hits = pipeline_hits(&selected, mmr_scores, &rows, &plan.terms);
+    let mut hits = pipeline_hits(&selected, mmr_scores, &rows, &plan.terms, sections);
     if options.parent_retriever && hits.len() >= 2 {
         hits = collapse_hits(store, hits, options.parent)?;
     }
@@ -640,10 +689,12 @@ impl Plan {
         } else {
             query.limit
         };
-        // A single leg with nothing to re-rank needs no pool beyond `limit`.
+        // A single leg with nothing to re-rank and every chunk of a document kept needs
+        // no pool beyond `limit`.
         let single_leg_plain = mode != SearchMode::Hybrid
             && !options.mmr
             && !options.rerank
+            && options.per_document == 0
             && options.candidates.is_none();
         let n_candidates = if single_leg_plain {
             limit
@@ -997,10 +1048,51 @@ fn select_hits(
         mmr_scores = picks.iter().map(|p| Some(p.mmr_score)).collect();
         picks.iter().map(|p| pool[p.index].clone()).collect()
     } else {
-        pool.iter().take(plan.limit).cloned().collect()
+        let mut kept: HashMap<&str, usize> = HashMap::new();
+        pool.iter()
+            .filter(|c| {
+                let n = kept.entry(rows[&c.id].path.as_str()).or_default();
+                *n += 1;
+                options.per_document == 0 || *n <= options.per_document
+            })
+            .take(plan.limit)
+            .cloned()
+            .collect()
     };
     mmr_scores.resize(selected.len(), None);
     Ok((selected, mmr_scores))
+}
+
+/// The chunks of `pool` that `selected` left out, listed by the id of the last selected
+/// hit of their document (best first, at most [`MAX_SECTIONS`] each).
+fn other_sections(
+    selected: &[Candidate],
+    pool: &[Candidate],
+    rows: &HashMap<i64, ChunkRow>,
+) -> HashMap<i64, Vec<SectionHit>> {
+    let chosen: HashSet<i64> = selected.iter().map(|c| c.id).collect();
+    let mut last_of: HashMap<&str, i64> = HashMap::new();
+    for c in selected {
+        last_of.insert(rows[&c.id].path.as_str(), c.id);
+    }
+    let mut out: HashMap<i64, Vec<SectionHit>> = HashMap::new();
+    for c in pool.iter().filter(|c| !chosen.contains(&c.id)) {
+        let row = &rows[&c.id];
+        let Some(&owner) = last_of.get(row.path.as_str()) else {
+            continue;
+        };
+        let list = out.entry(owner).or_default();
+        if list.len() < MAX_SECTIONS {
+            list.push(SectionHit {
+                pointer: row.pointer.clone(),
+                heading_path: row.heading_path.clone(),
+                start_line: row.start_line,
+                end_line: row.end_line,
+                score: c.score,
+            });
+        }
+    }
+    out
 }
 
 /// What the `low_confidence` rules read besides the kept hits.
@@ -1078,24 +1170,38 @@ impl ConfidenceRule<'_> {
     /// Hybrid where the lexical leg matched nothing, too little to count (its best hit
     /// matches fewer than half of the query's terms), or matched character bigrams of a
     /// mostly-CJK query, which particles and endings match by accident: the vector leg
-    /// alone must be near enough. It says what the legs found, so it holds after a rerank.
+    /// alone must be near enough ([`PipelineOptions::semantic_only_floor`]); or where the
+    /// first hit was found by one leg only: the best hit must be nearer still
+    /// ([`PipelineOptions::single_leg_floor`]). It says what the legs found, so it holds
+    /// after a rerank.
     fn vaguely_near(&self, selected: &[Candidate]) -> bool {
-        let best_similarity = selected
-            .iter()
-            .filter_map(|c| c.similarity)
-            .fold(f64::NEG_INFINITY, f64::max);
-        self.mode == SearchMode::Hybrid
-            && (self.lexical_low || query::mostly_cjk(&self.query.text))
-            && best_similarity < self.options.semantic_only_floor
+        let best_similarity = best_similarity(selected);
+        let semantic_only = (self.lexical_low || query::mostly_cjk(&self.query.text))
+            && best_similarity < self.options.semantic_only_floor;
+        let single_leg = selected
+            .first()
+            .is_some_and(|c| c.lexical_rank.is_none() || c.vector_rank.is_none())
+            && best_similarity < self.options.single_leg_floor;
+        self.mode == SearchMode::Hybrid && (semantic_only || single_leg)
     }
 }
 
-/// The kept candidates as hits, with their chunks' locations, snippets and MMR values.
+/// The highest cosine similarity among `selected` (minus infinity when none has one).
+fn best_similarity(selected: &[Candidate]) -> f64 {
+    selected
+        .iter()
+        .filter_map(|c| c.similarity)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// The kept candidates as hits, with their chunks' locations, snippets, MMR values and
+/// the other chunks of their documents (`sections`, by candidate id).
 fn pipeline_hits(
     selected: &[Candidate],
     mmr_scores: Vec<Option<f64>>,
     rows: &HashMap<i64, ChunkRow>,
     terms: &[query::QueryTerm],
+    mut sections: HashMap<i64, Vec<SectionHit>>,
 ) -> Vec<PipelineHit> {
     let needles = snippet::needles_for(terms);
     selected
@@ -1122,6 +1228,7 @@ fn pipeline_hits(
                 mmr_score,
                 expanded_from: Vec::new(),
                 expanded_chunk_ids: Vec::new(),
+                sections: sections.remove(&c.id).unwrap_or_default(),
             }
         })
         .collect()

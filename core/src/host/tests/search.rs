@@ -17,9 +17,16 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     }));
     assert!(v["results"][0]["score"].as_f64().unwrap() > 0.0);
     v["results"][0]["score"] = json!(1.0);
+    // The file's other chunk that matches ("Widget" in the price table) is listed on its
+    // hit, below it, instead of taking a place of its own.
+    let other = v["results"][0]["sections"][0]["score"].as_f64().unwrap();
+    assert!(other > 0.0 && other < 1.0, "{other}");
+    v["results"][0]["sections"][0]["score"] = json!(0.5);
     // The level-1 heading owns the rest of the document.
     let guide_section = GUIDE[GUIDE.find("# Guide").unwrap()..].trim_end();
     let guide_ptr = pointer("1", "# Guide", guide_section);
+    let prices = GUIDE[GUIDE.find("## Prices").unwrap()..].trim_end();
+    let prices_ptr = pointer("1.2", "## Prices", prices);
     assert_eq!(
         v,
         json!({
@@ -31,6 +38,13 @@ fn kb_search_returns_hits_with_uri_and_filters() {
                 "end_line": 8,
                 "score": 1.0,
                 "lexical_rank": 1,
+                "sections": [{
+                    "pointer": prices_ptr,
+                    "heading_path": ["Guide", "Prices"],
+                    "start_line": 16,
+                    "end_line": 21,
+                    "score": 0.5
+                }],
                 "snippet": "# Guide Install the widget first.",
                 "indexedSourceHash": h(GUIDE),
                 "uri": "kb://doc/docs/guide.md",
@@ -57,9 +71,11 @@ fn kb_search_returns_hits_with_uri_and_filters() {
     let fields = |key: &str, v: &str| {
         std::collections::BTreeMap::from([(key.to_string(), vec![v.to_string()])])
     };
+    // `per_file: 0`: every matching chunk of a file takes a place.
     let v = ok(kb.search(&SearchRequest {
         query: "widget".into(),
         fields: fields("title", "Guide"),
+        per_file: Some(0),
         ..SearchRequest::default()
     }));
     let paths: Vec<&str> = v["results"]
@@ -223,8 +239,12 @@ fn first_search_on_a_new_root_waits_for_the_first_index() {
         .iter()
         .map(|r| r["path"].as_str().unwrap())
         .collect();
-    // Both chunks of the guide (its heading's and its steps').
-    assert_eq!(paths, ["docs/guide.md", "docs/guide.md"]);
+    // The guide once, its other matching chunk listed on its hit.
+    assert_eq!(paths, ["docs/guide.md"]);
+    assert_eq!(
+        v["results"][0]["sections"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert_eq!((v.get("partial"), v.get("index_progress")), (None, None));
 }
 
@@ -266,7 +286,7 @@ fn a_search_after_the_index_file_was_built_again_reads_the_new_file() {
     };
     assert_eq!(
         paths(&ok(kb.search(&SearchRequest::new("widget")))),
-        ["docs/guide.md", "docs/guide.md"]
+        ["docs/guide.md"]
     );
     // The index is deleted (`rm -rf .folio`) and a pass builds it again with a new file.
     let folder = kb.db_path().parent().unwrap().to_path_buf();
@@ -388,7 +408,7 @@ fn tuning_flags_are_checked_before_a_search_and_override_the_search_table() {
     };
     let (tuned, plain) = (ok(kb.search_tuned(&widget, &good)), ok(kb.search(&widget)));
     assert_eq!(paths(tuned), paths(plain.clone()));
-    assert_eq!(paths(plain), ["docs/guide.md", "docs/guide.md"]);
+    assert_eq!(paths(plain), ["docs/guide.md"]);
     // An empty query is refused before any index pass a front end would run first.
     assert_eq!(
         err(kb.check_search(
@@ -471,4 +491,71 @@ fn a_row_of_a_long_table_is_found_with_its_column_names() {
     }));
     let lines = (&v["results"][0]["start_line"], &v["results"][0]["end_line"]);
     assert_eq!(lines, (&json!(62), &json!(114)));
+}
+
+/// A file takes one place, so when its best chunk changed on disk since the pass, the
+/// first of its other sections the file still holds stands in for it (the file is not
+/// lost from the hits).
+#[test]
+fn a_section_stands_in_for_a_changed_chunk_of_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let garden = "# Garden\n\nTomatoes and basil grow here; tomatoes need sun.\n\n## Water\n\nWater the tomatoes each morning.\n";
+    std::fs::write(root.join("garden.md"), garden).unwrap();
+    std::fs::write(root.join("other.md"), "# Other\n\nNothing to see.\n").unwrap();
+    let kb = super::open_at(root, false);
+    assert!(kb.reindex_blocking(false).unwrap().ok);
+    let search = || {
+        ok(kb.search(&SearchRequest {
+            query: "tomatoes".into(),
+            mode: Some("lexical".into()),
+            ..SearchRequest::default()
+        }))
+    };
+    let v = search();
+    let first = |v: &serde_json::Value| {
+        let h = &v["results"][0];
+        (
+            h["path"].clone(),
+            h["heading_path"].clone(),
+            h["start_line"].clone(),
+            h["end_line"].clone(),
+            h["sections"].as_array().map(Vec::len),
+        )
+    };
+    assert_eq!(
+        first(&v),
+        (
+            json!("garden.md"),
+            json!(["Garden"]),
+            json!(1),
+            json!(3),
+            Some(1)
+        )
+    );
+    // The first paragraph no longer says it; the Water section is as indexed.
+    std::fs::write(
+        root.join("garden.md"),
+        garden.replace(
+            "Tomatoes and basil grow here; tomatoes",
+            "Peppers and basil grow here; they",
+        ),
+    )
+    .unwrap();
+    let v = search();
+    assert_eq!(
+        first(&v),
+        (
+            json!("garden.md"),
+            json!(["Garden", "Water"]),
+            json!(5),
+            json!(7),
+            None
+        )
+    );
+    assert_eq!(
+        v["results"][0]["snippet"],
+        "## Water Water the tomatoes each morning."
+    );
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(1));
 }

@@ -47,13 +47,11 @@ fn pipeline_lexical_mode_matches_search_lexical() {
     let store = store();
     let query = SearchQuery::new("deploy release");
     let plain = store.search_lexical(&query).unwrap();
-    let res = hybrid_search(
-        &store,
-        &query,
-        &PipelineOptions::for_mode(SearchMode::Lexical),
-        None,
-    )
-    .unwrap();
+    let every_chunk = PipelineOptions {
+        per_document: 0,
+        ..PipelineOptions::for_mode(SearchMode::Lexical)
+    };
+    let res = hybrid_search(&store, &query, &every_chunk, None).unwrap();
     assert_eq!(res.mode, SearchMode::Lexical);
     assert_eq!(res.candidates, 10);
     let hits: Vec<SearchHit> = res.results.iter().map(|h| h.hit.clone()).collect();
@@ -466,6 +464,9 @@ fn pipeline_parent_retrieval_collapses_a_section() {
     }
     let opts = PipelineOptions {
         parent_retriever: true,
+        // Every hit of a document, for the collapse to see them (as kb_search asks with
+        // parent_retriever).
+        per_document: 0,
         ..PipelineOptions::for_mode(SearchMode::Lexical)
     };
     let res = hybrid_search(&store, &SearchQuery::new("install"), &opts, None).unwrap();
@@ -498,7 +499,10 @@ fn pipeline_parent_retrieval_collapses_a_section() {
     let res = hybrid_search(
         &store,
         &SearchQuery::new("install"),
-        &PipelineOptions::for_mode(SearchMode::Lexical),
+        &PipelineOptions {
+            per_document: 0,
+            ..PipelineOptions::for_mode(SearchMode::Lexical)
+        },
         None,
     )
     .unwrap();
@@ -537,7 +541,10 @@ fn pipeline_mmr_in_lexical_mode_diversifies_by_tokens() {
     let plain = hybrid_search(
         &store,
         &query,
-        &PipelineOptions::for_mode(SearchMode::Lexical),
+        &PipelineOptions {
+            per_document: 0,
+            ..PipelineOptions::for_mode(SearchMode::Lexical)
+        },
         None,
     )
     .unwrap();
@@ -746,6 +753,51 @@ fn semantic_only_hits_under_the_floor_are_low_confidence() {
     assert_eq!(run_ja(0.83), ("ja/pan.md".to_string(), Some(1), false));
 }
 
+/// Hybrid where the first hit was found by one leg only (the legs disagree on what
+/// answers): low confidence under the single-leg floor, as an unanswerable question's
+/// hits are; a first hit both legs found stands at the same similarity.
+#[test]
+fn a_first_hit_of_one_leg_under_the_single_leg_floor_is_low_confidence() {
+    let store = store();
+    let ids = chunk_ids(&store);
+    // "deploy release": both terms match ops/rollback.md, so the lexical leg is strong.
+    let run = |first: &str, best: f64, floor: f64| {
+        let hits = vec![VectorHit {
+            chunk_id: ids[first][0],
+            score: best,
+            similarity: best,
+        }];
+        let leg = move |_k: usize| -> Result<Vec<VectorHit>, SearchError> { Ok(hits.clone()) };
+        let options = PipelineOptions {
+            // The vector leg's first hit outranks the lexical leg's.
+            lexical_weight: 0.5,
+            single_leg_floor: floor,
+            ..PipelineOptions::default()
+        };
+        let q = SearchQuery::new("deploy release");
+        let res = hybrid_search(&store, &q, &options, Some(&leg)).unwrap();
+        let top = &res.results[0];
+        (
+            top.hit.path.clone(),
+            top.lexical_rank.is_some(),
+            res.low_confidence,
+        )
+    };
+    let notes = "guide/notes.md".to_string();
+    assert_eq!(
+        run("guide/notes.md", 0.85, 0.86),
+        (notes.clone(), false, true)
+    );
+    assert_eq!(
+        run("guide/notes.md", 0.87, 0.86),
+        (notes.clone(), false, false)
+    );
+    assert_eq!(run("guide/notes.md", 0.85, 0.0), (notes, false, false));
+    // Found by both legs: not this rule's case.
+    let rollback = "ops/rollback.md".to_string();
+    assert_eq!(run("ops/rollback.md", 0.85, 0.86), (rollback, true, false));
+}
+
 /// A reranker that records what it is given and scores 0.9 a passage holding `favourite`,
 /// 0.1 any other; or fails, or gives one score too few.
 struct RecordingReranker {
@@ -940,4 +992,60 @@ fn a_chunk_both_legs_rank_first_stays_first_whatever_the_document_leg_says() {
         res.results[0].hit.score,
         1.0 / 62.0 + 1.0 / 61.0 + 5.0 / 61.0
     );
+}
+
+/// Without MMR, a document takes `per_document` places (1 by default): its other chunks
+/// in the pool are listed on its hit, best first, and the next document takes the place.
+#[test]
+fn one_document_takes_one_place_and_lists_its_other_sections() {
+    let mut store = Store::open_in_memory().unwrap();
+    index(
+        &mut store,
+        &[
+            (
+                "a.md",
+                &[
+                    "backup backup backup database nightly",
+                    "backup backup database snapshot",
+                    "backup database copy",
+                ],
+            ),
+            ("b.md", &["backup restore drill with other words"]),
+            ("c.md", &["nothing about that here"]),
+        ],
+    );
+    let query = SearchQuery {
+        limit: 2,
+        ..SearchQuery::new("backup")
+    };
+    let lexical = PipelineOptions::for_mode(SearchMode::Lexical);
+    let res = hybrid_search(&store, &query, &lexical, None).unwrap();
+    assert_eq!(paths(&res), vec!["a.md", "b.md"]);
+    let a = &res.results[0];
+    let ids = chunk_ids(&store);
+    let rows = store.chunks_of("a.md").unwrap();
+    // a.md's second and third chunks, in the order BM25 ranks them.
+    let listed: Vec<(&str, u32)> = a
+        .sections
+        .iter()
+        .map(|s| (s.pointer.as_str(), s.start_line))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (rows[1].pointer.as_str(), rows[1].start_line),
+            (rows[2].pointer.as_str(), rows[2].start_line)
+        ]
+    );
+    assert_eq!(a.chunk_id, ids["a.md"][0]);
+    assert!(res.results[1].sections.is_empty());
+    // Two places per document, or no limit.
+    for (n, expected) in [(2, vec!["a.md", "a.md"]), (0, vec!["a.md", "a.md"])] {
+        let options = PipelineOptions {
+            per_document: n,
+            ..lexical.clone()
+        };
+        let res = hybrid_search(&store, &query, &options, None).unwrap();
+        assert_eq!(paths(&res), expected, "per_document {n}");
+    }
 }
