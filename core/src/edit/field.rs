@@ -220,7 +220,13 @@ fn apply(body: &str, op: &FieldOp<'_>, eol: &str) -> Result<String, String> {
             let mut out = body.to_string();
             match entries.first() {
                 Some(entry) => {
-                    let new = entry_text(&entry.key, value, entry.comment.as_deref(), eol)?;
+                    let new = entry_text(
+                        &entry.key,
+                        value,
+                        entry.comment.as_deref(),
+                        entry.quote,
+                        eol,
+                    )?;
                     out.replace_range(entry.text.clone(), &new);
                 }
                 None => {
@@ -228,7 +234,7 @@ fn apply(body: &str, op: &FieldOp<'_>, eol: &str) -> Result<String, String> {
                     if !out.is_empty() && !out.ends_with('\n') {
                         out.push_str(eol);
                     }
-                    out.push_str(&entry_text(&written_key, value, None, eol)?);
+                    out.push_str(&entry_text(&written_key, value, None, None, eol)?);
                     out.push_str(eol);
                 }
             }
@@ -246,8 +252,10 @@ struct Entry {
     text: Range<usize>,
     /// Bytes of its lines with the last line's break.
     lines: Range<usize>,
-    /// The comment on the key's line (`# …`), if any.
+    /// The comment on the key's line with the white space before it (`   # …`), if any.
     comment: Option<String>,
+    /// The quote the value was written in (`"` or `'`), if it was quoted.
+    quote: Option<char>,
 }
 
 /// The lines of `body`: (start, end without the line break, end with it).
@@ -300,7 +308,13 @@ fn entries_of(body: &str, key: &str) -> Vec<Entry> {
             key: written.to_string(),
             text: start..lines[last].1,
             lines: start..lines[last].2,
-            comment: comment.map(|c| c.trim().to_string()),
+            // With the white space before it, so that a column of comments stays.
+            comment: comment.map(|c| c.trim_end().to_string()),
+            quote: value
+                .trim_start()
+                .chars()
+                .next()
+                .filter(|c| matches!(c, '"' | '\'')),
         });
     }
     out
@@ -434,11 +448,20 @@ fn entry_text(
     key: &str,
     value: &Value,
     comment: Option<&str>,
+    quote: Option<char>,
     eol: &str,
 ) -> Result<String, String> {
     let yaml =
         serde_norway::to_string(value).map_err(|e| format!("cannot write the value: {e}"))?;
+    let one_line = !yaml.trim_end_matches('\n').contains('\n');
     let yaml = match value {
+        // A string replacing a quoted one keeps its quote (JSON's escapes are YAML's).
+        Value::String(s) if quote == Some('"') && one_line => {
+            serde_json::to_string(s).map_err(|e| format!("cannot write the value: {e}"))?
+        }
+        Value::String(s) if quote == Some('\'') && one_line && !s.contains(['\n', '\r', '\t']) => {
+            format!("'{}'", s.replace('\'', "''"))
+        }
         Value::String(s)
             if !yaml.starts_with(['\'', '"', '|', '>']) && yaml11_reads_otherwise(s) =>
         {
@@ -447,7 +470,11 @@ fn entry_text(
         _ => yaml,
     };
     let yaml = yaml.trim_end_matches('\n');
-    let comment = comment.map(|c| format!(" {c}")).unwrap_or_default();
+    let comment = match comment {
+        Some(c) if c.starts_with([' ', '\t']) => c.to_string(),
+        Some(c) => format!(" {c}"),
+        None => String::new(),
+    };
     let nested = match value {
         Value::Object(map) => !map.is_empty(),
         Value::Array(list) => !list.is_empty(),

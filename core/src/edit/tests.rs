@@ -709,7 +709,8 @@ fn set_field_keeps_every_other_byte_of_the_frontmatter() {
         }]
     );
     assert_eq!(out.new_pointers, vec![None]);
-    // A value with a comment sign inside quotes keeps the comment after it.
+    // A value with a comment sign inside quotes keeps the comment after it, with the white
+    // space before it; a string replacing a quoted one keeps its quote.
     assert_eq!(
         patch(
             text,
@@ -719,7 +720,18 @@ fn set_field_keeps_every_other_byte_of_the_frontmatter() {
             ]
         )
         .unwrap(),
-        "---\n# The page's state\ntitle: 'yes: no' # quoted\n'status': draft # todo\ntags: # two\n  - x\n---\n# T\n"
+        "---\n# The page's state\ntitle: \"yes: no\"   # quoted\n'status': draft # todo\ntags: # two\n  - x\n---\n# T\n"
+    );
+    assert_eq!(
+        patch(
+            "---\n'single': 'x'\nplain: y\n---\n",
+            &[
+                set("single", serde_json::json!("it's")),
+                set("plain", serde_json::json!("z"))
+            ]
+        )
+        .unwrap(),
+        "---\n'single': 'it''s'\nplain: z\n---\n"
     );
 }
 

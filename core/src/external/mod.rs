@@ -258,6 +258,8 @@ fn status_words(status: u16) -> String {
 /// the status and the URL that answered when redirects led elsewhere. Empty for
 /// [`Outcome::Ok`].
 pub fn message(url: &str, outcome: &Outcome) -> String {
+    // A password in a URL is shown as `***`: reports go to CI logs and annotations.
+    let url = &shown(url);
     let (final_url, what) = match outcome {
         Outcome::Ok { .. } => return String::new(),
         Outcome::Broken { problem, final_url } => {
@@ -271,13 +273,17 @@ pub fn message(url: &str, outcome: &Outcome) -> String {
                     status_words(*status)
                 ),
                 Problem::RedirectElsewhere(next) => {
-                    format!("redirects to `{next}`, which is not an http(s) URL")
+                    format!(
+                        "redirects to `{}`, which is not an http(s) URL",
+                        shown(next)
+                    )
                 }
                 Problem::RedirectToLocal(next) => format!(
-                    "redirects to `{next}`, a local address, which is not followed (`--external-include-local` follows it)"
+                    "redirects to `{}`, a local address, which is not followed (`--external-include-local` follows it)",
+                    shown(next)
                 ),
                 Problem::RedirectLoop(back) => {
-                    format!("redirects back to `{back}`: a redirect loop")
+                    format!("redirects back to `{}`: a redirect loop", shown(back))
                 }
                 Problem::TooManyRedirects => {
                     format!("redirects more than {} times", probe::MAX_REDIRECTS)
@@ -300,6 +306,9 @@ pub fn message(url: &str, outcome: &Outcome) -> String {
                 format!("{attempts} times")
             };
             let asked = match asked_wait {
+                Some(wait) if *wait > ONE_DAY => {
+                    "; it asks to wait more than a day, longer than folio waits".to_string()
+                }
                 Some(wait) if *wait > schedule::MAX_RETRY_WAIT => format!(
                     "; it asks to wait {}, longer than folio waits",
                     seconds(*wait)
@@ -315,12 +324,31 @@ pub fn message(url: &str, outcome: &Outcome) -> String {
             )
         }
     };
+    let final_url = &shown(final_url);
     if final_url == url {
         format!("`{url}` {what}")
     } else if let Some(Problem::TooManyRedirects) = problem_of(outcome) {
         format!("`{url}` {what} (the last: `{final_url}`)")
     } else {
         format!("`{url}` redirects to `{final_url}`, which {what}")
+    }
+}
+
+/// A `Retry-After` longer than this is said as "more than a day" (a server may send any
+/// number).
+const ONE_DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// `url` as a report shows it: a password it carries (`https://user:pass@host/`) as `***`.
+fn shown(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            if parsed.set_password(Some("***")).is_ok() {
+                parsed.to_string()
+            } else {
+                url.to_string()
+            }
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -760,3 +760,27 @@ fn bad_settings_are_refused_by_name() {
     let err = Config::from_toml("[links.external]\nconcurrency = 1\n").unwrap_err();
     assert!(err.contains("unknown field `concurrency`"), "{err}");
 }
+
+/// A report never shows a URL's password, and a server's absurd `Retry-After` is said as
+/// "more than a day".
+#[test]
+fn reports_hide_passwords_and_say_a_wait_of_days_in_words() {
+    let broken = Outcome::Broken {
+        problem: Problem::Status(404),
+        final_url: "http://alice:s3cret@example.com/x".into(),
+    };
+    assert_eq!(
+        message("http://alice:s3cret@example.com/x", &broken),
+        "`http://alice:***@example.com/x` answers HTTP 404 Not Found"
+    );
+    let limited = Outcome::RateLimited {
+        status: 429,
+        final_url: "https://example.com/".into(),
+        attempts: 1,
+        asked_wait: Some(Duration::from_secs(u64::MAX)),
+    };
+    assert_eq!(
+        message("https://example.com/", &limited),
+        "`https://example.com/` answers HTTP 429 Too Many Requests (asked once; it asks to wait more than a day, longer than folio waits): rate-limited, so not known to work; check it later"
+    );
+}

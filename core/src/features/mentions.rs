@@ -195,22 +195,27 @@ fn matches_in(text: &str, patterns: &[regex::Regex]) -> Vec<Range<usize>> {
 /// True when the match at `range` stands as a word of prose: no word character
 /// ([`is_word_char`]) joins it on either side where the match itself starts or ends with
 /// one, and it is no piece of a handle, path, address or compound: not after `@`, `/`,
-/// `\`, `.`, `-`, `_`, `#`, `~` or `:`, and not before `/`, `\`, `-`, `_` or `@`, nor
-/// before a `.` or `:` that a letter or digit follows (`kubernetes.io`, but a sentence may
-/// end after the name).
+/// `\`, `.`, `-`, `#`, `~` or `:`, nor after a `_` that a letter or digit precedes, and not
+/// before `/`, `\`, `-` or `@`, nor before a `.`, `:` or `_` that a letter or digit follows
+/// (`kubernetes.io`, `rust_x`; but a sentence may end after the name, and `_Name_` is
+/// emphasis).
 fn whole_word(text: &str, range: &Range<usize>) -> bool {
     let inner = &text[range.clone()];
     let mut before = text[..range.start].chars().rev();
     let mut after = text[range.end..].chars();
-    let (b, a, a2) = (before.next(), after.next(), after.next());
+    let (b, b2, a, a2) = (before.next(), before.next(), after.next(), after.next());
     let first = inner.chars().next();
     let last = inner.chars().next_back();
     let joins = |outside: Option<char>, edge: Option<char>| {
         outside.is_some_and(is_word_char) && edge.is_some_and(is_word_char)
     };
-    let piece_before = b.is_some_and(|c| "@/\\.-_#~:".contains(c));
-    let piece_after = a.is_some_and(|c| "/\\-_@".contains(c))
-        || (a.is_some_and(|c| c == '.' || c == ':') && a2.is_some_and(char::is_alphanumeric));
+    // `_` joins a compound (`rust_x`), not emphasis (`_Rust_`): only with a letter or
+    // digit on its other side.
+    let piece_before = b.is_some_and(|c| "@/\\.-#~:".contains(c))
+        || (b == Some('_') && b2.is_some_and(char::is_alphanumeric));
+    let piece_after = a.is_some_and(|c| "/\\-@".contains(c))
+        || (a.is_some_and(|c| c == '.' || c == ':' || c == '_')
+            && a2.is_some_and(char::is_alphanumeric));
     !joins(b, first) && !joins(a, last) && !piece_before && !piece_after
 }
 
@@ -282,21 +287,24 @@ mod tests {
         let ws2 = crate::fixture::workspace(
             "//- /Rust.md\n---\naliases: [Ferris]\n---\n# Rust\n\
              //- /t.md\n[[Other]]\n\n| Lang | Note |\n|---|---|\n| ferris | fast |\n\n\
-             Math $Rust$ here; @rust/team, rust-lang, rust.org, crates/rust, rust_x and Rust.\n",
+             Math $Rust$ here; @rust/team, rust-lang, rust.org, crates/rust, rust_x, x_rust and Rust.\n\nIn _Ferris_ emphasis it is one.\n",
         );
         let found = unlinked_mentions(&ws2, "Rust.md");
         let texts: Vec<(&str, bool)> = found
             .iter()
             .map(|m| (m.text.as_str(), m.in_table))
             .collect();
-        assert_eq!(texts, vec![("ferris", true), ("Rust", false)]);
+        assert_eq!(
+            texts,
+            vec![("ferris", true), ("Rust", false), ("Ferris", false)]
+        );
         let edits = link_mentions(&ws2, "Rust.md", &found);
         assert_eq!(
             edits["t.md"]
                 .iter()
                 .map(|e| e.new_text.as_str())
                 .collect::<Vec<_>>(),
-            vec!["[[Rust\\|ferris]]", "[[Rust]]"]
+            vec!["[[Rust\\|ferris]]", "[[Rust]]", "[[Rust|Ferris]]"]
         );
         assert!(may_have_mentions(&ws, "notes/Solar Panels.md"));
         assert!(!may_have_mentions(&ws, "c.md"));
