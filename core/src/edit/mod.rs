@@ -182,8 +182,10 @@ fn untouched_elements(
             new.elements[j].self_hash == e.self_hash && new.elements[j].level == e.level
         });
         let Some(j) = found else {
-            return Err(EditError::Conflict(format!(
-                "the edit would change element {} ({}) that it does not target; nothing was written",
+            // The Markdown given joins or splits a neighbour (a paragraph after a list
+            // item becomes part of it): the agent's text, not another writer, is the cause.
+            return Err(EditError::InvalidArgument(format!(
+                "the Markdown given would change element {} ({}), which the operation does not target (it would join or split it); separate it with a blank line or give other Markdown; nothing was written",
                 e.logical,
                 e.kind.as_str()
             )));
@@ -228,8 +230,8 @@ impl ListMapping {
             return Ok(());
         };
         if *self.map.entry(lo).or_insert(ln) != ln || *self.back.entry(ln).or_insert(lo) != lo {
-            return Err(EditError::Conflict(format!(
-                "the edit would split or merge the list holding {}; nothing was written",
+            return Err(EditError::InvalidArgument(format!(
+                "the Markdown given would split or merge the list holding {}; nothing was written",
                 e.logical
             )));
         }
@@ -267,8 +269,8 @@ fn parents_kept(
             _ => false,
         };
         if !ok {
-            return Err(EditError::Conflict(format!(
-                "the edit would move list item {} to another parent; nothing was written",
+            return Err(EditError::InvalidArgument(format!(
+                "the Markdown given would move list item {} to another parent; nothing was written",
                 e.logical
             )));
         }

@@ -222,13 +222,14 @@ fn list_item_replace_keeps_children() {
         patch(text, &[op(PatchKind::Delete, &one, None)]).unwrap(),
         "# L\n\n- two\n"
     );
-    // A paragraph where an item was is refused: it would change the list around it.
+    // A paragraph where an item was is refused: it would change the list around it (the
+    // Markdown given is the cause, not another writer).
     let two = ptr(text, "1.li2");
     assert_eq!(
         patch(text, &[op(PatchKind::ReplaceElement, &two, Some("plain"))])
             .unwrap_err()
             .code(),
-        "CONFLICT"
+        "INVALID_ARGUMENT"
     );
 }
 
@@ -272,7 +273,7 @@ fn untouched_structure_is_protected() {
         &[op(PatchKind::InsertAfter, &ptr(text, "1.p1"), Some("```"))],
     )
     .unwrap_err();
-    assert_eq!(err.code(), "CONFLICT");
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
     assert!(err.to_string().contains("does not target"), "{err}");
 }
 
@@ -595,8 +596,8 @@ fn a_result_markdown_rs_cannot_parse_is_refused() {
     let li1 = ptr(text, "li1");
     assert_eq!(
         patch(text, &[op(PatchKind::ReplaceElement, &li1, Some("---\n- "))]),
-        Err(EditError::Conflict(
-            "the edit would change element li2 (list_item) that it does not target; nothing was written"
+        Err(EditError::InvalidArgument(
+            "the Markdown given would change element li2 (list_item), which the operation does not target (it would join or split it); separate it with a blank line or give other Markdown; nothing was written"
                 .into()
         ))
     );
