@@ -17,16 +17,9 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// An error of the request's parameters (JSON-RPC -32602): a handler returns it (as an
 /// `anyhow::Error`) when the client sent arguments the method cannot take.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct InvalidParams(pub String);
-
-impl std::fmt::Display for InvalidParams {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InvalidParams {}
 
 /// LSP's `RequestFailed` (-32803, LSP 3.17): the request was well formed and what it asks
 /// cannot be done (a rename to a name the rules refuse, a note that already exists); the
@@ -35,16 +28,9 @@ pub const REQUEST_FAILED: i64 = -32803;
 
 /// A refusal of a well-formed request ([`REQUEST_FAILED`]): a handler returns it (as an
 /// `anyhow::Error`) when the user asked for something that cannot be done.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct RequestFailed(pub String);
-
-impl std::fmt::Display for RequestFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RequestFailed {}
 
 /// Runs `f`, turning an error or a panic into a JSON-RPC error naming `method`: -32602 for
 /// an [`InvalidParams`] error, -32803 for a [`RequestFailed`] one, -32603 (internal error)
