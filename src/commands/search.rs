@@ -94,9 +94,10 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode> {
             writeln!(out, "    (section: {} hits collapsed)", expanded_from.len())?;
         }
         for section in hit.sections.iter().flatten() {
-            let heading = match section.heading_path.last() {
-                Some(h) => format!(" — {h}"),
-                None => String::new(),
+            let heading = if section.heading_path.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", section.heading_path.join(" > "))
             };
             writeln!(
                 out,

@@ -287,6 +287,8 @@ impl SearchRequest {
                 .min_confidence_ratio
                 .unwrap_or(defaults.min_confidence_ratio),
             rerank: self.rerank.unwrap_or(false),
+            // Hits to fill the list with when some turn out stale (`Host::search_tuned`).
+            spare: SPARE_HITS,
             ..defaults
         };
         let query = SearchQuery {
@@ -395,6 +397,10 @@ const FILE_URI_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHAN
     .remove(b'/')
     .remove(b':');
 
+/// Hits a search asks the pipeline for beyond `limit`, to fill the list up again when
+/// hits of files changed since the pass are dropped.
+pub const SPARE_HITS: usize = 5;
+
 impl Host {
     /// Searches the index: [`SearchRequest::plan`], the hybrid pipeline with the
     /// background embedder, then, for documents open in an editor, the hits checked
@@ -488,10 +494,17 @@ impl Host {
         );
         let needles =
             crate::search::snippet::needles_for(&crate::search::query::parse_query(&query.text));
+        let first = response.results.first().map(|h| h.path.clone());
         response.results = self.live_hits(response.results, &needles)?;
         let hits = response.results.len();
         response.results = self.current_hits(response.results);
+        // Spares (`SPARE_HITS`) fill in for hits whose file changed; the list is `limit` long.
         response.stale_hits_dropped = hits - response.results.len();
+        response.results.truncate(query.limit);
+        // The legs' best answer is gone from its file: what was judged no longer stands.
+        if first.is_some() && response.results.first().map(|h| &h.path) != first.as_ref() {
+            response.low_confidence = true;
+        }
         response.partial = index_progress.is_some() || response.stale_hits_dropped > 0;
         response.index_progress = index_progress;
         Ok(response)
@@ -547,11 +560,12 @@ impl Host {
         }
         let mut files: std::collections::HashMap<String, Now> = std::collections::HashMap::new();
         let mut out = Vec::with_capacity(hits.len());
-        for mut hit in hits {
+        for hit in hits {
             if hit.editor.is_some() {
                 out.push(hit);
                 continue;
             }
+            let path = hit.path.clone();
             let now = files.entry(hit.path.clone()).or_insert_with(|| {
                 if self.extracted_format(&hit.path).is_some() {
                     // Another format: its hits hold while its bytes are the indexed ones.
@@ -579,46 +593,17 @@ impl Host {
                     }
                 }
             });
-            let current = match now {
-                Now::Gone => None,
-                Now::Unchanged => Some(None),
-                Now::Changed(chunks, indexed) => {
-                    // The hit's chunk, else the first of the file's other sections whose
-                    // text the file still holds.
-                    let listed =
-                        std::iter::once((hit.pointer.clone(), hit.start_line, hit.end_line)).chain(
-                            hit.sections
-                                .iter()
-                                .flatten()
-                                .map(|s| (s.pointer.clone(), s.start_line, s.end_line)),
-                        );
-                    listed
-                        .enumerate()
-                        .find_map(|(n, (pointer, start, end))| {
-                            still_held(chunks, indexed, &pointer, start, end).map(|c| (n, c))
-                        })
-                        .map(Some)
+            match now {
+                Now::Gone => {
+                    tracing::debug!(path = %hit.path, "dropped a hit whose file is gone");
                 }
-            };
-            match current {
-                None => {
-                    tracing::debug!(path = %hit.path, "dropped a hit whose file or text changed since it was indexed");
-                }
-                Some(now) => {
-                    if let Some((n, chunk)) = now {
-                        if n > 0 {
-                            // A section of the file stands in for its chunk, gone.
-                            hit.pointer = chunk.pointer.clone();
-                            hit.heading_path = chunk.heading_path.clone();
-                            hit.snippet = crate::search::snippet::make_snippet(&chunk.text, &[]);
-                        }
-                        hit.start_line = chunk.start_line;
-                        hit.end_line = chunk.end_line;
-                        // The file changed: its other sections' lines are not checked.
-                        hit.sections = None;
+                Now::Unchanged => out.push(hit),
+                Now::Changed(chunks, indexed) => match held_now(hit, chunks, indexed) {
+                    Some(hit) => out.push(hit),
+                    None => {
+                        tracing::debug!(path = %path, "dropped a hit whose text changed since it was indexed")
                     }
-                    out.push(hit);
-                }
+                },
             }
         }
         out
@@ -651,32 +636,26 @@ impl Host {
                 let chunks = crate::chunk::chunks(&buffer.text, &live, budget);
                 (live, chunks)
             });
-            // The hit's element, else the first of the file's other sections still in
-            // the buffer.
-            let listed = std::iter::once((hit.pointer.clone(), hit.start_line)).chain(
-                hit.sections
-                    .iter()
-                    .flatten()
-                    .map(|s| (s.pointer.clone(), s.start_line)),
-            );
-            let Some((i, first_line)) = listed.into_iter().find_map(|(pointer, line)| {
-                resolve_pointer(live, &pointer).ok().map(|(i, _)| (i, line))
-            }) else {
-                continue;
-            };
-            // The chunk's first line when the element still spans it (a part of a table
-            // cut between rows), else the element's.
-            let element = &live.elements[i];
-            let line = if (element.start_line..=element.end_line).contains(&first_line) {
-                first_line
-            } else {
-                element.start_line
-            };
-            let Some(chunk) = chunks
-                .iter()
-                .find(|c| (c.start_line..=c.end_line).contains(&line))
-            else {
-                continue;
+            // The buffer's chunk of the hit's element, else of the first of the file's
+            // other sections still in the buffer (standing in with its score: the legs'
+            // ranks and similarity were the old chunk's); the other sections found keep
+            // their places in the buffer.
+            let sections = hit.sections.take().unwrap_or_default();
+            let mut found = sections.into_iter().filter_map(|s| {
+                buffer_chunk(live, chunks, &s.pointer, s.start_line).map(|c| (s, c))
+            });
+            let chunk = match buffer_chunk(live, chunks, &hit.pointer, hit.start_line) {
+                Some(chunk) => chunk,
+                None => {
+                    let Some((first, chunk)) = found.next() else {
+                        continue;
+                    };
+                    hit.score = first.score;
+                    hit.lexical_rank = None;
+                    hit.vector_rank = None;
+                    hit.similarity = None;
+                    chunk
+                }
             };
             // Two indexed chunks the buffer merged into one are one hit (the better one).
             if !shown.insert((hit.path.clone(), chunk.seq)) {
@@ -686,14 +665,45 @@ impl Host {
             hit.end_line = chunk.end_line;
             hit.pointer = chunk.pointer.clone();
             hit.heading_path = chunk.heading_path.clone();
-            // The index's lines of the document's other sections are not the buffer's.
-            hit.sections = None;
+            let rest: Vec<crate::search::SectionHit> = found
+                .filter(|(_, c)| c.seq != chunk.seq)
+                .map(|(s, c)| crate::search::SectionHit {
+                    pointer: c.pointer.clone(),
+                    heading_path: c.heading_path.clone(),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    score: s.score,
+                })
+                .collect();
+            hit.sections = (!rest.is_empty()).then_some(rest);
             hit.snippet = crate::search::snippet::make_snippet(&chunk.text, needles);
             hit.editor = Some(buffer.editor.clone());
             out.push(hit);
         }
         Ok(out)
     }
+}
+
+/// The chunk of an editor's buffer (parsed as `live`, chunked as `chunks`) that holds the
+/// element `pointer` names, when the buffer still has it: the chunk holding `first_line`
+/// when the element still spans it (a part of a table cut between rows), else the one
+/// holding the element's first line.
+fn buffer_chunk<'a>(
+    live: &Parsed,
+    chunks: &'a [crate::chunk::Chunk],
+    pointer: &str,
+    first_line: u32,
+) -> Option<&'a crate::chunk::Chunk> {
+    let (i, _) = resolve_pointer(live, pointer).ok()?;
+    let element = &live.elements[i];
+    let line = if (element.start_line..=element.end_line).contains(&first_line) {
+        first_line
+    } else {
+        element.start_line
+    };
+    chunks
+        .iter()
+        .find(|c| (c.start_line..=c.end_line).contains(&line))
 }
 
 /// The chunk of a changed file, chunked again (`chunks`), that holds what the index held
@@ -714,4 +724,48 @@ fn still_held<'a>(
     chunks
         .iter()
         .find(|c| c.pointer == pointer && c.text == old.text)
+}
+
+/// `hit` in a file changed since it was indexed (chunked again: `chunks`; as indexed:
+/// `indexed`): its chunk with its lines now when the file still holds its text; else the
+/// first of its `sections` the file still holds, standing in with that section's place
+/// and score (the legs' ranks and similarity were the old chunk's, so they go); `None`
+/// when neither. The sections kept are those the file still holds, with their lines now.
+fn held_now(
+    mut hit: SearchHit,
+    chunks: &[crate::chunk::Chunk],
+    indexed: &[crate::store::ChunkRecord],
+) -> Option<SearchHit> {
+    let sections = hit.sections.take().unwrap_or_default();
+    let mut held = sections.into_iter().filter_map(|s| {
+        still_held(chunks, indexed, &s.pointer, s.start_line, s.end_line).map(|c| {
+            let now = crate::search::SectionHit {
+                start_line: c.start_line,
+                end_line: c.end_line,
+                ..s
+            };
+            (now, c)
+        })
+    });
+    match still_held(chunks, indexed, &hit.pointer, hit.start_line, hit.end_line) {
+        Some(chunk) => {
+            hit.start_line = chunk.start_line;
+            hit.end_line = chunk.end_line;
+        }
+        None => {
+            let (first, chunk) = held.next()?;
+            hit.pointer = first.pointer;
+            hit.heading_path = first.heading_path;
+            hit.start_line = first.start_line;
+            hit.end_line = first.end_line;
+            hit.score = first.score;
+            hit.lexical_rank = None;
+            hit.vector_rank = None;
+            hit.similarity = None;
+            hit.snippet = crate::search::snippet::make_snippet(&chunk.text, &[]);
+        }
+    }
+    let rest: Vec<_> = held.map(|(section, _)| section).collect();
+    hit.sections = (!rest.is_empty()).then_some(rest);
+    Some(hit)
 }

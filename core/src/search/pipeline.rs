@@ -229,7 +229,12 @@ pub struct PipelineOptions {
     /// Without MMR: hits of one document kept, best first (default
     /// [`DEFAULT_PER_DOCUMENT`]; 0: no limit). The document's other chunks in the pool are
     /// listed on its last kept hit ([`PipelineHit::sections`]) instead of taking places.
+    /// With MMR, MMR chooses among each document's `per_document` best chunks.
     pub per_document: usize,
+    /// Hits kept after the first `limit`, for a caller that may drop some (hits whose
+    /// file changed since the pass) and fill the list up again; `low_confidence` is
+    /// judged on the first `limit` (default 0).
+    pub spare: usize,
     /// Collapse several hits of one section into the section.
     pub parent_retriever: bool,
     /// Parent retrieval thresholds.
@@ -281,6 +286,7 @@ impl Default for PipelineOptions {
             mmr_lambda: mmr::DEFAULT_MMR_LAMBDA,
             mmr_same_doc_penalty: mmr::DEFAULT_MMR_SAME_DOC_PENALTY,
             per_document: DEFAULT_PER_DOCUMENT,
+            spare: 0,
             parent_retriever: false,
             parent: parent::ParentOptions::default(),
             min_confidence_ratio: default_min_confidence_ratio(SearchMode::Hybrid),
@@ -606,20 +612,20 @@ pub fn hybrid_search_with(
 
     // 4. MMR or the first `limit`, at most `per_document` of a document.
     let (selected, mmr_scores) = select_hits(options, &plan, vector_leg, &pool, &rows)?;
-    let sections = if options.mmr {
+    let sections = if options.per_document == 0 {
         HashMap::new()
     } else {
         other_sections(&selected, &pool, &rows)
     };
 
-    // 5. Confidence: on what the legs ranked first, whatever the cap keeps.
-    let ranked: Vec<Candidate>;
-    let judged = if options.mmr || options.per_document == 0 {
-        &selected
+    // 5. Confidence: on what the legs ranked first (MMR: its first `limit` picks),
+    // whatever the cap keeps, spares aside.
+    let judged: Vec<Candidate> = if options.mmr {
+        selected.iter().take(plan.limit).cloned().collect()
     } else {
-        ranked = pool.iter().take(plan.limit).cloned().collect();
-        &ranked
+        pool.iter().take(plan.limit).cloned().collect()
     };
+    let judged = &judged;
     let (ratio, low_confidence) = ConfidenceRule {
         options,
         query,
@@ -695,6 +701,7 @@ impl Plan {
             && !options.mmr
             && !options.rerank
             && options.per_document == 0
+            && options.spare == 0
             && options.candidates.is_none();
         let n_candidates = if single_leg_plain {
             limit
@@ -1009,8 +1016,9 @@ fn rerank_pool(
     Ok(())
 }
 
-/// The `limit` hits kept: MMR's picks with their MMR values when `mmr` is on, else the
-/// first `limit` of the pool (the values `None`).
+/// The `limit` (+ `spare`) hits kept, at most `per_document` of a document (0: any
+/// number): MMR's picks among them with their MMR values when `mmr` is on, else the first
+/// of the pool (the values `None`).
 fn select_hits(
     options: &PipelineOptions,
     plan: &Plan,
@@ -1018,18 +1026,29 @@ fn select_hits(
     pool: &[Candidate],
     rows: &HashMap<i64, ChunkRow>,
 ) -> Result<(Vec<Candidate>, Vec<Option<f64>>), SearchError> {
+    let wanted = plan.limit + options.spare;
+    // Each document's first `per_document` chunks, in the pool's order.
+    let mut per_doc: HashMap<&str, usize> = HashMap::new();
+    let capped: Vec<&Candidate> = pool
+        .iter()
+        .filter(|c| {
+            let n = per_doc.entry(rows[&c.id].path.as_str()).or_default();
+            *n += 1;
+            options.per_document == 0 || *n <= options.per_document
+        })
+        .collect();
     let mut mmr_scores: Vec<Option<f64>> = Vec::new();
-    let selected: Vec<Candidate> = if options.mmr && !pool.is_empty() {
-        let ids: Vec<i64> = pool.iter().map(|c| c.id).collect();
+    let selected: Vec<Candidate> = if options.mmr && !capped.is_empty() {
+        let ids: Vec<i64> = capped.iter().map(|c| c.id).collect();
         let vectors = match vector_leg {
             Some(leg) if plan.mode != SearchMode::Lexical => leg.vectors(&ids)?,
             _ => HashMap::new(),
         };
-        let tokens: Vec<HashSet<String>> = pool
+        let tokens: Vec<HashSet<String>> = capped
             .iter()
             .map(|c| mmr::token_set(&rows[&c.id].text))
             .collect();
-        let cands: Vec<mmr::MmrCandidate> = pool
+        let cands: Vec<mmr::MmrCandidate> = capped
             .iter()
             .zip(&tokens)
             .map(|(c, t)| mmr::MmrCandidate {
@@ -1041,23 +1060,14 @@ fn select_hits(
             .collect();
         let picks = mmr::select(
             &cands,
-            plan.limit,
+            wanted,
             options.mmr_lambda,
             options.mmr_same_doc_penalty,
         );
         mmr_scores = picks.iter().map(|p| Some(p.mmr_score)).collect();
-        picks.iter().map(|p| pool[p.index].clone()).collect()
+        picks.iter().map(|p| capped[p.index].clone()).collect()
     } else {
-        let mut kept: HashMap<&str, usize> = HashMap::new();
-        pool.iter()
-            .filter(|c| {
-                let n = kept.entry(rows[&c.id].path.as_str()).or_default();
-                *n += 1;
-                options.per_document == 0 || *n <= options.per_document
-            })
-            .take(plan.limit)
-            .cloned()
-            .collect()
+        capped.into_iter().take(wanted).cloned().collect()
     };
     mmr_scores.resize(selected.len(), None);
     Ok((selected, mmr_scores))

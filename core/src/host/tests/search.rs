@@ -495,12 +495,13 @@ fn a_row_of_a_long_table_is_found_with_its_column_names() {
 
 /// A file takes one place, so when its best chunk changed on disk since the pass, the
 /// first of its other sections the file still holds stands in for it (the file is not
-/// lost from the hits).
+/// lost from the hits), with its own score and no leg ranks (they were the old chunk's);
+/// the sections still there stay listed, at their lines now.
 #[test]
 fn a_section_stands_in_for_a_changed_chunk_of_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let garden = "# Garden\n\nTomatoes and basil grow here; tomatoes need sun.\n\n## Water\n\nWater the tomatoes each morning.\n";
+    let garden = "# Garden\n\nTomatoes and basil grow here; tomatoes need sun.\n\n## Water\n\nWater the tomatoes each morning.\n\n## Soil\n\nTomatoes like rich soil.\n";
     std::fs::write(root.join("garden.md"), garden).unwrap();
     std::fs::write(root.join("other.md"), "# Other\n\nNothing to see.\n").unwrap();
     let kb = super::open_at(root, false);
@@ -515,13 +516,28 @@ fn a_section_stands_in_for_a_changed_chunk_of_its_file() {
     let v = search();
     let first = |v: &serde_json::Value| {
         let h = &v["results"][0];
+        let sections: Vec<(String, u64)> = h["sections"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                (
+                    s["heading_path"].to_string(),
+                    s["start_line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
         (
             h["path"].clone(),
             h["heading_path"].clone(),
             h["start_line"].clone(),
             h["end_line"].clone(),
-            h["sections"].as_array().map(Vec::len),
+            h["lexical_rank"].clone(),
+            sections,
         )
+    };
+    let listed = |lines: &[(&str, u64)]| -> Vec<(String, u64)> {
+        lines.iter().map(|(h, l)| (h.to_string(), *l)).collect()
     };
     assert_eq!(
         first(&v),
@@ -530,32 +546,87 @@ fn a_section_stands_in_for_a_changed_chunk_of_its_file() {
             json!(["Garden"]),
             json!(1),
             json!(3),
-            Some(1)
+            json!(1),
+            // BM25 ranks the shorter Soil chunk first.
+            listed(&[(r#"["Garden","Soil"]"#, 9), (r#"["Garden","Water"]"#, 5)])
         )
     );
-    // The first paragraph no longer says it; the Water section is as indexed.
+    // The first paragraph no longer says it, and takes a line more.
     std::fs::write(
         root.join("garden.md"),
         garden.replace(
             "Tomatoes and basil grow here; tomatoes",
-            "Peppers and basil grow here; they",
+            "Peppers and basil grow here;\nthey",
         ),
     )
     .unwrap();
     let v = search();
+    let soil_score = v["results"][0]["score"].clone();
     assert_eq!(
         first(&v),
         (
             json!("garden.md"),
-            json!(["Garden", "Water"]),
-            json!(5),
-            json!(7),
-            None
+            json!(["Garden", "Soil"]),
+            json!(10),
+            json!(12),
+            serde_json::Value::Null,
+            listed(&[(r#"["Garden","Water"]"#, 6)])
         )
     );
+    assert!(soil_score.as_f64().unwrap() > 0.0, "{v}");
     assert_eq!(
         v["results"][0]["snippet"],
-        "## Water Water the tomatoes each morning."
+        "## Soil Tomatoes like rich soil."
     );
     assert_eq!(v["results"].as_array().map(Vec::len), Some(1));
+}
+
+/// Hits of a file gone since the pass are dropped and the spares fill the list up to
+/// `limit`; when the legs' best answer was that file, the answer is low confidence.
+#[test]
+fn hits_of_a_file_gone_since_the_pass_are_replaced_and_the_answer_is_low_confidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for (name, text) in [
+        ("a.md", "# A\n\nOrchids orchids orchids.\n"),
+        ("b.md", "# B\n\nOrchids twice: orchids.\n"),
+        ("c.md", "# C\n\nOne orchids here.\n"),
+    ] {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let kb = super::open_at(root, false);
+    assert!(kb.reindex_blocking(false).unwrap().ok);
+    let search = || {
+        ok(kb.search(&SearchRequest {
+            query: "orchids".into(),
+            mode: Some("lexical".into()),
+            limit: Some(2),
+            ..SearchRequest::default()
+        }))
+    };
+    let paths = |v: &serde_json::Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let v = search();
+    assert_eq!(paths(&v), ["a.md", "b.md"]);
+    assert_eq!(
+        (&v["low_confidence"], v.get("partial")),
+        (&json!(false), None)
+    );
+    std::fs::remove_file(root.join("a.md")).unwrap();
+    let v = search();
+    assert_eq!(paths(&v), ["b.md", "c.md"]);
+    assert_eq!(
+        (
+            &v["low_confidence"],
+            &v["partial"],
+            &v["stale_hits_dropped"]
+        ),
+        (&json!(true), &json!(true), &json!(1))
+    );
 }

@@ -1039,13 +1039,38 @@ fn one_document_takes_one_place_and_lists_its_other_sections() {
     );
     assert_eq!(a.chunk_id, ids["a.md"][0]);
     assert!(res.results[1].sections.is_empty());
-    // Two places per document, or no limit.
-    for (n, expected) in [(2, vec!["a.md", "a.md"]), (0, vec!["a.md", "a.md"])] {
+    // Two places per document, or no limit (then nothing is listed: every chunk may take
+    // a place).
+    for (n, expected, listed) in [
+        (2, vec!["a.md", "a.md"], vec![0, 1]),
+        (0, vec!["a.md", "a.md"], vec![0, 0]),
+    ] {
         let options = PipelineOptions {
             per_document: n,
             ..lexical.clone()
         };
         let res = hybrid_search(&store, &query, &options, None).unwrap();
         assert_eq!(paths(&res), expected, "per_document {n}");
+        let sections: Vec<usize> = res.results.iter().map(|h| h.sections.len()).collect();
+        assert_eq!(sections, listed, "per_document {n}");
     }
+    // With MMR too: it chooses among each document's first chunk.
+    let options = PipelineOptions {
+        mmr: true,
+        per_document: 1,
+        ..lexical.clone()
+    };
+    let res = hybrid_search(&store, &query, &options, None).unwrap();
+    assert_eq!(paths(&res), vec!["a.md", "b.md"]);
+    // Spares: kept after the first `limit`.
+    let options = PipelineOptions {
+        spare: 1,
+        ..lexical.clone()
+    };
+    let res = hybrid_search(&store, &query, &options, None).unwrap();
+    assert_eq!(
+        paths(&res),
+        vec!["a.md", "b.md"],
+        "only two documents match"
+    );
 }
