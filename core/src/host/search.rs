@@ -397,6 +397,22 @@ const FILE_URI_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHAN
     .remove(b'/')
     .remove(b':');
 
+impl SearchHit {
+    /// Makes this hit `section` of its file, standing in for its chunk, gone: the
+    /// section's pointer, heading path, lines and score; no leg ranks or similarity (they
+    /// were the old chunk's).
+    fn stand_in(&mut self, section: &crate::search::SectionHit) {
+        self.pointer = section.pointer.clone();
+        self.heading_path = section.heading_path.clone();
+        self.start_line = section.start_line;
+        self.end_line = section.end_line;
+        self.score = section.score;
+        self.lexical_rank = None;
+        self.vector_rank = None;
+        self.similarity = None;
+    }
+}
+
 /// Hits a search asks the pipeline for beyond `limit`, to fill the list up again when
 /// hits of files changed since the pass are dropped.
 pub const SPARE_HITS: usize = 5;
@@ -650,10 +666,7 @@ impl Host {
                     let Some((first, chunk)) = found.next() else {
                         continue;
                     };
-                    hit.score = first.score;
-                    hit.lexical_rank = None;
-                    hit.vector_rank = None;
-                    hit.similarity = None;
+                    hit.stand_in(&first);
                     chunk
                 }
             };
@@ -754,14 +767,7 @@ fn held_now(
         }
         None => {
             let (first, chunk) = held.next()?;
-            hit.pointer = first.pointer;
-            hit.heading_path = first.heading_path;
-            hit.start_line = first.start_line;
-            hit.end_line = first.end_line;
-            hit.score = first.score;
-            hit.lexical_rank = None;
-            hit.vector_rank = None;
-            hit.similarity = None;
+            hit.stand_in(&first);
             hit.snippet = crate::search::snippet::make_snippet(&chunk.text, &[]);
         }
     }
