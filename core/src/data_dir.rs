@@ -31,3 +31,46 @@ pub fn data_dir_from(
     };
     Some(data.join("folio").join(kind).join(name))
 }
+
+/// The folder of folio's cache `name` (`outlines`), with the environment read through
+/// `env`: `$XDG_CACHE_HOME/folio/<name>` when `XDG_CACHE_HOME` is an absolute path, else
+/// `$HOME/.cache/folio/<name>` (the XDG Base Directory specification's cache home).
+/// What is there can be deleted at any time; folio makes it again.
+///
+/// `None` when neither variable is usable. The folder is not checked.
+pub fn cache_dir_from(env: impl Fn(&str) -> Option<OsString>, name: &str) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let cache = match var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        Some(cache) => cache,
+        None => var("HOME")?.join(".cache"),
+    };
+    Some(cache.join("folio").join(name))
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn the_cache_folder_follows_the_xdg_cache_home_then_home() {
+        let both = [("XDG_CACHE_HOME", "/c"), ("HOME", "/h")];
+        assert_eq!(
+            cache_dir_from(env(&both), "outlines"),
+            Some(PathBuf::from("/c/folio/outlines"))
+        );
+        let relative = [("XDG_CACHE_HOME", "c"), ("HOME", "/h")];
+        assert_eq!(
+            cache_dir_from(env(&relative), "outlines"),
+            Some(PathBuf::from("/h/.cache/folio/outlines"))
+        );
+        assert_eq!(cache_dir_from(env(&[("HOME", "")]), "outlines"), None);
+    }
+}

@@ -24,6 +24,9 @@ use crate::session::{Change, ChangeToParse, ReadRoot, Session};
 use crate::startup::{Outlines, Phase};
 use crate::state::ServerState;
 
+/// How long `shutdown` waits for outline caches still being written.
+const OUTLINE_SAVE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Options of a server beyond what the client negotiates.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -405,6 +408,22 @@ impl LanguageServer for Backend {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .close();
+        // A cache written after the load is finished before the process exits (an
+        // editor closed right after opening), waiting at most OUTLINE_SAVE_WAIT.
+        let saves = self.shared.lock().take_outline_saves();
+        if !saves.is_empty() {
+            let joined = tokio::task::spawn_blocking(move || {
+                for save in saves {
+                    let _ = save.join();
+                }
+            });
+            if tokio::time::timeout(OUTLINE_SAVE_WAIT, joined)
+                .await
+                .is_err()
+            {
+                tracing::warn!("outline cache still being written at shutdown");
+            }
+        }
         Ok(())
     }
 

@@ -151,6 +151,9 @@ pub struct Session {
     /// other documents' reference counts (code lenses) may have changed. Taken by the
     /// next mutation's outcome.
     pub links_edited: bool,
+    /// Outline caches being written after a root's load (core
+    /// `workspace::outline_cache`), waited for at shutdown ([`Session::take_outline_saves`]).
+    pub outline_saves: Vec<std::thread::JoinHandle<()>>,
 }
 
 /// Documents this large (in bytes, UTF-8) or larger are parsed outside the session's
@@ -417,17 +420,30 @@ impl Session {
         self.config_problems.extend(config_problem);
         // Closed documents keep their headings and links, not every block element: a
         // quarter of the heap on a docs site; a request that needs them parses again.
-        let (model, report) = Model::from_preread(&folder, config, &texts, true);
+        // Unchanged ones come from the outline cache of the last session.
+        let (model, report, save) = Model::for_editor(&folder, config, &texts);
         drop(texts);
         for skipped in &report.skipped {
             tracing::info!("skipped {}: {}", skipped.path, skipped.reason);
         }
         tracing::info!(
-            "loaded {} documents under {} in {} ms (walk, read, parse, link index)",
+            "loaded {} documents under {} in {} ms (walk, read, parse, link index; {} outlines from the cache)",
             report.loaded,
             folder.display(),
-            started.elapsed().as_millis()
+            started.elapsed().as_millis(),
+            report.from_cache,
         );
+        self.outline_saves.retain(|h| !h.is_finished());
+        if let Some(save) = save {
+            let handle = std::thread::spawn(move || {
+                let count = save.len();
+                match save.write() {
+                    Ok(()) => tracing::debug!("outline cache: {count} outlines written"),
+                    Err(e) => tracing::warn!("outline cache not written: {e}"),
+                }
+            });
+            self.outline_saves.push(handle);
+        }
         self.roots.push(Root {
             folder,
             model,
@@ -508,6 +524,11 @@ impl Session {
     }
 
     /// The problems with a root's `folio.toml` found since the last call, each once.
+    /// The outline caches still being written, for the server to wait for at shutdown.
+    pub fn take_outline_saves(&mut self) -> Vec<std::thread::JoinHandle<()>> {
+        std::mem::take(&mut self.outline_saves)
+    }
+
     pub fn take_config_problems(&mut self) -> Vec<String> {
         std::mem::take(&mut self.config_problems)
     }

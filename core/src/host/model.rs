@@ -23,6 +23,7 @@ use crate::links::graph::{LinkGraph, TargetKey, wiki_key};
 use crate::parse::incremental::{IncrementalParser, update_destinations};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
+use crate::workspace::outline_cache::{OutlineCache, OutlineSave};
 use crate::workspace::{
     DiskState, DocEntry, FileStamp, LoadReport, Origin, Preread, SkipReason, Workspace,
     WorkspaceError, is_markdown, read_markdown_stamped_in,
@@ -99,8 +100,40 @@ impl Model {
         pre: &Preread,
         outlines: bool,
     ) -> (Model, LoadReport) {
+        Model::build(root, config, pre, outlines, &OutlineCache::none())
+    }
+
+    /// The model of an editor's workspace: closed documents kept as outlines, each
+    /// taken from the root's outline cache when it holds one for the document's text
+    /// (`report.from_cache` counts them) and parsed otherwise
+    /// ([`crate::workspace::outline_cache`]). Also what to write to the cache, when the
+    /// load changed what it should hold: write it on another thread.
+    pub fn for_editor(
+        root: &Path,
+        config: Config,
+        pre: &Preread,
+    ) -> (Model, LoadReport, Option<OutlineSave>) {
+        let bytes = pre
+            .texts
+            .iter()
+            .filter_map(|t| t.as_ref().ok())
+            .map(|(text, _)| text.len() as u64)
+            .sum();
+        let cache = OutlineCache::for_workspace(root, bytes);
+        let (model, report) = Model::build(root, config, pre, true, &cache);
+        let save = cache.save(model.ws.disk_outlines());
+        (model, report, save)
+    }
+
+    fn build(
+        root: &Path,
+        config: Config,
+        pre: &Preread,
+        outlines: bool,
+        cache: &OutlineCache,
+    ) -> (Model, LoadReport) {
         let scanned = &pre.scan;
-        let (mut ws, report) = Workspace::from_preread(root, config, pre, outlines);
+        let (mut ws, report) = Workspace::from_preread_with(root, config, pre, outlines, cache);
         ws.add_other("");
         let mut graph = LinkGraph::default();
         for path in ws.document_paths() {
@@ -1005,6 +1038,133 @@ mod tests {
         model.close_document("c.md");
         assert!(packed(&model));
         assert_eq!(model.workspace().get("c.md").unwrap().doc.text(), long);
+    }
+
+    /// A load with the outline cache: the first one parses every document and writes the
+    /// cache; an unchanged workspace reopened takes every outline from it and gives the
+    /// same model as the parse (documents, outlines with their line index, diagnostics);
+    /// the same load again writes nothing.
+    #[test]
+    fn an_unchanged_workspace_reopened_starts_from_the_outline_cache() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let cache_dir = tempfile::tempdir().unwrap();
+        for name in ["every-link", "foam-docs", "k8s-community", "rust-book"] {
+            let root = fixtures.join(name).canonicalize().unwrap();
+            let file = cache_dir.path().join(format!("{name}.bin"));
+            let pre = Preread::read(&root, &Config::default()).unwrap();
+            let load = || {
+                let cache = OutlineCache::at(file.clone(), &root);
+                let (model, report) = Model::build(&root, Config::default(), &pre, true, &cache);
+                let save = cache.save(model.workspace().disk_outlines());
+                (model, report, save)
+            };
+            let (parsed, report, save) = load();
+            assert_eq!(report.from_cache, 0, "{name}");
+            let save = save.expect("a first load writes the cache");
+            assert_eq!(save.len(), report.loaded, "{name}");
+            save.write().unwrap();
+
+            let (cached, report, save) = load();
+            assert_eq!(report.from_cache, report.loaded, "{name}");
+            assert!(save.is_none(), "{name}: nothing changed, nothing to write");
+            let paths: Vec<&str> = parsed.workspace().document_paths().collect();
+            assert_eq!(
+                cached.workspace().document_paths().collect::<Vec<_>>(),
+                paths,
+                "{name}"
+            );
+            for path in paths {
+                let (p, c) = (
+                    parsed.workspace().get(path).unwrap(),
+                    cached.workspace().get(path).unwrap(),
+                );
+                assert!(c.parsed.outline_only, "{name}/{path}");
+                assert!(c.parsed.same_content(&p.parsed), "{name}/{path}");
+                assert_eq!(
+                    format!("{:?}", c.parsed.lines),
+                    format!("{:?}", p.parsed.lines),
+                    "{name}/{path}"
+                );
+                assert_eq!(c.source_hash, p.source_hash, "{name}/{path}");
+                assert_eq!(c.doc.text(), p.doc.text(), "{name}/{path}");
+                assert_eq!(
+                    crate::links::diagnostics(cached.workspace(), path),
+                    crate::links::diagnostics(parsed.workspace(), path),
+                    "{name}/{path}"
+                );
+            }
+        }
+    }
+
+    /// The outline cache is used for exactly the texts it holds: a changed document is
+    /// parsed again (and the cache written again), and a damaged cache file, one written
+    /// for another root or one cut short is not used at all.
+    #[test]
+    fn the_outline_cache_holds_texts_not_files_and_refuses_damaged_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("kb");
+        std::fs::create_dir(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        write(
+            &root,
+            "a.md",
+            "---\ntitle: A\n---\n# A\n\n[b](b.md#two) [[c]]\n",
+        );
+        write(&root, "b.md", "# B\n\n## Two\n\n[gone](gone.md)\n");
+        write(&root, "c.md", "# C\n\n[x]: b.md\n");
+        let file = dir.path().join("cache.bin");
+        let load = |root: &Path, file: &Path| {
+            let pre = Preread::read(root, &Config::default()).unwrap();
+            let cache = OutlineCache::at(file.to_path_buf(), root);
+            let (model, report) = Model::build(root, Config::default(), &pre, true, &cache);
+            let save = cache.save(model.workspace().disk_outlines());
+            (model, report.from_cache, save)
+        };
+        load(&root, &file).2.unwrap().write().unwrap();
+        assert_eq!(load(&root, &file).1, 3);
+
+        // b.md changed: parsed again, its new heading there; a.md's fragment now broken.
+        write(&root, "b.md", "# B\n\n## Three\n");
+        let (model, hits, save) = load(&root, &file);
+        assert_eq!(hits, 2);
+        let headings: Vec<&str> = model
+            .workspace()
+            .get("b.md")
+            .unwrap()
+            .parsed
+            .headings
+            .iter()
+            .map(|h| h.text.as_str())
+            .collect();
+        assert_eq!(headings, ["B", "Three"]);
+        let codes: Vec<&str> = crate::links::diagnostics(model.workspace(), "a.md")
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
+        assert_eq!(codes, ["missing-heading"]);
+        save.unwrap().write().unwrap();
+        // A file renamed keeps its text, so its outline.
+        std::fs::rename(root.join("c.md"), root.join("d.md")).unwrap();
+        assert_eq!(load(&root, &file).1, 3);
+
+        let good = std::fs::read(&file).unwrap();
+        let mut damaged = good.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 0x20;
+        std::fs::write(&file, &damaged).unwrap();
+        assert_eq!(load(&root, &file).1, 0, "a damaged file");
+        std::fs::write(&file, &good[..good.len() - 10]).unwrap();
+        assert_eq!(load(&root, &file).1, 0, "a file cut short");
+        std::fs::write(&file, &good).unwrap();
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::copy(root.join("a.md"), other.join("a.md")).unwrap();
+        assert_eq!(
+            load(&other.canonicalize().unwrap(), &file).1,
+            0,
+            "another root"
+        );
+        assert_eq!(load(&root, &file).1, 3, "the good file again");
     }
 
     /// The table-of-contents marker `[[toc]]` is not a broken link when it is a paragraph

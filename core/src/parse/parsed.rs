@@ -9,7 +9,7 @@ use crate::pointer::{ElementKind, Pointer};
 use super::slug;
 
 /// One addressable block of a document.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Element {
     /// What kind of block this is.
     pub kind: ElementKind,
@@ -188,8 +188,15 @@ impl serde::Serialize for Logical {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Logical {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Logical, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(Logical::from(s.as_ref()))
+    }
+}
+
 /// A heading with its anchor slug.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Heading {
     /// Level 1–6.
     pub level: u8,
@@ -214,7 +221,7 @@ pub struct Heading {
 }
 
 /// An HTML anchor: `<a name="x">` or any tag with `id="x"`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Anchor {
     /// The id or name.
     pub id: String,
@@ -224,7 +231,7 @@ pub struct Anchor {
 
 /// A tag a document carries: `#name` in its text (Obsidian and Foam inline tags), or an
 /// entry of its frontmatter `tags` list. Rule: [`crate::tags`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tag {
     /// The tag without `#`, as written: `project/alpha` (nested tags use `/`).
     pub name: String,
@@ -239,7 +246,7 @@ pub struct Tag {
 }
 
 /// A link reference definition `[label]: destination` (CommonMark 4.7).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Definition {
     /// The label as written.
     pub label: String,
@@ -257,7 +264,7 @@ pub struct Definition {
 }
 
 /// How a link is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkKind {
     /// `[text](dest)`.
@@ -332,7 +339,7 @@ impl LinkKind {
 }
 
 /// One link of a document.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Link {
     /// How it is written.
     pub kind: LinkKind,
@@ -355,7 +362,7 @@ pub struct Link {
 }
 
 /// Problems the parser noticed (never fatal).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Problem {
     /// Bytes concerned.
     pub range: Range<usize>,
@@ -364,7 +371,7 @@ pub struct Problem {
 }
 
 /// Everything known about one document after parsing.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Parsed {
     /// Block elements in source order; the first is always the `document` element.
     pub elements: Vec<Element>,
@@ -389,18 +396,46 @@ pub struct Parsed {
     pub tags: Vec<Tag>,
     /// Links in source order.
     pub links: Vec<Link>,
-    /// Frontmatter parsed as YAML (or TOML), if present and well-formed.
+    /// Frontmatter parsed as YAML (or TOML), if present and well-formed. Stored as JSON
+    /// text by serde (module `json_text`): compact formats cannot hold a self-describing value.
+    #[serde(with = "json_text")]
     pub frontmatter: Option<serde_json::Value>,
     /// Problems noticed while parsing.
     pub problems: Vec<Problem>,
-    /// Line index of the source.
+    /// Line index of the source. Not serialized: it is made again from the text.
+    #[serde(skip)]
     pub lines: Option<LineIndex>,
     /// True when `elements` holds only the headings and the paragraphs that are one link
     /// each ([`Parsed::keep_outline`]): a closed document in a language server.
     pub outline_only: bool,
     /// Fragment names, built on first use by [`Parsed::fragment_names`] (boxed: the six
     /// sets would otherwise take about 300 bytes in every parse, built or not).
+    #[serde(skip)]
     fragment_names: std::sync::OnceLock<Box<FragmentNames>>,
+}
+
+/// Serde for an optional JSON value as its JSON text, so that formats that are not
+/// self-describing (the outline cache's postcard) can hold frontmatter.
+mod json_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        value: &Option<serde_json::Value>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        value
+            .as_ref()
+            .map(serde_json::Value::to_string)
+            .serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<serde_json::Value>, D::Error> {
+        Option::<String>::deserialize(deserializer)?
+            .map(|text| serde_json::from_str(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Every name a link fragment may use for a document, in sets for constant-time lookup.

@@ -7,6 +7,7 @@
 //! skipped and reported with its reason — never a crash.
 
 pub mod beneath;
+pub mod outline_cache;
 use crate::path_policy;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -20,6 +21,7 @@ pub use crate::config::SiteGenerator;
 use crate::document::{Document, LineIndex};
 use crate::parse::{Parsed, parse};
 use crate::pointer::hash_bytes;
+use outline_cache::OutlineCache;
 
 /// Why a file was not loaded (a Markdown file, or another document [`crate::formats`] reads).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -602,6 +604,9 @@ pub struct LoadReport {
     /// sequence), sorted by path. They were read with U+FFFD replacements and are read-only
     /// ([`read_markdown_lossy_in`]).
     pub replaced: Vec<(String, usize)>,
+    /// Documents whose outline came from the outline cache instead of a parse
+    /// ([`outline_cache::OutlineCache`]).
+    pub from_cache: usize,
 }
 
 /// The live model of every Markdown document under one root.
@@ -854,14 +859,30 @@ impl Workspace {
         pre: &Preread,
         outlines: bool,
     ) -> (Workspace, LoadReport) {
+        Workspace::from_preread_with(root, config, pre, outlines, &OutlineCache::none())
+    }
+
+    /// [`Workspace::from_preread`] taking each outline `cache` holds for a document's
+    /// exact text instead of parsing it (with `outlines` only: the cache holds outlines).
+    pub fn from_preread_with(
+        root: &Path,
+        config: Config,
+        pre: &Preread,
+        outlines: bool,
+        cache: &OutlineCache,
+    ) -> (Workspace, LoadReport) {
         let entries = parallel_map(&pre.texts, |result| {
             result
                 .as_ref()
                 .map(|(text, invalid_at)| {
-                    let mut parsed = parse(text);
-                    if outlines {
-                        parsed.keep_outline();
-                    }
+                    let parsed = outlines.then(|| cache.get(text)).flatten();
+                    let parsed = parsed.unwrap_or_else(|| {
+                        let mut parsed = parse(text);
+                        if outlines {
+                            parsed.keep_outline();
+                        }
+                        parsed
+                    });
                     let entry = DocEntry::with_parse(text, parsed, 0, Origin::Disk, outlines);
                     (entry, *invalid_at)
                 })
@@ -872,6 +893,7 @@ impl Workspace {
             loaded: 0,
             skipped: pre.scan.skipped.clone(),
             replaced: Vec::new(),
+            from_cache: 0,
         };
         for path in &pre.scan.other {
             ws.add_other(path);
@@ -896,12 +918,27 @@ impl Workspace {
             }
         }
         report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        report.from_cache = cache.hits();
         (ws, report)
     }
 
     /// The root folder.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The outline of every document read from disk and kept as an outline, with its
+    /// source hash and text length in bytes: what the outline cache holds
+    /// ([`outline_cache::OutlineCache::save`]).
+    pub fn disk_outlines(&self) -> Vec<(u64, u64, Arc<Parsed>)> {
+        self.docs
+            .values()
+            .filter(|e| e.origin == Origin::Disk && e.parsed.outline_only)
+            .map(|e| {
+                let len = e.doc.len_bytes() as u64;
+                (e.source_hash, len, Arc::clone(&e.parsed))
+            })
+            .collect()
     }
 
     /// The configuration.
