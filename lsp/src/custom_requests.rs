@@ -34,7 +34,7 @@ impl Backend {
                 message: format!("{method}: {e:#}").into(),
                 data: None,
             });
-        self.shared.show_config_problems().await;
+        self.shared.show_warnings().await;
         let (host, opened) = host?;
         Ok((folder, host, opened))
     }

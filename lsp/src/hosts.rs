@@ -97,7 +97,7 @@ impl Hosts {
         );
         drop(open);
         // The session's lock is taken only once the hosts' is released.
-        shared.lock().config_problems.extend(problem);
+        shared.lock().warnings.extend(problem);
         Ok((host, true))
     }
 

@@ -201,7 +201,7 @@ impl Backend {
                     .show_message(MessageType::WARNING, no_markdown_message(&folder))
                     .await;
             }
-            shared.show_config_problems().await;
+            shared.show_warnings().await;
             shared.send_status(status).await;
             let pushed = shared.push_workspace();
             shared.publish(pushed).await;
@@ -235,6 +235,8 @@ impl Backend {
                 Ok(parsed) => {
                     let outcome = shared.mutate("didChange", |s| Ok(s.finish_change(parsed)));
                     shared.publish(outcome).await;
+                    // A buffer that grew over the limit for incremental parsing: say so.
+                    shared.show_warnings().await;
                 }
                 Err(e) => tracing::error!("parsing a large document failed: {e}"),
             }
@@ -452,7 +454,7 @@ impl LanguageServer for Backend {
             self.parse_aside(change).await;
         }
         // A file opened outside every root may have started single-file mode: say so.
-        self.shared.show_config_problems().await;
+        self.shared.show_warnings().await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -472,6 +474,8 @@ impl LanguageServer for Backend {
         if let Some(change) = to_parse {
             self.parse_aside(change).await;
         }
+        // A buffer that grew over the limit for incremental parsing: say so.
+        self.shared.show_warnings().await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
@@ -580,7 +584,7 @@ impl LanguageServer for Backend {
                     .await;
             }
         }
-        self.shared.show_config_problems().await;
+        self.shared.show_warnings().await;
     }
 
     async fn document_symbol(

@@ -144,9 +144,13 @@ pub struct Session {
     pub client_info: Option<(String, Option<String>)>,
     /// The last `folio/status` sent: documents and broken links.
     pub last_status: Option<(usize, usize)>,
-    /// Problems with a root's `folio.toml` not shown to the user yet
-    /// ([`Session::take_config_problems`]; the server shows each as a warning).
-    pub config_problems: Vec<String>,
+    /// Warnings not shown to the user yet ([`Session::take_warnings`]; the server shows
+    /// each with `window/showMessage`): problems with a root's `folio.toml`, single-file
+    /// mode, embeddings turned off, a buffer over the limit for incremental parsing.
+    pub warnings: Vec<String>,
+    /// Open documents (absolute paths) over the model's limit for incremental parsing
+    /// (core `Model::keep_blocks_up_to`) whose warning was given.
+    pub parsed_whole: BTreeSet<PathBuf>,
     /// An edit changed where a document's links lead (their destinations or labels):
     /// other documents' reference counts (code lenses) may have changed. Taken by the
     /// next mutation's outcome.
@@ -245,6 +249,16 @@ pub fn kb_abs_path(folder: &Path, path: &str) -> PathBuf {
 }
 
 /// The paths the model says were affected, as documents of root `root`.
+/// `bytes` for a message: in MiB from 1 MiB on, else in KiB, one decimal.
+fn size_text(bytes: usize) -> String {
+    let kib = bytes as f64 / 1024.0;
+    if kib >= 1024.0 {
+        format!("{:.1} MiB", kib / 1024.0)
+    } else {
+        format!("{kib:.1} KiB")
+    }
+}
+
 fn refs(root: usize, paths: BTreeSet<String>) -> BTreeSet<DocRef> {
     paths
         .into_iter()
@@ -417,7 +431,7 @@ impl Session {
         if let Some(i) = self.workspace_root(&folder) {
             return Ok(i);
         }
-        self.config_problems.extend(config_problem);
+        self.warnings.extend(config_problem);
         // Closed documents keep their headings and links, not every block element: a
         // quarter of the heap on a docs site; a request that needs them parses again.
         // Unchanged ones come from the outline cache of the last session.
@@ -529,22 +543,21 @@ impl Session {
         std::mem::take(&mut self.outline_saves)
     }
 
-    pub fn take_config_problems(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.config_problems)
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// Re-reads `folio.toml` of the root at `idx`. A file that does not load leaves the
     /// previous configuration in place; either way a problem goes to
-    /// [`Session::take_config_problems`].
+    /// [`Session::take_warnings`].
     pub fn reload_file_config(&mut self, idx: usize) -> Result<()> {
         let root = &mut self.roots[idx];
         let loaded = Config::load(&root.folder).map_err(|e| {
             let problem = format!("folio: {e}; keeping the previous configuration");
-            self.config_problems.push(problem.clone());
+            self.warnings.push(problem.clone());
             anyhow::anyhow!(problem)
         })?;
-        self.config_problems
-            .extend(config_problem(&root.folder, &loaded));
+        self.warnings.extend(config_problem(&root.folder, &loaded));
         root.file_config = loaded;
         let config = effective_config(&root.file_config, self.settings.as_ref())?;
         self.roots[idx].model.set_config(config);
@@ -591,7 +604,11 @@ impl Session {
             links_before: None,
             abs,
             version,
-            pending: Pending::Open(PendingOpen::new(&doc.path, text, version)),
+            pending: Pending::Open(
+                self.roots[doc.root]
+                    .model
+                    .prepare_open(&doc.path, text, version),
+            ),
         };
         self.parse_here_unless_large(change)
     }
@@ -613,7 +630,7 @@ impl Session {
                 effective_config(&Config::default(), self.settings.as_ref()).unwrap_or_default();
             tracing::info!("single-file mode in {}", folder.display());
             // Said once per folder, as a warning: links to notes elsewhere go unchecked.
-            self.config_problems.push(format!(
+            self.warnings.push(format!(
                 "folio: no folio.toml or .git in {} or above it, so folio serves the files of that folder alone \
                  (single-file mode); create folio.toml, even empty, at the root of your notes",
                 folder.display()
@@ -706,8 +723,34 @@ impl Session {
         if let Some(before) = links_before {
             self.links_edited |= self.link_targets(&doc) != before;
         }
+        self.warn_if_parsed_whole(&doc, &abs);
         self.open.insert(abs, version);
         refs(doc.root, affected)
+    }
+
+    /// Warns once when the open document `doc` (at `abs`) has become longer than the
+    /// model's limit for parsing (core `Model::keep_blocks_up_to`), so only its headings
+    /// are read; again if it goes under and over once more.
+    fn warn_if_parsed_whole(&mut self, doc: &DocRef, abs: &Path) {
+        let model = &self.roots[doc.root].model;
+        if !model.parses_whole_at_each_change(&doc.path) {
+            self.parsed_whole.remove(abs);
+            return;
+        }
+        if self.parsed_whole.insert(abs.to_path_buf()) {
+            let size = model
+                .workspace()
+                .get(&doc.path)
+                .map_or(0, |e| e.doc.len_bytes());
+            self.warnings.push(format!(
+                "folio: {} is {}, over [index] max_file_size ({}): while it is this large, folio reads \
+                 only its headings (a line scan), so its links are not checked and requests about it \
+                 see no other content; raise max_file_size in folio.toml to have it parsed in full",
+                doc.path,
+                size_text(size),
+                size_text(model.keep_blocks_up_to()),
+            ));
+        }
     }
 
     /// A hash of where document `doc`'s links lead: each link's kind, destination,
@@ -728,6 +771,7 @@ impl Session {
         let abs = &self.document_path(abs);
         self.client_paths.remove(abs);
         self.open.remove(abs);
+        self.parsed_whole.remove(abs);
         let Some(doc) = self.locate(abs) else {
             return BTreeSet::new();
         };

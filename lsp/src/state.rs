@@ -202,14 +202,15 @@ impl ServerState {
     pub(crate) async fn files_changed(&self, events: Vec<(PathBuf, bool)>) {
         let result = self.mutate("didChangeWatchedFiles", |s| Ok(s.file_events(&events)));
         self.publish(result).await;
-        self.show_config_problems().await;
+        self.show_warnings().await;
     }
 
-    /// Shows each problem with a root's `folio.toml` found since the last call as a
-    /// warning (`window/showMessage`): a file that does not load (the defaults, or the
-    /// previous configuration, apply meanwhile) or a `[search]` number out of its range.
-    pub(crate) async fn show_config_problems(&self) {
-        let problems = self.lock().take_config_problems();
+    /// Shows each warning found since the last call (`window/showMessage`, Warning): a
+    /// `folio.toml` that does not load (the defaults, or the previous configuration, apply
+    /// meanwhile) or with a `[search]` number out of its range, single-file mode, a buffer
+    /// over the limit for incremental parsing ([`Session::warnings`]).
+    pub(crate) async fn show_warnings(&self) {
+        let problems = self.lock().take_warnings();
         for problem in problems {
             self.client
                 .show_message(MessageType::WARNING, problem)

@@ -556,3 +556,73 @@ async fn a_large_document_opened_is_parsed_aside() {
         range(end_line + 2, 4, end_line + 2, 14)
     );
 }
+
+/// A buffer longer than `[index] max_file_size` is served by its headings only (a line
+/// scan, no links): the user is told once, with the sizes; its symbols follow its edits;
+/// closing and opening it again tells again; under the limit again it is parsed in full.
+#[tokio::test]
+async fn a_buffer_over_the_size_limit_is_served_by_its_headings_and_the_user_told_once() {
+    let section = "## Part\n\nSome words of this long note, repeated often.\n\n";
+    let text = format!("# Big\n\n[gone](gone.md)\n\n{}", section.repeat(60));
+    assert!(text.len() > 2048);
+    let mut c = Client::start(
+        &[
+            ("folio.toml", "[index]\nmax_file_size = 2048\n"),
+            ("small.md", "# Small\n"),
+            ("big.md", &text),
+        ],
+        Enc::Utf16,
+        json!({}),
+    )
+    .await;
+    c.open("big.md").await;
+    let warning = json!({"type": 2, "message": format!(
+        "folio: big.md is {:.1} KiB, over [index] max_file_size (2.0 KiB): while it is this large, folio reads \
+         only its headings (a line scan), so its links are not checked and requests about it \
+         see no other content; raise max_file_size in folio.toml to have it parsed in full",
+        text.len() as f64 / 1024.0
+    )});
+    c.until_pending("window/showMessage", 1).await;
+    assert_eq!(c.take("window/showMessage"), vec![warning.clone()]);
+    let codes =
+        |d: &Value| -> Vec<String> { summarize(d).into_iter().map(|(code, _, _)| code).collect() };
+    // Its link to a missing note is not read while it is this large.
+    assert_eq!(codes(&c.diagnostics("big.md").await), Vec::<String>::new());
+
+    // An edit renaming the title: its symbols follow, no second warning.
+    c.change(
+        "big.md",
+        vec![json!({"range": range(0, 2, 0, 5), "text": "Large"})],
+    )
+    .await;
+    c.diagnostics("big.md").await;
+    let symbols = c
+        .call(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": c.uri("big.md")}}),
+        )
+        .await;
+    assert_eq!(symbols[0]["name"], "Large");
+    let parts = symbols[0]["children"].as_array().unwrap();
+    assert_eq!(parts.len(), 60);
+    assert_eq!(parts[59]["name"], "Part");
+    assert_eq!(c.take("window/showMessage"), Vec::<Value>::new());
+
+    // Under the limit again: parsed in full, its broken link found.
+    c.change(
+        "big.md",
+        vec![json!({"text": "# Small now\n\n[gone](gone.md)\n"})],
+    )
+    .await;
+    assert_eq!(codes(&c.diagnostics("big.md").await), ["missing-file"]);
+
+    // Closed and opened again: told again.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": c.uri("big.md")}}),
+    )
+    .await;
+    c.open("big.md").await;
+    c.until_pending("window/showMessage", 1).await;
+    assert_eq!(c.take("window/showMessage"), vec![warning]);
+}

@@ -312,7 +312,7 @@ impl Model {
     ///
     /// The same as [`PendingOpen::parse`] and [`Model::finish_open`] in a row.
     pub fn open_document(&mut self, path: &str, text: &str, version: i32) -> BTreeSet<String> {
-        self.finish_open(PendingOpen::new(path, text, version).parse())
+        self.finish_open(self.prepare_open(path, text, version).parse())
     }
 
     /// Applies an editor's changes in order, each against the result of the one before

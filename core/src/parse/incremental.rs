@@ -55,11 +55,24 @@ pub struct Stats {
 }
 
 /// The cached top-level blocks of one document.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct IncrementalParser {
     chunks: Vec<Chunk>,
     /// How updates were made so far.
     pub stats: Stats,
+    /// Texts longer than this (bytes) keep no blocks: each update parses them whole.
+    keep_blocks_up_to: usize,
+}
+
+impl Default for IncrementalParser {
+    /// A parser with no blocks that keeps the blocks of any text it parses next.
+    fn default() -> IncrementalParser {
+        IncrementalParser {
+            chunks: Vec::new(),
+            stats: Stats::default(),
+            keep_blocks_up_to: usize::MAX,
+        }
+    }
 }
 
 /// True when a top-level block may start a chunk at `at`: column 0, not blank, and the
@@ -188,23 +201,39 @@ fn is_unclosed(node: &Node, text: &str) -> bool {
 impl IncrementalParser {
     /// Parses `text` whole and caches its top-level blocks.
     pub fn new(text: &str) -> (IncrementalParser, Parsed) {
+        IncrementalParser::keeping_blocks_up_to(text, usize::MAX)
+    }
+
+    /// [`IncrementalParser::new`] for a parser that parses texts up to `limit` bytes only:
+    /// a longer text gets its headings by a line scan ([`super::headings_only`]: no links,
+    /// no other blocks) at every update, and nothing is cached. The language server's rule
+    /// for very large buffers (the limit is `[index] max_file_size`), which a full parse
+    /// would keep at about 11 times their size in memory and 1.6 s a keystroke at 50 MB.
+    pub fn keeping_blocks_up_to(text: &str, limit: usize) -> (IncrementalParser, Parsed) {
+        let bare = IncrementalParser {
+            keep_blocks_up_to: limit,
+            ..IncrementalParser::default()
+        };
+        if text.len() > limit {
+            return (bare, super::headings_only(text));
+        }
         if nesting_problem(text).is_some() {
-            return (IncrementalParser::default(), parse(text));
+            return (bare, parse(text));
         }
         match super::segmented::top_level_nodes(text) {
             Ok(nodes) => {
                 let parsed = build(text, nodes.iter());
                 let chunks = chunk(text, 0..text.len(), nodes);
-                (
-                    IncrementalParser {
-                        chunks,
-                        stats: Stats::default(),
-                    },
-                    parsed,
-                )
+                (IncrementalParser { chunks, ..bare }, parsed)
             }
-            Err(_) => (IncrementalParser::default(), parse(text)),
+            Err(_) => (bare, parse(text)),
         }
+    }
+
+    /// True when the parser's text is longer than its limit, so each update reads only
+    /// its headings ([`IncrementalParser::keeping_blocks_up_to`]).
+    pub fn over_limit(&self, text_len: usize) -> bool {
+        text_len > self.keep_blocks_up_to
     }
 
     /// Number of cached chunks.
@@ -214,12 +243,17 @@ impl IncrementalParser {
 
     /// The parse of `new_text`, given the previous text and its parse (made by this parser).
     pub fn update(&mut self, old_text: &str, new_text: &str, previous: &Parsed) -> Parsed {
-        if let Some(parsed) = self.try_update(old_text, new_text, previous) {
+        let within_limit = new_text.len() <= self.keep_blocks_up_to;
+        if let Some(parsed) = within_limit
+            .then(|| self.try_update(old_text, new_text, previous))
+            .flatten()
+        {
             self.stats.partial += 1;
             return parsed;
         }
         let stats = self.stats;
-        let (fresh, parsed) = IncrementalParser::new(new_text);
+        let (fresh, parsed) =
+            IncrementalParser::keeping_blocks_up_to(new_text, self.keep_blocks_up_to);
         *self = fresh;
         self.stats = Stats {
             full: stats.full + 1,
@@ -725,6 +759,82 @@ mod tests {
             }
         );
         assert!(again.same_content(&parse(&edited)));
+    }
+
+    /// A parser with a limit keeps the blocks of a text up to it; a longer text gets its
+    /// headings only (the parse's headings, by a line scan) at every update and keeps no
+    /// blocks; a text that grows over the limit by a small edit drops its blocks, and one
+    /// that shrinks under it is parsed and keeps them again.
+    #[test]
+    fn a_text_over_the_limit_keeps_no_blocks_and_gets_its_headings_only() {
+        let section = "## Section\n\nWords of a document, repeated.\n\n";
+        let text = section.repeat(40);
+        let limit = text.len() + 10;
+        let (mut parser, parsed) = IncrementalParser::keeping_blocks_up_to(&text, limit);
+        assert!(parser.n_chunks() > 0 && !parser.over_limit(text.len()));
+        assert!(parsed.same_content(&parse(&text)));
+
+        // One small edit takes it over the limit: only its headings are read, by a line
+        // scan, and they are the parse's; no blocks kept.
+        let over = text.replacen("Words", "Many, many more words", 1);
+        let parsed = parser.update(&text, &over, &parsed);
+        assert!(parsed.same_content(&super::super::headings_only(&over)));
+        // The same headings as the parse's (whose elements also count the paragraphs).
+        let without_element = |p: &Parsed| -> Vec<_> {
+            let h = p.headings.iter();
+            h.map(|h| {
+                (
+                    h.level,
+                    h.text.clone(),
+                    h.slug.clone(),
+                    h.range.clone(),
+                    h.text_range.clone(),
+                )
+            })
+            .collect()
+        };
+        assert_eq!(without_element(&parsed), without_element(&parse(&over)));
+        assert_eq!(parsed.elements.len(), 41);
+        assert!(parsed.links.is_empty());
+        assert_eq!(
+            (parser.n_chunks(), parser.stats),
+            (
+                0,
+                Stats {
+                    partial: 0,
+                    full: 1
+                }
+            )
+        );
+        assert!(parser.over_limit(over.len()));
+        let edited = over.replacen("Section", "Part", 1);
+        let parsed = parser.update(&over, &edited, &parsed);
+        assert_eq!(without_element(&parsed), without_element(&parse(&edited)));
+        assert_eq!(
+            (parser.n_chunks(), parser.stats),
+            (
+                0,
+                Stats {
+                    partial: 0,
+                    full: 2
+                }
+            )
+        );
+
+        // Under the limit again: its blocks are kept and the next edit parses only its own.
+        let under = edited.replacen("Many, many more words", "Words", 1);
+        let parsed = parser.update(&edited, &under, &parsed);
+        assert!(parser.n_chunks() > 0);
+        let last = under.replacen("Part", "Piece", 1);
+        let parsed = parser.update(&under, &last, &parsed);
+        assert!(parsed.same_content(&parse(&last)));
+        assert_eq!(
+            parser.stats,
+            Stats {
+                partial: 1,
+                full: 3
+            }
+        );
     }
 
     #[test]

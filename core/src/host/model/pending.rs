@@ -39,6 +39,8 @@ pub struct PendingOpen {
     path: String,
     text: String,
     version: i32,
+    /// Texts longer than this keep no syntax trees ([`Model::keep_blocks_up_to`]).
+    keep_blocks_up_to: usize,
 }
 
 /// A parsed open document, ready for [`Model::finish_open`].
@@ -57,6 +59,7 @@ impl PendingOpen {
             path: path.to_string(),
             text: text.to_string(),
             version,
+            keep_blocks_up_to: usize::MAX,
         }
     }
 
@@ -70,10 +73,11 @@ impl PendingOpen {
         self.text.is_empty()
     }
 
-    /// Parses the whole text, keeping its blocks for later edits (linear in its length;
-    /// needs no model).
+    /// Parses the whole text, keeping its blocks for later edits unless it is longer than
+    /// the model's limit (linear in its length; needs no model).
     pub fn parse(self) -> ParsedOpen {
-        let (parser, parsed) = IncrementalParser::new(&self.text);
+        let (parser, parsed) =
+            IncrementalParser::keeping_blocks_up_to(&self.text, self.keep_blocks_up_to);
         ParsedOpen {
             pending: self,
             parser,
@@ -135,6 +139,31 @@ impl PendingChange {
 }
 
 impl Model {
+    /// The longest text (bytes) whose top-level blocks an open document keeps for
+    /// incremental parsing: `[index] max_file_size` (16 MiB by default), the size above
+    /// which the index leaves a file out. A longer buffer is parsed whole at every change
+    /// and keeps no syntax trees, which would otherwise take many times its size.
+    pub fn keep_blocks_up_to(&self) -> usize {
+        usize::try_from(self.ws.config().index.max_file_size).unwrap_or(usize::MAX)
+    }
+
+    /// An editor's buffer `text` at `version` of the document `path` to open, under this
+    /// model's limit for keeping blocks ([`Model::keep_blocks_up_to`]); parse it with
+    /// [`PendingOpen::parse`], then install it with [`Model::finish_open`].
+    pub fn prepare_open(&self, path: &str, text: &str, version: i32) -> PendingOpen {
+        PendingOpen {
+            keep_blocks_up_to: self.keep_blocks_up_to(),
+            ..PendingOpen::new(path, text, version)
+        }
+    }
+
+    /// True when the open document `path` is longer than [`Model::keep_blocks_up_to`], so
+    /// each of its changes is parsed whole.
+    pub fn parses_whole_at_each_change(&self, path: &str) -> bool {
+        let len = self.ws.get(path).map_or(0, |e| e.doc.len_bytes());
+        self.parsers.get(path).is_some_and(|p| p.over_limit(len))
+    }
+
     /// Installs a document an editor opened: its buffer overrides the disk copy until
     /// [`Model::close_document`]. Returns the documents whose diagnostics may have
     /// changed.
@@ -148,6 +177,7 @@ impl Model {
             path,
             text,
             version,
+            ..
         } = pending;
         self.parsers.insert(path.clone(), parser);
         self.stamps.remove(&path);
@@ -237,7 +267,8 @@ impl Model {
         }
         text.set_version(pending.version);
         let source = text.text();
-        let (parser, parsed) = IncrementalParser::new(&source);
+        let (parser, parsed) =
+            IncrementalParser::keeping_blocks_up_to(&source, self.keep_blocks_up_to());
         if let Some(slot) = self.parsers.get_mut(path) {
             *slot = parser;
         }
