@@ -34,13 +34,15 @@ pub fn data_dir_from(
 
 /// The folder of folio's cache `name` (`outlines`), with the environment read through
 /// `env`: `$XDG_CACHE_HOME/folio/<name>` when `XDG_CACHE_HOME` is an absolute path, else
-/// `$HOME/.cache/folio/<name>` (the XDG Base Directory specification's cache home).
+/// `$HOME/.cache/folio/<name>` when `HOME` is an absolute path (the XDG Base Directory
+/// specification's cache home; a relative one would put it under whatever folder the
+/// process runs in).
 /// What is there can be deleted at any time; folio makes it again.
 ///
 /// `None` when neither variable is usable. The folder is not checked.
 pub fn cache_dir_from(env: impl Fn(&str) -> Option<OsString>, name: &str) -> Option<PathBuf> {
-    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let cache = match var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+    let var = |name: &str| env(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let cache = match var("XDG_CACHE_HOME") {
         Some(cache) => cache,
         None => var("HOME")?.join(".cache"),
     };
@@ -72,5 +74,9 @@ mod cache_tests {
             Some(PathBuf::from("/h/.cache/folio/outlines"))
         );
         assert_eq!(cache_dir_from(env(&[("HOME", "")]), "outlines"), None);
+        assert_eq!(
+            cache_dir_from(env(&[("HOME", "relhome")]), "outlines"),
+            None
+        );
     }
 }

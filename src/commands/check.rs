@@ -29,7 +29,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let (ws, report) = Workspace::load(&r.root, r.config.clone())?;
+    // Outlines hold every link but external ones, so the link diagnostics come from
+    // them (and from the outline cache where a file did not change); the external
+    // checker reads the documents' external links.
+    let (ws, report) = if external_settings.is_some() {
+        Workspace::load(&r.root, r.config.clone())?
+    } else {
+        Workspace::load_outlines(&r.root, r.config.clone())?
+    };
     for s in &report.skipped {
         note!("folio: skipped {}: {}", s.path, s.reason);
     }

@@ -113,13 +113,7 @@ impl Model {
         config: Config,
         pre: &Preread,
     ) -> (Model, LoadReport, Option<OutlineSave>) {
-        let bytes = pre
-            .texts
-            .iter()
-            .filter_map(|t| t.as_ref().ok())
-            .map(|(text, _)| text.len() as u64)
-            .sum();
-        let cache = OutlineCache::for_workspace(root, bytes);
+        let cache = OutlineCache::for_preread(root, pre);
         let (model, report) = Model::build(root, config, pre, true, &cache);
         let save = cache.save(model.ws.disk_outlines());
         (model, report, save)
@@ -1061,7 +1055,13 @@ mod tests {
             let (parsed, report, save) = load();
             assert_eq!(report.from_cache, 0, "{name}");
             let save = save.expect("a first load writes the cache");
-            assert_eq!(save.len(), report.loaded, "{name}");
+            // One entry per distinct text.
+            let texts: std::collections::HashSet<u64> = parsed
+                .workspace()
+                .document_paths()
+                .map(|p| parsed.workspace().get(p).unwrap().source_hash)
+                .collect();
+            assert_eq!(save.len(), texts.len(), "{name}");
             save.write().unwrap();
 
             let (cached, report, save) = load();
@@ -1165,6 +1165,54 @@ mod tests {
             "another root"
         );
         assert_eq!(load(&root, &file).1, 3, "the good file again");
+    }
+
+    /// A load whose every text is in the cache writes nothing, also when two documents
+    /// share a text, and marks the file used (pruning goes by that time); a FIFO or a
+    /// folder where the cache file should be is not waited on or read: everything is
+    /// parsed.
+    #[test]
+    fn an_unchanged_cache_is_kept_and_marked_used_and_a_fifo_is_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("kb");
+        std::fs::create_dir(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        write(&root, "a.md", "# Same\n");
+        write(&root, "b.md", "# Same\n");
+        write(&root, "c.md", "# C\n\n[a](a.md)\n");
+        let file = dir.path().join("cache.bin");
+        let load = |file: &Path| {
+            let pre = Preread::read(&root, &Config::default()).unwrap();
+            let cache = OutlineCache::at(file.to_path_buf(), &root);
+            let (model, report) = Model::build(&root, Config::default(), &pre, true, &cache);
+            let save = cache.save(model.workspace().disk_outlines());
+            (report.from_cache, save)
+        };
+        let (_, save) = load(&file);
+        let save = save.unwrap();
+        assert_eq!(save.len(), 2, "one entry per distinct text");
+        save.write().unwrap();
+        let month_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86400);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(month_ago)
+            .unwrap();
+        let (hits, save) = load(&file);
+        assert_eq!(hits, 3);
+        assert!(save.is_none(), "nothing changed: nothing to write");
+        let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+        assert!(modified.elapsed().unwrap() < std::time::Duration::from_secs(600));
+
+        let fifo = dir.path().join("fifo.bin");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path only.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        assert_eq!(load(&fifo).0, 0);
+        let folder = dir.path().join("folder.bin");
+        std::fs::create_dir(&folder).unwrap();
+        assert_eq!(load(&folder).0, 0);
     }
 
     /// The table-of-contents marker `[[toc]]` is not a broken link when it is a paragraph

@@ -848,6 +848,29 @@ impl Workspace {
         Ok(Workspace::from_preread(root, config, &pre, false))
     }
 
+    /// [`Workspace::load`] keeping each document as an outline ([`Parsed::keep_outline`]:
+    /// headings, links other than external ones, definitions, anchors, tags), taken from
+    /// the root's outline cache where it holds the document's exact text and parsed
+    /// otherwise, then the cache written when the load changed what it should hold
+    /// ([`outline_cache`]; a write that fails is logged, never an error). For reads that
+    /// need no more than outlines give: link diagnostics (`folio check`).
+    ///
+    /// Errors: as [`Workspace::load`].
+    pub fn load_outlines(
+        root: &Path,
+        config: Config,
+    ) -> Result<(Workspace, LoadReport), WorkspaceError> {
+        let pre = Preread::read(root, &config)?;
+        let cache = OutlineCache::for_preread(root, &pre);
+        let (ws, report) = Workspace::from_preread_with(root, config, &pre, true, &cache);
+        if let Some(save) = cache.save(ws.disk_outlines())
+            && let Err(e) = save.write()
+        {
+            tracing::debug!("outline cache not written: {e}");
+        }
+        Ok((ws, report))
+    }
+
     /// Parses the texts of `pre` (in parallel) into a workspace: the second half of
     /// [`Workspace::load`]. With `outlines`, each parse is kept as an outline
     /// ([`Parsed::keep_outline`]) as soon as it is made, so the elements it drops never

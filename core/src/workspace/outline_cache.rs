@@ -35,6 +35,9 @@ pub const MIN_MARKDOWN_BYTES: u64 = 1024 * 1024;
 /// Cache files not written for this long are deleted when another one is written.
 const UNUSED_FOR: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
 
+/// How many entries of the cache folder one write looks at for pruning.
+const PRUNE_AT_MOST: usize = 10_000;
+
 /// A file being written this long ago was left by a writer that was killed.
 const HALF_WRITTEN_FOR: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
@@ -84,6 +87,18 @@ impl OutlineCache {
         OutlineCache::at(dir.join(name), root)
     }
 
+    /// [`OutlineCache::for_workspace`] for the workspace at `root` whose Markdown `pre`
+    /// read.
+    pub fn for_preread(root: &Path, pre: &super::Preread) -> OutlineCache {
+        let bytes = pre
+            .texts
+            .iter()
+            .filter_map(|t| t.as_ref().ok())
+            .map(|(text, _)| text.len() as u64)
+            .sum();
+        OutlineCache::for_workspace(root, bytes)
+    }
+
     /// The cache file at `path` for the workspace at `root`, whatever its size.
     pub fn at(path: PathBuf, root: &Path) -> OutlineCache {
         let mut cache = OutlineCache {
@@ -92,7 +107,7 @@ impl OutlineCache {
             ..OutlineCache::default()
         };
         let path = cache.path.as_deref().expect("set above");
-        match std::fs::read(path) {
+        match read_regular_file(path) {
             Ok(bytes) => match read_file(bytes, root) {
                 Ok((body, index)) => {
                     cache.body = body;
@@ -140,11 +155,24 @@ impl OutlineCache {
     }
 
     /// What to write after a load that gave `outlines` (each document's source hash, text
-    /// length in bytes and outline), or `None` when there is no cache or the file already
-    /// holds exactly these texts (every one a hit, none left over).
-    pub fn save(&self, outlines: Vec<(u64, u64, Arc<Parsed>)>) -> Option<OutlineSave> {
+    /// length in bytes and outline; one entry per distinct text), or `None` when there is
+    /// no cache or the file already holds exactly these texts (then its modification time
+    /// is set to now, so that [`OutlineSave::write`]'s pruning keeps a cache in use).
+    pub fn save(&self, mut outlines: Vec<(u64, u64, Arc<Parsed>)>) -> Option<OutlineSave> {
         let path = self.path.clone()?;
-        if self.hits() == outlines.len() && self.len() == outlines.len() {
+        // Documents with the same text share one entry.
+        outlines.sort_unstable_by_key(|(hash, len, _)| (*hash, *len));
+        outlines.dedup_by_key(|(hash, len, _)| (*hash, *len));
+        let unchanged = outlines.len() == self.index.len()
+            && outlines
+                .iter()
+                .all(|(hash, len, _)| self.index.contains_key(&(*hash, *len)));
+        if unchanged {
+            // Read and still right: marked as used, so that pruning keeps it.
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
             return None;
         }
         Some(OutlineSave {
@@ -208,27 +236,28 @@ fn key(text: &str) -> Key {
     (hash_bytes(text.as_bytes()), text.len() as u64)
 }
 
-/// What makes a cache file this build's: the format, folio's version and the running
-/// executable (its size and modification time), so a rebuilt parser never reads an
-/// older one's outlines.
-fn fingerprint() -> u64 {
-    let exe = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map(|m| {
-            let modified = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}:{modified}", m.len())
-        })
-        .unwrap_or_default();
-    let id = format!(
-        "{}|{}|{exe}",
-        env!("CARGO_PKG_VERSION"),
-        MAGIC.escape_ascii()
-    );
-    hash_bytes(id.as_bytes())
+/// What makes a cache file this build's: the format, folio's version and a hash of the
+/// running executable's bytes (computed once per process, about 10 ms for the shipped
+/// binary), so a parser that changed in any way never reads another build's outlines.
+/// `None` when the executable cannot be read: then no cache is read or written.
+fn fingerprint() -> Option<u64> {
+    static FINGERPRINT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *FINGERPRINT.get_or_init(|| {
+        let mut file = std::fs::File::open(std::env::current_exe().ok()?).ok()?;
+        let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
+        hasher.update(MAGIC);
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        let mut buffer = vec![0; 1 << 20];
+        loop {
+            match std::io::Read::read(&mut file, &mut buffer) {
+                Ok(0) => break,
+                Ok(n) => hasher.update(&buffer[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        Some(hasher.digest())
+    })
 }
 
 /// The header of a file for `root` whose entries are `body`: the magic bytes, the
@@ -237,12 +266,34 @@ fn header(root: &Path, body: &[u8]) -> Vec<u8> {
     let root = root.as_os_str().as_encoded_bytes();
     let mut out = Vec::with_capacity(40 + root.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&fingerprint().to_le_bytes());
+    out.extend_from_slice(&fingerprint().unwrap_or_default().to_le_bytes());
     out.extend_from_slice(&hash_bytes(body).to_le_bytes());
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
     out.extend_from_slice(&(root.len() as u64).to_le_bytes());
     out.extend_from_slice(root);
     out
+}
+
+/// Cache files larger than this are not read (tldr's 38,430 outlines take 3.7 MB).
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// The bytes of the regular file at `path`: opened without blocking (a FIFO or a device
+/// put there is refused, never waited on), and refused over [`MAX_FILE_BYTES`].
+fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(
+            "not a regular file of a cache's size",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut bytes)?;
+    Ok(bytes)
 }
 
 /// The body of a cache file and its index, or why the file is not used.
@@ -254,7 +305,7 @@ fn read_file(bytes: Vec<u8>, root: &Path) -> Result<(Vec<u8>, Index), String> {
     if at.take(MAGIC.len())? != MAGIC {
         return Err("not a cache file of this format".into());
     }
-    if at.u64()? != fingerprint() {
+    if Some(at.u64()?) != fingerprint() {
         return Err("written by another folio build".into());
     }
     let checksum = at.u64()?;
@@ -313,16 +364,23 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// True when every range of `parsed` lies within `text` on character boundaries: an
-/// outline that does not cannot be this text's, whatever the file says.
+/// True when every range of `parsed` lies within `text` on character boundaries and every
+/// parent and heading element index points to an element (a parent before its child): an outline that does not cannot be this text's,
+/// whatever the file says.
 fn fits(parsed: &Parsed, text: &str) -> bool {
     let ok = |r: &Range<usize>| {
         r.start <= r.end && text.is_char_boundary(r.start) && text.is_char_boundary(r.end)
     };
+    let n = parsed.elements.len();
     parsed
         .elements
         .iter()
-        .all(|e| ok(&e.range) && ok(&e.subtree))
+        .enumerate()
+        .all(|(i, e)| ok(&e.range) && ok(&e.subtree) && e.parent.is_none_or(|p| p < i))
+        && parsed
+            .headings
+            .iter()
+            .all(|h| h.element.is_none_or(|e| e < n))
         && parsed
             .headings
             .iter()
@@ -352,7 +410,8 @@ fn prune(dir: &Path, kept: &Path) {
         return;
     };
     let now = std::time::SystemTime::now();
-    for entry in entries.flatten() {
+    // A folder filled with other files is not walked whole at every write.
+    for entry in entries.flatten().take(PRUNE_AT_MOST) {
         let path = entry.path();
         let Some(age) = entry
             .metadata()
