@@ -203,4 +203,14 @@ fn a_reopened_workspace_loads_from_the_outline_cache_and_answers_the_same() {
     assert_eq!(from_cache(&logs.join("3.log")), 319);
     assert_eq!(after["symbols"][0]["children"][0]["name"], "Section 100");
     assert_eq!(after["diagnostics"][0][1][0][0], "missing-heading");
+
+    // The executable's file changed (here only its status-change time, as a rebuild or a
+    // reinstall also changes it): its outlines are another build's, none is used.
+    let exe = Path::new(env!("CARGO_BIN_EXE_folio"));
+    let permissions = std::fs::metadata(exe).unwrap().permissions();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::set_permissions(exe, permissions).unwrap();
+    let fourth = Lsp::start(&root, &cache, &logs.join("4.log"));
+    fourth.stop();
+    assert_eq!(from_cache(&logs.join("4.log")), 0);
 }

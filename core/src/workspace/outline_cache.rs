@@ -236,27 +236,36 @@ fn key(text: &str) -> Key {
     (hash_bytes(text.as_bytes()), text.len() as u64)
 }
 
-/// What makes a cache file this build's: the format, folio's version and a hash of the
-/// running executable's bytes (computed once per process, about 10 ms for the shipped
-/// binary), so a parser that changed in any way never reads another build's outlines.
-/// `None` when the executable cannot be read: then no cache is read or written.
+/// What makes a cache file this build's: the format, folio's version and the identity of
+/// the running executable's file (device, inode, size, modification and status-change
+/// times), so that a parser that changed in any way never reads another build's
+/// outlines. The status-change time (`ctime`) is set by the kernel whenever a file is
+/// written, copied in or renamed into place, so a rebuilt or reinstalled executable
+/// differs even where packaging normalises modification times (Nix) and the size did not
+/// change. `None` when the executable cannot be found: then no cache is read or written.
 fn fingerprint() -> Option<u64> {
     static FINGERPRINT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *FINGERPRINT.get_or_init(|| {
-        let mut file = std::fs::File::open(std::env::current_exe().ok()?).ok()?;
-        let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
-        hasher.update(MAGIC);
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        let mut buffer = vec![0; 1 << 20];
-        loop {
-            match std::io::Read::read(&mut file, &mut buffer) {
-                Ok(0) => break,
-                Ok(n) => hasher.update(&buffer[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
-        Some(hasher.digest())
+        let meta = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        #[cfg(unix)]
+        let file = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec())
+        };
+        #[cfg(not(unix))]
+        let file = ();
+        let id = format!(
+            "{}|{}|{}|{modified}|{file:?}",
+            MAGIC.escape_ascii(),
+            env!("CARGO_PKG_VERSION"),
+            meta.len()
+        );
+        Some(hash_bytes(id.as_bytes()))
     })
 }
 
