@@ -3,126 +3,56 @@
 //! takes every unchanged file's outline from it and answers exactly as the first did; a
 //! file changed in between is parsed again.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// A JSON-RPC client over a `folio lsp` child's stdio.
-struct Lsp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    next_id: i64,
+mod support;
+use support::lsp::Lsp;
+
+/// A `folio lsp` on `root` with its outline cache under `cache`, its log in `log`, and
+/// pulled diagnostics.
+fn start(root: &Path, cache: &Path, log: &Path) -> Lsp {
+    Lsp::start_logged_with(
+        root,
+        log,
+        &[("XDG_CACHE_HOME", cache), ("XDG_RUNTIME_DIR", cache)],
+        json!({"textDocument": {"diagnostic": {"dynamicRegistration": false}}}),
+    )
 }
 
-impl Lsp {
-    fn start(root: &Path, cache: &Path, log: &Path) -> Lsp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
-            .arg("lsp")
-            .current_dir(root)
-            .env("FOLIO_EMBED_PROVIDER", "none")
-            .env("XDG_CACHE_HOME", cache)
-            .env("XDG_RUNTIME_DIR", cache)
-            .env("FOLIO_LOG", "info")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut lsp = Lsp {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        let uri = format!("file://{}", root.display());
-        lsp.request(
-            "initialize",
-            json!({"processId": null, "rootUri": uri, "capabilities": {
-                "textDocument": {"diagnostic": {"dynamicRegistration": false}}
-            }}),
+/// The result of a request, which must not fail.
+fn result(lsp: &mut Lsp, method: &str, params: Value) -> Value {
+    let answer = lsp.request(method, params);
+    assert!(answer.get("error").is_none(), "{method}: {answer}");
+    answer["result"].clone()
+}
+
+/// What the test compares between sessions: the symbols of `symbols` and the
+/// diagnostics (code and range) of every file of `diagnosed`.
+fn answers(lsp: &mut Lsp, root: &Path, symbols: &str, diagnosed: &[&str]) -> Value {
+    let uri = |p: &str| format!("file://{}/{p}", root.display());
+    let outline = result(
+        lsp,
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri(symbols)}}),
+    );
+    let mut diagnostics = Vec::new();
+    for path in diagnosed {
+        let report = result(
+            lsp,
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": uri(path)}}),
         );
-        lsp.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-        lsp
+        let items: Vec<Value> = report["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| json!([d["code"], d["range"]]))
+            .collect();
+        diagnostics.push(json!([path, items]));
     }
-
-    fn send(&mut self, message: Value) {
-        let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns its result, answering the server's own requests with
-    /// `null` and skipping notifications.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                assert!(
-                    self.stdout.read_line(&mut line).unwrap() > 0,
-                    "output closed"
-                );
-                match line.trim_end().strip_prefix("Content-Length: ") {
-                    Some(n) => length = n.parse().unwrap(),
-                    None if line.trim_end().is_empty() => break,
-                    None => {}
-                }
-            }
-            let mut body = vec![0; length];
-            self.stdout.read_exact(&mut body).unwrap();
-            let message: Value = serde_json::from_slice(&body).unwrap();
-            if message.get("method").is_some() {
-                if let Some(their) = message.get("id") {
-                    let their = their.clone();
-                    self.send(json!({"jsonrpc": "2.0", "id": their, "result": null}));
-                }
-                continue;
-            }
-            if message["id"] == id {
-                assert!(message.get("error").is_none(), "{method}: {message}");
-                return message["result"].clone();
-            }
-        }
-    }
-
-    /// What the test compares between sessions: the symbols of `symbols` and the
-    /// diagnostics (code and range) of every file of `diagnosed`.
-    fn answers(&mut self, root: &Path, symbols: &str, diagnosed: &[&str]) -> Value {
-        let uri = |p: &str| format!("file://{}/{p}", root.display());
-        let outline = self.request(
-            "textDocument/documentSymbol",
-            json!({"textDocument": {"uri": uri(symbols)}}),
-        );
-        let mut diagnostics = Vec::new();
-        for path in diagnosed {
-            let report = self.request(
-                "textDocument/diagnostic",
-                json!({"textDocument": {"uri": uri(path)}}),
-            );
-            let items: Vec<Value> = report["items"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| json!([d["code"], d["range"]]))
-                .collect();
-            diagnostics.push(json!([path, items]));
-        }
-        json!({"symbols": outline, "diagnostics": diagnostics})
-    }
-
-    fn stop(mut self) {
-        self.request("shutdown", Value::Null);
-        self.send(json!({"jsonrpc": "2.0", "method": "exit"}));
-        assert_eq!(self.child.wait().unwrap().code(), Some(0));
-    }
+    json!({"symbols": outline, "diagnostics": diagnostics})
 }
 
 /// 320 notes of about 3.5 KB (1.1 MB: over the cache's 1 MiB floor), each linking to
@@ -164,9 +94,9 @@ fn a_reopened_workspace_loads_from_the_outline_cache_and_answers_the_same() {
     let logs = dir.path();
     let diagnosed = ["n000.md", "n100.md", "n319.md"];
 
-    let mut first = Lsp::start(&root, &cache, &logs.join("1.log"));
-    let parsed = first.answers(&root, "n100.md", &diagnosed);
-    first.stop();
+    let mut first = start(&root, &cache, &logs.join("1.log"));
+    let parsed = answers(&mut first, &root, "n100.md", &diagnosed);
+    assert_eq!(first.stop(), Some(0));
     assert_eq!(from_cache(&logs.join("1.log")), 0);
     let files: Vec<_> = std::fs::read_dir(cache.join("folio/outlines"))
         .unwrap()
@@ -185,9 +115,9 @@ fn a_reopened_workspace_loads_from_the_outline_cache_and_answers_the_same() {
         ["missing-file", "missing-heading"]
     );
 
-    let mut second = Lsp::start(&root, &cache, &logs.join("2.log"));
-    let cached = second.answers(&root, "n100.md", &diagnosed);
-    second.stop();
+    let mut second = start(&root, &cache, &logs.join("2.log"));
+    let cached = answers(&mut second, &root, "n100.md", &diagnosed);
+    assert_eq!(second.stop(), Some(0));
     assert_eq!(from_cache(&logs.join("2.log")), 320);
     assert_eq!(cached, parsed);
 
@@ -197,9 +127,9 @@ fn a_reopened_workspace_loads_from_the_outline_cache_and_answers_the_same() {
         .unwrap()
         .replace("## Part 100", "## Section 100");
     std::fs::write(root.join("n100.md"), changed).unwrap();
-    let mut third = Lsp::start(&root, &cache, &logs.join("3.log"));
-    let after = third.answers(&root, "n100.md", &["n099.md"]);
-    third.stop();
+    let mut third = start(&root, &cache, &logs.join("3.log"));
+    let after = answers(&mut third, &root, "n100.md", &["n099.md"]);
+    assert_eq!(third.stop(), Some(0));
     assert_eq!(from_cache(&logs.join("3.log")), 319);
     assert_eq!(after["symbols"][0]["children"][0]["name"], "Section 100");
     assert_eq!(after["diagnostics"][0][1][0][0], "missing-heading");
@@ -210,7 +140,7 @@ fn a_reopened_workspace_loads_from_the_outline_cache_and_answers_the_same() {
     let permissions = std::fs::metadata(exe).unwrap().permissions();
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::set_permissions(exe, permissions).unwrap();
-    let fourth = Lsp::start(&root, &cache, &logs.join("4.log"));
-    fourth.stop();
+    let fourth = start(&root, &cache, &logs.join("4.log"));
+    assert_eq!(fourth.stop(), Some(0));
     assert_eq!(from_cache(&logs.join("4.log")), 0);
 }

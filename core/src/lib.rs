@@ -32,6 +32,7 @@ pub mod heap;
 pub mod host;
 pub mod index;
 pub mod knowledge;
+pub(crate) mod le_reader;
 pub mod links;
 pub mod media;
 pub mod model_install;

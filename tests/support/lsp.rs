@@ -36,10 +36,33 @@ impl Lsp {
     /// [`Lsp::start`] with every log line, at every level (`FOLIO_LOG=trace`), written to
     /// the file `log`.
     pub fn start_logged(root: &Path, log: &Path) -> Lsp {
+        Lsp::start_logged_with(root, log, &[], json!({}))
+    }
+
+    /// [`Lsp::start_logged`] with more environment variables and the client's
+    /// `capabilities`.
+    pub fn start_logged_with(
+        root: &Path,
+        log: &Path,
+        env: &[(&str, &Path)],
+        capabilities: Value,
+    ) -> Lsp {
         let file = std::fs::File::create(log).expect("create the log file");
         let mut command = Lsp::command();
         command.env("FOLIO_LOG", "trace");
-        Lsp::spawn(root, command, Stdio::from(file))
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        Lsp::spawn_with(root, command, Stdio::from(file), capabilities)
+    }
+
+    /// Ends the session as a client does (`shutdown`, then `exit`) and returns the
+    /// server's exit code.
+    pub fn stop(mut self) -> Option<i32> {
+        let answer = self.request("shutdown", Value::Null);
+        assert!(answer.get("error").is_none(), "shutdown: {answer}");
+        self.notify("exit", Value::Null);
+        self.child.wait().expect("folio lsp exits").code()
     }
 
     /// The `folio` binary with embeddings off (`FOLIO_EMBED_PROVIDER=none`).
@@ -49,7 +72,11 @@ impl Lsp {
         command
     }
 
-    fn spawn(root: &Path, mut command: Command, stderr: Stdio) -> Lsp {
+    fn spawn(root: &Path, command: Command, stderr: Stdio) -> Lsp {
+        Lsp::spawn_with(root, command, stderr, json!({}))
+    }
+
+    fn spawn_with(root: &Path, mut command: Command, stderr: Stdio, capabilities: Value) -> Lsp {
         let mut child = command
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -68,7 +95,7 @@ impl Lsp {
         let uri = format!("file://{}", root.display());
         let init = lsp.request(
             "initialize",
-            json!({"processId": null, "capabilities": {},
+            json!({"processId": null, "capabilities": capabilities,
                    "workspaceFolders": [{"uri": uri, "name": "root"}]}),
         );
         assert!(init.get("result").is_some(), "initialize: {init}");

@@ -22,6 +22,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::le_reader::LeReader;
 use crate::store::cjk::is_cjk;
 use crate::store::lexical::{Lexical, normalize};
 
@@ -132,60 +133,21 @@ fn key(text: &str) -> String {
     normalize(text).to_lowercase()
 }
 
-/// A bounds-checked little-endian reader over the dictionary's bytes.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&end| end <= self.bytes.len());
-        let Some(end) = end else {
-            return Err(format!(
-                "truncated at byte {} (wanted {n} more of {})",
-                self.at,
-                self.bytes.len()
-            ));
-        };
-        let out = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(out)
-    }
-
-    fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn u16(&mut self) -> Result<u16, String> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
-    }
-
-    fn u32(&mut self) -> Result<u32, String> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// A string: its length in UTF-16 code units (one byte below 128, else two with the
-    /// high bit of the first cleared), then the code units.
-    fn string(&mut self) -> Result<String, String> {
-        let first = usize::from(self.u8()?);
-        let len = if first < 128 {
-            first
-        } else {
-            ((first & 0x7f) << 8) | usize::from(self.u8()?)
-        };
-        let units: Vec<u16> = self
-            .take(2 * len)?
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        String::from_utf16(&units).map_err(|e| format!("a word is not UTF-16: {e}"))
-    }
+/// A string at the reader's offset: its length in UTF-16 code units (one byte below 128,
+/// else two with the high bit of the first cleared), then the code units.
+fn read_string(r: &mut LeReader) -> Result<String, String> {
+    let first = usize::from(r.u8()?);
+    let len = if first < 128 {
+        first
+    } else {
+        ((first & 0x7f) << 8) | usize::from(r.u8()?)
+    };
+    let units: Vec<u16> = r
+        .take(2 * len)?
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).map_err(|e| format!("a word is not UTF-16: {e}"))
 }
 
 impl Synonyms {
@@ -194,7 +156,7 @@ impl Synonyms {
     /// Errors: a message naming what is wrong — another version word, a length or
     /// offset past the end of `bytes`, a word that is not UTF-16.
     pub fn parse(bytes: &[u8]) -> Result<Synonyms, String> {
-        let mut r = Reader { bytes, at: 0 };
+        let mut r = LeReader::new(bytes, 0);
         let header = r.take(HEADER_LEN)?;
         let version = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
         if version != SYNONYM_VERSION {
@@ -236,10 +198,10 @@ impl Synonyms {
         for offset in offsets {
             let group = u32::try_from(groups.len()).map_err(|_| too_big("groups"))?;
             groups.push(u32::try_from(words.len()).map_err(|_| too_big("words"))?);
-            let mut g = Reader { bytes, at: offset };
+            let mut g = LeReader::new(bytes, offset);
             let n = g.u16()?;
             for _ in 0..n {
-                let text = g.string()?;
+                let text = read_string(&mut g)?;
                 let lexeme_count = usize::from(g.u8()?);
                 let lexeme_start = u32::try_from(lexemes.len()).map_err(|_| too_big("lexemes"))?;
                 lexemes.extend(
@@ -248,7 +210,7 @@ impl Synonyms {
                         .map(|c| i16::from_le_bytes([c[0], c[1]])),
                 );
                 let flags = g.u16()?;
-                let _category = g.string()?;
+                let _category = read_string(&mut g)?;
                 let word_key = key(&text);
                 let chars = word_key.chars().count();
                 if chars > MAX_WORD_CHARS {

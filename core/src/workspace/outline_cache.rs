@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::document::LineIndex;
+use crate::le_reader::LeReader;
 use crate::parse::Parsed;
 use crate::pointer::hash_bytes;
 
@@ -305,12 +306,14 @@ fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A length stored as a little-endian `u64`.
+fn length(r: &mut LeReader) -> Result<usize, String> {
+    usize::try_from(r.u64()?).map_err(|_| "a length too large".to_owned())
+}
+
 /// The body of a cache file and its index, or why the file is not used.
 fn read_file(bytes: Vec<u8>, root: &Path) -> Result<(Vec<u8>, Index), String> {
-    let mut at = Reader {
-        bytes: &bytes,
-        at: 0,
-    };
+    let mut at = LeReader::new(&bytes, 0);
     if at.take(MAGIC.len())? != MAGIC {
         return Err("not a cache file of this format".into());
     }
@@ -318,8 +321,8 @@ fn read_file(bytes: Vec<u8>, root: &Path) -> Result<(Vec<u8>, Index), String> {
         return Err("written by another folio build".into());
     }
     let checksum = at.u64()?;
-    let body_len = at.len()?;
-    let root_len = at.len()?;
+    let body_len = length(&mut at)?;
+    let root_len = length(&mut at)?;
     if at.take(root_len)? != root.as_os_str().as_encoded_bytes() {
         return Err("written for another root".into());
     }
@@ -328,13 +331,13 @@ fn read_file(bytes: Vec<u8>, root: &Path) -> Result<(Vec<u8>, Index), String> {
     if hash_bytes(body) != checksum || at.at != bytes.len() {
         return Err("damaged (its checksum or length is wrong)".into());
     }
-    let mut entries = Reader { bytes: body, at: 0 };
-    let count = entries.len()?;
+    let mut entries = LeReader::new(body, 0);
+    let count = length(&mut entries)?;
     let mut index = HashMap::with_capacity(count.min(body.len() / 24));
     for _ in 0..count {
         let hash = entries.u64()?;
         let len = entries.u64()?;
-        let size = entries.len()?;
+        let size = length(&mut entries)?;
         let from = entries.at;
         entries.take(size)?;
         index.insert((hash, len), from..from + size);
@@ -342,35 +345,6 @@ fn read_file(bytes: Vec<u8>, root: &Path) -> Result<(Vec<u8>, Index), String> {
     let mut bytes = bytes;
     bytes.drain(..start);
     Ok((bytes, index))
-}
-
-/// Reads a cache file's numbers and slices, failing past its end.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|end| *end <= self.bytes.len())
-            .ok_or("cut short")?;
-        let slice = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(slice)
-    }
-
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("eight bytes"),
-        ))
-    }
-
-    fn len(&mut self) -> Result<usize, String> {
-        usize::try_from(self.u64()?).map_err(|_| "a length too large".to_owned())
-    }
 }
 
 /// True when every range of `parsed` lies within `text` on character boundaries and every
