@@ -768,7 +768,11 @@ mod tests {
     #[test]
     fn a_text_over_the_limit_keeps_no_blocks_and_gets_its_headings_only() {
         let section = "## Section\n\nWords of a document, repeated.\n\n";
-        let text = section.repeat(40);
+        // A setext heading and an ATX one with a closing sequence among them.
+        let text = format!(
+            "Setext title\n=====\n\n### Closed ###\n\n{}",
+            section.repeat(40)
+        );
         let limit = text.len() + 10;
         let (mut parser, parsed) = IncrementalParser::keeping_blocks_up_to(&text, limit);
         assert!(parser.n_chunks() > 0 && !parser.over_limit(text.len()));
@@ -794,7 +798,7 @@ mod tests {
             .collect()
         };
         assert_eq!(without_element(&parsed), without_element(&parse(&over)));
-        assert_eq!(parsed.elements.len(), 41);
+        assert_eq!(parsed.elements.len(), 43);
         assert!(parsed.links.is_empty());
         assert_eq!(
             (parser.n_chunks(), parser.stats),

@@ -186,10 +186,21 @@ pub fn headings_only(text: &str) -> Parsed {
         .headings
         .into_iter()
         .map(|heading| {
-            let line = &text[heading.range.clone()];
+            // The text is on the first line (a setext heading's underline is the second).
+            let all = &text[heading.range.clone()];
+            let line = all.split('\n').next().unwrap_or(all);
             let lead = line.len() - line.trim_start_matches(['#', ' ', '\t', '>']).len();
             let start = (heading.range.start + lead).min(heading.range.end);
-            let end = (heading.range.start + line.trim_end().len()).max(start);
+            // An ATX heading's closing sequence (after a space) is not its text.
+            let mut body = line.trim_end();
+            let unclosed = body.trim_end_matches('#');
+            if line.trim_start_matches([' ', '>']).starts_with('#')
+                && unclosed.len() < body.len()
+                && unclosed.ends_with([' ', '\t'])
+            {
+                body = unclosed.trim_end();
+            }
+            let end = (heading.range.start + body.len()).max(start);
             Node::Heading(HeadingNode {
                 depth: heading.level,
                 position: at(&heading.range),

@@ -8,11 +8,12 @@
 //! not matter. One cache file per root, in the user's cache folder
 //! ([`crate::data_dir::cache_dir_from`]`("outlines")`), named by a hash of the root's path.
 //!
-//! A cache file is used only by the same folio executable that wrote it (its version,
-//! size and modification time are its fingerprint), so a parser that changes cannot read
-//! outlines an older one made; a file that is damaged (its checksum), written for
-//! another root or by another build is ignored as a whole and written again after the
-//! load. Reading it never fails a load: the worst case is a full parse.
+//! A cache file is used only by the same folio executable that wrote it (folio's version
+//! and the executable file's device, inode, size, modification and status-change times
+//! are its fingerprint), so a parser that changes cannot read outlines an older one made;
+//! a file that is damaged (its checksum), cut short, written for another root or by
+//! another build, or that is not a regular file, is ignored as a whole and written again
+//! after the load. Reading it never fails a load: the worst case is a full parse.
 
 use std::collections::HashMap;
 use std::io::Write;
