@@ -1034,6 +1034,19 @@ mod tests {
         assert_eq!(model.workspace().get("c.md").unwrap().doc.text(), long);
     }
 
+    /// A load of `root` (as `pre` read it) through the cache file `file`, with what the
+    /// load would write to it.
+    fn load_cached(
+        root: &Path,
+        pre: &Preread,
+        file: &Path,
+    ) -> (Model, LoadReport, Option<OutlineSave>) {
+        let cache = OutlineCache::at(file.to_path_buf(), root);
+        let (model, report) = Model::build(root, Config::default(), pre, true, &cache);
+        let save = cache.save(model.workspace().disk_outlines());
+        (model, report, save)
+    }
+
     /// A load with the outline cache: the first one parses every document and writes the
     /// cache; an unchanged workspace reopened takes every outline from it and gives the
     /// same model as the parse (documents, outlines with their line index, diagnostics);
@@ -1046,12 +1059,7 @@ mod tests {
             let root = fixtures.join(name).canonicalize().unwrap();
             let file = cache_dir.path().join(format!("{name}.bin"));
             let pre = Preread::read(&root, &Config::default()).unwrap();
-            let load = || {
-                let cache = OutlineCache::at(file.clone(), &root);
-                let (model, report) = Model::build(&root, Config::default(), &pre, true, &cache);
-                let save = cache.save(model.workspace().disk_outlines());
-                (model, report, save)
-            };
+            let load = || load_cached(&root, &pre, &file);
             let (parsed, report, save) = load();
             assert_eq!(report.from_cache, 0, "{name}");
             let save = save.expect("a first load writes the cache");
@@ -1115,9 +1123,7 @@ mod tests {
         let file = dir.path().join("cache.bin");
         let load = |root: &Path, file: &Path| {
             let pre = Preread::read(root, &Config::default()).unwrap();
-            let cache = OutlineCache::at(file.to_path_buf(), root);
-            let (model, report) = Model::build(root, Config::default(), &pre, true, &cache);
-            let save = cache.save(model.workspace().disk_outlines());
+            let (model, report, save) = load_cached(root, &pre, file);
             (model, report.from_cache, save)
         };
         load(&root, &file).2.unwrap().write().unwrap();
@@ -1183,9 +1189,7 @@ mod tests {
         let file = dir.path().join("cache.bin");
         let load = |file: &Path| {
             let pre = Preread::read(&root, &Config::default()).unwrap();
-            let cache = OutlineCache::at(file.to_path_buf(), &root);
-            let (model, report) = Model::build(&root, Config::default(), &pre, true, &cache);
-            let save = cache.save(model.workspace().disk_outlines());
+            let (_, report, save) = load_cached(&root, &pre, file);
             (report.from_cache, save)
         };
         let (_, save) = load(&file);

@@ -123,11 +123,6 @@ impl OutlineCache {
         cache
     }
 
-    /// Whether loads of this workspace write a cache.
-    pub fn is_enabled(&self) -> bool {
-        self.path.is_some()
-    }
-
     /// The outlines the file holds.
     pub fn len(&self) -> usize {
         self.index.len()
